@@ -1,0 +1,3 @@
+from teiten.cli.main import main
+
+raise SystemExit(main())

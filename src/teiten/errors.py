@@ -1,0 +1,71 @@
+"""The one error tree of teiten.
+
+Only the CLI turns these into messages and exit codes: :class:`UserError` and its
+subclasses mean bad input (exit 2); every other :class:`TeitenError` is a failure at run
+time (exit 1). Messages say what failed, what was checked, and how to fix it, on one line.
+"""
+
+from __future__ import annotations
+
+
+class TeitenError(Exception):
+    """Base of every error teiten raises on purpose."""
+
+    exit_code = 1
+
+
+class UserError(TeitenError):
+    """The user asked for something impossible or malformed (exit status 2)."""
+
+    exit_code = 2
+
+
+class SpecError(UserError):
+    """A study file is invalid. Carries the file and line when known."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
+        self.path = path
+        self.line = line
+        where = ""
+        if path is not None:
+            where = f"{path}:{line}: " if line is not None else f"{path}: "
+        super().__init__(where + message)
+
+
+class InstallError(TeitenError):
+    """PostgreSQL binaries could not be found, downloaded or unpacked."""
+
+
+class ServerError(TeitenError):
+    """A PostgreSQL server could not be created, started, reached or stopped."""
+
+
+class ProcessError(TeitenError):
+    """A subprocess failed or timed out. Carries the command, exit status and stderr tail."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        argv: list[str] | None = None,
+        returncode: int | None = None,
+        stderr_tail: str = "",
+    ):
+        self.argv = argv or []
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+        super().__init__(message)
+
+
+class StoreError(TeitenError):
+    """The results store is unreadable, of an unknown version, or inconsistent."""
+
+
+class StoreVersionError(StoreError, UserError):
+    """The store was written by a newer teiten (bad input: exit 2)."""
+
+    exit_code = 2
+
+
+class TrialFailed(TeitenError):
+    """One trial failed; the runner records the reason and goes on."""

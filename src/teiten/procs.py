@@ -1,0 +1,183 @@
+"""The only place in teiten that starts subprocesses.
+
+Every call takes an argument list (never a shell string), a mandatory timeout and an
+environment built from an allow-list. On timeout, error or interruption the whole process
+group is killed, and the error carries the command, its exit status and the tail of stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import psutil
+
+from teiten.errors import ProcessError
+
+# Variables passed through from teiten's own environment. Everything else (notably PG*
+# connection variables, which would silently redirect pgbench) is dropped.
+ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TMPDIR", "HOME")
+
+
+@dataclass(frozen=True)
+class RunAs:
+    """An unprivileged account to run PostgreSQL programs as (teiten itself runs as root)."""
+
+    name: str
+    uid: int
+    gid: int
+    home: str
+
+
+@dataclass(frozen=True)
+class Completed:
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def build_env(extra: Mapping[str, str] | None = None, *, run_as: RunAs | None = None) -> dict[str, str]:
+    """The allow-listed environment, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW or k.startswith("LC_")}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    if run_as is not None:
+        env["HOME"] = run_as.home
+        env["USER"] = env["LOGNAME"] = run_as.name
+    if extra:
+        env.update(extra)
+    return env
+
+
+def tail(text: str, lines: int = 8) -> str:
+    """The last ``lines`` non-empty lines of ``text``, joined with ' | ' for one-line messages."""
+    kept = [line for line in text.strip().splitlines() if line.strip()][-lines:]
+    return " | ".join(kept)
+
+
+def _popen(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None,
+    run_as: RunAs | None,
+    cwd: str | None,
+    stdin: int | None,
+    stdout: int | None,
+    stderr: int | None,
+) -> subprocess.Popen[str]:
+    kwargs: dict[str, object] = {}
+    if run_as is not None and os.geteuid() == 0:
+        kwargs.update(user=run_as.uid, group=run_as.gid, extra_groups=[])
+    try:
+        return subprocess.Popen(  # noqa: S603 - argv list, never a shell
+            list(argv),
+            env=dict(env) if env is not None else build_env(run_as=run_as),
+            cwd=cwd,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            text=True,
+            errors="replace",
+            start_new_session=True,  # own process group: Ctrl-C reaches teiten only
+            **kwargs,  # type: ignore[arg-type]
+        )
+    except FileNotFoundError as exc:
+        raise ProcessError(f"cannot run {argv[0]}: program not found", argv=list(argv)) from exc
+    except PermissionError as exc:
+        raise ProcessError(f"cannot run {argv[0]}: permission denied", argv=list(argv)) from exc
+
+
+def kill_group(proc: subprocess.Popen[str], *, grace: float = 3.0) -> None:
+    """SIGTERM the process group of ``proc``, then SIGKILL whatever is left after ``grace``."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    run_as: RunAs | None = None,
+    cwd: str | None = None,
+    input: str | None = None,  # noqa: A002 - mirrors subprocess
+    check: bool = True,
+    what: str | None = None,
+) -> Completed:
+    """Run ``argv`` to completion and capture its output.
+
+    Raises :class:`ProcessError` on timeout, and on a non-zero exit when ``check`` is set.
+    An interruption (Ctrl-C) kills the whole process group before it propagates.
+    """
+    argv = [str(a) for a in argv]
+    proc = _popen(
+        argv,
+        env=env,
+        run_as=run_as,
+        cwd=cwd,
+        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    label = what or os.path.basename(argv[0])
+    try:
+        out, err = proc.communicate(input=input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        out, err = proc.communicate()
+        raise ProcessError(
+            f"{label} did not finish within {timeout:g} s and was killed"
+            + (f": {tail(err)}" if err.strip() else ""),
+            argv=argv,
+            returncode=None,
+            stderr_tail=tail(err),
+        ) from None
+    except BaseException:
+        kill_group(proc)
+        raise
+    done = Completed(argv, proc.returncode, out, err)
+    if check and proc.returncode != 0:
+        detail = tail(err) or tail(out)
+        raise ProcessError(
+            f"{label} failed with exit status {proc.returncode}" + (f": {detail}" if detail else ""),
+            argv=argv,
+            returncode=proc.returncode,
+            stderr_tail=detail,
+        )
+    return done
+
+
+def kill_tree(pid: int, *, grace: float = 5.0) -> list[int]:
+    """Kill ``pid`` and all its descendants (SIGTERM, then SIGKILL). Returns the pids killed.
+
+    Used when a postmaster does not stop in time: backends are its children.
+    """
+    try:
+        root = psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return []
+    procs = [root, *root.children(recursive=True)]
+    for p in procs:
+        try:
+            p.terminate()
+        except psutil.NoSuchProcess:
+            continue
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    for p in alive:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            continue
+    psutil.wait_procs(alive, timeout=grace)
+    return [p.pid for p in procs]
