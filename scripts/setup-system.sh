@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what teiten needs from the operating system on a fresh Debian/Ubuntu machine.
+# teiten brings its own PostgreSQL (from PyPI); what it needs from the system is:
+#   - an unprivileged account to run PostgreSQL as, when teiten runs as root;
+#   - setfacl, to let that account traverse to $TEITEN_HOME when it is under /root;
+#   - GNU cp (snapshots), always present.
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+  exit 0
+fi
+
+need=()
+command -v setfacl >/dev/null || need+=(acl)
+command -v ps >/dev/null || need+=(procps)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup-system: installing ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+user="${TEITEN_SERVER_USER:-postgres}"
+if ! id "$user" >/dev/null 2>&1; then
+  echo "setup-system: creating the unprivileged account '$user' to run PostgreSQL as"
+  useradd --system --user-group --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
+fi

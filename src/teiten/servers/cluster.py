@@ -1,0 +1,260 @@
+"""A PostgreSQL cluster that teiten creates: initdb, configuration, start and stop,
+snapshot and restore (the 2014 team's pgsql-init-db, -start-db, -stop-db, -save-db,
+-reload-db and -kill, as one class).
+
+Every cluster lives in a directory teiten created and marked. It gets a free TCP port on
+loopback and a private unix-socket directory, so that several clusters and the system's
+own PostgreSQL run side by side. As root, its programs run as the server account.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import socket
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import psycopg
+
+from teiten import paths, privileges, procs
+from teiten.errors import ProcessError, ServerError
+from teiten.installs import Install
+from teiten.spec import InitdbOptions
+from teiten.waiting import wait_until
+
+log = logging.getLogger(__name__)
+
+SUPERUSER = "postgres"
+RUNTIME_CONF = "teiten-runtime.conf"
+SETTINGS_CONF = "teiten.conf"
+_PORT_TROUBLE = ("could not bind", "Address already in use", "could not create lock file")
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def processes_in(data_dir: Path) -> list[psutil.Process]:
+    """Every process whose working directory is ``data_dir``: the postmaster and all its
+    backends chdir there, so this finds them even after the postmaster died."""
+    target = os.path.realpath(data_dir)
+    found = []
+    for proc in psutil.process_iter(["pid", "name"]):
+        with contextlib.suppress(psutil.Error):
+            if proc.cwd() == target:
+                found.append(proc)
+    return found
+
+
+class Cluster:
+    """One data directory under ``root`` (a directory teiten owns)."""
+
+    def __init__(self, install: Install, root: Path):
+        self.install = install
+        self.root = root
+        self.data = root / "data"
+        self.wal: Path | None = None
+        self.account = privileges.server_account()
+        self.port: int | None = None
+        self.socket_dir: Path | None = None
+        self.log_dir: Path | None = None
+
+    # -- helpers -------------------------------------------------------------------
+
+    def _run(self, program: str, args: list[str], *, timeout: float, check: bool = True,
+             what: str | None = None) -> procs.Completed:
+        return procs.run(
+            [str(self.install.binary(program)), *args], timeout=timeout, check=check,
+            run_as=self.account, cwd=str(self.root), what=what or program,
+            env=procs.build_env({"LC_ALL": "C"}, run_as=self.account),
+        )
+
+    def _own_dir(self, path: Path) -> Path:
+        path.mkdir(parents=True, exist_ok=True)
+        privileges.give(path)
+        return path
+
+    # -- creation -----------------------------------------------------------------
+
+    def initdb(self, options: InitdbOptions, *, waldir: Path | None = None) -> None:
+        """Create the data directory (METHODS S1: --no-locale -E UTF8 by default)."""
+        privileges.ensure_reachable(self.root)
+        self._own_dir(self.root)
+        args = ["-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "-E", options.encoding,
+                "--no-sync"]
+        args += [f"--locale={options.locale}"] if options.locale else ["--no-locale"]
+        if options.data_checksums:
+            args.append("--data-checksums")
+        elif options.data_checksums is False and self.install.major >= 18:
+            args.append("--no-data-checksums")  # 18 turned checksums on by default
+        if waldir is not None:
+            self.wal = waldir
+            self._own_dir(waldir.parent)
+            args += ["--waldir", str(waldir)]
+        self._run("initdb", args, timeout=300)
+        conf = self.data / "postgresql.conf"
+        with conf.open("a") as f:
+            f.write(f"\n# added by teiten\ninclude_if_exists '{SETTINGS_CONF}'\n"
+                    f"include_if_exists '{RUNTIME_CONF}'\n")
+
+    def configure(self, settings: dict[str, str]) -> None:
+        """Write the profile and overrides to teiten.conf (like pgsql-change-conf)."""
+        lines = [f"{name} = '{_quote(value)}'" for name, value in settings.items()]
+        self._write_conf(SETTINGS_CONF, lines)
+
+    def _write_conf(self, name: str, lines: list[str]) -> None:
+        path = self.data / name
+        path.write_text("# written by teiten; changed on every start\n" + "\n".join(lines) + "\n")
+        privileges.give(path)
+
+    # -- start and stop -----------------------------------------------------------------
+
+    def start(self, log_dir: Path, *, timeout: float = 120) -> None:
+        """Start on a fresh free port, logging into ``log_dir``."""
+        if self.socket_dir is None:
+            self.socket_dir = Path(tempfile.mkdtemp(prefix="teiten-"))
+            paths.mark_owned(self.socket_dir, f"unix socket of {self.data}")
+            privileges.give(self.socket_dir)
+        self.log_dir = self._own_dir(log_dir)
+        last = ""
+        for _attempt in range(3):
+            self.port = free_port()
+            self._write_conf(RUNTIME_CONF, [
+                f"port = {self.port}",
+                f"unix_socket_directories = '{_quote(str(self.socket_dir))}'",
+                "listen_addresses = '127.0.0.1'",
+                f"log_directory = '{_quote(str(log_dir))}'",
+                "log_filename = 'postgresql-%Y%m%d-%H%M%S.log'",
+            ])
+            done = self._run("pg_ctl", ["start", "-D", str(self.data), "-w", "-t", str(int(timeout)),
+                                        "-l", str(log_dir / "startup.log")],
+                             timeout=timeout + 30, check=False, what="pg_ctl start")
+            if done.returncode == 0:
+                return
+            last = self.log_tail() or procs.tail(done.stderr + done.stdout)
+            if not any(t in last for t in _PORT_TROUBLE):
+                break
+            log.info("port %s was taken; trying another", self.port)
+        raise ServerError(f"PostgreSQL {self.install.version} in {self.data} did not start: {last}")
+
+    def postmaster_pid(self) -> int | None:
+        """The pid of the running postmaster of this data directory, or None."""
+        try:
+            pid = int((self.data / "postmaster.pid").read_text().split("\n", 1)[0])
+        except (OSError, ValueError):
+            return None
+        with contextlib.suppress(psutil.Error):
+            if psutil.Process(pid).cwd() == os.path.realpath(self.data):
+                return pid
+        return None
+
+    def is_running(self) -> bool:
+        return self.postmaster_pid() is not None
+
+    def stop(self, *, timeout: float = 60) -> list[str]:
+        """Stop in layers: fast shutdown, immediate shutdown, then kill the process tree.
+
+        Each layer logs what happened and goes on to the next; returns those notes.
+        """
+        notes: list[str] = []
+        if self.postmaster_pid() is not None:
+            for mode, limit in (("fast", timeout), ("immediate", 20.0)):
+                try:
+                    self._run("pg_ctl", ["stop", "-D", str(self.data), "-m", mode, "-w",
+                                         "-t", str(int(limit))], timeout=limit + 15,
+                              what=f"pg_ctl stop -m {mode}")
+                    break
+                except ProcessError as exc:
+                    notes.append(f"{mode} shutdown failed: {exc}")
+                    log.warning("%s", notes[-1])
+        leftovers = processes_in(self.data) if self.data.exists() else []
+        if leftovers:
+            notes.append(f"killed {len(leftovers)} leftover server processes")
+            log.warning("%s in %s", notes[-1], self.data)
+            for proc in leftovers:
+                procs.kill_tree(proc.pid)
+        return notes
+
+    def log_tail(self, lines: int = 6) -> str:
+        return procs.tail(self.read_logs(), lines)
+
+    def read_logs(self) -> str:
+        """Everything the server wrote to the current log directory, oldest first."""
+        if self.log_dir is None or not self.log_dir.is_dir():
+            return ""
+        files = sorted(self.log_dir.iterdir(), key=lambda p: (p.name != "startup.log", p.name))
+        return "".join(p.read_text(errors="replace") for p in files if p.is_file())
+
+    # -- connections ----------------------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        assert self.socket_dir is not None
+        return str(self.socket_dir)
+
+    @contextlib.contextmanager
+    def connect(self, dbname: str = "postgres", *, tcp: bool = False) -> Iterator[psycopg.Connection]:
+        assert self.port is not None
+        host = "127.0.0.1" if tcp else self.host
+        try:
+            conn = psycopg.connect(host=host, port=self.port, user=SUPERUSER, dbname=dbname,
+                                   autocommit=True, connect_timeout=15)
+        except psycopg.Error as exc:
+            raise ServerError(f"cannot connect to {dbname} on port {self.port}: {exc}") from exc
+        with conn:
+            yield conn
+
+    def wait_ready(self, *, timeout: float = 30) -> None:
+        def ready() -> bool:
+            try:
+                with self.connect():
+                    return True
+            except ServerError:
+                return False
+        wait_until(ready, timeout=timeout, what=f"PostgreSQL on port {self.port} to accept "
+                   "connections", error=ServerError)
+
+    # -- snapshots -------------------------------------------------------------------------
+
+    def snapshot(self, dest: Path) -> float:
+        """Save a stopped copy of the cluster (pgsql-save-db). Returns seconds taken."""
+        if self.is_running():
+            raise ServerError(f"cannot snapshot {self.data} while the server runs")
+        started = time.monotonic()
+        dest.mkdir(parents=True, exist_ok=True)
+        _copy_tree(self.data, dest / "data")
+        if self.wal is not None:
+            _copy_tree(self.wal, dest / "wal")
+        return time.monotonic() - started
+
+    def restore(self, src: Path) -> float:
+        """Bring back the saved copy (pgsql-reload-db). Returns seconds taken."""
+        if self.is_running():
+            raise ServerError(f"cannot restore {self.data} while the server runs")
+        started = time.monotonic()
+        shutil.rmtree(self.data)
+        _copy_tree(src / "data", self.data)
+        if self.wal is not None:
+            shutil.rmtree(self.wal)
+            _copy_tree(src / "wal", self.wal)
+        return time.monotonic() - started
+
+
+def _copy_tree(src: Path, dest: Path) -> None:
+    # GNU cp with --reflink=auto clones extents where the filesystem can (btrfs, XFS) and
+    # otherwise copies with copy_file_range; -a keeps the owner, modes and the pg_wal
+    # symlink of a cluster with a separate WAL directory.
+    procs.run(["cp", "-a", "--reflink=auto", str(src), str(dest)], timeout=3600, what="cp")
+
+
+def _quote(value: str) -> str:
+    return str(value).replace("\\", "\\\\").replace("'", "''")

@@ -1,0 +1,168 @@
+"""``local`` servers: clusters teiten creates, configures, snapshots and controls here.
+
+One cluster per (server, workload): the workload's data is initialised once, the stopped
+cluster is saved as a snapshot, and the snapshot is restored before every trial that
+follows a trial which changed the data (METHODS S2: data is never reused after updates).
+Every trial starts the server afresh, prewarms the workload's relations and checkpoints,
+so that every trial begins in the same state.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from teiten import paths, procs
+from teiten.errors import ServerError, TrialFailed
+from teiten.installs import Install
+from teiten.servers import profiles
+from teiten.servers.base import Endpoint, TrialEnd
+from teiten.servers.cluster import SUPERUSER, Cluster
+from teiten.servers.sql import create_database, describe, prewarm_all
+from teiten.spec import ServerSpec
+from teiten.workloads import Workload
+
+log = logging.getLogger(__name__)
+
+# A backend that dies makes the postmaster restart all others: the trial is not valid.
+_CRASH = re.compile(r"terminated by signal|terminating any other active server processes|"
+                    r"was terminated by exception|all server processes terminated")
+
+
+@dataclass
+class _Slot:
+    cluster: Cluster
+    snapshot: Path
+    dirty: bool = False
+    broken: bool = False
+    restore_s: list[float] = field(default_factory=list)
+
+
+class LocalServer:
+    kind = "local"
+
+    def __init__(self, spec: ServerSpec, install: Install, run_dir: Path, sizing: profiles.Sizing,
+                 *, connect: str = "socket"):
+        self.name = spec.name
+        self.spec = spec
+        self.install = install
+        self.run_dir = run_dir
+        self.settings = {**profiles.settings(spec.profile, sizing),
+                         **{k: _conf_value(v) for k, v in spec.settings.items()}}
+        self.tcp = connect == "tcp"
+        self.slots: dict[str, _Slot] = {}
+        self.current: _Slot | None = None
+        self.description: dict[str, object] | None = None
+        self.prepare_s: dict[str, float] = {}
+
+    def _root(self, workload: Workload) -> Path:
+        return self.run_dir / f"{self.name}--{workload.key}"
+
+    def prepare(self, workload: Workload) -> None:
+        if workload.key in self.slots:
+            return
+        root = paths.make_owned(self._root(workload), f"cluster of {self.name}/{workload.key}")
+        waldir = None
+        if self.spec.initdb.waldir:
+            base = Path(self.spec.initdb.waldir).expanduser().absolute()
+            # Never initdb into the user's directory itself: a marked subdirectory of ours.
+            waldir = paths.make_owned(base / f"teiten-{root.parent.name}-{root.name}",
+                                      "WAL directory") / "pg_wal"
+        cluster = Cluster(self.install, root)
+        cluster.initdb(self.spec.initdb, waldir=waldir)
+        cluster.configure(self.settings)
+        cluster.start(root / "logs" / "prepare")
+        try:
+            with cluster.connect() as conn:
+                create_database(conn, workload.database)
+            with cluster.connect(workload.database) as conn:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+            procs.run([str(self.install.binary("pgbench")), *workload.init_args(),
+                       "-h", cluster.host, "-p", str(cluster.port), "-U", SUPERUSER,
+                       workload.database], timeout=7200, what="pgbench -i")
+            with cluster.connect(workload.database) as conn:
+                conn.execute("CHECKPOINT")
+                if self.description is None:
+                    self.description = describe(conn, self.install)
+        except BaseException:
+            cluster.stop()
+            raise
+        cluster.stop()
+        slot = _Slot(cluster=cluster, snapshot=root / "snapshot")
+        cluster.snapshot(slot.snapshot)
+        self.slots[workload.key] = slot
+
+    def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
+        slot = self.slots[workload.key]
+        self.current = slot
+        cluster = slot.cluster
+        if cluster.is_running():  # left over from an interrupted trial
+            cluster.stop()
+        if slot.dirty or slot.broken:
+            slot.restore_s.append(cluster.restore(slot.snapshot))
+            slot.dirty = slot.broken = False
+        cluster.start(cluster.root / "logs" / trial_id)
+        with cluster.connect(workload.database) as conn:
+            if prewarm:
+                prewarm_all(conn)
+            # A checkpoint now moves the next timed one (checkpoint_timeout) out of the window.
+            conn.execute("CHECKPOINT")
+        slot.dirty = workload.modifies_data
+        host = "127.0.0.1" if self.tcp else cluster.host
+        assert cluster.port is not None
+        return Endpoint(host=host, port=cluster.port, user=SUPERUSER, dbname=workload.database)
+
+    def end_trial(self) -> TrialEnd:
+        slot = self.current
+        if slot is None:
+            return TrialEnd()
+        self.current = None
+        cluster = slot.cluster
+        alive = cluster.is_running()
+        notes = cluster.stop()
+        text = cluster.read_logs()
+        crashed = None
+        if not alive:
+            crashed = "the postmaster died during the trial"
+        elif m := _CRASH.search(text):
+            crashed = f"the server restarted after a crash during the trial ({m.group(0)})"
+        if crashed:
+            slot.broken = True
+        return TrialEnd(log=text, crashed=crashed, notes=notes)
+
+    def describe(self) -> dict[str, object]:
+        return self.description or {"version": self.install.version}
+
+    def close(self) -> None:
+        for key, slot in list(self.slots.items()):
+            try:
+                slot.cluster.stop()
+            finally:
+                if slot.cluster.socket_dir is not None:
+                    paths.remove_owned(slot.cluster.socket_dir)
+                if slot.cluster.wal is not None:
+                    paths.remove_owned(slot.cluster.wal.parent)
+                paths.remove_owned(slot.cluster.root)
+                del self.slots[key]
+
+
+def _conf_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def check_install(install: Install) -> None:
+    """Fail early when an install lacks what local clusters need."""
+    missing = [p for p in ("initdb", "pg_ctl", "postgres", "pgbench") if not install.has(p)]
+    if missing:
+        raise ServerError(f"PostgreSQL {install.version} in {install.bindir} lacks "
+                          f"{', '.join(missing)}")
+    if shutil.which("cp") is None:
+        raise ServerError("the 'cp' program is missing; snapshots need GNU cp")
+
+
+__all__ = ["LocalServer", "TrialFailed", "check_install"]

@@ -1,0 +1,94 @@
+"""SQL that every kind of server shares: reading back the server, prewarming, databases."""
+
+from __future__ import annotations
+
+import logging
+
+import psycopg
+from psycopg import sql
+
+from teiten import procs
+from teiten.errors import ProcessError
+from teiten.installs import Install
+
+log = logging.getLogger(__name__)
+
+# Settings a server reports as non-default that say nothing about the configuration.
+_NOISE = {"application_name", "client_encoding", "DateStyle", "TimeZone", "log_timezone",
+          "default_text_search_config", "transaction_isolation", "transaction_read_only",
+          "transaction_deferrable",
+          # where this particular start put its port, socket and log: not configuration
+          "port", "unix_socket_directories", "log_directory", "log_filename"}
+
+
+def describe(conn: psycopg.Connection, install: Install | None) -> dict[str, object]:
+    """Version, build and every non-default setting, read back from the server itself."""
+    row = conn.execute("SELECT version(), current_setting('server_version'), "
+                       "current_setting('server_version_num')::int, "
+                       "current_setting('data_checksums')").fetchone()
+    assert row is not None
+    settings = {
+        name: {"setting": setting, "unit": unit, "source": source}
+        for name, setting, unit, source in conn.execute(
+            "SELECT name, setting, unit, source FROM pg_settings "
+            "WHERE source NOT IN ('default', 'override', 'client', 'session') ORDER BY name")
+        if name not in _NOISE
+    }
+    info: dict[str, object] = {
+        "version_string": row[0], "version": row[1], "version_num": row[2],
+        "data_checksums": row[3] == "on", "settings": settings,
+    }
+    if install is not None:
+        info["bindir"] = str(install.bindir)
+        info["origin"] = install.origin
+        info["pg_config"] = pg_config(install)
+    return info
+
+
+def pg_config(install: Install) -> dict[str, str]:
+    """The build description from pg_config (configure line, CFLAGS, compiler...)."""
+    if not install.has("pg_config"):
+        return {}
+    try:
+        done = procs.run([str(install.binary("pg_config"))], timeout=30)
+    except ProcessError as exc:
+        log.warning("pg_config failed: %s", exc)
+        return {}
+    keep = ("VERSION", "CONFIGURE", "CC", "CFLAGS", "CPPFLAGS", "LDFLAGS")
+    out = {}
+    for line in done.stdout.splitlines():
+        key, sep, value = line.partition(" = ")
+        if sep and key in keep:
+            out[key] = value
+    return out
+
+
+def prewarm_all(conn: psycopg.Connection) -> int:
+    """Load every table and index of the database into shared_buffers (pg_prewarm).
+
+    Returns the number of blocks read. METHODS S1 prewarms before every trial.
+    """
+    row = conn.execute(
+        "SELECT coalesce(sum(pg_prewarm(c.oid)), 0) FROM pg_class c "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE c.relkind IN ('r', 'i', 'm') AND c.relpersistence <> 't' "
+        "AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+        "AND n.nspname NOT LIKE 'pg_toast%'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def create_database(conn: psycopg.Connection, name: str, *, comment: str | None = None) -> None:
+    conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    if comment:
+        conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+            sql.Identifier(name), sql.Literal(comment)))
+
+
+def drop_database(conn: psycopg.Connection, name: str) -> None:
+    conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+
+
+def database_comment(conn: psycopg.Connection, name: str) -> str | None:
+    row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database "
+                       "WHERE datname = %s", (name,)).fetchone()
+    return row[0] if row else None

@@ -1,0 +1,124 @@
+"""Workloads: what runs against a server.
+
+A workload is data plus a little code: pgbench scripts shipped as package files, how to
+initialise the data (``pgbench -i``), whether a trial changes the data (then the snapshot
+is restored before every trial), and the pgbench arguments that select the scripts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from teiten.spec import LoadedStudy, WorkloadSpec
+
+PACKAGE_DIR = Path(__file__).parent
+BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A resolved workload of a study. ``scripts`` holds (pgbench selector, weight) pairs,
+    where a selector is ``builtin:NAME`` or an absolute script path."""
+
+    key: str
+    scripts: tuple[tuple[str, int], ...]
+    scale: int
+    fillfactor: int | None
+    modifies_data: bool
+    description: str
+
+    @property
+    def database(self) -> str:
+        return "teiten_" + re.sub(r"[^a-z0-9_]", "_", self.key.lower())
+
+    def init_args(self) -> list[str]:
+        """pgbench arguments that initialise the data (server-side generation is faster)."""
+        args = ["-i", "-s", str(self.scale), "-I", "dtGvp"]
+        if self.fillfactor is not None:
+            args += ["-F", str(self.fillfactor)]
+        return args
+
+    def script_args(self) -> list[str]:
+        args: list[str] = []
+        for selector, weight in self.scripts:
+            if selector.startswith("builtin:"):
+                args += ["-b", f"{selector.removeprefix('builtin:')}@{weight}"]
+            else:
+                args += ["-f", f"{selector}@{weight}"]
+        return args
+
+    def to_json(self) -> dict[str, object]:
+        return {"key": self.key, "scripts": [list(s) for s in self.scripts], "scale": self.scale,
+                "fillfactor": self.fillfactor, "modifies_data": self.modifies_data}
+
+
+@dataclass(frozen=True)
+class _Builtin:
+    scripts: tuple[tuple[str, int], ...]
+    fillfactor: int | None
+    modifies_data: bool
+    description: str
+
+
+BUILTINS: dict[str, _Builtin] = {
+    "pgecons-read": _Builtin(
+        ((str(PACKAGE_DIR / "pgecons" / "read.pgbench"), 1),), None, False,
+        "PGECons S1 read: count(abalance) over 10,000 consecutive accounts"),
+    "pgecons-update": _Builtin(
+        ((str(PACKAGE_DIR / "pgecons" / "update.pgbench"), 1),), 80, True,
+        "PGECons S2 update: one random account's filler, fillfactor 80"),
+    "tpcb-like": _Builtin((("builtin:tpcb-like", 1),), None, True, "pgbench's TPC-B-like builtin"),
+    "simple-update": _Builtin((("builtin:simple-update", 1),), None, True,
+                              "pgbench's simple-update builtin (-N)"),
+    "select-only": _Builtin((("builtin:select-only", 1),), None, False,
+                            "pgbench's select-only builtin (-S)"),
+}
+
+
+def resolve(loaded: LoadedStudy) -> list[Workload]:
+    """The study's workloads, with scripts checked to be readable. Raises SpecError."""
+    return [_resolve_one(loaded, i, spec) for i, spec in enumerate(loaded.study.workloads)]
+
+
+def _script_path(loaded: LoadedStudy, loc: tuple[str | int, ...], script: str) -> str:
+    path = Path(script).expanduser()
+    if not path.is_absolute():
+        path = loaded.base_dir / path
+    if not path.is_file() or not os.access(path, os.R_OK):
+        why = "does not exist" if not path.exists() else "is not a readable file"
+        raise loaded.error(loc, f"script {script} ({path}) {why}; give a path relative to the "
+                           "study file, or an absolute one")
+    return str(path.resolve())
+
+
+def _resolve_one(loaded: LoadedStudy, index: int, spec: WorkloadSpec) -> Workload:
+    loc: tuple[str | int, ...] = ("workloads", index)
+    scale = spec.scale or loaded.study.scale
+    if spec.script is not None:
+        path = _script_path(loaded, (*loc, "script"), spec.script)
+        return Workload(spec.key, ((path, spec.weight),), scale, spec.fillfactor,
+                        spec.modifies_data if spec.modifies_data is not None else True,
+                        f"script {spec.script}")
+    if spec.scripts is not None:
+        scripts = []
+        for j, ref in enumerate(spec.scripts):
+            if ref.builtin is not None:
+                scripts.append((f"builtin:{ref.builtin}", ref.weight))
+            else:
+                assert ref.script is not None
+                scripts.append((_script_path(loaded, (*loc, "scripts", j), ref.script), ref.weight))
+        return Workload(spec.key, tuple(scripts), scale, spec.fillfactor,
+                        spec.modifies_data if spec.modifies_data is not None else True,
+                        "mix of " + ", ".join(f"{s}@{w}" for s, w in scripts))
+    builtin = BUILTINS.get(spec.key)
+    if builtin is None:
+        raise loaded.error(loc, f"unknown workload '{spec.key}'; built-in workloads are "
+                           f"{', '.join(BUILTINS)}, or give {{script: path/to/file.pgbench}}")
+    return Workload(
+        spec.key, builtin.scripts, scale,
+        spec.fillfactor if spec.fillfactor is not None else builtin.fillfactor,
+        spec.modifies_data if spec.modifies_data is not None else builtin.modifies_data,
+        builtin.description)

@@ -1,0 +1,4 @@
+# pgbench 17.11, run from a directory holding read.pgbench, update.pgbench, missing.pgbench, conflict.pgbench
+env: PGOPTIONS=-c default_transaction_isolation=repeatable\ read
+argv: /tmp/goldens-work/bin17/pgbench -h /tmp/goldens-work/sock17 -p 55417 -U postgres -n -P 1 -r -T 3 -c 4 -j 2 --max-tries=1 -f conflict.pgbench postgres
+exit_code: 0
