@@ -17,12 +17,16 @@ class Endpoint:
     user: str
     dbname: str
     password_env: dict[str, str] = field(default_factory=dict)
-
-    def conninfo(self) -> str:
-        return f"host={self.host} port={self.port} user={self.user} dbname={self.dbname}"
+    conninfo_string: str | None = None  # external servers: the user's own connection string
 
     def pgbench_args(self) -> list[str]:
+        if self.conninfo_string is not None:
+            return []  # pgbench takes the whole connection string as its dbname argument
         return ["-h", self.host, "-p", str(self.port), "-U", self.user]
+
+    @property
+    def pgbench_dbname(self) -> str:
+        return self.conninfo_string if self.conninfo_string is not None else self.dbname
 
 
 @dataclass

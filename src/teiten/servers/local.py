@@ -89,6 +89,8 @@ class LocalServer:
                     self.description = describe(conn, self.install)
         except BaseException:
             cluster.stop()
+            if cluster.socket_dir is not None:
+                paths.remove_owned(cluster.socket_dir)
             raise
         cluster.stop()
         slot = _Slot(cluster=cluster, snapshot=root / "snapshot")

@@ -52,7 +52,8 @@ class Workload:
 
     def to_json(self) -> dict[str, object]:
         return {"key": self.key, "scripts": [list(s) for s in self.scripts], "scale": self.scale,
-                "fillfactor": self.fillfactor, "modifies_data": self.modifies_data}
+                "fillfactor": self.fillfactor, "modifies_data": self.modifies_data,
+                "description": self.description}
 
 
 @dataclass(frozen=True)

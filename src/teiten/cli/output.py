@@ -1,0 +1,76 @@
+"""Formatting for the terminal: tables, JSON, CSV, and the progress line."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from teiten.runner import Event
+
+
+def table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    """A plain aligned text table."""
+    def cell(v: Any) -> str:
+        if v is None:
+            return "-"
+        if isinstance(v, float):
+            return f"{v:.3f}" if abs(v) < 100 else f"{v:.1f}"
+        return str(v)
+    cells = [[cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
+              for row in cells]
+    return "\n".join(lines)
+
+
+def as_json(rows: Any) -> str:
+    return json.dumps(rows, indent=2, ensure_ascii=False)
+
+
+def as_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore",
+                            lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class Progress:
+    """One line per trial on stderr, with a bar, the elapsed time and an ETA."""
+
+    def __init__(self, stream: TextIO | None = None):
+        self.stream = stream or sys.stderr
+        self.eta: float | None = None
+
+    def __call__(self, event: Event) -> None:
+        if event.kind == "note":
+            print(f"teiten: {event.message}", file=self.stream, flush=True)
+            return
+        t = event.trial
+        label = (f"{t['server']} {t['workload']} clients={t['clients']} "
+                 f"rep={t['repetition']}")
+        done = event.index if event.kind == "trial-end" else event.index - 1
+        width = 20
+        filled = int(width * done / event.total) if event.total else width
+        bar = "#" * filled + "." * (width - filled)
+        head = f"[{bar}] {event.index:>{len(str(event.total))}}/{event.total}"
+        if event.kind == "trial-start":
+            self.eta = event.eta
+            eta = f" ETA {_clock(event.eta)}" if event.eta is not None else ""
+            print(f"{head} {label} ...{eta}", file=self.stream, flush=True)
+        else:
+            print(f"{head} {label}: {event.status} {event.message} "
+                  f"(elapsed {_clock(event.elapsed)})", file=self.stream, flush=True)

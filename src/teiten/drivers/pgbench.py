@@ -1,0 +1,56 @@
+"""Running pgbench for one trial: the argument list and the run itself.
+
+Always ``-n`` (the runner controls vacuum), ``-P 1`` (the per-second series), ``-r``
+(per-statement latencies) and ``-s`` (the PGECons scripts compute from :scale, and
+without -s pgbench uses 1 for custom scripts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from teiten import procs
+from teiten.drivers.pgbench_output import PgbenchOutput, parse
+from teiten.errors import ProcessError
+from teiten.installs import Install
+from teiten.servers.base import Endpoint
+from teiten.workloads import Workload
+
+
+@dataclass(frozen=True)
+class PgbenchRun:
+    argv: list[str]
+    returncode: int | None
+    stdout: str
+    stderr: str
+    output: PgbenchOutput
+    timed_out: bool = False
+
+
+def argv(install: Install, endpoint: Endpoint, workload: Workload, *, clients: int,
+         threads: int, duration_s: float) -> list[str]:
+    return [
+        str(install.binary("pgbench")), "-n", *endpoint.pgbench_args(),
+        "-c", str(clients), "-j", str(threads), "-T", str(max(1, round(duration_s))),
+        "-s", str(workload.scale), "-P", "1", "-r", *workload.script_args(), endpoint.pgbench_dbname,
+    ]
+
+
+def timeout_for(duration_s: float) -> float:
+    """How long a run may take before it is killed: pgbench -T overruns a little while
+    clients finish their last transaction and disconnect."""
+    return duration_s * 1.5 + 60
+
+
+def run(install: Install, endpoint: Endpoint, workload: Workload, *, clients: int,
+        threads: int, duration_s: float) -> PgbenchRun:
+    args = argv(install, endpoint, workload, clients=clients, threads=threads,
+                duration_s=duration_s)
+    try:
+        done = procs.run(args, timeout=timeout_for(duration_s), check=False, what="pgbench",
+                         env=procs.build_env(endpoint.password_env))
+    except ProcessError as exc:  # timed out: killed
+        return PgbenchRun(args, None, "", exc.stderr_tail, parse("", exc.stderr_tail),
+                          timed_out=True)
+    return PgbenchRun(args, done.returncode, done.stdout, done.stderr,
+                      parse(done.stdout, done.stderr))

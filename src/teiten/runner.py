@@ -1,0 +1,298 @@
+"""Executes a study's trials: the failure policy, interruption and resumption.
+
+A trial is the unit of failure and of resumption. A failed trial is recorded with its
+reason and the study goes on, with the next trial on a fresh server. A killed study is
+finished by ``teiten resume``: it first stops the servers the killed process left, then
+runs what remains. A finished trial is never run twice and never lost.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psutil
+import psycopg
+
+import teiten
+from teiten import fingerprint, installs, paths
+from teiten.check import CheckedStudy
+from teiten.drivers import pgbench
+from teiten.errors import TeitenError, UserError
+from teiten.installs import Install, Resolution
+from teiten.plan import plan
+from teiten.servers import profiles
+from teiten.servers.base import Server
+from teiten.servers.cluster import processes_in
+from teiten.servers.external import ExternalServer
+from teiten.servers.local import LocalServer, check_install
+from teiten.spec import Study, load_text
+from teiten.store import Store
+from teiten.workloads import Workload
+
+log = logging.getLogger(__name__)
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass
+class Event:
+    """What the runner tells whoever shows progress."""
+
+    kind: str  # "start" | "trial-start" | "trial-end" | "note"
+    index: int = 0
+    total: int = 0
+    trial: Any = None
+    status: str = ""
+    message: str = ""
+    elapsed: float = 0.0
+    eta: float | None = None
+
+
+Reporter = Callable[[Event], None]
+
+
+def create(checked: CheckedStudy, store_path: Path, source: str) -> tuple[Store, int]:
+    """Save the study and its whole plan in the store, before any trial runs."""
+    loaded = checked.loaded
+    study = loaded.study
+    trials = plan(study)
+    servers = []
+    for s in study.servers:
+        spec = s.model_dump(mode="json")
+        res = checked.installs.get(s.name)
+        if res is not None:
+            spec["resolved"] = {"ref": res.ref, "version": res.version,
+                                "bindir": str(res.install.bindir) if res.install else None}
+        servers.append((s.name, "external" if s.external else "local", json.dumps(spec)))
+    spec_json = json.dumps({"study": study.model_dump(mode="json"),
+                            "workloads": [w.to_json() for w in checked.workloads]})
+    store = Store.open(store_path, create=True)
+    study_id = store.create_study(
+        name=study.study, source=source, spec_yaml=loaded.text, spec_json=spec_json,
+        seed=study.seed, created_at=now(), fingerprint=fingerprint.machine(paths.home()),
+        teiten_version=teiten.__version__, servers=servers, trials=trials)
+    return store, study_id
+
+
+def _workloads_from(spec_json: dict[str, Any]) -> dict[str, Workload]:
+    out = {}
+    for w in spec_json["workloads"]:
+        out[w["key"]] = Workload(w["key"], tuple((s, int(n)) for s, n in w["scripts"]),
+                                 int(w["scale"]), w["fillfactor"], bool(w["modifies_data"]), "")
+    return out
+
+
+def _install_for(server_spec: dict[str, Any]) -> Install:
+    """The install a stored server used; on resume, the very same bindir."""
+    resolved = server_spec.get("resolved") or {}
+    if resolved.get("bindir"):
+        res = installs.resolve(resolved["bindir"])
+        if res.version != resolved["version"]:
+            raise UserError(f"server {server_spec['name']}: {resolved['bindir']} is now "
+                            f"PostgreSQL {res.version}, the study ran {resolved['version']}")
+        return installs.materialise(res)
+    return installs.materialise(installs.resolve(resolved.get("version") or server_spec["install"]))
+
+
+def cleanup_leftovers(store: Store, study_id: int) -> list[str]:
+    """Stop servers that a killed run left behind and remove its working directories."""
+    notes = []
+    for workdir in store.workdirs(study_id):
+        if workdir.exists():
+            for data_dir in sorted(workdir.glob("*/data")):
+                for proc in processes_in(data_dir):
+                    try:
+                        proc.kill()
+                        notes.append(f"killed leftover server process {proc.pid} in {data_dir}")
+                    except psutil.NoSuchProcess:
+                        continue
+                psutil.wait_procs(processes_in(data_dir), timeout=10)
+            for sock in _socket_dirs(workdir):
+                paths.remove_owned(sock)
+            if paths.remove_owned(workdir):
+                notes.append(f"removed {workdir}")
+        store.forget_workdir(study_id, workdir)
+    return notes
+
+
+def _socket_dirs(workdir: Path) -> list[Path]:
+    found = []
+    for conf in workdir.glob("*/data/teiten-runtime.conf"):
+        for line in conf.read_text().splitlines():
+            if line.startswith("unix_socket_directories"):
+                found.append(Path(line.split("=", 1)[1].strip().strip("'")))
+    return found
+
+
+@dataclass
+class _Context:
+    store: Store
+    study_id: int
+    study: Study
+    workloads: dict[str, Workload]
+    run_dir: Path
+    report: Reporter
+    servers: dict[str, Server] = field(default_factory=dict)
+    installs: dict[str, Install] = field(default_factory=dict)
+    client: Install | None = None
+    broken: dict[tuple[str, str], str] = field(default_factory=dict)
+    described: set[str] = field(default_factory=set)
+
+
+def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False) -> dict[str, int]:
+    """Run every planned trial of a study. Returns the status counts at the end."""
+    row = store.study(study_id)
+    spec_json = json.loads(row["spec_json"])
+    study = load_text(row["spec_yaml"], row["source"]).study
+    for note in cleanup_leftovers(store, study_id):
+        report(Event("note", message=note))
+    store.reset_interrupted(study_id, retry_failed=retry_failed)
+    store.set_study_state(study_id, "running")
+    run_dir = paths.make_owned(
+        paths.clusters_dir() / f"{study.study}-{study_id}-{time.strftime('%Y%m%d%H%M%S')}",
+        f"clusters of study {study.study} ({store.path})")
+    store.add_workdir(study_id, run_dir)
+    ctx = _Context(store, study_id, study, _workloads_from(spec_json), run_dir, report)
+    try:
+        _setup_servers(ctx)
+        _loop(ctx)
+    except BaseException:
+        store.set_study_state(study_id, "interrupted")
+        raise
+    finally:
+        for server in ctx.servers.values():
+            try:
+                server.close()
+            except (TeitenError, psycopg.Error, OSError) as exc:
+                log.warning("cleaning up %s: %s", server.name, exc)
+        paths.remove_owned(run_dir)
+        store.forget_workdir(study_id, run_dir)
+    counts = store.status_counts(study_id)
+    if not counts.get("planned") and not counts.get("running"):
+        store.set_study_state(study_id, "finished", now())
+    return counts
+
+
+def _setup_servers(ctx: _Context) -> None:
+    stored = ctx.store.servers(ctx.study_id)
+    sizing = profiles.Sizing(
+        ram_bytes=psutil.virtual_memory().total,
+        disk_free_bytes=psutil.disk_usage(str(ctx.run_dir)).free,
+        max_clients=max(ctx.study.clients),
+        data_bytes=max(profiles.pgbench_data_bytes(w.scale, w.fillfactor)
+                       for w in ctx.workloads.values()))
+    for row in stored:
+        spec = next(s for s in ctx.study.servers if s.name == row["name"])
+        if spec.external is not None:
+            continue
+        inst = _install_for(json.loads(row["spec_json"]))
+        check_install(inst)
+        ctx.installs[spec.name] = inst
+        ctx.servers[spec.name] = LocalServer(spec, inst, ctx.run_dir, sizing,
+                                             connect=ctx.study.connect)
+    for spec in ctx.study.servers:
+        if spec.external is not None:
+            if ctx.client is None:
+                ctx.client = next(iter(ctx.installs.values()), None) or installs.materialise(
+                    _client_resolution())
+            ctx.installs[spec.name] = ctx.client
+            ctx.servers[spec.name] = ExternalServer(spec, ctx.client)
+
+
+def _client_resolution() -> Resolution:
+    for inst in installs.find_all():
+        if inst.has("pgbench"):
+            return Resolution(inst.version, install=inst)
+    return installs.resolve("18")
+
+
+def _loop(ctx: _Context) -> None:
+    rows = ctx.store.trials(ctx.study_id)
+    todo = [r for r in rows if r["status"] == "planned"]
+    done_before = len(rows) - len(todo)
+    started = time.monotonic()
+    spent: list[float] = []
+    for n, trial in enumerate(todo):
+        mean = sum(spent) / len(spent) if spent else None
+        eta = mean * (len(todo) - n) if mean is not None else None
+        ctx.report(Event("trial-start", index=done_before + n + 1, total=len(rows), trial=trial,
+                         elapsed=time.monotonic() - started, eta=eta))
+        t0 = time.monotonic()
+        status, message = _run_trial(ctx, trial)
+        spent.append(time.monotonic() - t0)
+        ctx.report(Event("trial-end", index=done_before + n + 1, total=len(rows), trial=trial,
+                         status=status, message=message, elapsed=time.monotonic() - started))
+
+
+def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
+    """Run one trial and record it. Returns (status, one-line summary)."""
+    store, sid, tid = ctx.store, ctx.study_id, trial["trial_id"]
+    key = (trial["server"], trial["workload"])
+    if key in ctx.broken:
+        store.skip_trial(sid, tid, ctx.broken[key], now())
+        return "skipped", ctx.broken[key]
+    server = ctx.servers[trial["server"]]
+    workload = ctx.workloads[trial["workload"]]
+    store.mark_running(sid, tid, now())
+    try:
+        server.prepare(workload)
+    except (TeitenError, psycopg.Error, OSError) as exc:
+        reason = f"preparing {trial['server']}/{trial['workload']} failed: {exc}"
+        ctx.broken[key] = f"skipped: {reason}"
+        store.finish_trial(sid, tid, status="failed", finished_at=now(), error=reason,
+                           output=None, argv=[], stdout="", stderr="", server_log="", notes=[])
+        return "failed", reason
+    if trial["server"] not in ctx.described:
+        store.set_server_description(sid, trial["server"], server.describe())
+        ctx.described.add(trial["server"])
+    run = None
+    error = None
+    try:
+        endpoint = server.begin_trial(workload, tid, prewarm=ctx.study.prewarm)
+        run = pgbench.run(ctx.installs[trial["server"]], endpoint, workload,
+                          clients=trial["clients"], threads=trial["threads"],
+                          duration_s=trial["planned_duration_s"])
+    except (TeitenError, psycopg.Error, OSError) as exc:
+        error = f"could not start the trial: {exc}"
+    except BaseException:
+        # Interrupted: the trial goes back to 'planned' so that resume runs it.
+        server.end_trial()
+        store.reset_interrupted(sid)
+        raise
+    end = server.end_trial()
+    notes = list(end.notes)
+    if error is None and run is not None:
+        error = _verdict(run, end.crashed)
+    out = run.output if run is not None else None
+    status = "failed" if error else "ok"
+    store.finish_trial(sid, tid, status=status, finished_at=now(), error=error, output=out,
+                       argv=run.argv if run else [], stdout=run.stdout if run else "",
+                       stderr=run.stderr if run else "", server_log=end.log, notes=notes)
+    if error:
+        return status, error
+    assert out is not None and out.tps is not None
+    return status, f"{out.tps:.1f} tps, {out.latency_ms_avg or 0:.3f} ms"
+
+
+def _verdict(run: pgbench.PgbenchRun, crashed: str | None) -> str | None:
+    """Why a pgbench run does not count, or None when it does."""
+    out = run.output
+    if run.timed_out:
+        return "pgbench did not finish in time and was killed"
+    if crashed:
+        return crashed
+    if run.returncode != 0 or out.aborted:
+        first = out.errors[0] if out.errors else "no error message"
+        return f"pgbench exited with status {run.returncode}: {first}"
+    if out.tps is None or out.transactions == 0:
+        return "pgbench reported no transactions"
+    return None

@@ -1,0 +1,140 @@
+"""``external`` servers: a connection string to a server teiten does not control.
+
+teiten never changes an external server's settings and never restarts it. It loads data
+only when the study says ``allow_init: true``, and then only into a database it creates
+(marked with a comment); it drops only such databases. Without ``allow_init`` the
+workload's tables must already be in the database the connection string names.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import psycopg
+from psycopg import conninfo as pg_conninfo
+
+from teiten import procs
+from teiten.errors import ServerError, UserError
+from teiten.installs import Install
+from teiten.servers.base import Endpoint, TrialEnd
+from teiten.servers.sql import (create_database, database_comment, describe, drop_database,
+                                prewarm_all)
+from teiten.spec import ServerSpec
+from teiten.workloads import Workload
+
+log = logging.getLogger(__name__)
+OURS = "created by teiten for benchmarking; teiten may drop it"
+
+
+def parse_conninfo(text: str) -> dict[str, str]:
+    try:
+        return {k: str(v) for k, v in pg_conninfo.conninfo_to_dict(text).items()}
+    except psycopg.ProgrammingError as exc:
+        raise UserError(f"cannot read the connection string: {exc}") from None
+
+
+class ExternalServer:
+    kind = "external"
+
+    def __init__(self, spec: ServerSpec, client: Install):
+        assert spec.external is not None
+        self.name = spec.name
+        self.spec = spec
+        self.client = client  # whose pgbench drives the load
+        self.params = parse_conninfo(spec.external)
+        self.created: set[str] = set()
+        self.dirty: set[str] = set()
+        self.description: dict[str, object] | None = None
+
+    def _conninfo(self, dbname: str | None = None) -> str:
+        params = dict(self.params)
+        if dbname is not None:
+            params["dbname"] = dbname
+        return pg_conninfo.make_conninfo(**params)
+
+    def _connect(self, dbname: str | None = None) -> psycopg.Connection:
+        try:
+            return psycopg.connect(self._conninfo(dbname), autocommit=True, connect_timeout=15)
+        except psycopg.Error as exc:
+            raise ServerError(f"cannot connect to external server {self.name}: {exc}") from exc
+
+    def _dbname(self, workload: Workload) -> str | None:
+        return workload.database if self.spec.allow_init else None
+
+    def _init(self, workload: Workload) -> None:
+        name = workload.database
+        with self._connect() as conn:
+            if database_comment(conn, name) is not None or name in self.created:
+                drop_database(conn, name)
+            create_database(conn, name, comment=OURS)
+        self.created.add(name)
+        with self._connect(name) as conn:
+            try:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+            except psycopg.Error as exc:
+                log.warning("pg_prewarm unavailable on %s: %s", self.name, exc)
+        procs.run([str(self.client.binary("pgbench")), *workload.init_args(),
+                   self._conninfo(name)], timeout=7200, what="pgbench -i")
+
+    def prepare(self, workload: Workload) -> None:
+        if self.spec.allow_init:
+            with self._connect() as conn:
+                exists = conn.execute("SELECT 1 FROM pg_database WHERE datname=%s",
+                                      (workload.database,)).fetchone()
+                if exists and database_comment(conn, workload.database) != OURS:
+                    raise ServerError(
+                        f"external server {self.name} already has a database "
+                        f"{workload.database} that teiten did not create; refusing to touch it")
+            self._init(workload)
+        else:
+            with self._connect() as conn:
+                row = conn.execute("SELECT to_regclass('pgbench_accounts') IS NOT NULL").fetchone()
+                if not row or not row[0]:
+                    raise ServerError(
+                        f"external server {self.name}: database {self.params.get('dbname', '?')} "
+                        "has no pgbench tables; load them yourself (pgbench -i) or set "
+                        "allow_init: true to let teiten create its own database")
+        if self.description is None:
+            with self._connect(self._dbname(workload)) as conn:
+                self.description = describe(conn, None)
+
+    def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
+        dbname = self._dbname(workload)
+        if dbname is not None and dbname in self.dirty:
+            self._init(workload)  # S11: load, vacuum, run, drop, for every trial
+            self.dirty.discard(dbname)
+        with self._connect(dbname) as conn:
+            if prewarm:
+                try:
+                    prewarm_all(conn)
+                except psycopg.Error as exc:
+                    log.info("no prewarm on %s: %s", self.name, exc)
+            try:
+                conn.execute("CHECKPOINT")
+            except psycopg.Error as exc:
+                log.info("no CHECKPOINT on %s: %s", self.name, exc)
+        if dbname is not None and workload.modifies_data:
+            self.dirty.add(dbname)
+        return Endpoint(host=self.params.get("host", ""), port=int(self.params.get("port", 5432)),
+                        user=self.params.get("user", ""), dbname=dbname or "",
+                        conninfo_string=self._conninfo(dbname))
+
+    def end_trial(self) -> TrialEnd:
+        try:
+            with self._connect() as conn:
+                conn.execute("SELECT 1")
+        except ServerError as exc:
+            return TrialEnd(crashed=f"external server unreachable after the trial: {exc}")
+        return TrialEnd(notes=["external server: its log is not available to teiten"])
+
+    def describe(self) -> dict[str, object]:
+        return self.description or {}
+
+    def close(self) -> None:
+        if not self.created:
+            return
+        with self._connect() as conn:
+            for name in sorted(self.created):
+                if database_comment(conn, name) == OURS:
+                    drop_database(conn, name)
+        self.created.clear()

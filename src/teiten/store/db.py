@@ -1,0 +1,245 @@
+"""The results store: SQLite in WAL mode, one transaction per finished trial.
+
+Finished results are never lost: each trial's result, series, statements and logs are
+committed together, and a store is only ever appended to or updated in place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from teiten.drivers.pgbench_output import PgbenchOutput
+from teiten.errors import StoreError, StoreVersionError, UserError
+from teiten.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+RESULT_FIELDS = (
+    "trial_id", "study", "server", "workload", "clients", "threads", "repetition",
+    "order_index", "status", "tps", "transactions", "failed_transactions", "duration_s",
+    "latency_ms_avg", "latency_ms_stddev", "started_at", "finished_at", "error",
+)
+
+
+@dataclass(frozen=True)
+class PlannedTrial:
+    trial_id: str
+    order_index: int
+    server: str
+    workload: str
+    clients: int
+    threads: int
+    repetition: int
+    duration_s: float
+
+
+class Store:
+    """A results store at ``path``. Use :meth:`open` or :meth:`create`."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection):
+        self.path = path
+        self.conn = conn
+
+    # -- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: Path | str, *, create: bool = False) -> Store:
+        p = Path(path)
+        if not create and not p.is_file():
+            raise UserError(f"no store at {p}; give the --store that 'teiten run' wrote")
+        if create:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(p, timeout=30, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{p} is not a teiten store: {exc}") from exc
+        store = cls(p, conn)
+        store._migrate()
+        return store
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def _version(self) -> int:
+        has_meta = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
+        if not has_meta:
+            others = self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if others:
+                raise StoreError(f"{self.path} is an SQLite file but not a teiten store")
+            return 0
+        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _migrate(self) -> None:
+        try:
+            version = self._version()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not a teiten store: {exc}") from exc
+        if version > SCHEMA_VERSION:
+            raise StoreVersionError(
+                f"{self.path} has store schema {version}, newer than this teiten's "
+                f"{SCHEMA_VERSION}; upgrade teiten to read it")
+        for step in range(version + 1, SCHEMA_VERSION + 1):
+            with self.transaction():
+                MIGRATIONS[step](self.conn)
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
+                                  (str(step),))
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            yield self.conn
+            self.conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
+            raise
+
+    # -- studies -------------------------------------------------------------------------------
+
+    def create_study(self, *, name: str, source: str, spec_yaml: str, spec_json: str, seed: int,
+                     created_at: str, fingerprint: dict[str, Any], teiten_version: str,
+                     servers: Sequence[tuple[str, str, str]], trials: Sequence[PlannedTrial],
+                     ) -> int:
+        """Save a study, its servers and its whole plan in one transaction."""
+        with self.transaction() as c:
+            cur = c.execute(
+                "INSERT INTO studies (name, source, spec_yaml, spec_json, seed, state, created_at,"
+                " fingerprint, teiten_version) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+                (name, source, spec_yaml, spec_json, seed, created_at, json.dumps(fingerprint),
+                 teiten_version))
+            study_id = int(cur.lastrowid or 0)
+            c.executemany(
+                "INSERT INTO servers (study_id, name, position, kind, spec_json) VALUES (?,?,?,?,?)",
+                [(study_id, n, i, kind, spec) for i, (n, kind, spec) in enumerate(servers)])
+            c.executemany(
+                "INSERT INTO trials (study_id, trial_id, order_index, server, workload, clients,"
+                " threads, repetition, planned_duration_s, status) VALUES (?,?,?,?,?,?,?,?,?,"
+                " 'planned')",
+                [(study_id, t.trial_id, t.order_index, t.server, t.workload, t.clients,
+                  t.threads, t.repetition, t.duration_s) for t in trials])
+        return study_id
+
+    def study(self, study_id: int) -> sqlite3.Row:
+        row = self.conn.execute("SELECT * FROM studies WHERE id=?", (study_id,)).fetchone()
+        if row is None:
+            raise UserError(f"{self.path} has no study {study_id}")
+        return row
+
+    def studies(self) -> list[sqlite3.Row]:
+        return list(self.conn.execute("SELECT * FROM studies ORDER BY id"))
+
+    def set_study_state(self, study_id: int, state: str, finished_at: str | None = None) -> None:
+        with self.transaction() as c:
+            c.execute("UPDATE studies SET state=?, finished_at=? WHERE id=?",
+                      (state, finished_at, study_id))
+
+    def servers(self, study_id: int) -> list[sqlite3.Row]:
+        return list(self.conn.execute(
+            "SELECT * FROM servers WHERE study_id=? ORDER BY position", (study_id,)))
+
+    def set_server_description(self, study_id: int, name: str, description: dict[str, Any]) -> None:
+        with self.transaction() as c:
+            c.execute("UPDATE servers SET description=? WHERE study_id=? AND name=?",
+                      (json.dumps(description), study_id, name))
+
+    def add_workdir(self, study_id: int, path: Path) -> None:
+        with self.transaction() as c:
+            c.execute("INSERT OR IGNORE INTO workdirs VALUES (?, ?)", (study_id, str(path)))
+
+    def workdirs(self, study_id: int) -> list[Path]:
+        return [Path(r[0]) for r in self.conn.execute(
+            "SELECT path FROM workdirs WHERE study_id=?", (study_id,))]
+
+    def forget_workdir(self, study_id: int, path: Path) -> None:
+        with self.transaction() as c:
+            c.execute("DELETE FROM workdirs WHERE study_id=? AND path=?", (study_id, str(path)))
+
+    # -- trials ---------------------------------------------------------------------------------
+
+    def trials(self, study_id: int | None = None) -> list[sqlite3.Row]:
+        sql = ("SELECT t.*, s.name AS study FROM trials t JOIN studies s ON s.id = t.study_id")
+        if study_id is None:
+            return list(self.conn.execute(sql + " ORDER BY t.study_id, t.order_index"))
+        return list(self.conn.execute(sql + " WHERE t.study_id=? ORDER BY t.order_index",
+                                      (study_id,)))
+
+    def progress(self, study_id: int, trial_id: str) -> list[sqlite3.Row]:
+        return list(self.conn.execute(
+            "SELECT * FROM progress WHERE study_id=? AND trial_id=? ORDER BY t",
+            (study_id, trial_id)))
+
+    def statements(self, study_id: int, trial_id: str) -> list[sqlite3.Row]:
+        return list(self.conn.execute(
+            "SELECT * FROM statements WHERE study_id=? AND trial_id=? "
+            "ORDER BY script_index, line_no", (study_id, trial_id)))
+
+    def mark_running(self, study_id: int, trial_id: str, started_at: str) -> None:
+        with self.transaction() as c:
+            c.execute("UPDATE trials SET status='running', started_at=?, attempts=attempts+1 "
+                      "WHERE study_id=? AND trial_id=?", (started_at, study_id, trial_id))
+
+    def reset_interrupted(self, study_id: int, *, retry_failed: bool = False) -> int:
+        """Trials left 'running' by a killed run (and failed ones, if asked) go back to
+        'planned'. Returns how many."""
+        states = ("running", "failed", "skipped") if retry_failed else ("running",)
+        with self.transaction() as c:
+            cur = c.execute(
+                f"UPDATE trials SET status='planned' WHERE study_id=? AND status IN "
+                f"({','.join('?' * len(states))})", (study_id, *states))
+        return cur.rowcount
+
+    def finish_trial(self, study_id: int, trial_id: str, *, status: str, finished_at: str,
+                     error: str | None, output: PgbenchOutput | None, argv: list[str],
+                     stdout: str, stderr: str, server_log: str, notes: list[str]) -> None:
+        """Record a finished trial (ok or failed) with everything it produced, atomically."""
+        o = output
+        with self.transaction() as c:
+            c.execute(
+                "UPDATE trials SET status=?, finished_at=?, error=?, tps=?, transactions=?,"
+                " failed_transactions=?, duration_s=?, latency_ms_avg=?, latency_ms_stddev=?,"
+                " initial_connection_ms=?, pgbench_version=?, argv=?, stdout=?, stderr=?,"
+                " server_log=?, notes=? WHERE study_id=? AND trial_id=?",
+                (status, finished_at, error,
+                 o.tps if o else None, o.transactions if o else None,
+                 o.failed_transactions if o else None, o.duration_s if o else None,
+                 o.latency_ms_avg if o else None, o.latency_ms_stddev if o else None,
+                 o.initial_connection_ms if o else None, o.pgbench_version if o else None,
+                 json.dumps(argv), stdout, stderr, server_log, json.dumps(notes),
+                 study_id, trial_id))
+            c.execute("DELETE FROM progress WHERE study_id=? AND trial_id=?", (study_id, trial_id))
+            c.execute("DELETE FROM statements WHERE study_id=? AND trial_id=?",
+                      (study_id, trial_id))
+            if o is not None:
+                c.executemany(
+                    "INSERT OR REPLACE INTO progress VALUES (?,?,?,?,?,?,?)",
+                    [(study_id, trial_id, p.t, p.tps, p.latency_ms, p.latency_stddev_ms,
+                      p.failed) for p in o.progress])
+                c.executemany(
+                    "INSERT OR REPLACE INTO statements VALUES (?,?,?,?,?,?,?)",
+                    [(study_id, trial_id, s.script_index, s.line_no, s.latency_ms, s.failures,
+                      s.command) for s in o.statements])
+
+    def skip_trial(self, study_id: int, trial_id: str, reason: str, finished_at: str) -> None:
+        with self.transaction() as c:
+            c.execute("UPDATE trials SET status='skipped', error=?, finished_at=? "
+                      "WHERE study_id=? AND trial_id=?", (reason, finished_at, study_id, trial_id))
+
+    def status_counts(self, study_id: int) -> dict[str, int]:
+        return {r[0]: r[1] for r in self.conn.execute(
+            "SELECT status, count(*) FROM trials WHERE study_id=? GROUP BY status", (study_id,))}
+
+
+def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any]]:
+    """Every trial as a plain dict with the fields of ``teiten results``."""
+    return [{k: row[k] for k in RESULT_FIELDS} for row in store.trials(study_id)]

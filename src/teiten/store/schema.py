@@ -1,0 +1,110 @@
+"""The results store's schema and its migrations, one step at a time (asv update_to_N).
+
+A store carries its schema version in ``meta``. Opening a store written by a newer teiten
+is refused; an older one is migrated step by step inside one transaction per step.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+SCHEMA_VERSION = 1
+
+_V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE studies (
+    id            INTEGER PRIMARY KEY,
+    name          TEXT NOT NULL,
+    source        TEXT NOT NULL,        -- path of the study file, or builtin:NAME
+    spec_yaml     TEXT NOT NULL,
+    spec_json     TEXT NOT NULL,
+    seed          INTEGER NOT NULL,
+    state         TEXT NOT NULL CHECK (state IN ('running', 'finished', 'interrupted')),
+    created_at    TEXT NOT NULL,
+    finished_at   TEXT,
+    fingerprint   TEXT NOT NULL,        -- JSON: machine and software
+    teiten_version TEXT NOT NULL,
+    run_dir       TEXT                  -- where this study's clusters live while it runs
+);
+CREATE TABLE servers (
+    study_id      INTEGER NOT NULL REFERENCES studies(id),
+    name          TEXT NOT NULL,
+    position      INTEGER NOT NULL,     -- 0 is the baseline
+    kind          TEXT NOT NULL,
+    spec_json     TEXT NOT NULL,
+    description   TEXT,                 -- JSON: version, pg_config, non-default settings
+    PRIMARY KEY (study_id, name)
+);
+CREATE TABLE trials (
+    study_id      INTEGER NOT NULL REFERENCES studies(id),
+    trial_id      TEXT NOT NULL,
+    order_index   INTEGER NOT NULL,
+    server        TEXT NOT NULL,
+    workload      TEXT NOT NULL,
+    clients       INTEGER NOT NULL,
+    threads       INTEGER NOT NULL,
+    repetition    INTEGER NOT NULL,
+    planned_duration_s REAL NOT NULL,
+    status        TEXT NOT NULL CHECK (status IN ('planned', 'running', 'ok', 'failed', 'skipped')),
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    started_at    TEXT,
+    finished_at   TEXT,
+    error         TEXT,
+    tps           REAL,                 -- excluding the initial connection time
+    transactions  INTEGER,
+    failed_transactions INTEGER,
+    duration_s    REAL,
+    latency_ms_avg REAL,
+    latency_ms_stddev REAL,
+    initial_connection_ms REAL,
+    pgbench_version TEXT,
+    argv          TEXT,                 -- JSON list
+    stdout        TEXT,
+    stderr        TEXT,
+    server_log    TEXT,
+    notes         TEXT,                 -- JSON list of remarks (restores, kills, ...)
+    PRIMARY KEY (study_id, trial_id),
+    UNIQUE (study_id, order_index)
+);
+CREATE TABLE progress (
+    study_id      INTEGER NOT NULL,
+    trial_id      TEXT NOT NULL,
+    t             REAL NOT NULL,
+    tps           REAL NOT NULL,
+    latency_ms    REAL,
+    latency_stddev_ms REAL,
+    failed        INTEGER,
+    PRIMARY KEY (study_id, trial_id, t)
+);
+CREATE TABLE statements (
+    study_id      INTEGER NOT NULL,
+    trial_id      TEXT NOT NULL,
+    script_index  INTEGER NOT NULL,
+    line_no       INTEGER NOT NULL,
+    latency_ms    REAL NOT NULL,
+    failures      INTEGER,
+    command       TEXT NOT NULL,
+    PRIMARY KEY (study_id, trial_id, script_index, line_no)
+);
+CREATE TABLE workdirs (
+    study_id      INTEGER NOT NULL REFERENCES studies(id),
+    path          TEXT NOT NULL,
+    PRIMARY KEY (study_id, path)
+);
+"""
+
+
+def _execute_all(conn: sqlite3.Connection, script: str) -> None:
+    # Not executescript(): it commits first, and a migration step is one transaction.
+    for statement in script.split(";\n"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _to_v1(conn: sqlite3.Connection) -> None:
+    _execute_all(conn, _V1)
+
+
+# MIGRATIONS[n] turns a store of version n - 1 into version n.
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_v1}
