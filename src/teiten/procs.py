@@ -12,6 +12,7 @@ import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import psutil
 
@@ -68,7 +69,7 @@ def _popen(
     stdout: int | None,
     stderr: int | None,
 ) -> subprocess.Popen[str]:
-    kwargs: dict[str, object] = {}
+    kwargs: dict[str, Any] = {}
     if run_as is not None and os.geteuid() == 0:
         kwargs.update(user=run_as.uid, group=run_as.gid, extra_groups=[])
     try:
@@ -82,7 +83,7 @@ def _popen(
             text=True,
             errors="replace",
             start_new_session=True,  # own process group: Ctrl-C reaches teiten only
-            **kwargs,  # type: ignore[arg-type]
+            **kwargs,
         )
     except FileNotFoundError as exc:
         raise ProcessError(f"cannot run {argv[0]}: program not found", argv=list(argv)) from exc

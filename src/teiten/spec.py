@@ -283,7 +283,7 @@ def load_text(text: str, path: str) -> LoadedStudy:
     try:
         study = Study.model_validate(data)
     except ValidationError as exc:
-        errors = [_message(e) for e in exc.errors()]
+        errors = [_message(dict(e)) for e in exc.errors()]
         errors.sort(key=lambda e: loaded.line_of(e[0]) or 0)
         loc, msg = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""

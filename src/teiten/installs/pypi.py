@@ -20,6 +20,7 @@ import shutil
 import tarfile
 import tempfile
 import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
 from dataclasses import dataclass
@@ -79,7 +80,7 @@ def parse_index(page: str, base_url: str, arch: str) -> list[Wheel]:
         wheels.append(
             Wheel(
                 version=m.group("version"),
-                url=urllib.request.urljoin(base_url, url),
+                url=urllib.parse.urljoin(base_url, url),
                 sha256=fragment.removeprefix("sha256="),
                 filename=filename,
             )

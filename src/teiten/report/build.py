@@ -12,6 +12,7 @@ from teiten.store import Store
 
 def write_study_report(store: Store, study_id: int, out_dir: Path) -> dict[str, Path]:
     """Write report.md and report.html for one study of ``store`` into ``out_dir``."""
-    data = report_data(store.study(study_id), store.servers(study_id), store.trials(study_id),
+    data = report_data(dict(store.study(study_id)), [dict(r) for r in store.servers(study_id)],
+                       [dict(r) for r in store.trials(study_id)],
                        store_path=str(store.path.absolute()), generated_at=now())
     return write_report(data, out_dir)

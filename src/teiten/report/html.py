@@ -65,11 +65,11 @@ td.worse { background: #fbe5e2; color: #7f1d1d; }
 td.same { background: #f4f4f5; }
 td.missing { color: #888; }
 span.failed { color: #b45309; font-size: 0.85em; }
-span.version { display: block; font-weight: 400; color: #666; font-size: 0.85em; }
+span.sub { display: block; font-weight: 400; color: #666; font-size: 0.85em; }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; margin: 0.8rem 0; }
 figure { margin: 0; border: 1px solid #e4e6ea; border-radius: 6px; padding: 4px;
-  background: #fff; }
-figure svg { display: block; max-width: 100%; height: auto; }
+  background: #fff; flex: 1 1 460px; min-width: 0; max-width: 660px; }
+figure svg { display: block; width: 100%; height: auto; }
 p.diff { margin: 0.3rem 0; font-weight: 600; }
 p.note { color: #666; font-size: 0.85rem; }
 .status { display: flex; flex-wrap: wrap; gap: 8px; padding: 0; list-style: none; }
@@ -191,9 +191,9 @@ def _metric_table(table: MetricTable) -> str:
     if n_ratio:
         out.append(f'<th colspan="{n_ratio}" scope="colgroup">{e(RATIO_HEADING)}</th>')
     out += ["</tr>", "<tr>"]
-    for name in table.servers:
-        mark = '<span class="version">baseline</span>' if name == table.baseline else ""
-        out.append(f'<th scope="col">{e(name)}{mark}</th>')
+    for name, version in zip(table.servers, table.versions, strict=True):
+        sub = f"{version} · baseline" if name == table.baseline else version
+        out.append(f'<th scope="col">{e(name)}<span class="sub">{e(sub)}</span></th>')
     out += [f'<th scope="col">{e(name)} / {e(table.baseline)}</th>' for name in table.ratio_servers]
     out += ["</tr>", "</thead>", "<tbody>"]
     for clients, values, ratios in table.rows:
@@ -221,7 +221,8 @@ def ratio_class(ratio: float | None, *, lower_is_better: bool = False) -> str:
     """``better``/``worse`` outside ±1% of the baseline, ``same`` inside, ``missing``."""
     if ratio is None:
         return "missing"
-    if abs(ratio - 1) <= NEUTRAL_BAND:
+    # Judge the percentage as printed, so that 101.0% is "same" however the float rounds.
+    if abs(round(ratio * 100, 1) - 100) <= NEUTRAL_BAND * 100:
         return "same"
     return "better" if (ratio < 1) == lower_is_better else "worse"
 

@@ -55,6 +55,7 @@ class MetricTable:
     metric: Metric
     baseline: str
     servers: tuple[str, ...]
+    versions: tuple[str, ...]  # of ``servers``
     ratio_servers: tuple[str, ...]  # every server but the baseline
     rows: tuple[tuple[int, tuple[Cell, ...], tuple[Cell, ...]], ...]  # clients, values, ratios
 
@@ -103,6 +104,7 @@ def metric_table(section: WorkloadSection, metric: Metric) -> MetricTable:
         metric=metric,
         baseline=base.server,
         servers=tuple(s.server for s in section.servers),
+        versions=tuple(s.version for s in section.servers),
         ratio_servers=tuple(s.server for s in others),
         rows=tuple(rows),
     )

@@ -17,8 +17,13 @@ from teiten import procs
 from teiten.errors import ServerError, UserError
 from teiten.installs import Install
 from teiten.servers.base import Endpoint, TrialEnd
-from teiten.servers.sql import (create_database, database_comment, describe, drop_database,
-                                prewarm_all)
+from teiten.servers.sql import (
+    create_database,
+    database_comment,
+    describe,
+    drop_database,
+    prewarm_all,
+)
 from teiten.spec import ServerSpec
 from teiten.workloads import Workload
 
