@@ -80,8 +80,19 @@ def postgres_processes_under(path: Path) -> list[psutil.Process]:
     return found
 
 
-def clusters_snapshot() -> set[str]:
-    """The names in TEITEN_HOME/clusters and the teiten socket directories in /tmp."""
+def clusters_snapshot(study: str | None = None) -> set[str]:
+    """The directories in TEITEN_HOME/clusters and the teiten socket directories in /tmp
+    (only those of ``study`` when given, so that concurrent test runs do not interfere)."""
     clusters = TEST_HOME / "clusters"
     names = {p.name for p in clusters.iterdir()} if clusters.is_dir() else set()
-    return names | {f"/tmp/{p.name}" for p in Path("/tmp").glob("teiten-*")}
+    sockets = set()
+    for sock in Path("/tmp").glob("teiten-*"):
+        try:
+            purpose = (sock / ".teiten-owned").read_text()
+        except OSError:
+            purpose = ""
+        if study is None or f"/clusters/{study}-" in purpose:
+            sockets.add(f"/tmp/{sock.name}")
+    if study is not None:
+        names = {n for n in names if n.startswith(f"{study}-")}
+    return names | sockets

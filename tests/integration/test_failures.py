@@ -1,0 +1,172 @@
+"""Failures at the level a user sees them: a postmaster crash during a trial, teiten
+killed with SIGKILL and resumed, and Ctrl-C. Real clusters, real pgbench, the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.conftest import ROOT, TEST_HOME, clusters_snapshot, postgres_processes_under, run_cli
+
+STUDY = """
+study: {name}
+servers:
+  - {{name: pg17, install: "17"}}
+workloads: [{workload}]
+scale: 1
+clients: [{clients}]
+duration: {duration}s
+repetitions: {reps}
+order: sequential
+"""
+
+
+def _study(workdir: Path, name: str, *, workload: str = "pgecons-update", clients: str = "1",
+           duration: int = 2, reps: int = 2) -> Path:
+    path = workdir / f"{name}.yaml"
+    path.write_text(STUDY.format(name=name, workload=workload, clients=clients, duration=duration,
+                                 reps=reps))
+    return path
+
+
+def _start(*args: str) -> subprocess.Popen[str]:
+    env = dict(os.environ, TEITEN_HOME=str(TEST_HOME), PYTHONPATH=str(ROOT / "src"))
+    return subprocess.Popen([sys.executable, "-m", "teiten", *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _wait_for_pgbench(proc: subprocess.Popen[str], *, timeout: float = 120) -> psutil.Process:
+    """The pgbench that teiten started, once it has run for half a second."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1]
+        for child in psutil.Process(proc.pid).children(recursive=True):
+            try:
+                if child.name() == "pgbench" and "-T" in child.cmdline() and \
+                        time.time() - child.create_time() > 0.5:
+                    return child
+            except psutil.Error:
+                continue
+        time.sleep(0.1)
+    raise AssertionError("pgbench never started")
+
+
+def _postmaster(study: str) -> psutil.Process:
+    procs = []
+    for run_dir in (TEST_HOME / "clusters").glob(f"{study}-*"):
+        procs += postgres_processes_under(run_dir)
+    pids = {p.pid for p in procs}
+    roots = [p for p in procs if p.ppid() not in pids]
+    assert len(roots) == 1, roots
+    return roots[0]
+
+
+def _trials(store: Path) -> list[dict[str, object]]:
+    with sqlite3.connect(store) as conn:
+        conn.row_factory = sqlite3.Row
+        return [dict(r) for r in conn.execute("SELECT * FROM trials ORDER BY order_index")]
+
+
+def test_postmaster_crash_fails_one_trial_and_the_next_runs_on_a_fresh_server(
+        pg17, workdir: Path) -> None:
+    store = workdir / "crash.db"
+    proc = _start("run", str(_study(workdir, "crash", duration=3)), "--store", str(store),
+                  "--no-report")
+    _wait_for_pgbench(proc)
+    _postmaster("crash").kill()
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    trials = _trials(store)
+    assert [t["status"] for t in trials] == ["failed", "ok"]
+    assert "postmaster died" in str(trials[0]["error"])
+    assert trials[1]["tps"] and float(trials[1]["tps"]) > 0
+    assert "1 failed" in err
+    notes = json.loads(str(trials[0]["notes"]))
+    assert isinstance(notes, list)
+
+
+def test_sigkill_then_resume_finishes_without_rerunning_finished_trials(
+        pg17, workdir: Path) -> None:
+    store = workdir / "killed.db"
+    before = clusters_snapshot("killed")
+    proc = _start("run", str(_study(workdir, "killed", reps=3)), "--store", str(store),
+                  "--no-report")
+    # Wait until the first trial is done and the second is under way, then kill -9.
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        try:
+            statuses = [t["status"] for t in _trials(store)] if store.exists() else []
+        except sqlite3.OperationalError:  # the store is being created
+            statuses = []
+        if statuses[:2] == ["ok", "running"]:
+            break
+        time.sleep(0.1)
+    _wait_for_pgbench(proc)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    first = _trials(store)
+    assert [t["status"] for t in first] == ["ok", "running", "planned"]
+    leftovers = [p for d in (TEST_HOME / "clusters").glob("killed-*")
+                 for p in postgres_processes_under(d)]
+    assert leftovers, "a killed teiten leaves its server running"
+
+    done = run_cli("resume", "--store", str(store), "--no-report")
+    assert done.returncode == 0, done.stderr
+    assert "killed leftover server process" in done.stderr
+    after = _trials(store)
+    assert [t["status"] for t in after] == ["ok", "ok", "ok"]
+    # The finished trial was not run again; the interrupted one was.
+    assert after[0]["started_at"] == first[0]["started_at"]
+    assert after[0]["attempts"] == 1
+    assert after[1]["attempts"] == 2
+    assert not any(p.is_running() for p in leftovers)
+    assert clusters_snapshot("killed") == before
+    again = run_cli("resume", "--store", str(store), "--no-report")
+    assert again.returncode == 2
+    assert "nothing to resume" in again.stderr
+
+
+def test_ctrl_c_stops_cleanly_and_resume_completes(pg17, workdir: Path) -> None:
+    store = workdir / "sigint.db"
+    before = clusters_snapshot("sigint")
+    proc = _start("run", str(_study(workdir, "sigint", reps=2, duration=3)), "--store",
+                  str(store), "--no-report")
+    pgbench = _wait_for_pgbench(proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "teiten resume" in err
+    assert "Traceback" not in err
+    assert not pgbench.is_running()
+    assert not [p for d in (TEST_HOME / "clusters").glob("sigint-*")
+                for p in postgres_processes_under(d)]
+    assert clusters_snapshot("sigint") == before
+    assert [t["status"] for t in _trials(store)] == ["planned", "planned"]
+    done = run_cli("resume", "--store", str(store), "--no-report")
+    assert done.returncode == 0, done.stderr
+    assert [t["status"] for t in _trials(store)] == ["ok", "ok"]
+
+
+@pytest.mark.parametrize("workload", ["pgecons-read"])
+def test_pgbench_error_is_a_failed_trial_with_its_reason(pg17, workdir: Path, workload: str) -> None:
+    script = workdir / "broken.pgbench"
+    script.write_text("SELECT * FROM no_such_table;\n")
+    path = workdir / "broken.yaml"
+    path.write_text(STUDY.format(name="broken", workload="{script: broken.pgbench}", clients=1,
+                                 duration=1, reps=1).replace("reps", ""))
+    store = workdir / "broken.db"
+    done = run_cli("run", str(path), "--store", str(store), "--no-report")
+    assert done.returncode == 0, done.stderr
+    [trial] = _trials(store)
+    assert trial["status"] == "failed"
+    assert "no_such_table" in str(trial["error"])
+    assert "pgbench exited with status 2" in str(trial["error"])
