@@ -3,7 +3,8 @@
 # teiten brings its own PostgreSQL (from PyPI); what it needs from the system is:
 #   - an unprivileged account to run PostgreSQL as, when teiten runs as root;
 #   - setfacl, to let that account traverse to $TEITEN_HOME when it is under /root;
-#   - GNU cp (snapshots), always present.
+#   - GNU cp (snapshots), always present;
+#   - Chromium and CJK fonts, to check the HTML report in a real browser (make test).
 set -euo pipefail
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -13,6 +14,10 @@ fi
 need=()
 command -v setfacl >/dev/null || need+=(acl)
 command -v ps >/dev/null || need+=(procps)
+if [ "${TEITEN_NO_BROWSER:-}" = "" ]; then
+  command -v chromium >/dev/null || need+=(chromium)
+  [ -d /usr/share/fonts/opentype/noto ] || need+=(fonts-noto-cjk)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-system: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
