@@ -1,0 +1,52 @@
+"""Shared pieces of teiten's own benchmarks (not part of the test suite)."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psutil
+
+from teiten import paths
+from teiten.installs import Install, install_version
+from teiten.servers.local import LocalServer
+from teiten.servers.profiles import Sizing, pgbench_data_bytes
+from teiten.spec import ServerSpec
+from teiten.workloads import BUILTINS, Workload
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("TEITEN_HOME", str(ROOT / ".cache" / "teiten-bench"))
+
+
+def install(major: str = "17") -> Install:
+    return install_version(major)
+
+
+def workload(name: str, scale: int) -> Workload:
+    b = BUILTINS[name]
+    return Workload(name, b.scripts, scale, b.fillfactor, b.modifies_data, b.description)
+
+
+@contextmanager
+def local_server(inst: Install, w: Workload, *, max_clients: int = 4) -> Iterator[LocalServer]:
+    run_dir = paths.make_owned(paths.clusters_dir() / f"bench-{os.getpid()}-{time.time_ns()}",
+                               "benchmark")
+    sizing = Sizing(psutil.virtual_memory().total, psutil.disk_usage(str(run_dir)).free,
+                    max_clients, pgbench_data_bytes(w.scale, w.fillfactor))
+    server = LocalServer(ServerSpec(name=f"pg{inst.major}", install=str(inst.major)), inst,
+                         run_dir, sizing)
+    try:
+        yield server
+    finally:
+        server.close()
+        paths.remove_owned(run_dir)
+
+
+def summary(name: str, values: list[float], unit: str = "") -> str:
+    med = statistics.median(values)
+    spread = f" (min {min(values):.3f}, max {max(values):.3f}, n={len(values)})"
+    return f"{name}: median {med:.3f}{unit}{spread}"
