@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.conftest import run_cli
 
 from teiten import paths
 from teiten.servers.cluster import Cluster
 from teiten.spec import InitdbOptions
-from tests.conftest import run_cli
 
 
 @pytest.fixture

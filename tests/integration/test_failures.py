@@ -14,7 +14,6 @@ from pathlib import Path
 
 import psutil
 import pytest
-
 from tests.conftest import ROOT, TEST_HOME, clusters_snapshot, postgres_processes_under, run_cli
 
 STUDY = """

@@ -52,6 +52,12 @@ class LocalServer:
         self.run_dir = run_dir
         self.settings = {**profiles.settings(spec.profile, sizing),
                          **{k: _conf_value(v) for k, v in spec.settings.items()}}
+        shared_buffers, fits = profiles.shared_buffers_for(sizing)
+        if spec.profile == "pgecons" and not fits:
+            log.warning("%s: the data (about %d MB) does not fit in shared_buffers, which is "
+                        "capped at 40%% of this machine's memory (%d MB); reads will not be "
+                        "served from shared_buffers alone", spec.name, sizing.data_bytes >> 20,
+                        shared_buffers >> 20)
         self.tcp = connect == "tcp"
         self.slots: dict[str, _Slot] = {}
         self.current: _Slot | None = None

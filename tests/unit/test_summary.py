@@ -1,0 +1,57 @@
+"""Medians, ratios to the baseline and mean differences (METHODS S1's table)."""
+
+from __future__ import annotations
+
+import pytest
+
+from teiten.analysis.summary import mean_diff_pct, median, section
+from teiten.servers.profiles import GB, MB, Sizing, pgbench_data_bytes, settings, shared_buffers_for
+
+
+def _t(server: str, clients: int, tps: float | None, status: str = "ok") -> dict[str, object]:
+    return {"server": server, "workload": "w", "clients": clients, "tps": tps, "status": status,
+            "latency_ms_avg": None if tps is None else 1000 * clients / tps}
+
+
+def test_median_of_odd_and_even_counts() -> None:
+    assert median([3.0, 1.0, 2.0]) == 2.0
+    assert median([1.0, 2.0, 3.0, 10.0]) == 2.5
+    assert median([]) is None
+
+
+def test_section_ratios_and_mean_difference() -> None:
+    trials = [_t("a", 1, 100), _t("a", 1, 110), _t("a", 1, 90),
+              _t("b", 1, 95), _t("b", 1, 99), _t("b", 1, 97),
+              _t("a", 2, 200), _t("a", 2, 200), _t("a", 2, 200),
+              _t("b", 2, 220), _t("b", 2, None, "failed"), _t("b", 2, 210)]
+    sec = section(trials, "w", "", [("a", "17"), ("b", "18")], [1, 2])
+    base, other = sec.servers
+    assert [p.tps_median for p in base.points] == [100, 200]
+    assert [p.tps_median for p in other.points] == [97, 215]
+    assert other.points[1].n_failed == 1 and other.points[1].n_ok == 2
+    assert other.points[0].ratio == pytest.approx(0.97)
+    assert other.mean_tps_diff_pct == pytest.approx(((0.97 - 1) + (1.075 - 1)) / 2 * 100)
+    assert base.mean_tps_diff_pct is None
+
+
+def test_mean_diff_skips_points_without_both_values() -> None:
+    assert mean_diff_pct([None, 110.0], [100.0, 100.0]) == pytest.approx(10.0)
+    assert mean_diff_pct([None], [100.0]) is None
+
+
+def test_pgecons_profile_is_sized_to_machine_and_data() -> None:
+    small = Sizing(ram_bytes=24 * GB, disk_free_bytes=80 * GB, max_clients=4,
+                   data_bytes=pgbench_data_bytes(10, 80))
+    conf = settings("pgecons", small)
+    assert conf["autovacuum"] == "off" and conf["checkpoint_timeout"] == "60min"
+    assert conf["log_checkpoints"] == "on" and conf["log_lock_waits"] == "on"
+    assert conf["max_connections"] == "100"
+    assert conf["max_wal_size"] == "20480MB"
+    sb, fits = shared_buffers_for(small)
+    assert fits and sb >= pgbench_data_bytes(10, 80)
+    # S1's original size does not fit this machine: capped at 40% of RAM, and said so.
+    big = Sizing(24 * GB, 80 * GB, 192, pgbench_data_bytes(2000, None))
+    sb, fits = shared_buffers_for(big)
+    assert not fits and sb == int(24 * GB * 0.4)
+    assert settings("pgecons", big)["max_connections"] == "212"
+    assert pgbench_data_bytes(10, 80) > pgbench_data_bytes(10, None) > 140 * MB
