@@ -53,6 +53,26 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
     return CheckedStudy(loaded, workloads, resolved, client)
 
 
+def materialise(checked: CheckedStudy) -> CheckedStudy:
+    """Install what the study needs (downloads into the cache only), and check the settings
+    of installs that were not here when the study was first checked."""
+    done: dict[str, Resolution] = {}
+    for index, server in enumerate(checked.loaded.study.servers):
+        res = checked.installs.get(server.name)
+        if res is None:
+            continue
+        if res.install is None:
+            res = Resolution(res.ref, install=installs.materialise(res))
+            if server.settings:
+                assert res.install is not None
+                _check_settings(checked.loaded, index, res.install, list(server.settings))
+        done[server.name] = res
+    client = checked.client
+    if client.install is None and (checked.loaded.study.servers[0].external is not None):
+        client = Resolution(client.ref, install=installs.materialise(client))
+    return CheckedStudy(checked.loaded, checked.workloads, done, client)
+
+
 def known_settings(install: Install) -> set[str]:
     """The configuration parameters this postgres binary knows (postgres --describe-config)."""
     try:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from teiten import installs, spec, studies
-from teiten.check import check
+from teiten.check import check, materialise
 from teiten.cli.main import store_report_dir
 from teiten.cli.output import Progress, as_csv, as_json, table
 from teiten.errors import UserError
@@ -92,6 +92,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     loaded, source = studies.find(args.study or studies.DEFAULT)
     checked = check(loaded)  # everything that can be wrong with the input, before creating
+    checked = materialise(checked)  # downloads into the install cache, if anything is missing
     store, study_id = runner.create(checked, Path(args.store), source)
     try:
         counts = runner.execute(store, study_id, Progress())

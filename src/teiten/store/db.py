@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from teiten.drivers.pgbench import measured_duration
 from teiten.drivers.pgbench_output import PgbenchOutput
 from teiten.errors import StoreError, StoreVersionError, UserError
 from teiten.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -212,7 +213,7 @@ class Store:
                 " server_log=?, notes=? WHERE study_id=? AND trial_id=?",
                 (status, finished_at, error,
                  o.tps if o else None, o.transactions if o else None,
-                 o.failed_transactions if o else None, o.duration_s if o else None,
+                 o.failed_transactions if o else None, measured_duration(o) if o else None,
                  o.latency_ms_avg if o else None, o.latency_ms_stddev if o else None,
                  o.initial_connection_ms if o else None, o.pgbench_version if o else None,
                  json.dumps(argv), stdout, stderr, server_log, json.dumps(notes),
