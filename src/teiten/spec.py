@@ -68,6 +68,29 @@ class ServerSpec(_Model):
         default_factory=dict, description="postgresql.conf overrides, applied after the profile")
     initdb: InitdbOptions = Field(default_factory=InitdbOptions)  # type: ignore[arg-type]
 
+    @field_validator("install", mode="before")
+    @classmethod
+    def _install_text(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int):
+            return str(value)  # install: 17 means the major 17
+        if isinstance(value, float):
+            # YAML reads 17.10 as the number 17.1: only a quoted string keeps the version.
+            raise ValueError(f"write the version in quotes, e.g. install: \"17.10\"; YAML reads "
+                             f"an unquoted 17.10 as the number 17.1 (got {value})")
+        return value
+
+    @field_validator("settings", mode="before")
+    @classmethod
+    def _setting_values(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            for name, setting in value.items():
+                if not isinstance(setting, str | int | float | bool):
+                    raise ValueError(f"'{name}' must be a string, a number or true/false, as in "
+                                     f"postgresql.conf (got {setting!r})")
+        return value
+
     @model_validator(mode="after")
     def _one_kind(self) -> ServerSpec:
         if (self.install is None) == (self.external is None):
@@ -151,6 +174,13 @@ class Study(_Model):
             return [{"name": v} if isinstance(v, str) else v for v in value]
         return value
 
+    @field_validator("clients", mode="before")
+    @classmethod
+    def _clients_list(cls, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            raise ValueError(f"write a list of client counts, e.g. clients: [{value}]")
+        return value
+
     @field_validator("threads", mode="before")
     @classmethod
     def _threads(cls, value: Any) -> Any:
@@ -163,15 +193,12 @@ class Study(_Model):
     def _duration(cls, value: Any) -> float:
         return parse_duration(value)
 
-    @field_validator("servers", "workloads", "clients")
+    @field_validator("clients")
     @classmethod
-    def _unique(cls, value: list[Any]) -> list[Any]:
-        names = [getattr(v, "name", None) or getattr(v, "key", v) for v in value]
-        if isinstance(value[0], WorkloadSpec):
-            names = [v.key for v in value]
-        dupes = sorted({str(n) for n in names if names.count(n) > 1})
+    def _unique_clients(cls, value: list[int]) -> list[int]:
+        dupes = sorted({n for n in value if value.count(n) > 1})
         if dupes:
-            raise ValueError(f"'{dupes[0]}' appears twice; each entry must be unique")
+            raise ValueError(f"{dupes[0]} appears twice; list each client count once")
         return value
 
     def threads_for(self, clients: int) -> int:
@@ -239,6 +266,13 @@ def _model_for(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
     return model
 
 
+_EXAMPLES = {
+    "servers": 'a mapping such as {name: pg17, install: "17"} or {name: cloud, external: "host=..."}',
+    "workloads": "a workload name such as pgecons-read, or a mapping such as {name: pgecons-update, "
+                 "fillfactor: 80} or {script: my.pgbench}",
+}
+
+
 def _message(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
     loc = tuple(p for p in err["loc"] if isinstance(p, int) or not p[:1].isupper()
                 and not p.startswith(("literal[", "function-", "int", "str")))
@@ -252,10 +286,21 @@ def _message(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
         parent = _where(loc[:-1])
         return loc, (f"unknown key '{key}'" + (f" in {parent}" if parent else "") + hint
                      + (f"; allowed: {', '.join(allowed)}" if allowed else ""))
-    where = _where(loc) or "study"
     msg = err["msg"].removeprefix("Value error, ")
+    named = re.match(r"'([a-z_]+)' ", msg)
+    if kind == "value_error" and named:
+        loc = (*loc, named.group(1))  # a check across keys that names the key at fault
+    where = _where(loc) or "study"
     if kind == "missing":
         return loc, f"{where} is missing: it is required"
+    if kind == "string_pattern_mismatch":
+        return loc, (f"{where}: {err.get('input')!r} is not a valid name; use letters, digits "
+                     "and _ . + - (at most 63 characters, starting with a letter or digit)")
+    if kind == "model_type":
+        example = _EXAMPLES.get(str(loc[0]) if loc else "", "a mapping of keys and values")
+        return loc, f"{where}: write {example} (got {err.get('input')!r})"
+    if kind == "too_short":
+        return loc, f"{where}: needs at least one entry"
     if kind == "literal_error":
         return loc, f"{where}: got {err.get('input')!r}; {msg[0].lower()}{msg[1:]}"
     if kind in ("value_error", "assertion_error"):
@@ -263,11 +308,40 @@ def _message(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
     return loc, f"{where}: {msg[0].lower()}{msg[1:]} (got {err.get('input')!r})"
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """A YAML loader that refuses a key given twice in one mapping (plain YAML keeps the
+    last one silently, which would hide a typo'd edit)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key '{key}' is given twice; keep one", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+def _check_unique_names(loaded: LoadedStudy) -> None:
+    study = loaded.study
+    for section, names in (("servers", [s.name for s in study.servers]),
+                           ("workloads", [w.key for w in study.workloads])):
+        first: dict[str, int] = {}
+        for i, name in enumerate(names):
+            if name in first:
+                what = "server" if section == "servers" else "workload"
+                raise loaded.error((section, i, "name"), f"{section}[{i}]: the {what} name "
+                                   f"'{name}' is already used by {section}[{first[name]}]; "
+                                   "give each one a name of its own")
+            first[name] = i
+
+
 def load_text(text: str, path: str) -> LoadedStudy:
     """Parse and validate a study from YAML ``text``. Raises :class:`SpecError`."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -288,7 +362,9 @@ def load_text(text: str, path: str) -> LoadedStudy:
         loc, msg = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise loaded.error(loc, msg + more) from None
-    return LoadedStudy(study=study, path=path, text=text, lines=lines)
+    loaded = LoadedStudy(study=study, path=path, text=text, lines=lines)
+    _check_unique_names(loaded)
+    return loaded
 
 
 def load_file(path: str | Path) -> LoadedStudy:
@@ -298,14 +374,28 @@ def load_file(path: str | Path) -> LoadedStudy:
     except FileNotFoundError:
         raise SpecError(f"no such study file: {p}; see 'teiten study list' for the built-in "
                         "ones") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"cannot read study file {p}: {exc}") from None
+    except IsADirectoryError:
+        raise SpecError(f"study file {p} is a directory; give the path of a YAML file") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"study file {p} is not UTF-8 text; save it as UTF-8") from None
+    except OSError as exc:
+        raise SpecError(f"cannot read study file {p}: {exc.strerror}") from None
     return load_text(text, str(p))
 
 
 def json_schema() -> str:
     """The JSON Schema of study files (``teiten schema``)."""
     schema = Study.model_json_schema()
+    props = schema["properties"]
+    # What the loader accepts beyond the models' own types: durations as text ("5s"),
+    # workloads as bare names, and a major given as a number.
+    props["duration"] = {"anyOf": [{"type": "number", "exclusiveMinimum": 0},
+                                   {"type": "string", "pattern": _DURATION.pattern}],
+                         "default": 60, "description": props["duration"].get("description", "")}
+    props["workloads"]["items"] = {"anyOf": [{"type": "string"},
+                                             props["workloads"]["items"]]}
+    install = schema["$defs"]["ServerSpec"]["properties"]["install"]
+    install["anyOf"] = [{"type": "string"}, {"type": "integer"}, {"type": "null"}]
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "teiten study"
     return json.dumps(schema, indent=2)

@@ -89,7 +89,11 @@ def main(argv: list[str] | None = None) -> int:
 
     logging.basicConfig(format="teiten: %(message)s", level=logging.WARNING)
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            raise UserError(f"unrecognized arguments: {' '.join(extra)} (see 'teiten "
+                            f"{args.command} --help')")
         if args.verbose:
             logging.getLogger().setLevel(logging.INFO)
         signal.signal(signal.SIGTERM, _on_sigterm)

@@ -57,7 +57,8 @@ def resolve(ref: str, *, installed: list[Install] | None = None) -> Resolution:
             found = discover._probe(candidate, "path")
             if found:
                 return Resolution(ref, install=found)
-        raise UserError(f"install '{ref}': no postgres binary in {path} or {path / 'bin'}")
+        raise UserError(f"install '{ref}': no postgres binary in {path} or {path / 'bin'}; give "
+                        "the directory that holds postgres, e.g. /usr/lib/postgresql/17/bin")
     local = [i for i in (installed if installed is not None else find_all()) if _matches(i, ref)]
     if local:
         # Newest minor first; among equals, prefer the system's packages.

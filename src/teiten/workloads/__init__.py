@@ -7,6 +7,7 @@ is restored before every trial), and the pgbench arguments that select the scrip
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from dataclasses import dataclass
@@ -116,7 +117,9 @@ def _resolve_one(loaded: LoadedStudy, index: int, spec: WorkloadSpec) -> Workloa
                         "mix of " + ", ".join(f"{s}@{w}" for s, w in scripts))
     builtin = BUILTINS.get(spec.key)
     if builtin is None:
-        raise loaded.error(loc, f"unknown workload '{spec.key}'; built-in workloads are "
+        close = difflib.get_close_matches(spec.key, list(BUILTINS), n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise loaded.error(loc, f"unknown workload '{spec.key}'; {hint}built-in workloads are "
                            f"{', '.join(BUILTINS)}, or give {{script: path/to/file.pgbench}}")
     return Workload(
         spec.key, builtin.scripts, scale,

