@@ -32,7 +32,7 @@ test: setup system lint
 	$(BIN)/pytest -q
 
 bench: setup system
-	$(BIN)/python bench/run.py
+	$(BIN)/python -m bench.run
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,13 +1,11 @@
-"""``make bench``: every benchmark of teiten itself, printing its figures."""
+"""``make bench`` (python -m bench.run): every benchmark of teiten itself, with its figures.
+
+Each one also runs alone: python -m bench.overhead, bench.snapshot, bench.orchestration.
+"""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench import orchestration, overhead, snapshot  # noqa: E402
+from bench import orchestration, overhead, snapshot
 
 if __name__ == "__main__":
     print("== harness overhead ==", flush=True)

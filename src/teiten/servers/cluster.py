@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import shutil
 import socket
 import tempfile
 import time
@@ -25,6 +24,7 @@ import psycopg
 from teiten import paths, privileges, procs
 from teiten.errors import ProcessError, ServerError
 from teiten.installs import Install
+from teiten.servers import snapshot
 from teiten.spec import InitdbOptions
 from teiten.waiting import wait_until
 
@@ -67,6 +67,7 @@ class Cluster:
         self.port: int | None = None
         self.socket_dir: Path | None = None
         self.log_dir: Path | None = None
+        self._manifests: dict[str, snapshot.Manifest] = {}
 
     # -- helpers -------------------------------------------------------------------
 
@@ -178,6 +179,9 @@ class Cluster:
                     log.warning("%s", notes[-1])
         leftovers = processes_in(self.data) if self.data.exists() else []
         if leftovers:
+            # Children (the logger) may still be exiting after pg_ctl saw the postmaster go.
+            _, leftovers = psutil.wait_procs(leftovers, timeout=5)
+        if leftovers:
             notes.append(f"killed {len(leftovers)} leftover server processes")
             log.warning("%s in %s", notes[-1], self.data)
             for proc in leftovers:
@@ -231,29 +235,23 @@ class Cluster:
             raise ServerError(f"cannot snapshot {self.data} while the server runs")
         started = time.monotonic()
         dest.mkdir(parents=True, exist_ok=True)
-        _copy_tree(self.data, dest / "data")
+        self._manifests = {"data": snapshot.take(self.data, dest / "data")}
         if self.wal is not None:
-            _copy_tree(self.wal, dest / "wal")
+            self._manifests["wal"] = snapshot.take(self.wal, dest / "wal")
         return time.monotonic() - started
 
     def restore(self, src: Path) -> float:
-        """Bring back the saved copy (pgsql-reload-db). Returns seconds taken."""
+        """Bring back the saved copy (pgsql-reload-db), copying only the files that changed
+        since. Returns seconds taken."""
         if self.is_running():
             raise ServerError(f"cannot restore {self.data} while the server runs")
         started = time.monotonic()
-        shutil.rmtree(self.data)
-        _copy_tree(src / "data", self.data)
-        if self.wal is not None:
-            shutil.rmtree(self.wal)
-            _copy_tree(src / "wal", self.wal)
+        targets = {"data": self.data, **({"wal": self.wal} if self.wal is not None else {})}
+        for part, target in targets.items():
+            self._manifests[part], copied = snapshot.restore(
+                src / part, target, self._manifests.get(part, {}))
+            log.info("restored %s: %d MB copied", target, copied >> 20)
         return time.monotonic() - started
-
-
-def _copy_tree(src: Path, dest: Path) -> None:
-    # GNU cp with --reflink=auto clones extents where the filesystem can (btrfs, XFS) and
-    # otherwise copies with copy_file_range; -a keeps the owner, modes and the pg_wal
-    # symlink of a cluster with a separate WAL directory.
-    procs.run(["cp", "-a", "--reflink=auto", str(src), str(dest)], timeout=3600, what="cp")
 
 
 def _quote(value: str) -> str:

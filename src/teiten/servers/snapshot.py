@@ -1,0 +1,104 @@
+"""Snapshots of a stopped cluster, restored by copying back only what changed.
+
+A snapshot is a full copy of the data directory (the 2014 team's pgsql-save-db). Restoring
+it (pgsql-reload-db) must give the very same bytes, and fast: on filesystems without
+reflinks (ext4) a full copy of a large cluster costs seconds. So, like rsync, a restore
+skips the files that are provably untouched since the last restore or snapshot: teiten
+records each file's size, mtime, ctime and inode right after writing it, and any write,
+truncation, rename or chmod by PostgreSQL changes the ctime. Everything else is copied back,
+and files that are not in the snapshot are removed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from teiten import procs
+
+# path relative to the tree -> (size, mtime_ns, ctime_ns, inode)
+Manifest = dict[str, tuple[int, int, int, int]]
+
+
+def _signature(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def manifest(tree: Path) -> Manifest:
+    """The signature of every regular file below ``tree``."""
+    out: Manifest = {}
+    for dirpath, _dirs, files in os.walk(tree):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode):
+                out[os.path.relpath(path, tree)] = _signature(st)
+    return out
+
+
+def take(src: Path, dest: Path) -> Manifest:
+    """Copy ``src`` to ``dest`` (which must not exist) and return the manifest of ``src``."""
+    # GNU cp -a keeps owners, modes, times and symlinks (a separate pg_wal); with
+    # --reflink=auto it clones extents where the filesystem can (btrfs, XFS).
+    procs.run(["cp", "-a", "--reflink=auto", str(src), str(dest)], timeout=3600, what="cp")
+    return manifest(src)
+
+
+def restore(snapshot: Path, target: Path, known: Manifest) -> tuple[Manifest, int]:
+    """Make ``target`` identical to ``snapshot``. ``known`` is the manifest of ``target``
+    after it was last made identical. Returns the new manifest and the bytes copied."""
+    if not target.exists():
+        procs.run(["cp", "-a", "--reflink=auto", str(snapshot), str(target)], timeout=3600,
+                  what="cp")
+        return manifest(target), sum(s[0] for s in manifest(snapshot).values())
+    wanted = set()
+    copied = 0
+    for dirpath, dirs, files in os.walk(snapshot):
+        rel_dir = os.path.relpath(dirpath, snapshot)
+        for name in dirs + files:
+            rel = os.path.normpath(os.path.join(rel_dir, name))
+            wanted.add(rel)
+            src, dst = os.path.join(snapshot, rel), os.path.join(target, rel)
+            sst = os.lstat(src)
+            if stat.S_ISDIR(sst.st_mode):
+                if not os.path.isdir(dst) or os.path.islink(dst):
+                    _remove(dst)
+                    os.mkdir(dst)
+                _same_metadata(sst, dst)
+            elif stat.S_ISLNK(sst.st_mode):
+                if not os.path.islink(dst) or os.readlink(dst) != os.readlink(src):
+                    _remove(dst)
+                    os.symlink(os.readlink(src), dst)
+                    os.lchown(dst, sst.st_uid, sst.st_gid)
+            else:
+                try:
+                    current = _signature(os.lstat(dst))
+                except FileNotFoundError:
+                    current = None
+                if current is None or known.get(rel) != current:
+                    _remove(dst)
+                    shutil.copyfile(src, dst, follow_symlinks=False)
+                    _same_metadata(sst, dst)
+                    copied += sst.st_size
+    for dirpath, dirs, files in os.walk(target, topdown=False):
+        for name in files + dirs:
+            rel = os.path.normpath(os.path.join(os.path.relpath(dirpath, target), name))
+            if rel not in wanted:
+                _remove(os.path.join(target, rel))
+    return manifest(target), copied
+
+
+def _same_metadata(sst: os.stat_result, dst: str) -> None:
+    if os.geteuid() == 0:
+        os.chown(dst, sst.st_uid, sst.st_gid)
+    os.chmod(dst, stat.S_IMODE(sst.st_mode))
+    os.utime(dst, ns=(sst.st_atime_ns, sst.st_mtime_ns))
+
+
+def _remove(path: str) -> None:
+    if os.path.islink(path) or os.path.isfile(path):
+        os.unlink(path)
+    elif os.path.isdir(path):
+        shutil.rmtree(path)
