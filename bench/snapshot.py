@@ -34,14 +34,14 @@ def main(scale: int = 50, rounds: int = 3, load_s: float = 5) -> float:
             server.end_trial()
         restores = slot.restore_s
         copies, inits = [], []
-        for i in range(rounds):
+        for _ in range(rounds):
             scratch = cluster.root / "copy-test"
             t0 = time.monotonic()
             procs.run(["cp", "-a", str(slot.snapshot / "data"), str(scratch)], timeout=3600)
             copies.append(time.monotonic() - t0)
             shutil.rmtree(scratch)
         cluster.start(cluster.root / "logs" / "reinit")
-        for i in range(rounds):
+        for _ in range(rounds):
             t0 = time.monotonic()
             procs.run([str(inst.binary("pgbench")), *w.init_args(), "-h", cluster.host, "-p",
                        str(cluster.port), "-U", SUPERUSER, w.database], timeout=3600)
