@@ -3,6 +3,7 @@ its settings. A failure here is bad input (exit status 2) and leaves nothing beh
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 from teiten import installs, procs
@@ -89,8 +90,6 @@ def _check_settings(loaded: LoadedStudy, index: int, install: Install, names: li
     for name in names:
         # Extension settings (prefix.name) are only known once the library is loaded.
         if name not in known and "." not in name:
-            import difflib
-
             close = difflib.get_close_matches(name, sorted(known), n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
             raise loaded.error(("servers", index, "settings", name),
