@@ -156,3 +156,19 @@ def test_stop_kills_the_tree_when_the_postmaster_is_gone(pg17, run_dir: Path) ->
         cluster.stop(timeout=10)
         if cluster.socket_dir:
             paths.remove_owned(cluster.socket_dir)
+
+
+def test_initdb_locale_and_encoding(pg17, run_dir: Path) -> None:
+    root = paths.make_owned(run_dir / "loc", "test")
+    cluster = Cluster(pg17, root)
+    cluster.initdb(InitdbOptions(locale="C.UTF-8"))
+    cluster.start(root / "logs")
+    try:
+        with cluster.connect() as conn:
+            row = conn.execute("SELECT datcollate, pg_encoding_to_char(encoding) FROM pg_database "
+                               "WHERE datname = 'postgres'").fetchone()
+        assert row == ("C.UTF-8", "UTF8")
+    finally:
+        cluster.stop()
+        if cluster.socket_dir:
+            paths.remove_owned(cluster.socket_dir)
