@@ -26,6 +26,7 @@ from teiten.check import CheckedStudy
 from teiten.drivers import pgbench
 from teiten.errors import TeitenError, UserError
 from teiten.installs import Install, Resolution
+from teiten.monitors import MonitorResult, Monitors
 from teiten.plan import plan
 from teiten.servers import profiles
 from teiten.servers.base import Server
@@ -146,9 +147,11 @@ class _Context:
     client: Install | None = None
     broken: dict[tuple[str, str], str] = field(default_factory=dict)
     described: set[str] = field(default_factory=set)
+    monitors: bool = True
 
 
-def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False) -> dict[str, int]:
+def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False,
+            monitors: bool = True) -> dict[str, int]:
     """Run every planned trial of a study. Returns the status counts at the end."""
     row = store.study(study_id)
     spec_json = json.loads(row["spec_json"])
@@ -161,7 +164,8 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
         paths.clusters_dir() / f"{study.study}-{study_id}-{time.strftime('%Y%m%d%H%M%S')}",
         f"clusters of study {study.study} ({store.path})")
     store.add_workdir(study_id, run_dir)
-    ctx = _Context(store, study_id, study, _workloads_from(spec_json), run_dir, report)
+    ctx = _Context(store, study_id, study, _workloads_from(spec_json), run_dir, report,
+                   monitors=monitors)
     try:
         _setup_servers(ctx)
         _loop(ctx)
@@ -256,11 +260,18 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
         ctx.described.add(trial["server"])
     run = None
     error = None
+    seen: MonitorResult | None = None
     try:
         endpoint = server.begin_trial(workload, tid, prewarm=ctx.study.prewarm)
-        run = pgbench.run(ctx.installs[trial["server"]], endpoint, workload,
-                          clients=trial["clients"], threads=trial["threads"],
-                          duration_s=trial["planned_duration_s"])
+        watch = Monitors(endpoint, devices=server.devices()) if ctx.monitors else None
+        if watch is not None:
+            watch.start()
+        try:
+            run = pgbench.run(ctx.installs[trial["server"]], endpoint, workload,
+                              clients=trial["clients"], threads=trial["threads"],
+                              duration_s=trial["planned_duration_s"])
+        finally:
+            seen = watch.stop() if watch is not None else None
     except (TeitenError, psycopg.Error, OSError) as exc:
         error = f"could not start the trial: {exc}"
     except BaseException:
@@ -269,18 +280,20 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
         store.reset_interrupted(sid)
         raise
     end = server.end_trial()
-    notes = list(end.notes)
+    notes = list(end.notes) + (seen.warnings if seen else [])
     if error is None and run is not None:
         error = _verdict(run, end.crashed)
     out = run.output if run is not None else None
     status = "failed" if error else "ok"
     store.finish_trial(sid, tid, status=status, finished_at=now(), error=error, output=out,
                        argv=run.argv if run else [], stdout=run.stdout if run else "",
-                       stderr=run.stderr if run else "", server_log=end.log, notes=notes)
+                       stderr=run.stderr if run else "", server_log=end.log, notes=notes,
+                       evidence=seen.evidence() if seen else None)
     if error:
         return status, error
     assert out is not None and out.tps is not None
-    return status, f"{out.tps:.1f} tps, {out.latency_ms_avg or 0:.3f} ms"
+    flags = "".join(f"; {w}" for w in (seen.warnings if seen else []))
+    return status, f"{out.tps:.1f} tps, {out.latency_ms_avg or 0:.3f} ms{flags}"
 
 
 def _verdict(run: pgbench.PgbenchRun, crashed: str | None) -> str | None:

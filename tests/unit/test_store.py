@@ -37,8 +37,8 @@ def test_a_store_from_a_newer_teiten_is_refused(tmp_path: Path) -> None:
     store, _ = _new(tmp_path / "s.db")
     store.conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
     store.close()
-    with pytest.raises(StoreVersionError, match="schema 99, newer than this teiten's 1; "
-                       "upgrade teiten"):
+    with pytest.raises(StoreVersionError, match=f"schema 99, newer than this teiten's "
+                       f"{SCHEMA_VERSION}; upgrade teiten"):
         Store.open(tmp_path / "s.db")
 
 
@@ -53,3 +53,23 @@ def test_other_files_are_not_stores(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no store at"):
         Store.open(tmp_path / "missing.db")
     assert not (tmp_path / "missing.db").exists()
+
+
+def test_an_old_store_is_migrated_step_by_step_and_keeps_its_trials(tmp_path: Path) -> None:
+    from teiten.store.schema import MIGRATIONS
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    MIGRATIONS[1](conn)  # a store as version 1 of teiten wrote it
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    conn.execute("INSERT INTO studies (name, source, spec_yaml, spec_json, seed, state, created_at,"
+                 " fingerprint, teiten_version) VALUES ('s', 'x', 'y', '{}', 1, 'finished', 'now',"
+                 " '{}', '0')")
+    conn.execute("INSERT INTO trials (study_id, trial_id, order_index, server, workload, clients,"
+                 " threads, repetition, planned_duration_s, status, tps) VALUES (1, 't', 0, 'a',"
+                 " 'w', 1, 1, 1, 5, 'ok', 123.0)")
+    conn.close()
+    store = Store.open(path)
+    assert store.conn.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
+    assert store.trials(1)[0]["tps"] == 123.0
+    assert store.conn.execute("SELECT count(*) FROM metrics").fetchone()[0] == 0

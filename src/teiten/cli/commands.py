@@ -95,7 +95,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     checked = materialise(checked)  # downloads into the install cache, if anything is missing
     store, study_id = runner.create(checked, Path(args.store), source)
     try:
-        counts = runner.execute(store, study_id, Progress())
+        counts = runner.execute(store, study_id, Progress(), monitors=not args.no_monitors)
         return _finish(store, study_id, counts, args)
     finally:
         store.close()
@@ -120,7 +120,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
     store = Store.open(args.store)
     try:
         study_id = _pick_study(store, args.study_id, unfinished=not args.retry_failed)
-        counts = runner.execute(store, study_id, Progress(), retry_failed=args.retry_failed)
+        counts = runner.execute(store, study_id, Progress(), retry_failed=args.retry_failed,
+                                monitors=not args.no_monitors)
         return _finish(store, study_id, counts, args)
     finally:
         store.close()

@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--report", metavar="DIR", help="report directory (default: beside the "
                    "store, STORE-report)")
     s.add_argument("--no-report", action="store_true", help="do not write a report")
+    s.add_argument("--no-monitors", action="store_true", help="no system or database "
+                   "monitors (to measure their overhead)")
 
     s = sub.add_parser("resume", help="finish an interrupted study")
     s.add_argument("--store", required=True)
@@ -67,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--retry-failed", action="store_true", help="run failed trials again too")
     s.add_argument("--report", metavar="DIR")
     s.add_argument("--no-report", action="store_true")
+    s.add_argument("--no-monitors", action="store_true")
 
     s = sub.add_parser("results", help="list every trial of a store")
     s.add_argument("--store", required=True)

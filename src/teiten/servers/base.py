@@ -59,5 +59,9 @@ class Server(Protocol):
         """Version, build (pg_config) and non-default settings, for the fingerprint."""
         ...
 
+    def devices(self) -> dict[str, str]:
+        """The block devices of the current trial's data and WAL ({} when unknown)."""
+        ...
+
     def close(self) -> None:
         """Stop everything and remove what teiten created. Safe to call twice."""

@@ -132,6 +132,9 @@ class ExternalServer:
             return TrialEnd(crashed=f"external server unreachable after the trial: {exc}")
         return TrialEnd(notes=["external server: its log is not available to teiten"])
 
+    def devices(self) -> dict[str, str]:
+        return {}  # the server's disks are not visible from here
+
     def describe(self) -> dict[str, object]:
         return self.description or {}
 

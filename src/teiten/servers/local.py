@@ -18,6 +18,7 @@ from pathlib import Path
 from teiten import paths, procs
 from teiten.errors import ServerError, TrialFailed
 from teiten.installs import Install
+from teiten.monitors.system import device_of
 from teiten.servers import profiles
 from teiten.servers.base import Endpoint, TrialEnd
 from teiten.servers.cluster import SUPERUSER, Cluster
@@ -140,6 +141,14 @@ class LocalServer:
         if crashed:
             slot.broken = True
         return TrialEnd(log=text, crashed=crashed, notes=notes)
+
+    def devices(self) -> dict[str, str]:
+        if self.current is None:
+            return {}
+        cluster = self.current.cluster
+        found = {"data": device_of(cluster.data),
+                 "wal": device_of((cluster.data / "pg_wal").resolve())}
+        return {role: dev for role, dev in found.items() if dev}
 
     def describe(self) -> dict[str, object]:
         return self.description or {"version": self.install.version}

@@ -1,5 +1,5 @@
 """The results store (SQLite by default)."""
 
-from teiten.store.db import PlannedTrial, Store, result_rows
+from teiten.store.db import Evidence, PlannedTrial, Store, result_rows
 
-__all__ = ["PlannedTrial", "Store", "result_rows"]
+__all__ = ["Evidence", "PlannedTrial", "Store", "result_rows"]

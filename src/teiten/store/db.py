@@ -38,6 +38,16 @@ class PlannedTrial:
     duration_s: float
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """What the monitors saw during a trial, as the store keeps it."""
+
+    series: list[tuple[str, float, str, float]]      # source, t, name, value
+    metrics: dict[str, float]
+    waits: list[tuple[str, str, str, int]]           # backend_type, type, event, samples
+    details: dict[str, Any]
+
+
 class Store:
     """A results store at ``path``. Use :meth:`open` or :meth:`create`."""
 
@@ -185,6 +195,33 @@ class Store:
             "SELECT * FROM statements WHERE study_id=? AND trial_id=? "
             "ORDER BY script_index, line_no", (study_id, trial_id)))
 
+    def metrics(self, study_id: int, trial_id: str) -> dict[str, float]:
+        return {r[0]: r[1] for r in self.conn.execute(
+            "SELECT name, value FROM metrics WHERE study_id=? AND trial_id=?", (study_id, trial_id))}
+
+    def waits(self, study_id: int, trial_id: str) -> list[sqlite3.Row]:
+        return list(self.conn.execute(
+            "SELECT * FROM waits WHERE study_id=? AND trial_id=? ORDER BY samples DESC",
+            (study_id, trial_id)))
+
+    def top_waits(self, study_id: int, trial_id: str, n: int = 5) -> list[dict[str, Any]]:
+        """The ``n`` largest wait events of a trial (CPU included), with their shares."""
+        rows = list(self.conn.execute(
+            "SELECT wait_event_type, wait_event, sum(samples) AS n FROM waits WHERE study_id=? "
+            "AND trial_id=? GROUP BY 1, 2 ORDER BY n DESC, 1, 2", (study_id, trial_id)))
+        total = sum(r["n"] for r in rows)
+        return [{"wait_event_type": r[0], "wait_event": r[1], "samples": r["n"],
+                 "share": round(r["n"] / total, 4)} for r in rows[:n]] if total else []
+
+    def series(self, study_id: int, trial_id: str, source: str = "system") -> list[sqlite3.Row]:
+        return list(self.conn.execute(
+            "SELECT t, name, value FROM series WHERE study_id=? AND trial_id=? AND source=? "
+            "ORDER BY t, name", (study_id, trial_id, source)))
+
+    def details(self, study_id: int, trial_id: str) -> dict[str, Any]:
+        return {r[0]: json.loads(r[1]) for r in self.conn.execute(
+            "SELECT kind, body FROM details WHERE study_id=? AND trial_id=?", (study_id, trial_id))}
+
     def mark_running(self, study_id: int, trial_id: str, started_at: str) -> None:
         with self.transaction() as c:
             c.execute("UPDATE trials SET status='running', started_at=?, attempts=attempts+1 "
@@ -202,10 +239,24 @@ class Store:
 
     def finish_trial(self, study_id: int, trial_id: str, *, status: str, finished_at: str,
                      error: str | None, output: PgbenchOutput | None, argv: list[str],
-                     stdout: str, stderr: str, server_log: str, notes: list[str]) -> None:
+                     stdout: str, stderr: str, server_log: str, notes: list[str],
+                     evidence: Evidence | None = None) -> None:
         """Record a finished trial (ok or failed) with everything it produced, atomically."""
         o = output
         with self.transaction() as c:
+            for table in ("series", "metrics", "waits", "details"):
+                c.execute(f"DELETE FROM {table} WHERE study_id=? AND trial_id=?",  # noqa: S608
+                          (study_id, trial_id))
+            if evidence is not None:
+                c.executemany("INSERT INTO series VALUES (?,?,?,?,?,?)",
+                              [(study_id, trial_id, *row) for row in evidence.series])
+                c.executemany("INSERT INTO metrics VALUES (?,?,?,?)",
+                              [(study_id, trial_id, k, v) for k, v in evidence.metrics.items()])
+                c.executemany("INSERT INTO waits VALUES (?,?,?,?,?,?)",
+                              [(study_id, trial_id, *row) for row in evidence.waits])
+                c.executemany("INSERT INTO details VALUES (?,?,?,?)",
+                              [(study_id, trial_id, k, json.dumps(v))
+                               for k, v in evidence.details.items()])
             c.execute(
                 "UPDATE trials SET status=?, finished_at=?, error=?, tps=?, transactions=?,"
                 " failed_transactions=?, duration_s=?, latency_ms_avg=?, latency_ms_stddev=?,"
@@ -241,6 +292,19 @@ class Store:
             "SELECT status, count(*) FROM trials WHERE study_id=? GROUP BY status", (study_id,))}
 
 
+MONITOR_FIELDS = ("cpu_user", "cpu_sys", "cpu_iowait", "cpu_idle", "cpu_steal", "wal_bytes",
+                  "blks_hit", "blks_read", "checkpoints_in_window")
+
+
 def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any]]:
-    """Every trial as a plain dict with the fields of ``teiten results``."""
-    return [{k: row[k] for k in RESULT_FIELDS} for row in store.trials(study_id)]
+    """Every trial as a plain dict with the fields of ``teiten results``, and what the
+    monitors saw (None where they did not run)."""
+    rows = []
+    for row in store.trials(study_id):
+        out = {k: row[k] for k in RESULT_FIELDS}
+        metrics = store.metrics(row["study_id"], row["trial_id"])
+        for k in MONITOR_FIELDS:
+            out[k] = metrics.get(k)
+        out["top_waits"] = store.top_waits(row["study_id"], row["trial_id"])
+        rows.append(out)
+    return rows

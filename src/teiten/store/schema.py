@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -95,6 +95,47 @@ CREATE TABLE workdirs (
 """
 
 
+# 2: what the monitors saw in each trial's measured window.
+_V2 = """
+CREATE TABLE series (
+    study_id      INTEGER NOT NULL,
+    trial_id      TEXT NOT NULL,
+    source        TEXT NOT NULL,        -- system
+    t             REAL NOT NULL,        -- seconds since the window opened
+    name          TEXT NOT NULL,        -- cpu.user, cpu0.idle, disk.vda.util, net.lo.rx_bytes_s, ...
+    value         REAL NOT NULL,
+    PRIMARY KEY (study_id, trial_id, source, name, t)
+);
+CREATE TABLE metrics (
+    study_id      INTEGER NOT NULL,
+    trial_id      TEXT NOT NULL,
+    name          TEXT NOT NULL,        -- cpu_user, wal_bytes, checkpoints_in_window, ...
+    value         REAL NOT NULL,
+    PRIMARY KEY (study_id, trial_id, name)
+);
+CREATE TABLE waits (
+    study_id      INTEGER NOT NULL,
+    trial_id      TEXT NOT NULL,
+    backend_type  TEXT NOT NULL,
+    wait_event_type TEXT NOT NULL,      -- CPU when the backend was running
+    wait_event    TEXT NOT NULL,
+    samples       INTEGER NOT NULL,
+    PRIMARY KEY (study_id, trial_id, backend_type, wait_event_type, wait_event)
+);
+CREATE TABLE details (
+    study_id      INTEGER NOT NULL,
+    trial_id      TEXT NOT NULL,
+    kind          TEXT NOT NULL,        -- stats (deltas per view), devices, waits_source, warnings
+    body          TEXT NOT NULL,        -- JSON
+    PRIMARY KEY (study_id, trial_id, kind)
+);
+"""
+
+
+def _to_v2(conn: sqlite3.Connection) -> None:
+    _execute_all(conn, _V2)
+
+
 def _execute_all(conn: sqlite3.Connection, script: str) -> None:
     # Not executescript(): it commits first, and a migration step is one transaction.
     for statement in script.split(";\n"):
@@ -107,4 +148,4 @@ def _to_v1(conn: sqlite3.Connection) -> None:
 
 
 # MIGRATIONS[n] turns a store of version n - 1 into version n.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_v1}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_v1, 2: _to_v2}

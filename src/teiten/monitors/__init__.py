@@ -1,0 +1,109 @@
+"""Evidence beside every number: system activity and database activity over the
+measured window of a trial (METHODS S1, S2, S4: "taking the number is not enough")."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from teiten.monitors import database
+from teiten.monitors.system import SystemMonitor, SystemResult
+from teiten.servers.base import Endpoint
+from teiten.store.db import Evidence
+
+log = logging.getLogger(__name__)
+
+CPU_KEYS = {"cpu_user": "cpu.user", "cpu_sys": "cpu.system", "cpu_iowait": "cpu.iowait",
+            "cpu_idle": "cpu.idle", "cpu_steal": "cpu.steal", "cpu_irq": "cpu.irq"}
+
+
+@dataclass
+class MonitorResult:
+    system: SystemResult | None = None
+    waits: database.WaitResult | None = None
+    stats: dict[str, database.Rows] = field(default_factory=dict)   # deltas per view
+    summary: dict[str, float] = field(default_factory=dict)          # flat figures
+    warnings: list[str] = field(default_factory=list)
+
+    def top_waits(self, n: int = 5) -> list[dict[str, Any]]:
+        return self.waits.top(n) if self.waits else []
+
+    def evidence(self) -> Evidence:
+        """The result as the store keeps it."""
+        series = [("system", t, name, value) for t, sample in
+                  (self.system.series if self.system else []) for name, value in sample.items()]
+        waits = [(b, t, e, n) for (b, t, e), n in (self.waits.counts if self.waits else {}).items()]
+        details: dict[str, Any] = {"stats": self.stats}
+        if self.system is not None:
+            details["devices"] = self.system.devices
+            details["system_summary"] = self.system.summary
+        if self.waits is not None:
+            details["waits_source"] = {"source": self.waits.source, "rounds": self.waits.samples}
+        if self.warnings:
+            details["warnings"] = self.warnings
+        return Evidence(series=series, metrics=dict(self.summary), waits=waits, details=details)
+
+
+def conninfo(endpoint: Endpoint) -> str:
+    if endpoint.conninfo_string is not None:
+        return endpoint.conninfo_string
+    return psycopg.conninfo.make_conninfo(host=endpoint.host, port=endpoint.port,
+                                          user=endpoint.user, dbname=endpoint.dbname)
+
+
+class Monitors:
+    """Starts the monitors just before the load and stops them right after it."""
+
+    def __init__(self, endpoint: Endpoint, *, devices: dict[str, str] | None = None,
+                 system: bool = True, db: bool = True):
+        self.conninfo = conninfo(endpoint)
+        self.system = SystemMonitor(devices=devices) if system else None
+        self.waits = database.WaitSampler(self.conninfo) if db else None
+        self.result = MonitorResult()
+        self._before: dict[str, database.Rows] = {}
+
+    def start(self) -> None:
+        if self.waits is not None:
+            try:
+                with psycopg.connect(self.conninfo, autocommit=True, connect_timeout=15) as conn:
+                    self._before = database.snapshot(conn)
+                self.waits.start()
+            except psycopg.Error as exc:
+                self.result.warnings.append(f"database monitor unavailable: {exc}".strip())
+                self.waits = None
+        if self.system is not None:
+            self.system.start()
+
+    def stop(self) -> MonitorResult:
+        r = self.result
+        if self.system is not None:
+            r.system = self.system.stop()
+            for key, name in CPU_KEYS.items():
+                if name in r.system.summary:
+                    r.summary[key] = r.system.summary[name]
+            for role, dev in r.system.devices.items():
+                util = r.system.summary.get(f"disk.{dev}.util")
+                if util is not None:
+                    r.summary[f"{role}_device_util"] = util
+        if self.waits is not None:
+            r.waits = self.waits.stop()
+            if r.waits.error:
+                r.warnings.append(r.waits.error)
+            try:
+                with psycopg.connect(self.conninfo, autocommit=True, connect_timeout=15) as conn:
+                    r.stats = database.delta(self._before, database.snapshot(conn))
+            except psycopg.Error as exc:
+                r.warnings.append(f"statistics after the window unavailable: {exc}".strip())
+            r.summary.update(database.interpret(r.stats))
+            r.summary["autovacuum_in_window"] = float(
+                max(len(r.waits.autovacuum_pids), int(r.summary.get("autovacuum_count", 0))))
+            if r.summary.get("checkpoints_in_window"):
+                r.warnings.append(f"{int(r.summary['checkpoints_in_window'])} checkpoint(s) "
+                                  "inside the measured window (METHODS requires none)")
+            if r.summary["autovacuum_in_window"]:
+                r.warnings.append("autovacuum ran inside the measured window (METHODS "
+                                  "requires none)")
+        return r

@@ -1,0 +1,226 @@
+"""The database monitor: wait events sampled during the measured window, and the deltas of
+PostgreSQL's cumulative statistics over it.
+
+Wait events come from pg_stat_activity at 10 Hz (the modern stand-in for the 2014 team's
+LWLOCK_STATS builds, METHODS S2), or from the pg_wait_sampling extension when it is
+installed. Statistics views differ between versions (pg_stat_wal from 14, pg_stat_io
+from 16, pg_stat_checkpointer from 17, columns moved in 17 and 18): rather than naming
+columns per version, every numeric column of each view present is snapshotted and
+differenced, and the few figures teiten interprets are looked up by the names each
+version uses.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import psycopg
+
+log = logging.getLogger(__name__)
+
+WaitKey = tuple[str, str, str]  # backend_type, wait_event_type (or CPU), wait_event (or CPU)
+
+_ACTIVITY = ("SELECT pid, backend_type, state, wait_event_type, wait_event "
+             "FROM pg_stat_activity WHERE pid <> pg_backend_pid()")
+
+
+@dataclass
+class WaitResult:
+    source: str = "pg_stat_activity"          # or pg_wait_sampling
+    samples: int = 0                          # sampling rounds
+    counts: Counter[WaitKey] = field(default_factory=Counter)
+    autovacuum_pids: set[int] = field(default_factory=set)
+    error: str | None = None
+
+    def top(self, n: int = 5) -> list[dict[str, object]]:
+        """The ``n`` largest wait events (CPU included) over all backends, with shares."""
+        by_event: Counter[tuple[str, str]] = Counter()
+        for (_, etype, event), c in self.counts.items():
+            by_event[(etype, event)] += c
+        total = sum(by_event.values())
+        return [{"wait_event_type": t, "wait_event": e, "samples": c,
+                 "share": c / total if total else 0.0}
+                for (t, e), c in by_event.most_common(n)]
+
+
+class WaitSampler:
+    """Samples pg_stat_activity every ``interval`` seconds on its own connection."""
+
+    def __init__(self, conninfo: str, *, interval: float = 0.1):
+        self.conninfo = conninfo
+        self.interval = interval
+        self.result = WaitResult()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._conn: psycopg.Connection | None = None
+        self._profile_before: dict[tuple[str, str], int] = {}
+
+    def start(self) -> None:
+        self._conn = psycopg.connect(self.conninfo, autocommit=True, connect_timeout=15)
+        self._conn.execute("SET application_name = 'teiten monitor'")
+        if _has_extension(self._conn, "pg_wait_sampling"):
+            self.result.source = "pg_wait_sampling"
+            self._profile_before = _wait_profile(self._conn)
+        self._thread = threading.Thread(target=self._loop, name="teiten-waits", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        assert self._conn is not None
+        next_at = time.monotonic()
+        try:
+            while not self._stop.is_set():
+                rows = self._conn.execute(_ACTIVITY).fetchall()
+                self.result.samples += 1
+                for pid, btype, state, etype, event in rows:
+                    if btype == "autovacuum worker":
+                        self.result.autovacuum_pids.add(pid)
+                    if self.result.source != "pg_stat_activity":
+                        continue
+                    if btype == "client backend" and state != "active":
+                        continue  # an idle connection waits for its client: not load
+                    if etype == "Activity":
+                        continue  # a background process idling in its main loop
+                    self.result.counts[(btype or "?", etype or "CPU", event or "CPU")] += 1
+                next_at += self.interval
+                self._stop.wait(max(0.0, next_at - time.monotonic()))
+        except psycopg.Error as exc:
+            self.result.error = f"wait sampling stopped: {exc}".strip()
+
+    def stop(self) -> WaitResult:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        if self._conn is not None:
+            try:
+                if self.result.source == "pg_wait_sampling":
+                    after = _wait_profile(self._conn)
+                    for (etype, event), n in after.items():
+                        d = n - self._profile_before.get((etype, event), 0)
+                        if d > 0:
+                            self.result.counts[("all", etype, event)] += d
+            except psycopg.Error as exc:
+                self.result.error = f"pg_wait_sampling: {exc}"
+            finally:
+                self._conn.close()
+        return self.result
+
+
+def _has_extension(conn: psycopg.Connection, name: str) -> bool:
+    row = conn.execute("SELECT 1 FROM pg_extension WHERE extname = %s", (name,)).fetchone()
+    return row is not None
+
+
+def _wait_profile(conn: psycopg.Connection) -> dict[tuple[str, str], int]:
+    rows = conn.execute("SELECT coalesce(event_type, 'CPU'), coalesce(event, 'CPU'), sum(count) "
+                        "FROM pg_wait_sampling_profile GROUP BY 1, 2").fetchall()
+    return {(t, e): int(c) for t, e, c in rows}
+
+
+# -- cumulative statistics ---------------------------------------------------------------
+
+Rows = dict[str, dict[str, Any]]  # row key -> column -> value
+
+
+def _numeric(value: object) -> bool:
+    return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
+
+
+def _rows(conn: psycopg.Connection, sql: str, key: tuple[str, ...]) -> Rows:
+    cur = conn.execute(sql)
+    names = [d.name for d in cur.description or []]
+    out: Rows = {}
+    for values in cur.fetchall():
+        row = dict(zip(names, values, strict=True))
+        out["/".join(str(row.get(k)) for k in key) or "all"] = row
+    return out
+
+
+def _views(conn: psycopg.Connection) -> dict[str, tuple[str, tuple[str, ...]]]:
+    version = conn.info.server_version
+    views: dict[str, tuple[str, tuple[str, ...]]] = {
+        "database": ("SELECT * FROM pg_stat_database WHERE datname = current_database()", ()),
+        "bgwriter": ("SELECT * FROM pg_stat_bgwriter", ()),
+        "tables": ("SELECT sum(autovacuum_count) AS autovacuum_count, sum(autoanalyze_count) "
+                   "AS autoanalyze_count, sum(n_tup_upd) AS n_tup_upd, sum(n_tup_hot_upd) AS "
+                   "n_tup_hot_upd FROM pg_stat_all_tables", ()),
+    }
+    if version >= 140000:
+        views["wal"] = ("SELECT * FROM pg_stat_wal", ())
+    if version >= 160000:
+        views["io"] = ("SELECT * FROM pg_stat_io", ("backend_type", "object", "context"))
+    if version >= 170000:
+        views["checkpointer"] = ("SELECT * FROM pg_stat_checkpointer", ())
+    if _has_extension(conn, "pg_stat_statements"):
+        views["statements"] = ("SELECT * FROM pg_stat_statements WHERE dbid = (SELECT oid FROM "
+                               "pg_database WHERE datname = current_database())",
+                               ("userid", "queryid", "toplevel" if version >= 140000 else "dbid"))
+    return views
+
+
+def snapshot(conn: psycopg.Connection) -> dict[str, Rows]:
+    """Every statistics view this server has, as rows of values."""
+    out = {}
+    for name, (sql, key) in _views(conn).items():
+        try:
+            out[name] = _rows(conn, sql, key)
+        except psycopg.Error as exc:
+            log.info("statistics view %s unavailable: %s", name, exc)
+    return out
+
+
+def delta(before: dict[str, Rows], after: dict[str, Rows]) -> dict[str, Rows]:
+    """after - before for every numeric column; other columns as they are after."""
+    out: dict[str, Rows] = {}
+    for view, rows in after.items():
+        out[view] = {}
+        for key, row in rows.items():
+            old = before.get(view, {}).get(key, {})
+            changed: dict[str, Any] = {}
+            for col, value in row.items():
+                if _numeric(value):
+                    d = float(value) - float(old.get(col, 0) or 0)
+                    changed[col] = int(d) if isinstance(value, int) else d
+                elif value is not None:
+                    changed[col] = str(value)
+            out[view][key] = changed
+    if "statements" in out:  # keep the statements that did the most in the window
+        top = sorted(out["statements"].items(),
+                     key=lambda kv: -float(kv[1].get("total_exec_time") or 0))
+        out["statements"] = dict(top[:20])
+    return out
+
+
+def _one(d: dict[str, Rows], view: str) -> dict[str, Any]:
+    rows = d.get(view) or {}
+    return next(iter(rows.values()), {})
+
+
+def interpret(d: dict[str, Rows]) -> dict[str, float]:
+    """The figures teiten reports, by the column names each version uses."""
+    db, wal, bgw, ckpt, tables = (_one(d, v) for v in
+                                  ("database", "wal", "bgwriter", "checkpointer", "tables"))
+    out: dict[str, float] = {}
+    for col in ("xact_commit", "xact_rollback", "blks_hit", "blks_read", "temp_files",
+                "temp_bytes", "deadlocks", "tup_returned", "tup_fetched", "tup_updated"):
+        if col in db:
+            out[col] = float(db[col])
+    for col in ("wal_records", "wal_fpi", "wal_bytes"):
+        if col in wal:
+            out[col] = float(wal[col])
+    if ckpt:  # 17+: pg_stat_checkpointer; 18 counts completed ones in num_done
+        done = ckpt.get("num_done")
+        if done is None:
+            done = ckpt.get("num_timed", 0) + ckpt.get("num_requested", 0)
+        out["checkpoints_in_window"] = float(done)
+    elif "checkpoints_timed" in bgw:
+        out["checkpoints_in_window"] = float(bgw["checkpoints_timed"] + bgw["checkpoints_req"])
+    for col in ("autovacuum_count", "autoanalyze_count", "n_tup_upd", "n_tup_hot_upd"):
+        if tables.get(col) is not None:
+            out[col] = float(tables[col])
+    return out
