@@ -125,3 +125,18 @@ def test_no_monitors_records_none(pg17, workdir: Path) -> None:
     [row] = json.loads(run_cli("results", "--store", str(workdir / "p.db"), "--format",
                                "json").stdout)
     assert row["status"] == "ok" and row["cpu_user"] is None and row["top_waits"] == []
+
+
+def test_show_prints_everything_about_a_trial(store: Path) -> None:
+    row = next(r for r in _results(store) if r["workload"] == "contention")
+    text = run_cli("show", str(row["trial_id"]), "--store", str(store), check=True).stdout
+    for part in ("status: ok", "top waits:", "monitors (window):", "cpu_user = ",
+                 "statement latencies (ms):", "UPDATE pgbench_branches", "server log:",
+                 "pgbench stdout:"):
+        assert part in text, part
+    record = json.loads(run_cli("show", str(row["trial_id"]), "--store", str(store), "--format",
+                                "json", check=True).stdout)
+    assert record["metrics"]["wal_bytes"] == row["wal_bytes"]
+    assert "cpu.user" in record["series"] and record["details"]["stats"]["database"]
+    missing = run_cli("show", "nope", "--store", str(store))
+    assert missing.returncode == 2 and missing.stderr.startswith("teiten: error: no trial nope")

@@ -20,7 +20,7 @@ def dispatch(args: argparse.Namespace) -> int:
     handler = {
         "installs": cmd_installs, "install": cmd_install, "study": cmd_study,
         "schema": cmd_schema, "plan": cmd_plan, "run": cmd_run, "resume": cmd_resume,
-        "results": cmd_results, "report": cmd_report,
+        "results": cmd_results, "report": cmd_report, "show": cmd_show,
     }[args.command]
     return handler(args)
 
@@ -140,6 +140,18 @@ def cmd_results(args: argparse.Namespace) -> int:
     else:
         print(table(rows, ["order_index", "trial_id", "server", "workload", "clients",
                            "repetition", "status", "tps", "latency_ms_avg", "error"]))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from teiten.cli.show import render_text, trial_record
+
+    store = Store.open(args.store)
+    try:
+        record = trial_record(store, args.trial_id)
+    finally:
+        store.close()
+    print(as_json(record) if args.format == "json" else render_text(record))
     return 0
 
 

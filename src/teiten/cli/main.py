@@ -76,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--study-id", type=int)
     s.add_argument("--format", choices=("table", "json", "csv"), default="table")
 
+    s = sub.add_parser("show", help="everything known about one trial")
+    s.add_argument("trial_id", metavar="TRIAL_ID", help="from 'teiten results' (or STUDY:TRIAL)")
+    s.add_argument("--store", required=True)
+    s.add_argument("--format", choices=("text", "json"), default="text")
+
     s = sub.add_parser("report", help="write report.md and report.html for a study")
     s.add_argument("--store", required=True)
     s.add_argument("--out", required=True, metavar="DIR")

@@ -1,0 +1,79 @@
+"""``teiten show TRIAL_ID``: everything the store knows about one trial."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from teiten.cli.output import table
+from teiten.errors import UserError
+from teiten.store import Store
+
+
+def trial_record(store: Store, trial_id: str) -> dict[str, Any]:
+    """The whole trial as one JSON-able object."""
+    rows = [r for r in store.trials() if r["trial_id"] == trial_id or
+            f"{r['study_id']}:{r['trial_id']}" == trial_id]
+    if not rows:
+        raise UserError(f"no trial {trial_id} in {store.path}; 'teiten results --store "
+                        f"{store.path}' lists them")
+    if len(rows) > 1:
+        ids = ", ".join(f"{r['study_id']}:{r['trial_id']}" for r in rows)
+        raise UserError(f"trial {trial_id} is in several studies of {store.path}; give one of {ids}")
+    row = rows[0]
+    sid, tid = row["study_id"], row["trial_id"]
+    record = {k: row[k] for k in row.keys()}  # noqa: SIM118 - sqlite3.Row
+    for key in ("argv", "notes"):
+        record[key] = json.loads(row[key]) if row[key] else []
+    record["metrics"] = store.metrics(sid, tid)
+    record["top_waits"] = store.top_waits(sid, tid, n=10)
+    record["waits"] = [dict(r) for r in store.waits(sid, tid)]
+    record["progress"] = [dict(r) for r in store.progress(sid, tid)]
+    record["statements"] = [dict(r) for r in store.statements(sid, tid)]
+    record["details"] = store.details(sid, tid)
+    series: dict[str, list[list[float]]] = {}
+    for r in store.series(sid, tid):
+        series.setdefault(r["name"], []).append([r["t"], r["value"]])
+    record["series"] = series
+    for drop in ("study_id",):
+        record.pop(drop, None)
+    return record
+
+
+def render_text(rec: dict[str, Any]) -> str:
+    out = [f"trial {rec['trial_id']} of study {rec['study']}: {rec['server']} · {rec['workload']}"
+           f" · {rec['clients']} clients ({rec['threads']} threads) · repetition "
+           f"{rec['repetition']} · order {rec['order_index']}",
+           f"status: {rec['status']}" + (f" ({rec['error']})" if rec["error"] else ""),
+           f"started {rec['started_at']}, finished {rec['finished_at']}, attempts {rec['attempts']}"]
+    if rec["tps"] is not None:
+        out.append(f"TPS {rec['tps']:.1f} (without connection time), {rec['transactions']} "
+                   f"transactions, {rec['failed_transactions'] or 0} failed, measured over "
+                   f"{rec['duration_s']:.2f} s; latency {rec['latency_ms_avg']} ms "
+                   f"(stddev {rec['latency_ms_stddev']})")
+    out.append("command: " + " ".join(rec["argv"]))
+    if rec["notes"]:
+        out += ["", "notes:"] + [f"  - {n}" for n in rec["notes"]]
+    if rec["metrics"]:
+        out += ["", "monitors (window):"] + [
+            f"  {k} = {v:.0f}" if float(v).is_integer() else f"  {k} = {v:.2f}"
+            for k, v in sorted(rec["metrics"].items())]
+    if rec["top_waits"]:
+        out += ["", "top waits:", table(rec["top_waits"], ["wait_event_type", "wait_event",
+                                                            "samples", "share"])]
+    if rec["statements"]:
+        out += ["", "statement latencies (ms):", table(rec["statements"], [
+            "script_index", "line_no", "latency_ms", "failures", "command"])]
+    if rec["progress"]:
+        out += ["", "per-second progress:", table(rec["progress"], [
+            "t", "tps", "latency_ms", "latency_stddev_ms", "failed"])]
+    if rec["series"]:
+        names = sorted(rec["series"])
+        out += ["", f"system series: {len(names)} metrics, e.g. "
+                + ", ".join(n for n in names if n.startswith("cpu."))]
+    stats = rec["details"].get("stats")
+    if stats:
+        out += ["", "statistics views with deltas: " + ", ".join(sorted(stats))]
+    out += ["", "pgbench stdout:", rec["stdout"] or "(none)", "pgbench stderr:",
+            rec["stderr"] or "(none)", "server log:", rec["server_log"] or "(none)"]
+    return "\n".join(out)
