@@ -8,7 +8,10 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from teiten.report.model import Point, ReportData, ServerInfo, ServerSeries, WorkloadSection
+from teiten.report.model import Activity, Point, ReportData, ServerInfo, ServerSeries, WorkloadSection
+
+CPU_PARTS = ("user", "sys", "iowait", "idle", "steal", "irq")
+Evidence = Mapping[str, tuple[Mapping[str, float], Sequence[tuple[str, str, int]]]]
 
 
 def median(values: Sequence[float]) -> float | None:
@@ -31,6 +34,40 @@ def points(trials: Iterable[Mapping[str, Any]], server: str, workload: str,
     return out
 
 
+def activity(trials: Iterable[Mapping[str, Any]], evidence: Evidence, server: str, workload: str,
+             clients: Sequence[int], *, top: int = 6) -> tuple[Activity, ...]:
+    """Per client count, the median over repetitions of what the monitors saw.
+
+    ``evidence`` maps trial ids to (metrics, waits as (type, event, samples)).
+    """
+    out = []
+    for c in clients:
+        seen = [evidence[t["trial_id"]] for t in trials
+                if t["server"] == server and t["workload"] == workload and t["clients"] == c
+                and t["status"] == "ok" and t["trial_id"] in evidence]
+        seen = [(m, w) for m, w in seen if m]
+        if not seen:
+            continue
+        cpu = {p: median([m[f"cpu_{p}"] for m, _ in seen if f"cpu_{p}" in m]) or 0.0
+               for p in CPU_PARTS}
+        shares: dict[str, list[float]] = {}
+        for _, waits in seen:
+            total = sum(n for _, _, n in waits)
+            for etype, event, n in waits:
+                shares.setdefault(f"{etype}:{event}", []).append(n / total if total else 0.0)
+        wait_medians = {k: median(v + [0.0] * (len(seen) - len(v))) or 0.0
+                        for k, v in shares.items()}
+        ranked = sorted(wait_medians.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+        util = {role: median([m[f"{role}_device_util"] for m, _ in seen
+                              if f"{role}_device_util" in m]) or 0.0
+                for role in ("data", "wal") if any(f"{role}_device_util" in m for m, _ in seen)}
+        out.append(Activity(
+            clients=c, cpu=cpu, waits=dict(ranked), device_util=util,
+            checkpoints=int(sum(m.get("checkpoints_in_window", 0) for m, _ in seen)),
+            autovacuum=sum(1 for m, _ in seen if m.get("autovacuum_in_window", 0) > 0)))
+    return tuple(out)
+
+
 def mean_diff_pct(mine: Sequence[float | None], base: Sequence[float | None]) -> float | None:
     """Mean over the points where both exist of (mine / base - 1) * 100 (METHODS S1)."""
     diffs = [(m / b - 1) * 100 for m, b in zip(mine, base, strict=True) if m and b]
@@ -38,7 +75,8 @@ def mean_diff_pct(mine: Sequence[float | None], base: Sequence[float | None]) ->
 
 
 def section(trials: Sequence[Mapping[str, Any]], workload: str, description: str,
-            servers: Sequence[tuple[str, str]], clients: Sequence[int]) -> WorkloadSection:
+            servers: Sequence[tuple[str, str]], clients: Sequence[int],
+            evidence: Evidence | None = None) -> WorkloadSection:
     """One workload's table: ``servers`` is [(name, version)], baseline first."""
     base_pts = points(trials, servers[0][0], workload, clients)
     base_tps = [p[1] for p in base_pts]
@@ -54,6 +92,7 @@ def section(trials: Sequence[Mapping[str, Any]], workload: str, description: str
                          for (c, tps, lat, vals, ok, failed), b in zip(pts, base_tps, strict=True)),
             mean_tps_diff_pct=None if i == 0 else mean_diff_pct([p[1] for p in pts], base_tps),
             mean_latency_diff_pct=None if i == 0 else mean_diff_pct([p[2] for p in pts], base_lat),
+            activity=activity(trials, evidence or {}, name, workload, clients),
         ))
     return WorkloadSection(workload=workload, description=description, baseline=servers[0][0],
                            clients=tuple(clients), servers=tuple(series))
@@ -78,13 +117,14 @@ def server_info(row: Mapping[str, Any]) -> ServerInfo:
 
 def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
                 trials: Sequence[Mapping[str, Any]], *, store_path: str,
-                generated_at: str) -> ReportData:
+                generated_at: str, evidence: Evidence | None = None) -> ReportData:
     spec = json.loads(study["spec_json"])
     s = spec["study"]
     infos = [server_info(r) for r in servers]
     names = [(i.name, i.version) for i in infos]
     descriptions = {w["key"]: w.get("description", "") for w in spec["workloads"]}
-    sections = tuple(section(trials, w["key"], descriptions.get(w["key"], ""), names, s["clients"])
+    sections = tuple(section(trials, w["key"], descriptions.get(w["key"], ""), names, s["clients"],
+                             evidence)
                      for w in spec["workloads"])
     counts: dict[str, int] = {}
     for t in trials:
@@ -95,6 +135,15 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
             warnings.append(f"trial {t['trial_id']} ({t['server']}, {t['workload']}, "
                             f"{t['clients']} clients, repetition {t['repetition']}) "
                             f"{t['status']}: {t['error']}")
+    for t in trials:
+        m = (evidence or {}).get(t["trial_id"], ({}, []))[0]
+        if m.get("checkpoints_in_window"):
+            warnings.append(f"trial {t['trial_id']} ({t['server']}, {t['workload']}, "
+                            f"{t['clients']} clients): {int(m['checkpoints_in_window'])} "
+                            "checkpoint(s) inside the measured window")
+        if m.get("autovacuum_in_window"):
+            warnings.append(f"trial {t['trial_id']} ({t['server']}, {t['workload']}, "
+                            f"{t['clients']} clients): autovacuum ran inside the measured window")
     if counts.get("planned") or counts.get("running"):
         warnings.insert(0, f"the study is not finished: {counts.get('planned', 0)} trials "
                         "still planned; 'teiten resume' completes it")

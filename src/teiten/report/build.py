@@ -12,7 +12,12 @@ from teiten.store import Store
 
 def write_study_report(store: Store, study_id: int, out_dir: Path) -> dict[str, Path]:
     """Write report.md and report.html for one study of ``store`` into ``out_dir``."""
+    trials = [dict(r) for r in store.trials(study_id)]
+    evidence = {t["trial_id"]: (store.metrics(study_id, t["trial_id"]),
+                                [(w["wait_event_type"], w["wait_event"], w["samples"])
+                                 for w in store.waits(study_id, t["trial_id"])])
+                for t in trials}
     data = report_data(dict(store.study(study_id)), [dict(r) for r in store.servers(study_id)],
-                       [dict(r) for r in store.trials(study_id)],
-                       store_path=str(store.path.absolute()), generated_at=now())
+                       trials, store_path=str(store.path.absolute()), generated_at=now(),
+                       evidence=evidence)
     return write_report(data, out_dir)

@@ -22,12 +22,27 @@ class Point:
 
 
 @dataclass(frozen=True)
+class Activity:
+    """What the monitors saw for one server at one client count: for each figure, the
+    median over the repetitions of its mean over the measured window."""
+
+    clients: int
+    cpu: dict[str, float]             # user, sys, iowait, idle, steal, irq -> percent (sums to ~100)
+    waits: dict[str, float]           # "WaitEventType:WaitEvent" (or "CPU:CPU") -> share 0..1, largest first
+    device_util: dict[str, float]     # "data" / "wal" -> percent busy
+    checkpoints: int                  # checkpoints inside the measured windows (sum over repetitions)
+    autovacuum: int                   # trials in which autovacuum ran inside the window
+
+
+@dataclass(frozen=True)
 class ServerSeries:
     server: str
     version: str
     points: tuple[Point, ...]         # ordered by clients, one per client count of the study
     mean_tps_diff_pct: float | None   # mean over client counts of (ratio - 1) * 100; None for the baseline
     mean_latency_diff_pct: float | None
+    activity: tuple[Activity, ...] = ()  # one per client count where the monitors ran
+    profiles: tuple[tuple[int, str], ...] = ()  # (clients, relative path of a flame graph SVG)
 
 
 @dataclass(frozen=True)
