@@ -40,7 +40,9 @@ def activity(trials: Iterable[Mapping[str, Any]], evidence: Evidence, server: st
 
     ``evidence`` maps trial ids to (metrics, waits as (type, event, samples)).
     """
-    out = []
+    out: list[Activity] = []
+    if not evidence:
+        return ()
     for c in clients:
         seen = [evidence[t["trial_id"]] for t in trials
                 if t["server"] == server and t["workload"] == workload and t["clients"] == c
