@@ -12,6 +12,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	bash scripts/install-inferno.sh $(VENV)
 	touch $(STAMP)
 
 # What a fresh Debian/Ubuntu machine lacks (only acts as root; prints what it does).

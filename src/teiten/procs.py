@@ -7,6 +7,7 @@ group is killed, and the error carries the command, its exit status and the tail
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -157,6 +158,40 @@ def run(
             stderr_tail=detail,
         )
     return done
+
+
+class Background:
+    """A long-running helper process (a profiler) started with :func:`spawn`."""
+
+    def __init__(self, proc: subprocess.Popen[str], argv: list[str], what: str):
+        self.proc = proc
+        self.argv = argv
+        self.what = what
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, sig: int = signal.SIGINT, *, timeout: float = 60) -> Completed:
+        """Signal the process (SIGINT lets perf write its data), wait, and collect its
+        output; kill its group if it does not end within ``timeout``."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):  # it ended on its own
+                os.killpg(self.proc.pid, sig)
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(self.proc)
+            out, err = self.proc.communicate()
+        return Completed(self.argv, self.proc.returncode, out or "", err or "")
+
+
+def spawn(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
+          what: str | None = None) -> Background:
+    """Start ``argv`` in the background, in its own process group."""
+    argv = [str(a) for a in argv]
+    proc = _popen(argv, env=env, run_as=None, cwd=cwd, stdin=subprocess.DEVNULL,
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return Background(proc, argv, what or os.path.basename(argv[0]))
 
 
 def kill_tree(pid: int, *, grace: float = 5.0) -> list[int]:

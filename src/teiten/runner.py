@@ -27,6 +27,7 @@ from teiten.drivers import pgbench
 from teiten.errors import TeitenError, UserError
 from teiten.installs import Install, Resolution
 from teiten.monitors import MonitorResult, Monitors
+from teiten.monitors.profile import Profile, Profiler
 from teiten.plan import plan
 from teiten.servers import profiles
 from teiten.servers.base import Server
@@ -34,7 +35,7 @@ from teiten.servers.cluster import processes_in
 from teiten.servers.external import ExternalServer
 from teiten.servers.local import LocalServer, check_install
 from teiten.spec import Study, load_text
-from teiten.store import Store
+from teiten.store import Evidence, Store
 from teiten.workloads import Workload
 
 log = logging.getLogger(__name__)
@@ -261,9 +262,12 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     run = None
     error = None
     seen: MonitorResult | None = None
+    profile: Profile | None = None
+    notes: list[str] = []
     try:
         endpoint = server.begin_trial(workload, tid, prewarm=ctx.study.prewarm)
         watch = Monitors(endpoint, devices=server.devices()) if ctx.monitors else None
+        profiler = _profiler(ctx, trial, server, notes)
         if watch is not None:
             watch.start()
         try:
@@ -272,6 +276,7 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
                               duration_s=trial["planned_duration_s"])
         finally:
             seen = watch.stop() if watch is not None else None
+            profile = _stop_profiler(profiler, notes)
     except (TeitenError, psycopg.Error, OSError) as exc:
         error = f"could not start the trial: {exc}"
     except BaseException:
@@ -280,7 +285,11 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
         store.reset_interrupted(sid)
         raise
     end = server.end_trial()
-    notes = list(end.notes) + (seen.warnings if seen else [])
+    notes = list(end.notes) + (seen.warnings if seen else []) + notes
+    evidence = seen.evidence() if seen else None
+    if profile is not None:
+        evidence = evidence or Evidence([], {}, [], {})
+        evidence.details["profile"] = profile.to_json()
     if error is None and run is not None:
         error = _verdict(run, end.crashed)
     out = run.output if run is not None else None
@@ -288,12 +297,46 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     store.finish_trial(sid, tid, status=status, finished_at=now(), error=error, output=out,
                        argv=run.argv if run else [], stdout=run.stdout if run else "",
                        stderr=run.stderr if run else "", server_log=end.log, notes=notes,
-                       evidence=seen.evidence() if seen else None)
+                       evidence=evidence)
     if error:
         return status, error
     assert out is not None and out.tps is not None
     flags = "".join(f"; {w}" for w in (seen.warnings if seen else []))
     return status, f"{out.tps:.1f} tps, {out.latency_ms_avg or 0:.3f} ms{flags}"
+
+
+def _profiler(ctx: _Context, trial: Any, server: Server, notes: list[str]) -> Profiler | None:
+    """A started profiler when the study asks for a profile of this trial."""
+    spec = ctx.study.profile
+    if spec is None or not spec.wants(trial["server"], trial["workload"], trial["clients"],
+                                      trial["repetition"]):
+        return None
+    pid = server.server_pid()
+    if pid is None:
+        notes.append("profile requested, but the server does not run on this machine")
+        return None
+    try:
+        profiler = Profiler(pid, title=f"{trial['server']} · {trial['workload']} · "
+                            f"{trial['clients']} clients", event=spec.event,
+                            frequency=spec.frequency)
+        profiler.start()
+    except (TeitenError, OSError) as exc:
+        notes.append(f"profile requested, but it cannot be taken: {exc}")
+        return None
+    notes.append(f"profiled with perf ({profiler.event} at {profiler.frequency} Hz)")
+    return profiler
+
+
+def _stop_profiler(profiler: Profiler | None, notes: list[str]) -> Profile | None:
+    if profiler is None:
+        return None
+    try:
+        profile = profiler.stop()
+    except (TeitenError, OSError) as exc:
+        notes.append(f"the profile failed: {exc}")
+        return None
+    notes.extend(profile.notes)
+    return profile
 
 
 def _verdict(run: pgbench.PgbenchRun, crashed: str | None) -> str | None:

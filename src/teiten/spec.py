@@ -148,6 +148,33 @@ class WorkloadSpec(_Model):
         return Path(self.script).stem
 
 
+class ProfilePoint(_Model):
+    """Which points to profile; a key left out matches every value."""
+
+    server: str | None = None
+    workload: str | None = None
+    clients: Annotated[int, Field(ge=1)] | None = None
+
+
+class ProfileSpec(_Model):
+    """perf profiles of the server during the measured window of chosen trials."""
+
+    points: list[ProfilePoint] = Field(
+        default_factory=lambda: [ProfilePoint()],
+        description="the (server, workload, clients) points to profile; default: all")
+    repetition: Annotated[int, Field(ge=1)] = Field(
+        1, description="which repetition of each point is profiled (the others are not, so "
+        "that the profiler's own cost stays out of the medians' other samples)")
+    event: str = Field("auto", description="perf event; auto: cycles where the hardware "
+                       "counts them, else the cpu-clock software event")
+    frequency: Annotated[int, Field(ge=1, le=20000)] = 99
+
+    def wants(self, server: str, workload: str, clients: int, repetition: int) -> bool:
+        return repetition == self.repetition and any(
+            (p.server in (None, server)) and (p.workload in (None, workload))
+            and (p.clients in (None, clients)) for p in self.points)
+
+
 class Study(_Model):
     """A study: servers x workloads x clients x repetitions, run in a seeded order."""
 
@@ -166,6 +193,8 @@ class Study(_Model):
     prewarm: bool = Field(True, description="pg_prewarm the workload's relations before each trial")
     connect: Literal["socket", "tcp"] = Field(
         "socket", description="how pgbench reaches local clusters: unix socket or TCP loopback")
+    profile: ProfileSpec | None = Field(
+        None, description="take perf profiles (flame graphs) of chosen points")
 
     @field_validator("workloads", mode="before")
     @classmethod
@@ -261,7 +290,8 @@ def _model_for(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
         if info is None:
             return None
         ann = str(info.annotation)
-        model = next((m for m in (ServerSpec, WorkloadSpec, InitdbOptions, ScriptRef)
+        model = next((m for m in (ServerSpec, WorkloadSpec, InitdbOptions, ScriptRef,
+                                  ProfilePoint, ProfileSpec)
                       if m.__name__ in ann), None)
     return model
 
@@ -335,6 +365,19 @@ def _check_unique_names(loaded: LoadedStudy) -> None:
                                    f"'{name}' is already used by {section}[{first[name]}]; "
                                    "give each one a name of its own")
             first[name] = i
+    if study.profile is not None:
+        known = {"server": {s.name for s in study.servers},
+                 "workload": {w.key for w in study.workloads}}
+        for i, point in enumerate(study.profile.points):
+            for key in ("server", "workload"):
+                value = getattr(point, key)
+                if value is not None and value not in known[key]:
+                    raise loaded.error(("profile", "points", i, key),
+                                       f"profile.points[{i}].{key}: no {key} named '{value}' in "
+                                       f"this study ({', '.join(sorted(known[key]))})")
+        if study.profile.repetition > study.repetitions:
+            raise loaded.error(("profile", "repetition"), f"profile.repetition: the study has "
+                               f"only {study.repetitions} repetitions")
 
 
 def load_text(text: str, path: str) -> LoadedStudy:

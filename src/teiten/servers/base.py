@@ -63,5 +63,9 @@ class Server(Protocol):
         """The block devices of the current trial's data and WAL ({} when unknown)."""
         ...
 
+    def server_pid(self) -> int | None:
+        """The postmaster of the current trial, when it runs on this machine."""
+        ...
+
     def close(self) -> None:
         """Stop everything and remove what teiten created. Safe to call twice."""

@@ -135,6 +135,9 @@ class ExternalServer:
     def devices(self) -> dict[str, str]:
         return {}  # the server's disks are not visible from here
 
+    def server_pid(self) -> int | None:
+        return None
+
     def describe(self) -> dict[str, object]:
         return self.description or {}
 

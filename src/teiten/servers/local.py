@@ -150,6 +150,9 @@ class LocalServer:
                  "wal": device_of((cluster.data / "pg_wal").resolve())}
         return {role: dev for role, dev in found.items() if dev}
 
+    def server_pid(self) -> int | None:
+        return self.current.cluster.postmaster_pid() if self.current else None
+
     def describe(self) -> dict[str, object]:
         return self.description or {"version": self.install.version}
 

@@ -1,0 +1,181 @@
+"""Profiles of the server during the measured window: ``perf record`` of the postmaster
+and every process it forks, folded stacks, and flame graphs (METHODS S1 2021: where two
+versions differ most, a FlameGraph of each explains why).
+
+Flame graphs are drawn by inferno (the maintained Rust port of Brendan Gregg's
+FlameGraph scripts: inferno-collapse-perf, inferno-flamegraph, inferno-diff-folded);
+`make` installs it into the virtualenv with cargo. On a virtual machine hardware events
+are usually "not supported": teiten then samples the software cpu-clock event. When
+neither perf nor inferno is usable, the trial says so in its notes, never silently.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from teiten import procs
+from teiten.errors import ProcessError, TeitenError
+from teiten.waiting import wait_until
+
+FREQUENCY = 99  # Hz: not a multiple of common timer frequencies (Brendan Gregg's advice)
+
+
+class ProfileUnavailable(TeitenError):
+    """perf cannot profile here; the message says why and what would fix it."""
+
+
+def tool(name: str) -> str | None:
+    """A program from PATH, or from the bin directory of teiten's own Python (where
+    `make` installs inferno into the virtualenv). ``$TEITEN_PERF`` names perf itself."""
+    if name == "perf" and os.environ.get("TEITEN_PERF"):
+        return shutil.which(os.environ["TEITEN_PERF"])
+    return shutil.which(name) or shutil.which(name, path=os.path.dirname(sys.executable))
+
+
+@cache
+def perf_event(wanted: str = "auto") -> str:
+    """The perf event to sample: hardware cycles where supported, else cpu-clock."""
+    perf = tool("perf")
+    if perf is None:
+        raise ProfileUnavailable("perf is not installed (Debian: apt-get install linux-perf)")
+    if wanted != "auto":
+        return wanted
+    try:
+        done = procs.run([perf, "stat", "-e", "cycles", "true"], timeout=30, check=False)
+    except ProcessError as exc:
+        raise ProfileUnavailable(f"perf does not run: {exc}") from exc
+    supported = done.returncode == 0 and "not supported" not in done.stderr \
+        and "<not counted>" not in done.stderr
+    return "cycles" if supported else "cpu-clock"
+
+
+@dataclass
+class Profile:
+    event: str
+    frequency: int
+    samples: int
+    folded: str                       # one "frame;frame;frame count" line per stack
+    svg: str | None = None            # the flame graph, when inferno is there
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {"event": self.event, "frequency": self.frequency, "samples": self.samples,
+                "folded": self.folded, "svg": self.svg, "notes": self.notes}
+
+
+class Profiler:
+    """``perf record --call-graph dwarf -p POSTMASTER``: child processes forked after the
+    start (the backends of the benchmark's clients) are followed."""
+
+    def __init__(self, pid: int, *, title: str, event: str = "auto", frequency: int = FREQUENCY):
+        self.pid = pid
+        self.title = title
+        self.event = perf_event(event)
+        self.frequency = frequency
+        self.dir = Path(tempfile.mkdtemp(prefix="teiten-perf-"))
+        self.data = self.dir / "perf.data"
+        self._perf: procs.Background | None = None
+
+    def start(self, *, timeout: float = 30) -> None:
+        """Start perf and return once it is attached and sampling.
+
+        perf follows only the children forked *after* it attached, and pgbench's clients
+        connect (fork their backends) at once: so perf starts disabled, and teiten enables
+        it through perf's control FIFO and waits for the acknowledgement.
+        """
+        perf = tool("perf")
+        assert perf is not None
+        ctl, ack = self.dir / "ctl", self.dir / "ack"
+        os.mkfifo(ctl)
+        os.mkfifo(ack)
+        # PostgreSQL is built without frame pointers: unwind with DWARF.
+        self._perf = procs.spawn([perf, "record", "-e", self.event, "-F", str(self.frequency),
+                                  "--call-graph", "dwarf,16384", "-p", str(self.pid),
+                                  "-D", "-1", "--control", f"fifo:{ctl},{ack}",
+                                  "-o", str(self.data)], what="perf record")
+        perf_proc = self._perf
+
+        def open_ctl() -> int | None:
+            if not perf_proc.alive():
+                raise ProfileUnavailable(
+                    f"perf record ended at once: {procs.tail(perf_proc.stop().stderr)}")
+            try:  # ENXIO until perf has opened its end of the FIFO
+                return os.open(ctl, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                return None
+
+        fd = wait_until(open_ctl, timeout=timeout, what="perf to open its control FIFO",
+                        error=ProfileUnavailable)
+        ack_fd = os.open(ack, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            os.write(fd, b"enable\n")
+            reply = b""
+
+            def acked() -> bool:
+                nonlocal reply
+                with contextlib.suppress(BlockingIOError):
+                    reply += os.read(ack_fd, 64)
+                return b"ack" in reply
+
+            wait_until(acked, timeout=timeout, what="perf to start sampling",
+                       error=ProfileUnavailable)
+        finally:
+            os.close(fd)
+            os.close(ack_fd)
+
+    def stop(self) -> Profile:
+        assert self._perf is not None
+        try:
+            done = self._perf.stop()
+            if not self.data.is_file():
+                raise ProfileUnavailable(f"perf record wrote nothing: {procs.tail(done.stderr)}")
+            return self._fold()
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _fold(self) -> Profile:
+        perf = tool("perf")
+        assert perf is not None
+        script = procs.run([perf, "script", "-i", str(self.data)], timeout=600, what="perf script")
+        collapse = tool("inferno-collapse-perf")
+        if collapse is None:
+            return Profile(self.event, self.frequency, script.stdout.count("\n\n"), "",
+                           notes=["inferno is not installed (make installs it: cargo install "
+                                  "inferno): no folded stacks or flame graph"])
+        folded = procs.run([collapse], input=script.stdout, timeout=600, what="collapse").stdout
+        # perf script prints one block per sample, separated by blank lines.
+        samples = sum(1 for block in script.stdout.split("\n\n") if block.strip())
+        return Profile(self.event, self.frequency, samples, folded,
+                       svg=flamegraph(folded, title=self.title))
+
+
+def flamegraph(folded: str, *, title: str) -> str | None:
+    """An interactive SVG flame graph of folded stacks (inferno-flamegraph)."""
+    draw = tool("inferno-flamegraph")
+    if draw is None or not folded.strip():
+        return None
+    return procs.run([draw, "--title", title, "--hash"], input=folded, timeout=300,
+                     what="inferno-flamegraph").stdout
+
+
+def diff_flamegraph(before: str, after: str, *, title: str) -> str | None:
+    """A differential flame graph: the shape of ``after``, coloured by the change from
+    ``before`` (red grew, blue shrank), as inferno-diff-folded draws it."""
+    diff, draw = tool("inferno-diff-folded"), tool("inferno-flamegraph")
+    if diff is None or draw is None or not before.strip() or not after.strip():
+        return None
+    with tempfile.TemporaryDirectory(prefix="teiten-diff-") as tmp:
+        a, b = Path(tmp) / "before.folded", Path(tmp) / "after.folded"
+        a.write_text(before)
+        b.write_text(after)
+        # -n normalises the sample counts, so that profiles of different lengths compare.
+        folded = procs.run([diff, "-n", str(a), str(b)], timeout=300, what="diff-folded").stdout
+    return procs.run([draw, "--title", title], input=folded, timeout=300,
+                     what="inferno-flamegraph").stdout
