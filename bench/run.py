@@ -1,11 +1,12 @@
 """``make bench`` (python -m bench.run): every benchmark of teiten itself, with its figures.
 
-Each one also runs alone: python -m bench.overhead, bench.snapshot, bench.orchestration.
+Each one also runs alone: python -m bench.overhead, bench.snapshot, bench.orchestration,
+bench.monitors.
 """
 
 from __future__ import annotations
 
-from bench import orchestration, overhead, snapshot
+from bench import monitors, orchestration, overhead, snapshot
 
 if __name__ == "__main__":
     print("== harness overhead ==", flush=True)
@@ -14,3 +15,5 @@ if __name__ == "__main__":
     snapshot.main()
     print("== orchestration ==", flush=True)
     orchestration.main()
+    print("== monitor overhead ==", flush=True)
+    monitors.main()
