@@ -8,7 +8,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from tests.conftest import run_cli
 
 STUDY = """

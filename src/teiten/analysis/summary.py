@@ -76,9 +76,13 @@ def mean_diff_pct(mine: Sequence[float | None], base: Sequence[float | None]) ->
     return sum(diffs) / len(diffs) if diffs else None
 
 
+Graphs = Mapping[tuple[str, str, int], str]  # (server, workload, clients) -> relative path
+
+
 def section(trials: Sequence[Mapping[str, Any]], workload: str, description: str,
             servers: Sequence[tuple[str, str]], clients: Sequence[int],
-            evidence: Evidence | None = None) -> WorkloadSection:
+            evidence: Evidence | None = None, graphs: Graphs | None = None,
+            diffs: Graphs | None = None) -> WorkloadSection:
     """One workload's table: ``servers`` is [(name, version)], baseline first."""
     base_pts = points(trials, servers[0][0], workload, clients)
     base_tps = [p[1] for p in base_pts]
@@ -95,6 +99,10 @@ def section(trials: Sequence[Mapping[str, Any]], workload: str, description: str
             mean_tps_diff_pct=None if i == 0 else mean_diff_pct([p[1] for p in pts], base_tps),
             mean_latency_diff_pct=None if i == 0 else mean_diff_pct([p[2] for p in pts], base_lat),
             activity=activity(trials, evidence or {}, name, workload, clients),
+            profiles=tuple((c, p) for (s, w, c), p in sorted((graphs or {}).items())
+                           if s == name and w == workload),
+            profile_diffs=tuple((c, p) for (s, w, c), p in sorted((diffs or {}).items())
+                                if s == name and w == workload),
         ))
     return WorkloadSection(workload=workload, description=description, baseline=servers[0][0],
                            clients=tuple(clients), servers=tuple(series))
@@ -119,14 +127,15 @@ def server_info(row: Mapping[str, Any]) -> ServerInfo:
 
 def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
                 trials: Sequence[Mapping[str, Any]], *, store_path: str,
-                generated_at: str, evidence: Evidence | None = None) -> ReportData:
+                generated_at: str, evidence: Evidence | None = None,
+                graphs: Graphs | None = None, diffs: Graphs | None = None) -> ReportData:
     spec = json.loads(study["spec_json"])
     s = spec["study"]
     infos = [server_info(r) for r in servers]
     names = [(i.name, i.version) for i in infos]
     descriptions = {w["key"]: w.get("description", "") for w in spec["workloads"]}
     sections = tuple(section(trials, w["key"], descriptions.get(w["key"], ""), names, s["clients"],
-                             evidence)
+                             evidence, graphs, diffs)
                      for w in spec["workloads"])
     counts: dict[str, int] = {}
     for t in trials:

@@ -14,6 +14,19 @@ import html
 from pathlib import Path
 
 from teiten import __version__
+from teiten.report.activity import (
+    ACTIVITY_HEADING,
+    DEVICE_HEADING,
+    PROFILES_HEADING,
+    WINDOW_HEADING,
+    WINDOW_NOTE,
+    DeviceTable,
+    cpu_bars,
+    device_table,
+    has_activity,
+    profile_links,
+    wait_bars,
+)
 from teiten.report.markdown import (
     CLIENTS_HEADING,
     METRIC_HEADINGS,
@@ -47,6 +60,7 @@ h1 { font-size: 1.7rem; margin: 0.2rem 0 0.4rem; }
 h2 { font-size: 1.3rem; margin: 2.2rem 0 0.6rem; padding-bottom: 0.25rem;
   border-bottom: 2px solid #e4e6ea; }
 h3 { font-size: 1.05rem; margin: 1.4rem 0 0.5rem; }
+h4 { font-size: 0.95rem; margin: 1rem 0 0.4rem; }
 p.lead { color: #444; margin-top: 0; }
 nav ul { list-style: none; padding: 0; margin: 0.5rem 0; display: flex; flex-wrap: wrap;
   gap: 6px 16px; }
@@ -64,6 +78,14 @@ td.better { background: #e3f4e8; color: #14532d; }
 td.worse { background: #fbe5e2; color: #7f1d1d; }
 td.same { background: #f4f4f5; }
 td.missing { color: #888; }
+table.device td { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.device th { text-align: center; }
+table.device tbody th { text-align: right; background: #fafbfc; }
+table.device td.violation { background: #fbe5e2; color: #7f1d1d; font-weight: 600; text-align: left; }
+table.device td.clean { color: #888; text-align: left; }
+p.violation { background: #fbe5e2; color: #7f1d1d; border-left: 4px solid #d55e00;
+  padding: 6px 12px; font-size: 0.9rem; }
+ul.profiles { margin: 0.3rem 0; padding-left: 1.4rem; }
 span.failed { color: #b45309; font-size: 0.85em; }
 span.sub { display: block; font-weight: 400; color: #666; font-size: 0.85em; }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; margin: 0.8rem 0; }
@@ -177,8 +199,62 @@ def _section(section: WorkloadSection, index: int) -> list[str]:
         if line is not None:
             out.append(f'<p class="diff">{e(line)}</p>')
     out.append(f'<p class="note">{e(RATIO_NOTE)}</p>')
+    if has_activity(section):
+        out += _activity(section)
     out.append("</section>")
     return out
+
+
+def _activity(section: WorkloadSection) -> list[str]:
+    """The "System and database activity" subsection: bar charts, device table, flame graphs."""
+    e = _e
+    out = [f"<h3>{e(ACTIVITY_HEADING)}</h3>"]
+    if any(s.activity for s in section.servers):
+        out.append('<div class="charts">')
+        out += [f"<figure>{svg}</figure>" for svg in (cpu_bars(section), wait_bars(section))]
+        out.append("</div>")
+        table = device_table(section)
+        out.append(f"<h4>{e(DEVICE_HEADING)}</h4>")
+        if table.devices or table.has_violations:
+            out.append(_device_table(table))
+        else:
+            out.append("<p>No device statistics recorded.</p>")
+        if table.has_violations:
+            out.append(f'<p class="violation">{e(WINDOW_NOTE)}</p>')
+    links = profile_links(section)
+    if links:
+        out.append(f"<h4>{e(PROFILES_HEADING)}</h4>")
+        out.append('<ul class="profiles">')
+        out += [f'<li><a href="{e(href)}">{e(text)}</a></li>' for text, href in links]
+        out.append("</ul>")
+    return out
+
+
+def _device_table(table: DeviceTable) -> str:
+    e = _e
+    n_dev = len(table.devices)
+    out = ['<table class="device">', "<thead>", "<tr>"]
+    out.append(f'<th rowspan="2" scope="col">{e(CLIENTS_HEADING)}</th>')
+    out += [f'<th colspan="{n_dev}" scope="colgroup">{e(s)}</th>' for s in table.servers if n_dev]
+    if table.has_violations:
+        out.append(f'<th rowspan="2" scope="col">{e(WINDOW_HEADING)}</th>')
+    out += ["</tr>", "<tr>"]
+    out += [f'<th scope="col">{e(d)}</th>' for _ in table.servers for d in table.devices]
+    out += ["</tr>", "</thead>", "<tbody>"]
+    for clients, cells, violations in table.rows:
+        out.append(f'<tr><th scope="row">{clients}</th>')
+        out += [f'<td{_missing(c)}>{e(c)}</td>' for c in cells]
+        if violations:
+            out.append(f'<td class="violation">⚠ {e(violations)}</td>')
+        elif table.has_violations:
+            out.append('<td class="clean">none</td>')
+        out.append("</tr>")
+    out += ["</tbody>", "</table>"]
+    return "\n".join(out)
+
+
+def _missing(cell: str) -> str:
+    return ' class="missing"' if cell == MISSING else ""
 
 
 def _metric_table(table: MetricTable) -> str:

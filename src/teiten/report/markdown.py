@@ -19,6 +19,20 @@ from typing import Literal
 from urllib.parse import quote
 
 from teiten import __version__
+from teiten.report.activity import (
+    ACTIVITY_HEADING,
+    CPU_HEADING,
+    DEVICE_HEADING,
+    PROFILES_HEADING,
+    WAITS_HEADING,
+    WINDOW_HEADING,
+    WINDOW_NOTE,
+    cpu_bars,
+    device_table,
+    has_activity,
+    profile_links,
+    wait_bars,
+)
 from teiten.report.model import Point, ReportData, ServerInfo, ServerSeries, WorkloadSection
 from teiten.report.svg import workload_charts
 
@@ -181,7 +195,10 @@ def chart_stems(data: ReportData) -> list[str]:
 
 
 def render_markdown(data: ReportData, out_dir: Path) -> Path:
-    """Write ``out_dir/report.md`` and ``out_dir/charts/<workload>-{tps,latency}.svg``."""
+    """Write ``out_dir/report.md`` and ``out_dir/charts/<workload>-{tps,latency}.svg``.
+
+    Workloads with monitor data also get ``charts/<workload>-{cpu,waits}.svg``.
+    """
     charts_dir = out_dir / "charts"
     charts_dir.mkdir(parents=True, exist_ok=True)
     lines = [f"# {md(data.title)}", ""]
@@ -213,6 +230,8 @@ def render_markdown(data: ReportData, out_dir: Path) -> Path:
             if line is not None:
                 lines += ["", md(line)]
         lines += ["", f"*{RATIO_NOTE}*"]
+        if has_activity(section):
+            lines += _activity_lines(section, stem, charts_dir)
 
     lines += ["", "## Machine fingerprint", ""]
     rows = fingerprint_rows(data)
@@ -236,6 +255,40 @@ def md(text: str) -> str:
     text = " ".join(text.splitlines())
     text = re.sub(r"([\\`*_\[\]|~])", r"\\\1", text)
     return html.escape(text, quote=False)
+
+
+def _activity_lines(section: WorkloadSection, stem: str, charts_dir: Path) -> list[str]:
+    """The "System and database activity" subsection: bar charts, device table, flame graphs."""
+    lines = ["", f"### {ACTIVITY_HEADING}"]
+    if any(s.activity for s in section.servers):
+        lines.append("")
+        for kind, heading, svg in (("cpu", CPU_HEADING, cpu_bars(section)),
+                                   ("waits", WAITS_HEADING, wait_bars(section))):
+            name = f"{stem}-{kind}.svg"
+            (charts_dir / name).write_text(svg + "\n", encoding="utf-8")
+            lines.append(f"![{md(f'{section.workload}: {heading}')}](charts/{quote(name)})")
+        table = device_table(section)
+        lines += ["", f"#### {DEVICE_HEADING}", ""]
+        header = [CLIENTS_HEADING, *(f"{md(s)} {d}" for s in table.servers for d in table.devices)]
+        if table.has_violations:
+            header.append(WINDOW_HEADING)
+        body = []
+        for clients, cells, violations in table.rows:
+            row = [str(clients), *cells]
+            if table.has_violations:
+                row.append(f"**⚠ {md(violations)}**" if violations else "none")
+            body.append(row)
+        if len(header) > 1:
+            lines += _table(header, body, numeric=True)
+        else:
+            lines.append("No device statistics recorded.")
+        if table.has_violations:
+            lines += ["", f"**⚠ {WINDOW_NOTE}**"]
+    links = profile_links(section)
+    if links:
+        lines += ["", f"#### {PROFILES_HEADING}", ""]
+        lines += [f"- [{md(text)}]({href})" for text, href in links]
+    return lines
 
 
 def _metric_lines(table: MetricTable) -> list[str]:

@@ -43,6 +43,7 @@ class ServerSeries:
     mean_latency_diff_pct: float | None
     activity: tuple[Activity, ...] = ()  # one per client count where the monitors ran
     profiles: tuple[tuple[int, str], ...] = ()  # (clients, relative path of a flame graph SVG)
+    profile_diffs: tuple[tuple[int, str], ...] = ()  # (clients, differential graph vs the baseline)
 
 
 @dataclass(frozen=True)

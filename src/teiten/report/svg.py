@@ -71,11 +71,11 @@ def line_chart(
 
     out: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{_esc(title)}" '
-        f'font-family="{_esc(FONT)}" font-size="12" fill="{TEXT}">',
-        f"<title>{_esc(title)}</title>",
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{esc(title)}" '
+        f'font-family="{esc(FONT)}" font-size="12" fill="{TEXT}">',
+        f"<title>{esc(title)}</title>",
         f'<rect width="{width}" height="{height}" fill="#FFFFFF"/>',
-        f'<text x="12" y="22" font-size="15" font-weight="600">{_esc(title)}</text>',
+        f'<text x="12" y="22" font-size="15" font-weight="600">{esc(title)}</text>',
     ]
 
     legend, legend_bottom = _legend([name for name, _ in series], width, top=34)
@@ -85,7 +85,7 @@ def line_chart(
     y_top = y_ticks[-1]
     tick_decimals = _decimals(y_ticks[1] - y_ticks[0])
     y_texts = [f"{t:,.{tick_decimals}f}" for t in y_ticks]
-    left = 30 + max(_text_width(t, 11) for t in y_texts) + 8
+    left = 30 + max(text_width(t, 11) for t in y_texts) + 8
     right = width - 16
     top = legend_bottom + 12
     bottom = height - 46
@@ -106,41 +106,41 @@ def line_chart(
 
     # Grid and y axis.
     for tick, text in zip(y_ticks, y_texts, strict=True):
-        ty = _n(ypos(tick))
-        out.append(f'<line x1="{_n(left)}" y1="{ty}" x2="{_n(right)}" y2="{ty}" stroke="{GRID}"/>')
+        ty = coord(ypos(tick))
+        out.append(f'<line x1="{coord(left)}" y1="{ty}" x2="{coord(right)}" y2="{ty}" stroke="{GRID}"/>')
         out.append(
-            f'<text x="{_n(left - 6)}" y="{ty}" dy="4" text-anchor="end" font-size="11" '
-            f'fill="{MUTED}">{_esc(text)}</text>'
+            f'<text x="{coord(left - 6)}" y="{ty}" dy="4" text-anchor="end" font-size="11" '
+            f'fill="{MUTED}">{esc(text)}</text>'
         )
     out.append(
-        f'<line x1="{_n(left)}" y1="{_n(bottom)}" x2="{_n(right)}" y2="{_n(bottom)}" '
+        f'<line x1="{coord(left)}" y1="{coord(bottom)}" x2="{coord(right)}" y2="{coord(bottom)}" '
         f'stroke="{AXIS}"/>'
     )
-    mid_y = _n((top + bottom) / 2)
+    mid_y = coord((top + bottom) / 2)
     out.append(
         f'<text x="16" y="{mid_y}" transform="rotate(-90 16 {mid_y})" text-anchor="middle" '
-        f'fill="{MUTED}">{_esc(y_label)}</text>'
+        f'fill="{MUTED}">{esc(y_label)}</text>'
     )
 
     # x axis: a tick at every x given, a label where it does not collide with the last one.
     for x in xs:
-        px = _n(xpos(x))
+        px = coord(xpos(x))
         out.append(
-            f'<line x1="{px}" y1="{_n(bottom)}" x2="{px}" y2="{_n(bottom + 4)}" stroke="{AXIS}"/>'
+            f'<line x1="{px}" y1="{coord(bottom)}" x2="{px}" y2="{coord(bottom + 4)}" stroke="{AXIS}"/>'
         )
     for x in _labelled_ticks(xs, xpos):
         out.append(
-            f'<text x="{_n(xpos(x))}" y="{_n(bottom + 17)}" text-anchor="middle" font-size="11" '
-            f'fill="{MUTED}">{_esc(format_number(x))}</text>'
+            f'<text x="{coord(xpos(x))}" y="{coord(bottom + 17)}" text-anchor="middle" font-size="11" '
+            f'fill="{MUTED}">{esc(format_number(x))}</text>'
         )
     x_caption = f"{x_label} (log scale)" if log_x else x_label
     out.append(
-        f'<text x="{_n((left + right) / 2)}" y="{_n(height - 10)}" text-anchor="middle" '
-        f'fill="{MUTED}">{_esc(x_caption)}</text>'
+        f'<text x="{coord((left + right) / 2)}" y="{coord(height - 10)}" text-anchor="middle" '
+        f'fill="{MUTED}">{esc(x_caption)}</text>'
     )
     if not ys:
         out.append(
-            f'<text x="{_n((left + right) / 2)}" y="{_n((top + bottom) / 2)}" '
+            f'<text x="{coord((left + right) / 2)}" y="{coord((top + bottom) / 2)}" '
             f'text-anchor="middle" fill="{MUTED}">no data</text>'
         )
 
@@ -224,17 +224,17 @@ def _legend(names: list[str], width: int, *, top: float) -> tuple[list[str], flo
     out: list[str] = []
     x, row = 12.0, 0
     for i, name in enumerate(names):
-        item = 30 + _text_width(name, 12)
+        item = 30 + text_width(name, 12)
         if x > 12 and x + item > width - 12:
             x, row = 12.0, row + 1
         y = top + row * 18 + 8
         colour = _colour(i)
         out.append(
-            f'<line x1="{_n(x)}" y1="{_n(y)}" x2="{_n(x + 22)}" y2="{_n(y)}" '
+            f'<line x1="{coord(x)}" y1="{coord(y)}" x2="{coord(x + 22)}" y2="{coord(y)}" '
             f'stroke="{colour}" stroke-width="2"/>'
         )
         out.append(f'<g fill="{colour}">{_shape(SHAPES[i % len(SHAPES)], x + 11, y)}</g>')
-        out.append(f'<text x="{_n(x + 28)}" y="{_n(y)}" dy="4">{_esc(name)}</text>')
+        out.append(f'<text x="{coord(x + 28)}" y="{coord(y)}" dy="4">{esc(name)}</text>')
         x += item + 18
     rows = row + 1 if names else 0
     return out, top + rows * 18
@@ -244,7 +244,7 @@ def _labelled_ticks(xs: list[float], xpos: Callable[[float], float]) -> list[flo
     """The x values whose labels fit without overlapping, always keeping the first and last."""
     kept: list[tuple[float, float, float]] = []  # (x, left edge, right edge)
     for x in xs:
-        half = _text_width(format_number(x), 11) / 2 + 3
+        half = text_width(format_number(x), 11) / 2 + 3
         centre = xpos(x)
         if kept and centre - half < kept[-1][2]:
             if x == xs[-1] and len(kept) > 1:
@@ -266,14 +266,14 @@ def _path(points: list[tuple[float, float | None]]) -> str:
         else:
             segments[-1].append((x, y))
     return " ".join(
-        "M" + " L".join(f"{_n(x)} {_n(y)}" for x, y in seg) for seg in segments if len(seg) >= 2
+        "M" + " L".join(f"{coord(x)} {coord(y)}" for x, y in seg) for seg in segments if len(seg) >= 2
     )
 
 
 def _marker(shape: str, x: float, y: float, hover: str) -> str:
     tag, attrs = _shape_parts(shape, x, y, size=4.5)
     # The <title> child is what browsers show on hover.
-    return f"<{tag} {attrs}><title>{_esc(hover)}</title></{tag}>"
+    return f"<{tag} {attrs}><title>{esc(hover)}</title></{tag}>"
 
 
 def _shape(shape: str, x: float, y: float) -> str:
@@ -285,7 +285,7 @@ def _shape_parts(shape: str, x: float, y: float, *, size: float) -> tuple[str, s
     """The element name and attributes of a marker of ``shape`` centred on (x, y)."""
     if shape == "square":
         s = size * 0.9
-        return "rect", f'x="{_n(x - s)}" y="{_n(y - s)}" width="{_n(2 * s)}" height="{_n(2 * s)}"'
+        return "rect", f'x="{coord(x - s)}" y="{coord(y - s)}" width="{coord(2 * s)}" height="{coord(2 * s)}"'
     if shape == "diamond":
         s = size * 1.25
         pts = [(x, y - s), (x + s, y), (x, y + s), (x - s, y)]
@@ -293,8 +293,8 @@ def _shape_parts(shape: str, x: float, y: float, *, size: float) -> tuple[str, s
         s = size * 1.2
         pts = [(x, y - s), (x + s, y + s * 0.8), (x - s, y + s * 0.8)]
     else:
-        return "circle", f'cx="{_n(x)}" cy="{_n(y)}" r="{_n(size)}"'
-    return "polygon", f'points="{" ".join(f"{_n(px)},{_n(py)}" for px, py in pts)}"'
+        return "circle", f'cx="{coord(x)}" cy="{coord(y)}" r="{coord(size)}"'
+    return "polygon", f'points="{" ".join(f"{coord(px)},{coord(py)}" for px, py in pts)}"'
 
 
 def _colour(i: int) -> str:
@@ -305,18 +305,18 @@ def _decimals(step: float) -> int:
     return max(0, -math.floor(math.log10(step) + 1e-9))
 
 
-def _n(v: float) -> str:
+def coord(v: float) -> str:
     """A coordinate with one decimal and no ``-0``: stable text for the same input."""
     text = f"{v:.1f}".removesuffix(".0")
     return "0" if text == "-0" else text
 
 
-def _text_width(text: str, size: float) -> float:
+def text_width(text: str, size: float) -> float:
     """Rough rendered width: 0.6 em per narrow character, 1 em per wide (CJK) one."""
     return sum(size if unicodedata.east_asian_width(c) in "WF" else size * 0.6 for c in text)
 
 
-def _esc(text: str) -> str:
+def esc(text: str) -> str:
     """Escape for XML text and attributes, dropping the control characters XML 1.0 forbids."""
     clean = "".join(c for c in text if c >= " " or c in "\t\n\r")
     return html.escape(clean, quote=True)
