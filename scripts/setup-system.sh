@@ -14,6 +14,11 @@ fi
 need=()
 command -v setfacl >/dev/null || need+=(acl)
 command -v ps >/dev/null || need+=(procps)
+# The wait-event monitor uses pg_wait_sampling where a server preloads it; the tests try it
+# on the system's PostgreSQL 15.
+if [ -x /usr/lib/postgresql/15/bin/postgres ] && [ ! -f /usr/lib/postgresql/15/lib/pg_wait_sampling.so ]; then
+  need+=(postgresql-15-pg-wait-sampling)
+fi
 if [ "${TEITEN_NO_BROWSER:-}" = "" ]; then
   command -v chromium >/dev/null || need+=(chromium)
   [ -d /usr/share/fonts/opentype/noto ] || need+=(fonts-noto-cjk)

@@ -139,3 +139,27 @@ def test_show_prints_everything_about_a_trial(store: Path) -> None:
     assert "cpu.user" in record["series"] and record["details"]["stats"]["database"]
     missing = run_cli("show", "nope", "--store", str(store))
     assert missing.returncode == 2 and missing.stderr.startswith("teiten: error: no trial nope")
+
+
+def test_pg_wait_sampling_and_pg_stat_statements_when_preloaded(workdir: Path) -> None:
+    from teiten.installs import find_all
+
+    pg15 = next((i for i in find_all() if i.major == 15 and i.origin == "system"), None)
+    if pg15 is None or not (pg15.bindir.parent / "lib" / "pg_wait_sampling.so").is_file():
+        pytest.skip("pg_wait_sampling for the system's PostgreSQL 15 is not installed")
+    study = workdir / "ws.yaml"
+    study.write_text("study: ws\nservers:\n  - name: pg15\n    install: '15'\n    settings: "
+                     "{shared_preload_libraries: 'pg_wait_sampling,pg_stat_statements'}\n"
+                     "workloads: [tpcb-like]\nscale: 1\nclients: [4]\nduration: 2s\n"
+                     "repetitions: 1\n")
+    store = workdir / "ws.db"
+    done = run_cli("run", str(study), "--store", str(store), "--no-report")
+    assert done.returncode == 0, done.stderr
+    [row] = _results(store)
+    with sqlite3.connect(store) as conn:
+        details = {k: json.loads(b) for k, b in conn.execute(
+            "SELECT kind, body FROM details WHERE trial_id = ?", (row["trial_id"],))}
+    assert details["waits_source"]["source"] == "pg_wait_sampling"
+    assert row["top_waits"] and sum(w["samples"] for w in row["top_waits"]) > 50
+    statements = details["stats"]["statements"]
+    assert any("pgbench_accounts" in str(s.get("query")) for s in statements.values())

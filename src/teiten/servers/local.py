@@ -15,6 +15,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from psycopg import sql
+
 from teiten import paths, procs
 from teiten.errors import ServerError, TrialFailed
 from teiten.installs import Install
@@ -87,6 +89,13 @@ class LocalServer:
                 create_database(conn, workload.database)
             with cluster.connect(workload.database) as conn:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+                # Monitoring extensions the settings preload are made usable in the
+                # workload's database, where the database monitor looks for them.
+                preloaded = self.settings.get("shared_preload_libraries", "")
+                for ext in ("pg_wait_sampling", "pg_stat_statements"):
+                    if ext in preloaded:
+                        conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(
+                            sql.Identifier(ext)))
             procs.run([str(self.install.binary("pgbench")), *workload.init_args(),
                        "-h", cluster.host, "-p", str(cluster.port), "-U", SUPERUSER,
                        workload.database], timeout=7200, what="pgbench -i")
