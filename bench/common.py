@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -13,6 +13,7 @@ import psutil
 
 from teiten import paths
 from teiten.installs import Install, install_version
+from teiten.servers.base import Endpoint
 from teiten.servers.local import LocalServer
 from teiten.servers.profiles import Sizing, pgbench_data_bytes
 from teiten.spec import ServerSpec
@@ -44,6 +45,26 @@ def local_server(inst: Install, w: Workload, *, max_clients: int = 4) -> Iterato
     finally:
         server.close()
         paths.remove_owned(run_dir)
+
+
+def interleaved_pairs(server: LocalServer, w: Workload, sides: dict[str, Callable[[Endpoint], float]],
+                      pairs: int) -> list[float]:
+    """Run the two ``sides`` alternately on fresh trials of ``server`` (which goes first
+    alternates too, so that drift favours neither); return first/second TPS per pair."""
+    first, second = sides
+    ratios = []
+    for i in range(pairs):
+        tps = {}
+        for side in ((first, second) if i % 2 == 0 else (second, first)):
+            endpoint = server.begin_trial(w, f"{side}-{i}", prewarm=True)
+            try:
+                tps[side] = sides[side](endpoint)
+            finally:
+                server.end_trial()
+        ratios.append(tps[first] / tps[second])
+        print(f"  pair {i + 1}: {first} {tps[first]:.1f} tps, {second} {tps[second]:.1f} tps, "
+              f"ratio {ratios[-1]:.3f}", flush=True)
+    return ratios
 
 
 def summary(name: str, values: list[float], unit: str = "") -> str:

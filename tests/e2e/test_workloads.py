@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 
+import pytest
 from tests.conftest import run_cli
 
 
@@ -46,15 +46,9 @@ order: sequential
     assert scripts == {0, 1}
 
 
-def test_installing_an_installed_version_needs_no_network(pg17) -> None:
-    env_index = os.environ.get("TEITEN_PYPI_INDEX")
-    os.environ["TEITEN_PYPI_INDEX"] = "http://127.0.0.1:9/unreachable/"
-    try:
-        done = run_cli("install", "17")
-    finally:
-        if env_index is None:
-            del os.environ["TEITEN_PYPI_INDEX"]
-        else:
-            os.environ["TEITEN_PYPI_INDEX"] = env_index
+def test_installing_an_installed_version_needs_no_network(
+        pg17, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEITEN_PYPI_INDEX", "http://127.0.0.1:9/unreachable/")
+    done = run_cli("install", "17")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"PostgreSQL {pg17.version} (pypi): ")

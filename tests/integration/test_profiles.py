@@ -4,7 +4,6 @@ clear message when perf cannot run."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -59,18 +58,11 @@ def test_profiles_of_the_chosen_points_with_flame_graphs(pg17, pg18, workdir: Pa
     assert "flamegraphs/" in html
 
 
-def test_without_perf_the_trial_says_so(pg17, workdir: Path) -> None:
+def test_without_perf_the_trial_says_so(pg17, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (workdir / "prof.yaml").write_text(STUDY.replace('  - {name: pg18, install: "18"}\n', ""))
     store = workdir / "noperf.db"
-    env = os.environ.get("TEITEN_PERF")
-    os.environ["TEITEN_PERF"] = "/nonexistent/perf"
-    try:
-        done = run_cli("run", str(workdir / "prof.yaml"), "--store", str(store), "--no-report")
-    finally:
-        if env is None:
-            del os.environ["TEITEN_PERF"]
-        else:
-            os.environ["TEITEN_PERF"] = env
+    monkeypatch.setenv("TEITEN_PERF", "/nonexistent/perf")  # run_cli passes os.environ on
+    done = run_cli("run", str(workdir / "prof.yaml"), "--store", str(store), "--no-report")
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(store) as conn:
         rows = conn.execute("SELECT clients, status, notes FROM trials ORDER BY clients").fetchall()
