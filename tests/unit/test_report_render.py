@@ -36,6 +36,7 @@ from teiten.report.html import render_html
 from teiten.report.markdown import render_markdown
 from teiten.report.model import (
     Activity,
+    Notice,
     Point,
     ReportData,
     ServerInfo,
@@ -168,7 +169,11 @@ def _data() -> ReportData:
         servers=servers,
         sections=sections,
         status_counts={"planned": 0, "running": 0, "ok": 52, "failed": 4, "skipped": 0},
-        warnings=("pg18 at 2 clients (pgecons-read): 3 of 3 repetitions failed", "<b>x</b>"),
+        warnings=(Notice("trial-failed", {"trial": "t1", "server": "pg18", "workload":
+                                          "pgecons-read", "clients": 2, "repetition": 3,
+                                          "error": "3 of 3 repetitions failed"}),
+                  Notice("trial-skipped", {"trial": "t2", "server": "<b>x</b>", "workload": "w",
+                                           "clients": 1, "repetition": 1, "error": "e"})),
     )
 
 
@@ -322,7 +327,8 @@ def test_markdown(data: ReportData, tmp_path: Path) -> None:
                 assert "| " + " | ".join(row) + " |" in text
     assert "| 2 | 1800.0 | — (3 failed) | — |" in text
     assert "Mean TPS difference vs pg17: pg18 +0.9%" in text
-    assert "- pg18 at 2 clients (pgecons-read): 3 of 3 repetitions failed" in text
+    assert ("- Trial t1 (pg18, pgecons-read, 2 clients, repetition 3) failed: 3 of 3 "
+            "repetitions failed") in text
     assert '| disks | \\[{"dev":"nvme0n1","rot":false}\\] |' in text
     # Escaped for Markdown: no raw markup from user strings.
     assert "<script" not in text and "<b>" not in text

@@ -6,9 +6,20 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from teiten.report.model import Activity, Point, ReportData, ServerInfo, ServerSeries, WorkloadSection
+from teiten.analysis import compare, stats
+from teiten.report.model import (
+    Activity,
+    Notice,
+    Point,
+    ReportData,
+    ServerInfo,
+    ServerSeries,
+    TrialSeries,
+    WorkloadSection,
+)
 
 CPU_PARTS = ("user", "sys", "iowait", "idle", "steal", "irq")
 Evidence = Mapping[str, tuple[Mapping[str, float], Sequence[tuple[str, str, int]]]]
@@ -19,9 +30,13 @@ def median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
+PointRow = tuple[int, float | None, float | None, tuple[float, ...], int, int, tuple[float, ...]]
+
+
 def points(trials: Iterable[Mapping[str, Any]], server: str, workload: str,
-           clients: Sequence[int]) -> list[tuple[int, float | None, float | None, tuple[float, ...], int, int]]:
-    """(clients, median tps, median latency, tps values, n ok, n failed) per client count."""
+           clients: Sequence[int]) -> list[PointRow]:
+    """(clients, median tps, median latency, tps values, n ok, n failed, latencies) per
+    client count."""
     out = []
     for c in clients:
         mine = [t for t in trials
@@ -30,7 +45,7 @@ def points(trials: Iterable[Mapping[str, Any]], server: str, workload: str,
         tps = tuple(float(t["tps"]) for t in ok)
         lat = [float(t["latency_ms_avg"]) for t in ok if t["latency_ms_avg"] is not None]
         failed = sum(1 for t in mine if t["status"] in ("failed", "skipped"))
-        out.append((c, median(tps), median(lat), tps, len(ok), failed))
+        out.append((c, median(tps), median(lat), tps, len(ok), failed, tuple(lat)))
     return out
 
 
@@ -88,24 +103,32 @@ def section(trials: Sequence[Mapping[str, Any]], workload: str, description: str
     base_tps = [p[1] for p in base_pts]
     base_lat = [p[2] for p in base_pts]
     series = []
+    base_points: list[Point] = []
     for i, (name, version) in enumerate(servers):
         pts = base_pts if i == 0 else points(trials, name, workload, clients)
+        plain = [Point(clients=c, tps_median=tps, latency_ms_median=lat, tps_values=vals,
+                       n_ok=ok, n_failed=failed, latency_values=lats,
+                       ratio=(tps / b) if tps is not None and b else None)
+                 for (c, tps, lat, vals, ok, failed, lats), b in zip(pts, base_tps, strict=True)]
+        if i == 0:
+            base_points = plain
+        full = tuple(compare.with_statistics(p, b, is_baseline=i == 0)
+                     for p, b in zip(plain, base_points, strict=True))
         series.append(ServerSeries(
             server=name, version=version,
-            points=tuple(Point(clients=c, tps_median=tps, latency_ms_median=lat, tps_values=vals,
-                               n_ok=ok, n_failed=failed,
-                               ratio=(tps / b) if tps is not None and b else None)
-                         for (c, tps, lat, vals, ok, failed), b in zip(pts, base_tps, strict=True)),
+            points=full,
             mean_tps_diff_pct=None if i == 0 else mean_diff_pct([p[1] for p in pts], base_tps),
             mean_latency_diff_pct=None if i == 0 else mean_diff_pct([p[2] for p in pts], base_lat),
+            saturation=compare.saturation_of(ServerSeries(name, version, full, None, None)),
             activity=activity(trials, evidence or {}, name, workload, clients),
             profiles=tuple((c, p) for (s, w, c), p in sorted((graphs or {}).items())
                            if s == name and w == workload),
             profile_diffs=tuple((c, p) for (s, w, c), p in sorted((diffs or {}).items())
                                 if s == name and w == workload),
         ))
-    return WorkloadSection(workload=workload, description=description, baseline=servers[0][0],
-                           clients=tuple(clients), servers=tuple(series))
+    sec = WorkloadSection(workload=workload, description=description, baseline=servers[0][0],
+                          clients=tuple(clients), servers=tuple(series))
+    return replace(sec, findings=compare.findings(sec))
 
 
 def _setting_text(value: Mapping[str, Any]) -> str:
@@ -125,10 +148,70 @@ def server_info(row: Mapping[str, Any]) -> ServerInfo:
         data_checksums=desc.get("data_checksums"), settings=settings)
 
 
+def trial_series(trials: Sequence[Mapping[str, Any]],
+                 progress: Mapping[str, Sequence[tuple[float, float | None]]]) -> tuple[TrialSeries, ...]:
+    """The per-second series of every trial, with its ramp-up, stalls and drift.
+    ``progress`` maps trial ids to (tps, latency ms) per second."""
+    out = []
+    for t in trials:
+        rows = progress.get(t["trial_id"]) or []
+        tps = tuple(float(r[0]) for r in rows)
+        s = stats.stability(tps)
+        out.append(TrialSeries(t["trial_id"], t["server"], t["workload"], int(t["clients"]),
+                               int(t["repetition"]), t["status"], tps,
+                               tuple(r[1] for r in rows), s.steady_from, s.stalls,
+                               round(s.drift_pct_per_min, 3)))
+    return tuple(out)
+
+
+def _where(t: Mapping[str, Any]) -> dict[str, object]:
+    return {"trial": t["trial_id"], "server": t["server"], "workload": t["workload"],
+            "clients": t["clients"], "repetition": t["repetition"]}
+
+
+def notices(trials: Sequence[Mapping[str, Any]], sections: Sequence[WorkloadSection],
+            series: Sequence[TrialSeries], evidence: Evidence | None, *,
+            repetitions: int) -> list[Notice]:
+    """Everything that should make a reader doubt a number, as data."""
+    out: list[Notice] = []
+    counts: dict[str, int] = {}
+    for t in trials:
+        counts[t["status"]] = counts.get(t["status"], 0) + 1
+    if counts.get("planned") or counts.get("running"):
+        out.append(Notice("unfinished", {"planned": counts.get("planned", 0) +
+                                         counts.get("running", 0)}))
+    for t in trials:
+        if t["status"] in ("failed", "skipped"):
+            out.append(Notice(f"trial-{t['status']}", {**_where(t), "error": t["error"]}))
+    for t in trials:
+        m = (evidence or {}).get(t["trial_id"], ({}, []))[0]
+        if m.get("checkpoints_in_window"):
+            out.append(Notice("checkpoint-in-window",
+                              {**_where(t), "count": int(m["checkpoints_in_window"])}))
+        if m.get("autovacuum_in_window"):
+            out.append(Notice("autovacuum-in-window", _where(t)))
+    needed = stats.repetitions_needed()
+    if repetitions < needed and any(len(sec.servers) > 1 for sec in sections):
+        out.append(Notice("too-few-repetitions", {"repetitions": repetitions, "needed": needed}))
+    for sec in sections:
+        for server, clients, cv in compare.noisy_points(sec):
+            out.append(Notice("high-noise", {"workload": sec.workload, "server": server,
+                                             "clients": clients, "cv_pct": round(100 * cv, 1)}))
+    for ts in series:
+        if ts.status == "ok" and (ts.stalls or abs(ts.drift_pct_per_min) > 20):
+            out.append(Notice("unstable-series", {
+                "trial": ts.trial_id, "server": ts.server, "workload": ts.workload,
+                "clients": ts.clients, "repetition": ts.repetition, "stalls": ts.stalls,
+                "drift_pct_per_min": ts.drift_pct_per_min}))
+    return out
+
+
 def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
                 trials: Sequence[Mapping[str, Any]], *, store_path: str,
                 generated_at: str, evidence: Evidence | None = None,
-                graphs: Graphs | None = None, diffs: Graphs | None = None) -> ReportData:
+                graphs: Graphs | None = None, diffs: Graphs | None = None,
+                progress: Mapping[str, Sequence[tuple[float, float | None]]] | None = None,
+                lang: str = "en", extra_notices: Sequence[Notice] = ()) -> ReportData:
     spec = json.loads(study["spec_json"])
     s = spec["study"]
     infos = [server_info(r) for r in servers]
@@ -140,27 +223,13 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
     counts: dict[str, int] = {}
     for t in trials:
         counts[t["status"]] = counts.get(t["status"], 0) + 1
-    warnings = []
-    for t in trials:
-        if t["status"] in ("failed", "skipped"):
-            warnings.append(f"trial {t['trial_id']} ({t['server']}, {t['workload']}, "
-                            f"{t['clients']} clients, repetition {t['repetition']}) "
-                            f"{t['status']}: {t['error']}")
-    for t in trials:
-        m = (evidence or {}).get(t["trial_id"], ({}, []))[0]
-        if m.get("checkpoints_in_window"):
-            warnings.append(f"trial {t['trial_id']} ({t['server']}, {t['workload']}, "
-                            f"{t['clients']} clients): {int(m['checkpoints_in_window'])} "
-                            "checkpoint(s) inside the measured window")
-        if m.get("autovacuum_in_window"):
-            warnings.append(f"trial {t['trial_id']} ({t['server']}, {t['workload']}, "
-                            f"{t['clients']} clients): autovacuum ran inside the measured window")
-    if counts.get("planned") or counts.get("running"):
-        warnings.insert(0, f"the study is not finished: {counts.get('planned', 0)} trials "
-                        "still planned; 'teiten resume' completes it")
+    series = trial_series(trials, progress or {})
+    warnings = [*extra_notices, *notices(trials, sections, series, evidence,
+                                         repetitions=int(s["repetitions"]))]
     return ReportData(
         title=f"teiten report: {study['name']}", study=study["name"],
         description=s.get("description", ""), generated_at=generated_at, store_path=store_path,
         duration_s=float(s["duration"]), repetitions=int(s["repetitions"]), scale=int(s["scale"]),
         order=s["order"], seed=int(s["seed"]), fingerprint=json.loads(study["fingerprint"]),
-        servers=tuple(infos), sections=sections, status_counts=counts, warnings=tuple(warnings))
+        servers=tuple(infos), sections=sections, status_counts=counts, warnings=tuple(warnings),
+        lang=lang, series=series)

@@ -50,7 +50,8 @@ def write_flamegraphs(store: Store, study_id: int, trials: list[dict[str, Any]],
     return graphs, diffs
 
 
-def write_study_report(store: Store, study_id: int, out_dir: Path) -> dict[str, Path]:
+def write_study_report(store: Store, study_id: int, out_dir: Path, *,
+                       lang: str = "en") -> dict[str, Path]:
     """Write report.md and report.html for one study of ``store`` into ``out_dir``."""
     trials = [dict(r) for r in store.trials(study_id)]
     evidence = {t["trial_id"]: (store.metrics(study_id, t["trial_id"]),
@@ -62,5 +63,8 @@ def write_study_report(store: Store, study_id: int, out_dir: Path) -> dict[str, 
     graphs, diffs = write_flamegraphs(store, study_id, trials, out_dir, servers[0]["name"])
     data = report_data(dict(store.study(study_id)), servers, trials,
                        store_path=str(store.path.absolute()), generated_at=now(),
-                       evidence=evidence, graphs=graphs, diffs=diffs)
+                       evidence=evidence, graphs=graphs, diffs=diffs, lang=lang,
+                       progress={t["trial_id"]: [(r["tps"], r["latency_ms"]) for r in
+                                                 store.progress(study_id, t["trial_id"])]
+                                 for t in trials})
     return write_report(data, out_dir)

@@ -27,6 +27,7 @@ from teiten.report.activity import (
     profile_links,
     wait_bars,
 )
+from teiten.report.i18n import notice_text
 from teiten.report.markdown import (
     CLIENTS_HEADING,
     METRIC_HEADINGS,
@@ -146,7 +147,7 @@ def render_html(data: ReportData) -> str:
     out.append("<h2>Warnings</h2>")
     if data.warnings:
         out.append('<ul class="warnings">')
-        out += [f"<li>{e(w)}</li>" for w in data.warnings]
+        out += [f"<li>{e(notice_text(w, data.lang))}</li>" for w in data.warnings]
         out.append("</ul>")
     else:
         out.append("<p>No warnings.</p>")

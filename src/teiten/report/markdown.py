@@ -33,6 +33,7 @@ from teiten.report.activity import (
     profile_links,
     wait_bars,
 )
+from teiten.report.i18n import notice_text
 from teiten.report.model import Point, ReportData, ServerInfo, ServerSeries, WorkloadSection
 from teiten.report.svg import workload_charts
 
@@ -211,7 +212,7 @@ def render_markdown(data: ReportData, out_dir: Path) -> Path:
     header, values = [md(k) for k in counts], [[str(v) for v in counts.values()]]
     lines += _table(header, values, numeric=True) if counts else ["No trials recorded."]
     lines += ["", "## Warnings", ""]
-    lines += [f"- {md(w)}" for w in data.warnings] or ["No warnings."]
+    lines += [f"- {md(notice_text(w, data.lang))}" for w in data.warnings] or ["No warnings."]
 
     for section, stem in zip(data.sections, chart_stems(data), strict=True):
         lines += ["", f"## Workload: {md(section.workload)}", ""]

@@ -19,6 +19,14 @@ class Point:
     n_ok: int
     n_failed: int
     ratio: float | None               # tps_median / the baseline's tps_median at these clients
+    tps_ci: tuple[float, float] | None = None      # 95% bootstrap CI of the median TPS
+    latency_values: tuple[float, ...] = ()         # latency of every successful repetition (ms)
+    ratio_ci: tuple[float, float] | None = None    # 95% bootstrap CI of the ratio
+    p_value: float | None = None      # Mann-Whitney U, when the sizes can reach alpha
+    significant: bool | None = None   # None: too few repetitions to tell (or the baseline)
+    needed: int = 0                   # repetitions per server that could reach alpha
+    cv: float | None = None           # coefficient of variation of the repetitions
+    detectable_pct: float | None = None  # smallest difference these repetitions could detect
 
 
 @dataclass(frozen=True)
@@ -41,9 +49,42 @@ class ServerSeries:
     points: tuple[Point, ...]         # ordered by clients, one per client count of the study
     mean_tps_diff_pct: float | None   # mean over client counts of (ratio - 1) * 100; None for the baseline
     mean_latency_diff_pct: float | None
+    saturation: tuple[int, float, int] | None = None  # (peak clients, peak TPS, knee clients)
     activity: tuple[Activity, ...] = ()  # one per client count where the monitors ran
     profiles: tuple[tuple[int, str], ...] = ()  # (clients, relative path of a flame graph SVG)
     profile_diffs: tuple[tuple[int, str], ...] = ()  # (clients, differential graph vs the baseline)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A sentence of the findings, as data: each one points at a table cell (``cell``, an
+    HTML id such as "tps-pgecons-read-pg18-4") whose numbers it repeats."""
+
+    kind: str          # faster | slower | no-difference | too-few | peak | failed
+    server: str
+    baseline: str
+    clients: tuple[int, ...]
+    pct: float | None = None            # (ratio - 1) * 100
+    ci_pct: tuple[float, float] | None = None
+    needed: int = 0
+    cell: str = ""
+
+
+@dataclass(frozen=True)
+class TrialSeries:
+    """The per-second progress of one trial, for the series viewer."""
+
+    trial_id: str
+    server: str
+    workload: str
+    clients: int
+    repetition: int
+    status: str
+    tps: tuple[float, ...]
+    latency_ms: tuple[float | None, ...]
+    steady_from: int                    # seconds before it are ramp-up
+    stalls: int
+    drift_pct_per_min: float
 
 
 @dataclass(frozen=True)
@@ -53,6 +94,7 @@ class WorkloadSection:
     baseline: str                     # name of the baseline server (the study's first)
     clients: tuple[int, ...]
     servers: tuple[ServerSeries, ...] # baseline first
+    findings: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -64,6 +106,19 @@ class ServerInfo:
     bindir: str
     data_checksums: bool | None
     settings: dict[str, str] = field(default_factory=dict)  # non-default settings, name -> value with unit
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A warning as data, worded by the renderer in the report's language.
+
+    Keys: trial-failed, trial-skipped, unfinished, checkpoint-in-window,
+    autovacuum-in-window, too-few-repetitions, unstable-series, high-noise,
+    mixed-fingerprints. ``params`` holds the figures the sentence needs.
+    """
+
+    key: str
+    params: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -82,4 +137,8 @@ class ReportData:
     servers: tuple[ServerInfo, ...]
     sections: tuple[WorkloadSection, ...]
     status_counts: dict[str, int]     # planned / running / ok / failed / skipped -> count
-    warnings: tuple[str, ...]
+    warnings: tuple[Notice, ...]
+    lang: str = "en"
+    confidence: float = 0.95
+    alpha: float = 0.05
+    series: tuple[TrialSeries, ...] = ()

@@ -1,0 +1,88 @@
+"""Comparing each server with the baseline: the statistics of every point, and the
+findings sentences (as data) that repeat them. Pure functions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from teiten.analysis import stats
+from teiten.report.model import Finding, Point, ServerSeries, WorkloadSection
+
+
+def with_statistics(point: Point, baseline: Point | None, *, is_baseline: bool,
+                    confidence: float = 0.95, alpha: float = stats.ALPHA) -> Point:
+    """``point`` with its CI, the ratio's CI, the test against the baseline, its noise
+    (CV) and the smallest difference its repetitions could detect."""
+    values = list(point.tps_values)
+    if not values:
+        return point
+    ci = stats.median_ci(values, confidence=confidence)
+    extra: dict[str, object] = {"tps_ci": (ci.low, ci.high), "cv": stats.cv(values)}
+    base = list(baseline.tps_values) if baseline else []
+    if not is_baseline and base:
+        diff = stats.compare(values, base, alpha=alpha, confidence=confidence)
+        extra.update(ratio_ci=(diff.ratio.low, diff.ratio.high), p_value=diff.p_value,
+                     significant=diff.significant, needed=diff.needed)
+        cv_a, cv_b = stats.cv(values), stats.cv(base)
+        if cv_a is not None and cv_b is not None:
+            extra["detectable_pct"] = 100 * stats.detectable_difference(
+                cv_a, cv_b, len(values), len(base), alpha=alpha)
+    return replace(point, **extra)  # type: ignore[arg-type]
+
+
+def saturation_of(series: ServerSeries) -> tuple[int, float, int] | None:
+    sat = stats.saturation([(p.clients, p.tps_median) for p in series.points
+                            if p.tps_median is not None])
+    return (sat.peak_clients, sat.peak_tps, sat.knee_clients) if sat else None
+
+
+def cell_id(kind: str, workload: str, server: str, clients: int) -> str:
+    """The HTML id of a table cell, so that a finding can point at it."""
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in f"{workload}-{server}")
+    return f"{kind}-{safe}-{clients}"
+
+
+def findings(section: WorkloadSection) -> tuple[Finding, ...]:
+    """What the tables say, as sentences-to-be: for each server against the baseline, the
+    significant differences one by one, then one line for the rest; and the peak."""
+    out: list[Finding] = []
+    base = section.baseline
+    for series in section.servers:
+        if series.saturation:
+            peak, tps, knee = series.saturation
+            out.append(Finding("peak", series.server, base, (peak, knee), pct=tps,
+                               cell=cell_id("tps", section.workload, series.server, peak)))
+        if series.server == base:
+            continue
+        rest: list[int] = []
+        too_few: list[int] = []
+        needed = 0
+        for p in series.points:
+            if p.ratio is None:
+                continue
+            if p.significant:
+                lo, hi = p.ratio_ci or (p.ratio, p.ratio)
+                out.append(Finding(
+                    "faster" if p.ratio > 1 else "slower", series.server, base, (p.clients,),
+                    pct=(p.ratio - 1) * 100, ci_pct=((lo - 1) * 100, (hi - 1) * 100),
+                    cell=cell_id("ratio", section.workload, series.server, p.clients)))
+            elif p.significant is None:
+                too_few.append(p.clients)
+                needed = max(needed, p.needed)
+            else:
+                rest.append(p.clients)
+        if rest:
+            out.append(Finding("no-difference", series.server, base, tuple(rest),
+                               cell=cell_id("ratio", section.workload, series.server, rest[0])))
+        if too_few:
+            out.append(Finding("too-few", series.server, base, tuple(too_few), needed=needed,
+                               cell=cell_id("ratio", section.workload, series.server,
+                                            too_few[0])))
+    return tuple(out)
+
+
+def noisy_points(section: WorkloadSection, *, limit: float = 0.1) -> Sequence[tuple[str, int, float]]:
+    """(server, clients, CV) where the repetitions vary by more than ``limit``."""
+    return [(s.server, p.clients, p.cv) for s in section.servers for p in s.points
+            if p.cv is not None and p.cv > limit]
