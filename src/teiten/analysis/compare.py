@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from teiten.analysis import stats
-from teiten.report.model import Finding, Point, ServerSeries, WorkloadSection
+from teiten.report.model import Degradation, Finding, Point, ServerSeries, WorkloadSection
 
 
 def with_statistics(point: Point, baseline: Point | None, *, is_baseline: bool,
@@ -80,6 +80,18 @@ def findings(section: WorkloadSection) -> tuple[Finding, ...]:
                                cell=cell_id("ratio", section.workload, series.server,
                                             too_few[0])))
     return tuple(out)
+
+
+def degradation(section: WorkloadSection, a: str, b: str) -> Degradation:
+    """The S5 degradation-rate table of server ``b`` against ``a`` in one workload."""
+    by_name = {s.server: s for s in section.servers}
+    rows = []
+    for pa, pb in zip(by_name[a].points, by_name[b].points, strict=True):
+        ta, tb = pa.tps_median, pb.tps_median
+        rate = (1 - tb / ta) * 100 if ta and tb is not None else None
+        rows.append((pa.clients, ta, tb, rate, ta - tb if ta is not None and tb is not None
+                     else None))
+    return Degradation(a, b, tuple(rows))
 
 
 def noisy_points(section: WorkloadSection, *, limit: float = 0.1) -> Sequence[tuple[str, int, float]]:

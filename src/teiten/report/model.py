@@ -88,6 +88,18 @@ class TrialSeries:
 
 
 @dataclass(frozen=True)
+class Degradation:
+    """METHODS S5's table for a pair of servers (environments): per client count, TPS of
+    a (the reference, e.g. physical) and b (e.g. a VM), 性能低下率 = (1 - b/a) * 100 and
+    the TPS difference a - b."""
+
+    a: str
+    b: str
+    rows: tuple[tuple[int, float | None, float | None, float | None, float | None], ...]
+    # (clients, tps_a, tps_b, degradation_pct, tps_difference)
+
+
+@dataclass(frozen=True)
 class WorkloadSection:
     workload: str
     description: str
@@ -95,6 +107,7 @@ class WorkloadSection:
     clients: tuple[int, ...]
     servers: tuple[ServerSeries, ...] # baseline first
     findings: tuple[Finding, ...] = ()
+    degradations: tuple[Degradation, ...] = ()
 
 
 @dataclass(frozen=True)
