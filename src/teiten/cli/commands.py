@@ -20,7 +20,7 @@ def dispatch(args: argparse.Namespace) -> int:
     handler = {
         "installs": cmd_installs, "install": cmd_install, "study": cmd_study,
         "schema": cmd_schema, "plan": cmd_plan, "run": cmd_run, "resume": cmd_resume,
-        "results": cmd_results, "report": cmd_report, "show": cmd_show,
+        "results": cmd_results, "report": cmd_report, "show": cmd_show, "compare": cmd_compare,
     }[args.command]
     return handler(args)
 
@@ -81,7 +81,7 @@ def _finish(store: Store, study_id: int, counts: dict[str, int], args: argparse.
     print(f"teiten: {total} trials: {parts}; store: {store.path}", file=sys.stderr)
     if not args.no_report:
         out = Path(args.report) if args.report else store_report_dir(str(store.path))
-        written = write_study_report(store, study_id, out)
+        written = write_study_report(store, study_id, out, lang=getattr(args, "lang", "en"))
         print(f"teiten: report: {written['html']} (and {written['markdown'].name})",
               file=sys.stderr)
     return 0
@@ -161,8 +161,48 @@ def cmd_report(args: argparse.Namespace) -> int:
     store = Store.open(args.store)
     try:
         study_id = _pick_study(store, args.study_id)
-        written = write_study_report(store, study_id, Path(args.out))
+        written = write_study_report(store, study_id, Path(args.out), lang=args.lang,
+                                     degradations=_pairs(args.degradation))
     finally:
         store.close()
+    print(f"{written['html']}\n{written['markdown']}")
+    return 0
+
+
+def _pairs(specs: list[str]) -> list[tuple[str, str]]:
+    pairs = []
+    for text in specs:
+        a, sep, b = text.partition(":")
+        if not sep or not a or not b:
+            raise UserError(f"--degradation {text}: write two server names as A:B, e.g. "
+                            "physical:vm")
+        pairs.append((a, b))
+    return pairs
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from teiten.report.build import write_compare_report
+
+    stores = [Store.open(p) for p in args.store]
+    try:
+        if args.studies:
+            if len(stores) != 1:
+                raise UserError("--studies picks studies of one store; with several stores, "
+                                "each contributes its latest study")
+            try:
+                ids = [int(x) for x in args.studies.split(",")]
+            except ValueError:
+                raise UserError(f"--studies {args.studies}: give study ids such as 1,2") from None
+            sources = [(stores[0], _pick_study(stores[0], i)) for i in ids]
+        else:
+            sources = [(s, _pick_study(s, None)) for s in stores]
+        if len(sources) < 2:
+            raise UserError("compare needs two studies: give two --store, or --studies 1,2")
+        written = write_compare_report(sources, Path(args.out), lang=args.lang,
+                                       allow_mixed=args.allow_mixed,
+                                       degradations=_pairs(args.degradation))
+    finally:
+        for s in stores:
+            s.close()
     print(f"{written['html']}\n{written['markdown']}")
     return 0

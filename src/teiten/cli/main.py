@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--report", metavar="DIR", help="report directory (default: beside the "
                    "store, STORE-report)")
     s.add_argument("--no-report", action="store_true", help="do not write a report")
+    s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the report")
     s.add_argument("--no-monitors", action="store_true", help="no system or database "
                    "monitors (to measure their overhead)")
 
@@ -85,7 +86,25 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--store", required=True)
     s.add_argument("--out", required=True, metavar="DIR")
     s.add_argument("--study-id", type=int, help="default: the latest study of the store")
+    _report_options(s)
+
+    s = sub.add_parser("compare", help="one report across studies (stores, or studies of one "
+                       "store): the fixed-point observation over the years")
+    s.add_argument("--store", required=True, action="append", help="a store; repeat it for "
+                   "several (each contributes its latest study)")
+    s.add_argument("--studies", help="with one store: the study ids to compare, e.g. 1,2")
+    s.add_argument("--out", required=True, metavar="DIR")
+    s.add_argument("--allow-mixed", action="store_true", help="compare studies from machines "
+                   "whose fingerprints differ")
+    _report_options(s)
     return p
+
+
+def _report_options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the report")
+    s.add_argument("--degradation", action="append", default=[], metavar="A:B",
+                   help="add METHODS S5's degradation-rate table of server B against A "
+                   "(repeatable)")
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from teiten import fingerprint
+from teiten.analysis.compare import degradation
 from teiten.analysis.summary import report_data
+from teiten.errors import UserError
 from teiten.monitors.profile import diff_flamegraph
 from teiten.report import write_report
+from teiten.report.model import Notice, ReportData
 from teiten.runner import now
 from teiten.store import Store
 
@@ -50,21 +56,108 @@ def write_flamegraphs(store: Store, study_id: int, trials: list[dict[str, Any]],
     return graphs, diffs
 
 
-def write_study_report(store: Store, study_id: int, out_dir: Path, *,
-                       lang: str = "en") -> dict[str, Path]:
-    """Write report.md and report.html for one study of ``store`` into ``out_dir``."""
+@dataclass
+class _Gathered:
+    study: dict[str, Any]
+    servers: list[dict[str, Any]]
+    trials: list[dict[str, Any]]
+    evidence: dict[str, Any] = field(default_factory=dict)
+    progress: dict[str, list[tuple[float, float | None]]] = field(default_factory=dict)
+
+
+def _gather(store: Store, study_id: int) -> _Gathered:
     trials = [dict(r) for r in store.trials(study_id)]
-    evidence = {t["trial_id"]: (store.metrics(study_id, t["trial_id"]),
-                                [(w["wait_event_type"], w["wait_event"], w["samples"])
-                                 for w in store.waits(study_id, t["trial_id"])])
-                for t in trials}
-    servers = [dict(r) for r in store.servers(study_id)]
-    out_dir.mkdir(parents=True, exist_ok=True)
-    graphs, diffs = write_flamegraphs(store, study_id, trials, out_dir, servers[0]["name"])
-    data = report_data(dict(store.study(study_id)), servers, trials,
-                       store_path=str(store.path.absolute()), generated_at=now(),
-                       evidence=evidence, graphs=graphs, diffs=diffs, lang=lang,
-                       progress={t["trial_id"]: [(r["tps"], r["latency_ms"]) for r in
-                                                 store.progress(study_id, t["trial_id"])]
-                                 for t in trials})
+    g = _Gathered(dict(store.study(study_id)), [dict(r) for r in store.servers(study_id)], trials)
+    for t in trials:
+        tid = t["trial_id"]
+        g.evidence[tid] = (store.metrics(study_id, tid),
+                           [(w["wait_event_type"], w["wait_event"], w["samples"])
+                            for w in store.waits(study_id, tid)])
+        g.progress[tid] = [(r["tps"], r["latency_ms"]) for r in store.progress(study_id, tid)]
+    return g
+
+
+def _pairs(names: list[str], degradations: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    for a, b in degradations:
+        for n in (a, b):
+            if n not in names:
+                raise UserError(f"--degradation names server '{n}', which is not in the report "
+                                f"({', '.join(names)})")
+    return degradations
+
+
+def _finish(data: ReportData, pairs: list[tuple[str, str]], out_dir: Path) -> dict[str, Path]:
+    if pairs:
+        data = replace(data, sections=tuple(
+            replace(sec, degradations=tuple(degradation(sec, a, b) for a, b in pairs))
+            for sec in data.sections))
     return write_report(data, out_dir)
+
+
+def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str = "en",
+                       degradations: list[tuple[str, str]] | None = None) -> dict[str, Path]:
+    """Write report.md and report.html for one study of ``store`` into ``out_dir``."""
+    g = _gather(store, study_id)
+    pairs = _pairs([s["name"] for s in g.servers], degradations or [])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    graphs, diffs = write_flamegraphs(store, study_id, g.trials, out_dir, g.servers[0]["name"])
+    data = report_data(g.study, g.servers, g.trials, store_path=str(store.path.absolute()),
+                       generated_at=now(), evidence=g.evidence, graphs=graphs, diffs=diffs,
+                       lang=lang, progress=g.progress)
+    return _finish(data, pairs, out_dir)
+
+
+def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lang: str = "en",
+                         allow_mixed: bool = False,
+                         degradations: list[tuple[str, str]] | None = None) -> dict[str, Path]:
+    """One report across several studies (the fixed-point observation over the years):
+    their servers side by side, the first server of the first study as the baseline.
+
+    Refuses studies whose machine fingerprints differ where it matters, unless
+    ``allow_mixed``; then the report says which fields differ.
+    """
+    gathered = [_gather(store, sid) for store, sid in sources]
+    first = gathered[0]
+    base_fp = json.loads(first.study["fingerprint"])
+    differ = sorted({f for g in gathered[1:]
+                     for f in fingerprint.differences(base_fp, json.loads(g.study["fingerprint"]))})
+    if differ and not allow_mixed:
+        raise UserError(f"the studies ran on machines that differ in {', '.join(differ)}; their "
+                        "numbers are not comparable (add --allow-mixed to compare anyway)")
+    specs = [json.loads(g.study["spec_json"]) for g in gathered]
+    keys = [w["key"] for w in specs[0]["workloads"]]
+    common = [k for k in keys if all(k in [w["key"] for w in s["workloads"]] for s in specs)]
+    if not common:
+        raise UserError("the studies share no workload; there is nothing to compare")
+    names_seen: dict[str, int] = {}
+    for g in gathered:
+        for srv in g.servers:
+            names_seen[srv["name"]] = names_seen.get(srv["name"], 0) + 1
+    servers, trials = [], []
+    evidence: dict[str, Any] = {}
+    progress: dict[str, list[tuple[float, float | None]]] = {}
+    for g in gathered:
+        label = g.study["name"]
+        rename = {s["name"]: (f"{label}/{s['name']}" if names_seen[s["name"]] > 1 else s["name"])
+                  for s in g.servers}
+        servers += [{**s, "name": rename[s["name"]]} for s in g.servers]
+        for t in g.trials:
+            tid = f"{g.study['id']}:{t['trial_id']}"
+            trials.append({**t, "trial_id": tid, "server": rename[t["server"]]})
+            evidence[tid] = g.evidence[t["trial_id"]]
+            progress[tid] = g.progress[t["trial_id"]]
+    study_spec = dict(specs[0]["study"])
+    study_spec["clients"] = sorted({c for s in specs for c in s["study"]["clients"]})
+    study_spec["repetitions"] = max(s["study"]["repetitions"] for s in specs)
+    study_spec["description"] = "Compared studies: " + ", ".join(
+        f"{g.study['name']} ({g.study['created_at']})" for g in gathered)
+    combined = {**first.study, "name": " + ".join(g.study["name"] for g in gathered),
+                "spec_json": json.dumps({"study": study_spec, "workloads": [
+                    w for w in specs[0]["workloads"] if w["key"] in common]})}
+    pairs = _pairs([s["name"] for s in servers], degradations or [])
+    notices = [Notice("mixed-fingerprints", {"fields": ", ".join(differ)})] if differ else []
+    data = report_data(combined, servers, trials, store_path=", ".join(
+        str(store.path.absolute()) for store, _ in sources), generated_at=now(),
+        evidence=evidence, lang=lang, progress=progress, extra_notices=notices)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return _finish(data, pairs, out_dir)
