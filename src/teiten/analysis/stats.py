@@ -9,11 +9,12 @@ instead of calling a difference significant by default (asv's ``is_different``).
 from __future__ import annotations
 
 import math
-import random
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+
+import numpy as np
 
 ALPHA = 0.05
 BOOTSTRAP_ROUNDS = 2000
@@ -21,16 +22,6 @@ BOOTSTRAP_ROUNDS = 2000
 
 def median(values: Sequence[float]) -> float:
     return float(statistics.median(values))
-
-
-def _percentile(sorted_values: Sequence[float], q: float) -> float:
-    """Linear-interpolated percentile (numpy's default 'linear' method), q in [0, 1]."""
-    if len(sorted_values) == 1:
-        return float(sorted_values[0])
-    pos = q * (len(sorted_values) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return float(sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo))
 
 
 def _seed(*groups: Sequence[float]) -> int:
@@ -60,12 +51,10 @@ def median_ci(values: Sequence[float], *, confidence: float = 0.95,
     """
     if not values:
         raise ValueError("no values")
-    rng = random.Random(_seed(values))
-    n = len(values)
-    meds = sorted(median([values[rng.randrange(n)] for _ in range(n)]) for _ in range(rounds))
+    meds = _resampled_medians(values, rounds, np.random.default_rng(_seed(values)))
     tail = (1 - confidence) / 2
-    return Interval(median(values), _percentile(meds, tail), _percentile(meds, 1 - tail),
-                    confidence)
+    low, high = np.quantile(meds, [tail, 1 - tail])
+    return Interval(median(values), float(low), float(high), confidence)
 
 
 def ratio_ci(values: Sequence[float], baseline: Sequence[float], *, confidence: float = 0.95,
@@ -78,17 +67,22 @@ def ratio_ci(values: Sequence[float], baseline: Sequence[float], *, confidence: 
     """
     if not values or not baseline:
         raise ValueError("no values")
-    rng = random.Random(_seed(values, baseline))
-    n, m = len(values), len(baseline)
-    ratios = []
-    for _ in range(rounds):
-        a = median([values[rng.randrange(n)] for _ in range(n)])
-        b = median([baseline[rng.randrange(m)] for _ in range(m)])
-        ratios.append(a / b if b else math.inf)
-    ratios.sort()
+    rng = np.random.default_rng(_seed(values, baseline))
+    a = _resampled_medians(values, rounds, rng)
+    b = _resampled_medians(baseline, rounds, rng)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(b != 0, a / np.where(b != 0, b, 1), np.inf)
     tail = (1 - confidence) / 2
-    return Interval(median(values) / median(baseline), _percentile(ratios, tail),
-                    _percentile(ratios, 1 - tail), confidence)
+    low, high = np.quantile(ratios, [tail, 1 - tail])
+    return Interval(median(values) / median(baseline), float(low), float(high), confidence)
+
+
+def _resampled_medians(values: Sequence[float], rounds: int,
+                       rng: np.random.Generator) -> np.ndarray:
+    """The medians of ``rounds`` resamples (with replacement) of ``values``."""
+    data = np.asarray(values, dtype=float)
+    picks = rng.integers(0, len(data), size=(rounds, len(data)))
+    return np.median(data[picks], axis=1)
 
 
 @cache
