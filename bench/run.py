@@ -1,12 +1,12 @@
 """``make bench`` (python -m bench.run): every benchmark of teiten itself, with its figures.
 
 Each one also runs alone: python -m bench.overhead, bench.snapshot, bench.orchestration,
-bench.monitors.
+bench.monitors, bench.report_size.
 """
 
 from __future__ import annotations
 
-from bench import monitors, orchestration, overhead, snapshot
+from bench import monitors, orchestration, overhead, report_size, snapshot
 
 if __name__ == "__main__":
     print("== harness overhead ==", flush=True)
@@ -17,3 +17,5 @@ if __name__ == "__main__":
     orchestration.main()
     print("== monitor overhead ==", flush=True)
     monitors.main()
+    print("== report size ==", flush=True)
+    report_size.main()
