@@ -164,6 +164,21 @@ def trial_series(trials: Sequence[Mapping[str, Any]],
     return tuple(out)
 
 
+def _without_rampup(trials: Sequence[Mapping[str, Any]],
+                    progress: Mapping[str, Sequence[tuple[float, float | None]]],
+                    ) -> tuple[list[dict[str, Any]], int]:
+    out, excluded = [], 0
+    for t in trials:
+        row = dict(t)
+        tps = [float(r[0]) for r in progress.get(t["trial_id"]) or []]
+        start = stats.steady_state_start(tps)
+        if t["status"] == "ok" and start > 0:
+            row["tps"] = statistics.fmean(tps[start:])
+            excluded += 1
+        out.append(row)
+    return out, excluded
+
+
 def _where(t: Mapping[str, Any]) -> dict[str, object]:
     return {"trial": t["trial_id"], "server": t["server"], "workload": t["workload"],
             "clients": t["clients"], "repetition": t["repetition"]}
@@ -211,7 +226,15 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
                 generated_at: str, evidence: Evidence | None = None,
                 graphs: Graphs | None = None, diffs: Graphs | None = None,
                 progress: Mapping[str, Sequence[tuple[float, float | None]]] | None = None,
-                lang: str = "en", extra_notices: Sequence[Notice] = ()) -> ReportData:
+                lang: str = "en", extra_notices: Sequence[Notice] = (),
+                exclude_rampup: bool = False) -> ReportData:
+    """The whole report's figures. With ``exclude_rampup``, each trial's TPS is the mean of
+    its per-second series from the steady state on (stats.steady_state_start), instead of
+    pgbench's figure over the whole window; the report says so."""
+    notes_first: list[Notice] = list(extra_notices)
+    if exclude_rampup:
+        trials, excluded = _without_rampup(trials, progress or {})
+        notes_first.append(Notice("rampup-excluded", {"trials": excluded}))
     spec = json.loads(study["spec_json"])
     s = spec["study"]
     infos = [server_info(r) for r in servers]
@@ -224,7 +247,7 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
     for t in trials:
         counts[t["status"]] = counts.get(t["status"], 0) + 1
     series = trial_series(trials, progress or {})
-    warnings = [*extra_notices, *notices(trials, sections, series, evidence,
+    warnings = [*notes_first, *notices(trials, sections, series, evidence,
                                          repetitions=int(s["repetitions"]))]
     return ReportData(
         title=f"teiten report: {study['name']}", study=study["name"],

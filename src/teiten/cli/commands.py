@@ -162,7 +162,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         study_id = _pick_study(store, args.study_id)
         written = write_study_report(store, study_id, Path(args.out), lang=args.lang,
-                                     degradations=_pairs(args.degradation))
+                                     degradations=_pairs(args.degradation),
+                                     exclude_rampup=args.exclude_rampup)
     finally:
         store.close()
     print(f"{written['html']}\n{written['markdown']}")
@@ -200,7 +201,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             raise UserError("compare needs two studies: give two --store, or --studies 1,2")
         written = write_compare_report(sources, Path(args.out), lang=args.lang,
                                        allow_mixed=args.allow_mixed,
-                                       degradations=_pairs(args.degradation))
+                                       degradations=_pairs(args.degradation),
+                                       exclude_rampup=args.exclude_rampup)
     finally:
         for s in stores:
             s.close()

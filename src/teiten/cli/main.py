@@ -105,6 +105,8 @@ def _report_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--degradation", action="append", default=[], metavar="A:B",
                    help="add METHODS S5's degradation-rate table of server B against A "
                    "(repeatable)")
+    s.add_argument("--exclude-rampup", action="store_true", help="compute TPS from the "
+                   "per-second series after the ramp-up (steady state), not the whole window")
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:

@@ -95,7 +95,8 @@ def _finish(data: ReportData, pairs: list[tuple[str, str]], out_dir: Path) -> di
 
 
 def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str = "en",
-                       degradations: list[tuple[str, str]] | None = None) -> dict[str, Path]:
+                       degradations: list[tuple[str, str]] | None = None,
+                       exclude_rampup: bool = False) -> dict[str, Path]:
     """Write report.md and report.html for one study of ``store`` into ``out_dir``."""
     g = _gather(store, study_id)
     pairs = _pairs([s["name"] for s in g.servers], degradations or [])
@@ -103,13 +104,14 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
     graphs, diffs = write_flamegraphs(store, study_id, g.trials, out_dir, g.servers[0]["name"])
     data = report_data(g.study, g.servers, g.trials, store_path=str(store.path.absolute()),
                        generated_at=now(), evidence=g.evidence, graphs=graphs, diffs=diffs,
-                       lang=lang, progress=g.progress)
+                       lang=lang, progress=g.progress, exclude_rampup=exclude_rampup)
     return _finish(data, pairs, out_dir)
 
 
 def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lang: str = "en",
                          allow_mixed: bool = False,
-                         degradations: list[tuple[str, str]] | None = None) -> dict[str, Path]:
+                         degradations: list[tuple[str, str]] | None = None,
+                         exclude_rampup: bool = False) -> dict[str, Path]:
     """One report across several studies (the fixed-point observation over the years):
     their servers side by side, the first server of the first study as the baseline.
 
@@ -158,6 +160,7 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     notices = [Notice("mixed-fingerprints", {"fields": ", ".join(differ)})] if differ else []
     data = report_data(combined, servers, trials, store_path=", ".join(
         str(store.path.absolute()) for store, _ in sources), generated_at=now(),
-        evidence=evidence, lang=lang, progress=progress, extra_notices=notices)
+        evidence=evidence, lang=lang, progress=progress, extra_notices=notices,
+        exclude_rampup=exclude_rampup)
     out_dir.mkdir(parents=True, exist_ok=True)
     return _finish(data, pairs, out_dir)

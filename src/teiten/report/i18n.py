@@ -51,6 +51,11 @@ NOTICES: dict[str, dict[str, str]] = {
               "throughput ({stalls} stalls, drift {drift_pct_per_min}% per minute).",
         "ja": "試行 {trial}（{server}, {workload}, クライアント数 {clients}）: 秒ごとのスループットが"
               "不安定です（停滞 {stalls} 回, 1 分あたり {drift_pct_per_min}% の変化）。"},
+    "rampup-excluded": {
+        "en": "Ramp-up excluded: TPS is the mean of the per-second series from the steady "
+              "state on ({trials} trials had ramp-up seconds).",
+        "ja": "立ち上がり区間を除外: TPS は定常状態以降の秒ごとの値の平均です（立ち上がり区間が"
+              "あった試行 {trials} 件）。"},
     "mixed-fingerprints": {
         "en": "The results come from machines that differ in {fields}; compare with care.",
         "ja": "結果は {fields} の異なるマシンで測定されています。比較には注意が必要です。"},
