@@ -38,9 +38,12 @@ def saturation_of(series: ServerSeries) -> tuple[int, float, int] | None:
 
 
 def cell_id(kind: str, workload: str, server: str, clients: int) -> str:
-    """The HTML id of a table cell, so that a finding can point at it."""
-    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in f"{workload}-{server}")
-    return f"{kind}-{safe}-{clients}"
+    """The HTML id of a table cell, so that a finding can point at it. Names are encoded
+    one-to-one (letters and digits kept, anything else as _hex_), so that no two
+    (workload, server) pairs share an id."""
+    def safe(name: str) -> str:
+        return "".join(ch if ch.isascii() and ch.isalnum() else f"_{ord(ch):x}_" for ch in name)
+    return f"{kind}--{safe(workload)}--{safe(server)}--{clients}"
 
 
 def findings(section: WorkloadSection) -> tuple[Finding, ...]:

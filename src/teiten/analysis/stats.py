@@ -227,19 +227,29 @@ def steady_state_start(series: Sequence[float], *, tolerance: float = 0.1,
     return k
 
 
+MIN_DRIFT_SECONDS = 10
+
+
 def stability(series: Sequence[float]) -> Stability:
-    """Ramp-up, drift and stalls of a per-second TPS series (pgbench -P 1)."""
+    """Ramp-up, drift and stalls of a per-second TPS series (pgbench -P 1).
+
+    Drift (the least-squares slope, as % of the mean per minute) is only estimated from
+    at least MIN_DRIFT_SECONDS steady seconds: over a few seconds, noise extrapolated to a
+    minute would look like a trend.
+    """
     start = steady_state_start(series)
     steady = list(series[start:])
     if len(steady) < 2:
         return Stability(start, 0.0, 0, None)
+    level = median(steady)
+    stalls = sum(1 for y in steady if y < level / 2)
+    if len(steady) < MIN_DRIFT_SECONDS:
+        return Stability(start, 0.0, stalls, cv(steady))
     xs = range(len(steady))
     mx, my = statistics.fmean(xs), statistics.fmean(steady)
     sxx = sum((x - mx) ** 2 for x in xs)
     slope = sum((x - mx) * (y - my) for x, y in zip(xs, steady, strict=True)) / sxx
-    level = median(steady)
-    return Stability(start, 100 * slope * 60 / my if my else 0.0,
-                     sum(1 for y in steady if y < level / 2), cv(steady))
+    return Stability(start, 100 * slope * 60 / my if my else 0.0, stalls, cv(steady))
 
 
 @dataclass(frozen=True)

@@ -1,25 +1,24 @@
 """The HTML report: one self-contained HTML5 file, charts inlined as SVG.
 
 No external resources at all (no fonts, scripts, stylesheets or images from anywhere),
-so the file can be mailed, archived or opened offline and look the same; nothing needs
-JavaScript. The content and numbers are the Markdown report's (see
-:mod:`teiten.report.markdown`, which holds the shared formatting); here they get tables
-with softly coloured ratio cells and hover text. Every user-provided string goes through
-:func:`html.escape`.
+so the file can be mailed, archived or opened offline and look the same. Everything reads
+without JavaScript; the one inline script only adds the per-second series viewer (see
+:mod:`teiten.report.series_view`). The content and numbers are the Markdown report's
+(both lay out :mod:`teiten.report.tables`, :mod:`teiten.report.findings` and
+:mod:`teiten.report.charts`); here the tables get coloured ratio cells, hover text and
+ids, and each finding links to the cell it repeats. Every user-provided string goes
+through :func:`html.escape`.
 """
 
 from __future__ import annotations
 
 import html
+from functools import cache
+from importlib.resources import files
 from pathlib import Path
 
 from teiten import __version__
 from teiten.report.activity import (
-    ACTIVITY_HEADING,
-    DEVICE_HEADING,
-    PROFILES_HEADING,
-    WINDOW_HEADING,
-    WINDOW_NOTE,
     DeviceTable,
     cpu_bars,
     device_table,
@@ -27,98 +26,52 @@ from teiten.report.activity import (
     profile_links,
     wait_bars,
 )
-from teiten.report.i18n import notice_text
-from teiten.report.markdown import (
-    CLIENTS_HEADING,
-    METRIC_HEADINGS,
-    METRICS,
-    MISSING,
-    RATIO_HEADING,
-    RATIO_NOTE,
+from teiten.report.charts import workload_charts
+from teiten.report.exports import section_tables, table_links
+from teiten.report.findings import sentences
+from teiten.report.formats import MISSING
+from teiten.report.i18n import lang_of, notice_text, status_name, tr, workload_heading
+from teiten.report.model import ReportData, WorkloadSection
+from teiten.report.series_view import ERROR_HOOK, series_section
+from teiten.report.tables import (
     Cell,
-    MetricTable,
+    Context,
+    Table,
+    degradation_table,
     fingerprint_rows,
-    mean_diff_line,
-    metric_table,
+    latency_table,
+    section_stems,
     server_rows,
     study_rows,
+    summary_table,
+    tps_table,
 )
-from teiten.report.model import ReportData, WorkloadSection
-from teiten.report.svg import workload_charts
 
-# A ratio within this of 1 is shown as no change.
-NEUTRAL_BAND = 0.01
+WARNINGS_SHOWN = 6
 
-CSS = """
-:root { color-scheme: light; }
-* { box-sizing: border-box; }
-body { margin: 0; background: #f6f7f9; color: #222;
-  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans",
-  "Hiragino Sans", "Noto Sans CJK JP", "Yu Gothic", sans-serif; }
-main { max-width: 1120px; margin: 0 auto; padding: 24px 28px 48px; background: #fff;
-  min-height: 100vh; box-shadow: 0 0 0 1px #e4e6ea; }
-h1 { font-size: 1.7rem; margin: 0.2rem 0 0.4rem; }
-h2 { font-size: 1.3rem; margin: 2.2rem 0 0.6rem; padding-bottom: 0.25rem;
-  border-bottom: 2px solid #e4e6ea; }
-h3 { font-size: 1.05rem; margin: 1.4rem 0 0.5rem; }
-h4 { font-size: 0.95rem; margin: 1rem 0 0.4rem; }
-p.lead { color: #444; margin-top: 0; }
-nav ul { list-style: none; padding: 0; margin: 0.5rem 0; display: flex; flex-wrap: wrap;
-  gap: 6px 16px; }
-a { color: #0a5ea8; }
-table { border-collapse: collapse; margin: 0.4rem 0 0.6rem; font-size: 0.92rem; }
-th, td { border: 1px solid #dde0e5; padding: 4px 10px; vertical-align: top; }
-thead th { background: #f1f3f6; font-weight: 600; }
-table.metric td { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-table.metric th { text-align: center; }
-table.metric tbody th { text-align: right; background: #fafbfc; }
-table.kv th { text-align: left; background: #fafbfc; font-weight: 600; white-space: nowrap; }
-table.kv td { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace;
-  font-size: 0.86rem; word-break: break-all; }
-td.better { background: #e3f4e8; color: #14532d; }
-td.worse { background: #fbe5e2; color: #7f1d1d; }
-td.same { background: #f4f4f5; }
-td.missing { color: #888; }
-table.device td { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-table.device th { text-align: center; }
-table.device tbody th { text-align: right; background: #fafbfc; }
-table.device td.violation { background: #fbe5e2; color: #7f1d1d; font-weight: 600; text-align: left; }
-table.device td.clean { color: #888; text-align: left; }
-p.violation { background: #fbe5e2; color: #7f1d1d; border-left: 4px solid #d55e00;
-  padding: 6px 12px; font-size: 0.9rem; }
-ul.profiles { margin: 0.3rem 0; padding-left: 1.4rem; }
-span.failed { color: #b45309; font-size: 0.85em; }
-span.sub { display: block; font-weight: 400; color: #666; font-size: 0.85em; }
-.charts { display: flex; flex-wrap: wrap; gap: 16px; margin: 0.8rem 0; }
-figure { margin: 0; border: 1px solid #e4e6ea; border-radius: 6px; padding: 4px;
-  background: #fff; flex: 1 1 460px; min-width: 0; max-width: 660px; }
-figure svg { display: block; width: 100%; height: auto; }
-p.diff { margin: 0.3rem 0; font-weight: 600; }
-p.note { color: #666; font-size: 0.85rem; }
-.status { display: flex; flex-wrap: wrap; gap: 8px; padding: 0; list-style: none; }
-.status li { border: 1px solid #dde0e5; border-radius: 999px; padding: 2px 12px;
-  background: #fafbfc; }
-.status li b { font-variant-numeric: tabular-nums; }
-.warnings { background: #fff8e6; border-left: 4px solid #e69f00; padding: 8px 12px 8px 32px;
-  margin: 0.5rem 0; }
-footer { margin-top: 3rem; color: #777; font-size: 0.85rem; }
-@media print { body { background: #fff; } main { box-shadow: none; }
-  section.workload { break-inside: avoid-page; } }
-"""
+
+@cache
+def stylesheet() -> str:
+    """The report's CSS (a package file, inlined into every report)."""
+    return files("teiten.report").joinpath("report.css").read_text(encoding="utf-8")
 
 
 def render_html(data: ReportData) -> str:
-    """The whole report as one HTML5 document (a ``str``; write it as UTF-8)."""
+    """The whole report as one HTML5 document (a ``str``; write it as UTF-8), in
+    ``data.lang``."""
     e = _e
+    lang = lang_of(data.lang)
+    ctx = Context.of(data)
     out = [
         "<!DOCTYPE html>",
-        '<html lang="en">',
+        f'<html lang="{lang}">',
         "<head>",
         '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f'<meta name="generator" content="teiten {e(__version__)}">',
         f"<title>{e(data.title)}</title>",
-        f"<style>{CSS}</style>",
+        f"<script>{ERROR_HOOK}</script>",
+        f"<style>\n{stylesheet()}</style>",
         "</head>",
         "<body>",
         "<main>",
@@ -127,46 +80,55 @@ def render_html(data: ReportData) -> str:
     if data.description:
         out.append(f'<p class="lead">{e(data.description)}</p>')
     if data.sections:
-        out.append("<nav><ul>")
-        out += [
-            f'<li><a href="#workload-{i}">{e(s.workload)}</a></li>'
-            for i, s in enumerate(data.sections, 1)
-        ]
-        out.append('<li><a href="#machine">Machine</a></li>')
-        out.append('<li><a href="#servers">Servers</a></li>')
+        out.append(f'<nav aria-label="{e(tr("nav", lang))}"><ul>')
+        out += [f'<li><a href="#workload-{i}">{e(workload_heading(s.workload, lang))}</a></li>'
+                for i, s in enumerate(data.sections, 1)]
+        if data.series:
+            out.append(f'<li><a href="#series">{e(tr("series.nav", lang))}</a></li>')
+        out.append(f'<li><a href="#machine">{e(tr("machine.nav", lang))}</a></li>')
+        out.append(f'<li><a href="#servers">{e(tr("servers", lang))}</a></li>')
         out.append("</ul></nav>")
 
-    out += ["<h2>Study</h2>", _kv_table(study_rows(data))]
-    out.append("<h2>Trial status</h2>")
+    out += [f"<h2>{e(tr('study', lang))}</h2>", _kv_table(study_rows(data))]
+    out.append(f"<h2>{e(tr('status', lang))}</h2>")
     if data.status_counts:
         out.append('<ul class="status">')
-        out += [f"<li>{e(k)} <b>{v}</b></li>" for k, v in data.status_counts.items()]
+        out += [f"<li>{e(status_name(k, lang))} <b>{v}</b></li>" for k, v in data.status_counts.items()]
         out.append("</ul>")
     else:
-        out.append("<p>No trials recorded.</p>")
-    out.append("<h2>Warnings</h2>")
+        out.append(f"<p>{e(tr('status.none', lang))}</p>")
+    out.append(f"<h2>{e(tr('warnings', lang))}</h2>")
     if data.warnings:
+        # A long list would bury the results: the first few, the rest one click away.
+        shown = data.warnings if len(data.warnings) <= WARNINGS_SHOWN + 2 else data.warnings[:WARNINGS_SHOWN]
         out.append('<ul class="warnings">')
-        out += [f"<li>{e(notice_text(w, data.lang))}</li>" for w in data.warnings]
+        out += [f"<li>{e(notice_text(w, lang))}</li>" for w in shown]
         out.append("</ul>")
+        rest = data.warnings[len(shown):]
+        if rest:
+            out.append(f"<details><summary>{e(tr('warnings.more', lang, n=len(rest)))}</summary>")
+            out.append('<ul class="warnings">')
+            out += [f"<li>{e(notice_text(w, lang))}</li>" for w in rest]
+            out.append("</ul></details>")
     else:
-        out.append("<p>No warnings.</p>")
+        out.append(f"<p>{e(tr('warnings.none', lang))}</p>")
 
-    for i, section in enumerate(data.sections, 1):
-        out += _section(section, i)
+    for i, (section, stem) in enumerate(zip(data.sections, section_stems(data), strict=True), 1):
+        out += _section(section, i, stem, ctx)
+    out += series_section(data)
 
-    out.append('<h2 id="machine">Machine fingerprint</h2>')
+    out.append(f'<h2 id="machine">{e(tr("machine", lang))}</h2>')
     rows = fingerprint_rows(data)
-    out.append(_kv_table(rows) if rows else "<p>No fingerprint recorded.</p>")
-    out.append('<h2 id="servers">Servers</h2>')
+    out.append(_kv_table(rows) if rows else f"<p>{e(tr('machine.none', lang))}</p>")
+    out.append(f'<h2 id="servers">{e(tr("servers", lang))}</h2>')
     for info in data.servers:
         out.append(f"<h3>{e(info.name)}</h3>")
-        out.append(_kv_table(server_rows(info)))
+        out.append(_kv_table(server_rows(info, lang)))
         settings = sorted(info.settings.items())
-        out.append("<p>Non-default settings:</p>")
-        out.append(_kv_table(settings) if settings else "<p>None recorded.</p>")
+        out.append(f"<p>{e(tr('server.settings', lang))}</p>")
+        out.append(_kv_table(settings) if settings else f"<p>{e(tr('server.settings.none', lang))}</p>")
     out += [
-        f"<footer>Generated by teiten {e(__version__)} at {e(data.generated_at)}.</footer>",
+        f"<footer>{e(tr('footer.at', lang, version=__version__, at=data.generated_at))}</footer>",
         "</main>",
         "</body>",
         "</html>",
@@ -182,63 +144,136 @@ def write_html(data: ReportData, out_dir: Path) -> Path:
     return path
 
 
-def _section(section: WorkloadSection, index: int) -> list[str]:
+def _section(section: WorkloadSection, index: int, stem: str, ctx: Context) -> list[str]:
     e = _e
+    lang = ctx.lang
     out = [
         f'<section class="workload" id="workload-{index}">',
-        f"<h2>Workload: {e(section.workload)}</h2>",
+        f"<h2>{e(workload_heading(section.workload, lang))}</h2>",
     ]
     if section.description:
         out.append(f"<p>{e(section.description)}</p>")
+    out.append(f"<h3>{e(tr('findings', lang))}</h3>")
+    found = sentences(section, ctx)
+    if found:
+        out.append('<ul class="findings">')
+        for s in found:
+            text = f'<a href="#{e(s.cell)}">{e(s.text)}</a>' if s.cell else e(s.text)
+            out.append(f'<li class="{e(s.kind)}">{text}</li>')
+        out.append("</ul>")
+    else:
+        out.append(f"<p>{e(tr('findings.none', lang))}</p>")
+    out += _table(summary_table(section, ctx))
     out.append('<div class="charts">')
-    out += [f"<figure>{svg}</figure>" for svg in workload_charts(section)]
+    out += [f'<figure class="{kind}">{svg}</figure>' for kind, svg in workload_charts(section, ctx)]
     out.append("</div>")
-    for metric in METRICS:
-        out.append(f"<h3>{e(METRIC_HEADINGS[metric])}</h3>")
-        out.append(_metric_table(metric_table(section, metric)))
-        line = mean_diff_line(section, metric)
-        if line is not None:
-            out.append(f'<p class="diff">{e(line)}</p>')
-    out.append(f'<p class="note">{e(RATIO_NOTE)}</p>')
+    out.append(f'<p class="note">{e(tr("chart.note", lang, conf=ctx.conf))}</p>')
+    out += _table(tps_table(section, ctx))
+    out += _table(latency_table(section, ctx))
+    for deg in section.degradations:
+        out += _table(degradation_table(deg, ctx))
+    links = " · ".join(f'<a href="{e(href)}">{e(label)}</a>'
+                       for label, href in table_links(section_tables(section, stem), lang))
+    out.append(f'<p class="downloads">{e(tr("tables.csv", lang))} {links}</p>')
     if has_activity(section):
-        out += _activity(section)
+        out += _activity(section, lang)
     out.append("</section>")
     return out
 
 
-def _activity(section: WorkloadSection) -> list[str]:
+def _table(table: Table) -> list[str]:
+    """A heading, the table (two header rows when columns are grouped), and its notes."""
+    e = _e
+    grouped = any(c.group for c in table.columns)
+    span = ' rowspan="2"' if grouped else ""
+    out = [f"<h3>{e(table.heading)}</h3>", '<div class="scroll">',
+           f'<table class="data {table.kind}">', "<thead>", "<tr>",
+           f'<th{span} scope="col">{e(table.corner)}</th>']
+    second: list[str] = []
+    i = 0
+    while i < len(table.columns):
+        col = table.columns[i]
+        if not col.group:
+            out.append(f'<th{span} scope="col">{_head(col.label, col.sub)}</th>')
+            i += 1
+            continue
+        n = 1
+        while i + n < len(table.columns) and table.columns[i + n].group == col.group:
+            n += 1
+        out.append(f'<th colspan="{n}" scope="colgroup">{e(col.group)}</th>')
+        second += [f'<th scope="col">{_head(c.label, c.sub)}</th>' for c in table.columns[i:i + n]]
+        i += n
+    out.append("</tr>")
+    if grouped:
+        out += ["<tr>", *second, "</tr>"]
+    out += ["</thead>", "<tbody>"]
+    for label, cells in table.rows:
+        out.append(f'<tr><th scope="row">{e(label)}</th>{"".join(_td(c) for c in cells)}</tr>')
+    out += ["</tbody>", "</table>", "</div>"]
+    out += [f'<p class="note">{e(note)}</p>' for note in table.notes]
+    return out
+
+
+def _head(label: str, sub: str) -> str:
+    return _e(label) + (f'<span class="sub">{_e(sub)}</span>' if sub else "")
+
+
+MARK_CLASS = {"*": "sig", "ns": "ns", "?": "unsure"}
+
+
+def _td(cell: Cell) -> str:
+    e = _e
+    attrs = ""
+    if cell.id:
+        attrs += f' id="{e(cell.id)}"'
+    classes = " ".join(c for c in (cell.tone, "marked" if cell.marker else "") if c)
+    if classes:
+        attrs += f' class="{e(classes)}"'
+    if cell.title:
+        attrs += f' title="{e(cell.title)}"'
+    body = e(cell.value)
+    if cell.ci:
+        body += f' <span class="ci">{e(cell.ci)}</span>'
+    if cell.marker:
+        body += f' <span class="mark {MARK_CLASS.get(cell.marker, "")}">{e(cell.marker)}</span>'
+    if cell.failed:
+        body += f' <span class="failed">{e(cell.failed)}</span>'
+    return f"<td{attrs}>{body}</td>"
+
+
+def _activity(section: WorkloadSection, lang: str) -> list[str]:
     """The "System and database activity" subsection: bar charts, device table, flame graphs."""
     e = _e
-    out = [f"<h3>{e(ACTIVITY_HEADING)}</h3>"]
+    out = [f"<h3>{e(tr('activity', lang))}</h3>"]
     if any(s.activity for s in section.servers):
         out.append('<div class="charts">')
-        out += [f"<figure>{svg}</figure>" for svg in (cpu_bars(section), wait_bars(section))]
+        out += [f"<figure>{svg}</figure>" for svg in (cpu_bars(section, lang), wait_bars(section, lang))]
         out.append("</div>")
-        table = device_table(section)
-        out.append(f"<h4>{e(DEVICE_HEADING)}</h4>")
+        table = device_table(section, lang)
+        out.append(f"<h4>{e(tr('activity.device', lang))}</h4>")
         if table.devices or table.has_violations:
-            out.append(_device_table(table))
+            out.append(_device_table(table, lang))
         else:
-            out.append("<p>No device statistics recorded.</p>")
+            out.append(f"<p>{e(tr('activity.no_devices', lang))}</p>")
         if table.has_violations:
-            out.append(f'<p class="violation">{e(WINDOW_NOTE)}</p>')
-    links = profile_links(section)
+            out.append(f'<p class="violation">{e(tr("activity.window_note", lang))}</p>')
+    links = profile_links(section, lang)
     if links:
-        out.append(f"<h4>{e(PROFILES_HEADING)}</h4>")
+        out.append(f"<h4>{e(tr('activity.profiles', lang))}</h4>")
         out.append('<ul class="profiles">')
         out += [f'<li><a href="{e(href)}">{e(text)}</a></li>' for text, href in links]
         out.append("</ul>")
     return out
 
 
-def _device_table(table: DeviceTable) -> str:
+def _device_table(table: DeviceTable, lang: str) -> str:
     e = _e
     n_dev = len(table.devices)
     out = ['<table class="device">', "<thead>", "<tr>"]
-    out.append(f'<th rowspan="2" scope="col">{e(CLIENTS_HEADING)}</th>')
+    out.append(f'<th rowspan="2" scope="col">{e(tr("clients", lang))}</th>')
     out += [f'<th colspan="{n_dev}" scope="colgroup">{e(s)}</th>' for s in table.servers if n_dev]
     if table.has_violations:
-        out.append(f'<th rowspan="2" scope="col">{e(WINDOW_HEADING)}</th>')
+        out.append(f'<th rowspan="2" scope="col">{e(tr("activity.window", lang))}</th>')
     out += ["</tr>", "<tr>"]
     out += [f'<th scope="col">{e(d)}</th>' for _ in table.servers for d in table.devices]
     out += ["</tr>", "</thead>", "<tbody>"]
@@ -248,7 +283,7 @@ def _device_table(table: DeviceTable) -> str:
         if violations:
             out.append(f'<td class="violation">⚠ {e(violations)}</td>')
         elif table.has_violations:
-            out.append('<td class="clean">none</td>')
+            out.append(f'<td class="clean">{e(tr("activity.none", lang))}</td>')
         out.append("</tr>")
     out += ["</tbody>", "</table>"]
     return "\n".join(out)
@@ -256,52 +291,6 @@ def _device_table(table: DeviceTable) -> str:
 
 def _missing(cell: str) -> str:
     return ' class="missing"' if cell == MISSING else ""
-
-
-def _metric_table(table: MetricTable) -> str:
-    e = _e
-    n_ratio = len(table.ratio_servers)
-    out = [f'<table class="metric {table.metric}">', "<thead>", "<tr>"]
-    out.append(f'<th rowspan="2" scope="col">{e(CLIENTS_HEADING)}</th>')
-    heading = e(METRIC_HEADINGS[table.metric])
-    out.append(f'<th colspan="{len(table.servers)}" scope="colgroup">{heading}</th>')
-    if n_ratio:
-        out.append(f'<th colspan="{n_ratio}" scope="colgroup">{e(RATIO_HEADING)}</th>')
-    out += ["</tr>", "<tr>"]
-    for name, version in zip(table.servers, table.versions, strict=True):
-        sub = f"{version} · baseline" if name == table.baseline else version
-        out.append(f'<th scope="col">{e(name)}<span class="sub">{e(sub)}</span></th>')
-    out += [f'<th scope="col">{e(name)} / {e(table.baseline)}</th>' for name in table.ratio_servers]
-    out += ["</tr>", "</thead>", "<tbody>"]
-    for clients, values, ratios in table.rows:
-        out.append(f'<tr><th scope="row">{clients}</th>')
-        out += [_value_td(c) for c in values]
-        out += [_ratio_td(c, lower_is_better=table.metric == "latency") for c in ratios]
-        out.append("</tr>")
-    out += ["</tbody>", "</table>"]
-    return "\n".join(out)
-
-
-def _value_td(cell: Cell) -> str:
-    cls = ' class="missing"' if cell.value == MISSING else ""
-    hint = f' title="repetitions: {_e(cell.hint)}"' if cell.hint else ""
-    failed = f' <span class="failed">({cell.n_failed} failed)</span>' if cell.n_failed else ""
-    return f"<td{cls}{hint}>{_e(cell.value)}{failed}</td>"
-
-
-def _ratio_td(cell: Cell, *, lower_is_better: bool) -> str:
-    cls = ratio_class(cell.ratio, lower_is_better=lower_is_better)
-    return f'<td class="{cls}">{_e(cell.value)}</td>'
-
-
-def ratio_class(ratio: float | None, *, lower_is_better: bool = False) -> str:
-    """``better``/``worse`` outside ±1% of the baseline, ``same`` inside, ``missing``."""
-    if ratio is None:
-        return "missing"
-    # Judge the percentage as printed, so that 101.0% is "same" however the float rounds.
-    if abs(round(ratio * 100, 1) - 100) <= NEUTRAL_BAND * 100:
-        return "same"
-    return "better" if (ratio < 1) == lower_is_better else "worse"
 
 
 def _kv_table(rows: list[tuple[str, str]]) -> str:

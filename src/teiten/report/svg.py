@@ -15,9 +15,8 @@ from __future__ import annotations
 import html
 import math
 import unicodedata
-from collections.abc import Callable, Sequence
-
-from teiten.report.model import WorkloadSection
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 Series = tuple[str, Sequence[tuple[float, float | None]]]
 
@@ -44,11 +43,31 @@ AXIS = "#888888"
 LOG_X_MIN_SPAN = 8.0
 
 
+@dataclass(frozen=True)
+class Line:
+    """One series of a line chart, with what may be drawn around it.
+
+    ``band`` and ``whiskers`` are ``(x, low, high)``: a translucent polygon between the
+    bounds (broken where a point has none), or error bars at each x. ``hover`` replaces
+    the default marker text at an x. ``colour`` is a palette index (default: the position
+    of the line), so a server keeps its colour in every chart; ``dodge`` shifts the whole
+    line sideways by that many pixels, so that overlapping whiskers stay apart.
+    """
+
+    name: str
+    points: Sequence[tuple[float, float | None]]
+    band: Sequence[tuple[float, float, float]] = ()
+    whiskers: Sequence[tuple[float, float, float]] = ()
+    hover: Mapping[float, str] = field(default_factory=dict)
+    colour: int | None = None
+    dodge: float = 0.0
+
+
 def line_chart(
     title: str,
     x_label: str,
     y_label: str,
-    series: Sequence[Series],
+    series: Sequence[Series | Line],
     *,
     log_x: bool = False,
     width: int = 640,
@@ -56,17 +75,28 @@ def line_chart(
     x_unit: str = "",
     y_unit: str = "",
     y_decimals: int = 1,
+    from_zero: bool = True,
+    reference: tuple[float, str] | None = None,
+    log_caption: str = "{label} (log scale)",
+    no_data: str = "no data",
 ) -> str:
     """Render a line chart as an ``<svg>`` element.
 
-    ``series`` is ``[(name, [(x, y or None), ...]), ...]``. The x axis is ticked at the x
-    values given (log2 scale when ``log_x`` and every x is positive); the y axis starts at 0
-    and is ticked in 1-2-5 steps. A ``None`` y breaks the series' line. ``x_unit``,
-    ``y_unit`` and ``y_decimals`` only shape the hover text of the markers, for example
+    ``series`` is ``[(name, [(x, y or None), ...]), ...]`` or :class:`Line` objects. The x
+    axis is ticked at the x values given (log2 scale when ``log_x`` and every x is
+    positive); the y axis starts at 0 (or, without ``from_zero``, spans the data) and is
+    ticked in 1-2-5 steps. A ``None`` y breaks the series' line. ``reference`` draws a
+    dashed horizontal line at a y with a label. ``x_unit``, ``y_unit`` and ``y_decimals``
+    shape the default hover text of the markers, for example
     ``"pg18 · 4 clients · 1234.5 TPS"``.
     """
-    xs = sorted({float(x) for _, points in series for x, _ in points})
-    ys = [y for _, points in series for _, y in points if y is not None]
+    lines = [s if isinstance(s, Line) else Line(s[0], s[1]) for s in series]
+    xs = sorted({float(x) for line in lines for x, _ in line.points})
+    ys = [y for line in lines for _, y in line.points if y is not None]
+    ys += [v for line in lines for _, lo, hi in (*line.band, *line.whiskers) for v in (lo, hi)]
+    has_data = bool(ys)
+    if reference is not None:
+        ys.append(reference[0])
     log_x = log_x and bool(xs) and xs[0] > 0
 
     out: list[str] = [
@@ -78,11 +108,12 @@ def line_chart(
         f'<text x="12" y="22" font-size="15" font-weight="600">{esc(title)}</text>',
     ]
 
-    legend, legend_bottom = _legend([name for name, _ in series], width, top=34)
+    legend, legend_bottom = _legend([(line.name, _index(line, i)) for i, line in enumerate(lines)],
+                                    width, top=34)
     out += legend
 
-    y_ticks = nice_ticks(max(ys, default=0.0))
-    y_top = y_ticks[-1]
+    y_ticks = nice_ticks(max(ys, default=0.0)) if from_zero or not ys else nice_range(min(ys), max(ys))
+    y_low, y_top = y_ticks[0], y_ticks[-1]
     tick_decimals = _decimals(y_ticks[1] - y_ticks[0])
     y_texts = [f"{t:,.{tick_decimals}f}" for t in y_ticks]
     left = 30 + max(text_width(t, 11) for t in y_texts) + 8
@@ -91,7 +122,7 @@ def line_chart(
     bottom = height - 46
 
     def ypos(y: float) -> float:
-        return bottom - y / y_top * (bottom - top)
+        return bottom - (y - y_low) / (y_top - y_low) * (bottom - top)
 
     def to_axis(x: float) -> float:
         return math.log2(x) if log_x else x
@@ -133,73 +164,93 @@ def line_chart(
             f'<text x="{coord(xpos(x))}" y="{coord(bottom + 17)}" text-anchor="middle" font-size="11" '
             f'fill="{MUTED}">{esc(format_number(x))}</text>'
         )
-    x_caption = f"{x_label} (log scale)" if log_x else x_label
+    x_caption = log_caption.format(label=x_label) if log_x else x_label
     out.append(
         f'<text x="{coord((left + right) / 2)}" y="{coord(height - 10)}" text-anchor="middle" '
         f'fill="{MUTED}">{esc(x_caption)}</text>'
     )
-    if not ys:
+    if not has_data:
         out.append(
             f'<text x="{coord((left + right) / 2)}" y="{coord((top + bottom) / 2)}" '
-            f'text-anchor="middle" fill="{MUTED}">no data</text>'
+            f'text-anchor="middle" fill="{MUTED}">{esc(no_data)}</text>'
         )
+    if reference is not None:
+        ry = coord(ypos(reference[0]))
+        out.append(f'<line x1="{coord(left)}" y1="{ry}" x2="{coord(right)}" y2="{ry}" '
+                   f'stroke="{TEXT}" stroke-width="1.2" stroke-dasharray="6 4"/>')
+        out.append(f'<text x="{coord(right - 4)}" y="{ry}" dy="-5" text-anchor="end" font-size="11" '
+                   f'fill="{MUTED}">{esc(reference[1])}</text>')
 
-    # Lines first, markers on top so every marker stays hoverable.
-    for i, (_, points) in enumerate(series):
-        d = _path([(xpos(x), None if y is None else ypos(y)) for x, y in points])
+    # Bands under everything, then whiskers and lines, markers on top so every marker
+    # stays hoverable.
+    for i, line in enumerate(lines):
+        out += _bands(line, xpos, ypos, _colour(_index(line, i)))
+    for i, line in enumerate(lines):
+        colour = _colour(_index(line, i))
+        for x, low, high in line.whiskers:
+            out.append(_whisker(xpos(x) + line.dodge, ypos(low), ypos(high), colour))
+        d = _path([(xpos(x) + line.dodge, None if y is None else ypos(y)) for x, y in line.points])
         if d:
             out.append(
-                f'<path d="{d}" fill="none" stroke="{_colour(i)}" stroke-width="2" '
+                f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="2" '
                 f'stroke-linejoin="round" stroke-linecap="round"/>'
             )
-    for i, (name, points) in enumerate(series):
-        out.append(f'<g fill="{_colour(i)}">')
-        for x, y in points:
+    for i, line in enumerate(lines):
+        index = _index(line, i)
+        out.append(f'<g fill="{_colour(index)}">')
+        for x, y in line.points:
             if y is None:
                 continue
-            hover = " · ".join(
+            hover = line.hover.get(float(x)) or " · ".join(
                 part.strip()
-                for part in (name, f"{format_number(x)} {x_unit}", f"{y:.{y_decimals}f} {y_unit}")
+                for part in (line.name, f"{format_number(x)} {x_unit}", f"{y:.{y_decimals}f} {y_unit}")
             )
-            out.append(_marker(SHAPES[i % len(SHAPES)], xpos(x), ypos(y), hover))
+            out.append(_marker(SHAPES[index % len(SHAPES)], xpos(x) + line.dodge, ypos(y), hover))
         out.append("</g>")
     out.append("</svg>")
     return "\n".join(out)
 
 
-def workload_charts(section: WorkloadSection) -> tuple[str, str]:
-    """The two charts of a workload: median TPS and median latency against clients.
+def _index(line: Line, position: int) -> int:
+    return position if line.colour is None else line.colour
 
-    The x axis is log2 when the client counts span a factor of :data:`LOG_X_MIN_SPAN` or more.
-    """
-    clients = [c for c in section.clients if c > 0]
-    log_x = bool(clients) and max(clients) / min(clients) >= LOG_X_MIN_SPAN
-    tps: list[Series] = []
-    latency: list[Series] = []
-    for s in section.servers:
-        tps.append((s.server, [(p.clients, p.tps_median) for p in s.points]))
-        latency.append((s.server, [(p.clients, p.latency_ms_median) for p in s.points]))
-    tps_chart = line_chart(
-        f"{section.workload}: median TPS",
-        "clients",
-        "TPS",
-        tps,
-        log_x=log_x,
-        x_unit="clients",
-        y_unit="TPS",
-        y_decimals=1,
-    )
-    latency_chart = line_chart(
-        f"{section.workload}: median latency",
-        "clients",
-        "latency (ms)",
-        latency,
-        log_x=log_x,
-        x_unit="clients",
-        y_unit="ms",
-        y_decimals=3,
-    )
-    return tps_chart, latency_chart
+
+def _bands(line: Line, xpos: Callable[[float], float], ypos: Callable[[float], float],
+           colour: str) -> list[str]:
+    """Translucent polygons between the band's bounds, one per run of consecutive points
+    that have bounds; a lone point gets a short bar."""
+    def shifted(x: float) -> float:
+        return xpos(x) + line.dodge
+
+    have = {float(x): (lo, hi) for x, lo, hi in line.band}
+    runs: list[list[tuple[float, float, float]]] = [[]]
+    for x, _ in line.points:
+        bounds = have.get(float(x))
+        if bounds is None:
+            runs.append([])
+        else:
+            runs[-1].append((float(x), *bounds))
+    out = []
+    for run in runs:
+        if len(run) == 1:
+            x, lo, hi = run[0]
+            out.append(f'<rect x="{coord(shifted(x) - 4)}" y="{coord(ypos(hi))}" width="8" '
+                       f'height="{coord(max(ypos(lo) - ypos(hi), 0.5))}" fill="{colour}" '
+                       f'fill-opacity="0.18"/>')
+        elif run:
+            upper = [f"{coord(shifted(x))},{coord(ypos(hi))}" for x, _, hi in run]
+            lower = [f"{coord(shifted(x))},{coord(ypos(lo))}" for x, lo, _ in reversed(run)]
+            out.append(f'<polygon points="{" ".join(upper + lower)}" fill="{colour}" '
+                       f'fill-opacity="0.15" stroke="none"/>')
+    return out
+
+
+def _whisker(x: float, y_low: float, y_high: float, colour: str) -> str:
+    """An error bar with caps from ``y_low`` to ``y_high`` (pixels)."""
+    d = (f"M{coord(x)} {coord(y_low)} L{coord(x)} {coord(y_high)} "
+         f"M{coord(x - 4)} {coord(y_low)} L{coord(x + 4)} {coord(y_low)} "
+         f"M{coord(x - 4)} {coord(y_high)} L{coord(x + 4)} {coord(y_high)}")
+    return f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.5" stroke-opacity="0.8"/>'
 
 
 def nice_ticks(maximum: float, *, target: int = 5) -> list[float]:
@@ -214,16 +265,32 @@ def nice_ticks(maximum: float, *, target: int = 5) -> list[float]:
     return [round(i * step, decimals) for i in range(count + 1)]
 
 
+def nice_range(low: float, high: float, *, target: int = 5) -> list[float]:
+    """Ticks covering ``low``..``high`` (not from 0) in steps of 1, 2 or 5 times a power of ten."""
+    if not math.isfinite(low) or not math.isfinite(high):
+        return nice_ticks(0)
+    if high - low <= 0:
+        low, high = low - 1, high + 1
+    raw = (high - low) / target
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if raw <= m * power * (1 + 1e-9))
+    first = math.floor(low / step + 1e-9)
+    last = math.ceil(high / step - 1e-9)
+    decimals = _decimals(step)
+    return [round(i * step, decimals) for i in range(first, last + 1)]
+
+
 def format_number(x: float) -> str:
     """``4`` for 4.0, ``2.5`` for 2.5: client counts and other axis values."""
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
-def _legend(names: list[str], width: int, *, top: float) -> tuple[list[str], float]:
-    """Legend entries in rows under the title; returns the elements and the bottom y."""
+def _legend(names: list[tuple[str, int]], width: int, *, top: float) -> tuple[list[str], float]:
+    """Legend entries (name, palette index) in rows under the title; returns the elements
+    and the bottom y."""
     out: list[str] = []
     x, row = 12.0, 0
-    for i, name in enumerate(names):
+    for name, i in names:
         item = 30 + text_width(name, 12)
         if x > 12 and x + item > width - 12:
             x, row = 12.0, row + 1

@@ -1,0 +1,158 @@
+"""Every table of the report as CSV (``tables/<workload>-<table>.csv``) and all of them in
+one ``tables.json``, for spreadsheets and scripts.
+
+The figures are the ones the tables print, rounded the same way (see
+:mod:`teiten.report.formats`), in tidy long form: one row per server and client count,
+stable machine-readable column names whatever the report's language. A missing figure is
+an empty CSV field and ``null`` in JSON.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from teiten.report import formats as f
+from teiten.report.i18n import tr
+from teiten.report.model import ReportData, WorkloadSection
+from teiten.report.tables import baseline_series, file_stem, latency_ratio, others, point_at, section_stems
+
+Value = str | int | float | None
+
+TPS_COLUMNS = ("workload", "server", "version", "clients", "tps_median", "tps_ci_low", "tps_ci_high",
+               "cv_pct", "n_ok", "n_failed")
+RATIO_COLUMNS = ("workload", "server", "baseline", "clients", "ratio_pct", "ratio_ci_low_pct",
+                 "ratio_ci_high_pct", "significance", "p_value", "needed", "detectable_pct")
+LATENCY_COLUMNS = ("workload", "server", "clients", "latency_ms_median", "latency_ratio_pct",
+                   "n_ok", "n_failed")
+SUMMARY_COLUMNS = ("workload", "server", "version", "peak_tps", "peak_clients", "knee_clients",
+                   "mean_tps_diff_pct", "mean_latency_diff_pct")
+DEGRADATION_COLUMNS = ("workload", "a", "b", "clients", "tps_a", "tps_b", "degradation_pct",
+                       "tps_difference")
+
+
+@dataclass(frozen=True)
+class DataTable:
+    name: str  # the file stem: "pgecons-read-tps"
+    workload: str
+    kind: str  # tps | ratio | latency | summary | degradation
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Value, ...], ...]
+    pair: tuple[str, str] | None = None  # (a, b) of a degradation table
+
+    @property
+    def file(self) -> str:
+        return f"tables/{self.name}.csv"
+
+
+def significance(significant: bool | None, ratio: float | None) -> str:
+    if ratio is None:
+        return ""
+    return {True: "significant", False: "not-significant", None: "too-few"}[significant]
+
+
+def section_tables(section: WorkloadSection, stem: str) -> list[DataTable]:
+    """The tables of one workload: tps, ratio (when there is more than one server),
+    latency, summary, and one per degradation pair."""
+    w = section.workload
+    base = baseline_series(section)
+    tps, ratio, latency, summary = [], [], [], []
+    for s in section.servers:
+        for c in section.clients:
+            p = point_at(s, c)
+            if p is None:
+                continue
+            low, high = p.tps_ci or (None, None)
+            tps.append((w, s.server, s.version, c, f.round_or_none(p.tps_median, f.TPS_DECIMALS),
+                        f.round_or_none(low, f.TPS_DECIMALS), f.round_or_none(high, f.TPS_DECIMALS),
+                        f.round_or_none(None if p.cv is None else p.cv * 100, f.PCT_DECIMALS),
+                        p.n_ok, p.n_failed))
+            lat = latency_ratio(p, point_at(base, c)) if s is not base else None
+            latency.append((w, s.server, c, f.round_or_none(p.latency_ms_median, f.LATENCY_DECIMALS),
+                            f.pct_or_none(lat), p.n_ok, p.n_failed))
+        peak = s.saturation
+        summary.append((w, s.server, s.version, f.round_or_none(peak[1], f.TPS_DECIMALS) if peak else None,
+                        peak[0] if peak else None, peak[2] if peak else None,
+                        f.round_or_none(s.mean_tps_diff_pct, f.PCT_DECIMALS),
+                        f.round_or_none(s.mean_latency_diff_pct, f.PCT_DECIMALS)))
+    for s in others(section):
+        for c in section.clients:
+            p = point_at(s, c)
+            if p is None:
+                continue
+            low, high = p.ratio_ci or (None, None)
+            ratio.append((w, s.server, base.server, c, f.pct_or_none(p.ratio), f.pct_or_none(low),
+                          f.pct_or_none(high), significance(p.significant, p.ratio),
+                          f.round_or_none(p.p_value, 4), p.needed if p.ratio is not None else None,
+                          f.round_or_none(p.detectable_pct, f.PCT_DECIMALS)))
+    out = [DataTable(f"{stem}-tps", w, "tps", TPS_COLUMNS, tuple(tps))]
+    if ratio:
+        out.append(DataTable(f"{stem}-ratio", w, "ratio", RATIO_COLUMNS, tuple(ratio)))
+    out.append(DataTable(f"{stem}-latency", w, "latency", LATENCY_COLUMNS, tuple(latency)))
+    out.append(DataTable(f"{stem}-summary", w, "summary", SUMMARY_COLUMNS, tuple(summary)))
+    for deg in section.degradations:
+        rows = tuple((w, deg.a, deg.b, c, f.round_or_none(ta, f.TPS_DECIMALS),
+                      f.round_or_none(tb, f.TPS_DECIMALS), f.round_or_none(rate, f.PCT_DECIMALS),
+                      f.round_or_none(diff, f.TPS_DECIMALS)) for c, ta, tb, rate, diff in deg.rows)
+        name = f"{stem}-degradation-{file_stem(deg.a, 'a')}-{file_stem(deg.b, 'b')}"
+        out.append(DataTable(name, w, "degradation", DEGRADATION_COLUMNS, rows, (deg.a, deg.b)))
+    return out
+
+
+def table_links(tables: list[DataTable], lang: str) -> list[tuple[str, str]]:
+    """(label, relative href) of each table's CSV file, then of ``tables.json``."""
+    links = []
+    for t in tables:
+        a, b = t.pair or ("", "")
+        links.append((tr(f"table.{t.kind}", lang, a=a, b=b), quote(t.file)))
+    links.append((tr("tables.json", lang), "tables.json"))
+    return links
+
+
+def all_tables(data: ReportData) -> list[list[DataTable]]:
+    """The tables of every section, in section order."""
+    return [section_tables(s, stem) for s, stem in zip(data.sections, section_stems(data), strict=True)]
+
+
+def csv_text(table: DataTable) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(table.columns)
+    writer.writerows([["" if v is None else v for v in row] for row in table.rows])
+    return buf.getvalue()
+
+
+def json_text(data: ReportData, tables: list[list[DataTable]]) -> str:
+    doc = {
+        "study": data.study,
+        "confidence": data.confidence,
+        "alpha": data.alpha,
+        "tables": [
+            {"name": t.name, "workload": t.workload, "kind": t.kind, "file": t.file,
+             "columns": list(t.columns),
+             "rows": [dict(zip(t.columns, row, strict=True)) for row in t.rows]}
+            for section in tables for t in section
+        ],
+    }
+    return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+
+
+def write_tables(data: ReportData, out_dir: Path) -> dict[str, Path]:
+    """Write ``tables/*.csv`` and ``tables.json``; returns ``{"csv:<name>": path, ...,
+    "json": path}``."""
+    tables = all_tables(data)
+    (out_dir / "tables").mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    for section in tables:
+        for t in section:
+            path = out_dir / t.file
+            path.write_text(csv_text(t), encoding="utf-8")
+            written[f"csv:{t.name}"] = path
+    path = out_dir / "tables.json"
+    path.write_text(json_text(data, tables), encoding="utf-8")
+    written["json"] = path
+    return written

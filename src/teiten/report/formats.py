@@ -1,0 +1,131 @@
+"""How the reports print numbers: one function per kind of figure, shared by the tables,
+the findings, the charts' hover text and the CSV/JSON exports, so that a number reads the
+same wherever it appears.
+
+TPS has 1 decimal, latency (ms) 3, percentages 1; a missing figure is an em dash. The
+``round_*`` functions give the same figures as numbers (for CSV and JSON): Python's
+``round`` and ``format`` both round the exact binary value, so ``f"{round(x, 1):.1f}"``
+is always ``f"{x:.1f}"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+
+from teiten.report.model import Point
+
+MISSING = "—"
+DASH = "–"  # between the bounds of an interval
+
+TPS_DECIMALS = 1
+LATENCY_DECIMALS = 3
+PCT_DECIMALS = 1
+
+
+def format_tps(value: float | None) -> str:
+    return MISSING if value is None else f"{value:.{TPS_DECIMALS}f}"
+
+
+def format_latency(value: float | None) -> str:
+    return MISSING if value is None else f"{value:.{LATENCY_DECIMALS}f}"
+
+
+def format_pct(value: float | None) -> str:
+    """A figure already in percent: ``4.2%``."""
+    return MISSING if value is None else f"{value:.{PCT_DECIMALS}f}%"
+
+
+def pct_number(ratio: float) -> str:
+    """A ratio as a percentage without the sign: ``0.983`` → ``98.3``."""
+    return f"{ratio * 100:.{PCT_DECIMALS}f}"
+
+
+def format_ratio(ratio: float | None) -> str:
+    """``0.983`` → ``98.3%``."""
+    return MISSING if ratio is None else f"{pct_number(ratio)}%"
+
+
+def format_diff(pct: float | None) -> str:
+    """A mean difference already in percent: ``+2.3%``."""
+    return MISSING if pct is None else f"{pct:+.{PCT_DECIMALS}f}%"
+
+
+def interval(low: float, high: float, *, decimals: int = 1) -> str:
+    """``101.2–105.0``: the bounds of an interval, with ``decimals`` decimals."""
+    return f"{low:.{decimals}f}{DASH}{high:.{decimals}f}"
+
+
+def tps_ci_text(point: Point) -> str:
+    """``[1049.0–1052.0]``, the CI of a median TPS as the TPS table prints it; empty without."""
+    if point.tps_ci is None:
+        return ""
+    return f"[{interval(*point.tps_ci, decimals=TPS_DECIMALS)}]"
+
+
+def ratio_ci_bounds(point: Point) -> str:
+    """``101.2–105.0``: the ratio's CI in percent, as the ratio cell prints it."""
+    if point.ratio_ci is None:
+        return ""
+    low, high = point.ratio_ci
+    return f"{pct_number(low)}{DASH}{pct_number(high)}"
+
+
+def ratio_ci_text(point: Point) -> str:
+    bounds = ratio_ci_bounds(point)
+    return f"[{bounds}]" if bounds else ""
+
+
+def diff_from_ratio(ratio_text: str) -> str:
+    """The distance from 100% of a printed ratio, in its own decimals: ``"103.1"`` → ``"3.1"``.
+
+    Computed on the printed digits (exact decimal arithmetic), so a finding's "3.1% faster"
+    always agrees with the "103.1%" of the cell it points to.
+    """
+    return str(abs(Decimal(ratio_text) - 100))
+
+
+def format_p(p: float | None) -> str:
+    """``0.029``; ``<0.001`` below that; ``—`` when no test ran."""
+    if p is None:
+        return MISSING
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def marker(point: Point) -> str:
+    """The significance marker of a ratio cell: ``*``, ``ns``, or ``?`` (too few to tell)."""
+    if point.ratio is None:
+        return ""
+    if point.significant is None:
+        return "?"
+    return "*" if point.significant else "ns"
+
+
+def format_cv(cv: float | None) -> str:
+    return MISSING if cv is None else format_pct(cv * 100)
+
+
+def format_values(values: Sequence[float], decimals: int) -> str:
+    return ", ".join(f"{v:.{decimals}f}" for v in values)
+
+
+def format_alpha(alpha: float) -> str:
+    return f"{alpha:g}"
+
+
+def format_confidence(confidence: float) -> str:
+    """``0.95`` → ``95``."""
+    return f"{confidence * 100:g}"
+
+
+def format_seconds(seconds: float) -> str:
+    return f"{seconds:g} s"
+
+
+def round_or_none(value: float | None, decimals: int) -> float | None:
+    return None if value is None else round(value, decimals)
+
+
+def pct_or_none(ratio: float | None) -> float | None:
+    """A ratio as a percentage rounded as printed (``0.9834`` → ``98.3``)."""
+    return None if ratio is None else round(ratio * 100, PCT_DECIMALS)

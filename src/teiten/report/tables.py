@@ -1,0 +1,349 @@
+"""The report's tables as data: words from the catalogue, numbers from
+:mod:`teiten.report.formats`. The Markdown and the HTML renderers only lay them out, so
+both reports say the same thing in the same words and numbers.
+
+Per workload: the summary (peak, knee, mean differences), the TPS table (medians with
+their confidence intervals, 前バージョン比 with its interval and significance marker, and
+the smallest detectable difference), the latency table, and the 性能低下率 tables. Every
+TPS and ratio cell carries the HTML id :func:`teiten.analysis.compare.cell_id` gives, so
+that a finding can link to it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+# As a module, not its names: teiten.analysis.compare imports teiten.report.model, which
+# runs this package's __init__ first, so compare is still loading when this module is.
+from teiten.analysis import compare
+from teiten.report import formats as f
+from teiten.report.i18n import tr
+from teiten.report.model import (
+    Degradation,
+    Point,
+    ReportData,
+    ServerInfo,
+    ServerSeries,
+    WorkloadSection,
+)
+
+# A ratio within this of 1 is shown as no change.
+NEUTRAL_BAND = 0.01
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the words of a table depend on besides the section."""
+
+    lang: str = "en"
+    confidence: float = 0.95
+    alpha: float = 0.05
+
+    @classmethod
+    def of(cls, data: ReportData) -> Context:
+        return cls(data.lang, data.confidence, data.alpha)
+
+    @property
+    def conf(self) -> str:
+        return f.format_confidence(self.confidence)
+
+
+@dataclass(frozen=True)
+class Column:
+    label: str
+    group: str = ""  # columns with the same group share a header cell in HTML
+    sub: str = ""  # a second line under the label (HTML)
+    md: str = ""  # the Markdown header, when the label alone would be ambiguous
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: its figure, interval, marker and failures, and how to show it."""
+
+    value: str
+    ci: str = ""
+    marker: str = ""
+    failed: str = ""  # "(1 failed)", already worded
+    id: str = ""
+    title: str = ""  # hover text
+    tone: str = ""  # CSS class: better | worse | same | missing
+
+    @property
+    def text(self) -> str:
+        """The cell as plain text: ``105.0% [101.9–108.2] *``."""
+        return " ".join(part for part in (self.value, self.ci, self.marker, self.failed) if part)
+
+
+@dataclass(frozen=True)
+class Table:
+    kind: str  # tps | latency | summary | degradation (the HTML class)
+    heading: str
+    corner: str  # the header of the row-label column
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[str, tuple[Cell, ...]], ...]
+    notes: tuple[str, ...] = ()
+
+
+def baseline_series(section: WorkloadSection) -> ServerSeries:
+    """The baseline's series (by name; the first server if the name is not among them)."""
+    for s in section.servers:
+        if s.server == section.baseline:
+            return s
+    return section.servers[0]
+
+
+def others(section: WorkloadSection) -> list[ServerSeries]:
+    base = baseline_series(section)
+    return [s for s in section.servers if s is not base]
+
+
+def point_at(series: ServerSeries, clients: int) -> Point | None:
+    return next((p for p in series.points if p.clients == clients), None)
+
+
+def ratio_class(ratio: float | None, *, lower_is_better: bool = False) -> str:
+    """``better``/``worse`` outside ±1% of the baseline, ``same`` inside, ``missing``."""
+    if ratio is None:
+        return "missing"
+    # Judge the percentage as printed, so that 101.0% is "same" however the float rounds.
+    if abs(round(ratio * 100, 1) - 100) <= NEUTRAL_BAND * 100:
+        return "same"
+    return "better" if (ratio < 1) == lower_is_better else "worse"
+
+
+def _failed(point: Point | None, ctx: Context) -> str:
+    return tr("failed", ctx.lang, n=point.n_failed) if point and point.n_failed else ""
+
+
+def tps_cell(section: WorkloadSection, series: ServerSeries, clients: int, ctx: Context) -> Cell:
+    p = point_at(series, clients)
+    cid = compare.cell_id("tps", section.workload, series.server, clients)
+    if p is None or p.tps_median is None:
+        return Cell(f.MISSING, failed=_failed(p, ctx), id=cid, tone="missing")
+    title = ""
+    if p.tps_values:
+        ci = f.interval(*p.tps_ci, decimals=f.TPS_DECIMALS) if p.tps_ci else f.MISSING
+        title = tr("title.tps", ctx.lang, value=f.format_tps(p.tps_median), conf=ctx.conf, ci=ci,
+                   cv=f.format_cv(p.cv), values=f.format_values(p.tps_values, f.TPS_DECIMALS))
+    return Cell(f.format_tps(p.tps_median), f.tps_ci_text(p), failed=_failed(p, ctx), id=cid,
+                title=title)
+
+
+def ratio_cell(section: WorkloadSection, series: ServerSeries, clients: int, ctx: Context) -> Cell:
+    p = point_at(series, clients)
+    cid = compare.cell_id("ratio", section.workload, series.server, clients)
+    if p is None or p.ratio is None:
+        return Cell(f.MISSING, id=cid, tone="missing")
+    mark = f.marker(p)
+    alpha = f.format_alpha(ctx.alpha)
+    if mark == "?":
+        title = tr("title.too_few", ctx.lang, needed=p.needed)
+    else:
+        key = "title.significant" if mark == "*" else "title.ns"
+        title = tr(key, ctx.lang, p=f.format_p(p.p_value), alpha=alpha)
+    return Cell(f.format_ratio(p.ratio), f.ratio_ci_text(p), mark, id=cid, title=title,
+                tone=_ratio_tone(p.ratio, mark))
+
+
+def _untested_tone(tone: str) -> str:
+    """A pale tint for a direction no test stands behind (latency ratios)."""
+    return tone if tone in ("same", "missing") else f"{tone} unsure"
+
+
+def _ratio_tone(ratio: float, mark: str) -> str:
+    """Full colour only for a significant difference; a tested one that is not significant
+    is "same"; one that cannot be tested keeps a pale tint of its direction."""
+    tone = ratio_class(ratio)
+    if mark == "*":
+        return f"{tone} sig"
+    if mark == "ns":
+        return "same"
+    return _untested_tone(tone)
+
+
+def detectable_cell(series: ServerSeries, clients: int, ctx: Context) -> Cell:
+    p = point_at(series, clients)
+    if p is None or p.detectable_pct is None:
+        return Cell(f.MISSING, tone="missing")
+    text = f.format_pct(p.detectable_pct)
+    return Cell(text, title=tr("title.detectable", ctx.lang, pct=text))
+
+
+def tps_table(section: WorkloadSection, ctx: Context) -> Table:
+    """Median TPS per server, then 前バージョン比 and the smallest detectable difference."""
+    lang = ctx.lang
+    base = baseline_series(section)
+    rest = others(section)
+    tps_group, ratio_group = tr("tps.group", lang), tr("ratio.group", lang)
+    detect_group = tr("detectable.group", lang)
+    columns = [Column(s.server, tps_group, _version_sub(s, base, lang)) for s in section.servers]
+    columns += [Column(f"{s.server} / {base.server}", ratio_group, tr("ratio.sub", lang, conf=ctx.conf),
+                       md=f"{ratio_group}: {s.server} / {base.server}") for s in rest]
+    columns += [Column(s.server, detect_group, md=f"{detect_group}: {s.server}") for s in rest]
+    rows = []
+    for c in section.clients:
+        cells = [tps_cell(section, s, c, ctx) for s in section.servers]
+        cells += [ratio_cell(section, s, c, ctx) for s in rest]
+        cells += [detectable_cell(s, c, ctx) for s in rest]
+        rows.append((str(c), tuple(cells)))
+    heading = tr("tps.heading" if rest else "tps.heading_alone", lang)
+    return Table("tps", heading, tr("clients", lang), tuple(columns), tuple(rows), tps_notes(section, ctx))
+
+
+def tps_notes(section: WorkloadSection, ctx: Context) -> tuple[str, ...]:
+    """The legend of the markers, the "?" footnote and the detectable-difference line."""
+    points = [p for s in others(section) for p in s.points if p.ratio is not None]
+    if not points:
+        return ()
+    notes = [tr("note.legend", ctx.lang, conf=ctx.conf, alpha=f.format_alpha(ctx.alpha))]
+    too_few = [p.needed for p in points if p.significant is None]
+    if too_few:
+        notes.append(tr("note.too_few", ctx.lang, needed=max(too_few)))
+    detectable = [p.detectable_pct for p in points if p.detectable_pct is not None]
+    if detectable:
+        low, high = f.format_pct(min(detectable)), f.format_pct(max(detectable))
+        notes.append(tr("note.detectable", ctx.lang, pct=low) if low == high else
+                     tr("note.detectable_range", ctx.lang, low=low, high=high))
+    return tuple(notes)
+
+
+def latency_ratio(point: Point | None, base: Point | None) -> float | None:
+    """Median latency over the baseline's at the same client count (the one figure the
+    model does not carry: it is a formatting of two medians)."""
+    if point is None or base is None or point.latency_ms_median is None or not base.latency_ms_median:
+        return None
+    return point.latency_ms_median / base.latency_ms_median
+
+
+def latency_table(section: WorkloadSection, ctx: Context) -> Table:
+    lang = ctx.lang
+    base = baseline_series(section)
+    rest = others(section)
+    group, ratio_group = tr("latency.group", lang), tr("ratio.group", lang)
+    columns = [Column(s.server, group, _version_sub(s, base, lang)) for s in section.servers]
+    columns += [Column(f"{s.server} / {base.server}", ratio_group,
+                       md=f"{ratio_group}: {s.server} / {base.server}") for s in rest]
+    rows = []
+    for c in section.clients:
+        cells = []
+        for s in section.servers:
+            p = point_at(s, c)
+            cid = compare.cell_id("latency", section.workload, s.server, c)
+            value = None if p is None else p.latency_ms_median
+            title = "" if p is None or value is None or not p.latency_values else tr(
+                "title.latency", lang, value=f.format_latency(value),
+                values=f.format_values(p.latency_values, f.LATENCY_DECIMALS))
+            cells.append(Cell(f.format_latency(value), failed=_failed(p, ctx), id=cid, title=title,
+                              tone="missing" if value is None else ""))
+        for s in rest:
+            ratio = latency_ratio(point_at(s, c), point_at(base, c))
+            cells.append(Cell(f.format_ratio(ratio), id=compare.cell_id("latency-ratio", section.workload,
+                                                                 s.server, c),
+                              tone=_untested_tone(ratio_class(ratio, lower_is_better=True))))
+        rows.append((str(c), tuple(cells)))
+    notes = (tr("note.ratio", lang),) if rest else ()
+    return Table("latency", tr("latency.heading", lang), tr("clients", lang), tuple(columns),
+                 tuple(rows), notes)
+
+
+def summary_table(section: WorkloadSection, ctx: Context) -> Table:
+    """Per server: version, peak TPS and where, the knee, and the mean differences."""
+    lang = ctx.lang
+    base = baseline_series(section)
+    columns = tuple(Column(tr(k, lang, baseline=base.server)) for k in (
+        "summary.version", "summary.peak_tps", "summary.peak_clients", "summary.knee",
+        "summary.tps_diff", "summary.latency_diff"))
+    rows = []
+    for s in section.servers:
+        peak = s.saturation
+        is_base = s is base
+        diff = tr("summary.baseline", lang) if is_base else f.format_diff(s.mean_tps_diff_pct)
+        lat = tr("summary.baseline", lang) if is_base else f.format_diff(s.mean_latency_diff_pct)
+        cells = (
+            Cell(s.version),
+            Cell(f.format_tps(peak[1] if peak else None)),
+            Cell(str(peak[0]) if peak else f.MISSING),
+            Cell(str(peak[2]) if peak else f.MISSING),
+            # No colour: a mean over client counts carries no test, and would look like a verdict.
+            Cell(diff),
+            Cell(lat),
+        )
+        rows.append((s.server, cells))
+    return Table("summary", tr("summary", lang), tr("summary.server", lang), columns, tuple(rows),
+                 (tr("summary.note", lang),))
+
+
+def degradation_table(deg: Degradation, ctx: Context) -> Table:
+    """METHODS S5: clients, TPS(a), TPS(b), 性能低下率 %, TPS difference."""
+    lang = ctx.lang
+    columns = (Column(tr("degradation.tps", lang, server=deg.a)),
+               Column(tr("degradation.tps", lang, server=deg.b)),
+               Column(tr("degradation.rate", lang)), Column(tr("degradation.diff", lang)))
+    rows = tuple(
+        (str(clients), (Cell(f.format_tps(ta)), Cell(f.format_tps(tb)),
+                        Cell(f.format_pct(rate), tone="missing" if rate is None else ""),
+                        Cell(f.format_tps(diff))))
+        for clients, ta, tb, rate, diff in deg.rows)
+    return Table("degradation", tr("degradation", lang, a=deg.a, b=deg.b), tr("clients", lang),
+                 columns, rows, (tr("degradation.note", lang, a=deg.a, b=deg.b),))
+
+
+def _version_sub(series: ServerSeries, base: ServerSeries, lang: str) -> str:
+    return tr("baseline.sub", lang, version=series.version) if series is base else series.version
+
+
+def study_rows(data: ReportData) -> list[tuple[str, str]]:
+    lang = data.lang
+    return [
+        (tr("study.name", lang), data.study),
+        (tr("study.duration", lang), f.format_seconds(data.duration_s)),
+        (tr("study.repetitions", lang), str(data.repetitions)),
+        (tr("study.scale", lang), str(data.scale)),
+        (tr("study.order", lang), data.order),
+        (tr("study.seed", lang), str(data.seed)),
+        (tr("study.confidence", lang), f"{f.format_confidence(data.confidence)}%"),
+        (tr("study.alpha", lang), f.format_alpha(data.alpha)),
+        (tr("study.generated", lang), data.generated_at),
+        (tr("study.store", lang), data.store_path),
+    ]
+
+
+def fingerprint_rows(data: ReportData) -> list[tuple[str, str]]:
+    """Every key of the fingerprint; nested values as compact JSON."""
+    return [(str(key), fingerprint_value(value)) for key, value in data.fingerprint.items()]
+
+
+def fingerprint_value(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
+
+
+def server_rows(info: ServerInfo, lang: str) -> list[tuple[str, str]]:
+    checksums = tr({True: "on", False: "off", None: "unknown"}[info.data_checksums], lang)
+    return [
+        (tr("server.kind", lang), info.kind),
+        (tr("server.version", lang), info.version),
+        (tr("server.origin", lang), info.origin),
+        (tr("server.bindir", lang), info.bindir),
+        (tr("server.checksums", lang), checksums),
+    ]
+
+
+def file_stem(text: str, fallback: str = "workload") -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or fallback
+
+
+def section_stems(data: ReportData) -> list[str]:
+    """One safe, distinct file stem per workload section, in section order (for the chart
+    and table files)."""
+    stems: list[str] = []
+    for section in data.sections:
+        stem = file_stem(section.workload)
+        candidate, n = stem, 2
+        while candidate in stems:
+            candidate, n = f"{stem}-{n}", n + 1
+        stems.append(candidate)
+    return stems

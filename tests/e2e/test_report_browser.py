@@ -1,0 +1,128 @@
+"""The HTML report of a real study, opened in a real headless browser (English and
+Japanese): the charts are there, the per-second series viewer lists every trial and draws
+one, no script error, and the page reads without JavaScript too."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from tests.conftest import run_cli
+
+STUDY = """
+study: browser
+servers:
+  - {name: pg17, install: "17"}
+  - {name: pg18, install: "18"}
+workloads: [select-only]
+scale: 1
+clients: [1, 2]
+duration: 1s
+repetitions: 4
+seed: 7
+"""
+TRIALS = 2 * 2 * 4  # servers × client counts × repetitions
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        pytest.skip("no chromium; make system installs it")
+    return found
+
+
+def _browser(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    args = [_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *extra, page.as_uri()]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def _report(store: Path, out: Path, lang: str) -> None:
+    """``teiten report``; through the library when this checkout's CLI has no --lang yet."""
+    done = run_cli("report", "--store", str(store), "--out", str(out), "--lang", lang)
+    if done.returncode == 2 and "--lang" in done.stderr:
+        from teiten.report.build import write_study_report
+        from teiten.store import Store
+
+        s = Store.open(str(store))
+        try:
+            write_study_report(s, int(s.studies()[-1]["id"]), out, lang=lang)
+        finally:
+            s.close()
+        return
+    assert done.returncode == 0, done.stderr
+
+
+def test_report_in_a_browser(pg17, pg18, workdir: Path) -> None:
+    study = workdir / "browser.yaml"
+    study.write_text(STUDY)
+    store = workdir / "browser.db"
+    done = run_cli("run", str(study), "--store", str(store), "--no-report")
+    assert done.returncode == 0, done.stderr
+
+    for lang, vocabulary in (("en", ("Findings", "Ratio to baseline (前バージョン比)")),
+                             ("ja", ("結果の要点", "前バージョン比", "クライアント数", "中央値"))):
+        out = workdir / f"report-{lang}"
+        _report(store, out, lang)
+        page = out / "report.html"
+        html = page.read_text(encoding="utf-8")
+        assert f'<html lang="{lang}">' in html
+        for word in vocabulary:
+            assert word in html, word
+        # Every table is there as CSV, and all of them in tables.json.
+        csvs = sorted(p.name for p in (out / "tables").iterdir())
+        assert csvs == [f"select-only-{t}.csv" for t in ("latency", "ratio", "summary", "tps")]
+        with (out / "tables" / "select-only-tps.csv").open(newline="") as fh:
+            assert len(list(csv.DictReader(fh))) == 4  # 2 servers × 2 client counts
+        names = [t["name"] for t in json.loads((out / "tables.json").read_text())["tables"]]
+        assert names == [f"select-only-{t}" for t in ("tps", "ratio", "latency", "summary")]
+
+        dom = _browser(page, workdir / f"profile-{lang}", "--dump-dom").stdout
+        assert dom.count("<svg") >= 4, "TPS, latency, ratio and the series chart"
+        body = re.search(r"<body[^>]*>", dom)
+        assert body and "data-js-errors" not in body[0], body
+        select = re.search(r'<select id="series-select">(.*?)</select>', dom, re.DOTALL)
+        assert select
+        options = re.findall(r"<option[^>]*>([^<]*)</option>", select[1])
+        assert len(options) == TRIALS
+        assert all(re.match(r"pg1[78] · select-only · ", o) for o in options), options
+        # The script ran: the viewer is shown and has drawn the first trial.
+        assert '<div id="series-viewer" class="viewer">' in dom
+        assert re.search(r'<figure id="series-chart" class="series-chart"><svg', dom)
+        # Every finding links to a cell that exists.
+        for target in re.findall(r'<ul class="findings">.*?</ul>', dom, re.DOTALL):
+            for ident in re.findall(r'href="#([^"]+)"', target):
+                assert f'id="{ident}"' in dom, ident
+
+        shot = workdir / f"report-{lang}.png"
+        _browser(page, workdir / f"profile-{lang}", f"--screenshot={shot}", "--window-size=1200,3000",
+                 "--hide-scrollbars")
+        assert shot.stat().st_size > 30_000, "a real page, not a blank one"
+
+    # Without JavaScript the page still reads: tables and charts, the viewer stays hidden.
+    # (Headless Chromium cannot dump a page with scripting off, so the scripts are cut out.)
+    page = workdir / "report-en" / "report.html"
+    nojs = page.with_name("nojs.html")
+    nojs.write_text(re.sub(r"<script\b.*?</script>", "", page.read_text(encoding="utf-8"),
+                           flags=re.DOTALL), encoding="utf-8")
+    still = _browser(nojs, workdir / "profile-nojs", "--dump-dom").stdout
+    assert "<script" not in still
+    assert '<div id="series-viewer" class="viewer" hidden="">' in still
+    assert still.count('<table class="data') >= 3 and still.count("<svg") >= 3
+    assert 'class="trials"' in still
+
+    # The error hook works: a page whose script throws is marked.
+    broken = page.with_name("broken.html")
+    broken.write_text(page.read_text(encoding="utf-8").replace(
+        "</main>", "<script>undefinedFunction()</script></main>"), encoding="utf-8")
+    marked = _browser(broken, workdir / "profile-broken", "--dump-dom").stdout
+    assert re.search(r'<body data-js-errors="[^"]*undefinedFunction', marked)
