@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from teiten.report.svg import AXIS, FONT, MUTED, TEXT, coord, esc, text_width
+from teiten.report.svg import AXIS, FONT, MUTED, TEXT, coord, esc, legend_flow, text_width
 
 
 def format_percent(value: float) -> str:
@@ -156,18 +156,13 @@ def _summary(who: str, segments: tuple[Segment, ...] | None, nothing: str) -> st
 def _legend(items: Sequence[tuple[str, str]], width: int, *, top: float) -> tuple[list[str], float]:
     """Colour swatches in rows under the title; returns the elements and the bottom y."""
     out: list[str] = []
-    x, row = 12.0, 0
-    for name, colour in items:
-        item = 16 + text_width(name, 12)
-        if x > 12 and x + item > width - 12:
-            x, row = 12.0, row + 1
-        y = top + row * 18 + 8
+    places, bottom = legend_flow([16 + text_width(n, 12) for n, _ in items], width, top=top,
+                                 gap=14)
+    for (name, colour), (x, y) in zip(items, places, strict=True):
         out.append(f'<rect x="{coord(x)}" y="{coord(y - 5)}" width="10" height="10" '
                    f'fill="{colour}" stroke="{AXIS}" stroke-width="0.5"/>')
         out.append(f'<text x="{coord(x + 15)}" y="{coord(y)}" dy="4">{esc(name)}</text>')
-        x += item + 14
-    rows = row + 1 if items else 0
-    return out, top + rows * 18
+    return out, bottom
 
 
 def _clip(text: str, limit: float) -> str:

@@ -285,16 +285,27 @@ def format_number(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
+def legend_flow(widths: list[float], width: int, *, top: float,
+                gap: float) -> tuple[list[tuple[float, float]], float]:
+    """Where legend items of these widths go, left to right in rows of 18 px that wrap at
+    ``width``: their (x, y) and the bottom y of the legend."""
+    places = []
+    x, row = 12.0, 0
+    for item in widths:
+        if x > 12 and x + item > width - 12:
+            x, row = 12.0, row + 1
+        places.append((x, top + row * 18 + 8))
+        x += item + gap
+    return places, top + (row + 1 if widths else 0) * 18
+
+
 def _legend(names: list[tuple[str, int]], width: int, *, top: float) -> tuple[list[str], float]:
     """Legend entries (name, palette index) in rows under the title; returns the elements
     and the bottom y."""
     out: list[str] = []
-    x, row = 12.0, 0
-    for name, i in names:
-        item = 30 + text_width(name, 12)
-        if x > 12 and x + item > width - 12:
-            x, row = 12.0, row + 1
-        y = top + row * 18 + 8
+    places, bottom = legend_flow([30 + text_width(n, 12) for n, _ in names], width, top=top,
+                                 gap=18)
+    for (name, i), (x, y) in zip(names, places, strict=True):
         colour = _colour(i)
         out.append(
             f'<line x1="{coord(x)}" y1="{coord(y)}" x2="{coord(x + 22)}" y2="{coord(y)}" '
@@ -302,9 +313,7 @@ def _legend(names: list[tuple[str, int]], width: int, *, top: float) -> tuple[li
         )
         out.append(f'<g fill="{colour}">{_shape(SHAPES[i % len(SHAPES)], x + 11, y)}</g>')
         out.append(f'<text x="{coord(x + 28)}" y="{coord(y)}" dy="4">{esc(name)}</text>')
-        x += item + 18
-    rows = row + 1 if names else 0
-    return out, top + rows * 18
+    return out, bottom
 
 
 def _labelled_ticks(xs: list[float], xpos: Callable[[float], float]) -> list[float]:
