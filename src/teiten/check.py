@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from teiten import installs, procs
+from teiten import cpus, installs, procs
 from teiten.errors import ProcessError, UserError
 from teiten.installs import Install, Resolution
 from teiten.servers.external import parse_conninfo
@@ -29,7 +29,8 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
     workloads = resolve_workloads(loaded)
     found = installs.find_all()
     resolved: dict[str, Resolution] = {}
-    for i, server in enumerate(study.servers):
+    _check_cpus(loaded)
+    for i, server in study.server_matrix():
         if server.external is not None:
             try:
                 parse_conninfo(server.external)
@@ -58,7 +59,7 @@ def materialise(checked: CheckedStudy) -> CheckedStudy:
     """Install what the study needs (downloads into the cache only), and check the settings
     of installs that were not here when the study was first checked."""
     done: dict[str, Resolution] = {}
-    for index, server in enumerate(checked.loaded.study.servers):
+    for index, server in checked.loaded.study.server_matrix():
         res = checked.installs.get(server.name)
         if res is None:
             continue
@@ -72,6 +73,38 @@ def materialise(checked: CheckedStudy) -> CheckedStudy:
     if client.install is None and (checked.loaded.study.servers[0].external is not None):
         client = Resolution(client.ref, install=installs.materialise(client))
     return CheckedStudy(checked.loaded, checked.workloads, done, client)
+
+
+def _check_cpus(loaded: LoadedStudy) -> None:
+    """Core counts and CPU lists must fit the CPUs teiten may use here."""
+    study = loaded.study
+    confined: list[list[int]] = []
+    for i, server in study.server_matrix():
+        if server.cores is None and server.cpus is None:
+            continue
+        where = ("cores",) if study.cores is not None else ("servers", i, server.cpus and "cpus" or "cores")
+        try:
+            if server.cpus is not None:
+                wanted = cpus.parse_list(server.cpus)
+                outside = [c for c in wanted if c not in cpus.available()]
+                if outside:
+                    raise UserError(f"CPU {cpus.format_list(outside)} is not one teiten may use "
+                                    f"here ({cpus.format_list(cpus.available())})")
+                confined.append(wanted)
+            else:
+                assert server.cores is not None
+                confined.append(cpus.choose(server.cores))
+        except UserError as exc:
+            label = "cores" if study.cores is not None else f"servers[{i}]"
+            raise loaded.error(where, f"{label}: {exc}") from None
+    if study.client_cpus in ("same", "others") and not confined:
+        raise loaded.error(("client_cpus",), f"client_cpus: {study.client_cpus} needs servers "
+                           "confined with 'cores' or 'cpus'; without them write any or a CPU list")
+    try:
+        for server_cpus in confined or [[]]:
+            cpus.client_cpus(study.client_cpus, server_cpus)
+    except UserError as exc:
+        raise loaded.error(("client_cpus",), str(exc)) from None
 
 
 def known_settings(install: Install) -> set[str]:

@@ -27,7 +27,7 @@ def plan(study: Study) -> list[PlannedTrial]:
     rng = random.Random(study.seed)
     ordered: list[tuple[int, str, str, int]] = []
     for rep in range(1, study.repetitions + 1):
-        block = [(rep, s.name, w.key, c) for s in study.servers for w in study.workloads
+        block = [(rep, s.name, w.key, c) for _, s in study.server_matrix() for w in study.workloads
                  for c in study.clients]
         if study.order == "random":
             rng.shuffle(block)

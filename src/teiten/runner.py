@@ -21,7 +21,7 @@ import psutil
 import psycopg
 
 import teiten
-from teiten import fingerprint, installs, paths
+from teiten import cpus, fingerprint, installs, paths
 from teiten.check import CheckedStudy
 from teiten.drivers import pgbench
 from teiten.errors import TeitenError, UserError
@@ -68,8 +68,13 @@ def create(checked: CheckedStudy, store_path: Path, source: str) -> tuple[Store,
     study = loaded.study
     trials = plan(study)
     servers = []
-    for s in study.servers:
+    for _, s in study.server_matrix():
         spec = s.model_dump(mode="json")
+        if s.cores is not None or s.cpus is not None:
+            chosen = cpus.parse_list(s.cpus) if s.cpus else cpus.choose(s.cores or 0)
+            pinned = cpus.client_cpus(study.client_cpus, chosen)
+            spec["placement"] = {"cpus": cpus.format_list(chosen), "cores": len(chosen),
+                                 "client_cpus": cpus.format_list(pinned) if pinned else "any"}
         res = checked.installs.get(s.name)
         if res is not None:
             spec["resolved"] = {"ref": res.ref, "version": res.version,
@@ -111,6 +116,7 @@ def cleanup_leftovers(store: Store, study_id: int) -> list[str]:
     for workdir in store.workdirs(study_id):
         if workdir.exists():
             for data_dir in sorted(workdir.glob("*/data")):
+                outside = _outside_dirs(data_dir)
                 for proc in processes_in(data_dir):
                     try:
                         proc.kill()
@@ -118,12 +124,23 @@ def cleanup_leftovers(store: Store, study_id: int) -> list[str]:
                     except psutil.NoSuchProcess:
                         continue
                 psutil.wait_procs(processes_in(data_dir), timeout=10)
+                for owned in outside:
+                    if paths.remove_owned(owned):
+                        notes.append(f"removed {owned}")
             for sock in _socket_dirs(workdir):
                 paths.remove_owned(sock)
             if paths.remove_owned(workdir):
                 notes.append(f"removed {workdir}")
+            notes += [f"removed cgroup {g}" for g in cpus.remove_stale(workdir.name + "-")]
         store.forget_workdir(study_id, workdir)
     return notes
+
+
+def _outside_dirs(data_dir: Path) -> list[Path]:
+    """The WAL and tablespace directories of a cluster that live outside its data directory:
+    teiten made each in a marked directory of its own, the parent of the link's target."""
+    links = [data_dir / "pg_wal", *sorted((data_dir / "pg_tblspc").glob("*"))]
+    return [link.resolve().parent for link in links if link.is_symlink()]
 
 
 def _socket_dirs(workdir: Path) -> list[Path]:
@@ -149,6 +166,7 @@ class _Context:
     broken: dict[tuple[str, str], str] = field(default_factory=dict)
     described: set[str] = field(default_factory=set)
     monitors: bool = True
+    client_cpus: dict[str, list[int]] = field(default_factory=dict)  # server -> pgbench's CPUs
 
 
 def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False,
@@ -195,16 +213,22 @@ def _setup_servers(ctx: _Context) -> None:
         max_clients=max(ctx.study.clients),
         data_bytes=max(profiles.pgbench_data_bytes(w.scale, w.fillfactor)
                        for w in ctx.workloads.values()))
+    matrix = [s for _, s in ctx.study.server_matrix()]
     for row in stored:
-        spec = next(s for s in ctx.study.servers if s.name == row["name"])
+        spec = next(s for s in matrix if s.name == row["name"])
         if spec.external is not None:
             continue
-        inst = _install_for(json.loads(row["spec_json"]))
+        stored_spec = json.loads(row["spec_json"])
+        inst = _install_for(stored_spec)
         check_install(inst)
         ctx.installs[spec.name] = inst
+        placement = stored_spec.get("placement")
+        server_cpus = cpus.parse_list(placement["cpus"]) if placement else None
+        if placement and placement["client_cpus"] != "any":
+            ctx.client_cpus[spec.name] = cpus.parse_list(placement["client_cpus"])
         ctx.servers[spec.name] = LocalServer(spec, inst, ctx.run_dir, sizing,
-                                             connect=ctx.study.connect)
-    for spec in ctx.study.servers:
+                                             connect=ctx.study.connect, cpus=server_cpus)
+    for spec in matrix:
         if spec.external is not None:
             if ctx.client is None:
                 ctx.client = next(iter(ctx.installs.values()), None) or installs.materialise(
@@ -262,20 +286,26 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     run = None
     error = None
     seen: MonitorResult | None = None
+    affinity: cpus.AffinityReport | None = None
     profile: Profile | None = None
     notes: list[str] = []
     try:
         endpoint = server.begin_trial(workload, tid, prewarm=ctx.study.prewarm)
         watch = Monitors(endpoint, devices=server.devices()) if ctx.monitors else None
         profiler = _profiler(ctx, trial, server, notes)
+        confined = _affinity_watch(server)
         if watch is not None:
             watch.start()
+        if confined is not None:
+            confined.start()
         try:
             run = pgbench.run(ctx.installs[trial["server"]], endpoint, workload,
                               clients=trial["clients"], threads=trial["threads"],
-                              duration_s=trial["planned_duration_s"])
+                              duration_s=trial["planned_duration_s"],
+                              cpus=ctx.client_cpus.get(trial["server"]))
         finally:
             seen = watch.stop() if watch is not None else None
+            affinity = confined.stop() if confined is not None else None
             profile = _stop_profiler(profiler, notes)
     except (TeitenError, psycopg.Error, OSError) as exc:
         error = f"could not start the trial: {exc}"
@@ -290,8 +320,13 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     if profile is not None:
         evidence = evidence or Evidence([], {}, [], {})
         evidence.details["profile"] = profile.to_json()
+    if affinity is not None and isinstance(server, LocalServer) and server.placement is not None:
+        evidence = evidence or Evidence([], {}, [], {})
+        client = ctx.client_cpus.get(trial["server"])
+        evidence.details["placement"] = {**server.placement.to_json(), "watch": affinity.to_json(),
+                                         "client_cpus": cpus.format_list(client) if client else "any"}
     if error is None and run is not None:
-        error = _verdict(run, end.crashed)
+        error = _verdict(run, end.crashed) or (affinity.failure() if affinity else None)
     out = run.output if run is not None else None
     status = "failed" if error else "ok"
     store.finish_trial(sid, tid, status=status, finished_at=now(), error=error, output=out,
@@ -303,6 +338,14 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     assert out is not None and out.tps is not None
     flags = "".join(f"; {w}" for w in (seen.warnings if seen else []))
     return status, f"{out.tps:.1f} tps, {out.latency_ms_avg or 0:.3f} ms{flags}"
+
+
+def _affinity_watch(server: Server) -> cpus.AffinityWatch | None:
+    """A watch on the CPUs of a confined server's processes, for the measured window."""
+    if not isinstance(server, LocalServer) or server.cpus is None:
+        return None
+    pid = server.server_pid()
+    return cpus.AffinityWatch(pid, server.cpus) if pid is not None else None
 
 
 def _profiler(ctx: _Context, trial: Any, server: Server, notes: list[str]) -> Profiler | None:

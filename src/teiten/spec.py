@@ -67,6 +67,21 @@ class ServerSpec(_Model):
     settings: dict[str, str | int | float | bool] = Field(
         default_factory=dict, description="postgresql.conf overrides, applied after the profile")
     initdb: InitdbOptions = Field(default_factory=InitdbOptions)  # type: ignore[arg-type]
+    cores: Annotated[int, Field(ge=1, le=4096)] | None = Field(
+        None, description="run the server on this many CPUs (one per physical core first); "
+        "unset: all of them")
+    cpus: str | None = Field(None, description="run the server on these CPUs, e.g. 0-3 or 0,2")
+    tablespace: str | None = Field(
+        None, description="put the workload's tables and indexes in a tablespace in this "
+        "directory (teiten creates a marked subdirectory there)")
+
+    @field_validator("cpus")
+    @classmethod
+    def _cpu_list(cls, value: str | None) -> str | None:
+        if value is not None:
+            from teiten.cpus import format_list, parse_list
+            return format_list(parse_list(value))
+        return value
 
     @field_validator("install", mode="before")
     @classmethod
@@ -95,8 +110,11 @@ class ServerSpec(_Model):
     def _one_kind(self) -> ServerSpec:
         if (self.install is None) == (self.external is None):
             raise ValueError("give exactly one of 'install' (a local cluster) or 'external'")
+        if self.cores is not None and self.cpus is not None:
+            raise ValueError("'cpus' and 'cores' both choose CPUs: give one of them")
         if self.external is not None:
-            fixed = [k for k in ("settings", "initdb", "profile") if k in self.model_fields_set]
+            fixed = [k for k in ("settings", "initdb", "profile", "cores", "cpus", "tablespace")
+                     if k in self.model_fields_set]
             if fixed:
                 raise ValueError(
                     f"'{fixed[0]}' needs a local cluster: teiten does not change the settings "
@@ -195,6 +213,13 @@ class Study(_Model):
         "socket", description="how pgbench reaches local clusters: unix socket or TCP loopback")
     profile: ProfileSpec | None = Field(
         None, description="take perf profiles (flame graphs) of chosen points")
+    cores: Annotated[list[Annotated[int, Field(ge=1, le=4096)]], Field(min_length=1)] | None = Field(
+        None, description="an axis: every local server is run at each of these core counts, "
+        "as servers named NAME-1core, NAME-2cores, ...")
+    client_cpus: str = Field(
+        "any", description="where pgbench runs when servers are confined to cores: any (not "
+        "pinned), same (the server's CPUs), others (the CPUs the server does not use), or a "
+        "CPU list such as 2-3")
 
     @field_validator("workloads", mode="before")
     @classmethod
@@ -229,6 +254,44 @@ class Study(_Model):
         if dupes:
             raise ValueError(f"{dupes[0]} appears twice; list each client count once")
         return value
+
+    @field_validator("client_cpus")
+    @classmethod
+    def _client_cpus(cls, value: str) -> str:
+        if value in ("any", "same", "others"):
+            return value
+        from teiten.cpus import format_list, parse_list
+        try:
+            return format_list(parse_list(value))
+        except ValueError as exc:
+            raise ValueError(f"{exc}; or write any, same or others") from None
+
+    @model_validator(mode="after")
+    def _core_axis(self) -> Study:
+        if self.cores is not None:
+            dupes = sorted({n for n in self.cores if self.cores.count(n) > 1})
+            if dupes:
+                raise ValueError(f"'cores' lists {dupes[0]} twice; list each core count once")
+            fixed = [s.name for s in self.servers if s.cores is not None or s.cpus is not None]
+            if fixed:
+                raise ValueError(f"'cores' is an axis for every server, but server {fixed[0]} "
+                                 "sets its own cores or cpus; drop one of them")
+        return self
+
+    def server_matrix(self) -> list[tuple[int, ServerSpec]]:
+        """The servers the study runs, with the index of the entry each comes from: the
+        servers as written, or each local one at every count of the ``cores`` axis."""
+        if self.cores is None:
+            return list(enumerate(self.servers))
+        out: list[tuple[int, ServerSpec]] = []
+        for i, server in enumerate(self.servers):
+            if server.external is not None:
+                out.append((i, server))
+                continue
+            for n in self.cores:
+                name = f"{server.name}-{n}core" + ("s" if n > 1 else "")
+                out.append((i, server.model_copy(update={"name": name, "cores": n})))
+        return out
 
     def threads_for(self, clients: int) -> int:
         """pgbench -j: half the clients by default (METHODS S1: -j C/2), never more than -c."""
@@ -355,10 +418,11 @@ class _StrictLoader(yaml.SafeLoader):
 
 def _check_unique_names(loaded: LoadedStudy) -> None:
     study = loaded.study
-    for section, names in (("servers", [s.name for s in study.servers]),
-                           ("workloads", [w.key for w in study.workloads])):
+    matrix = study.server_matrix()
+    for section, names in (("servers", [(i, s.name) for i, s in matrix]),
+                           ("workloads", list(enumerate(w.key for w in study.workloads)))):
         first: dict[str, int] = {}
-        for i, name in enumerate(names):
+        for i, name in names:
             if name in first:
                 what = "server" if section == "servers" else "workload"
                 raise loaded.error((section, i, "name"), f"{section}[{i}]: the {what} name "
@@ -366,7 +430,7 @@ def _check_unique_names(loaded: LoadedStudy) -> None:
                                    "give each one a name of its own")
             first[name] = i
     if study.profile is not None:
-        known = {"server": {s.name for s in study.servers},
+        known = {"server": {s.name for _, s in matrix},
                  "workload": {w.key for w in study.workloads}}
         for i, point in enumerate(study.profile.points):
             for key in ("server", "workload"):

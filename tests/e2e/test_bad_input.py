@@ -289,3 +289,62 @@ def test_run_cli_is_a_subprocess() -> None:
     done = run_cli("--version")
     assert isinstance(done, subprocess.CompletedProcess)
     assert done.returncode == 0 and done.stdout.startswith("teiten ")
+
+
+# --------------------------------------------------------------------------- cores
+
+
+def test_more_cores_than_the_machine_has(workdir: Path, run_bad: BadInput) -> None:
+    many = len(os.sched_getaffinity(0)) + 1
+    study = write_study(workdir, "study: bad\nservers:\n"
+                        f"  - {{name: a, install: \"17\", cores: {many}}}\n"
+                        "workloads: [select-only]\n")
+    store = workdir / "s.db"
+    line = run_bad("run", str(study), "--store", str(store), stores=[store])
+    assert line.startswith(f"teiten: error: {study}:3: servers[0]: {many} cores asked, but teiten "
+                           f"may use only {many - 1} CPUs here (")
+    assert line.endswith(f"); ask for at most {many - 1}")
+
+
+def test_core_axis_beyond_the_machine(workdir: Path, run_bad: BadInput) -> None:
+    study = write_study(workdir, STUDY_HEAD + "  - select-only\ncores: [1, 64]\n")
+    store = workdir / "s.db"
+    line = run_bad("run", str(study), "--store", str(store), stores=[store])
+    assert line.startswith(f"teiten: error: {study}:6: cores: 64 cores asked")
+
+
+def test_cpu_list_outside_the_machine(workdir: Path, run_bad: BadInput) -> None:
+    study = write_study(workdir, "study: bad\nservers:\n"
+                        "  - {name: a, install: \"17\", cpus: \"0,100-101\"}\n"
+                        "workloads: [select-only]\n")
+    store = workdir / "s.db"
+    line = run_bad("run", str(study), "--store", str(store), stores=[store])
+    assert line.startswith(f"teiten: error: {study}:3: servers[0]: CPU 100-101 is not one teiten "
+                           "may use here (")
+
+
+def test_cpu_list_that_is_not_one(workdir: Path, run_bad: BadInput) -> None:
+    study = write_study(workdir, "study: bad\nservers:\n"
+                        "  - {name: a, install: \"17\", cpus: \"zero\"}\n"
+                        "workloads: [select-only]\n")
+    line = run_bad("run", str(study), "--store", str(workdir / "s.db"))
+    assert line == (f"teiten: error: {study}:3: servers[0].cpus: cannot read 'zero' as a CPU list; write it "
+                    "like 0-3 or 0,2,4")
+
+
+def test_client_on_other_cpus_when_the_server_has_them_all(workdir: Path, run_bad: BadInput) -> None:
+    every = len(os.sched_getaffinity(0))
+    study = write_study(workdir, "study: bad\nservers:\n"
+                        f"  - {{name: a, install: \"17\", cores: {every}}}\n"
+                        "workloads: [select-only]\nclient_cpus: others\n")
+    line = run_bad("run", str(study), "--store", str(workdir / "s.db"))
+    assert line.startswith(f"teiten: error: {study}:5: client_cpus: others leaves no CPU for pgbench")
+
+
+def test_core_axis_and_server_cores_together(workdir: Path, run_bad: BadInput) -> None:
+    study = write_study(workdir, "study: bad\nservers:\n"
+                        "  - {name: a, install: \"17\", cores: 1}\n"
+                        "workloads: [select-only]\ncores: [1, 2]\n")
+    line = run_bad("run", str(study), "--store", str(workdir / "s.db"))
+    assert line == (f"teiten: error: {study}:5: cores: 'cores' is an axis for every server, but "
+                    "server a sets its own cores or cpus; drop one of them")

@@ -43,12 +43,12 @@ GOLDEN = {
         BASE + "repetiton: 3\n",
         "study.yaml:6: unknown key 'repetiton' (did you mean 'repetitions'?); allowed: study, "
         "description, servers, workloads, scale, clients, threads, duration, repetitions, "
-        "order, seed, prewarm, connect, profile",
+        "order, seed, prewarm, connect, profile, cores, client_cpus",
     ),
     "unknown server key": (
         "study: s\nservers:\n  - name: a\n    instal: \"17\"\nworkloads: [pgecons-read]\n",
         "study.yaml:4: unknown key 'instal' in servers[0] (did you mean 'install'?); allowed: "
-        "name, install, external, allow_init, profile, settings, initdb",
+        "name, install, external, allow_init, profile, settings, initdb, cores, cpus, tablespace",
     ),
     "unknown initdb key": (
         "study: s\nservers:\n  - name: a\n    install: \"17\"\n    initdb:\n"

@@ -4,6 +4,7 @@ the baseline, mean differences. Pure functions over plain rows."""
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -12,6 +13,7 @@ from typing import Any
 from teiten.analysis import compare, stats
 from teiten.report.model import (
     Activity,
+    CoreScaling,
     Notice,
     Point,
     ReportData,
@@ -145,7 +147,34 @@ def server_info(row: Mapping[str, Any]) -> ServerInfo:
         version=str(desc.get("version") or (spec.get("resolved") or {}).get("version") or "?"),
         origin=str(desc.get("origin") or ("external" if row["kind"] == "external" else "?")),
         bindir=str(desc.get("bindir") or ""),
-        data_checksums=desc.get("data_checksums"), settings=settings)
+        data_checksums=desc.get("data_checksums"), settings=settings,
+        cpus=(spec.get("placement") or {}).get("cpus"),
+        client_cpus=(spec.get("placement") or {}).get("client_cpus"))
+
+
+_CORE_SUFFIX = re.compile(r"-\d+cores?$")
+
+
+def core_families(servers: Sequence[Mapping[str, Any]]) -> tuple[CoreScaling, ...]:
+    """Groups of confined servers whose specs differ only in name and CPUs, when a group has
+    two core counts or more. A group is named after its servers without the -Ncores suffix."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for row in servers:
+        spec = json.loads(row["spec_json"])
+        placement = spec.get("placement")
+        if not placement:
+            continue
+        rest = {k: v for k, v in spec.items() if k not in ("name", "cores", "cpus", "placement")}
+        key = json.dumps(rest, sort_keys=True)
+        groups.setdefault(key, []).append((int(placement["cores"]), row["name"]))
+    out = []
+    for members in groups.values():
+        if len({cores for cores, _ in members}) < 2:
+            continue
+        members.sort()
+        family = _CORE_SUFFIX.sub("", members[0][1])
+        out.append(CoreScaling(family=family, servers=tuple(members)))
+    return tuple(out)
 
 
 def trial_series(trials: Sequence[Mapping[str, Any]],
@@ -240,8 +269,9 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
     infos = [server_info(r) for r in servers]
     names = [(i.name, i.version) for i in infos]
     descriptions = {w["key"]: w.get("description", "") for w in spec["workloads"]}
-    sections = tuple(section(trials, w["key"], descriptions.get(w["key"], ""), names, s["clients"],
-                             evidence, graphs, diffs)
+    families = core_families(servers)
+    sections = tuple(replace(section(trials, w["key"], descriptions.get(w["key"], ""), names,
+                                     s["clients"], evidence, graphs, diffs), core_scaling=families)
                      for w in spec["workloads"])
     counts: dict[str, int] = {}
     for t in trials:

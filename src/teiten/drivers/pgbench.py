@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from teiten import procs
+from teiten.cpus import format_list
 from teiten.drivers.pgbench_output import PgbenchOutput, parse
 from teiten.errors import ProcessError
 from teiten.installs import Install
@@ -51,9 +52,12 @@ def timeout_for(duration_s: float) -> float:
 
 
 def run(install: Install, endpoint: Endpoint, workload: Workload, *, clients: int,
-        threads: int, duration_s: float) -> PgbenchRun:
+        threads: int, duration_s: float, cpus: list[int] | None = None) -> PgbenchRun:
+    """Run pgbench; ``cpus`` pins it (and its threads) to those CPUs with taskset."""
     args = argv(install, endpoint, workload, clients=clients, threads=threads,
                 duration_s=duration_s)
+    if cpus is not None:
+        args = ["taskset", "-c", format_list(cpus), *args]
     try:
         done = procs.run(args, timeout=timeout_for(duration_s), check=False, what="pgbench",
                          env=procs.build_env(endpoint.password_env))

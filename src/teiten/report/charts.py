@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from teiten.report import formats as f
 from teiten.report.i18n import clients_phrase, tr
-from teiten.report.model import WorkloadSection
+from teiten.report.model import CoreScaling, WorkloadSection
 from teiten.report.svg import LOG_X_MIN_SPAN, Line, line_chart
 from teiten.report.tables import Context, baseline_series
 
@@ -23,13 +23,19 @@ def use_log_x(section: WorkloadSection) -> bool:
     return bool(clients) and max(clients) / min(clients) >= LOG_X_MIN_SPAN
 
 
-def workload_charts(section: WorkloadSection, ctx: Context | None = None) -> list[tuple[str, str]]:
-    """``[(kind, svg), ...]``: ``tps``, ``latency``, and ``ratio`` when there is a server
-    to compare with the baseline."""
+def workload_charts(section: WorkloadSection,
+                    ctx: Context | None = None) -> list[tuple[str, str, str]]:
+    """``[(kind, title, svg), ...]``: ``tps``, ``latency``, ``ratio`` when there is a server
+    to compare with the baseline, and ``cores-N`` (TPS against cores per client count) for
+    each family of servers that ran on different numbers of cores."""
     ctx = ctx or Context()
-    out = [("tps", tps_chart(section, ctx)), ("latency", latency_chart(section, ctx))]
-    if len(section.servers) > 1:
-        out.append(("ratio", ratio_chart(section, ctx)))
+    kinds = ["tps", "latency"] + (["ratio"] if len(section.servers) > 1 else [])
+    draw = {"tps": tps_chart, "latency": latency_chart, "ratio": ratio_chart}
+    out = [(kind, tr(f"chart.{kind}", ctx.lang, workload=section.workload, baseline=section.baseline),
+            draw[kind](section, ctx)) for kind in kinds]
+    for i, family in enumerate(section.core_scaling):
+        title = tr("chart.cores", ctx.lang, workload=section.workload, family=family.family)
+        out.append((f"cores-{i + 1}", title, cores_chart(section, family, title, ctx)))
     return out
 
 
@@ -110,3 +116,26 @@ def ratio_chart(section: WorkloadSection, ctx: Context) -> str:
     return _chart(tr("chart.ratio", ctx.lang, workload=section.workload, baseline=base.server),
                   tr("axis.ratio", ctx.lang), lines, section, ctx, from_zero=False,
                   reference=(100.0, tr("chart.reference", ctx.lang, baseline=base.server)))
+
+
+def cores_chart(section: WorkloadSection, family: CoreScaling, title: str, ctx: Context) -> str:
+    """Median TPS against the number of cores, one line per client count (the 2014 and
+    2016 scale-up figures); the band is the median's confidence interval."""
+    by_name = {s.server: s for s in section.servers}
+    lines = []
+    for i, clients in enumerate(section.clients):
+        pts: list[tuple[float, float | None]] = []
+        band, hover = [], {}
+        for cores, name in family.servers:
+            point = next((p for p in by_name[name].points if p.clients == clients), None) \
+                if name in by_name else None
+            tps = point.tps_median if point else None
+            pts.append((float(cores), tps))
+            if point is not None and tps is not None:
+                hover[float(cores)] = (f"{name} · {clients_phrase([clients], ctx.lang)} · "
+                                       f"{f.format_tps(tps)} TPS {f.tps_ci_text(point)}").strip()
+                if point.tps_ci:
+                    band.append((float(cores), *point.tps_ci))
+        lines.append(Line(clients_phrase([clients], ctx.lang), pts, band=band, hover=hover, colour=i))
+    return line_chart(title, tr("axis.cores", ctx.lang), tr("axis.tps", ctx.lang), lines,
+                      no_data=tr("chart.no_data", ctx.lang))

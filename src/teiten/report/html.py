@@ -165,7 +165,7 @@ def _section(section: WorkloadSection, index: int, stem: str, ctx: Context) -> l
         out.append(f"<p>{e(tr('findings.none', lang))}</p>")
     out += _table(summary_table(section, ctx))
     out.append('<div class="charts">')
-    out += [f'<figure class="{kind}">{svg}</figure>' for kind, svg in workload_charts(section, ctx)]
+    out += [f'<figure class="{kind}">{svg}</figure>' for kind, _, svg in workload_charts(section, ctx)]
     out.append("</div>")
     out.append(f'<p class="note">{e(tr("chart.note", lang, conf=ctx.conf))}</p>')
     out += _table(tps_table(section, ctx))

@@ -101,10 +101,9 @@ def _section(section: WorkloadSection, stem: str, charts_dir: Path, ctx: Context
     lines += [f"- {md(s.text)}" for s in sentences(section, ctx)] or [tr("findings.none", lang)]
     lines += _table_lines(summary_table(section, ctx))
     lines.append("")
-    for kind, svg in workload_charts(section, ctx):
+    for kind, title, svg in workload_charts(section, ctx):
         name = f"{stem}-{kind}.svg"
         (charts_dir / name).write_text(svg + "\n", encoding="utf-8")
-        title = tr(f"chart.{kind}", lang, workload=section.workload, baseline=section.baseline)
         lines.append(f"![{md(title)}](charts/{quote(name)})")
     lines += ["", f"*{md(tr('chart.note', lang, conf=ctx.conf))}*"]
     lines += _table_lines(tps_table(section, ctx))

@@ -100,6 +100,15 @@ class Degradation:
 
 
 @dataclass(frozen=True)
+class CoreScaling:
+    """Servers alike but for the CPUs they ran on (a ``cores`` axis or servers that differ
+    only in ``cores``), for TPS against cores per client count (the 2014/2016 figures)."""
+
+    family: str
+    servers: tuple[tuple[int, str], ...]   # (cores, server name), fewest cores first
+
+
+@dataclass(frozen=True)
 class WorkloadSection:
     workload: str
     description: str
@@ -108,6 +117,7 @@ class WorkloadSection:
     servers: tuple[ServerSeries, ...] # baseline first
     findings: tuple[Finding, ...] = ()
     degradations: tuple[Degradation, ...] = ()
+    core_scaling: tuple[CoreScaling, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,6 +129,8 @@ class ServerInfo:
     bindir: str
     data_checksums: bool | None
     settings: dict[str, str] = field(default_factory=dict)  # non-default settings, name -> value with unit
+    cpus: str | None = None           # the CPUs the server was confined to ("0-3"); None: all
+    client_cpus: str | None = None    # where pgbench ran: a CPU list, or "any" (not pinned)
 
 
 @dataclass(frozen=True)

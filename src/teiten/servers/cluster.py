@@ -22,6 +22,7 @@ import psutil
 import psycopg
 
 from teiten import paths, privileges, procs
+from teiten.cpus import Placement
 from teiten.errors import ProcessError, ServerError
 from teiten.installs import Install
 from teiten.servers import snapshot
@@ -68,13 +69,18 @@ class Cluster:
         self.socket_dir: Path | None = None
         self.log_dir: Path | None = None
         self._manifests: dict[str, snapshot.Manifest] = {}
+        self.placement: Placement | None = None  # the CPUs the server runs on
+        self.tablespaces: list[Path] = []  # tablespace locations outside the data directory
 
     # -- helpers -------------------------------------------------------------------
 
     def _run(self, program: str, args: list[str], *, timeout: float, check: bool = True,
-             what: str | None = None) -> procs.Completed:
+             what: str | None = None, placed: bool = False) -> procs.Completed:
+        argv = [str(self.install.binary(program)), *args]
+        if placed and self.placement is not None:
+            argv = self.placement.wrap(argv)
         return procs.run(
-            [str(self.install.binary(program)), *args], timeout=timeout, check=check,
+            argv, timeout=timeout, check=check,
             run_as=self.account, cwd=str(self.root), what=what or program,
             env=procs.build_env({"LC_ALL": "C"}, run_as=self.account),
         )
@@ -107,6 +113,24 @@ class Cluster:
             f.write(f"\n# added by teiten\ninclude_if_exists '{SETTINGS_CONF}'\n"
                     f"include_if_exists '{RUNTIME_CONF}'\n")
 
+    def add_tablespace(self, location: Path) -> None:
+        """Make ``location`` (in a directory teiten owns) ready for CREATE TABLESPACE, and
+        part of every snapshot."""
+        privileges.ensure_reachable(location.parent)
+        self._own_dir(location.parent)
+        self._own_dir(location)
+        self.tablespaces.append(location)
+
+    def _parts(self) -> dict[str, Path]:
+        """What a snapshot holds: the data directory, and the WAL and tablespaces that live
+        outside it (the data directory only links to them)."""
+        parts = {"data": self.data}
+        if self.wal is not None:
+            parts["wal"] = self.wal
+        for i, space in enumerate(self.tablespaces):
+            parts[f"tablespace{i}"] = space
+        return parts
+
     def configure(self, settings: dict[str, str]) -> None:
         """Write the profile and overrides to teiten.conf (like pgsql-change-conf)."""
         lines = [f"{name} = '{_quote(value)}'" for name, value in settings.items()]
@@ -138,7 +162,7 @@ class Cluster:
             ])
             done = self._run("pg_ctl", ["start", "-D", str(self.data), "-w", "-t", str(int(timeout)),
                                         "-l", str(log_dir / "startup.log")],
-                             timeout=timeout + 30, check=False, what="pg_ctl start")
+                             timeout=timeout + 30, check=False, what="pg_ctl start", placed=True)
             if done.returncode == 0:
                 return
             last = self.log_tail() or procs.tail(done.stderr + done.stdout)
@@ -235,9 +259,7 @@ class Cluster:
             raise ServerError(f"cannot snapshot {self.data} while the server runs")
         started = time.monotonic()
         dest.mkdir(parents=True, exist_ok=True)
-        self._manifests = {"data": snapshot.take(self.data, dest / "data")}
-        if self.wal is not None:
-            self._manifests["wal"] = snapshot.take(self.wal, dest / "wal")
+        self._manifests = {part: snapshot.take(path, dest / part) for part, path in self._parts().items()}
         return time.monotonic() - started
 
     def restore(self, src: Path) -> float:
@@ -246,8 +268,7 @@ class Cluster:
         if self.is_running():
             raise ServerError(f"cannot restore {self.data} while the server runs")
         started = time.monotonic()
-        targets = {"data": self.data, **({"wal": self.wal} if self.wal is not None else {})}
-        for part, target in targets.items():
+        for part, target in self._parts().items():
             self._manifests[part], copied = snapshot.restore(
                 src / part, target, self._manifests.get(part, {}))
             log.info("restored %s: %d MB copied", target, copied >> 20)

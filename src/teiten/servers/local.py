@@ -17,7 +17,8 @@ from pathlib import Path
 
 from psycopg import sql
 
-from teiten import paths, procs
+from teiten import paths, privileges, procs
+from teiten.cpus import Placement, confine, format_list
 from teiten.errors import ServerError, TrialFailed
 from teiten.installs import Install
 from teiten.monitors.system import device_of
@@ -29,6 +30,8 @@ from teiten.spec import ServerSpec
 from teiten.workloads import Workload
 
 log = logging.getLogger(__name__)
+
+TABLESPACE = "teiten_data"  # where the workload's relations go when the server has 'tablespace'
 
 # A backend that dies makes the postmaster restart all others: the trial is not valid.
 _CRASH = re.compile(r"terminated by signal|terminating any other active server processes|"
@@ -48,8 +51,10 @@ class LocalServer:
     kind = "local"
 
     def __init__(self, spec: ServerSpec, install: Install, run_dir: Path, sizing: profiles.Sizing,
-                 *, connect: str = "socket"):
+                 *, connect: str = "socket", cpus: list[int] | None = None):
         self.name = spec.name
+        self.cpus = cpus
+        self.placement: Placement | None = None
         self.spec = spec
         self.install = install
         self.run_dir = run_dir
@@ -81,11 +86,21 @@ class LocalServer:
             waldir = paths.make_owned(base / f"teiten-{root.parent.name}-{root.name}",
                                       "WAL directory") / "pg_wal"
         cluster = Cluster(self.install, root)
+        cluster.placement = self._placement()
         cluster.initdb(self.spec.initdb, waldir=waldir)
         cluster.configure(self.settings)
+        space = None
+        if self.spec.tablespace:
+            base = Path(self.spec.tablespace).expanduser().absolute()
+            space = paths.make_owned(base / f"teiten-{root.parent.name}-{root.name}",
+                                     "tablespace directory") / "ts"
+            cluster.add_tablespace(space)
         cluster.start(root / "logs" / "prepare")
         try:
             with cluster.connect() as conn:
+                if space is not None:
+                    conn.execute(sql.SQL("CREATE TABLESPACE {} LOCATION {}").format(
+                        sql.Identifier(TABLESPACE), sql.Literal(str(space))))
                 create_database(conn, workload.database)
             with cluster.connect(workload.database) as conn:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
@@ -96,7 +111,8 @@ class LocalServer:
                     if ext in preloaded:
                         conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(
                             sql.Identifier(ext)))
-            procs.run([str(self.install.binary("pgbench")), *workload.init_args(),
+            in_space = [f"--tablespace={TABLESPACE}", f"--index-tablespace={TABLESPACE}"] if space else []
+            procs.run([str(self.install.binary("pgbench")), *workload.init_args(), *in_space,
                        "-h", cluster.host, "-p", str(cluster.port), "-U", SUPERUSER,
                        workload.database], timeout=7200, what="pgbench -i")
             with cluster.connect(workload.database) as conn:
@@ -112,6 +128,16 @@ class LocalServer:
         slot = _Slot(cluster=cluster, snapshot=root / "snapshot")
         cluster.snapshot(slot.snapshot)
         self.slots[workload.key] = slot
+
+    def _placement(self) -> Placement | None:
+        """The CPUs of this server, confined once for all its clusters (one runs at a time)."""
+        if self.cpus is not None and self.placement is None:
+            account = privileges.server_account()
+            owner = (account.uid, account.gid) if account is not None else None
+            self.placement = confine(self.cpus, f"{self.run_dir.name}-{self.name}", owner=owner)
+            log.info("%s runs on CPUs %s (%s)", self.name, format_list(self.cpus),
+                     self.placement.mechanism)
+        return self.placement
 
     def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
         slot = self.slots[workload.key]
@@ -155,7 +181,7 @@ class LocalServer:
         if self.current is None:
             return {}
         cluster = self.current.cluster
-        found = {"data": device_of(cluster.data),
+        found = {"data": device_of(cluster.tablespaces[0] if cluster.tablespaces else cluster.data),
                  "wal": device_of((cluster.data / "pg_wal").resolve())}
         return {role: dev for role, dev in found.items() if dev}
 
@@ -174,8 +200,13 @@ class LocalServer:
                     paths.remove_owned(slot.cluster.socket_dir)
                 if slot.cluster.wal is not None:
                     paths.remove_owned(slot.cluster.wal.parent)
+                for space in slot.cluster.tablespaces:
+                    paths.remove_owned(space.parent)
                 paths.remove_owned(slot.cluster.root)
                 del self.slots[key]
+        if self.placement is not None:
+            self.placement.close()
+            self.placement = None
 
 
 def _conf_value(value: object) -> str:

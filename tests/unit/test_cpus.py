@@ -1,0 +1,91 @@
+"""CPU lists, the choice of CPUs, the cores axis of a study and core families in reports."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from teiten import cpus
+from teiten.analysis.summary import core_families
+from teiten.errors import UserError
+from teiten.spec import load_text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("0", [0]), ("0-3", [0, 1, 2, 3]), ("3,1,2", [1, 2, 3]), ("0-1, 4-5", [0, 1, 4, 5]),
+    ("2,2", [2]),
+])
+def test_cpu_lists(text: str, expected: list[int]) -> None:
+    assert cpus.parse_list(text) == expected
+    assert cpus.parse_list(cpus.format_list(expected)) == expected
+
+
+@pytest.mark.parametrize("text", ["", "a", "3-1", "1-", "-1"])
+def test_bad_cpu_lists(text: str) -> None:
+    with pytest.raises(ValueError, match="CPU list|backwards"):
+        cpus.parse_list(text)
+
+
+def test_format_list_compresses_runs() -> None:
+    assert cpus.format_list([5, 0, 1, 2, 7, 8]) == "0-2,5,7-8"
+
+
+def test_choose_prefers_physical_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A 2-core, 4-thread machine numbered like Intel's: 0/2 and 1/3 are siblings.
+    ranks = {0: (0, 0, 0), 1: (0, 0, 1), 2: (1, 0, 0), 3: (1, 0, 1)}
+    monkeypatch.setattr(cpus, "_sibling_rank", lambda c: ranks[c])
+    assert cpus.choose(2, [0, 1, 2, 3]) == [0, 1]
+    assert cpus.choose(3, [0, 1, 2, 3]) == [0, 1, 2]
+    with pytest.raises(UserError, match="5 cores asked, but teiten may use only 4 CPUs here"):
+        cpus.choose(5, [0, 1, 2, 3])
+
+
+def test_client_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cpus, "available", lambda: [0, 1, 2, 3])
+    assert cpus.client_cpus("any", [0]) is None
+    assert cpus.client_cpus("same", [0, 1]) == [0, 1]
+    assert cpus.client_cpus("others", [0, 1]) == [2, 3]
+    assert cpus.client_cpus("3", [0]) == [3]
+    with pytest.raises(UserError, match="leaves no CPU for pgbench"):
+        cpus.client_cpus("others", [0, 1, 2, 3])
+    with pytest.raises(UserError, match="CPU 7 is not one teiten may use"):
+        cpus.client_cpus("7", [0])
+
+
+STUDY = """
+study: axis
+servers:
+  - {name: pg17, install: "17"}
+  - {name: pg18, install: "18", settings: {work_mem: 64MB}}
+  - {name: far, external: "host=db.example port=5432"}
+workloads: [select-only]
+cores: [1, 2, 4]
+"""
+
+
+def test_cores_axis_multiplies_local_servers() -> None:
+    study = load_text(STUDY, "<test>").study
+    matrix = study.server_matrix()
+    assert [(i, s.name, s.cores) for i, s in matrix] == [
+        (0, "pg17-1core", 1), (0, "pg17-2cores", 2), (0, "pg17-4cores", 4),
+        (1, "pg18-1core", 1), (1, "pg18-2cores", 2), (1, "pg18-4cores", 4),
+        (2, "far", None)]
+    assert matrix[4][1].settings == {"work_mem": "64MB"}
+
+
+def test_core_families_group_servers_alike_but_for_cpus() -> None:
+    def row(name: str, install: str, cores: int | None, **extra: object) -> dict[str, str]:
+        spec: dict[str, object] = {"name": name, "install": install, "cores": cores, **extra}
+        if cores:
+            spec["placement"] = {"cpus": cpus.format_list(range(cores)), "cores": cores,
+                                 "client_cpus": "any"}
+        return {"name": name, "spec_json": json.dumps(spec)}
+
+    rows = [row("pg18-2cores", "18", 2), row("pg18-1core", "18", 1), row("pg17-1core", "17", 1),
+            row("pg17-2cores", "17", 2), row("plain", "17", None),
+            row("odd-1core", "17", 1, settings={"work_mem": "1GB"})]
+    families = core_families(rows)
+    assert [(f.family, f.servers) for f in families] == [
+        ("pg18", ((1, "pg18-1core"), (2, "pg18-2cores"))),
+        ("pg17", ((1, "pg17-1core"), (2, "pg17-2cores")))]
