@@ -4,6 +4,7 @@
 #   - an unprivileged account to run PostgreSQL as, when teiten runs as root;
 #   - setfacl, to let that account traverse to $TEITEN_HOME when it is under /root;
 #   - GNU cp (snapshots), always present;
+#   - a C toolchain and PostgreSQL's build dependencies, for 'teiten install --from-source';
 #   - Chromium and CJK fonts, to check the HTML report in a real browser (make test).
 set -euo pipefail
 
@@ -19,6 +20,13 @@ command -v ps >/dev/null || need+=(procps)
 if [ -x /usr/lib/postgresql/15/bin/postgres ] && [ ! -f /usr/lib/postgresql/15/lib/pg_wait_sampling.so ]; then
   need+=(postgresql-15-pg-wait-sampling)
 fi
+# Source builds (teiten install --from-source; the tests build PostgreSQL 15 once).
+command -v gcc >/dev/null || need+=(gcc)
+command -v make >/dev/null || need+=(make)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+[ -f /usr/include/readline/readline.h ] || need+=(libreadline-dev)
+[ -f /usr/include/zlib.h ] || need+=(zlib1g-dev)
+[ -d /usr/include/unicode ] || need+=(libicu-dev)
 if [ "${TEITEN_NO_BROWSER:-}" = "" ]; then
   command -v chromium >/dev/null || need+=(chromium)
   [ -d /usr/share/fonts/opentype/noto ] || need+=(fonts-noto-cjk)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -42,6 +44,48 @@ def pg18(teiten_home: Path):  # noqa: ANN201
     from teiten.installs import install_version
 
     return install_version("18")
+
+
+@pytest.fixture(scope="session")
+def pg_source(teiten_home: Path) -> Path:
+    """The upstream PostgreSQL 15 source directory, fetched once (from Debian's source
+    packages, by scripts/fetch-pg-source.sh) into .cache/teiten-test/src."""
+    import shutil
+
+    if shutil.which("apt-get") is None:
+        pytest.skip("fetching the PostgreSQL source needs apt-get (Debian/Ubuntu)")
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "fetch-pg-source.sh"),
+                           str(TEST_HOME / "src"), "15"], text=True, capture_output=True,
+                          timeout=1200)
+    if done.returncode != 0 or not done.stdout.strip():
+        pytest.fail(f"scripts/fetch-pg-source.sh failed ({done.returncode}):\n{done.stderr}")
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+@dataclass(frozen=True)
+class SourceBuild:
+    """A PostgreSQL built from source by ``teiten install --from-source``."""
+
+    name: str
+    bindir: Path
+    argv: tuple[str, ...]  # the teiten arguments that built it (run them again to reuse it)
+    seconds: float  # what the command took (a rerun of the session may have reused it)
+    output: str
+
+
+@pytest.fixture(scope="session")
+def lwlock_build(pg_source: Path) -> SourceBuild:
+    """PostgreSQL 15 with -DLWLOCK_STATS, named pg15-lwlock: built once into the test
+    cache (a few minutes), reused by later sessions."""
+    argv = ("install", "--from-source", str(pg_source), "--preset", "lwlock-stats",
+            "--name", "pg15-lwlock", "--configure=--without-icu")
+    started = time.monotonic()
+    done = run_cli(*argv, timeout=3600, check=True)
+    seconds = time.monotonic() - started
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("PostgreSQL 15.") and "(source, name pg15-lwlock): " in last, last
+    return SourceBuild(name="pg15-lwlock", bindir=Path(last.rsplit(": ", 1)[1]), argv=argv,
+                       seconds=seconds, output=done.stdout)
 
 
 @pytest.fixture

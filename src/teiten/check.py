@@ -4,7 +4,7 @@ its settings. A failure here is bad input (exit status 2) and leaves nothing beh
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from teiten import cpus, installs, procs
 from teiten.errors import ProcessError, UserError
@@ -21,6 +21,7 @@ class CheckedStudy:
     workloads: list[Workload]
     installs: dict[str, Resolution]   # server name -> its install (local servers)
     client: Resolution                # whose pgbench drives external servers
+    omitted: tuple[tuple[str, str], ...] = ()  # optional servers left out: (name, why)
 
 
 def check(loaded: LoadedStudy) -> CheckedStudy:
@@ -29,6 +30,8 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
     workloads = resolve_workloads(loaded)
     found = installs.find_all()
     resolved: dict[str, Resolution] = {}
+    loaded, omitted = _without_missing_optionals(loaded, found)
+    study = loaded.study
     _check_cpus(loaded)
     for i, server in study.server_matrix():
         if server.external is not None:
@@ -52,7 +55,27 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
             client = Resolution(str(with_pgbench[0].major), install=with_pgbench[0])
         else:
             client = installs.resolve("18")
-    return CheckedStudy(loaded, workloads, resolved, client)
+    return CheckedStudy(loaded, workloads, resolved, client, omitted)
+
+
+def _without_missing_optionals(loaded: LoadedStudy, found: list[Install]
+                               ) -> tuple[LoadedStudy, tuple[tuple[str, str], ...]]:
+    """The study without its optional servers whose install cannot be had here."""
+    kept, omitted = [], []
+    for server in loaded.study.servers:
+        if server.optional and server.install is not None:
+            try:
+                installs.resolve(server.install, installed=found)
+            except UserError as exc:
+                omitted.append((server.name, str(exc)))
+                continue
+        kept.append(server)
+    if not omitted:
+        return loaded, ()
+    if not kept:
+        raise loaded.error(("servers",), f"every server is optional and none has its install "
+                           f"here: {omitted[0][1]}")
+    return replace(loaded, study=loaded.study.model_copy(update={"servers": kept})), tuple(omitted)
 
 
 def materialise(checked: CheckedStudy) -> CheckedStudy:
@@ -72,7 +95,7 @@ def materialise(checked: CheckedStudy) -> CheckedStudy:
     client = checked.client
     if client.install is None and (checked.loaded.study.servers[0].external is not None):
         client = Resolution(client.ref, install=installs.materialise(client))
-    return CheckedStudy(checked.loaded, checked.workloads, done, client)
+    return CheckedStudy(checked.loaded, checked.workloads, done, client, checked.omitted)
 
 
 def _check_cpus(loaded: LoadedStudy) -> None:

@@ -26,6 +26,7 @@ class SpecError(UserError):
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
         self.path = path
         self.line = line
+        self.bare = message  # without the file and line
         where = ""
         if path is not None:
             where = f"{path}:{line}: " if line is not None else f"{path}: "

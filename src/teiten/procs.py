@@ -13,7 +13,7 @@ import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 import psutil
 
@@ -67,8 +67,8 @@ def _popen(
     run_as: RunAs | None,
     cwd: str | None,
     stdin: int | None,
-    stdout: int | None,
-    stderr: int | None,
+    stdout: int | IO[str] | None,
+    stderr: int | IO[str] | None,
 ) -> subprocess.Popen[str]:
     kwargs: dict[str, Any] = {}
     if run_as is not None and os.geteuid() == 0:
@@ -116,28 +116,35 @@ def run(
     input: str | None = None,  # noqa: A002 - mirrors subprocess
     check: bool = True,
     what: str | None = None,
+    log: IO[str] | None = None,
 ) -> Completed:
     """Run ``argv`` to completion and capture its output.
+
+    With ``log`` (a file open for writing), stdout and stderr go there, interleaved, as the
+    program writes them (a long build can be followed with ``tail -f``); nothing is captured
+    then, so the error's tail is empty and the caller reads the log for one.
 
     Raises :class:`ProcessError` on timeout, and on a non-zero exit when ``check`` is set.
     An interruption (Ctrl-C) kills the whole process group before it propagates.
     """
     argv = [str(a) for a in argv]
+    if log is not None:
+        log.flush()  # what the caller wrote comes before the program's output
     proc = _popen(
         argv,
         env=env,
         run_as=run_as,
         cwd=cwd,
         stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdout=log if log is not None else subprocess.PIPE,
+        stderr=subprocess.STDOUT if log is not None else subprocess.PIPE,
     )
     label = what or os.path.basename(argv[0])
     try:
         out, err = proc.communicate(input=input, timeout=timeout)
     except subprocess.TimeoutExpired:
         kill_group(proc)
-        out, err = proc.communicate()
+        out, err = (s or "" for s in proc.communicate())
         raise ProcessError(
             f"{label} did not finish within {timeout:g} s and was killed"
             + (f": {tail(err)}" if err.strip() else ""),
@@ -148,6 +155,7 @@ def run(
     except BaseException:
         kill_group(proc)
         raise
+    out, err = out or "", err or ""
     done = Completed(argv, proc.returncode, out, err)
     if check and proc.returncode != 0:
         detail = tail(err) or tail(out)

@@ -26,7 +26,7 @@ from teiten.check import CheckedStudy
 from teiten.drivers import pgbench
 from teiten.errors import TeitenError, UserError
 from teiten.installs import Install, Resolution
-from teiten.monitors import MonitorResult, Monitors
+from teiten.monitors import MonitorResult, Monitors, lwlock
 from teiten.monitors.profile import Profile, Profiler
 from teiten.plan import plan
 from teiten.servers import profiles
@@ -81,7 +81,8 @@ def create(checked: CheckedStudy, store_path: Path, source: str) -> tuple[Store,
                                 "bindir": str(res.install.bindir) if res.install else None}
         servers.append((s.name, "external" if s.external else "local", json.dumps(spec)))
     spec_json = json.dumps({"study": study.model_dump(mode="json"),
-                            "workloads": [w.to_json() for w in checked.workloads]})
+                            "workloads": [w.to_json() for w in checked.workloads],
+                            "omitted": [{"server": n, "reason": r} for n, r in checked.omitted]})
     store = Store.open(store_path, create=True)
     study_id = store.create_study(
         name=study.study, source=source, spec_yaml=loaded.text, spec_json=spec_json,
@@ -175,6 +176,9 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
     row = store.study(study_id)
     spec_json = json.loads(row["spec_json"])
     study = load_text(row["spec_yaml"], row["source"]).study
+    omitted = {o["server"] for o in spec_json.get("omitted", [])}
+    if omitted:
+        study = study.model_copy(update={"servers": [s for s in study.servers if s.name not in omitted]})
     for note in cleanup_leftovers(store, study_id):
         report(Event("note", message=note))
     store.reset_interrupted(study_id, retry_failed=retry_failed)
@@ -287,13 +291,17 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     error = None
     seen: MonitorResult | None = None
     affinity: cpus.AffinityReport | None = None
+    log_mark: int | None = None
     profile: Profile | None = None
     notes: list[str] = []
     try:
         endpoint = server.begin_trial(workload, tid, prewarm=ctx.study.prewarm)
-        watch = Monitors(endpoint, devices=server.devices()) if ctx.monitors else None
+        confined_to = server.cpus if isinstance(server, LocalServer) else None
+        watch = Monitors(endpoint, devices=server.devices(),
+                         server_cpus=confined_to) if ctx.monitors else None
         profiler = _profiler(ctx, trial, server, notes)
         confined = _affinity_watch(server)
+        log_mark = server.log_mark() if isinstance(server, LocalServer) else None
         if watch is not None:
             watch.start()
         if confined is not None:
@@ -325,6 +333,11 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
         client = ctx.client_cpus.get(trial["server"])
         evidence.details["placement"] = {**server.placement.to_json(), "watch": affinity.to_json(),
                                          "client_cpus": cpus.format_list(client) if client else "any"}
+    if log_mark is not None and run is not None and run.output.transactions:
+        locks = _lwlock_stats(end.log, log_mark, run.output.transactions)
+        if locks:
+            evidence = evidence or Evidence([], {}, [], {})
+            evidence.details["lwlock"] = locks
     if error is None and run is not None:
         error = _verdict(run, end.crashed) or (affinity.failure() if affinity else None)
     out = run.output if run is not None else None
@@ -338,6 +351,21 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     assert out is not None and out.tps is not None
     flags = "".join(f"; {w}" for w in (seen.warnings if seen else []))
     return status, f"{out.tps:.1f} tps, {out.latency_ms_avg or 0:.3f} ms{flags}"
+
+
+def _lwlock_stats(log_text: str, start: int, transactions: int) -> dict[str, Any] | None:
+    """LWLOCK_STATS of a -DLWLOCK_STATS build, from what the server logged from the start of
+    the load to its shutdown (every backend prints its counts as it exits): per lock, summed
+    over processes, and per transaction (METHODS S2, 2014)."""
+    mid_line = start > 0 and log_text[start - 1:start] != "\n"
+    stats = lwlock.parse(log_text[start:], starts_mid_line=mid_line)
+    if not stats.lines:
+        return None
+    rows = lwlock.per_transaction(stats, transactions)
+    return {"transactions": transactions, "processes": len(stats.pids),
+            "locks": [{"lock": r.lock, "requests_per_tx": r.requests_per_tx,
+                       "contentions_per_tx": r.contentions_per_tx, "requests": r.requests,
+                       "contentions": r.contentions} for r in rows]}
 
 
 def _affinity_watch(server: Server) -> cpus.AffinityWatch | None:

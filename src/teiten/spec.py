@@ -71,6 +71,9 @@ class ServerSpec(_Model):
         None, description="run the server on this many CPUs (one per physical core first); "
         "unset: all of them")
     cpus: str | None = Field(None, description="run the server on these CPUs, e.g. 0-3 or 0,2")
+    optional: bool = Field(
+        False, description="leave this server out (with a note in the report) when its install "
+        "is not on this machine, instead of refusing the study")
     tablespace: str | None = Field(
         None, description="put the workload's tables and indexes in a tablespace in this "
         "directory (teiten creates a marked subdirectory there)")

@@ -20,6 +20,8 @@ from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
 
 from teiten.installs import Install
 
+BUILTINS = ("quick-fixed-point, s1-read, s2-cores, s2-cores-2014, s2-update, s3-checksums, "
+            "s4-scaleup")
 STUDY_HEAD = """\
 study: bad
 servers:
@@ -125,7 +127,7 @@ def test_neither_a_file_nor_a_builtin(workdir: Path, run_bad: BadInput) -> None:
     store = workdir / "s.db"
     line = run_bad("run", "nosuch", "--store", str(store), stores=[store])
     assert line == ("teiten: error: 'nosuch' is neither a study file nor a built-in study "
-                    "(quick-fixed-point, s1-read, s2-update)")
+                    f"({BUILTINS})")
 
 
 def test_unknown_key(workdir: Path, run_bad: BadInput) -> None:
@@ -262,8 +264,7 @@ def test_report_of_a_file_that_is_not_a_store(workdir: Path, run_bad: BadInput) 
 
 def test_study_show_unknown(run_bad: BadInput) -> None:
     line = run_bad("study", "show", "nosuch")
-    assert line == ("teiten: error: no built-in study 'nosuch'; built-in studies are "
-                    "quick-fixed-point, s1-read, s2-update")
+    assert line == f"teiten: error: no built-in study 'nosuch'; built-in studies are {BUILTINS}"
 
 
 def test_install_a_version_pypi_does_not_have(run_bad: BadInput) -> None:

@@ -89,3 +89,42 @@ def test_core_families_group_servers_alike_but_for_cpus() -> None:
     assert [(f.family, f.servers) for f in families] == [
         ("pg18", ((1, "pg18-1core"), (2, "pg18-2cores"))),
         ("pg17", ((1, "pg17-1core"), (2, "pg17-2cores")))]
+
+
+def test_hot_functions_count_the_leaf_frames() -> None:
+    from teiten.monitors.profile import hot_functions
+
+    folded = ("postgres;main;PostgresMain;exec_simple_query;_bt_compare 30\n"
+              "postgres;main;PostgresMain;LWLockAcquire;s_lock 50\n"
+              "postgres;main;PostgresMain;_bt_compare 20\n"
+              "garbage line\n")
+    assert hot_functions(folded) == [("_bt_compare", 0.5), ("s_lock", 0.5)]
+    assert hot_functions("") == []
+
+
+def test_scaleup_finds_where_cores_stop_helping() -> None:
+    from teiten.analysis.summary import scaleup
+    from teiten.report.model import Activity, CoreScaling, Point, ServerSeries, WorkloadSection
+
+    def series(name: str, tps: dict[int, float], idle: float) -> ServerSeries:
+        pts = tuple(Point(clients=c, tps_median=t, latency_ms_median=1.0, tps_values=(t,), n_ok=1,
+                          n_failed=0, ratio=None) for c, t in tps.items())
+        act = tuple(Activity(clients=c, cpu={"idle": 50.0}, waits={"LWLock:BufferMapping": 0.6, "CPU:CPU": 0.4},
+                             device_util={}, checkpoints=0, autovacuum=0, server_cpu_idle=idle)
+                    for c in tps)
+        return ServerSeries(name, "18", pts, None, None, activity=act)
+
+    sec = WorkloadSection("w", "", "a-1core", (1, 8), (
+        series("a-1core", {1: 100.0, 8: 180.0}, 1.0),
+        series("a-2cores", {1: 100.0, 8: 350.0}, 2.0),
+        series("a-4cores", {1: 100.0, 8: 360.0}, 30.0)))
+    fam = CoreScaling("a", ((1, "a-1core"), (2, "a-2cores"), (4, "a-4cores")))
+    hot = {("a-4cores", "w", 8): [("s_lock", 0.4)], ("a-4cores", "w", 1): [("x", 1.0)]}
+    sc = scaleup(sec, fam, hot)
+    assert [(r.cores, r.peak_clients, r.peak_tps) for r in sc.rows] == [
+        (1, 8, 180.0), (2, 8, 350.0), (4, 8, 360.0)]
+    assert sc.rows[1].gain_pct == pytest.approx(94.44, abs=0.01)
+    assert sc.best_cores == 4 and sc.knee_cores == 2
+    assert sc.rows[2].cpu_idle == 30.0  # the server's own CPUs, not the machine's
+    assert sc.rows[2].hot == (("s_lock", 0.4),) and sc.rows[2].hot_clients == 8
+    assert sc.rows[0].waits[0] == ("LWLock:BufferMapping", 0.6)

@@ -48,7 +48,7 @@ GOLDEN = {
     "unknown server key": (
         "study: s\nservers:\n  - name: a\n    instal: \"17\"\nworkloads: [pgecons-read]\n",
         "study.yaml:4: unknown key 'instal' in servers[0] (did you mean 'install'?); allowed: "
-        "name, install, external, allow_init, profile, settings, initdb, cores, cpus, tablespace",
+        "name, install, external, allow_init, profile, settings, initdb, cores, cpus, optional, tablespace",
     ),
     "unknown initdb key": (
         "study: s\nservers:\n  - name: a\n    install: \"17\"\n    initdb:\n"

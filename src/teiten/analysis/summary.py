@@ -14,9 +14,12 @@ from teiten.analysis import compare, stats
 from teiten.report.model import (
     Activity,
     CoreScaling,
+    LockTable,
     Notice,
     Point,
     ReportData,
+    Scaleup,
+    ScaleupRow,
     ServerInfo,
     ServerSeries,
     TrialSeries,
@@ -25,6 +28,10 @@ from teiten.report.model import (
 
 CPU_PARTS = ("user", "sys", "iowait", "idle", "steal", "irq")
 Evidence = Mapping[str, tuple[Mapping[str, float], Sequence[tuple[str, str, int]]]]
+# (server, workload, clients) -> the hottest functions of its profile, (function, self share)
+Hot = Mapping[tuple[str, str, int], Sequence[tuple[str, float]]]
+# (server, workload, clients) -> per ok repetition, the LWLOCK_STATS rows the runner stored
+Locks = Mapping[tuple[str, str, int], Sequence[Sequence[Mapping[str, Any]]]]
 
 
 def median(values: Sequence[float]) -> float | None:
@@ -83,7 +90,8 @@ def activity(trials: Iterable[Mapping[str, Any]], evidence: Evidence, server: st
         out.append(Activity(
             clients=c, cpu=cpu, waits=dict(ranked), device_util=util,
             checkpoints=int(sum(m.get("checkpoints_in_window", 0) for m, _ in seen)),
-            autovacuum=sum(1 for m, _ in seen if m.get("autovacuum_in_window", 0) > 0)))
+            autovacuum=sum(1 for m, _ in seen if m.get("autovacuum_in_window", 0) > 0),
+            server_cpu_idle=median([m["server_cpu_idle"] for m, _ in seen if "server_cpu_idle" in m])))
     return tuple(out)
 
 
@@ -153,6 +161,66 @@ def server_info(row: Mapping[str, Any]) -> ServerInfo:
 
 
 _CORE_SUFFIX = re.compile(r"-\d+cores?$")
+
+
+def lock_tables(sec: WorkloadSection, locks: Locks, *, top: int = 8) -> tuple[LockTable, ...]:
+    """Per server of the section with LWLOCK_STATS, the ``top`` locks by requests per
+    transaction at its largest client count, with medians over repetitions."""
+    out = []
+    for s in sec.servers:
+        counts = [c for c in sec.clients if locks.get((s.server, sec.workload, c))]
+        if not counts:
+            continue
+        med: dict[int, dict[str, tuple[float, float]]] = {}
+        for c in counts:
+            runs = locks[(s.server, sec.workload, c)]
+            names = {row["lock"] for run in runs for row in run}
+            med[c] = {}
+            for name in names:
+                found = [next((r for r in run if r["lock"] == name), None) for run in runs]
+                req = median([r["requests_per_tx"] if r else 0.0 for r in found]) or 0.0
+                cont = median([r["contentions_per_tx"] if r else 0.0 for r in found]) or 0.0
+                med[c][name] = (req, cont)
+        ranked = sorted(med[counts[-1]].items(), key=lambda kv: (-kv[1][0], kv[0]))[:top]
+        out.append(LockTable(s.server, tuple(counts), tuple(
+            (name, tuple(med[c].get(name) for c in counts)) for name, _ in ranked)))
+    return tuple(out)
+
+
+def with_scaleups(sec: WorkloadSection, families: Sequence[CoreScaling], hot: Hot) -> WorkloadSection:
+    """The section with its core families and, for each, the scale-up analysis."""
+    return replace(sec, core_scaling=tuple(families),
+                   scaleups=tuple(scaleup(sec, fam, hot) for fam in families))
+
+
+def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot) -> Scaleup:
+    """Peak TPS per core count, the gain over the previous count, and the evidence at the
+    peak: CPU idle, the top wait events, and the hottest functions where a profile exists
+    (at the largest profiled client count)."""
+    by_name = {s.server: s for s in sec.servers}
+    rows: list[ScaleupRow] = []
+    previous: float | None = None
+    for cores, name in family.servers:
+        series = by_name.get(name)
+        measured = [p for p in (series.points if series else ()) if p.tps_median is not None]
+        peak = max(measured, key=lambda p: p.tps_median or 0.0, default=None)
+        act = next((a for a in (series.activity if series else ()) if peak and a.clients == peak.clients),
+                   None)
+        profiled = sorted(c for (srv, wl, c) in hot if srv == name and wl == sec.workload)
+        tps = peak.tps_median if peak else None
+        rows.append(ScaleupRow(
+            cores=cores, server=name, peak_clients=peak.clients if peak else None, peak_tps=tps,
+            gain_pct=(tps / previous - 1) * 100 if tps is not None and previous else None,
+            cpu_idle=(act.server_cpu_idle if act.server_cpu_idle is not None
+                      else act.cpu.get("idle")) if act else None,
+            waits=tuple(list(act.waits.items())[:3]) if act else (),
+            hot=tuple(hot[(name, sec.workload, profiled[-1])][:5]) if profiled else (),
+            hot_clients=profiled[-1] if profiled else None))
+        previous = tps if tps is not None else previous
+    measured_rows = [(r.cores, r.peak_tps) for r in rows if r.peak_tps is not None]
+    best = max(measured_rows, key=lambda r: r[1])[0] if measured_rows else None
+    sat = stats.saturation(measured_rows)
+    return Scaleup(family.family, tuple(rows), best, sat.knee_clients if sat else None)
 
 
 def core_families(servers: Sequence[Mapping[str, Any]]) -> tuple[CoreScaling, ...]:
@@ -256,11 +324,14 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
                 graphs: Graphs | None = None, diffs: Graphs | None = None,
                 progress: Mapping[str, Sequence[tuple[float, float | None]]] | None = None,
                 lang: str = "en", extra_notices: Sequence[Notice] = (),
-                exclude_rampup: bool = False) -> ReportData:
+                exclude_rampup: bool = False, hot: Hot | None = None,
+                locks: Locks | None = None) -> ReportData:
     """The whole report's figures. With ``exclude_rampup``, each trial's TPS is the mean of
     its per-second series from the steady state on (stats.steady_state_start), instead of
     pgbench's figure over the whole window; the report says so."""
     notes_first: list[Notice] = list(extra_notices)
+    notes_first += [Notice("server-omitted", dict(o))
+                    for o in json.loads(study["spec_json"]).get("omitted", [])]
     if exclude_rampup:
         trials, excluded = _without_rampup(trials, progress or {})
         notes_first.append(Notice("rampup-excluded", {"trials": excluded}))
@@ -270,9 +341,11 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
     names = [(i.name, i.version) for i in infos]
     descriptions = {w["key"]: w.get("description", "") for w in spec["workloads"]}
     families = core_families(servers)
-    sections = tuple(replace(section(trials, w["key"], descriptions.get(w["key"], ""), names,
-                                     s["clients"], evidence, graphs, diffs), core_scaling=families)
+    sections = tuple(with_scaleups(section(trials, w["key"], descriptions.get(w["key"], ""), names,
+                                           s["clients"], evidence, graphs, diffs), families,
+                                   hot or {})
                      for w in spec["workloads"])
+    sections = tuple(replace(sec, locks=lock_tables(sec, locks or {})) for sec in sections)
     counts: dict[str, int] = {}
     for t in trials:
         counts[t["status"]] = counts.get(t["status"], 0) + 1

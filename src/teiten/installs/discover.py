@@ -8,6 +8,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from teiten import paths, procs
 from teiten.errors import ProcessError
@@ -64,6 +65,15 @@ def _path() -> Iterator[Install]:
             found = _probe(Path(os.path.realpath(where)).parent, "path")
             if found:
                 yield found
+
+
+def read_metadata(prefix: Path) -> dict[str, Any] | None:
+    """The ``teiten-install.json`` of an install in teiten's cache (``prefix`` holds bin/)."""
+    try:
+        info = json.loads((prefix / METADATA).read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return info if isinstance(info, dict) else None
 
 
 def cached() -> Iterator[Install]:

@@ -58,8 +58,9 @@ class Monitors:
     """Starts the monitors just before the load and stops them right after it."""
 
     def __init__(self, endpoint: Endpoint, *, devices: dict[str, str] | None = None,
-                 system: bool = True, db: bool = True):
+                 system: bool = True, db: bool = True, server_cpus: list[int] | None = None):
         self.conninfo = conninfo(endpoint)
+        self.server_cpus = server_cpus  # a confined server's CPUs: their own figures too
         self.system = SystemMonitor(devices=devices) if system else None
         self.waits = database.WaitSampler(self.conninfo) if db else None
         self.result = MonitorResult()
@@ -84,6 +85,12 @@ class Monitors:
             for key, name in CPU_KEYS.items():
                 if name in r.system.summary:
                     r.summary[key] = r.system.summary[name]
+            if self.server_cpus:
+                for part in ("idle", "user", "system"):
+                    values = [r.system.summary[f"cpu{i}.{part}"] for i in self.server_cpus
+                              if f"cpu{i}.{part}" in r.system.summary]
+                    if values:
+                        r.summary[f"server_cpu_{part}"] = sum(values) / len(values)
             for role, dev in r.system.devices.items():
                 util = r.system.summary.get(f"disk.{dev}.util")
                 if util is not None:

@@ -179,3 +179,19 @@ def diff_flamegraph(before: str, after: str, *, title: str) -> str | None:
         folded = procs.run([diff, "-n", str(a), str(b)], timeout=300, what="diff-folded").stdout
     return procs.run([draw, "--title", title], input=folded, timeout=300,
                      what="inferno-flamegraph").stdout
+
+
+def hot_functions(folded: str, *, top: int = 10) -> list[tuple[str, float]]:
+    """The functions with the most samples at the top of the stack (self time), with their
+    share of all samples, from folded stacks ("frame;frame;leaf count" per line)."""
+    counts: dict[str, int] = {}
+    total = 0
+    for line in folded.splitlines():
+        stack, _, number = line.rpartition(" ")
+        if not stack or not number.isdigit():
+            continue
+        leaf = stack.rsplit(";", 1)[-1]
+        counts[leaf] = counts.get(leaf, 0) + int(number)
+        total += int(number)
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    return [(name, n / total) for name, n in ranked] if total else []

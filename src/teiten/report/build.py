@@ -12,7 +12,7 @@ from teiten import fingerprint
 from teiten.analysis.compare import degradation
 from teiten.analysis.summary import report_data
 from teiten.errors import UserError
-from teiten.monitors.profile import diff_flamegraph
+from teiten.monitors.profile import diff_flamegraph, hot_functions
 from teiten.report import write_report
 from teiten.report.model import Notice, ReportData
 from teiten.runner import now
@@ -21,6 +21,30 @@ from teiten.store import Store
 
 def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]", "_", text)
+
+
+def hot_spots(store: Store, study_id: int,
+              trials: list[dict[str, Any]]) -> dict[tuple[str, str, int], list[tuple[str, float]]]:
+    """The hottest functions (self share) of every profiled point."""
+    out: dict[tuple[str, str, int], list[tuple[str, float]]] = {}
+    for t in trials:
+        prof = store.details(study_id, t["trial_id"]).get("profile")
+        if prof and prof.get("folded"):
+            out[(t["server"], t["workload"], int(t["clients"]))] = hot_functions(prof["folded"])
+    return out
+
+
+def lwlock_runs(store: Store, study_id: int,
+                trials: list[dict[str, Any]]) -> dict[tuple[str, str, int], list[list[dict[str, Any]]]]:
+    """The LWLOCK_STATS rows of every ok trial that has them, by point."""
+    out: dict[tuple[str, str, int], list[list[dict[str, Any]]]] = {}
+    for t in trials:
+        if t["status"] != "ok":
+            continue
+        found = store.details(study_id, t["trial_id"]).get("lwlock")
+        if found:
+            out.setdefault((t["server"], t["workload"], int(t["clients"])), []).append(found["locks"])
+    return out
 
 
 def write_flamegraphs(store: Store, study_id: int, trials: list[dict[str, Any]], out_dir: Path,
@@ -104,7 +128,9 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
     graphs, diffs = write_flamegraphs(store, study_id, g.trials, out_dir, g.servers[0]["name"])
     data = report_data(g.study, g.servers, g.trials, store_path=str(store.path.absolute()),
                        generated_at=now(), evidence=g.evidence, graphs=graphs, diffs=diffs,
-                       lang=lang, progress=g.progress, exclude_rampup=exclude_rampup)
+                       lang=lang, progress=g.progress, exclude_rampup=exclude_rampup,
+                       hot=hot_spots(store, study_id, g.trials),
+                       locks=lwlock_runs(store, study_id, g.trials))
     return _finish(data, pairs, out_dir)
 
 

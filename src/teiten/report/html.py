@@ -40,6 +40,8 @@ from teiten.report.tables import (
     degradation_table,
     fingerprint_rows,
     latency_table,
+    lock_table,
+    scaleup_table,
     section_stems,
     server_rows,
     study_rows,
@@ -172,6 +174,10 @@ def _section(section: WorkloadSection, index: int, stem: str, ctx: Context) -> l
     out += _table(latency_table(section, ctx))
     for deg in section.degradations:
         out += _table(degradation_table(deg, ctx))
+    for sc in section.scaleups:
+        out += _table(scaleup_table(sc, ctx))
+    for lt in section.locks:
+        out += _table(lock_table(lt, ctx))
     links = " · ".join(f'<a href="{e(href)}">{e(label)}</a>'
                        for label, href in table_links(section_tables(section, stem), lang))
     out.append(f'<p class="downloads">{e(tr("tables.csv", lang))} {links}</p>')

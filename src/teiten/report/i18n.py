@@ -137,6 +137,40 @@ TEXTS: dict[str, tuple[str, str]] = {
     "mean.tps": ("Mean TPS difference vs {baseline}: {parts}", "{baseline} との TPS 平均差: {parts}"),
     "mean.latency": ("Mean latency difference vs {baseline}: {parts}",
                      "{baseline} とのレイテンシ平均差: {parts}"),
+    "locks": ("LWLock requests and contentions per transaction: {server} (LWLOCK_STATS)",
+              "トランザクションあたりの LWLock 要求数と競合数: {server}（LWLOCK_STATS）"),
+    "locks.lock": ("lock", "ロック"),
+    "locks.requests": ("requests/tx", "要求数/tx"),
+    "locks.contentions": ("contentions/tx", "競合数/tx"),
+    "locks.note": ("From a server built with -DLWLOCK_STATS: every process prints its counts as it "
+                   "exits; shared plus exclusive acquisitions and blocks, summed over the processes "
+                   "that exited during the load and at shutdown (pgbench's backends, and the monitors' "
+                   "few connections), divided by the transactions "
+                   "(medians over repetitions; the most requested locks at the largest client count).",
+                   "-DLWLOCK_STATS 付きでビルドしたサーバの統計: 各プロセスが終了時に出力する"
+                   "共有・排他の取得数とブロック数を、負荷中と停止時に終了したプロセスについて合計し、トランザクション数で割った値"
+                   "（繰り返しの中央値。最大クライアント数で要求の多いロック順）。"),
+    "scaleup": ("Scale-up with cores ({family}): where TPS stops rising, and why",
+                "コア数によるスケールアップ ({family}): TPS が伸びなくなる点とその根拠"),
+    "scaleup.peak": ("peak TPS", "最大 TPS"),
+    "scaleup.at": ("at clients", "クライアント数"),
+    "scaleup.gain": ("gain over fewer cores", "前のコア数比"),
+    "scaleup.idle": ("idle of the server's CPUs at the peak", "最大時のサーバ CPU の idle"),
+    "scaleup.waits": ("top wait events at the peak", "最大時の主な待機イベント"),
+    "scaleup.hot": ("hottest functions (self)", "上位の関数（self）"),
+    "scaleup.knee": ("TPS rises about linearly up to {knee} (80% of linear or better); the "
+                     "highest peak is at {best}.",
+                     "TPS は {knee}までほぼ線形に伸びます（線形の 80% 以上）。最大は {best}です。"),
+    "scaleup.beyond": ("At {cores} the peak is {pct} against {best}.",
+                       "{cores}の最大 TPS は {best}に対して {pct} です。"),
+    "scaleup.say.idle": ("Idle of the server's CPUs at the peak: {idle} at {cores}, {best_idle} at {best}.",
+                         "最大時のサーバ CPU の idle: {cores}で {idle}、{best}で {best_idle}。"),
+    "scaleup.wait": ("Top wait event at {cores}: {event} ({share} of samples).",
+                     "{cores}で最も多い待機イベント: {event}（サンプルの {share}）。"),
+    "scaleup.say.hot": ("Hottest function at {cores}: {function} ({share} of samples).",
+                        "{cores}で最も時間を使う関数: {function}（サンプルの {share}）。"),
+    "cores.one": ("1 core", "1 コア"),
+    "cores.many": ("{n} cores", "{n} コア"),
     "degradation": ("Degradation rate (性能低下率): {b} against {a}", "性能低下率: {a} に対する {b}"),
     "degradation.tps": ("TPS ({server})", "TPS（{server}）"),
     "degradation.rate": ("Degradation rate (性能低下率), %", "性能低下率 (%)"),
@@ -255,6 +289,9 @@ TEXTS: dict[str, tuple[str, str]] = {
 }
 
 NOTICES: dict[str, dict[str, str]] = {
+    "server-omitted": {
+        "en": "The optional server {server} was left out: {reason}",
+        "ja": "オプションのサーバ {server} は対象外としました: {reason}"},
     "unfinished": {
         "en": "The study is not finished: {planned} trials still to run; 'teiten resume' "
               "completes it.",

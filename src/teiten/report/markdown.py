@@ -33,6 +33,8 @@ from teiten.report.tables import (
     degradation_table,
     fingerprint_rows,
     latency_table,
+    lock_table,
+    scaleup_table,
     section_stems,
     server_rows,
     study_rows,
@@ -110,6 +112,10 @@ def _section(section: WorkloadSection, stem: str, charts_dir: Path, ctx: Context
     lines += _table_lines(latency_table(section, ctx))
     for deg in section.degradations:
         lines += _table_lines(degradation_table(deg, ctx))
+    for sc in section.scaleups:
+        lines += _table_lines(scaleup_table(sc, ctx))
+    for lt in section.locks:
+        lines += _table_lines(lock_table(lt, ctx))
     lines += ["", _download_line(section_tables(section, stem), lang)]
     if has_activity(section):
         lines += _activity_lines(section, stem, charts_dir, lang)

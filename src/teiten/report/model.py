@@ -40,6 +40,7 @@ class Activity:
     device_util: dict[str, float]     # "data" / "wal" -> percent busy
     checkpoints: int                  # checkpoints inside the measured windows (sum over repetitions)
     autovacuum: int                   # trials in which autovacuum ran inside the window
+    server_cpu_idle: float | None = None  # % idle of a confined server's own CPUs
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,43 @@ class CoreScaling:
 
 
 @dataclass(frozen=True)
+class ScaleupRow:
+    """One core count of a family: its peak, and the evidence beside it."""
+
+    cores: int
+    server: str
+    peak_clients: int | None
+    peak_tps: float | None
+    gain_pct: float | None             # peak TPS against the previous core count's, in %
+    cpu_idle: float | None             # % idle of the server's CPUs at the peak (median)
+    waits: tuple[tuple[str, float], ...]        # top wait events at the peak: (event, share)
+    hot: tuple[tuple[str, float], ...] = ()     # hottest functions (self share) where profiled
+    hot_clients: int | None = None              # the client count the profile was taken at
+
+
+@dataclass(frozen=True)
+class Scaleup:
+    """The IPA paper's procedure (METHODS S4) for one family: where TPS stops rising with
+    cores, and CPU idle, wait events and the profile at the largest core count against the
+    best one."""
+
+    family: str
+    rows: tuple[ScaleupRow, ...]       # fewest cores first
+    best_cores: int | None             # the core count with the highest peak TPS
+    knee_cores: int | None             # the last core count still scaling (>= 80% of linear)
+
+
+@dataclass(frozen=True)
+class LockTable:
+    """LWLOCK_STATS of a -DLWLOCK_STATS build (METHODS S2, 2014): per lock and client count,
+    the medians over repetitions of lock requests and contentions per transaction."""
+
+    server: str
+    clients: tuple[int, ...]
+    rows: tuple[tuple[str, tuple[tuple[float, float] | None, ...]], ...]  # lock, per clients
+
+
+@dataclass(frozen=True)
 class WorkloadSection:
     workload: str
     description: str
@@ -118,6 +156,8 @@ class WorkloadSection:
     findings: tuple[Finding, ...] = ()
     degradations: tuple[Degradation, ...] = ()
     core_scaling: tuple[CoreScaling, ...] = ()
+    scaleups: tuple[Scaleup, ...] = ()
+    locks: tuple[LockTable, ...] = ()
 
 
 @dataclass(frozen=True)

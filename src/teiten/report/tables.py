@@ -19,11 +19,13 @@ from dataclasses import dataclass
 # runs this package's __init__ first, so compare is still loading when this module is.
 from teiten.analysis import compare
 from teiten.report import formats as f
-from teiten.report.i18n import tr
+from teiten.report.i18n import clients_phrase, tr
 from teiten.report.model import (
     Degradation,
+    LockTable,
     Point,
     ReportData,
+    Scaleup,
     ServerInfo,
     ServerSeries,
     WorkloadSection,
@@ -273,6 +275,78 @@ def summary_table(section: WorkloadSection, ctx: Context) -> Table:
         rows.append((s.server, cells))
     return Table("summary", tr("summary", lang), tr("summary.server", lang), columns, tuple(rows),
                  (tr("summary.note", lang),))
+
+
+def lock_table(lt: LockTable, ctx: Context) -> Table:
+    """LWLock requests and contentions per transaction, per lock and client count."""
+    lang = ctx.lang
+    columns = tuple(col for c in lt.clients for col in (
+        Column(tr("locks.requests", lang), clients_phrase([c], lang),
+               md=f"{tr('locks.requests', lang)} ({clients_phrase([c], lang)})"),
+        Column(tr("locks.contentions", lang), clients_phrase([c], lang),
+               md=f"{tr('locks.contentions', lang)} ({clients_phrase([c], lang)})")))
+    rows = []
+    for name, values in lt.rows:
+        cells: list[Cell] = []
+        for v in values:
+            cells += [Cell(f.MISSING, tone="missing")] * 2 if v is None else [
+                Cell(f"{v[0]:.3f}"), Cell(f"{v[1]:.4f}")]
+        rows.append((name, tuple(cells)))
+    return Table("locks", tr("locks", lang, server=lt.server), tr("locks.lock", lang), columns,
+                 tuple(rows), (tr("locks.note", lang),))
+
+
+def scaleup_table(sc: Scaleup, ctx: Context) -> Table:
+    """METHODS S4: per core count, the peak TPS, the gain over the previous count, and the
+    evidence at the peak (CPU idle, wait events, hottest functions); the verdict as notes."""
+    lang = ctx.lang
+    columns = tuple(Column(tr(f"scaleup.{k}", lang)) for k in
+                    ("peak", "at", "gain", "idle", "waits", "hot"))
+
+    def shares(items: tuple[tuple[str, float], ...]) -> str:
+        return ", ".join(f"{name} {share * 100:.0f}%" for name, share in items) or f.MISSING
+
+    rows = []
+    for r in sc.rows:
+        tone = "better" if r.cores == sc.best_cores else ""
+        rows.append((str(r.cores), (
+            Cell(f.format_tps(r.peak_tps), tone=tone), Cell(str(r.peak_clients or f.MISSING)),
+            Cell(f.format_diff(r.gain_pct)), Cell(f.format_pct(r.cpu_idle)),
+            Cell(shares(r.waits)),
+            Cell(shares(r.hot) + (f" ({clients_phrase([r.hot_clients], lang)})" if r.hot_clients else "")))))
+    return Table("scaleup", tr("scaleup", lang, family=sc.family), tr("axis.cores", lang), columns,
+                 tuple(rows), tuple(scaleup_sentences(sc, lang)))
+
+
+def scaleup_sentences(sc: Scaleup, lang: str) -> list[str]:
+    """Where TPS stops rising with cores, and what changed from the best core count to the
+    largest: the IPA paper's evidence for the bottleneck."""
+    if sc.best_cores is None:
+        return []
+
+    def cores(n: int | None) -> str:
+        return tr("cores.one" if n == 1 else "cores.many", lang, n=n)
+
+    out = [tr("scaleup.knee", lang, knee=cores(sc.knee_cores), best=cores(sc.best_cores))]
+    best = next(r for r in sc.rows if r.cores == sc.best_cores)
+    last = sc.rows[-1]
+    if last.cores != best.cores:
+        out.append(tr("scaleup.beyond", lang, cores=cores(last.cores), best=cores(best.cores),
+                      pct=f.format_diff((last.peak_tps / best.peak_tps - 1) * 100
+                                        if last.peak_tps and best.peak_tps else None)))
+    if last.cpu_idle is not None and best.cpu_idle is not None and last.cores != best.cores:
+        out.append(tr("scaleup.say.idle", lang, cores=cores(last.cores), idle=f.format_pct(last.cpu_idle),
+                      best=cores(best.cores), best_idle=f.format_pct(best.cpu_idle)))
+    for r in (best, last) if last.cores != best.cores else (best,):
+        if r.waits:
+            name, share = r.waits[0]
+            out.append(tr("scaleup.wait", lang, cores=cores(r.cores), event=name,
+                          share=f"{share * 100:.0f}%"))
+        if r.hot:
+            name, share = r.hot[0]
+            out.append(tr("scaleup.say.hot", lang, cores=cores(r.cores), function=name,
+                          share=f"{share * 100:.0f}%"))
+    return out
 
 
 def degradation_table(deg: Degradation, ctx: Context) -> Table:

@@ -185,6 +185,10 @@ class LocalServer:
                  "wal": device_of((cluster.data / "pg_wal").resolve())}
         return {role: dev for role, dev in found.items() if dev}
 
+    def log_mark(self) -> int | None:
+        """How much the running server has logged so far: the start of a window of its log."""
+        return len(self.current.cluster.read_logs()) if self.current else None
+
     def server_pid(self) -> int | None:
         return self.current.cluster.postmaster_pid() if self.current else None
 

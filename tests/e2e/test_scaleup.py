@@ -1,0 +1,50 @@
+"""teiten scaleup: METHODS S4 as one command, for a workload of the user's choice."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+
+
+def test_scaleup_sweeps_cores_and_explains(pg17, workdir: Path) -> None:
+    (workdir / "point.pgbench").write_text(
+        "\\set aid random(1, 100000 * :scale)\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n")
+    done = run_cli("scaleup", "point.pgbench", "--install", "17", "--clients", "1,2",
+                   "--duration", "2s", "--repetitions", "1", "--scale", "1", "--store", "s.db",
+                   "--report", "rep", cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(run_cli("results", "--store", str(workdir / "s.db"), "--format", "json").stdout)
+    assert sorted((r["server"], r["clients"], r["status"]) for r in rows) == [
+        ("pg17-1core", 1, "ok"), ("pg17-1core", 2, "ok"), ("pg17-2cores", 1, "ok"),
+        ("pg17-2cores", 2, "ok")]
+    report = (workdir / "rep" / "report.md").read_text()
+    table = report.split("### Scale-up with cores (pg17): where TPS stops rising, and why", 1)[1]
+    lines = [line for line in table.splitlines() if line.startswith("| ")]
+    assert [line.split(" | ")[0] for line in lines[1:3]] == ["| 1", "| 2"]
+    peaks = {int(r["server"].split("-")[1][0]): max(x["tps"] for x in rows if x["server"] == r["server"])
+             for r in rows}
+    for line in lines[1:3]:
+        cores, peak = line.split(" | ")[:2]
+        assert float(peak) == pytest.approx(peaks[int(cores[2:])], abs=0.05)
+    assert re.search(r"TPS rises about linearly up to [12] cores? \(80% of linear or better\); the "
+                     r"highest peak is at [12] cores?\.", table)
+    if shutil.which("perf"):
+        # The profile at the largest client count names its hottest functions.
+        assert "(2 clients) |" in lines[1] and "Hottest function at" in table
+    html = (workdir / "rep" / "report.html").read_text()
+    assert '<table class="data scaleup">' in html
+
+
+def test_scaleup_bad_workload(workdir: Path) -> None:
+    done = run_cli("scaleup", "nosuch", "--store", "s.db", cwd=workdir)
+    assert done.returncode == 2
+    assert done.stderr.startswith("teiten: error: teiten scaleup: unknown workload 'nosuch'; ")
+    assert not (workdir / "s.db").exists()

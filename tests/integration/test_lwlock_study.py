@@ -1,0 +1,70 @@
+"""METHODS S2's 2014 bottleneck analysis on a real -DLWLOCK_STATS build: every trial's lock
+requests and contentions per transaction, from what the backends print as they exit, and
+the report's table of them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.slow
+
+
+def test_lock_statistics_per_transaction(lwlock_build, workdir: Path) -> None:  # noqa: ANN001
+    (workdir / "lw.yaml").write_text(f"""
+study: lw
+servers:
+  - {{name: lw, install: {lwlock_build.name}}}
+workloads: [tpcb-like]
+clients: [1, 4]
+scale: 1
+duration: 2s
+repetitions: 2
+""")
+    store = workdir / "lw.db"
+    done = run_cli("run", str(workdir / "lw.yaml"), "--store", str(store), "--report",
+                   str(workdir / "rep"))
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(run_cli("results", "--store", str(store), "--format", "json").stdout)
+    assert {r["status"] for r in rows} == {"ok"}
+    for row in rows:
+        shown = json.loads(run_cli("show", row["trial_id"], "--store", str(store), "--format",
+                                   "json").stdout)
+        stats = shown["details"]["lwlock"]
+        assert stats["transactions"] == row["transactions"]
+        locks = {lk["lock"]: lk for lk in stats["locks"]}
+        # tpcb-like touches buffers, WAL and the proc array in every transaction.
+        for name in ("BufferContent", "BufferMapping", "WALInsert", "ProcArray"):
+            assert locks[name]["requests_per_tx"] > 1.0, (name, locks[name])
+        assert locks["XidGen"]["requests_per_tx"] == pytest.approx(1.0, abs=0.2)  # one xid per tx
+        # The figures are the sums over the processes of the window divided by transactions.
+        for lk in stats["locks"]:
+            assert lk["requests_per_tx"] == pytest.approx(lk["requests"] / row["transactions"])
+        # Only processes that exited after the load started: pgbench's backends, the
+        # monitors' connections and the launchers at shutdown (not the prewarm connection).
+        assert row["clients"] + 1 <= stats["processes"] <= row["clients"] + 8
+    report = (workdir / "rep" / "report.md").read_text()
+    table = report.split("### LWLock requests and contentions per transaction: lw (LWLOCK\\_STATS)", 1)[1]
+    assert re.search(r"^\| BufferContent \| \d+\.\d{3} \| \d\.\d{4} \| \d+\.\d{3} \| \d\.\d{4} \|$",
+                     table, re.M)
+
+
+def test_an_ordinary_build_has_no_lock_statistics(pg17, workdir: Path) -> None:
+    (workdir / "plain.yaml").write_text("""
+study: plain
+servers: [{name: pg17, install: "17"}]
+workloads: [tpcb-like]
+clients: [2]
+scale: 1
+duration: 1s
+repetitions: 1
+""")
+    store = workdir / "plain.db"
+    assert run_cli("run", str(workdir / "plain.yaml"), "--store", str(store), "--no-report").returncode == 0
+    [row] = json.loads(run_cli("results", "--store", str(store), "--format", "json").stdout)
+    shown = json.loads(run_cli("show", row["trial_id"], "--store", str(store), "--format", "json").stdout)
+    assert "lwlock" not in shown["details"]
