@@ -30,7 +30,7 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
     workloads = resolve_workloads(loaded)
     found = installs.find_all()
     resolved: dict[str, Resolution] = {}
-    loaded, omitted = _without_missing_optionals(loaded, found)
+    loaded, omitted = without_missing_optionals(loaded, found)
     study = loaded.study
     _check_cpus(loaded)
     for i, server in study.server_matrix():
@@ -58,7 +58,7 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
     return CheckedStudy(loaded, workloads, resolved, client, omitted)
 
 
-def _without_missing_optionals(loaded: LoadedStudy, found: list[Install]
+def without_missing_optionals(loaded: LoadedStudy, found: list[Install]
                                ) -> tuple[LoadedStudy, tuple[tuple[str, str], ...]]:
     """The study without its optional servers whose install cannot be had here."""
     kept, omitted = [], []

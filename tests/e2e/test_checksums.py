@@ -4,6 +4,7 @@ whose install is missing is left out, and the report says so."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -25,6 +26,10 @@ clients: [1]
 duration: 1s
 repetitions: 1
 """)
+    planned = run_cli("plan", str(workdir / "sums.yaml"), "--format", "json")
+    assert {t["server"] for t in json.loads(planned.stdout)} == {
+        "pg17-default", "pg17-on", "pg18-default", "pg18-off"}
+    assert "optional server no-vector left out" in planned.stderr
     done = run_cli("run", str(workdir / "sums.yaml"), "--store", str(workdir / "sums.db"),
                    "--report", str(workdir / "report"))
     assert done.returncode == 0, done.stderr

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from teiten import installs, spec, studies
-from teiten.check import check, materialise
+from teiten.check import check, materialise, without_missing_optionals
 from teiten.cli.main import store_report_dir
 from teiten.cli.output import Progress, as_csv, as_json, table
 from teiten.errors import SpecError, UserError
@@ -83,6 +83,9 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     loaded, _ = studies.find(args.study or studies.DEFAULT)
+    loaded, omitted = without_missing_optionals(loaded, installs.find_all())
+    for name, why in omitted:
+        print(f"teiten: note: optional server {name} left out: {why}", file=sys.stderr)
     rows = [{"order_index": t.order_index, "trial_id": t.trial_id, "server": t.server,
              "workload": t.workload, "clients": t.clients, "threads": t.threads,
              "repetition": t.repetition, "duration_s": t.duration_s}
