@@ -105,7 +105,8 @@ def _check_cpus(loaded: LoadedStudy) -> None:
     for i, server in study.server_matrix():
         if server.cores is None and server.cpus is None:
             continue
-        where = ("cores",) if study.cores is not None else ("servers", i, server.cpus and "cpus" or "cores")
+        key = "cpus" if server.cpus is not None else "cores"
+        where = ("cores",) if study.cores is not None else ("servers", i, key)
         try:
             if server.cpus is not None:
                 wanted = cpus.parse_list(server.cpus)

@@ -187,10 +187,13 @@ def lock_tables(sec: WorkloadSection, locks: Locks, *, top: int = 8) -> tuple[Lo
     return tuple(out)
 
 
-def with_scaleups(sec: WorkloadSection, families: Sequence[CoreScaling], hot: Hot) -> WorkloadSection:
-    """The section with its core families and, for each, the scale-up analysis."""
+def with_builds_and_cores(sec: WorkloadSection, families: Sequence[CoreScaling], hot: Hot,
+                          locks: Locks) -> WorkloadSection:
+    """The section with its core families, the scale-up analysis of each, and the LWLock
+    tables of servers built with LWLOCK_STATS."""
     return replace(sec, core_scaling=tuple(families),
-                   scaleups=tuple(scaleup(sec, fam, hot) for fam in families))
+                   scaleups=tuple(scaleup(sec, fam, hot) for fam in families),
+                   locks=lock_tables(sec, locks))
 
 
 def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot) -> Scaleup:
@@ -341,11 +344,10 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
     names = [(i.name, i.version) for i in infos]
     descriptions = {w["key"]: w.get("description", "") for w in spec["workloads"]}
     families = core_families(servers)
-    sections = tuple(with_scaleups(section(trials, w["key"], descriptions.get(w["key"], ""), names,
-                                           s["clients"], evidence, graphs, diffs), families,
-                                   hot or {})
+    sections = tuple(with_builds_and_cores(section(trials, w["key"], descriptions.get(w["key"], ""),
+                                                   names, s["clients"], evidence, graphs, diffs),
+                                           families, hot or {}, locks or {})
                      for w in spec["workloads"])
-    sections = tuple(replace(sec, locks=lock_tables(sec, locks or {})) for sec in sections)
     counts: dict[str, int] = {}
     for t in trials:
         counts[t["status"]] = counts.get(t["status"], 0) + 1

@@ -132,10 +132,7 @@ def cmd_scaleup(args: argparse.Namespace) -> int:
         data["workloads"] = [{"script": str(path)}]
     else:
         data["workloads"] = [workload]
-    data["servers"][0] = {"name": re.sub(r"[^A-Za-z0-9_.+-]", "_", f"pg{args.install}"
-                                         if args.install[:1].isdigit() else args.install.strip("/")
-                                         .rsplit("/", 1)[-1])[:40] or "server",
-                          "install": args.install}
+    data["servers"][0] = {"name": _server_name(args.install), "install": args.install}
     for key, value in (("cores", args.cores), ("clients", args.clients)):
         if value is not None:
             data[key] = _int_list(value, f"--{key}")
@@ -147,10 +144,15 @@ def cmd_scaleup(args: argparse.Namespace) -> int:
     text = f"# written by: {command}\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     try:
         loaded = spec.load_text(text, "<teiten scaleup>")
-        check(loaded)
-    except SpecError as exc:  # the generated study's lines mean nothing to the user
+    except SpecError as exc:
         raise UserError(f"teiten scaleup: {exc.bare}") from None
-    return _run(loaded, "scaleup:" + workload, args)
+    return _run(loaded, "scaleup:" + workload, args, generated=True)
+
+
+def _server_name(install: str) -> str:
+    """pg18 for install 18; the last part of a name or bindir path otherwise."""
+    base = f"pg{install}" if install[:1].isdigit() else install.strip("/").rsplit("/", 1)[-1]
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", base)[:40] or "server"
 
 
 def _int_list(text: str, option: str) -> list[int]:
@@ -164,10 +166,19 @@ def _int_list(text: str, option: str) -> list[int]:
     return values
 
 
-def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace) -> int:
+def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
+         generated: bool = False) -> int:
+    """Check, install what is missing, create the study in the store, run it, report.
+    A ``generated`` study's errors leave out its file and line, which mean nothing to the
+    user (teiten scaleup wrote that file)."""
     from teiten import runner
 
-    checked = check(loaded)  # everything that can be wrong with the input, before creating
+    try:
+        checked = check(loaded)  # everything that can be wrong with the input, before creating
+    except SpecError as exc:
+        if not generated:
+            raise
+        raise UserError(f"teiten {args.command}: {exc.bare}") from None
     checked = materialise(checked)  # downloads into the install cache, if anything is missing
     for name, why in checked.omitted:
         print(f"teiten: note: optional server {name} left out: {why}")

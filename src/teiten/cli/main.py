@@ -69,13 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("run", help="run a study, then write its report")
     s.add_argument("study", nargs="?", help="study file or built-in name (default: the quick "
                    "fixed-point study)")
-    s.add_argument("--store", default="teiten.db", help="results store (default: teiten.db)")
-    s.add_argument("--report", metavar="DIR", help="report directory (default: beside the "
-                   "store, STORE-report)")
-    s.add_argument("--no-report", action="store_true", help="do not write a report")
-    s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the report")
-    s.add_argument("--no-monitors", action="store_true", help="no system or database "
-                   "monitors (to measure their overhead)")
+    _run_options(s)
 
     s = sub.add_parser("scaleup", help="METHODS S4: sweep cores and clients for a workload, find "
                        "where TPS stops rising, and show the evidence for the bottleneck")
@@ -87,11 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--scale", type=int, help="pgbench scale (default: 10)")
     s.add_argument("--duration", help="seconds per run, e.g. 5s or 5min (default: 5s)")
     s.add_argument("--repetitions", type=int, help="repetitions (default: 3)")
-    s.add_argument("--store", default="teiten.db", help="results store (default: teiten.db)")
-    s.add_argument("--report", metavar="DIR", help="report directory (default: STORE-report)")
-    s.add_argument("--no-report", action="store_true", help="do not write a report")
-    s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the report")
-    s.add_argument("--no-monitors", action="store_true", help="no system or database monitors")
+    _run_options(s)
 
     s = sub.add_parser("resume", help="finish an interrupted study")
     s.add_argument("--store", required=True)
@@ -137,6 +127,17 @@ def _report_options(s: argparse.ArgumentParser) -> None:
                    "(repeatable)")
     s.add_argument("--exclude-rampup", action="store_true", help="compute TPS from the "
                    "per-second series after the ramp-up (steady state), not the whole window")
+
+
+def _run_options(s: argparse.ArgumentParser) -> None:
+    """The options of every command that runs a study (run, scaleup)."""
+    s.add_argument("--store", default="teiten.db", help="results store (default: teiten.db)")
+    s.add_argument("--report", metavar="DIR", help="report directory (default: beside the "
+                   "store, STORE-report)")
+    s.add_argument("--no-report", action="store_true", help="do not write a report")
+    s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the report")
+    s.add_argument("--no-monitors", action="store_true", help="no system or database "
+                   "monitors (to measure their overhead)")
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:

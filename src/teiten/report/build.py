@@ -27,8 +27,9 @@ def hot_spots(store: Store, study_id: int,
               trials: list[dict[str, Any]]) -> dict[tuple[str, str, int], list[tuple[str, float]]]:
     """The hottest functions (self share) of every profiled point."""
     out: dict[tuple[str, str, int], list[tuple[str, float]]] = {}
+    profiles = store.details_of_kind(study_id, "profile")
     for t in trials:
-        prof = store.details(study_id, t["trial_id"]).get("profile")
+        prof = profiles.get(t["trial_id"])
         if prof and prof.get("folded"):
             out[(t["server"], t["workload"], int(t["clients"]))] = hot_functions(prof["folded"])
     return out
@@ -38,10 +39,11 @@ def lwlock_runs(store: Store, study_id: int,
                 trials: list[dict[str, Any]]) -> dict[tuple[str, str, int], list[list[dict[str, Any]]]]:
     """The LWLOCK_STATS rows of every ok trial that has them, by point."""
     out: dict[tuple[str, str, int], list[list[dict[str, Any]]]] = {}
+    stats = store.details_of_kind(study_id, "lwlock")
     for t in trials:
         if t["status"] != "ok":
             continue
-        found = store.details(study_id, t["trial_id"]).get("lwlock")
+        found = stats.get(t["trial_id"])
         if found:
             out.setdefault((t["server"], t["workload"], int(t["clients"])), []).append(found["locks"])
     return out
@@ -55,8 +57,9 @@ def write_flamegraphs(store: Store, study_id: int, trials: list[dict[str, Any]],
     folded: dict[tuple[str, str, int], str] = {}
     graphs: dict[tuple[str, str, int], str] = {}
     diffs: dict[tuple[str, str, int], str] = {}
+    profiles = store.details_of_kind(study_id, "profile")
     for t in trials:
-        prof = store.details(study_id, t["trial_id"]).get("profile")
+        prof = profiles.get(t["trial_id"])
         if not prof:
             continue
         key = (t["server"], t["workload"], int(t["clients"]))

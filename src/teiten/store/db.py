@@ -222,6 +222,11 @@ class Store:
         return {r[0]: json.loads(r[1]) for r in self.conn.execute(
             "SELECT kind, body FROM details WHERE study_id=? AND trial_id=?", (study_id, trial_id))}
 
+    def details_of_kind(self, study_id: int, kind: str) -> dict[str, Any]:
+        """One kind of details (profile, lwlock, ...) of every trial of a study that has it."""
+        return {r[0]: json.loads(r[1]) for r in self.conn.execute(
+            "SELECT trial_id, body FROM details WHERE study_id=? AND kind=?", (study_id, kind))}
+
     def mark_running(self, study_id: int, trial_id: str, started_at: str) -> None:
         with self.transaction() as c:
             c.execute("UPDATE trials SET status='running', started_at=?, attempts=attempts+1 "
