@@ -159,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.verbose:
             logging.getLogger().setLevel(logging.INFO)
         signal.signal(signal.SIGTERM, _on_sigterm)
+        # A shell starts background jobs with SIGINT ignored, and Python then keeps it
+        # ignored: restore it, so that 'kill -INT' stops a run cleanly wherever it started.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         return int(commands.dispatch(args) or 0)
     except KeyboardInterrupt:
         if command in ("run", "resume", "scaleup"):
