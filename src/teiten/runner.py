@@ -24,19 +24,20 @@ import teiten
 from teiten import cpus, fingerprint, installs, paths
 from teiten.check import CheckedStudy
 from teiten.drivers import pgbench
+from teiten.drivers.pgbench_output import PgbenchOutput
 from teiten.errors import TeitenError, UserError
 from teiten.installs import Install, Resolution
 from teiten.monitors import MonitorResult, Monitors, lwlock
 from teiten.monitors.profile import Profile, Profiler
 from teiten.plan import plan
 from teiten.servers import profiles
-from teiten.servers.base import Server
+from teiten.servers.base import Endpoint, Server
 from teiten.servers.cluster import processes_in
 from teiten.servers.external import ExternalServer
 from teiten.servers.local import LocalServer, check_install
 from teiten.spec import Study, load_text
 from teiten.store import Evidence, Store
-from teiten.workloads import Workload
+from teiten.workloads import Workload, apps
 
 log = logging.getLogger(__name__)
 
@@ -92,11 +93,7 @@ def create(checked: CheckedStudy, store_path: Path, source: str) -> tuple[Store,
 
 
 def _workloads_from(spec_json: dict[str, Any]) -> dict[str, Workload]:
-    out = {}
-    for w in spec_json["workloads"]:
-        out[w["key"]] = Workload(w["key"], tuple((s, int(n)) for s, n in w["scripts"]),
-                                 int(w["scale"]), w["fillfactor"], bool(w["modifies_data"]), "")
-    return out
+    return {w["key"]: Workload.from_json(w) for w in spec_json["workloads"]}
 
 
 def _install_for(server_spec: dict[str, Any]) -> Install:
@@ -215,8 +212,7 @@ def _setup_servers(ctx: _Context) -> None:
         ram_bytes=psutil.virtual_memory().total,
         disk_free_bytes=psutil.disk_usage(str(ctx.run_dir)).free,
         max_clients=max(ctx.study.clients),
-        data_bytes=max(profiles.pgbench_data_bytes(w.scale, w.fillfactor)
-                       for w in ctx.workloads.values()))
+        data_bytes=max(w.data_bytes() for w in ctx.workloads.values()))
     matrix = [s for _, s in ctx.study.server_matrix()]
     for row in stored:
         spec = next(s for s in matrix if s.name == row["name"])
@@ -293,6 +289,7 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     affinity: cpus.AffinityReport | None = None
     log_mark: int | None = None
     profile: Profile | None = None
+    measured: tuple[PgbenchOutput, dict[str, Any], str | None] | None = None
     notes: list[str] = []
     try:
         endpoint = server.begin_trial(workload, tid, prewarm=ctx.study.prewarm)
@@ -306,15 +303,22 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
             watch.start()
         if confined is not None:
             confined.start()
+        app = _app_trial(ctx, trial, workload, endpoint)
+        if app is not None:
+            app.start()
         try:
             run = pgbench.run(ctx.installs[trial["server"]], endpoint, workload,
                               clients=trial["clients"], threads=trial["threads"],
-                              duration_s=trial["planned_duration_s"],
-                              cpus=ctx.client_cpus.get(trial["server"]))
+                              duration_s=app.total_s if app else trial["planned_duration_s"],
+                              cpus=ctx.client_cpus.get(trial["server"]),
+                              extra=app.pgbench_args() if app else ())
         finally:
             seen = watch.stop() if watch is not None else None
             affinity = confined.stop() if confined is not None else None
             profile = _stop_profiler(profiler, notes)
+        if app is not None:
+            measured = app.finish(run.output)
+            paths.remove_owned(app.log_dir)
     except (TeitenError, psycopg.Error, OSError) as exc:
         error = f"could not start the trial: {exc}"
     except BaseException:
@@ -341,6 +345,11 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     if error is None and run is not None:
         error = _verdict(run, end.crashed) or (affinity.failure() if affinity else None)
     out = run.output if run is not None else None
+    if measured is not None:  # an app workload: its figures cover the measured window
+        out, app_details, app_error = measured
+        evidence = evidence or Evidence([], {}, [], {})
+        evidence.details["app"] = app_details
+        error = error or app_error
     status = "failed" if error else "ok"
     store.finish_trial(sid, tid, status=status, finished_at=now(), error=error, output=out,
                        argv=run.argv if run else [], stdout=run.stdout if run else "",
@@ -351,6 +360,22 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     assert out is not None and out.tps is not None
     flags = "".join(f"; {w}" for w in (seen.warnings if seen else []))
     return status, f"{out.tps:.1f} tps, {out.latency_ms_avg or 0:.3f} ms{flags}"
+
+
+def _app_trial(ctx: _Context, trial: Any, workload: Workload,
+               endpoint: Endpoint) -> apps.AppTrial | None:
+    """The measurement of an application workload's trial (None for pgbench workloads)."""
+    if workload.app is None:
+        return None
+    log_dir = paths.make_owned(ctx.run_dir / f"pgbench-log-{trial['trial_id']}",
+                               "pgbench's transaction log")
+    try:
+        return apps.AppTrial(workload, endpoint.conninfo(), trial_id=trial["trial_id"],
+                             duration_s=trial["planned_duration_s"], clients=trial["clients"],
+                             log_dir=log_dir)
+    except BaseException:
+        paths.remove_owned(log_dir)
+        raise
 
 
 def _lwlock_stats(log_text: str, start: int, transactions: int) -> dict[str, Any] | None:

@@ -150,6 +150,31 @@ class WorkloadSpec(_Model):
     fillfactor: Annotated[int, Field(ge=10, le=100)] | None = None
     modifies_data: bool | None = Field(
         None, description="restore the snapshot before every trial; default: true for scripts")
+    # Options of the application-shaped workloads (tpcc, bookstore); see teiten.workloads.apps.
+    rampup: Annotated[float, Field(ge=0)] | None = Field(
+        None, description="tpcc, bookstore: seconds of load before the measured window "
+        "(HammerDB's rampup), excluded from every figure; default 0")
+    warehouses: Annotated[int, Field(ge=1)] | None = Field(None, description="tpcc: warehouses")
+    all_warehouses: bool | None = Field(
+        None, description="tpcc: each transaction picks any warehouse (HammerDB's "
+        "pg_allwarehouse) instead of the client's home warehouse")
+    keying_and_think_time: bool | None = Field(
+        None, description="tpcc: the spec's keying and think times (off, like HammerDB)")
+    check_consistency: bool | None = Field(
+        None, description="tpcc: check the spec's consistency conditions 1-4 after the load and "
+        "after every trial; a violation fails the trial")
+    items: Annotated[int, Field(ge=100)] | None = Field(None, description="bookstore: items")
+    customers: Annotated[int, Field(ge=10)] | None = Field(None, description="bookstore: customers")
+    think_time: Annotated[float, Field(ge=0)] | None = Field(
+        None, description="bookstore: mean think time per interaction (negative "
+        "exponential, capped at 10x); DBT-1 used 7.2s; default 0.1s")
+    mix: Literal["browsing", "shopping", "ordering"] | None = Field(
+        None, description="bookstore: the TPC-W interaction mix; default shopping")
+
+    @field_validator("rampup", "think_time", mode="before")
+    @classmethod
+    def _seconds(cls, value: object) -> float | None:
+        return None if value is None else parse_duration(value)
 
     @model_validator(mode="after")
     def _named(self) -> WorkloadSpec:
@@ -502,6 +527,11 @@ def json_schema() -> str:
     props["duration"] = {"anyOf": [{"type": "number", "exclusiveMinimum": 0},
                                    {"type": "string", "pattern": _DURATION.pattern}],
                          "default": 60, "description": props["duration"].get("description", "")}
+    workload = schema["$defs"]["WorkloadSpec"]["properties"]
+    for key in ("rampup", "think_time"):
+        workload[key] = {"anyOf": [{"type": "number", "minimum": 0},
+                                   {"type": "string", "pattern": _DURATION.pattern}, {"type": "null"}],
+                         "default": None, "description": workload[key].get("description", "")}
     props["workloads"]["items"] = {"anyOf": [{"type": "string"},
                                              props["workloads"]["items"]]}
     install = schema["$defs"]["ServerSpec"]["properties"]["install"]

@@ -59,7 +59,8 @@ GOLDEN = {
     "unknown workload key": (
         BASE + "  - {name: x, scael: 5}\n",
         "study.yaml:6: unknown key 'scael' in workloads[1] (did you mean 'scale'?); allowed: "
-        "name, script, weight, scripts, scale, fillfactor, modifies_data",
+        "name, script, weight, scripts, scale, fillfactor, modifies_data, rampup, warehouses, all_warehouses, "
+        "keying_and_think_time, check_consistency, items, customers, think_time, mix",
     ),
     "unknown key in a script of a mix": (
         BASE + "  - name: mix\n    scripts:\n      - {builtin: tpcb-like, wieght: 2}\n",

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from teiten.analysis import compare, stats
+from teiten.analysis.apps import AppRuns, app_results
 from teiten.report.model import (
     Activity,
     CoreScaling,
@@ -328,7 +329,7 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
                 progress: Mapping[str, Sequence[tuple[float, float | None]]] | None = None,
                 lang: str = "en", extra_notices: Sequence[Notice] = (),
                 exclude_rampup: bool = False, hot: Hot | None = None,
-                locks: Locks | None = None) -> ReportData:
+                locks: Locks | None = None, apps: AppRuns | None = None) -> ReportData:
     """The whole report's figures. With ``exclude_rampup``, each trial's TPS is the mean of
     its per-second series from the steady state on (stats.steady_state_start), instead of
     pgbench's figure over the whole window; the report says so."""
@@ -348,6 +349,7 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
                                                    names, s["clients"], evidence, graphs, diffs),
                                            families, hot or {}, locks or {})
                      for w in spec["workloads"])
+    sections = tuple(replace(sec, apps=app_results(sec, apps or {})) for sec in sections)
     counts: dict[str, int] = {}
     for t in trials:
         counts[t["status"]] = counts.get(t["status"], 0) + 1

@@ -7,6 +7,7 @@ without -s pgbench uses 1 for custom scripts).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from teiten import procs
@@ -29,11 +30,12 @@ class PgbenchRun:
 
 
 def argv(install: Install, endpoint: Endpoint, workload: Workload, *, clients: int,
-         threads: int, duration_s: float) -> list[str]:
+         threads: int, duration_s: float, extra: Sequence[str] = ()) -> list[str]:
     return [
         str(install.binary("pgbench")), "-n", *endpoint.pgbench_args(),
         "-c", str(clients), "-j", str(threads), "-T", str(max(1, round(duration_s))),
-        "-s", str(workload.scale), "-P", "1", "-r", *workload.script_args(), endpoint.pgbench_dbname,
+        "-s", str(workload.scale), "-P", "1", "-r", *extra, *workload.script_args(),
+        endpoint.pgbench_dbname,
     ]
 
 
@@ -52,10 +54,12 @@ def timeout_for(duration_s: float) -> float:
 
 
 def run(install: Install, endpoint: Endpoint, workload: Workload, *, clients: int,
-        threads: int, duration_s: float, cpus: list[int] | None = None) -> PgbenchRun:
-    """Run pgbench; ``cpus`` pins it (and its threads) to those CPUs with taskset."""
+        threads: int, duration_s: float, cpus: list[int] | None = None,
+        extra: Sequence[str] = ()) -> PgbenchRun:
+    """Run pgbench; ``cpus`` pins it (and its threads) to those CPUs with taskset; ``extra``
+    arguments go before the scripts (variables, a transaction log)."""
     args = argv(install, endpoint, workload, clients=clients, threads=threads,
-                duration_s=duration_s)
+                duration_s=duration_s, extra=extra)
     if cpus is not None:
         args = ["taskset", "-c", format_list(cpus), *args]
     try:

@@ -47,19 +47,12 @@ class MonitorResult:
         return Evidence(series=series, metrics=dict(self.summary), waits=waits, details=details)
 
 
-def conninfo(endpoint: Endpoint) -> str:
-    if endpoint.conninfo_string is not None:
-        return endpoint.conninfo_string
-    return psycopg.conninfo.make_conninfo(host=endpoint.host, port=endpoint.port,
-                                          user=endpoint.user, dbname=endpoint.dbname)
-
-
 class Monitors:
     """Starts the monitors just before the load and stops them right after it."""
 
     def __init__(self, endpoint: Endpoint, *, devices: dict[str, str] | None = None,
                  system: bool = True, db: bool = True, server_cpus: list[int] | None = None):
-        self.conninfo = conninfo(endpoint)
+        self.conninfo = endpoint.conninfo()
         self.server_cpus = server_cpus  # a confined server's CPUs: their own figures too
         self.system = SystemMonitor(devices=devices) if system else None
         self.waits = database.WaitSampler(self.conninfo) if db else None

@@ -49,6 +49,18 @@ def lwlock_runs(store: Store, study_id: int,
     return out
 
 
+def app_runs(store: Store, study_id: int, trials: list[dict[str, Any]],
+             rename: dict[str, str] | None = None) -> dict[tuple[str, str, int], list[dict[str, Any]]]:
+    """The 'app' details (tpcc, bookstore) of every ok trial, by point."""
+    out: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
+    found = store.details_of_kind(study_id, "app")
+    for t in trials:
+        if t["status"] == "ok" and t["trial_id"] in found:
+            server = (rename or {}).get(t["server"], t["server"])
+            out.setdefault((server, t["workload"], int(t["clients"])), []).append(found[t["trial_id"]])
+    return out
+
+
 def write_flamegraphs(store: Store, study_id: int, trials: list[dict[str, Any]], out_dir: Path,
                       baseline: str) -> tuple[dict[tuple[str, str, int], str],
                                               dict[tuple[str, str, int], str]]:
@@ -133,7 +145,8 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
                        generated_at=now(), evidence=g.evidence, graphs=graphs, diffs=diffs,
                        lang=lang, progress=g.progress, exclude_rampup=exclude_rampup,
                        hot=hot_spots(store, study_id, g.trials),
-                       locks=lwlock_runs(store, study_id, g.trials))
+                       locks=lwlock_runs(store, study_id, g.trials),
+                       apps=app_runs(store, study_id, g.trials))
     return _finish(data, pairs, out_dir)
 
 
@@ -166,12 +179,15 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
             names_seen[srv["name"]] = names_seen.get(srv["name"], 0) + 1
     servers, trials = [], []
     evidence: dict[str, Any] = {}
+    runs: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     progress: dict[str, list[tuple[float, float | None]]] = {}
-    for g in gathered:
+    for (store, sid), g in zip(sources, gathered, strict=True):
         label = g.study["name"]
         rename = {s["name"]: (f"{label}/{s['name']}" if names_seen[s["name"]] > 1 else s["name"])
                   for s in g.servers}
         servers += [{**s, "name": rename[s["name"]]} for s in g.servers]
+        for key, found in app_runs(store, sid, g.trials, rename).items():
+            runs.setdefault(key, []).extend(found)
         for t in g.trials:
             tid = f"{g.study['id']}:{t['trial_id']}"
             trials.append({**t, "trial_id": tid, "server": rename[t["server"]]})
@@ -190,6 +206,6 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     data = report_data(combined, servers, trials, store_path=", ".join(
         str(store.path.absolute()) for store, _ in sources), generated_at=now(),
         evidence=evidence, lang=lang, progress=progress, extra_notices=notices,
-        exclude_rampup=exclude_rampup)
+        exclude_rampup=exclude_rampup, apps=runs)
     out_dir.mkdir(parents=True, exist_ok=True)
     return _finish(data, pairs, out_dir)

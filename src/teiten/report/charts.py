@@ -9,6 +9,7 @@ colour (its position in the section) in every chart.
 from __future__ import annotations
 
 from teiten.report import formats as f
+from teiten.report.app_tables import app_chart_lines
 from teiten.report.i18n import clients_phrase, tr
 from teiten.report.model import CoreScaling, WorkloadSection
 from teiten.report.svg import LOG_X_MIN_SPAN, Line, line_chart
@@ -33,6 +34,11 @@ def workload_charts(section: WorkloadSection,
     draw = {"tps": tps_chart, "latency": latency_chart, "ratio": ratio_chart}
     out = [(kind, tr(f"chart.{kind}", ctx.lang, workload=section.workload, baseline=section.baseline),
             draw[kind](section, ctx)) for kind in kinds]
+    app = app_chart_lines(section, ctx)
+    if app is not None:
+        kind, y_label, lines = app
+        title = tr(f"chart.{kind}", ctx.lang, workload=section.workload)
+        out.append((kind, title, _chart(title, y_label, lines, section, ctx)))
     for i, family in enumerate(section.core_scaling):
         title = tr("chart.cores", ctx.lang, workload=section.workload, family=family.family)
         out.append((f"cores-{i + 1}", title, cores_chart(section, family, title, ctx)))

@@ -33,6 +33,9 @@ SUMMARY_COLUMNS = ("workload", "server", "version", "peak_tps", "peak_clients", 
                    "mean_tps_diff_pct", "mean_latency_diff_pct")
 DEGRADATION_COLUMNS = ("workload", "a", "b", "clients", "tps_a", "tps_b", "degradation_pct",
                        "tps_difference")
+APP_COLUMNS = ("workload", "server", "clients", "type", "tps", "nopm", "tpm", "tpm_pgbench",
+               "theoretical_tps", "share_pct", "target_pct", "avg_ms", "p50_ms", "p95_ms", "p99_ms",
+               "response_ms", "n_ok")
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,27 @@ def section_tables(section: WorkloadSection, stem: str) -> list[DataTable]:
                       f.round_or_none(diff, f.TPS_DECIMALS)) for c, ta, tb, rate, diff in deg.rows)
         name = f"{stem}-degradation-{file_stem(deg.a, 'a')}-{file_stem(deg.b, 'b')}"
         out.append(DataTable(name, w, "degradation", DEGRADATION_COLUMNS, rows, (deg.a, deg.b)))
+    if section.apps:
+        out.append(DataTable(f"{stem}-app", w, "app", APP_COLUMNS, app_rows(section)))
     return out
+
+
+def app_rows(section: WorkloadSection) -> tuple[tuple[Value, ...], ...]:
+    """tpcc and bookstore figures: a row per point with type "all", then one per type."""
+    rows: list[tuple[Value, ...]] = []
+    r1 = f.round_or_none
+    for res in section.apps:
+        for p in res.points:
+            rows.append((section.workload, res.server, p.clients, "all", r1(p.tps, f.TPS_DECIMALS),
+                         r1(p.nopm, 1), r1(p.tpm, 1), r1(p.tpm_pgbench, 1),
+                         r1(p.theoretical, f.TPS_DECIMALS), None, None, None, None, None, None, None,
+                         p.runs))
+            for t in p.types:
+                rows.append((section.workload, res.server, p.clients, t.name, None, None, None, None,
+                             None, f.pct_or_none(t.share), f.pct_or_none(t.target),
+                             *(r1(v, f.LATENCY_DECIMALS) for v in
+                               (t.avg_ms, t.p50_ms, t.p95_ms, t.p99_ms, t.response_ms)), p.runs))
+    return tuple(rows)
 
 
 def table_links(tables: list[DataTable], lang: str) -> list[tuple[str, str]]:

@@ -26,6 +26,7 @@ from teiten.report.activity import (
     profile_links,
     wait_bars,
 )
+from teiten.report.app_tables import app_tables
 from teiten.report.charts import workload_charts
 from teiten.report.exports import section_tables, table_links
 from teiten.report.findings import sentences
@@ -178,6 +179,8 @@ def _section(section: WorkloadSection, index: int, stem: str, ctx: Context) -> l
         out += _table(scaleup_table(sc, ctx))
     for lt in section.locks:
         out += _table(lock_table(lt, ctx))
+    for table in app_tables(section, ctx):
+        out += _table(table)
     links = " · ".join(f'<a href="{e(href)}">{e(label)}</a>'
                        for label, href in table_links(section_tables(section, stem), lang))
     out.append(f'<p class="downloads">{e(tr("tables.csv", lang))} {links}</p>')

@@ -169,6 +169,61 @@ TEXTS: dict[str, tuple[str, str]] = {
                      "{cores}で最も多い待機イベント: {event}（サンプルの {share}）。"),
     "scaleup.say.hot": ("Hottest function at {cores}: {function} ({share} of samples).",
                         "{cores}で最も時間を使う関数: {function}（サンプルの {share}）。"),
+    "app.tpcc": ("TPC-C-like results (NOPM, TPM): {server}", "TPC-C 相当の結果（NOPM・TPM）: {server}"),
+    "app.nopm": ("NOPM", "NOPM"),
+    "app.tpm": ("TPM", "TPM"),
+    "app.tpm_pgbench": ("TPM (pgbench's count)", "TPM（pgbench の件数）"),
+    "app.nopm_share": ("NOPM / TPM", "NOPM / TPM"),
+    "app.runs": ("trials", "試行数"),
+    "app.tpcc.note": ("NOPM is the growth of sum(d_next_o_id) per minute over the measured window and TPM "
+                      "the growth of xact_commit + xact_rollback of the benchmark database, both sampled at "
+                      "the window's ends as HammerDB does; the ramp-up before the window is excluded. "
+                      "HammerDB sums the counters of every database; teiten counts the benchmark database "
+                      "only, which still includes teiten's monitoring queries, so pgbench's own count of "
+                      "transactions is shown beside it. Medians over repetitions.",
+                      "NOPM は測定区間での sum(d_next_o_id) の 1 分あたりの増分、"
+                      "TPM はベンチマーク用データベースの xact_commit + xact_rollback の 1 分あたりの増分で、"
+                      "HammerDB と同じく区間の両端で取得しています（区間前のランプアップは除外）。"
+                      "HammerDB は全データベースのカウンタを合計しますが、teiten はベンチマーク用"
+                      "データベースのみを数えます。これには teiten の監視クエリも含まれるため、"
+                      "pgbench 自身が数えたトランザクション数を併記します。値は繰り返しの中央値です。"),
+    "app.types": ("Transactions by type: {server}", "トランザクション種別ごとの結果: {server}"),
+    "app.type": ("type", "種別"),
+    "app.share": ("share (mix)", "比率（設定）"),
+    "app.avg": ("avg ms", "平均 ms"),
+    "app.p50": ("p50 ms", "p50 ms"),
+    "app.p95": ("p95 ms", "p95 ms"),
+    "app.p99": ("p99 ms", "p99 ms"),
+    "app.response": ("SQL ms (pgbench -r)", "SQL ms（pgbench -r）"),
+    "app.types.note": ("Latency of each transaction type over the measured window, from pgbench's "
+                       "transaction log (medians over repetitions); the share is of the window's "
+                       "transactions, with the mix's weight in brackets. With keying or think time "
+                       "the logged latency includes the sleeps, so only the SQL time from pgbench -r "
+                       "is shown then.",
+                       "測定区間における種別ごとのレイテンシ（pgbench のトランザクションログから、繰り返しの"
+                       "中央値）。比率は区間内のトランザクションに対する割合で、括弧内は設定した重みの割合です。"
+                       "キー入力時間や思考時間があるとログのレイテンシに待ち時間が含まれるため、その場合は "
+                       "pgbench -r による SQL の時間のみを示します。"),
+    "app.bookstore": ("Bookstore: interactions per second against users ÷ think time: {server}",
+                      "ブックストア: ユーザ数 ÷ 思考時間に対する 1 秒あたりの処理数: {server}"),
+    "app.bts": ("BT/s measured", "BT/s 実測"),
+    "app.theory": ("theoretical (users ÷ {think} s)", "理論値（ユーザ数 ÷ {think} 秒）"),
+    "app.of_theory": ("of theory", "理論値比"),
+    "app.capacity": ("With a mean think time of {think} s, the measurement stays within 5% of users ÷ "
+                     "think time up to {fits} users.",
+                     "平均思考時間 {think} 秒で、実測値は {fits} ユーザまで理論値（ユーザ数 ÷ 思考時間）の "
+                     "5% 以内です。"),
+    "app.below": ("At {below} users it falls more than 5% below: the capacity is reached.",
+                  "{below} ユーザで 5% を超えて下回り、処理能力の限界に達しています。"),
+    "app.below_all": ("The measurement is more than 5% below theory already at {below} users.",
+                      "実測値は {below} ユーザで既に理論値を 5% を超えて下回っています。"),
+    "app.no_think": ("Think time is 0: there is no theoretical line.",
+                     "思考時間が 0 のため理論値はありません。"),
+    "chart.nopm": ("{workload}: NOPM against clients", "{workload}: クライアント数ごとの NOPM"),
+    "chart.theory": ("{workload}: measured and theoretical interactions per second",
+                     "{workload}: 1 秒あたりの処理数（実測と理論値）"),
+    "axis.nopm": ("new orders per minute (NOPM)", "1 分あたりの新規注文数（NOPM）"),
+    "axis.bts": ("interactions per second (BT/s)", "1 秒あたりの処理数（BT/s）"),
     "cores.one": ("1 core", "1 コア"),
     "cores.many": ("{n} cores", "{n} コア"),
     "degradation": ("Degradation rate (性能低下率): {b} against {a}", "性能低下率: {a} に対する {b}"),
@@ -184,6 +239,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "table.ratio": ("ratio", "前バージョン比"),
     "table.latency": ("latency", "レイテンシ"),
     "table.summary": ("summary", "サマリ"),
+    "table.app": ("application figures", "アプリケーション指標"),
     "table.degradation": ("degradation {a}–{b}", "性能低下率 {a}–{b}"),
     # Clients, as words.
     "clients.one": ("{n} client", "クライアント数 {n}"),

@@ -22,6 +22,7 @@ from teiten.report.activity import (
     profile_links,
     wait_bars,
 )
+from teiten.report.app_tables import app_tables
 from teiten.report.charts import workload_charts
 from teiten.report.exports import DataTable, section_tables, table_links
 from teiten.report.findings import sentences
@@ -116,6 +117,8 @@ def _section(section: WorkloadSection, stem: str, charts_dir: Path, ctx: Context
         lines += _table_lines(scaleup_table(sc, ctx))
     for lt in section.locks:
         lines += _table_lines(lock_table(lt, ctx))
+    for table in app_tables(section, ctx):
+        lines += _table_lines(table)
     lines += ["", _download_line(section_tables(section, stem), lang)]
     if has_activity(section):
         lines += _activity_lines(section, stem, charts_dir, lang)

@@ -147,6 +147,48 @@ class LockTable:
 
 
 @dataclass(frozen=True)
+class TypeFigures:
+    """One transaction type (pgbench script) of an application workload at one point:
+    medians over repetitions of figures over each trial's measured window."""
+
+    name: str
+    share: float | None               # of the window's transactions, 0..1
+    target: float                     # its weight's share of the mix, 0..1
+    avg_ms: float | None              # None when the latencies include think time
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
+    response_ms: float | None         # its SQL's mean time from pgbench -r (sleeps excluded)
+
+
+@dataclass(frozen=True)
+class AppPoint:
+    """An application workload's figures at one client count (medians over repetitions)."""
+
+    clients: int
+    runs: int                         # ok trials
+    tps: float | None                 # transactions (tpcc) or interactions (bookstore) per second
+    nopm: float | None = None         # tpcc: new orders per minute
+    tpm: float | None = None          # tpcc: commits + rollbacks of the database per minute
+    tpm_pgbench: float | None = None  # tpcc: pgbench's transactions per minute
+    theoretical: float | None = None  # bookstore: users / mean think time
+    types: tuple[TypeFigures, ...] = ()
+
+
+@dataclass(frozen=True)
+class AppResults:
+    """tpcc (HammerDB's NOPM and TPM) or bookstore (BT/s against users / think time, IPA
+    paper figure 2) results of one server."""
+
+    app: str
+    server: str
+    points: tuple[AppPoint, ...]
+    think_time_s: float | None = None
+    capacity: int | None = None       # bookstore: most users still within 5% of theory
+    first_below: int | None = None    # bookstore: fewest users more than 5% below theory
+
+
+@dataclass(frozen=True)
 class WorkloadSection:
     workload: str
     description: str
@@ -158,6 +200,7 @@ class WorkloadSection:
     core_scaling: tuple[CoreScaling, ...] = ()
     scaleups: tuple[Scaleup, ...] = ()
     locks: tuple[LockTable, ...] = ()
+    apps: tuple[AppResults, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ class Line:
     hover: Mapping[float, str] = field(default_factory=dict)
     colour: int | None = None
     dodge: float = 0.0
+    dashed: bool = False  # a reference series, such as a theoretical line
 
 
 def line_chart(
@@ -193,7 +194,8 @@ def line_chart(
         if d:
             out.append(
                 f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="2" '
-                f'stroke-linejoin="round" stroke-linecap="round"/>'
+                f'stroke-linejoin="round" stroke-linecap="round"'
+                + (' stroke-dasharray="7 5"' if isinstance(line, Line) and line.dashed else "") + "/>"
             )
     for i, line in enumerate(lines):
         index = _index(line, i)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from psycopg import conninfo as pg_conninfo
+
 from teiten.workloads import Workload
 
 
@@ -23,6 +25,13 @@ class Endpoint:
         if self.conninfo_string is not None:
             return []  # pgbench takes the whole connection string as its dbname argument
         return ["-h", self.host, "-p", str(self.port), "-U", self.user]
+
+    def conninfo(self) -> str:
+        """A libpq connection string for teiten's own connections."""
+        if self.conninfo_string is not None:
+            return self.conninfo_string
+        return pg_conninfo.make_conninfo(host=self.host, port=self.port, user=self.user,
+                                         dbname=self.dbname)
 
     @property
     def pgbench_dbname(self) -> str:

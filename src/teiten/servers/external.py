@@ -9,6 +9,7 @@ workload's tables must already be in the database the connection string names.
 from __future__ import annotations
 
 import logging
+import os
 
 import psycopg
 from psycopg import conninfo as pg_conninfo
@@ -25,7 +26,7 @@ from teiten.servers.sql import (
     prewarm_all,
 )
 from teiten.spec import ServerSpec
-from teiten.workloads import Workload
+from teiten.workloads import Workload, apps
 
 log = logging.getLogger(__name__)
 OURS = "created by teiten for benchmarking; teiten may drop it"
@@ -78,6 +79,9 @@ class ExternalServer:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
             except psycopg.Error as exc:
                 log.warning("pg_prewarm unavailable on %s: %s", self.name, exc)
+        if workload.app is not None:
+            apps.load(workload, self._conninfo(name), jobs=os.cpu_count() or 1)
+            return
         procs.run([str(self.client.binary("pgbench")), *workload.init_args(),
                    self._conninfo(name)], timeout=7200, what="pgbench -i")
 
@@ -92,13 +96,15 @@ class ExternalServer:
                         f"{workload.database} that teiten did not create; refusing to touch it")
             self._init(workload)
         else:
+            table, how = (("pgbench_accounts", "pgbench -i") if workload.app is None else
+                          (apps.KEY_TABLE[workload.app], f"the SQL in teiten/workloads/{workload.app}"))
             with self._connect() as conn:
-                row = conn.execute("SELECT to_regclass('pgbench_accounts') IS NOT NULL").fetchone()
+                row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table,)).fetchone()
                 if not row or not row[0]:
                     raise ServerError(
                         f"external server {self.name}: database {self.params.get('dbname', '?')} "
-                        "has no pgbench tables; load them yourself (pgbench -i) or set "
-                        "allow_init: true to let teiten create its own database")
+                        f"has no table {table}; load the {workload.key} data yourself ({how}) or "
+                        "set allow_init: true to let teiten create its own database")
         if self.description is None:
             with self._connect(self._dbname(workload)) as conn:
                 self.description = describe(conn, None)

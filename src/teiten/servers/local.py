@@ -10,12 +10,14 @@ so that every trial begins in the same state.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from psycopg import sql
+from psycopg.conninfo import make_conninfo
 
 from teiten import paths, privileges, procs
 from teiten.cpus import Placement, confine, format_list
@@ -27,7 +29,7 @@ from teiten.servers.base import Endpoint, TrialEnd
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.servers.sql import create_database, describe, prewarm_all
 from teiten.spec import ServerSpec
-from teiten.workloads import Workload
+from teiten.workloads import Workload, apps
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +72,7 @@ class LocalServer:
         self.slots: dict[str, _Slot] = {}
         self.current: _Slot | None = None
         self.description: dict[str, object] | None = None
-        self.prepare_s: dict[str, float] = {}
+        self.loads: dict[str, dict[str, float]] = {}  # app workload -> seconds per load step
 
     def _root(self, workload: Workload) -> Path:
         return self.run_dir / f"{self.name}--{workload.key}"
@@ -111,10 +113,13 @@ class LocalServer:
                     if ext in preloaded:
                         conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(
                             sql.Identifier(ext)))
-            in_space = [f"--tablespace={TABLESPACE}", f"--index-tablespace={TABLESPACE}"] if space else []
-            procs.run([str(self.install.binary("pgbench")), *workload.init_args(), *in_space,
-                       "-h", cluster.host, "-p", str(cluster.port), "-U", SUPERUSER,
-                       workload.database], timeout=7200, what="pgbench -i")
+            if workload.app is not None:
+                self._load_app(cluster, workload, in_space=space is not None)
+            else:
+                in_space = [f"--tablespace={TABLESPACE}", f"--index-tablespace={TABLESPACE}"] if space else []
+                procs.run([str(self.install.binary("pgbench")), *workload.init_args(), *in_space,
+                           "-h", cluster.host, "-p", str(cluster.port), "-U", SUPERUSER,
+                           workload.database], timeout=7200, what="pgbench -i")
             with cluster.connect(workload.database) as conn:
                 conn.execute("CHECKPOINT")
                 if self.description is None:
@@ -128,6 +133,20 @@ class LocalServer:
         slot = _Slot(cluster=cluster, snapshot=root / "snapshot")
         cluster.snapshot(slot.snapshot)
         self.slots[workload.key] = slot
+
+    def _load_app(self, cluster: Cluster, workload: Workload, *, in_space: bool) -> None:
+        """Load an application workload with as many connections as the server has CPUs."""
+        if in_space:
+            with cluster.connect() as conn:
+                conn.execute(sql.SQL("ALTER DATABASE {} SET default_tablespace = {}").format(
+                    sql.Identifier(workload.database), sql.Identifier(TABLESPACE)))
+        assert cluster.port is not None
+        conninfo = make_conninfo(host=cluster.host, port=cluster.port, user=SUPERUSER,
+                                 dbname=workload.database)
+        took = apps.load(workload, conninfo, jobs=len(self.cpus) if self.cpus else os.cpu_count() or 1)
+        self.loads[workload.key] = took
+        log.info("%s: loaded %s in %.1f s (%s)", self.name, workload.key, sum(took.values()),
+                 ", ".join(f"{k} {v:.1f}" for k, v in took.items()))
 
     def _placement(self) -> Placement | None:
         """The CPUs of this server, confined once for all its clusters (one runs at a time)."""
@@ -193,7 +212,8 @@ class LocalServer:
         return self.current.cluster.postmaster_pid() if self.current else None
 
     def describe(self) -> dict[str, object]:
-        return self.description or {"version": self.install.version}
+        found = self.description or {"version": self.install.version}
+        return {**found, "loads": dict(self.loads)} if self.loads else found
 
     def close(self) -> None:
         for key, slot in list(self.slots.items()):

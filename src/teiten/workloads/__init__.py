@@ -1,8 +1,9 @@
 """Workloads: what runs against a server.
 
 A workload is data plus a little code: pgbench scripts shipped as package files, how to
-initialise the data (``pgbench -i``), whether a trial changes the data (then the snapshot
-is restored before every trial), and the pgbench arguments that select the scripts.
+initialise the data (``pgbench -i``, or the SQL of an application-shaped workload, see
+:mod:`teiten.workloads.apps`), whether a trial changes the data (then the snapshot is
+restored before every trial), and the pgbench arguments that select the scripts.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from teiten.spec import LoadedStudy, WorkloadSpec
 
@@ -30,6 +32,19 @@ class Workload:
     fillfactor: int | None
     modifies_data: bool
     description: str
+    app: str | None = None  # "tpcc" | "bookstore": loaded by SQL, measured by teiten.workloads.apps
+    options: tuple[tuple[str, Any], ...] = ()  # the app's options, every default filled in
+
+    def option(self, name: str) -> Any:
+        return dict(self.options)[name]
+
+    def data_bytes(self) -> int:
+        """The size of the loaded data, roughly: sizes shared_buffers."""
+        if self.app is not None:
+            from teiten.workloads import apps
+            return apps.data_bytes(self)
+        from teiten.servers.profiles import pgbench_data_bytes
+        return pgbench_data_bytes(self.scale, self.fillfactor)
 
     @property
     def database(self) -> str:
@@ -54,7 +69,13 @@ class Workload:
     def to_json(self) -> dict[str, object]:
         return {"key": self.key, "scripts": [list(s) for s in self.scripts], "scale": self.scale,
                 "fillfactor": self.fillfactor, "modifies_data": self.modifies_data,
-                "description": self.description}
+                "description": self.description, "app": self.app, "options": dict(self.options)}
+
+    @classmethod
+    def from_json(cls, w: dict[str, Any]) -> Workload:
+        return cls(w["key"], tuple((s, int(n)) for s, n in w["scripts"]), int(w["scale"]),
+                   w["fillfactor"], bool(w["modifies_data"]), w.get("description", ""),
+                   w.get("app"), tuple(sorted((w.get("options") or {}).items())))
 
 
 @dataclass(frozen=True)
@@ -99,6 +120,8 @@ def _script_path(loaded: LoadedStudy, loc: tuple[str | int, ...], script: str) -
 def _resolve_one(loaded: LoadedStudy, index: int, spec: WorkloadSpec) -> Workload:
     loc: tuple[str | int, ...] = ("workloads", index)
     scale = spec.scale or loaded.study.scale
+    from teiten.workloads import apps
+    apps.refuse_foreign_options(loaded, loc, spec)
     if spec.script is not None:
         path = _script_path(loaded, (*loc, "script"), spec.script)
         return Workload(spec.key, ((path, spec.weight),), scale, spec.fillfactor,
@@ -115,12 +138,15 @@ def _resolve_one(loaded: LoadedStudy, index: int, spec: WorkloadSpec) -> Workloa
         return Workload(spec.key, tuple(scripts), scale, spec.fillfactor,
                         spec.modifies_data if spec.modifies_data is not None else True,
                         "mix of " + ", ".join(f"{s}@{w}" for s, w in scripts))
+    if spec.key in apps.APPS and spec.script is None and spec.scripts is None:
+        return apps.resolve(loaded, loc, spec)
     builtin = BUILTINS.get(spec.key)
     if builtin is None:
-        close = difflib.get_close_matches(spec.key, list(BUILTINS), n=1)
+        names = [*BUILTINS, *apps.APPS]
+        close = difflib.get_close_matches(spec.key, names, n=1)
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise loaded.error(loc, f"unknown workload '{spec.key}'; {hint}built-in workloads are "
-                           f"{', '.join(BUILTINS)}, or give {{script: path/to/file.pgbench}}")
+                           f"{', '.join(names)}, or give {{script: path/to/file.pgbench}}")
     return Workload(
         spec.key, builtin.scripts, scale,
         spec.fillfactor if spec.fillfactor is not None else builtin.fillfactor,

@@ -1,0 +1,72 @@
+"""Figures of the application workloads (tpcc, bookstore) from each trial's ``app`` details:
+medians over repetitions per server and client count, and the bookstore's capacity."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from teiten.report.model import AppPoint, AppResults, TypeFigures, WorkloadSection
+
+# (server, workload, clients) -> the 'app' details of its ok trials
+AppRuns = Mapping[tuple[str, str, int], Sequence[Mapping[str, Any]]]
+
+WITHIN = 0.05  # IPA paper: the limit is where measured BT/s falls more than this below theory
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    kept = [v for v in values if v is not None]
+    return statistics.median(kept) if kept else None
+
+
+def _types(runs: Sequence[Mapping[str, Any]]) -> tuple[TypeFigures, ...]:
+    first = runs[0]["types"]
+    total_weight = sum(t["weight"] for t in first) or 1
+    out = []
+    for i, t in enumerate(first):
+        per = [r["types"][i] for r in runs]
+        shares = [p["count"] / n if (n := sum(q["count"] for q in r["types"])) else None
+                  for p, r in zip(per, runs, strict=True)]
+        out.append(TypeFigures(
+            name=t["name"], share=_median(shares), target=t["weight"] / total_weight,
+            **{k: _median([p[k] for p in per]) for k in
+               ("avg_ms", "p50_ms", "p95_ms", "p99_ms", "response_ms")}))
+    return tuple(out)
+
+
+def app_point(clients: int, runs: Sequence[Mapping[str, Any]]) -> AppPoint:
+    def med(key: str) -> float | None:
+        return _median([r.get(key) for r in runs])
+    return AppPoint(clients=clients, runs=len(runs), tps=med("tps"), nopm=med("nopm"),
+                    tpm=med("tpm"), tpm_pgbench=med("tpm_pgbench"),
+                    theoretical=med("theoretical_tps"), types=_types(runs) if runs else ())
+
+
+def capacity(points: Sequence[AppPoint]) -> tuple[int | None, int | None]:
+    """(the most users up to which every measurement is within 5% of theory, the fewest
+    users whose measurement is more than 5% below it)."""
+    fits, below = None, None
+    for p in points:
+        if p.tps is None or not p.theoretical:
+            continue
+        if p.tps < p.theoretical * (1 - WITHIN):
+            below = p.clients
+            break
+        fits = p.clients
+    return fits, below
+
+
+def app_results(sec: WorkloadSection, runs: AppRuns) -> tuple[AppResults, ...]:
+    out = []
+    for s in sec.servers:
+        found = {c: runs[(s.server, sec.workload, c)] for c in sec.clients
+                 if runs.get((s.server, sec.workload, c))}
+        if not found:
+            continue
+        app = next(iter(found.values()))[0]["app"]
+        points = tuple(app_point(c, found[c]) for c in sorted(found))
+        think = next(iter(found.values()))[0].get("think_time_s")
+        fits, below = capacity(points) if app == "bookstore" else (None, None)
+        out.append(AppResults(app, s.server, points, think, fits, below))
+    return tuple(out)

@@ -1,0 +1,375 @@
+"""Application-shaped workloads: ``tpcc`` (TPROC-C-like, after HammerDB) and ``bookstore``
+(TPC-W-like, after DBT-1).
+
+pgbench drives them (DESIGN.md): the transactions are PL/pgSQL in the server, one pgbench
+script per transaction type, called with the spec's mix by weight. Each app's SQL lives in
+its package directory (``tpcc/``, ``bookstore/``, each with a README). This module
+
+- checks a study's options and turns them into a :class:`~teiten.workloads.Workload`;
+- loads the data: the SQL files, then the set-based loaders on several connections at once,
+  then the keys (in parallel too), then VACUUM ANALYZE (S11: load, vacuum, run);
+- runs the measurement pgbench cannot make alone (:class:`AppTrial`): a window after a
+  ramp-up, per-transaction-type latency from pgbench's log, and for tpcc NOPM and TPM sampled
+  at the window's ends as HammerDB does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from teiten.drivers import pgbench_log
+from teiten.drivers.pgbench_output import PgbenchOutput
+from teiten.errors import ServerError
+from teiten.spec import LoadedStudy, WorkloadSpec
+
+PACKAGE_DIR = Path(__file__).parent
+TAIL_S = 1  # pgbench runs a second past the window, so that its end is taken under load
+MB = 1 << 20
+
+
+@dataclass(frozen=True)
+class App:
+    name: str
+    description: str
+    defaults: dict[str, Any]          # every option, with its default
+    setup: tuple[str, ...]            # SQL files run once, in this order, before the load
+    scripts: Callable[[dict[str, Any]], list[tuple[str, int]]]  # (script stem, weight)
+
+    @property
+    def directory(self) -> Path:
+        return PACKAGE_DIR / self.name
+
+
+# TPC-C clause 5.2.3: the minimum mix, as HammerDB runs it.
+TPCC_MIX = [("new_order", 45), ("payment", 43), ("order_status", 4), ("delivery", 4),
+            ("stock_level", 4)]
+
+
+def _bookstore_mix(opts: dict[str, Any]) -> list[tuple[str, int]]:
+    mixes = json.loads((PACKAGE_DIR / "bookstore" / "mixes.json").read_text())
+    return [(name, int(w)) for name, w in mixes[opts["mix"]].items() if int(w) > 0]
+
+
+APPS: dict[str, App] = {
+    "tpcc": App("tpcc", "TPROC-C-like: the five TPC-C transactions as PL/pgSQL procedures",
+                {"warehouses": 2, "rampup": 0.0, "all_warehouses": False,
+                 "keying_and_think_time": False, "check_consistency": False},
+                ("schema.sql", "load.sql", "procs.sql", "check.sql"), lambda _: list(TPCC_MIX)),
+    "bookstore": App("bookstore", "TPC-W-like online bookstore (after DBT-1), with think time",
+                     {"items": 1000, "customers": 2880, "think_time": 0.1, "rampup": 0.0,
+                      "mix": "shopping"},
+                     ("schema.sql", "load.sql", "procs.sql"), _bookstore_mix),
+}
+
+KEY_TABLE = {"tpcc": "district", "bookstore": "item"}  # present once an app is loaded
+
+# The pgbench-initialised workloads take none of these; 'fillfactor' is pgbench's -F.
+_APP_KEYS = ("rampup", "warehouses", "all_warehouses", "keying_and_think_time",
+             "check_consistency", "items", "customers", "think_time", "mix")
+
+
+def refuse_foreign_options(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: WorkloadSpec) -> None:
+    """An option set on a workload that does not take it is an error, not silently ignored."""
+    app = APPS.get(spec.key) if spec.script is None and spec.scripts is None else None
+    for key in _APP_KEYS:
+        if getattr(spec, key) is None or (app is not None and key in app.defaults):
+            continue
+        owners = [a.name for a in APPS.values() if key in a.defaults]
+        raise loaded.error((*loc, key), f"'{key}' is an option of the {' and '.join(owners)} "
+                           f"workload{'s' if len(owners) > 1 else ''}, not of '{spec.key}'; "
+                           "remove it")
+    if app is not None and spec.fillfactor is not None:
+        raise loaded.error((*loc, "fillfactor"), f"'fillfactor' is pgbench's -F; the {app.name} "
+                           "workload sets its own fillfactors (see its README); remove it")
+
+
+def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: WorkloadSpec) -> Any:
+    from teiten.workloads import Workload
+    app = APPS[spec.key]
+    opts = {k: (getattr(spec, k) if getattr(spec, k) is not None else v)
+            for k, v in app.defaults.items()}
+    if app.name == "bookstore" and opts["customers"] < 10:
+        raise loaded.error((*loc, "customers"), "a bookstore needs 10 customers or more")
+    scripts = tuple((str(app.directory / f"{stem}.pgbench"), w) for stem, w in app.scripts(opts))
+    scale = opts["warehouses"] if app.name == "tpcc" else (spec.scale or loaded.study.scale)
+    shown = ", ".join(f"{k}={v}" for k, v in opts.items())
+    return Workload(spec.key, scripts, scale, None,
+                    spec.modifies_data if spec.modifies_data is not None else True,
+                    f"{app.description} ({shown})", app.name, tuple(sorted(opts.items())))
+
+
+def data_bytes(workload: Any) -> int:
+    """The loaded size, roughly (measured on 15-18 after VACUUM ANALYZE)."""
+    if workload.app == "tpcc":
+        return workload.option("warehouses") * 110 * MB + 12 * MB
+    return workload.option("items") * 3000 + workload.option("customers") * 2500 + 4 * MB
+
+
+def script_names(workload: Any) -> list[str]:
+    return [Path(path).stem for path, _ in workload.scripts]
+
+
+# -- loading -----------------------------------------------------------------------------
+
+def _statements(text: str) -> list[str]:
+    """The statements of a keys file: each ends with ';' at the end of a line."""
+    out, current = [], []
+    for line in text.splitlines():
+        if line.strip().startswith("--") or not line.strip():
+            continue
+        current.append(line)
+        if line.rstrip().endswith(";"):
+            out.append("\n".join(current))
+            current = []
+    return out
+
+
+def _parallel(conninfo: str, statements: list[str], jobs: int) -> None:
+    def one(stmt: str) -> None:
+        with psycopg.connect(conninfo, autocommit=True, connect_timeout=15) as conn:
+            conn.execute(stmt.encode())
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for future in [pool.submit(one, s) for s in statements]:
+            future.result()
+
+
+def load(workload: Any, conninfo: str, *, jobs: int, seed: int = 0) -> dict[str, float]:
+    """Create and fill the app's tables in an empty database. Returns seconds per step.
+    Raises ServerError when the SQL fails or the loaded data is inconsistent."""
+    app = APPS[workload.app]
+    opts = dict(workload.options)
+    took: dict[str, float] = {}
+    try:
+        t0 = time.monotonic()
+        with psycopg.connect(conninfo, autocommit=True, connect_timeout=15) as conn:
+            for name in app.setup:
+                conn.execute((app.directory / name).read_bytes())
+            loaders = _loaders(app.name, opts, conn, seed)
+        took["setup_s"] = time.monotonic() - t0
+        t0 = time.monotonic()
+        _parallel(conninfo, loaders, jobs)
+        took["data_s"] = time.monotonic() - t0
+        t0 = time.monotonic()
+        _parallel(conninfo, _statements((app.directory / "keys.sql").read_text()), jobs)
+        took["keys_s"] = time.monotonic() - t0
+        t0 = time.monotonic()
+        with psycopg.connect(conninfo, autocommit=True, connect_timeout=15) as conn:
+            conn.execute("VACUUM ANALYZE")
+            took["vacuum_s"] = time.monotonic() - t0
+            if opts.get("check_consistency"):
+                _raise_inconsistent(consistency(conn), "after the load")
+    except psycopg.Error as exc:
+        raise ServerError(f"loading the {app.name} workload failed: {exc}") from exc
+    return took
+
+
+def _loaders(name: str, opts: dict[str, Any], conn: psycopg.Connection, seed: int) -> list[str]:
+    """The loader calls, biggest first, to be spread over the connections."""
+    if name == "tpcc":
+        # The run-time C constants are drawn per trial against this one (clause 2.1.6.1).
+        c_last = random.Random(seed).randrange(256)
+        conn.execute("INSERT INTO tpcc_meta VALUES (%s, %s, now())", (opts["warehouses"], c_last))
+        return [f"SELECT tpcc_load_warehouse({w}, {c_last})"
+                for w in range(1, opts["warehouses"] + 1)] + ["SELECT tpcc_load_items()"]
+    return [f"SELECT bookstore_load({int(opts['items'])}, {int(opts['customers'])})"]
+
+
+def consistency(conn: psycopg.Connection) -> list[dict[str, Any]]:
+    """TPC-C consistency conditions 1-4 (clause 3.3.2): violations of each."""
+    rows = conn.execute("SELECT condition, description, violations FROM tpcc_consistency() "
+                        "ORDER BY condition").fetchall()
+    return [{"condition": int(c), "description": d, "violations": int(v)} for c, d, v in rows]
+
+
+def _inconsistent(found: list[dict[str, Any]]) -> str | None:
+    bad = [f"condition {r['condition']} ({r['description']}) fails in {r['violations']}"
+           for r in found if r["violations"]]
+    return "; ".join(bad) if bad else None
+
+
+def _raise_inconsistent(found: list[dict[str, Any]], when: str) -> None:
+    bad = _inconsistent(found)
+    if bad:
+        raise ServerError(f"the tpcc data is inconsistent {when}: {bad}")
+
+
+# -- one trial ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Sample:
+    """What HammerDB samples at each end of the window."""
+
+    at: float            # server clock, epoch seconds
+    new_orders: int      # sum(d_next_o_id)
+    transactions: int    # xact_commit + xact_rollback of the benchmark database
+
+    def to_json(self) -> dict[str, float]:
+        return {"at": self.at, "new_orders": self.new_orders, "transactions": self.transactions}
+
+
+def _sample(conn: psycopg.Connection) -> Sample:
+    row = conn.execute(
+        "SELECT extract(epoch FROM clock_timestamp())::float8,"
+        " (SELECT sum(d_next_o_id) FROM district)::bigint,"
+        " (SELECT xact_commit + xact_rollback FROM pg_stat_database"
+        "  WHERE datname = current_database())::bigint").fetchone()
+    assert row is not None
+    return Sample(float(row[0]), int(row[1]), int(row[2]))
+
+
+def run_time_constants(c_last_load: int, rng: random.Random) -> dict[str, int]:
+    """C constants for the run (clause 2.1.6.1): C_LAST's distance to the load's value must be
+    in 65..119 and neither 96 nor 112; the others are free."""
+    delta = rng.choice([d for d in range(65, 120) if d not in (96, 112)])
+    return {"c_last_run": (c_last_load + delta) % 256, "c_id_run": rng.randrange(1024),
+            "ol_i_id_run": rng.randrange(8192)}
+
+
+class AppTrial:
+    """The measured window of one trial: pgbench runs ``rampup + duration + 1`` seconds and
+    the figures cover [start + rampup, start + rampup + duration)."""
+
+    def __init__(self, workload: Any, conninfo: str, *, trial_id: str, duration_s: float,
+                 clients: int, log_dir: Path):
+        self.workload = workload
+        self.conninfo = conninfo
+        self.opts = dict(workload.options)
+        self.rampup = float(self.opts.get("rampup") or 0.0)
+        self.duration = duration_s
+        self.total_s = math.ceil(self.rampup + duration_s) + TAIL_S
+        self.clients = clients
+        self.log_dir = log_dir
+        self.defines = self._defines(random.Random(trial_id))
+        self.started: float | None = None
+        self.samples: list[Sample] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._error: str | None = None
+
+    def _defines(self, rng: random.Random) -> dict[str, int]:
+        if self.workload.app == "tpcc":
+            with psycopg.connect(self.conninfo, autocommit=True, connect_timeout=15) as conn:
+                row = conn.execute("SELECT warehouses, c_last_load FROM tpcc_meta").fetchone()
+            assert row is not None
+            return {"warehouses": int(row[0]), "all_warehouses": int(self.opts["all_warehouses"]),
+                    "think": int(self.opts["keying_and_think_time"]),
+                    **run_time_constants(int(row[1]), rng)}
+        return {"items": int(self.opts["items"]), "customers": int(self.opts["customers"]),
+                "think_ms": round(float(self.opts["think_time"]) * 1000)}
+
+    def pgbench_args(self) -> list[str]:
+        args = ["-l", "--log-prefix", str(self.log_dir / "tx")]
+        for key, value in self.defines.items():
+            args += ["-D", f"{key}={value}"]
+        return args
+
+    def start(self) -> None:
+        """Call right before pgbench starts."""
+        self.started = time.time()
+        if self.workload.app == "tpcc":
+            conn = psycopg.connect(self.conninfo, autocommit=True, connect_timeout=15)
+            self._thread = threading.Thread(target=self._sampler, args=(conn,), daemon=True,
+                                            name="tpcc-window")
+            self._thread.start()
+
+    def _sampler(self, conn: psycopg.Connection) -> None:
+        assert self.started is not None
+        try:
+            with conn:
+                for at in (self.rampup, self.rampup + self.duration):
+                    if self._stop.wait(max(0.0, self.started + at - time.time())):
+                        return
+                    self.samples.append(_sample(conn))
+        except psycopg.Error as exc:
+            self._error = f"sampling the window failed: {exc}"
+
+    def finish(self, output: PgbenchOutput) -> tuple[PgbenchOutput, dict[str, Any], str | None]:
+        """The trial's figures over the window: pgbench's output restricted to it, the
+        details to store, and why the trial does not count (or None)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        assert self.started is not None
+        start = self.started + self.rampup
+        logged = pgbench_log.read(self.log_dir, "tx")
+        names = script_names(self.workload)
+        overall, per = pgbench_log.window(logged, start, start + self.duration, len(names))
+        response = _response_ms(output, len(names))
+        thinking = self._thinks()
+        details: dict[str, Any] = {
+            "app": self.workload.app, "rampup_s": self.rampup, "window_s": self.duration,
+            "defines": self.defines, "latency_includes_think_time": thinking,
+            "types": [{"name": n, "weight": w, **s.to_json(), "response_ms": r}
+                      for n, (_, w), s, r in zip(names, self.workload.scripts, per, response,
+                                                 strict=True)]}
+        if thinking:  # the log's latencies include the sleeps: only -r's SQL time is response
+            for t in details["types"]:
+                t.update(avg_ms=None, p50_ms=None, p95_ms=None, p99_ms=None)
+        tps = overall.count / self.duration
+        details["tps"] = tps
+        error = self._error
+        if self.workload.app == "tpcc":
+            error = self._tpcc(details, tps) or error
+        else:
+            think = float(self.opts["think_time"])
+            details["think_time_s"] = think
+            details["theoretical_tps"] = self.clients / think if think > 0 else None
+        measured = [(t["count"], t["response_ms"]) for t in details["types"] if t["response_ms"]]
+        latency = (sum(c * r for c, r in measured) / sum(c for c, _ in measured)
+                   if thinking and measured and sum(c for c, _ in measured) else overall.avg_ms)
+        out = replace(output, tps=tps, transactions=overall.count, duration_s=self.duration,
+                      latency_ms_avg=latency, latency_ms_stddev=None if thinking else
+                      output.latency_ms_stddev)
+        if not logged and output.transactions:
+            error = error or "pgbench wrote no per-transaction log"
+        return out, details, error
+
+    def _thinks(self) -> bool:
+        if self.workload.app == "tpcc":
+            return bool(self.opts["keying_and_think_time"])
+        return float(self.opts["think_time"]) > 0
+
+    def _tpcc(self, details: dict[str, Any], tps: float) -> str | None:
+        error = None
+        if len(self.samples) == 2:
+            a, b = self.samples
+            minutes = (b.at - a.at) / 60
+            details.update(
+                samples=[a.to_json(), b.to_json()], new_orders=b.new_orders - a.new_orders,
+                nopm=(b.new_orders - a.new_orders) / minutes,
+                # sample a's own transaction commits inside the window: not the load's
+                tpm=(b.transactions - a.transactions - 1) / minutes)
+        else:
+            error = self._error or "the window's end was not sampled (pgbench ended early)"
+        details["tpm_pgbench"] = tps * 60
+        if self.opts["check_consistency"]:
+            try:
+                with psycopg.connect(self.conninfo, autocommit=True, connect_timeout=15) as conn:
+                    details["consistency"] = consistency(conn)
+            except psycopg.Error as exc:
+                return f"the consistency check failed to run: {exc}"
+            bad = _inconsistent(details["consistency"])
+            if bad:
+                error = f"the tpcc data is inconsistent after the run: {bad}"
+        return error
+
+
+def _response_ms(output: PgbenchOutput, scripts: int) -> list[float | None]:
+    """Per script, the mean time of its SQL commands from pgbench -r (sleeps excluded)."""
+    out: list[float | None] = []
+    for i in range(scripts):
+        sql = [s.latency_ms for s in output.statements
+               if s.script_index == i and not s.command.lstrip().startswith("\\")]
+        out.append(sum(sql) if sql else None)
+    return out
