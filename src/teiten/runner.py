@@ -311,7 +311,8 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
                               clients=trial["clients"], threads=trial["threads"],
                               duration_s=app.total_s if app else trial["planned_duration_s"],
                               cpus=ctx.client_cpus.get(trial["server"]),
-                              extra=app.pgbench_args() if app else ())
+                              extra=app.pgbench_args() if app else (),
+                              overrun_s=app.overrun_s if app else 0.0)
         finally:
             seen = watch.stop() if watch is not None else None
             affinity = confined.stop() if confined is not None else None

@@ -20,8 +20,8 @@ from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
 
 from teiten.installs import Install
 
-BUILTINS = ("quick-fixed-point, s1-read, s2-cores, s2-cores-2014, s2-update, s3-checksums, "
-            "s4-scaleup")
+BUILTINS = ("quick-fixed-point, s1-read, s11-tpcc, s11-tpcc-full, s2-cores, s2-cores-2014, s2-update, "
+            "s3-checksums, s4-bookstore, s4-scaleup")
 STUDY_HEAD = """\
 study: bad
 servers:

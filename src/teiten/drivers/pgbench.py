@@ -55,15 +55,17 @@ def timeout_for(duration_s: float) -> float:
 
 def run(install: Install, endpoint: Endpoint, workload: Workload, *, clients: int,
         threads: int, duration_s: float, cpus: list[int] | None = None,
-        extra: Sequence[str] = ()) -> PgbenchRun:
+        extra: Sequence[str] = (), overrun_s: float = 0.0) -> PgbenchRun:
     """Run pgbench; ``cpus`` pins it (and its threads) to those CPUs with taskset; ``extra``
-    arguments go before the scripts (variables, a transaction log)."""
+    arguments go before the scripts (variables, a transaction log). ``overrun_s`` is how
+    long a client may legitimately go on after -T (it finishes its transaction, sleeps
+    included)."""
     args = argv(install, endpoint, workload, clients=clients, threads=threads,
                 duration_s=duration_s, extra=extra)
     if cpus is not None:
         args = ["taskset", "-c", format_list(cpus), *args]
     try:
-        done = procs.run(args, timeout=timeout_for(duration_s), check=False, what="pgbench",
+        done = procs.run(args, timeout=timeout_for(duration_s) + overrun_s, check=False, what="pgbench",
                          env=procs.build_env(endpoint.password_env))
     except ProcessError as exc:  # timed out: killed
         return PgbenchRun(args, None, "", exc.stderr_tail, parse("", exc.stderr_tail),

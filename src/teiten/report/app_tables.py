@@ -61,7 +61,7 @@ def bookstore_table(res: AppResults, ctx: Context) -> Table:
         rows.append((clients_phrase([p.clients], lang), (
             Cell(f.format_tps(p.tps)), Cell(f.format_tps(p.theoretical)),
             Cell(f.format_pct(of), tone=tone), Cell(str(p.runs)))))
-    return Table("app", tr("app.bookstore", lang, server=res.server), tr("axis.clients", lang),
+    return Table("app", tr("app.bookstore", lang, server=res.server), tr("app.users", lang),
                  columns, tuple(rows), tuple(capacity_sentences(res, lang)))
 
 

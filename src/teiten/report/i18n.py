@@ -206,6 +206,7 @@ TEXTS: dict[str, tuple[str, str]] = {
                        "pgbench -r による SQL の時間のみを示します。"),
     "app.bookstore": ("Bookstore: interactions per second against users ÷ think time: {server}",
                       "ブックストア: ユーザ数 ÷ 思考時間に対する 1 秒あたりの処理数: {server}"),
+    "app.users": ("users", "ユーザ数"),
     "app.bts": ("BT/s measured", "BT/s 実測"),
     "app.theory": ("theoretical (users ÷ {think} s)", "理論値（ユーザ数 ÷ {think} 秒）"),
     "app.of_theory": ("of theory", "理論値比"),

@@ -268,6 +268,14 @@ class AppTrial:
         return {"items": int(self.opts["items"]), "customers": int(self.opts["customers"]),
                 "think_ms": round(float(self.opts["think_time"]) * 1000)}
 
+    @property
+    def overrun_s(self) -> float:
+        """The longest a client's last transaction may run past -T: its sleeps (TPC-C
+        keying 18 s + think capped at 120 s; the bookstore's think time capped at 10x)."""
+        if not self._thinks():
+            return 0.0
+        return 138.0 if self.workload.app == "tpcc" else 10 * float(self.opts["think_time"])
+
     def pgbench_args(self) -> list[str]:
         args = ["-l", "--log-prefix", str(self.log_dir / "tx")]
         for key, value in self.defines.items():
