@@ -15,7 +15,7 @@ from teiten import paths
 from teiten.installs import Install, install_version
 from teiten.servers.base import Endpoint
 from teiten.servers.local import LocalServer
-from teiten.servers.profiles import Sizing, pgbench_data_bytes
+from teiten.servers.profiles import Sizing
 from teiten.spec import ServerSpec
 from teiten.workloads import BUILTINS, Workload
 
@@ -37,7 +37,7 @@ def local_server(inst: Install, w: Workload, *, max_clients: int = 4) -> Iterato
     run_dir = paths.make_owned(paths.clusters_dir() / f"bench-{os.getpid()}-{time.time_ns()}",
                                "benchmark")
     sizing = Sizing(psutil.virtual_memory().total, psutil.disk_usage(str(run_dir)).free,
-                    max_clients, pgbench_data_bytes(w.scale, w.fillfactor))
+                    max_clients, w.data_bytes())
     server = LocalServer(ServerSpec(name=f"pg{inst.major}", install=str(inst.major)), inst,
                          run_dir, sizing)
     try:

@@ -1,12 +1,12 @@
 """``make bench`` (python -m bench.run): every benchmark of teiten itself, with its figures.
 
 Each one also runs alone: python -m bench.overhead, bench.snapshot, bench.orchestration,
-bench.monitors, bench.report_size.
+bench.monitors, bench.report_size, bench.tpcc.
 """
 
 from __future__ import annotations
 
-from bench import monitors, orchestration, overhead, report_size, snapshot
+from bench import monitors, orchestration, overhead, report_size, snapshot, tpcc
 
 if __name__ == "__main__":
     print("== harness overhead ==", flush=True)
@@ -19,3 +19,5 @@ if __name__ == "__main__":
     monitors.main()
     print("== report size ==", flush=True)
     report_size.main()
+    print("== tpcc: load rate, NOPM/TPM, client cost ==", flush=True)
+    tpcc.main()
