@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import run_cli
+from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
 
 
 def _details(store: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -31,6 +31,7 @@ duration: 3s
 repetitions: 2
 """)
     store, report = workdir / "tpcc.db", workdir / "report"
+    before = clusters_snapshot("tpcc-small")
     done = run_cli("run", str(workdir / "tpcc.yaml"), "--store", str(store), "--report", str(report))
     assert done.returncode == 0, done.stderr
     runs = _details(store)
@@ -53,8 +54,11 @@ repetitions: 2
     assert abs(float(all_row["nopm"]) - (nopm[0] + nopm[1]) / 2) < 0.1
     assert {r["type"] for r in rows} == {"all", "new_order", "payment", "order_status", "delivery",
                                          "stock_level"}
+    shown = run_cli("show", runs[0][0]["trial_id"], "--store", str(store)).stdout
+    assert f"NOPM {runs[0][1]['nopm']:,.0f}" in shown and "stock_level" in shown
     # No transaction log, cluster or socket directory is left.
-    assert not list((workdir / "report").glob("**/tx.*"))
+    assert clusters_snapshot("tpcc-small") == before
+    assert not list((TEST_HOME / "clusters").glob("tpcc-small-*/**/tx.*"))
 
 
 def test_bookstore_follows_users_over_think_time_far_below_saturation(pg18, workdir: Path) -> None:

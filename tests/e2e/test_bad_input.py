@@ -150,7 +150,8 @@ def test_unknown_workload(workdir: Path, run_bad: BadInput) -> None:
     line = run_bad("run", str(study), "--store", str(store), stores=[store])
     assert line == (f"teiten: error: {study}:5: unknown workload 'pgecons-reed'; did you mean "
                     "'pgecons-read'? built-in workloads are pgecons-read, pgecons-update, "
-                    "tpcb-like, simple-update, select-only, or give {script: path/to/file.pgbench}")
+                    "tpcb-like, simple-update, select-only, tpcc, bookstore, or give "
+                    "{script: path/to/file.pgbench}")
 
 
 def test_missing_script_is_relative_to_the_study_file(workdir: Path, run_bad: BadInput) -> None:

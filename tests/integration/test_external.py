@@ -62,7 +62,8 @@ def test_without_allow_init_teiten_refuses_to_load_data(outside: Cluster, workdi
     with sqlite3.connect(store) as conn:
         status, error = conn.execute("SELECT status, error FROM trials").fetchone()
     assert status == "failed"
-    assert "has no pgbench tables" in error and "allow_init: true" in error
+    assert "has no table pgbench_accounts; load the select-only data yourself (pgbench -i)" in error
+    assert "allow_init: true" in error
     assert _databases(outside) == {"postgres", "template0", "template1"}
 
 
@@ -96,3 +97,23 @@ def test_a_database_teiten_did_not_create_is_left_alone(outside: Cluster, workdi
     assert status == "failed"
     assert "that teiten did not create; refusing to touch it" in error
     assert "teiten_select_only" in _databases(outside)
+
+
+def test_tpcc_on_an_external_server_is_loaded_measured_and_dropped(
+        outside: Cluster, workdir: Path) -> None:
+    """S11 ran HammerDB against cloud services: tpcc on an external server with allow_init,
+    loaded again before the second trial (load, vacuum, run, drop)."""
+    path = _study(workdir, outside, ", allow_init: true").read_text().replace(
+        "workloads: [select-only]", "workloads: [{name: tpcc, warehouses: 1, check_consistency: true}]"
+    ).replace("repetitions: 1", "repetitions: 2")
+    (workdir / "ext.yaml").write_text(path)
+    store = workdir / "ext.db"
+    done = run_cli("run", str(workdir / "ext.yaml"), "--store", str(store), "--no-report")
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(store) as conn:
+        found = [json.loads(r[0]) for r in conn.execute("SELECT body FROM details WHERE kind='app'")]
+        statuses = [r[0] for r in conn.execute("SELECT status FROM trials")]
+    assert statuses == ["ok", "ok"]
+    assert all(d["nopm"] > 0 and [c["violations"] for c in d["consistency"]] == [0, 0, 0, 0]
+               for d in found)
+    assert _databases(outside) == {"postgres", "template0", "template1"}, "dropped afterwards"

@@ -71,9 +71,24 @@ def render_text(rec: dict[str, Any]) -> str:
         names = sorted(rec["series"])
         out += ["", f"system series: {len(names)} metrics, e.g. "
                 + ", ".join(n for n in names if n.startswith("cpu."))]
+    app = rec["details"].get("app")
+    if app:
+        out += ["", _app_text(app), table(app["types"], ["name", "weight", "count", "avg_ms",
+                                                        "p50_ms", "p95_ms", "p99_ms", "response_ms"])]
     stats = rec["details"].get("stats")
     if stats:
         out += ["", "statistics views with deltas: " + ", ".join(sorted(stats))]
     out += ["", "pgbench stdout:", rec["stdout"] or "(none)", "pgbench stderr:",
             rec["stderr"] or "(none)", "server log:", rec["server_log"] or "(none)"]
     return "\n".join(out)
+
+
+def _app_text(app: dict[str, Any]) -> str:
+    """One line on the measured window of a tpcc or bookstore trial."""
+    line = (f"{app['app']}: {app['tps']:.1f} per second over the {app['window_s']:g} s window "
+            f"after a {app['rampup_s']:g} s ramp-up")
+    if app.get("nopm") is not None:
+        line += f"; NOPM {app['nopm']:,.0f}, TPM {app['tpm']:,.0f}"
+    if app.get("theoretical_tps"):
+        line += f"; theoretical {app['theoretical_tps']:.1f} (users / {app['think_time_s']:g} s)"
+    return line + "; by type:"
