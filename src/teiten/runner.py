@@ -291,8 +291,10 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     profile: Profile | None = None
     measured: tuple[PgbenchOutput, dict[str, Any], str | None] | None = None
     notes: list[str] = []
+    app: apps.AppTrial | None = None
     try:
         endpoint = server.begin_trial(workload, tid, prewarm=ctx.study.prewarm)
+        app = _app_trial(ctx, trial, workload, endpoint)  # before anything is started
         confined_to = server.cpus if isinstance(server, LocalServer) else None
         watch = Monitors(endpoint, devices=server.devices(),
                          server_cpus=confined_to) if ctx.monitors else None
@@ -303,10 +305,9 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
             watch.start()
         if confined is not None:
             confined.start()
-        app = _app_trial(ctx, trial, workload, endpoint)
-        if app is not None:
-            app.start()
         try:
+            if app is not None:
+                app.start()
             run = pgbench.run(ctx.installs[trial["server"]], endpoint, workload,
                               clients=trial["clients"], threads=trial["threads"],
                               duration_s=app.total_s if app else trial["planned_duration_s"],
@@ -314,12 +315,13 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
                               extra=app.pgbench_args() if app else (),
                               overrun_s=app.overrun_s if app else 0.0)
         finally:
+            if app is not None:
+                app.stop()
             seen = watch.stop() if watch is not None else None
             affinity = confined.stop() if confined is not None else None
             profile = _stop_profiler(profiler, notes)
         if app is not None:
             measured = app.finish(run.output)
-            paths.remove_owned(app.log_dir)
     except (TeitenError, psycopg.Error, OSError) as exc:
         error = f"could not start the trial: {exc}"
     except BaseException:
@@ -327,6 +329,9 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
         server.end_trial()
         store.reset_interrupted(sid)
         raise
+    finally:
+        if app is not None:
+            paths.remove_owned(app.log_dir)
     end = server.end_trial()
     notes = list(end.notes) + (seen.warnings if seen else []) + notes
     evidence = seen.evidence() if seen else None

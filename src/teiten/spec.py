@@ -151,7 +151,7 @@ class WorkloadSpec(_Model):
     modifies_data: bool | None = Field(
         None, description="restore the snapshot before every trial; default: true for scripts")
     # Options of the application-shaped workloads (tpcc, bookstore); see teiten.workloads.apps.
-    rampup: Annotated[float, Field(ge=0)] | None = Field(
+    rampup: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = Field(
         None, description="tpcc, bookstore: seconds of load before the measured window "
         "(HammerDB's rampup), excluded from every figure; default 0")
     warehouses: Annotated[int, Field(ge=1)] | None = Field(None, description="tpcc: warehouses")
@@ -165,7 +165,7 @@ class WorkloadSpec(_Model):
         "after every trial; a violation fails the trial")
     items: Annotated[int, Field(ge=100)] | None = Field(None, description="bookstore: items")
     customers: Annotated[int, Field(ge=10)] | None = Field(None, description="bookstore: customers")
-    think_time: Annotated[float, Field(ge=0)] | None = Field(
+    think_time: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = Field(
         None, description="bookstore: mean think time per interaction (negative "
         "exponential, capped at 10x); DBT-1 used 7.2s; default 0.1s")
     mix: Literal["browsing", "shopping", "ordering"] | None = Field(
@@ -175,6 +175,14 @@ class WorkloadSpec(_Model):
     @classmethod
     def _seconds(cls, value: object) -> float | None:
         return None if value is None else parse_duration(value)
+
+    @field_validator("think_time")
+    @classmethod
+    def _whole_ms(cls, value: float | None) -> float | None:
+        # pgbench sleeps in whole units: a mean below 1 ms would sleep nothing at all
+        if value is not None and 0 < value < 0.001:
+            raise ValueError(f"{value:g} s is below 1 ms; write 0 (no think time) or 1ms or more")
+        return value
 
     @model_validator(mode="after")
     def _named(self) -> WorkloadSpec:

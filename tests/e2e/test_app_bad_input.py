@@ -35,6 +35,13 @@ CASES = {
         "  - {name: tpcc, rampup: soon}\n",
         "study.yaml:5: workloads[0].rampup: cannot read 'soon' as a duration; write e.g. 5s, 300s "
         "or 5min"),
+    "think time pgbench cannot sleep": (
+        "  - {name: bookstore, think_time: 0.0001}\n",
+        "study.yaml:5: workloads[0].think_time: 0.0001 s is below 1 ms; write 0 (no think time) or "
+        "1ms or more"),
+    "endless ramp-up": (
+        "  - {name: tpcc, rampup: .inf}\n",
+        "study.yaml:5: workloads[0].rampup: input should be a finite number (got inf)"),
 }
 
 

@@ -41,7 +41,7 @@ repetitions: 2
         assert d["nopm"] > 0 and d["tpm"] >= d["nopm"]
         assert [c["violations"] for c in d["consistency"]] == [0, 0, 0, 0]
         # the trial's TPS is the window's, from pgbench's log
-        assert trial["tps"] == d["tps"] and trial["duration_s"] == 3
+        assert trial["tps"] == d["tps"] and abs(trial["duration_s"] - 3) < 0.2  # between the samples
         assert "-D" in json.loads(trial["argv"]) and "--log-prefix" in json.loads(trial["argv"])
     md = (report / "report.md").read_text()
     assert "TPC-C-like results (NOPM, TPM): pg18" in md

@@ -12,8 +12,10 @@ import pytest
 
 from teiten.analysis.apps import app_point, capacity
 from teiten.drivers import pgbench_log
+from teiten.errors import UserError
 from teiten.report.model import AppPoint
-from teiten.workloads.apps import _statements, run_time_constants
+from teiten.workloads import Workload
+from teiten.workloads.apps import _statements, digest, run_time_constants
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "pgbench_log"
 
@@ -92,3 +94,22 @@ def test_capacity_is_where_the_measurement_leaves_the_theory() -> None:
     assert capacity([pt(1, 9.8), pt(2, 19.5), pt(4, 38.5), pt(8, 70.0), pt(16, 75.0)]) == (4, 8)
     assert capacity([pt(1, 9.9), pt(2, 19.9)]) == (2, None)
     assert capacity([pt(1, 5.0), pt(2, 19.9)]) == (None, 1)
+
+
+def test_types_are_matched_by_name_and_missing_ones_do_not_count() -> None:
+    a, b = _run(100), _run(100)
+    b["types"] = list(reversed(b["types"]))  # another order of the same scripts
+    c = _run(100)
+    c["types"][1]["count"] = 0
+    c["types"][1].update(avg_ms=None, p50_ms=None, p95_ms=None, p99_ms=None)
+    [new_order, payment] = app_point(2, [a, b, c]).types
+    assert (new_order.name, payment.name) == ("new_order", "payment")
+    assert payment.p95_ms == 2.0 and payment.share == pytest.approx(0.1)
+
+
+def test_a_study_is_not_resumed_with_changed_app_sql() -> None:
+    stored = {"key": "tpcc", "scripts": [], "scale": 1, "fillfactor": None, "modifies_data": True,
+              "app": "tpcc", "options": {"warehouses": 1}, "digest": digest("tpcc")}
+    assert Workload.from_json(stored).option("warehouses") == 1
+    with pytest.raises(UserError, match="SQL and scripts have changed since this study started"):
+        Workload.from_json({**stored, "digest": "0" * 16})

@@ -21,16 +21,19 @@ def _median(values: Sequence[float | None]) -> float | None:
 
 
 def _types(runs: Sequence[Mapping[str, Any]]) -> tuple[TypeFigures, ...]:
-    first = runs[0]["types"]
-    total_weight = sum(t["weight"] for t in first) or 1
+    """Per transaction type, matched by name across repetitions; a latency figure is the
+    median of the repetitions that ran that type in their window."""
+    names = list(dict.fromkeys(t["name"] for r in runs for t in r["types"]))
+    weights = {t["name"]: t["weight"] for r in runs for t in r["types"]}
+    total_weight = sum(weights.values()) or 1
     out = []
-    for i, t in enumerate(first):
-        per = [r["types"][i] for r in runs]
-        shares = [p["count"] / n if (n := sum(q["count"] for q in r["types"])) else None
+    for name in names:
+        per = [next((t for t in r["types"] if t["name"] == name), None) for r in runs]
+        shares = [p["count"] / n if p is not None and (n := sum(q["count"] for q in r["types"])) else None
                   for p, r in zip(per, runs, strict=True)]
         out.append(TypeFigures(
-            name=t["name"], share=_median(shares), target=t["weight"] / total_weight,
-            **{k: _median([p[k] for p in per]) for k in
+            name=name, share=_median(shares), target=weights[name] / total_weight,
+            **{k: _median([p[k] if p is not None else None for p in per]) for k in
                ("avg_ms", "p50_ms", "p95_ms", "p99_ms", "response_ms")}))
     return tuple(out)
 

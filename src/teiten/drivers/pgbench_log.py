@@ -8,6 +8,7 @@ pgbench writes one file per thread: ``PREFIX.PID`` and ``PREFIX.PID.1`` ... ``.N
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ class WindowStats:
     p50_ms: float | None
     p95_ms: float | None
     p99_ms: float | None
+    stddev_ms: float | None = None
 
     def to_json(self) -> dict[str, object]:
         return {"count": self.count, "failed": self.failed, "avg_ms": self.avg_ms,
@@ -42,24 +44,33 @@ class WindowStats:
 
 
 def parse(lines: Iterable[str]) -> list[Logged]:
-    """The transactions of log lines; lines that are not transactions are skipped."""
+    """The transactions of log lines; lines that are not transactions (or that a killed
+    pgbench cut short) are skipped."""
     out = []
     for line in lines:
         f = line.split()
-        if len(f) < 6 or not f[0].isdigit():
+        if len(f) < 6 or not (f[0].isdigit() and f[3].isdigit() and f[4].isdigit() and f[5].isdigit()):
             continue
         latency = int(f[2]) if f[2].isdigit() else None
         out.append(Logged(script=int(f[3]), end=int(f[4]) + int(f[5]) / 1e6, latency_us=latency))
     return out
 
 
-def read(directory: Path, prefix: str) -> list[Logged]:
-    """Every transaction of the files pgbench wrote with ``--log-prefix DIRECTORY/PREFIX``."""
+def read(directory: Path, prefix: str, start: float = 0.0, end: float = math.inf) -> list[Logged]:
+    """The transactions that finished in [start, end), from the files pgbench wrote with
+    ``--log-prefix DIRECTORY/PREFIX``; read file by file, keeping only those, so that a long
+    run's log does not have to fit in memory as objects."""
     out: list[Logged] = []
     for path in sorted(directory.glob(prefix + ".*")):
         with path.open(errors="replace") as f:
-            out += parse(f)
+            out += [t for t in parse(f) if start <= t.end < end]
     return out
+
+
+def window_of_files(directory: Path, prefix: str, start: float, end: float,
+                    scripts: int) -> tuple[WindowStats, list[WindowStats]]:
+    """:func:`window` over the log files of one run."""
+    return window(read(directory, prefix, start, end), start, end, scripts)
 
 
 def window(logged: Sequence[Logged], start: float, end: float,
@@ -77,4 +88,5 @@ def _stats(script: int | None, txs: Sequence[Logged]) -> WindowStats:
     if not lat.size:
         return WindowStats(script, 0, failed, None, None, None, None)
     p50, p95, p99 = (float(v) for v in np.percentile(lat, [50, 95, 99]))
-    return WindowStats(script, int(lat.size), failed, float(lat.mean()), p50, p95, p99)
+    return WindowStats(script, int(lat.size), failed, float(lat.mean()), p50, p95, p99,
+                       float(lat.std()))

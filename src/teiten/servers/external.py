@@ -86,6 +86,8 @@ class ExternalServer:
                    self._conninfo(name)], timeout=7200, what="pgbench -i")
 
     def prepare(self, workload: Workload) -> None:
+        if self.spec.allow_init and workload.database in self.created:
+            return  # loaded; begin_trial loads it again after a trial that changed it
         if self.spec.allow_init:
             with self._connect() as conn:
                 exists = conn.execute("SELECT 1 FROM pg_database WHERE datname=%s",

@@ -15,10 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from teiten.errors import UserError
 from teiten.spec import LoadedStudy, WorkloadSpec
 
 PACKAGE_DIR = Path(__file__).parent
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
+
+
+def apps_digest(name: str) -> str:
+    from teiten.workloads import apps
+    return apps.digest(name)
 
 
 @dataclass(frozen=True)
@@ -69,10 +75,16 @@ class Workload:
     def to_json(self) -> dict[str, object]:
         return {"key": self.key, "scripts": [list(s) for s in self.scripts], "scale": self.scale,
                 "fillfactor": self.fillfactor, "modifies_data": self.modifies_data,
-                "description": self.description, "app": self.app, "options": dict(self.options)}
+                "description": self.description, "app": self.app, "options": dict(self.options),
+                **({"digest": apps_digest(self.app)} if self.app else {})}
 
     @classmethod
     def from_json(cls, w: dict[str, Any]) -> Workload:
+        """A stored workload; refused when an app's SQL is no longer what the study used."""
+        if w.get("app") and w.get("digest") != apps_digest(w["app"]):
+            raise UserError(f"the {w['app']} workload's SQL and scripts have changed since this "
+                            "study started (teiten was upgraded?); finish it with the teiten "
+                            "that started it, or run the study again")
         return cls(w["key"], tuple((s, int(n)) for s, n in w["scripts"]), int(w["scale"]),
                    w["fillfactor"], bool(w["modifies_data"]), w.get("description", ""),
                    w.get("app"), tuple(sorted((w.get("options") or {}).items())))

@@ -15,6 +15,7 @@ its package directory (``tpcc/``, ``bookstore/``, each with a README). This modu
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -117,6 +118,15 @@ def data_bytes(workload: Any) -> int:
     return workload.option("items") * 1500 + workload.option("customers") * 1200 + 8 * MB
 
 
+def digest(name: str) -> str:
+    """What an app's SQL and scripts are: a study is resumed only with the same ones."""
+    h = hashlib.sha256()
+    for path in sorted((PACKAGE_DIR / name).iterdir()):
+        if path.suffix in (".sql", ".pgbench", ".json"):
+            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 def script_names(workload: Any) -> list[str]:
     return [Path(path).stem for path, _ in workload.scripts]
 
@@ -214,9 +224,11 @@ class Sample:
     at: float            # server clock, epoch seconds
     new_orders: int      # sum(d_next_o_id)
     transactions: int    # xact_commit + xact_rollback of the benchmark database
+    client_at: float     # client clock when the answer came, epoch seconds (pgbench's log clock)
 
     def to_json(self) -> dict[str, float]:
-        return {"at": self.at, "new_orders": self.new_orders, "transactions": self.transactions}
+        return {"at": self.at, "new_orders": self.new_orders, "transactions": self.transactions,
+                "client_at": self.client_at}
 
 
 def _sample(conn: psycopg.Connection) -> Sample:
@@ -226,7 +238,7 @@ def _sample(conn: psycopg.Connection) -> Sample:
         " (SELECT xact_commit + xact_rollback FROM pg_stat_database"
         "  WHERE datname = current_database())::bigint").fetchone()
     assert row is not None
-    return Sample(float(row[0]), int(row[1]), int(row[2]))
+    return Sample(float(row[0]), int(row[1]), int(row[2]), time.time())
 
 
 def run_time_constants(c_last_load: int, rng: random.Random) -> dict[str, int]:
@@ -262,7 +274,9 @@ class AppTrial:
         if self.workload.app == "tpcc":
             with psycopg.connect(self.conninfo, autocommit=True, connect_timeout=15) as conn:
                 row = conn.execute("SELECT warehouses, c_last_load FROM tpcc_meta").fetchone()
-            assert row is not None
+            if row is None:
+                raise ServerError("the tpcc database has no row in tpcc_meta (warehouses, "
+                                  "c_last_load); load it with teiten or fill tpcc_meta")
             return {"warehouses": int(row[0]), "all_warehouses": int(self.opts["all_warehouses"]),
                     "think": int(self.opts["keying_and_think_time"]),
                     **run_time_constants(int(row[1]), rng)}
@@ -284,10 +298,12 @@ class AppTrial:
         return args
 
     def start(self) -> None:
-        """Call right before pgbench starts."""
-        self.started = time.time()
+        """Call right before pgbench starts. The window is timed from here."""
+        conn = None
         if self.workload.app == "tpcc":
             conn = psycopg.connect(self.conninfo, autocommit=True, connect_timeout=15)
+        self.started = time.time()
+        if conn is not None:
             self._thread = threading.Thread(target=self._sampler, args=(conn,), daemon=True,
                                             name="tpcc-window")
             self._thread.start()
@@ -303,17 +319,31 @@ class AppTrial:
         except psycopg.Error as exc:
             self._error = f"sampling the window failed: {exc}"
 
-    def finish(self, output: PgbenchOutput) -> tuple[PgbenchOutput, dict[str, Any], str | None]:
-        """The trial's figures over the window: pgbench's output restricted to it, the
-        details to store, and why the trial does not count (or None)."""
+    def stop(self) -> None:
+        """Stop sampling (when pgbench has ended, or was interrupted) and close its
+        connection, which would otherwise keep the database busy."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=30)
+
+    def _window(self) -> tuple[float, float]:
+        """The window on the client's clock: between the two samples where they were
+        taken (so that TPS and NOPM cover the same seconds), else from the start."""
+        if len(self.samples) == 2:
+            return self.samples[0].client_at, self.samples[1].client_at
         assert self.started is not None
-        start = self.started + self.rampup
-        logged = pgbench_log.read(self.log_dir, "tx")
+        return self.started + self.rampup, self.started + self.rampup + self.duration
+
+    def finish(self, output: PgbenchOutput) -> tuple[PgbenchOutput, dict[str, Any], str | None]:
+        """The trial's figures over the window: pgbench's output restricted to it, the
+        details to store, and why the trial does not count (or None)."""
+        self.stop()
+        start, end = self._window()
         names = script_names(self.workload)
-        overall, per = pgbench_log.window(logged, start, start + self.duration, len(names))
+        try:
+            overall, per = pgbench_log.window_of_files(self.log_dir, "tx", start, end, len(names))
+        except (OSError, ValueError, MemoryError) as exc:
+            return output, {"app": self.workload.app}, f"reading pgbench's transaction log failed: {exc}"
         response = _response_ms(output, len(names))
         thinking = self._thinks()
         details: dict[str, Any] = {
@@ -325,8 +355,9 @@ class AppTrial:
         if thinking:  # the log's latencies include the sleeps: only -r's SQL time is response
             for t in details["types"]:
                 t.update(avg_ms=None, p50_ms=None, p95_ms=None, p99_ms=None)
-        tps = overall.count / self.duration
+        tps = overall.count / (end - start)
         details["tps"] = tps
+        details["window"] = [start, end]
         error = self._error
         if self.workload.app == "tpcc":
             error = self._tpcc(details, tps) or error
@@ -337,11 +368,11 @@ class AppTrial:
         measured = [(t["count"], t["response_ms"]) for t in details["types"] if t["response_ms"]]
         latency = (sum(c * r for c, r in measured) / sum(c for c, _ in measured)
                    if thinking and measured and sum(c for c, _ in measured) else overall.avg_ms)
-        out = replace(output, tps=tps, transactions=overall.count, duration_s=self.duration,
-                      latency_ms_avg=latency, latency_ms_stddev=None if thinking else
-                      output.latency_ms_stddev)
-        if not logged and output.transactions:
-            error = error or "pgbench wrote no per-transaction log"
+        out = replace(output, tps=tps, transactions=overall.count, duration_s=end - start,
+                      failed_transactions=overall.failed, latency_ms_avg=latency,
+                      latency_ms_stddev=None if thinking else overall.stddev_ms)
+        if not overall.count and output.transactions:
+            error = error or "no transaction finished inside the measured window"
         return out, details, error
 
     def _thinks(self) -> bool:
