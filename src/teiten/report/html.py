@@ -26,7 +26,6 @@ from teiten.report.activity import (
     profile_links,
     wait_bars,
 )
-from teiten.report.app_tables import app_tables
 from teiten.report.charts import workload_charts
 from teiten.report.exports import section_tables, table_links
 from teiten.report.findings import sentences
@@ -38,16 +37,12 @@ from teiten.report.tables import (
     Cell,
     Context,
     Table,
-    degradation_table,
     fingerprint_rows,
-    latency_table,
-    lock_table,
-    scaleup_table,
+    section_body,
     section_stems,
     server_rows,
     study_rows,
     summary_table,
-    tps_table,
 )
 
 WARNINGS_SHOWN = 6
@@ -171,15 +166,7 @@ def _section(section: WorkloadSection, index: int, stem: str, ctx: Context) -> l
     out += [f'<figure class="{kind}">{svg}</figure>' for kind, _, svg in workload_charts(section, ctx)]
     out.append("</div>")
     out.append(f'<p class="note">{e(tr("chart.note", lang, conf=ctx.conf))}</p>')
-    out += _table(tps_table(section, ctx))
-    out += _table(latency_table(section, ctx))
-    for deg in section.degradations:
-        out += _table(degradation_table(deg, ctx))
-    for sc in section.scaleups:
-        out += _table(scaleup_table(sc, ctx))
-    for lt in section.locks:
-        out += _table(lock_table(lt, ctx))
-    for table in app_tables(section, ctx):
+    for table in section_body(section, ctx):
         out += _table(table)
     links = " · ".join(f'<a href="{e(href)}">{e(label)}</a>'
                        for label, href in table_links(section_tables(section, stem), lang))

@@ -22,7 +22,6 @@ from teiten.report.activity import (
     profile_links,
     wait_bars,
 )
-from teiten.report.app_tables import app_tables
 from teiten.report.charts import workload_charts
 from teiten.report.exports import DataTable, section_tables, table_links
 from teiten.report.findings import sentences
@@ -31,16 +30,12 @@ from teiten.report.model import ReportData, WorkloadSection
 from teiten.report.tables import (
     Context,
     Table,
-    degradation_table,
     fingerprint_rows,
-    latency_table,
-    lock_table,
-    scaleup_table,
+    section_body,
     section_stems,
     server_rows,
     study_rows,
     summary_table,
-    tps_table,
 )
 
 
@@ -109,15 +104,7 @@ def _section(section: WorkloadSection, stem: str, charts_dir: Path, ctx: Context
         (charts_dir / name).write_text(svg + "\n", encoding="utf-8")
         lines.append(f"![{md(title)}](charts/{quote(name)})")
     lines += ["", f"*{md(tr('chart.note', lang, conf=ctx.conf))}*"]
-    lines += _table_lines(tps_table(section, ctx))
-    lines += _table_lines(latency_table(section, ctx))
-    for deg in section.degradations:
-        lines += _table_lines(degradation_table(deg, ctx))
-    for sc in section.scaleups:
-        lines += _table_lines(scaleup_table(sc, ctx))
-    for lt in section.locks:
-        lines += _table_lines(lock_table(lt, ctx))
-    for table in app_tables(section, ctx):
+    for table in section_body(section, ctx):
         lines += _table_lines(table)
     lines += ["", _download_line(section_tables(section, stem), lang)]
     if has_activity(section):

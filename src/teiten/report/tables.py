@@ -349,6 +349,17 @@ def scaleup_sentences(sc: Scaleup, lang: str) -> list[str]:
     return out
 
 
+def section_body(section: WorkloadSection, ctx: Context) -> list[Table]:
+    """A workload section's tables, in the order both reports show them: TPS, latency, then
+    each degradation pair, scale-up analysis, LWLock table and application table."""
+    from teiten.report.app_tables import app_tables  # it builds on this module's cells
+
+    return [tps_table(section, ctx), latency_table(section, ctx),
+            *(degradation_table(deg, ctx) for deg in section.degradations),
+            *(scaleup_table(sc, ctx) for sc in section.scaleups),
+            *(lock_table(lt, ctx) for lt in section.locks), *app_tables(section, ctx)]
+
+
 def degradation_table(deg: Degradation, ctx: Context) -> Table:
     """METHODS S5: clients, TPS(a), TPS(b), 性能低下率 %, TPS difference."""
     lang = ctx.lang

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from teiten.errors import UserError
+from teiten.servers.profiles import pgbench_data_bytes
 from teiten.spec import LoadedStudy, WorkloadSpec
 
 PACKAGE_DIR = Path(__file__).parent
@@ -23,7 +24,7 @@ BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
 
 
 def apps_digest(name: str) -> str:
-    from teiten.workloads import apps
+    from teiten.workloads import apps  # apps builds on this module
     return apps.digest(name)
 
 
@@ -47,9 +48,8 @@ class Workload:
     def data_bytes(self) -> int:
         """The size of the loaded data, roughly: sizes shared_buffers."""
         if self.app is not None:
-            from teiten.workloads import apps
+            from teiten.workloads import apps  # apps builds on this module
             return apps.data_bytes(self)
-        from teiten.servers.profiles import pgbench_data_bytes
         return pgbench_data_bytes(self.scale, self.fillfactor)
 
     @property
