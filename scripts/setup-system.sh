@@ -20,6 +20,12 @@ command -v ps >/dev/null || need+=(procps)
 if [ -x /usr/lib/postgresql/15/bin/postgres ] && [ ! -f /usr/lib/postgresql/15/lib/pg_wait_sampling.so ]; then
   need+=(postgresql-15-pg-wait-sampling)
 fi
+# The fulltext workload uses RUM where a server has it; the tests try it on the system's 15.
+if [ -x /usr/lib/postgresql/15/bin/postgres ] && [ ! -f /usr/share/postgresql/15/extension/rum.control ]; then
+  need+=(postgresql-15-rum)
+fi
+# fincore (util-linux) measures how much of a cluster's files a cold cache left resident.
+command -v fincore >/dev/null || need+=(util-linux)
 # Source builds (teiten install --from-source; the tests build PostgreSQL 15 once).
 command -v gcc >/dev/null || need+=(gcc)
 command -v make >/dev/null || need+=(make)

@@ -14,6 +14,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,3 +141,52 @@ def clusters_snapshot(study: str | None = None) -> set[str]:
     if study is not None:
         names = {n for n in names if n.startswith(f"{study}-")}
     return names | sockets
+
+
+@dataclass
+class ScratchDatabase:
+    """A database ``teiten_scratch`` in a fresh cluster of its own (see scratch_database)."""
+
+    cluster: object  # teiten.servers.cluster.Cluster
+    conninfo: str
+
+    def restart(self) -> tuple[str, dict[str, object]]:
+        """Stop and start the cluster (a cold_restart for drivers.sql.Session)."""
+        from psycopg.conninfo import make_conninfo
+
+        cluster = self.cluster
+        cluster.stop()  # type: ignore[attr-defined]
+        cluster.start(cluster.log_dir)  # type: ignore[attr-defined]
+        self.conninfo = make_conninfo(self.conninfo, port=cluster.port)  # type: ignore[attr-defined]
+        return self.conninfo, {"server_restarted": True}
+
+
+@contextmanager
+def scratch_database(install, *, locale: str | None = None,  # noqa: ANN001
+                     settings: dict[str, str] | None = None) -> Iterator[ScratchDatabase]:
+    """A started cluster of ``install`` with an empty database that has pg_prewarm;
+    everything is stopped and removed afterwards."""
+    from psycopg.conninfo import make_conninfo
+
+    from teiten import paths
+    from teiten.servers.cluster import SUPERUSER, Cluster
+    from teiten.spec import InitdbOptions
+
+    root = paths.make_owned(TEST_HOME / "clusters" / f"scratch-{uuid.uuid4().hex[:8]}",
+                            "scratch cluster of a test")
+    cluster = Cluster(install, root)
+    try:
+        cluster.initdb(InitdbOptions(locale=locale))
+        cluster.configure(settings or {})
+        cluster.start(root / "logs")
+        with cluster.connect() as conn:
+            conn.execute("CREATE DATABASE teiten_scratch")
+        with cluster.connect("teiten_scratch") as conn:
+            conn.execute("CREATE EXTENSION pg_prewarm")
+        yield ScratchDatabase(cluster, make_conninfo(host=cluster.host, port=cluster.port,
+                                                     user=SUPERUSER, dbname="teiten_scratch"))
+    finally:
+        cluster.stop()
+        if cluster.socket_dir is not None:
+            paths.remove_owned(cluster.socket_dir)
+        paths.remove_owned(root)

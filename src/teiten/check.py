@@ -4,6 +4,7 @@ its settings. A failure here is bad input (exit status 2) and leaves nothing beh
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, replace
 
 from teiten import cpus, installs, procs
@@ -11,7 +12,7 @@ from teiten.errors import ProcessError, UserError
 from teiten.installs import Install, Resolution
 from teiten.servers.external import parse_conninfo
 from teiten.spec import LoadedStudy
-from teiten.workloads import Workload
+from teiten.workloads import Workload, statements
 from teiten.workloads import resolve as resolve_workloads
 
 
@@ -33,6 +34,7 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
     loaded, omitted = without_missing_optionals(loaded, found)
     study = loaded.study
     _check_cpus(loaded)
+    _check_suites(loaded, workloads)
     for i, server in study.server_matrix():
         if server.external is not None:
             try:
@@ -96,6 +98,35 @@ def materialise(checked: CheckedStudy) -> CheckedStudy:
     if client.install is None and (checked.loaded.study.servers[0].external is not None):
         client = Resolution(client.ref, install=installs.materialise(client))
     return CheckedStudy(checked.loaded, checked.workloads, done, client, checked.omitted)
+
+
+def _check_suites(loaded: LoadedStudy, workloads: list[Workload]) -> None:
+    """Measured-statement workloads on servers that cannot give what they need: a cold cache
+    needs a server teiten restarts; Japanese text needs a UTF-8 locale."""
+    for w_index, w in enumerate(workloads):
+        if w.suite is None:
+            continue
+        found = statements.suite(w.suite)
+        for i, server in loaded.study.server_matrix():
+            if server.external is not None and not server.allow_init:
+                raise loaded.error(("servers", i, "allow_init"),
+                                   f"the {w.suite} workload creates its own tables and indexes; "
+                                   f"on the external server {server.name} it needs allow_init: "
+                                   "true (teiten then works in a database of its own)")
+            if server.external is not None and "cold" in w.option("cache"):
+                raise loaded.error(("workloads", w_index, "cache"),
+                                   f"cache: cold needs a server that teiten restarts, and "
+                                   f"{server.name} is external; use cache: [warm] there")
+            locale = server.initdb.locale or ""
+            utf8 = (re.search(r"utf-?8", locale, re.IGNORECASE)
+                    and server.initdb.encoding.upper().replace("-", "") == "UTF8")
+            if found.needs_utf8 and server.external is None and not utf8:
+                raise loaded.error(("servers", i, "initdb"),
+                                   f"the {w.suite} workload needs a UTF-8 locale, and "
+                                   f"{server.name} has {locale or 'the C locale (--no-locale)'} "
+                                   f"and encoding {server.initdb.encoding}, "
+                                   "under which pg_trgm extracts no trigrams from Japanese; "
+                                   "give it initdb: {locale: C.UTF-8, encoding: UTF8}")
 
 
 def _check_cpus(loaded: LoadedStudy) -> None:

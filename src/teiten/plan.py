@@ -1,5 +1,8 @@
 """The plan: servers x workloads x clients x repetitions, in a seeded order.
 
+A measured-statement workload has variants (teiten.workloads.statements) where a pgbench
+workload has client counts: its points are servers x variants, each run by one session.
+
 ``order: random`` shuffles each repetition set separately (a randomised block design):
 the order of (server, workload, clients) points is random within a set, and set 1 is
 finished before set 2 starts. Drift over the hours of a study then falls on every point
@@ -12,30 +15,40 @@ from __future__ import annotations
 import hashlib
 import random
 
-from teiten.spec import Study
+from teiten.spec import Study, WorkloadSpec
 from teiten.store.db import PlannedTrial
+from teiten.workloads import statements
 
 
-def trial_id(study: str, server: str, workload: str, clients: int, repetition: int) -> str:
+def trial_id(study: str, server: str, workload: str, clients: int, repetition: int,
+             variant: str = "") -> str:
     """A stable id for one point at one repetition."""
-    key = "\x1f".join((study, server, workload, str(clients), str(repetition)))
-    return hashlib.sha1(key.encode()).hexdigest()[:12]
+    parts = (study, server, workload, str(clients), str(repetition)) + ((variant,) if variant else ())
+    return hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:12]
+
+
+def _points(study: Study, workload: WorkloadSpec) -> list[tuple[int, str]]:
+    """(clients, variant) points of a workload."""
+    if statements.is_suite(workload.key) and workload.script is None and workload.scripts is None:
+        return [(1, v) for v in statements.variants(workload.key, statements.options(workload))]
+    return [(c, "") for c in study.clients]
 
 
 def plan(study: Study) -> list[PlannedTrial]:
     """Every trial of ``study`` in the order it will run."""
     rng = random.Random(study.seed)
-    ordered: list[tuple[int, str, str, int]] = []
+    ordered: list[tuple[int, str, str, int, str]] = []
     for rep in range(1, study.repetitions + 1):
-        block = [(rep, s.name, w.key, c) for _, s in study.server_matrix() for w in study.workloads
-                 for c in study.clients]
+        block = [(rep, s.name, w.key, c, v) for _, s in study.server_matrix() for w in study.workloads
+                 for c, v in _points(study, w)]
         if study.order == "random":
             rng.shuffle(block)
         ordered.extend(block)
     return [
         PlannedTrial(
-            trial_id=trial_id(study.study, server, workload, clients, rep),
+            trial_id=trial_id(study.study, server, workload, clients, rep, variant),
             order_index=i, server=server, workload=workload, clients=clients,
-            threads=study.threads_for(clients), repetition=rep, duration_s=study.duration)
-        for i, (rep, server, workload, clients) in enumerate(ordered)
+            threads=study.threads_for(clients) if not variant else 1, repetition=rep,
+            duration_s=study.duration if not variant else 0.0, variant=variant)
+        for i, (rep, server, workload, clients, variant) in enumerate(ordered)
     ]

@@ -25,6 +25,7 @@ from teiten import cpus, fingerprint, installs, paths
 from teiten.check import CheckedStudy
 from teiten.drivers import pgbench
 from teiten.drivers.pgbench_output import PgbenchOutput
+from teiten.drivers.sql import Session
 from teiten.errors import TeitenError, UserError
 from teiten.installs import Install, Resolution
 from teiten.monitors import MonitorResult, Monitors, lwlock
@@ -37,7 +38,7 @@ from teiten.servers.external import ExternalServer
 from teiten.servers.local import LocalServer, check_install
 from teiten.spec import Study, load_text
 from teiten.store import Evidence, Store
-from teiten.workloads import Workload, apps
+from teiten.workloads import Workload, apps, statements
 
 log = logging.getLogger(__name__)
 
@@ -283,6 +284,8 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     if trial["server"] not in ctx.described:
         store.set_server_description(sid, trial["server"], server.describe())
         ctx.described.add(trial["server"])
+    if workload.suite is not None:
+        return _suite_trial(ctx, trial, server, workload)
     run = None
     error = None
     seen: MonitorResult | None = None
@@ -366,6 +369,51 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     assert out is not None and out.tps is not None
     flags = "".join(f"; {w}" for w in (seen.warnings if seen else []))
     return status, f"{out.tps:.1f} tps, {out.latency_ms_avg or 0:.3f} ms{flags}"
+
+
+def _suite_trial(ctx: _Context, trial: Any, server: Server, workload: Workload) -> tuple[str, str]:
+    """One variant of a measured-statement workload: its steps, timed one after the other in
+    one session. The steps that finished are kept even when a later one fails."""
+    store, sid, tid = ctx.store, ctx.study_id, trial["trial_id"]
+    assert workload.suite is not None
+    suite = statements.suite(workload.suite)
+    options = dict(workload.options)
+    session: Session | None = None
+    error: str | None = None
+    try:
+        variant = statements.parse_variant(suite.name, options, trial["variant"])
+        endpoint = server.begin_trial(workload, tid, prewarm=False)
+        cold = server.cold_restart if isinstance(server, LocalServer) else None
+        session = Session(endpoint.conninfo(), cold_restart=cold)
+        suite.run(session, variant, options)
+    except statements.NotInstalled as exc:
+        if session is not None:
+            session.close()
+        server.end_trial()
+        store.skip_trial(sid, tid, f"not installed: {exc}", now())
+        return "skipped", f"not installed: {exc}"
+    except (TeitenError, psycopg.Error, OSError, ValueError) as exc:
+        done = len(session.steps) if session is not None else 0
+        error = f"step {done + 1} failed: {exc}"
+    except BaseException:
+        if session is not None:
+            session.close()
+        server.end_trial()
+        store.reset_interrupted(sid)
+        raise
+    if session is not None:
+        session.close()
+    end = server.end_trial()
+    error = error or end.crashed
+    steps = session.steps if session is not None else []
+    store.finish_trial(sid, tid, status="failed" if error else "ok", finished_at=now(),
+                       error=error, output=None, argv=[], stdout="", stderr="",
+                       server_log=end.log, notes=list(end.notes) + (session.notes if session else []),
+                       steps=[st.to_json() for st in steps])
+    if error:
+        return "failed", error
+    total = sum(st.seconds for st in steps)
+    return "ok", f"{len(steps)} steps, {total:.2f} s timed"
 
 
 def _app_trial(ctx: _Context, trial: Any, workload: Workload,

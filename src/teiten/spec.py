@@ -11,17 +11,28 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from teiten.errors import SpecError
 
+T = TypeVar("T")
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,62}$"
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|m|min|mins|h)?\s*$")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|m|min|mins|h|d|day|days)?\s*$")
 _UNITS = {None: 1.0, "s": 1.0, "sec": 1.0, "secs": 1.0, "ms": 0.001,
-          "m": 60.0, "min": 60.0, "mins": 60.0, "h": 3600.0}
+          "m": 60.0, "min": 60.0, "mins": 60.0, "h": 3600.0,
+          "d": 86400.0, "day": 86400.0, "days": 86400.0}
 
 
 def parse_duration(value: object) -> float:
@@ -139,6 +150,18 @@ class ScriptRef(_Model):
         return self
 
 
+def _distinct(values: list[Any]) -> list[Any]:
+    seen = [v for i, v in enumerate(values) if v in values[:i]]
+    if seen:
+        raise ValueError(f"{seen[0]!r} is listed twice")
+    return values
+
+
+# An axis of a measured-statement workload: one value, or a list of distinct values.
+_Axis = Annotated[list[T], Field(min_length=1), AfterValidator(_distinct),
+                  BeforeValidator(lambda v: v if isinstance(v, list) else [v])]
+
+
 class WorkloadSpec(_Model):
     """A workload: a built-in name, one script file, or a weighted mix of scripts."""
 
@@ -170,8 +193,48 @@ class WorkloadSpec(_Model):
         "exponential, capped at 10x); DBT-1 used 7.2s; default 0.1s")
     mix: Literal["browsing", "shopping", "ordering"] | None = Field(
         None, description="bookstore: the TPC-W interaction mix; default shopping")
+    # Options of the measured-statement workloads (iot, fulltext, accesslog, freeze); see
+    # teiten.workloads.statements. A list is an axis: each value is a variant of its own.
+    cache: _Axis[Literal["warm", "cold"]] | None = Field(
+        None, description="iot, fulltext, accesslog, freeze: the cache before each timed query "
+        "or VACUUM: warm (pg_prewarm) or cold (server restarted, OS cache of its files dropped "
+        "where possible); default [warm]")
+    devices: Annotated[int, Field(ge=1)] | None = Field(None, description="iot: sensor devices")
+    interval: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = Field(
+        None, description="iot: seconds between two records of a device")
+    period: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = Field(
+        None, description="iot: the time the records cover, e.g. 365d")
+    query_days: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="iot: the query reads the most recent this many days")
+    models: _Axis[Literal["rdb", "json", "jsonb", "hybrid-json", "hybrid-jsonb"]] | None = Field(
+        None, description="iot: data models")
+    indexes: _Axis[Literal["btree", "brin"]] | None = Field(
+        None, description="iot: the index on the timestamp")
+    documents: Annotated[int, Field(ge=10)] | None = Field(
+        None, description="fulltext: generated documents")
+    doc_chars: Annotated[int, Field(ge=20)] | None = Field(
+        None, description="fulltext: mean characters per generated document")
+    english_share: Annotated[float, Field(ge=0, le=1)] | None = Field(
+        None, description="fulltext: share of English words in generated documents")
+    corpus: str | None = Field(
+        None, description="fulltext: a UTF-8 text file, one document per line, used instead "
+        "of generated documents")
+    keywords: Annotated[list[Annotated[str, Field(min_length=2)]], Field(min_length=1)] | None = Field(
+        None, description="fulltext: search these keywords instead of chosen ones")
+    methods: _Axis[Literal["none", "pg_trgm", "pg_bigm", "pgroonga", "bigram", "tsvector",
+                           "rum"]] | None = Field(None, description="fulltext: search methods")
+    rows_per_day: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="accesslog: rows per day")
+    days: Annotated[int, Field(ge=1, le=3660)] | None = Field(None, description="accesslog: days")
+    workers: _Axis[Annotated[int, Field(ge=0, le=1024)]] | None = Field(
+        None, description="accesslog: values of max_parallel_workers_per_gather")
+    layouts: _Axis[Literal["single", "partitioned", "partitioned-unpruned"]] | None = Field(
+        None, description="accesslog: one table, partitioned by day with pruning, or without")
+    rows: Annotated[int, Field(ge=100)] | None = Field(None, description="freeze: table rows")
+    frozen: _Axis[Annotated[int, Field(ge=0, le=100)]] | None = Field(
+        None, description="freeze: percent of the rows frozen before the rest is inserted")
 
-    @field_validator("rampup", "think_time", mode="before")
+    @field_validator("rampup", "think_time", "interval", "period", mode="before")
     @classmethod
     def _seconds(cls, value: object) -> float | None:
         return None if value is None else parse_duration(value)

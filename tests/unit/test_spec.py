@@ -60,7 +60,9 @@ GOLDEN = {
         BASE + "  - {name: x, scael: 5}\n",
         "study.yaml:6: unknown key 'scael' in workloads[1] (did you mean 'scale'?); allowed: "
         "name, script, weight, scripts, scale, fillfactor, modifies_data, rampup, warehouses, all_warehouses, "
-        "keying_and_think_time, check_consistency, items, customers, think_time, mix",
+        "keying_and_think_time, check_consistency, items, customers, think_time, mix, cache, devices, "
+        "interval, period, query_days, models, indexes, documents, doc_chars, english_share, corpus, keywords, methods, rows_per_day, days, "
+        "workers, layouts, rows, frozen",
     ),
     "unknown key in a script of a mix": (
         BASE + "  - name: mix\n    scripts:\n      - {builtin: tpcb-like, wieght: 2}\n",
@@ -256,7 +258,7 @@ def test_duration_forms(value: str, seconds: float) -> None:
     assert isinstance(loaded.study.duration, float)
 
 
-@pytest.mark.parametrize("bad", [True, "fast", "5 minutes", "-5s", "5d", ""])
+@pytest.mark.parametrize("bad", [True, "fast", "5 minutes", "-5s", "5w", ""])
 def test_parse_duration_rejects(bad: object) -> None:
     with pytest.raises(ValueError):
         parse_duration(bad)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from teiten.analysis import compare, stats
+from teiten.analysis import compare, stats, suites
 from teiten.analysis.apps import AppRuns, app_results
 from teiten.report.model import (
     Activity,
@@ -26,6 +26,7 @@ from teiten.report.model import (
     TrialSeries,
     WorkloadSection,
 )
+from teiten.workloads import statements
 
 CPU_PARTS = ("user", "sys", "iowait", "idle", "steal", "irq")
 Evidence = Mapping[str, tuple[Mapping[str, float], Sequence[tuple[str, str, int]]]]
@@ -322,6 +323,19 @@ def notices(trials: Sequence[Mapping[str, Any]], sections: Sequence[WorkloadSect
     return out
 
 
+def suite_section(w: Mapping[str, Any], trials: Sequence[Mapping[str, Any]],
+                  servers: Sequence[str], steps: suites.Steps) -> WorkloadSection:
+    """A measured-statement workload's section: steps, plans and sizes instead of TPS."""
+    found = statements.suite(w["suite"])
+    variants = statements.variants(w["suite"], w["options"])
+    res = suites.suite_results(w["suite"], found.axes, variants, servers, trials, steps, w["key"])
+    if w["suite"] == "fulltext":
+        res = replace(res, judgements=suites.fulltext_judgements(res))
+    return WorkloadSection(workload=w["key"], description=w.get("description", ""),
+                           baseline=servers[0] if servers else "", clients=(), servers=(),
+                           suite=res)
+
+
 def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
                 trials: Sequence[Mapping[str, Any]], *, store_path: str,
                 generated_at: str, evidence: Evidence | None = None,
@@ -329,7 +343,8 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
                 progress: Mapping[str, Sequence[tuple[float, float | None]]] | None = None,
                 lang: str = "en", extra_notices: Sequence[Notice] = (),
                 exclude_rampup: bool = False, hot: Hot | None = None,
-                locks: Locks | None = None, apps: AppRuns | None = None) -> ReportData:
+                locks: Locks | None = None, apps: AppRuns | None = None,
+                steps: suites.Steps | None = None) -> ReportData:
     """The whole report's figures. With ``exclude_rampup``, each trial's TPS is the mean of
     its per-second series from the steady state on (stats.steady_state_start), instead of
     pgbench's figure over the whole window; the report says so."""
@@ -345,11 +360,13 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
     names = [(i.name, i.version) for i in infos]
     descriptions = {w["key"]: w.get("description", "") for w in spec["workloads"]}
     families = core_families(servers)
-    sections = tuple(with_builds_and_cores(section(trials, w["key"], descriptions.get(w["key"], ""),
-                                                   names, s["clients"], evidence, graphs, diffs),
-                                           families, hot or {}, locks or {})
-                     for w in spec["workloads"])
-    sections = tuple(replace(sec, apps=app_results(sec, apps or {})) for sec in sections)
+    pgbench_sections = {w["key"]: with_builds_and_cores(
+        section(trials, w["key"], descriptions.get(w["key"], ""), names, s["clients"], evidence,
+                graphs, diffs), families, hot or {}, locks or {})
+        for w in spec["workloads"] if not w.get("suite")}
+    sections = tuple(replace(pgbench_sections[w["key"]], apps=app_results(
+        pgbench_sections[w["key"]], apps or {})) if w["key"] in pgbench_sections else
+        suite_section(w, trials, [n for n, _ in names], steps or {}) for w in spec["workloads"])
     counts: dict[str, int] = {}
     for t in trials:
         counts[t["status"]] = counts.get(t["status"], 0) + 1

@@ -87,9 +87,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for name, why in omitted:
         print(f"teiten: note: optional server {name} left out: {why}", file=sys.stderr)
     rows = [{"order_index": t.order_index, "trial_id": t.trial_id, "server": t.server,
-             "workload": t.workload, "clients": t.clients, "threads": t.threads,
-             "repetition": t.repetition, "duration_s": t.duration_s}
+             "workload": t.workload, "variant": t.variant, "clients": t.clients,
+             "threads": t.threads, "repetition": t.repetition, "duration_s": t.duration_s}
             for t in plan(loaded.study)]
+    if not any(r["variant"] for r in rows):
+        for r in rows:
+            del r["variant"]
     if args.format == "json":
         print(as_json(rows))
     else:
@@ -227,7 +230,8 @@ def cmd_results(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         sys.stdout.write(as_csv(rows, RESULT_FIELDS))
     else:
-        print(table(rows, ["order_index", "trial_id", "server", "workload", "clients",
+        varied = ["variant"] if any(r["variant"] for r in rows) else []
+        print(table(rows, ["order_index", "trial_id", "server", "workload", *varied, "clients",
                            "repetition", "status", "tps", "latency_ms_avg", "error"]))
     return 0
 

@@ -102,11 +102,14 @@ class _Gathered:
     trials: list[dict[str, Any]]
     evidence: dict[str, Any] = field(default_factory=dict)
     progress: dict[str, list[tuple[float, float | None]]] = field(default_factory=dict)
+    steps: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def _gather(store: Store, study_id: int) -> _Gathered:
     trials = [dict(r) for r in store.trials(study_id)]
     g = _Gathered(dict(store.study(study_id)), [dict(r) for r in store.servers(study_id)], trials)
+    for st in store.steps(study_id):
+        g.steps.setdefault(st["trial_id"], []).append(st)
     for t in trials:
         tid = t["trial_id"]
         g.evidence[tid] = (store.metrics(study_id, tid),
@@ -146,7 +149,7 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
                        lang=lang, progress=g.progress, exclude_rampup=exclude_rampup,
                        hot=hot_spots(store, study_id, g.trials),
                        locks=lwlock_runs(store, study_id, g.trials),
-                       apps=app_runs(store, study_id, g.trials))
+                       apps=app_runs(store, study_id, g.trials), steps=g.steps)
     return _finish(data, pairs, out_dir)
 
 
@@ -181,6 +184,7 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     evidence: dict[str, Any] = {}
     runs: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     progress: dict[str, list[tuple[float, float | None]]] = {}
+    steps: dict[str, list[dict[str, Any]]] = {}
     for (store, sid), g in zip(sources, gathered, strict=True):
         label = g.study["name"]
         rename = {s["name"]: (f"{label}/{s['name']}" if names_seen[s["name"]] > 1 else s["name"])
@@ -193,6 +197,7 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
             trials.append({**t, "trial_id": tid, "server": rename[t["server"]]})
             evidence[tid] = g.evidence[t["trial_id"]]
             progress[tid] = g.progress[t["trial_id"]]
+            steps[tid] = g.steps.get(t["trial_id"], [])
     study_spec = dict(specs[0]["study"])
     study_spec["clients"] = sorted({c for s in specs for c in s["study"]["clients"]})
     study_spec["repetitions"] = max(s["study"]["repetitions"] for s in specs)
@@ -206,6 +211,6 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     data = report_data(combined, servers, trials, store_path=", ".join(
         str(store.path.absolute()) for store, _ in sources), generated_at=now(),
         evidence=evidence, lang=lang, progress=progress, extra_notices=notices,
-        exclude_rampup=exclude_rampup, apps=runs)
+        exclude_rampup=exclude_rampup, apps=runs, steps=steps)
     out_dir.mkdir(parents=True, exist_ok=True)
     return _finish(data, pairs, out_dir)

@@ -30,6 +30,9 @@ def workload_charts(section: WorkloadSection,
     to compare with the baseline, and ``cores-N`` (TPS against cores per client count) for
     each family of servers that ran on different numbers of cores."""
     ctx = ctx or Context()
+    if section.suite is not None:
+        from teiten.report.suite_tables import suite_charts  # it builds on the table cells
+        return suite_charts(section, ctx)
     kinds = ["tps", "latency"] + (["ratio"] if len(section.servers) > 1 else [])
     draw = {"tps": tps_chart, "latency": latency_chart, "ratio": ratio_chart}
     out = [(kind, tr(f"chart.{kind}", ctx.lang, workload=section.workload, baseline=section.baseline),

@@ -151,21 +151,13 @@ def _section(section: WorkloadSection, index: int, stem: str, ctx: Context) -> l
     ]
     if section.description:
         out.append(f"<p>{e(section.description)}</p>")
-    out.append(f"<h3>{e(tr('findings', lang))}</h3>")
-    found = sentences(section, ctx)
-    if found:
-        out.append('<ul class="findings">')
-        for s in found:
-            text = f'<a href="#{e(s.cell)}">{e(s.text)}</a>' if s.cell else e(s.text)
-            out.append(f'<li class="{e(s.kind)}">{text}</li>')
-        out.append("</ul>")
-    else:
-        out.append(f"<p>{e(tr('findings.none', lang))}</p>")
-    out += _table(summary_table(section, ctx))
+    if section.suite is None:
+        out += _findings(section, ctx)
     out.append('<div class="charts">')
     out += [f'<figure class="{kind}">{svg}</figure>' for kind, _, svg in workload_charts(section, ctx)]
     out.append("</div>")
-    out.append(f'<p class="note">{e(tr("chart.note", lang, conf=ctx.conf))}</p>')
+    if section.suite is None:
+        out.append(f'<p class="note">{e(tr("chart.note", lang, conf=ctx.conf))}</p>')
     for table in section_body(section, ctx):
         out += _table(table)
     links = " · ".join(f'<a href="{e(href)}">{e(label)}</a>'
@@ -175,6 +167,21 @@ def _section(section: WorkloadSection, index: int, stem: str, ctx: Context) -> l
         out += _activity(section, lang)
     out.append("</section>")
     return out
+
+
+def _findings(section: WorkloadSection, ctx: Context) -> list[str]:
+    e, lang = _e, ctx.lang
+    out = [f"<h3>{e(tr('findings', lang))}</h3>"]
+    found = sentences(section, ctx)
+    if found:
+        out.append('<ul class="findings">')
+        for s in found:
+            text = f'<a href="#{e(s.cell)}">{e(s.text)}</a>' if s.cell else e(s.text)
+            out.append(f'<li class="{e(s.kind)}">{text}</li>')
+        out.append("</ul>")
+    else:
+        out.append(f"<p>{e(tr('findings.none', lang))}</p>")
+    return [*out, *_table(summary_table(section, ctx))]
 
 
 def _table(table: Table) -> list[str]:

@@ -169,6 +169,58 @@ TEXTS: dict[str, tuple[str, str]] = {
                      "{cores}で最も多い待機イベント: {event}（サンプルの {share}）。"),
     "scaleup.say.hot": ("Hottest function at {cores}: {function} ({share} of samples).",
                         "{cores}で最も時間を使う関数: {function}（サンプルの {share}）。"),
+    # Measured-statement workloads (S6, S8-S10).
+    "suite.steps": ("Timed steps (median over repetitions)", "計測したステップ（繰り返しの中央値）"),
+    "suite.step": ("Variant · step", "バリエーション・ステップ"),
+    "suite.variant": ("Variant", "バリエーション"),
+    "suite.method": ("Server · method", "サーバ・方式"),
+    "suite.time": ("Time", "時間"),
+    "suite.ratio": ("Time / {baseline}", "時間 / {baseline}"),
+    "suite.runs": ("{n} repetitions: {values}", "{n} 回: {values}"),
+    "suite.time.note": ("Loads, index builds and VACUUM are timed on the client's clock; queries by "
+                        "the server's execution time under EXPLAIN (ANALYZE, BUFFERS, TIMING OFF), "
+                        "one execution each. A ratio below 1 is faster than the baseline.",
+                        "ロード・インデックス作成・VACUUM はクライアントの時計で、検索は EXPLAIN "
+                        "(ANALYZE, BUFFERS, TIMING OFF) のサーバ実行時間で計測（各 1 回実行）。比が 1 "
+                        "未満ならベースラインより速い。"),
+    "suite.not_installed": ("{variant} on {server}: not installed ({why})",
+                            "{server} の {variant}: 未インストール（{why}）"),
+    "suite.plans": ("Query plans (EXPLAIN ANALYZE, medians)", "実行計画（EXPLAIN ANALYZE、中央値）"),
+    "suite.plan.rows": ("Rows", "行数"),
+    "suite.plan.workers": ("Workers launched / planned", "起動 / 計画ワーカ数"),
+    "suite.plan.shared_hit": ("Buffers hit", "共有バッファヒット"),
+    "suite.plan.shared_read": ("Buffers read", "共有バッファ読込"),
+    "suite.plan.rows_removed_by_filter": ("Removed by filter", "Filter で除外"),
+    "suite.plan.rows_removed_by_index_recheck": ("Removed by recheck", "Recheck で除外"),
+    "suite.plan.heap_blocks": ("Heap blocks exact / lossy", "ヒープブロック exact / lossy"),
+    "suite.plan.shape": ("Plan", "実行計画"),
+    "suite.plans.note": ("Buffers count 8 kB blocks of the whole execution, workers included; removed "
+                         "rows are totals over loops.",
+                         "バッファ数は実行全体（ワーカ含む）の 8 kB ブロック数。除外行数はループ合計。"),
+    "suite.sizes": ("Sizes built (after the last step that changed them)",
+                    "作成されたサイズ（最後の変更ステップの後）"),
+    "suite.table_bytes": ("Tables", "テーブル"),
+    "suite.index_bytes": ("Indexes", "インデックス"),
+    "suite.sizes.note": ("Tables include their TOAST; medians over repetitions.",
+                         "テーブルは TOAST を含む。繰り返しの中央値。"),
+    "suite.speedup": ("Speed-up vs no workers", "ワーカなしに対する速度向上"),
+    "suite.speedup.heading": ("Parallel query: time, speed-up, workers (S6)",
+                              "パラレルクエリ: 時間・速度向上・ワーカ数（S6）"),
+    "suite.speedup.note": ("Speed-up is the time with max_parallel_workers_per_gather = 0 on the same "
+                           "layout divided by this time. Workers planned and launched are read from "
+                           "EXPLAIN ANALYZE.",
+                           "速度向上は同じ構成で max_parallel_workers_per_gather = 0 のときの時間をこの"
+                           "時間で割った値。計画・起動ワーカ数は EXPLAIN ANALYZE から読む。"),
+    "suite.judgement": ("Strengths and weaknesses of each method (S9)", "方式ごとの長所と短所（S9）"),
+    "suite.strengths": ("Strengths", "長所"),
+    "suite.weaknesses": ("Weaknesses", "短所"),
+    "suite.judgement.note": ("Worded from the measured medians of this study; each sentence carries "
+                             "its figures.", "この試験の中央値から生成。各文に根拠の数値を付記。"),
+    "chart.suite_time": ("{workload}: time of '{step}'", "{workload}: 「{step}」の時間"),
+    "chart.suite_sizes": ("{workload}: tables + indexes per variant",
+                          "{workload}: バリエーションごとのテーブル＋インデックス"),
+    "axis.hits": ("rows found", "ヒット件数"),
+    "axis.ms": ("ms", "ミリ秒"),
     "app.tpcc": ("TPC-C-like results (NOPM, TPM): {server}", "TPC-C 相当の結果（NOPM・TPM）: {server}"),
     "app.nopm": ("NOPM", "NOPM"),
     "app.tpm": ("TPM", "TPM"),
@@ -241,6 +293,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "table.latency": ("latency", "レイテンシ"),
     "table.summary": ("summary", "サマリ"),
     "table.app": ("application figures", "アプリケーション指標"),
+    "table.steps": ("timed steps", "計測ステップ"),
+    "table.sizes": ("sizes", "サイズ"),
     "table.degradation": ("degradation {a}–{b}", "性能低下率 {a}–{b}"),
     # Clients, as words.
     "clients.one": ("{n} client", "クライアント数 {n}"),

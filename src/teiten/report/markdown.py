@@ -95,15 +95,17 @@ def _section(section: WorkloadSection, stem: str, charts_dir: Path, ctx: Context
     lines = ["", f"## {md(workload_heading(section.workload, lang))}", ""]
     if section.description:
         lines += [md(section.description), ""]
-    lines += [f"### {tr('findings', lang)}", ""]
-    lines += [f"- {md(s.text)}" for s in sentences(section, ctx)] or [tr("findings.none", lang)]
-    lines += _table_lines(summary_table(section, ctx))
-    lines.append("")
+    if section.suite is None:
+        lines += [f"### {tr('findings', lang)}", ""]
+        lines += [f"- {md(s.text)}" for s in sentences(section, ctx)] or [tr("findings.none", lang)]
+        lines += _table_lines(summary_table(section, ctx))
+        lines.append("")
     for kind, title, svg in workload_charts(section, ctx):
         name = f"{stem}-{kind}.svg"
         (charts_dir / name).write_text(svg + "\n", encoding="utf-8")
         lines.append(f"![{md(title)}](charts/{quote(name)})")
-    lines += ["", f"*{md(tr('chart.note', lang, conf=ctx.conf))}*"]
+    if section.suite is None:
+        lines += ["", f"*{md(tr('chart.note', lang, conf=ctx.conf))}*"]
     for table in section_body(section, ctx):
         lines += _table_lines(table)
     lines += ["", _download_line(section_tables(section, stem), lang)]

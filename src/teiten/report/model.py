@@ -189,6 +189,49 @@ class AppResults:
 
 
 @dataclass(frozen=True)
+class StepFigures:
+    """One step of one variant on one server, over its repetitions (medians)."""
+
+    server: str
+    variant: str
+    step: str
+    param: str | None
+    seconds: float | None             # median; None when no repetition finished the step
+    values: tuple[float, ...]         # every repetition's seconds
+    rows: float | None = None
+    plan: dict[str, float] = field(default_factory=dict)  # medians of the plan's figures
+    shape: str = ""                   # the most common plan shape
+    extra: dict[str, float] = field(default_factory=dict)  # medians of numeric extras
+    cache: str = ""                   # warm | cold, as recorded
+    labels: dict[str, str] = field(default_factory=dict)  # text extras (a keyword's class, ...)
+
+
+@dataclass(frozen=True)
+class SizeFigures:
+    """What a variant built on one server: bytes of tables and indexes after its last step
+    that recorded sizes (median over repetitions)."""
+
+    server: str
+    variant: str
+    table_bytes: float
+    index_bytes: float
+
+
+@dataclass(frozen=True)
+class SuiteResults:
+    """A measured-statement workload's results (METHODS S6, S8-S10)."""
+
+    suite: str
+    axes: tuple[str, ...]
+    servers: tuple[str, ...]          # baseline first
+    variants: tuple[str, ...]         # in the order of the axes
+    steps: tuple[StepFigures, ...]
+    sizes: tuple[SizeFigures, ...] = ()
+    not_installed: tuple[tuple[str, str, str], ...] = ()  # (server, variant, why)
+    judgements: tuple[dict[str, object], ...] = ()        # fulltext: per server and method
+
+
+@dataclass(frozen=True)
 class WorkloadSection:
     workload: str
     description: str
@@ -201,6 +244,7 @@ class WorkloadSection:
     scaleups: tuple[Scaleup, ...] = ()
     locks: tuple[LockTable, ...] = ()
     apps: tuple[AppResults, ...] = ()
+    suite: SuiteResults | None = None  # a measured-statement workload: no TPS, steps instead
 
 
 @dataclass(frozen=True)

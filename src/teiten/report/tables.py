@@ -353,7 +353,10 @@ def section_body(section: WorkloadSection, ctx: Context) -> list[Table]:
     """A workload section's tables, in the order both reports show them: TPS, latency, then
     each degradation pair, scale-up analysis, LWLock table and application table."""
     from teiten.report.app_tables import app_tables  # it builds on this module's cells
+    from teiten.report.suite_tables import suite_tables
 
+    if section.suite is not None:
+        return suite_tables(section, ctx)
     return [tps_table(section, ctx), latency_table(section, ctx),
             *(degradation_table(deg, ctx) for deg in section.degradations),
             *(scaleup_table(sc, ctx) for sc in section.scaleups),

@@ -121,6 +121,10 @@ class Cluster:
         self._own_dir(location)
         self.tablespaces.append(location)
 
+    def snapshot_parts(self) -> list[Path]:
+        """The directories that hold this cluster's files (data, outside WAL, tablespaces)."""
+        return list(self._parts().values())
+
     def _parts(self) -> dict[str, Path]:
         """What a snapshot holds: the data directory, and the WAL and tablespaces that live
         outside it (the data directory only links to them)."""

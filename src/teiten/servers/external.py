@@ -26,7 +26,7 @@ from teiten.servers.sql import (
     prewarm_all,
 )
 from teiten.spec import ServerSpec
-from teiten.workloads import Workload, apps
+from teiten.workloads import Workload, apps, statements
 
 log = logging.getLogger(__name__)
 OURS = "created by teiten for benchmarking; teiten may drop it"
@@ -81,6 +81,9 @@ class ExternalServer:
                 log.warning("pg_prewarm unavailable on %s: %s", self.name, exc)
         if workload.app is not None:
             apps.load(workload, self._conninfo(name), jobs=os.cpu_count() or 1)
+            return
+        if workload.suite is not None:
+            statements.setup(workload, self._conninfo(name), jobs=os.cpu_count() or 1)
             return
         procs.run([str(self.client.binary("pgbench")), *workload.init_args(),
                    self._conninfo(name)], timeout=7200, what="pgbench -i")

@@ -19,7 +19,7 @@ from pathlib import Path
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from teiten import paths, privileges, procs
+from teiten import oscache, paths, privileges, procs
 from teiten.cpus import Placement, confine, format_list
 from teiten.errors import ServerError, TrialFailed
 from teiten.installs import Install
@@ -29,7 +29,7 @@ from teiten.servers.base import Endpoint, TrialEnd
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.servers.sql import create_database, describe, prewarm_all
 from teiten.spec import ServerSpec
-from teiten.workloads import Workload, apps
+from teiten.workloads import Workload, apps, statements
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,7 @@ class _Slot:
     dirty: bool = False
     broken: bool = False
     restore_s: list[float] = field(default_factory=list)
+    database: str = ""
 
 
 class LocalServer:
@@ -90,7 +91,7 @@ class LocalServer:
         cluster = Cluster(self.install, root)
         cluster.placement = self._placement()
         cluster.initdb(self.spec.initdb, waldir=waldir)
-        cluster.configure(self.settings)
+        cluster.configure(self._settings_for(workload))
         space = None
         if self.spec.tablespace:
             base = Path(self.spec.tablespace).expanduser().absolute()
@@ -113,7 +114,7 @@ class LocalServer:
                     if ext in preloaded:
                         conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(
                             sql.Identifier(ext)))
-            if workload.app is not None:
+            if workload.app is not None or workload.suite is not None:
                 self._load_app(cluster, workload, in_space=space is not None)
             else:
                 in_space = [f"--tablespace={TABLESPACE}", f"--index-tablespace={TABLESPACE}"] if space else []
@@ -130,7 +131,7 @@ class LocalServer:
                 paths.remove_owned(cluster.socket_dir)
             raise
         cluster.stop()
-        slot = _Slot(cluster=cluster, snapshot=root / "snapshot")
+        slot = _Slot(cluster=cluster, snapshot=root / "snapshot", database=workload.database)
         cluster.snapshot(slot.snapshot)
         self.slots[workload.key] = slot
 
@@ -143,10 +144,41 @@ class LocalServer:
         assert cluster.port is not None
         conninfo = make_conninfo(host=cluster.host, port=cluster.port, user=SUPERUSER,
                                  dbname=workload.database)
-        took = apps.load(workload, conninfo, jobs=len(self.cpus) if self.cpus else os.cpu_count() or 1)
+        jobs = len(self.cpus) if self.cpus else os.cpu_count() or 1
+        if workload.suite is not None:
+            took = statements.setup(workload, conninfo, jobs=jobs)
+        else:
+            took = apps.load(workload, conninfo, jobs=jobs)
         self.loads[workload.key] = took
         log.info("%s: loaded %s in %.1f s (%s)", self.name, workload.key, sum(took.values()),
                  ", ".join(f"{k} {v:.1f}" for k, v in took.items()))
+
+    def _settings_for(self, workload: Workload) -> dict[str, str]:
+        """The server's settings, with what a measured-statement workload needs unless the
+        study set it (e.g. max_parallel_workers for a sweep of parallel workers)."""
+        if workload.suite is None:
+            return self.settings
+        needs = statements.suite(workload.suite).settings(dict(workload.options))
+        return {**self.settings, **{k: v for k, v in needs.items() if k not in self.spec.settings}}
+
+    def cold_restart(self) -> tuple[str, dict[str, object]]:
+        """Restart the current trial's server with nothing of its data cached: shut down
+        (which writes every dirty buffer), drop the OS cache of its files, start again.
+        Returns the new conninfo and what was done."""
+        slot = self.current
+        assert slot is not None, "cold_restart outside a trial"
+        cluster = slot.cluster
+        notes = cluster.stop()
+        done: dict[str, object] = {"server_restarted": True,
+                                   "os_cache": oscache.evict(cluster.snapshot_parts())}
+        if notes:
+            done["stop_notes"] = notes
+        assert cluster.log_dir is not None
+        cluster.start(cluster.log_dir)
+        assert cluster.port is not None
+        host = "127.0.0.1" if self.tcp else cluster.host
+        return make_conninfo(host=host, port=cluster.port, user=SUPERUSER,
+                             dbname=slot.database), done
 
     def _placement(self) -> Placement | None:
         """The CPUs of this server, confined once for all its clusters (one runs at a time)."""

@@ -20,7 +20,7 @@ from teiten.errors import StoreError, StoreVersionError, UserError
 from teiten.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 RESULT_FIELDS = (
-    "trial_id", "study", "server", "workload", "clients", "threads", "repetition",
+    "trial_id", "study", "server", "workload", "variant", "clients", "threads", "repetition",
     "order_index", "status", "tps", "transactions", "failed_transactions", "duration_s",
     "latency_ms_avg", "latency_ms_stddev", "started_at", "finished_at", "error",
 )
@@ -36,6 +36,7 @@ class PlannedTrial:
     threads: int
     repetition: int
     duration_s: float
+    variant: str = ""  # a measured-statement workload's variant, e.g. "models=jsonb indexes=brin"
 
 
 @dataclass(frozen=True)
@@ -135,10 +136,10 @@ class Store:
                 [(study_id, n, i, kind, spec) for i, (n, kind, spec) in enumerate(servers)])
             c.executemany(
                 "INSERT INTO trials (study_id, trial_id, order_index, server, workload, clients,"
-                " threads, repetition, planned_duration_s, status) VALUES (?,?,?,?,?,?,?,?,?,"
-                " 'planned')",
+                " threads, repetition, planned_duration_s, variant, status) VALUES"
+                " (?,?,?,?,?,?,?,?,?,?, 'planned')",
                 [(study_id, t.trial_id, t.order_index, t.server, t.workload, t.clients,
-                  t.threads, t.repetition, t.duration_s) for t in trials])
+                  t.threads, t.repetition, t.duration_s, t.variant) for t in trials])
         return study_id
 
     def study(self, study_id: int) -> sqlite3.Row:
@@ -213,6 +214,15 @@ class Store:
         return [{"wait_event_type": r[0], "wait_event": r[1], "samples": r["n"],
                  "share": round(r["n"] / total, 4)} for r in rows[:n]] if total else []
 
+    def steps(self, study_id: int, trial_id: str | None = None) -> list[dict[str, Any]]:
+        """The timed steps of one trial, or of every trial of a study, as Step.to_json()
+        dicts with their trial_id, in the order they ran."""
+        where, args = ("AND trial_id=?", (study_id, trial_id)) if trial_id else ("", (study_id,))
+        return [{"trial_id": r[0], "name": r[1], "param": r[2], "seconds": r[3], "rows": r[4],
+                 **json.loads(r[5])} for r in self.conn.execute(
+            f"SELECT trial_id, name, param, seconds, rows, body FROM steps WHERE study_id=? {where} "  # noqa: S608
+            "ORDER BY trial_id, step_index", args)]
+
     def series(self, study_id: int, trial_id: str, source: str = "system") -> list[sqlite3.Row]:
         return list(self.conn.execute(
             "SELECT t, name, value FROM series WHERE study_id=? AND trial_id=? AND source=? "
@@ -245,13 +255,20 @@ class Store:
     def finish_trial(self, study_id: int, trial_id: str, *, status: str, finished_at: str,
                      error: str | None, output: PgbenchOutput | None, argv: list[str],
                      stdout: str, stderr: str, server_log: str, notes: list[str],
-                     evidence: Evidence | None = None) -> None:
-        """Record a finished trial (ok or failed) with everything it produced, atomically."""
+                     evidence: Evidence | None = None,
+                     steps: Sequence[dict[str, Any]] = ()) -> None:
+        """Record a finished trial (ok or failed) with everything it produced, atomically.
+        ``steps`` are a measured-statement trial's (Step.to_json()), kept even when it failed."""
         o = output
         with self.transaction() as c:
-            for table in ("series", "metrics", "waits", "details"):
+            for table in ("series", "metrics", "waits", "details", "steps"):
                 c.execute(f"DELETE FROM {table} WHERE study_id=? AND trial_id=?",  # noqa: S608
                           (study_id, trial_id))
+            c.executemany("INSERT INTO steps VALUES (?,?,?,?,?,?,?,?)", [
+                (study_id, trial_id, i, st["name"], st["param"], st["seconds"], st["rows"],
+                 json.dumps({k: v for k, v in st.items()
+                             if k not in ("name", "param", "seconds", "rows")}))
+                for i, st in enumerate(steps)])
             if evidence is not None:
                 c.executemany("INSERT INTO series VALUES (?,?,?,?,?,?)",
                               [(study_id, trial_id, *row) for row in evidence.series])

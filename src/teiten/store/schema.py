@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -136,6 +136,27 @@ def _to_v2(conn: sqlite3.Connection) -> None:
     _execute_all(conn, _V2)
 
 
+# 3: measured-statement workloads: a trial's variant, and its timed steps.
+_V3 = """
+ALTER TABLE trials ADD COLUMN variant TEXT NOT NULL DEFAULT '';
+CREATE TABLE steps (
+    study_id      INTEGER NOT NULL,
+    trial_id      TEXT NOT NULL,
+    step_index    INTEGER NOT NULL,     -- in the order the trial ran them
+    name          TEXT NOT NULL,        -- load, index, query, search, vacuum, ...
+    param         TEXT,                 -- what the step was given: a keyword, a ratio, a day
+    seconds       REAL NOT NULL,
+    rows          INTEGER,
+    body          TEXT NOT NULL,        -- JSON: plan summary, sizes, cache state, extra figures
+    PRIMARY KEY (study_id, trial_id, step_index)
+);
+"""
+
+
+def _to_v3(conn: sqlite3.Connection) -> None:
+    _execute_all(conn, _V3)
+
+
 def _execute_all(conn: sqlite3.Connection, script: str) -> None:
     # Not executescript(): it commits first, and a migration step is one transaction.
     for statement in script.split(";\n"):
@@ -148,4 +169,4 @@ def _to_v1(conn: sqlite3.Connection) -> None:
 
 
 # MIGRATIONS[n] turns a store of version n - 1 into version n.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_v1, 2: _to_v2}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_v1, 2: _to_v2, 3: _to_v3}

@@ -23,6 +23,11 @@ PACKAGE_DIR = Path(__file__).parent
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
 
 
+def suite_digest(name: str) -> str:
+    from teiten.workloads import statements  # statements builds on this module
+    return statements.digest(name)
+
+
 def apps_digest(name: str) -> str:
     from teiten.workloads import apps  # apps builds on this module
     return apps.digest(name)
@@ -41,6 +46,7 @@ class Workload:
     description: str
     app: str | None = None  # "tpcc" | "bookstore": loaded by SQL, measured by teiten.workloads.apps
     options: tuple[tuple[str, Any], ...] = ()  # the app's options, every default filled in
+    suite: str | None = None  # a measured-statement workload (teiten.workloads.statements)
 
     def option(self, name: str) -> Any:
         return dict(self.options)[name]
@@ -50,6 +56,9 @@ class Workload:
         if self.app is not None:
             from teiten.workloads import apps  # apps builds on this module
             return apps.data_bytes(self)
+        if self.suite is not None:
+            from teiten.workloads import statements
+            return statements.suite(self.suite).data_bytes(dict(self.options))
         return pgbench_data_bytes(self.scale, self.fillfactor)
 
     @property
@@ -76,18 +85,22 @@ class Workload:
         return {"key": self.key, "scripts": [list(s) for s in self.scripts], "scale": self.scale,
                 "fillfactor": self.fillfactor, "modifies_data": self.modifies_data,
                 "description": self.description, "app": self.app, "options": dict(self.options),
-                **({"digest": apps_digest(self.app)} if self.app else {})}
+                **({"digest": apps_digest(self.app)} if self.app else {}),
+                **({"suite": self.suite, "digest": suite_digest(self.suite)} if self.suite else {})}
 
     @classmethod
     def from_json(cls, w: dict[str, Any]) -> Workload:
         """A stored workload; refused when an app's SQL is no longer what the study used."""
-        if w.get("app") and w.get("digest") != apps_digest(w["app"]):
-            raise UserError(f"the {w['app']} workload's SQL and scripts have changed since this "
+        named = w.get("app") or w.get("suite")
+        now = apps_digest(w["app"]) if w.get("app") else suite_digest(w["suite"]) if named else None
+        if named and w.get("digest") != now:
+            raise UserError(f"the {named} workload's SQL and scripts have changed since this "
                             "study started (teiten was upgraded?); finish it with the teiten "
                             "that started it, or run the study again")
+        opts = {k: tuple(v) if isinstance(v, list) else v for k, v in (w.get("options") or {}).items()}
         return cls(w["key"], tuple((s, int(n)) for s, n in w["scripts"]), int(w["scale"]),
                    w["fillfactor"], bool(w["modifies_data"]), w.get("description", ""),
-                   w.get("app"), tuple(sorted((w.get("options") or {}).items())))
+                   w.get("app"), tuple(sorted(opts.items())), w.get("suite"))
 
 
 @dataclass(frozen=True)
@@ -152,9 +165,12 @@ def _resolve_one(loaded: LoadedStudy, index: int, spec: WorkloadSpec) -> Workloa
                         "mix of " + ", ".join(f"{s}@{w}" for s, w in scripts))
     if spec.key in apps.APPS and spec.script is None and spec.scripts is None:
         return apps.resolve(loaded, loc, spec)
+    from teiten.workloads import statements
+    if statements.is_suite(spec.key) and spec.script is None and spec.scripts is None:
+        return statements.resolve(loaded, loc, spec)
     builtin = BUILTINS.get(spec.key)
     if builtin is None:
-        names = [*BUILTINS, *apps.APPS]
+        names = [*BUILTINS, *apps.APPS, *statements.SUITE_NAMES]
         close = difflib.get_close_matches(spec.key, names, n=1)
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise loaded.error(loc, f"unknown workload '{spec.key}'; {hint}built-in workloads are "

@@ -75,24 +75,36 @@ APPS: dict[str, App] = {
 
 KEY_TABLE = {"tpcc": "district", "bookstore": "item"}  # present once an app is loaded
 
-# The pgbench-initialised workloads take none of these; 'fillfactor' is pgbench's -F.
-_APP_KEYS = ("rampup", "warehouses", "all_warehouses", "keying_and_think_time",
-             "check_consistency", "items", "customers", "think_time", "mix")
+def _option_owners() -> dict[str, list[str]]:
+    """Each option of the app and measured-statement workloads -> the workloads that take it.
+    The pgbench-initialised workloads take none of them ('fillfactor' is pgbench's -F)."""
+    from teiten.workloads import statements  # builds on the workloads package, as this does
+    owners: dict[str, list[str]] = {}
+    named = [(a.name, a.defaults) for a in APPS.values()]
+    named += [(n, statements.suite(n).defaults) for n in statements.SUITE_NAMES]
+    for name, defaults in named:
+        for key in defaults:
+            owners.setdefault(key, []).append(name)
+    return owners
 
 
 def refuse_foreign_options(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: WorkloadSpec) -> None:
     """An option set on a workload that does not take it is an error, not silently ignored."""
-    app = APPS.get(spec.key) if spec.script is None and spec.scripts is None else None
-    for key in _APP_KEYS:
-        if getattr(spec, key) is None or (app is not None and key in app.defaults):
+    own = spec.key if spec.script is None and spec.scripts is None else None
+    for key, owners in _option_owners().items():
+        if getattr(spec, key, None) is None or own in owners:
             continue
-        owners = [a.name for a in APPS.values() if key in a.defaults]
         raise loaded.error((*loc, key), f"'{key}' is an option of the {' and '.join(owners)} "
                            f"workload{'s' if len(owners) > 1 else ''}, not of '{spec.key}'; "
                            "remove it")
-    if app is not None and spec.fillfactor is not None:
-        raise loaded.error((*loc, "fillfactor"), f"'fillfactor' is pgbench's -F; the {app.name} "
+    if own is not None and own in _option_owners_all() and spec.fillfactor is not None:
+        raise loaded.error((*loc, "fillfactor"), f"'fillfactor' is pgbench's -F; the {own} "
                            "workload sets its own fillfactors (see its README); remove it")
+
+
+def _option_owners_all() -> set[str]:
+    from teiten.workloads import statements
+    return {*APPS, *statements.SUITE_NAMES}
 
 
 def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: WorkloadSpec) -> Any:

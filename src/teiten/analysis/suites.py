@@ -1,0 +1,125 @@
+"""Figures of the measured-statement workloads: per server, variant and step, the median
+time over the repetitions, the plan's figures and the sizes built (METHODS S6, S8-S10)."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from teiten.report.model import SizeFigures, StepFigures, SuiteResults
+
+# The plan figures a report shows (teiten.drivers.explain.PlanSummary).
+PLAN_FIELDS = ("workers_planned", "workers_launched", "shared_hit", "shared_read",
+               "rows_removed_by_filter", "rows_removed_by_index_recheck", "heap_blocks_exact",
+               "heap_blocks_lossy", "partitions_scanned", "planning_ms")
+
+Steps = Mapping[str, Sequence[Mapping[str, Any]]]  # trial_id -> its steps, in order
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def suite_results(suite: str, axes: Sequence[str], variants: Sequence[str],
+                  servers: Sequence[str], trials: Sequence[Mapping[str, Any]], steps: Steps,
+                  workload: str) -> SuiteResults:
+    """The results of one suite workload. Steps are matched across repetitions by their
+    position among the steps of the same name and param (a trial may run a step twice)."""
+    groups: dict[tuple[str, str, str, str | None, int], list[Mapping[str, Any]]] = defaultdict(list)
+    order: dict[tuple[str, str, str, str | None, int], int] = {}
+    sizes: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    missing = []
+    for t in trials:
+        if t["workload"] != workload:
+            continue
+        if t["status"] == "skipped" and str(t["error"] or "").startswith("not installed"):
+            missing.append((t["server"], t["variant"], str(t["error"]).removeprefix("not installed: ")))
+            continue
+        if t["status"] != "ok":
+            continue
+        seen: Counter[tuple[str, str | None]] = Counter()
+        last_sizes = None
+        for i, st in enumerate(steps.get(t["trial_id"], ())):
+            nth = seen[(st["name"], st["param"])]
+            seen[(st["name"], st["param"])] += 1
+            key = (t["server"], t["variant"], st["name"], st["param"], nth)
+            groups[key].append(st)
+            order.setdefault(key, i)
+            if st.get("sizes"):
+                last_sizes = st
+        if last_sizes is not None:
+            indexes = set(last_sizes.get("indexes") or ())
+            table = sum(v for k, v in last_sizes["sizes"].items() if k not in indexes)
+            index = sum(v for k, v in last_sizes["sizes"].items() if k in indexes)
+            sizes[(t["server"], t["variant"])].append((table, index))
+    figures = []
+    rank = {v: i for i, v in enumerate(variants)}
+    server_rank = {s: i for i, s in enumerate(servers)}
+    for key in sorted(groups, key=lambda k: (rank.get(k[1], 1 << 20), server_rank.get(k[0], 0), order[k])):
+        server, variant, name, param, _ = key
+        runs = groups[key]
+        plans = [r["plan"] for r in runs if r.get("plan")]
+        extras: dict[str, list[float]] = defaultdict(list)
+        for r in runs:
+            for k, v in (r.get("extra") or {}).items():
+                if isinstance(v, int | float) and not isinstance(v, bool):
+                    extras[k].append(float(v))
+        caches = [str((r.get("cache") or {}).get("state", "")) for r in runs]
+        labels = {k: v for k, v in (runs[0].get("extra") or {}).items() if isinstance(v, str)}
+        figures.append(StepFigures(
+            server=server, variant=variant, step=name, param=param,
+            seconds=_median([float(r["seconds"]) for r in runs]),
+            values=tuple(float(r["seconds"]) for r in runs),
+            rows=_median([float(r["rows"]) for r in runs if r.get("rows") is not None]),
+            plan={f: m for f in PLAN_FIELDS
+                  if (m := _median([float(p[f]) for p in plans if p.get(f) is not None])) is not None},
+            shape=Counter(p["shape"] for p in plans).most_common(1)[0][0] if plans else "",
+            extra={k: m for k, v in extras.items() if (m := _median(v)) is not None},
+            cache=Counter(caches).most_common(1)[0][0] if caches else "", labels=labels))
+    size_rows = tuple(SizeFigures(server, variant, _median([a for a, _ in v]) or 0.0,
+                                  _median([b for _, b in v]) or 0.0)
+                      for (server, variant), v in sorted(
+                          sizes.items(), key=lambda kv: (rank.get(kv[0][1], 0), server_rank.get(kv[0][0], 0))))
+    return SuiteResults(suite=suite, axes=tuple(axes), servers=tuple(servers),
+                        variants=tuple(variants), steps=tuple(figures), sizes=size_rows,
+                        not_installed=tuple(sorted(set(missing))))
+
+
+def variant_values(variant: str) -> dict[str, str]:
+    return dict(pair.split("=", 1) for pair in variant.split())
+
+
+def fulltext_judgements(res: SuiteResults) -> tuple[dict[str, object], ...]:
+    """The S9 strengths and weaknesses of each search method, per server, from the warm
+    variants (or the first cache state measured)."""
+    from teiten.workloads import fulltext  # the rules live with the workload
+
+    out: list[dict[str, object]] = []
+    sizes = {(s.server, s.variant): s for s in res.sizes}
+    for server in res.servers:
+        methods: dict[str, dict[str, Any]] = {}
+        for variant in res.variants:
+            values = variant_values(variant)
+            method, cache = values.get("methods", ""), values.get("cache", "warm")
+            if method in methods or (cache != "warm" and any(
+                    variant_values(v).get("cache") == "warm" for v in res.variants)):
+                continue
+            mine = [st for st in res.steps if st.server == server and st.variant == variant]
+            gone = [why for s, v, why in res.not_installed if s == server and v == variant]
+            size = sizes.get((server, variant))
+            build = next((st.seconds for st in mine if st.step == "index"), None)
+            methods[method] = {
+                "build_s": build, "index_bytes": size.index_bytes if size and build is not None else None,
+                "table_bytes": size.table_bytes if size else 0, "not_installed": bool(gone),
+                "searches": [{"keyword": st.param, "cls": st.labels.get("cls", ""),
+                              "band": st.labels.get("band", ""), "hits": st.extra.get("hits"),
+                              "rows": st.rows, "seconds": st.seconds,
+                              "rows_removed_by_index_recheck": st.plan.get("rows_removed_by_index_recheck"),
+                              "shape": st.shape} for st in mine if st.step == "search"]}
+        if not methods or all(m["not_installed"] for m in methods.values()):
+            continue
+        for row in fulltext.judge(methods):
+            out.append({"server": server, **row})
+    return tuple(out)

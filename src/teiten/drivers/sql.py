@@ -1,0 +1,192 @@
+"""Timed SQL statements: the driver of measured-statement workloads (METHODS S6, S8-S10).
+
+A :class:`Session` holds one connection to the workload's database and records *steps*:
+
+- :meth:`Session.step` times a statement that changes something (a load, an index build,
+  VACUUM) on the client's clock, then records the sizes of every table and index of the
+  database, so that each step says what it built;
+- :meth:`Session.query` runs a query once under ``EXPLAIN (ANALYZE, BUFFERS, TIMING OFF,
+  FORMAT JSON)``: the server's execution time is the step's time, and the plan's figures
+  (:mod:`teiten.drivers.explain`) come from the same execution. TIMING OFF leaves out the
+  per-node clock reads that inflate EXPLAIN ANALYZE's total, and one execution is what a
+  cold cache allows;
+- :meth:`Session.cache` puts the cache in a state before the next step: ``warm`` loads the
+  named relations into shared_buffers with pg_prewarm; ``cold`` asks the server to restart
+  and to drop the operating system's cache of its files, and the step records what was
+  actually done.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from teiten.drivers import explain
+from teiten.errors import ServerError
+
+# Given by the server: restart it with a cold cache; returns the new conninfo and what was done.
+ColdRestart = Callable[[], tuple[str, dict[str, Any]]]
+
+_SIZES = """
+SELECT c.relname, c.relkind, pg_relation_size(c.oid), coalesce(pg_table_size(c.oid), 0)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'i', 'm', 'p', 'I') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+  AND n.nspname NOT LIKE 'pg_toast%' AND c.relpersistence <> 't'
+ORDER BY c.relname
+"""
+
+
+@dataclass
+class Step:
+    """One timed step of a trial."""
+
+    name: str  # load, index, query, vacuum, ...
+    param: str | None  # what the step was given: a keyword, a day, a ratio
+    seconds: float
+    rows: int | None = None
+    plan: explain.PlanSummary | None = None
+    sizes: dict[str, int] | None = None  # relation -> bytes (tables with their TOAST)
+    cache: dict[str, Any] | None = None  # the cache state set up before this step
+    extra: dict[str, Any] = field(default_factory=dict)
+    indexes: tuple[str, ...] = ()  # which of ``sizes`` are indexes
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "param": self.param, "seconds": self.seconds, "rows": self.rows,
+                "plan": self.plan.to_json() if self.plan else None, "sizes": self.sizes,
+                "indexes": list(self.indexes), "cache": self.cache, "extra": self.extra}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Step:
+        plan = explain.PlanSummary(**d["plan"]) if d.get("plan") else None
+        return cls(d["name"], d.get("param"), float(d["seconds"]), d.get("rows"), plan,
+                   d.get("sizes"), d.get("cache"), d.get("extra") or {},
+                   tuple(d.get("indexes") or ()))
+
+
+class Session:
+    """One connection to a workload's database, recording steps as they finish."""
+
+    def __init__(self, conninfo: str, *, cold_restart: ColdRestart | None = None,
+                 on_step: Callable[[Step], None] | None = None):
+        self.conninfo = conninfo
+        self.cold_restart = cold_restart
+        self.on_step = on_step
+        self.steps: list[Step] = []
+        self.notes: list[str] = []
+        self._cache: dict[str, Any] | None = None
+        self._settings: dict[str, str] = {}
+        self.conn = self._connect()
+
+    def _connect(self) -> psycopg.Connection:
+        try:
+            return psycopg.connect(self.conninfo, autocommit=True, connect_timeout=15)
+        except psycopg.Error as exc:
+            raise ServerError(f"cannot connect to the workload's database: {exc}") from exc
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- untimed ---------------------------------------------------------------------------
+
+    def execute(self, statement: str | sql.Composed | sql.SQL, params: Sequence[Any] | None = None) -> None:
+        self.conn.execute(_query(statement), params)
+
+    def scalar(self, statement: str | sql.Composed | sql.SQL, params: Sequence[Any] | None = None) -> Any:
+        row = self.conn.execute(_query(statement), params).fetchone()
+        return row[0] if row else None
+
+    def rows(self, statement: str | sql.Composed | sql.SQL,
+             params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+        return self.conn.execute(_query(statement), params).fetchall()
+
+    def set(self, **settings: object) -> None:
+        """SET these for the session; they survive a cold restart."""
+        for name, value in settings.items():
+            text = ("on" if value else "off") if isinstance(value, bool) else str(value)
+            self.conn.execute(sql.SQL("SELECT set_config({}, {}, false)").format(
+                sql.Literal(name), sql.Literal(text)))
+            self._settings[name] = text
+
+    def sizes(self) -> dict[str, int]:
+        """Bytes of every table (with its TOAST) and index of the database."""
+        return self._sizes()[0]
+
+    def _sizes(self) -> tuple[dict[str, int], tuple[str, ...]]:
+        out, indexes = {}, []
+        for name, kind, own, total in self.conn.execute(_SIZES):
+            out[name] = int(total if kind in ("r", "m", "p") else own)
+            if kind in ("i", "I"):
+                indexes.append(name)
+        return out, tuple(indexes)
+
+    # -- the cache -------------------------------------------------------------------------
+
+    def cache(self, state: str, relations: Sequence[str] = ()) -> dict[str, Any]:
+        """Put the cache in ``state`` ('warm' or 'cold') for the next step."""
+        if state == "warm":
+            names = list(relations)
+            blocks = 0
+            for name in names:
+                blocks += int(self.scalar("SELECT pg_prewarm(%s::regclass)", (name,)) or 0)
+                for (index,) in self.rows("SELECT indexrelid::regclass::text FROM pg_index "
+                                          "WHERE indrelid = %s::regclass", (name,)):
+                    blocks += int(self.scalar("SELECT pg_prewarm(%s::regclass)", (index,)) or 0)
+            self._cache = {"state": "warm", "prewarmed_blocks": blocks, "relations": names}
+        elif state == "cold":
+            if self.cold_restart is None:
+                raise ServerError("a cold cache needs a server that teiten can restart")
+            self.conn.close()
+            self.conninfo, done = self.cold_restart()
+            self.conn = self._connect()
+            for name, value in self._settings.items():
+                self.conn.execute(sql.SQL("SELECT set_config({}, {}, false)").format(
+                    sql.Literal(name), sql.Literal(value)))
+            self._cache = {"state": "cold", **done}
+        else:
+            raise ValueError(f"unknown cache state {state!r}")
+        return self._cache
+
+    # -- timed -----------------------------------------------------------------------------
+
+    def step(self, name: str, statement: str | sql.Composed | sql.SQL, *, param: object = None,
+             params: Sequence[Any] | None = None, sizes: bool = True, **extra: Any) -> Step:
+        """Time a statement on the client's clock, then record the database's sizes."""
+        started = time.perf_counter()
+        cur = self.conn.execute(_query(statement), params)
+        seconds = time.perf_counter() - started
+        rows = cur.rowcount if cur.rowcount is not None and cur.rowcount >= 0 else None
+        found, indexes = self._sizes() if sizes else (None, ())
+        return self._record(Step(name, _param(param), seconds, rows=rows, sizes=found,
+                                 extra=dict(extra), indexes=indexes))
+
+    def query(self, name: str, statement: str | sql.Composed | sql.SQL, *, param: object = None,
+              params: Sequence[Any] | None = None, **extra: Any) -> Step:
+        """Run a query once under EXPLAIN ANALYZE: its execution time and its plan's figures."""
+        text = sql.SQL("EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) ") + _query(statement)
+        started = time.perf_counter()
+        row = self.conn.execute(text, params).fetchone()
+        wall = time.perf_counter() - started
+        assert row is not None
+        plan = explain.summarise(row[0])
+        return self._record(Step(name, _param(param), plan.execution_ms / 1000, rows=plan.rows,
+                                 plan=plan, extra={"wall_s": wall, **extra}))
+
+    def _record(self, step: Step) -> Step:
+        step.cache, self._cache = self._cache, None
+        self.steps.append(step)
+        if self.on_step is not None:
+            self.on_step(step)
+        return step
+
+
+def _query(statement: str | sql.Composed | sql.SQL) -> sql.Composed | sql.SQL:
+    return sql.SQL(statement) if isinstance(statement, str) else statement
+
+
+def _param(value: object) -> str | None:
+    return None if value is None else str(value)

@@ -1,0 +1,237 @@
+"""Tables and charts of the measured-statement workloads (METHODS S6, S8-S10): time of each
+step per variant and server, the plans' figures, the sizes each variant built, time against
+the swept parameter, and for full-text search the strengths and weaknesses of each method."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from teiten.analysis.suites import variant_values
+from teiten.report import formats as f
+from teiten.report.i18n import tr
+from teiten.report.model import StepFigures, SuiteResults, WorkloadSection
+from teiten.report.svg import Line, line_chart
+from teiten.report.tables import Cell, Column, Context, Table
+from teiten.report.value_bars import Bar, value_bars
+
+# suite -> (the step whose time is charted, its x: a variant axis, or "rows")
+CHARTED = {"accesslog": ("aggregate", "workers"), "freeze": ("vacuum freeze", "frozen"),
+           "fulltext": ("search", "rows"), "iot": ("query", "models")}
+MISSING = Cell(f.MISSING, tone="missing")
+
+
+def seconds_text(seconds: float | None) -> str:
+    if seconds is None:
+        return f.MISSING
+    return f"{seconds * 1000:,.2f} ms" if seconds < 1 else f"{seconds:,.2f} s"
+
+
+def bytes_text(value: float | None) -> str:
+    if value is None:
+        return f.MISSING
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if value >= size:
+            return f"{value / size:,.1f} {unit}"
+    return f"{value:,.0f} B"
+
+
+def _label(st: StepFigures) -> str:
+    values = variant_values(st.variant).values()
+    shown = st.param if st.param and st.param not in values else ""
+    return " · ".join(x for x in (st.variant, st.step, shown) if x)
+
+
+def _key(st: StepFigures) -> tuple[str, str, str | None]:
+    return st.variant, st.step, st.param
+
+
+def steps_table(res: SuiteResults, ctx: Context) -> Table:
+    """Median time of every step, servers side by side, with the ratio to the baseline."""
+    lang = ctx.lang
+    by: dict[tuple[str, str, str | None], dict[str, StepFigures]] = defaultdict(dict)
+    order: list[tuple[str, str, str | None]] = []
+    for st in res.steps:
+        if _key(st) not in by:
+            order.append(_key(st))
+        by[_key(st)][st.server] = st
+    base = res.servers[0] if res.servers else ""
+    columns = [Column(tr("suite.time", lang), sub=s) for s in res.servers]
+    columns += [Column(tr("suite.ratio", lang, baseline=base), sub=s) for s in res.servers[1:]]
+    rows = []
+    for key in order:
+        figs = by[key]
+        cells = []
+        for s in res.servers:
+            got = figs.get(s)
+            cells.append(Cell(seconds_text(got.seconds), title=tr(
+                "suite.runs", lang, n=len(got.values), values=", ".join(seconds_text(v) for v in got.values)))
+                if got and got.seconds is not None else MISSING)
+        b = figs.get(base)
+        for s in res.servers[1:]:
+            other = figs.get(s)
+            if other and b and other.seconds is not None and b.seconds:
+                ratio = other.seconds / b.seconds
+                tone = "same" if abs(ratio - 1) < 0.05 else ("better" if ratio < 1 else "worse")
+                cells.append(Cell(f"{ratio:.2f}", tone=tone))
+            else:
+                cells.append(MISSING)
+        rows.append((_label(next(iter(figs.values()))), tuple(cells)))
+    notes = [tr("suite.time.note", lang)]
+    notes += [tr("suite.not_installed", lang, server=s, variant=v, why=why)
+              for s, v, why in res.not_installed]
+    return Table("suite-steps", tr("suite.steps", lang), tr("suite.step", lang), tuple(columns),
+                 tuple(rows), tuple(notes))
+
+
+def plans_table(res: SuiteResults, ctx: Context) -> Table | None:
+    """The EXPLAIN ANALYZE figures of every query step."""
+    lang = ctx.lang
+    queried = [st for st in res.steps if st.shape]
+    if not queried:
+        return None
+    keys = ("rows", "workers", "shared_hit", "shared_read", "rows_removed_by_filter",
+            "rows_removed_by_index_recheck", "heap_blocks", "shape")
+    columns = tuple(Column(tr(f"suite.plan.{k}", lang)) for k in keys)
+    rows = []
+    for st in queried:
+        p = st.plan
+
+        def n(name: str, p: dict[str, float] = p) -> str:
+            return f"{p[name]:,.0f}" if name in p else f.MISSING
+        cells = (Cell(f"{st.rows:,.0f}" if st.rows is not None else f.MISSING),
+                 Cell(f"{n('workers_launched')} / {n('workers_planned')}"),
+                 Cell(n("shared_hit")), Cell(n("shared_read")), Cell(n("rows_removed_by_filter")),
+                 Cell(n("rows_removed_by_index_recheck")),
+                 Cell(f"{n('heap_blocks_exact')} / {n('heap_blocks_lossy')}"), Cell(st.shape))
+        rows.append((f"{st.server} · {_label(st)}", cells))
+    return Table("suite-plans", tr("suite.plans", lang), tr("suite.step", lang), columns,
+                 tuple(rows), (tr("suite.plans.note", lang),))
+
+
+def sizes_table(res: SuiteResults, ctx: Context) -> Table | None:
+    lang = ctx.lang
+    if not res.sizes:
+        return None
+    by = {(s.server, s.variant): s for s in res.sizes}
+    columns = []
+    for s in res.servers:
+        columns += [Column(tr("suite.table_bytes", lang), group=s),
+                    Column(tr("suite.index_bytes", lang), group=s)]
+    rows = []
+    for v in res.variants:
+        cells: list[Cell] = []
+        for s in res.servers:
+            got = by.get((s, v))
+            cells += ([Cell(bytes_text(got.table_bytes)), Cell(bytes_text(got.index_bytes))]
+                      if got else [MISSING, MISSING])
+        if any(c is not MISSING for c in cells):
+            rows.append((v, tuple(cells)))
+    return Table("suite-sizes", tr("suite.sizes", lang), tr("suite.variant", lang), tuple(columns),
+                 tuple(rows), (tr("suite.sizes.note", lang),))
+
+
+def speedup_table(res: SuiteResults, ctx: Context) -> Table | None:
+    """accesslog (S6): time, speed-up against no workers, workers launched of planned."""
+    if res.suite != "accesslog":
+        return None
+    lang = ctx.lang
+    steps = [st for st in res.steps if st.step == "aggregate"]
+    serial = {(st.server, _without(st.variant, "workers")): st.seconds for st in steps
+              if variant_values(st.variant).get("workers") == "0"}
+    columns = (Column(tr("suite.time", lang)), Column(tr("suite.speedup", lang)),
+               Column(tr("suite.plan.workers", lang)))
+    rows = []
+    for st in steps:
+        before = serial.get((st.server, _without(st.variant, "workers")))
+        up = before / st.seconds if before and st.seconds else None
+        rows.append((f"{st.server} · {st.variant}", (
+            Cell(seconds_text(st.seconds)), Cell(f"{up:.2f}×" if up else f.MISSING),
+            Cell(f"{st.plan.get('workers_launched', 0):.0f} / {st.plan.get('workers_planned', 0):.0f}"))))
+    return Table("suite-speedup", tr("suite.speedup.heading", lang), tr("suite.variant", lang),
+                 columns, tuple(rows), (tr("suite.speedup.note", lang),))
+
+
+def _without(variant: str, axis: str) -> str:
+    return " ".join(p for p in variant.split() if not p.startswith(axis + "="))
+
+
+def judgement_table(res: SuiteResults, ctx: Context) -> Table | None:
+    """fulltext (S9): each method's strengths and weaknesses, worded from the numbers."""
+    if not res.judgements:
+        return None
+    lang = ctx.lang
+    rows = []
+    for j in res.judgements:
+        strengths = j.get("strengths", {})
+        weaknesses = j.get("weaknesses", {})
+        assert isinstance(strengths, dict) and isinstance(weaknesses, dict)
+        rows.append((f"{j['server']} · {j['method']}", (
+            Cell(" ".join(strengths.get(lang) or strengths.get("en") or []) or f.MISSING),
+            Cell(" ".join(weaknesses.get(lang) or weaknesses.get("en") or []) or f.MISSING))))
+    return Table("suite-judgement", tr("suite.judgement", lang), tr("suite.method", lang),
+                 (Column(tr("suite.strengths", lang)), Column(tr("suite.weaknesses", lang))),
+                 tuple(rows), (tr("suite.judgement.note", lang),))
+
+
+def suite_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
+    res = section.suite
+    assert res is not None
+    found = [judgement_table(res, ctx), speedup_table(res, ctx), steps_table(res, ctx),
+             sizes_table(res, ctx), plans_table(res, ctx)]
+    return [t for t in found if t is not None]
+
+
+def suite_charts(section: WorkloadSection, ctx: Context) -> list[tuple[str, str, str]]:
+    """``[(kind, title, svg)]``: time against the swept parameter, and sizes per variant."""
+    res = section.suite
+    assert res is not None
+    lang = ctx.lang
+    out = []
+    step, x = CHARTED.get(res.suite, ("", ""))
+    lines = _time_lines(res, step, x)
+    if lines and x != "models":
+        title = tr("chart.suite_time", lang, workload=section.workload, step=step)
+        x_label = tr("axis.hits", lang) if x == "rows" else x
+        out.append(("suite-time", title, line_chart(
+            title, x_label, tr("axis.ms", lang), lines, log_x=x == "rows", y_decimals=2,
+            log_caption=tr("axis.log", lang, label="{label}"), no_data=tr("chart.no_data", lang))))
+    timed = [st for st in res.steps if st.step == step and st.seconds is not None]
+    if x == "models" and timed:
+        title = tr("chart.suite_time", lang, workload=section.workload, step=step)
+        bars: list[tuple[str, list[Bar]]] = [
+            (v, [(st.server, st.seconds * 1000, seconds_text(st.seconds)) for st in timed
+                 if st.variant == v and st.seconds is not None]) for v in res.variants]
+        out.append(("suite-time", title, value_bars(title, [b for b in bars if b[1]],
+                                                    no_data=tr("chart.no_data", lang))))
+    if res.sizes:
+        title = tr("chart.suite_sizes", lang, workload=section.workload)
+        rows = [(v, [(s.server, s.table_bytes + s.index_bytes,
+                      f"{bytes_text(s.table_bytes)} + {bytes_text(s.index_bytes)}")
+                     for s in res.sizes if s.variant == v]) for v in res.variants]
+        out.append(("suite-sizes", title, value_bars(title, [r for r in rows if r[1]],
+                                                     no_data=tr("chart.no_data", lang))))
+    return out
+
+
+def _time_lines(res: SuiteResults, step: str, x: str) -> list[Line]:
+    colour = {s: i for i, s in enumerate(res.servers)}
+    groups: dict[tuple[str, str], list[tuple[float, float | None]]] = defaultdict(list)
+    for st in res.steps:
+        if st.step != step or st.seconds is None:
+            continue
+        if x == "rows":
+            if st.rows:
+                groups[(st.server, st.variant)].append((st.rows, st.seconds * 1000))
+            continue
+        values = variant_values(st.variant)
+        try:
+            xv = float(values.get(x, ""))
+        except ValueError:
+            continue
+        groups[(st.server, _without(st.variant, x))].append((xv, st.seconds * 1000))
+    lines = []
+    for i, ((server, rest), points) in enumerate(sorted(groups.items())):
+        name = f"{server} · {rest}" if rest else server
+        lines.append(Line(name, sorted(points), colour=colour.get(server, 0) * 4 + i % 4
+                          if len(res.servers) > 1 else i))
+    return lines

@@ -1,0 +1,153 @@
+"""Measured-statement workloads ("suites"): timed steps instead of a pgbench load.
+
+METHODS S6, S8, S9 and S10 measure load time, index build time and size, query time against
+a parameter and maintenance time. Each suite is a package under ``teiten/workloads/`` that
+exports ``SUITE``, a :class:`Suite`:
+
+- ``setup`` fills an empty database once per server (untimed; the cluster is then saved
+  as a snapshot and restored before every trial, so every trial starts from the same bytes);
+- ``run`` is one trial: given a :class:`~teiten.drivers.sql.Session` and a *variant*, it
+  records named steps (load, index, query, vacuum, ...);
+- the variants are the product of the suite's *axes*: options whose value is a list
+  (``models: [rdb, jsonb]``, ``workers: [0, 1, 2]``, ``cache: [warm, cold]``). Each variant
+  at each repetition is one trial, placed in the study's seeded random order.
+
+A variant is written ``axis=value`` pairs joined by spaces, in the order of the axes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import itertools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from teiten.drivers.sql import Session
+from teiten.errors import ServerError, TeitenError, UserError
+from teiten.spec import LoadedStudy, WorkloadSpec
+
+PACKAGE_DIR = Path(__file__).parent
+CACHE_STATES = ("warm", "cold")
+
+
+class NotInstalled(TeitenError):
+    """A method needs an extension this server does not have: the trial is skipped and
+    reported as 'not installed', not as a failure."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    defaults: dict[str, Any]  # every option with its default; axes have list defaults
+    axes: tuple[str, ...]  # the options that make the variants, in this order
+    # Fill an empty database (conninfo, options, jobs); returns seconds per setup step.
+    setup: Callable[[str, dict[str, Any], int], dict[str, float]]
+    # One trial: record steps in the session for this variant, with these options.
+    run: Callable[[Session, dict[str, Any], dict[str, Any]], None]
+    data_bytes: Callable[[dict[str, Any]], int]
+    # Server settings the suite needs (the study's own settings win); {} for most.
+    settings: Callable[[dict[str, Any]], dict[str, str]] = lambda _opts: {}
+    needs_utf8: bool = False  # refuse servers whose database is not UTF-8 with a UTF-8 ctype
+
+    @property
+    def directory(self) -> Path:
+        return PACKAGE_DIR / self.name
+
+
+SUITE_NAMES = ("accesslog", "freeze")  # iot and fulltext join when they land
+
+
+def suite(name: str) -> Suite:
+    module = importlib.import_module(f"teiten.workloads.{name}")
+    found: Suite = module.SUITE
+    return found
+
+
+def is_suite(name: str) -> bool:
+    return name in SUITE_NAMES
+
+
+def variants(name: str, options: dict[str, Any]) -> list[str]:
+    """Every variant of a suite with these options, in the order of its axes."""
+    axes = suite(name).axes
+    lists = [[f"{axis}={value}" for value in options[axis]] for axis in axes]
+    return [" ".join(combo) for combo in itertools.product(*lists)]
+
+
+def parse_variant(name: str, options: dict[str, Any], variant: str) -> dict[str, Any]:
+    """A variant's values with the types of the study's options."""
+    wanted = dict(pair.split("=", 1) for pair in variant.split())
+    out: dict[str, Any] = {}
+    for axis in suite(name).axes:
+        matches = [v for v in options[axis] if str(v) == wanted.get(axis)]
+        if not matches:
+            raise ValueError(f"variant {variant!r} is not one of the {name} workload's")
+        out[axis] = matches[0]
+    return out
+
+
+def digest(name: str) -> str:
+    """What a suite's code and SQL are: a study is resumed only with the same ones."""
+    h = hashlib.sha256()
+    for path in sorted(suite(name).directory.iterdir()):
+        if path.suffix in (".sql", ".py", ".json"):
+            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def options(spec: WorkloadSpec) -> dict[str, Any]:
+    """The suite's options from a study's workload entry, every default filled in."""
+    defaults = suite(spec.key).defaults
+    return {k: (getattr(spec, k) if getattr(spec, k, None) is not None else v)
+            for k, v in defaults.items()}
+
+
+def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: WorkloadSpec) -> Any:
+    from teiten.workloads import Workload  # this module is imported by it
+    found = suite(spec.key)
+    opts = options(spec)
+    if opts.get("corpus"):
+        path = Path(opts["corpus"]).expanduser()
+        path = path if path.is_absolute() else loaded.base_dir / path
+        if not path.is_file():
+            raise loaded.error((*loc, "corpus"), f"corpus {opts['corpus']} ({path}) is not a "
+                               "file; give a UTF-8 text file with one document per line")
+        opts["corpus"] = str(path.resolve())
+    shown = ", ".join(f"{k}={v}" for k, v in opts.items() if v is not None)
+    frozen = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in opts.items()))
+    return Workload(spec.key, (), 1, None, True, f"{found.description} ({shown})",
+                    suite=found.name, options=frozen)
+
+
+def check_utf8(conn: psycopg.Connection, workload: str) -> None:
+    """Refuse a database whose encoding or character type is not UTF-8: pg_trgm finds no
+    trigrams in Japanese text under the C locale (DESIGN.md, 'Japanese text')."""
+    row = conn.execute("SELECT pg_encoding_to_char(encoding), datctype FROM pg_database "
+                       "WHERE datname = current_database()").fetchone()
+    assert row is not None
+    encoding, ctype = row
+    if encoding != "UTF8" or not re.search(r"utf-?8", ctype or "", re.IGNORECASE):
+        raise UserError(f"the {workload} workload needs a UTF-8 database with a UTF-8 locale "
+                        f"(this one has encoding {encoding}, LC_CTYPE {ctype}; in the C locale "
+                        "pg_trgm extracts no trigrams from Japanese); give the server "
+                        "initdb: {locale: C.UTF-8}")
+
+
+def setup(workload: Any, conninfo: str, *, jobs: int) -> dict[str, float]:
+    """Fill an empty database for a suite. Returns seconds per setup step. Raises UserError
+    for a server the suite cannot use, ServerError when the SQL fails."""
+    found = suite(workload.suite)
+    try:
+        if found.needs_utf8:
+            with psycopg.connect(conninfo, autocommit=True, connect_timeout=15) as conn:
+                check_utf8(conn, found.name)
+        return found.setup(conninfo, dict(workload.options), jobs)
+    except psycopg.Error as exc:
+        raise ServerError(f"setting up the {found.name} workload failed: {exc}") from exc
