@@ -61,8 +61,8 @@ GOLDEN = {
         "study.yaml:6: unknown key 'scael' in workloads[1] (did you mean 'scale'?); allowed: "
         "name, script, weight, scripts, scale, fillfactor, modifies_data, rampup, warehouses, all_warehouses, "
         "keying_and_think_time, check_consistency, items, customers, think_time, mix, cache, devices, "
-        "interval, period, query_days, models, indexes, documents, doc_chars, english_share, corpus, keywords, methods, rows_per_day, days, "
-        "workers, layouts, rows, frozen",
+        "interval, period, query_days, models, indexes, documents, doc_chars, english_share, corpus, "
+        "keywords, methods, rows_per_day, days, workers, layouts, rows, frozen",
     ),
     "unknown key in a script of a mix": (
         BASE + "  - name: mix\n    scripts:\n      - {builtin: tpcb-like, wieght: 2}\n",
