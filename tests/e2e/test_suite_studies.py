@@ -1,0 +1,133 @@
+"""The measured-statement workloads end to end through ``teiten run``, at a tiny size on a
+real PostgreSQL 18: accesslog (S6: parallel workers, partitions, pruning) and freeze (S10:
+VACUUM FREEZE against the share already frozen, warm and cold), what the store keeps of
+every step, and the report's tables, charts and CSV."""
+
+from __future__ import annotations
+
+import csv
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import clusters_snapshot, run_cli
+
+STUDY = """\
+study: suites-e2e
+servers:
+  - name: pg18
+    install: "18"
+    # small tables: let the planner choose parallel plans at this size
+    settings: {parallel_setup_cost: 0, parallel_tuple_cost: 0, min_parallel_table_scan_size: 0}
+workloads:
+  - {name: accesslog, rows_per_day: 3000, days: 4, workers: [0, 2], layouts: [single, partitioned, partitioned-unpruned]}
+  - {name: freeze, rows: 40000, frozen: [0, 50, 100], cache: [warm, cold]}
+repetitions: 2
+seed: 5
+"""
+
+
+def _steps(store: Path) -> list[dict[str, Any]]:
+    import json
+
+    conn = sqlite3.connect(store)
+    rows = conn.execute("SELECT t.workload, t.variant, t.repetition, s.name, s.param, s.seconds, s.rows, "
+                        "s.body FROM steps s JOIN trials t USING (study_id, trial_id) "
+                        "ORDER BY t.workload, t.variant, t.repetition, s.step_index").fetchall()
+    return [{"workload": w, "variant": v, "rep": r, "name": n, "param": p, "seconds": sec,
+             "rows": rows_, **json.loads(body)} for w, v, r, n, p, sec, rows_, body in rows]
+
+
+@pytest.fixture(scope="module")
+def finished(pg18, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:  # noqa: ANN001
+    from tests.conftest import TEST_HOME
+
+    work = TEST_HOME / "work" / "e2e-suites"
+    import shutil
+
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    (work / "s.yaml").write_text(STUDY)
+    before = clusters_snapshot("suites-e2e")
+    planned = run_cli("plan", str(work / "s.yaml"), check=True)
+    done = run_cli("run", str(work / "s.yaml"), "--store", str(work / "r.db"), timeout=900)
+    return {"work": work, "plan": planned.stdout, "run": done, "before": before,
+            "after": clusters_snapshot("suites-e2e"), "steps": _steps(work / "r.db")}
+
+
+def test_every_variant_is_a_trial_and_all_finish(finished: dict[str, Any]) -> None:
+    done = finished["run"]
+    assert done.returncode == 0, done.stderr
+    # 6 accesslog variants + 6 freeze variants, twice
+    assert "24 trials: 24 ok" in done.stderr
+    assert "layouts=partitioned-unpruned workers=2 cache=warm" in finished["plan"]
+    assert finished["after"] == finished["before"]
+
+
+def test_freeze_times_vacuum_after_the_asked_share_was_frozen(finished: dict[str, Any]) -> None:
+    timed = [s for s in finished["steps"] if s["workload"] == "freeze" and s["name"] == "vacuum freeze"]
+    assert len(timed) == 12
+    for s in timed:
+        share = int(s["param"].rstrip("%")) / 100
+        assert s["extra"]["frozen_share_before"] == pytest.approx(share, abs=0.02), s
+        assert s["sizes"]["freeze_t"] > 40000 * 50
+        if "cache=cold" in s["variant"]:
+            assert s["cache"]["state"] == "cold" and s["cache"]["server_restarted"] is True
+            evicted = s["cache"]["os_cache"]
+            assert evicted["files"] > 100 and evicted["not_evicted_files"] == 0
+            if evicted["resident_before_bytes"] is not None:
+                assert evicted["resident_after_bytes"] < evicted["resident_before_bytes"]
+        else:
+            assert s["cache"]["state"] == "warm" and s["cache"]["prewarmed_blocks"] >= s["extra"]["pages"]
+    first = [s for s in finished["steps"] if s["workload"] == "freeze" and s["name"] == "first freeze"]
+    assert {s["param"] for s in first} == {"50%", "100%"}  # nothing to freeze first at 0%
+    inserted = {}
+    for s in finished["steps"]:
+        if s["workload"] == "freeze" and s["name"] == "insert":
+            inserted[(s["variant"], s["rep"])] = inserted.get((s["variant"], s["rep"]), 0) + s["rows"]
+    assert set(inserted.values()) == {40000}
+
+
+def test_accesslog_reads_workers_and_partitions_back_from_explain(finished: dict[str, Any]) -> None:
+    runs = [s for s in finished["steps"] if s["workload"] == "accesslog"]
+    assert len(runs) == 12 and {s["name"] for s in runs} == {"aggregate"}
+    for s in runs:
+        plan, layout = s["plan"], s["variant"].split()[0]
+        assert s["rows"] == plan["rows"] and 1 <= s["rows"] <= 4  # one row per HTTP status
+        assert s["extra"]["workers"] in (0, 2)
+        if s["extra"]["workers"] == 0:
+            assert plan["workers_planned"] == 0 and "Gather" not in plan["shape"]
+        else:
+            assert plan["workers_planned"] == 2 and "Gather" in plan["shape"], plan
+            assert 0 <= plan["workers_launched"] <= 2
+        if layout == "layouts=partitioned":
+            assert "access_log_p0002" in plan["shape"] and plan["rows_removed_by_filter"] == 0
+        elif layout == "layouts=partitioned-unpruned":
+            assert plan["partitions_scanned"] == 4
+            assert plan["rows_removed_by_filter"] == 3 * 3000
+        else:
+            assert "on access_log " in plan["shape"] + " " and plan["rows_removed_by_filter"] == 3 * 3000
+
+
+def test_the_report_shows_steps_plans_sizes_and_charts(finished: dict[str, Any]) -> None:
+    out = finished["work"] / "r-report"
+    md = (out / "report.md").read_text()
+    assert "## Workload: accesslog" in md and "## Workload: freeze" in md
+    for heading in ("### Parallel query: time, speed-up, workers (S6)", "### Timed steps",
+                    "### Query plans (EXPLAIN ANALYZE, medians)", "### Sizes built"):
+        assert heading in md
+    assert "| freeze_t" not in md  # sizes are per variant, summed over tables and indexes
+    assert "![freeze: time of 'vacuum freeze'](charts/freeze-suite-time.svg)" in md
+    svg = (out / "charts" / "freeze-suite-time.svg").read_text()
+    assert "pg18 · cache=cold" in svg and "pg18 · cache=warm" in svg
+    with (out / "tables" / "freeze-steps.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    vac = [r for r in rows if r["step"] == "vacuum freeze"]
+    assert len(vac) == 6 and all(r["n"] == "2" for r in vac)
+    html = (out / "report.html").read_text()
+    assert html.count("<svg") >= 3 and "Speed-up vs no workers" in html
+    ja = run_cli("report", "--store", str(finished["work"] / "r.db"), "--out", str(out / "ja"),
+                 "--lang", "ja", check=True)
+    assert ja.returncode == 0
+    assert "パラレルクエリ" in (out / "ja" / "report.md").read_text()
