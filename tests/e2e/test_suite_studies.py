@@ -21,7 +21,11 @@ servers:
     # small tables: let the planner choose parallel plans at this size
     settings: {parallel_setup_cost: 0, parallel_tuple_cost: 0, min_parallel_table_scan_size: 0}
 workloads:
-  - {name: accesslog, rows_per_day: 3000, days: 4, workers: [0, 2], layouts: [single, partitioned, partitioned-unpruned]}
+  - name: accesslog
+    rows_per_day: 3000
+    days: 4
+    workers: [0, 2]
+    layouts: [single, partitioned, partitioned-unpruned]
   - {name: freeze, rows: 40000, frozen: [0, 50, 100], cache: [warm, cold]}
 repetitions: 2
 seed: 5
