@@ -135,3 +135,13 @@ def test_the_report_shows_steps_plans_sizes_and_charts(finished: dict[str, Any])
                  "--lang", "ja", check=True)
     assert ja.returncode == 0
     assert "パラレルクエリ" in (out / "ja" / "report.md").read_text()
+
+
+def test_show_prints_a_trials_steps(finished: dict[str, Any]) -> None:
+    store = finished["work"] / "r.db"
+    tid = sqlite3.connect(store).execute(
+        "SELECT trial_id FROM trials WHERE variant = 'frozen=50 cache=cold' LIMIT 1").fetchone()[0]
+    shown = run_cli("show", tid, "--store", str(store), check=True).stdout
+    assert "freeze · frozen=50 cache=cold · repetition" in shown
+    assert "  vacuum freeze [50%] · " in shown and "cache cold" in shown
+    assert "  first freeze [50%] · " in shown

@@ -31,6 +31,7 @@ def trial_record(store: Store, trial_id: str) -> dict[str, Any]:
     record["progress"] = [dict(r) for r in store.progress(sid, tid)]
     record["statements"] = [dict(r) for r in store.statements(sid, tid)]
     record["details"] = store.details(sid, tid)
+    record["steps"] = [{k: v for k, v in st.items() if k != "trial_id"} for st in store.steps(sid, tid)]
     series: dict[str, list[list[float]]] = {}
     for r in store.series(sid, tid):
         series.setdefault(r["name"], []).append([r["t"], r["value"]])
@@ -41,9 +42,10 @@ def trial_record(store: Store, trial_id: str) -> dict[str, Any]:
 
 
 def render_text(rec: dict[str, Any]) -> str:
+    point = (rec["variant"] if rec.get("variant") else
+             f"{rec['clients']} clients ({rec['threads']} threads)")
     out = [f"trial {rec['trial_id']} of study {rec['study']}: {rec['server']} · {rec['workload']}"
-           f" · {rec['clients']} clients ({rec['threads']} threads) · repetition "
-           f"{rec['repetition']} · order {rec['order_index']}",
+           f" · {point} · repetition {rec['repetition']} · order {rec['order_index']}",
            f"status: {rec['status']}" + (f" ({rec['error']})" if rec["error"] else ""),
            f"started {rec['started_at']}, finished {rec['finished_at']}, attempts {rec['attempts']}"]
     if rec["tps"] is not None:
@@ -51,7 +53,10 @@ def render_text(rec: dict[str, Any]) -> str:
                    f"transactions, {rec['failed_transactions'] or 0} failed, measured over "
                    f"{rec['duration_s']:.2f} s; latency {rec['latency_ms_avg']} ms "
                    f"(stddev {rec['latency_ms_stddev']})")
-    out.append("command: " + " ".join(rec["argv"]))
+    if rec.get("steps"):
+        out += ["", "steps:"] + [_step_line(st) for st in rec["steps"]]
+    else:
+        out.append("command: " + " ".join(rec["argv"]))
     if rec["notes"]:
         out += ["", "notes:"] + [f"  - {n}" for n in rec["notes"]]
     if rec["metrics"]:
@@ -92,3 +97,20 @@ def _app_text(app: dict[str, Any]) -> str:
     if app.get("theoretical_tps"):
         line += f"; theoretical {app['theoretical_tps']:.1f} (users / {app['think_time_s']:g} s)"
     return line + "; by type:"
+
+
+def _step_line(st: dict[str, Any]) -> str:
+    """One timed step: name, param, time, rows, and what its plan and cache say."""
+    parts = [f"  {st['name']}" + (f" [{st['param']}]" if st["param"] else ""),
+             f"{st['seconds'] * 1000:.2f} ms"]
+    if st.get("rows") is not None:
+        parts.append(f"{st['rows']} rows")
+    plan = st.get("plan")
+    if plan:
+        parts.append(f"workers {plan['workers_launched']}/{plan['workers_planned']}, buffers hit "
+                     f"{plan['shared_hit']} read {plan['shared_read']}, removed by recheck "
+                     f"{plan['rows_removed_by_index_recheck']}, filter {plan['rows_removed_by_filter']}")
+        parts.append(plan["shape"])
+    if st.get("cache"):
+        parts.append(f"cache {st['cache'].get('state')}")
+    return " · ".join(parts)
