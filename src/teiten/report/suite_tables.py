@@ -165,12 +165,18 @@ def judgement_table(res: SuiteResults, ctx: Context) -> Table | None:
         strengths = j.get("strengths", {})
         weaknesses = j.get("weaknesses", {})
         assert isinstance(strengths, dict) and isinstance(weaknesses, dict)
-        rows.append((f"{j['server']} · {j['method']}", (
-            Cell(" ".join(strengths.get(lang) or strengths.get("en") or []) or f.MISSING),
-            Cell(" ".join(weaknesses.get(lang) or weaknesses.get("en") or []) or f.MISSING))))
+        rows.append((f"{j['server']} · {j['method']}", (_sentences(strengths, lang),
+                                                          _sentences(weaknesses, lang))))
     return Table("suite-judgement", tr("suite.judgement", lang), tr("suite.method", lang),
                  (Column(tr("suite.strengths", lang)), Column(tr("suite.weaknesses", lang))),
                  tuple(rows), (tr("suite.judgement.note", lang),))
+
+
+def _sentences(by_group: dict[str, list[str]], lang: str) -> Cell:
+    """The judge's sentences (in English): those of the method as a whole ("all"), then
+    those about English keywords, then Japanese ones."""
+    said = [*by_group.get("all", []), *by_group.get("en", []), *by_group.get("ja", [])]
+    return Cell("; ".join(said) + "." if said else f.MISSING, tone="" if said else "missing")
 
 
 def suite_tables(section: WorkloadSection, ctx: Context) -> list[Table]:

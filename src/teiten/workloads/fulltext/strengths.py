@@ -1,0 +1,263 @@
+"""Strengths and weaknesses of each full-text method, from measured figures (METHODS S9's
+summary table). A pure function: no I/O, numbers in, short sentences out, each sentence
+carrying the figures it rests on.
+
+The input is one server's figures per method (medians over repetitions, taken by the
+caller)::
+
+    {"build_s": float | None, "index_bytes": int | None, "table_bytes": int,
+     "not_installed": bool,
+     "searches": [{"keyword", "cls", "band", "hits", "rows", "seconds",
+                   "rows_removed_by_index_recheck", "shape",
+                   "rows_removed_by_filter" (optional)}]}
+
+The rules, with the thresholds below:
+
+* not installed: the one weakness "not installed on this server";
+* build (methods with an index, at least two): the fastest build is a strength, the
+  slowest a weakness when it took at least BUILD_SPREAD times the fastest;
+* size: an index at least LARGE_INDEX times the table is a weakness, one at most
+  SMALL_INDEX times the table a strength;
+* per class of keyword (English, Japanese 2-character, Japanese 3+ characters), the
+  median search time against the sequential scan's (method ``none``): at least FASTER
+  times faster is a strength, less than NOT_FASTER times faster (or slower) a weakness;
+  the fastest index of a class is a strength, the slowest a weakness when it is at least
+  SLOWEST_SPREAD times the fastest. Speeds are compared only between methods that give
+  about the same answer: at least SAME_ANSWER of the rows LIKE finds for the class (a
+  word index that finds 2% of them is fast at something else);
+* recall: the rows a method returns against the rows ``LIKE '%keyword%'`` finds (the true
+  hits), summed over the class's keywords; anything but 100% is a weakness (tsvector and
+  RUM match whole words, PGroonga's default operator class misses English words inside
+  longer words);
+* index use: a method with an index whose plans for a class never name an index cannot
+  use it for that class (pg_trgm and 2-character keywords), a weakness; some plans
+  without the index are one too;
+* recheck: when the rows an index plan throws away after the index (Rows Removed by
+  Index Recheck, plus Rows Removed by Filter for the bigram method, whose LIKE is a
+  filter) outnumber the rows it returns for a class, a weakness (pg_bigm on English).
+
+Sentences go to ``all`` (build, size, installation), ``en`` or ``ja``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+BUILD_SPREAD = 1.5
+LARGE_INDEX = 1.0
+SMALL_INDEX = 0.3
+FASTER = 2.0
+NOT_FASTER = 1.25
+SLOWEST_SPREAD = 2.0
+SAME_ANSWER = 0.9
+BASELINE = "none"
+WORD_METHODS = ("tsvector", "rum")
+
+CLASS_ORDER = ("en", "ja1", "ja2", "ja3", "other")
+CLASS_TEXT = {
+    "en": "English keywords",
+    "ja1": "Japanese 1-character keywords",
+    "ja2": "Japanese 2-character keywords",
+    "ja3": "Japanese keywords of 3+ characters",
+    "other": "keywords of mixed characters",
+}
+NOT_INSTALLED = "not installed on this server"
+
+
+def judge(figures: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per method, in the order given: ``{"method", "strengths": {"all", "en",
+    "ja"}, "weaknesses": {"all", "en", "ja"}}``, each a list of sentences."""
+    rows = {m: _empty(m) for m in figures}
+    installed = {m: f for m, f in figures.items() if not f.get("not_installed")}
+    for method, f in figures.items():
+        if f.get("not_installed"):
+            rows[method]["weaknesses"]["all"].append(NOT_INSTALLED)
+    _builds(installed, rows)
+    for method, f in installed.items():
+        _size(method, f, rows[method])
+    classes = {m: _by_class(f.get("searches") or []) for m, f in installed.items()}
+    for cls in CLASS_ORDER:
+        per = {m: c[cls] for m, c in classes.items() if cls in c}
+        if per:
+            _speed(cls, {m: s for m, s in per.items() if _recall_of(s) >= SAME_ANSWER}, rows)
+            for method, searches in per.items():
+                _recall(method, cls, searches, rows[method])
+                if method != BASELINE and installed[method].get("build_s") is not None:
+                    _index_use(cls, searches, rows[method])
+                    _recheck(cls, searches, rows[method])
+    return list(rows.values())
+
+
+def _empty(method: str) -> dict[str, Any]:
+    return {"method": method, "strengths": {"all": [], "en": [], "ja": []},
+            "weaknesses": {"all": [], "en": [], "ja": []}}
+
+
+def _group(cls: str) -> str:
+    return "en" if cls == "en" else "ja"
+
+
+def _by_class(searches: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for s in searches:
+        out.setdefault(s["cls"] if s["cls"] in CLASS_TEXT else "other", []).append(s)
+    return out
+
+
+def _median_s(searches: Sequence[Mapping[str, Any]]) -> float:
+    return statistics.median(float(s["seconds"]) for s in searches)
+
+
+# -- rules ----------------------------------------------------------------------------------
+
+def _builds(installed: Mapping[str, Mapping[str, Any]], rows: dict[str, dict[str, Any]]) -> None:
+    builds = sorted((float(f["build_s"]), m) for m, f in installed.items() if f.get("build_s") is not None)
+    if len(builds) < 2:
+        return
+    (fast_s, fast), (next_s, next_m) = builds[0], builds[1]
+    n = len(builds)
+    rows[fast]["strengths"]["all"].append(
+        f"fastest index build of the {n} ({_duration(fast_s)}; next {_duration(next_s)} by {next_m})")
+    slow_s, slow = builds[-1]
+    if fast_s > 0 and slow_s >= BUILD_SPREAD * fast_s:
+        rows[slow]["weaknesses"]["all"].append(
+            f"slowest index build of the {n} ({_duration(slow_s)}, "
+            f"{_times(slow_s / fast_s)} the fastest, {fast})")
+
+
+def _size(method: str, f: Mapping[str, Any], row: dict[str, Any]) -> None:
+    index, table = f.get("index_bytes"), f.get("table_bytes")
+    if method == BASELINE and f.get("build_s") is None:
+        if table:
+            row["strengths"]["all"].append(f"no index to build or store (the table alone: {_bytes(table)})")
+        return
+    if not index or not table:
+        return
+    ratio = index / table
+    if ratio >= LARGE_INDEX:
+        row["weaknesses"]["all"].append(
+            f"index larger than the table: {_times(ratio)} ({_bytes(index)} vs {_bytes(table)})")
+    elif ratio <= SMALL_INDEX:
+        row["strengths"]["all"].append(
+            f"small index: {_times(ratio)} the table ({_bytes(index)} vs {_bytes(table)})")
+
+
+def _speed(cls: str, per: Mapping[str, Sequence[Mapping[str, Any]]], rows: dict[str, dict[str, Any]]) -> None:
+    text, group = CLASS_TEXT[cls], _group(cls)
+    medians = {m: _median_s(s) for m, s in per.items()}
+    base = medians.get(BASELINE)
+    for method, med in medians.items():
+        if method == BASELINE or base is None:
+            continue
+        against = f"({_duration(med)} vs {_duration(base)})"
+        if med > 0 and base / med >= FASTER:
+            rows[method]["strengths"][group].append(
+                f"median search {_times(base / med)} faster than a sequential scan for {text} {against}")
+        elif med <= 0 or base / med < 1:
+            slower = med / base if base > 0 else float("inf")
+            rows[method]["weaknesses"][group].append(
+                f"median search {_times(slower)} slower than a sequential scan for {text} {against}")
+        elif base / med < NOT_FASTER:
+            rows[method]["weaknesses"][group].append(
+                f"median search hardly faster than a sequential scan for {text}: "
+                f"{_times(base / med)} {against}")
+    indexed = sorted((med, m) for m, med in medians.items() if m != BASELINE)
+    if len(indexed) < 2:
+        return
+    (fast_s, fast), (next_s, next_m) = indexed[0], indexed[1]
+    n = len(indexed)
+    rows[fast]["strengths"][group].append(
+        f"fastest of the {n} methods for {text}: median {_duration(fast_s)} "
+        f"(next {_duration(next_s)}, {next_m})")
+    slow_s, slow = indexed[-1]
+    if fast_s > 0 and slow_s >= SLOWEST_SPREAD * fast_s:
+        rows[slow]["weaknesses"][group].append(
+            f"slowest of the {n} methods for {text}: median {_duration(slow_s)}, "
+            f"{_times(slow_s / fast_s)} the fastest ({fast})")
+
+
+def _recall_of(searches: Sequence[Mapping[str, Any]]) -> float:
+    """Rows returned over rows LIKE finds, over a class's keywords (1 when LIKE finds none)."""
+    hits = sum(int(s["hits"]) for s in searches)
+    return sum(int(s["rows"]) for s in searches) / hits if hits else 1.0
+
+
+def _recall(method: str, cls: str, searches: Sequence[Mapping[str, Any]], row: dict[str, Any]) -> None:
+    hits = sum(int(s["hits"]) for s in searches)
+    found = sum(int(s["rows"]) for s in searches)
+    if hits == 0 or found == hits:
+        return
+    why = ": it matches whole words, not substrings" if method in WORD_METHODS else ""
+    row["weaknesses"][_group(cls)].append(
+        f"returns {_pct(found / hits)} of the rows LIKE finds for {CLASS_TEXT[cls]} "
+        f"({found} of {hits}){why}")
+
+
+def _index_use(cls: str, searches: Sequence[Mapping[str, Any]], row: dict[str, Any]) -> None:
+    without = [s for s in searches if "Index" not in str(s.get("shape", ""))]
+    if not without:
+        return
+    shape = Counter(str(s.get("shape", "")) for s in without).most_common(1)[0][0]
+    med = _duration(_median_s(without))
+    if len(without) == len(searches):
+        row["weaknesses"][_group(cls)].append(
+            f"cannot use the index for {CLASS_TEXT[cls]}: every plan scans the table "
+            f"({shape}), median {med}")
+    else:
+        row["weaknesses"][_group(cls)].append(
+            f"does not use the index for {len(without)} of {len(searches)} {CLASS_TEXT[cls]} "
+            f"({shape}), median {med}")
+
+
+def _recheck(cls: str, searches: Sequence[Mapping[str, Any]], row: dict[str, Any]) -> None:
+    used = [s for s in searches if "Index" in str(s.get("shape", ""))]
+    removed = sum(int(s.get("rows_removed_by_index_recheck") or 0) + int(s.get("rows_removed_by_filter") or 0)
+                  for s in used)
+    returned = sum(int(s["rows"]) for s in used)
+    if not used or removed <= returned:
+        return
+    ratio = f"{_times(removed / returned)}" if returned else "none returned"
+    row["weaknesses"][_group(cls)].append(
+        f"the recheck discards more rows than it returns for {CLASS_TEXT[cls]}: "
+        f"{removed} removed vs {returned} returned ({ratio})")
+
+
+# -- numbers as text ------------------------------------------------------------------------
+
+def _sig(x: float) -> str:
+    """Two significant digits, without an exponent."""
+    if x >= 10:
+        return f"{x:.0f}"
+    if x >= 1:
+        return f"{x:.1f}"
+    return f"{x:.2g}"
+
+
+def _times(ratio: float) -> str:
+    return f"{_sig(ratio)}×"
+
+
+def _pct(ratio: float) -> str:
+    return f"{ratio * 100:.1f}%"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 1:
+        return f"{_sig(seconds * 1000)} ms"
+    if seconds < 120:
+        return f"{_sig(seconds)} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
+
+
+def _bytes(n: float) -> str:
+    """1024-based, with pg_size_pretty's unit names."""
+    for unit in ("bytes", "kB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} bytes" if unit == "bytes" else f"{_sig(n)} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
