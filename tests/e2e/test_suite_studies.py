@@ -145,3 +145,16 @@ def test_show_prints_a_trials_steps(finished: dict[str, Any]) -> None:
     assert "freeze · frozen=50 cache=cold · repetition" in shown
     assert "  vacuum freeze [50%] · " in shown and "cache cold" in shown
     assert "  first freeze [50%] · " in shown
+
+
+def test_the_report_in_a_browser(finished: dict[str, Any]) -> None:
+    import re
+
+    from tests.e2e.test_report_browser import _browser
+
+    work = finished["work"]
+    dom = _browser(work / "r-report" / "report.html", work / "profile", "--dump-dom").stdout
+    body = re.search(r"<body[^>]*>", dom)
+    assert body and "data-js-errors" not in body[0], body
+    assert dom.count("<svg") == 3  # accesslog: time; freeze: time and sizes
+    assert "Speed-up vs no workers" in dom and "vacuum freeze" in dom

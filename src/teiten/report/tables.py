@@ -384,11 +384,12 @@ def _version_sub(series: ServerSeries, base: ServerSeries, lang: str) -> str:
 
 def study_rows(data: ReportData) -> list[tuple[str, str]]:
     lang = data.lang
+    pgbench = any(sec.suite is None for sec in data.sections)  # duration and scale are theirs
     return [
         (tr("study.name", lang), data.study),
-        (tr("study.duration", lang), f.format_seconds(data.duration_s)),
+        *([(tr("study.duration", lang), f.format_seconds(data.duration_s))] if pgbench else []),
         (tr("study.repetitions", lang), str(data.repetitions)),
-        (tr("study.scale", lang), str(data.scale)),
+        *([(tr("study.scale", lang), str(data.scale))] if pgbench else []),
         (tr("study.order", lang), data.order),
         (tr("study.seed", lang), str(data.seed)),
         (tr("study.confidence", lang), f"{f.format_confidence(data.confidence)}%"),
