@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from teiten.report.svg import AXIS, FONT, MUTED, TEXT, coord, esc, legend_flow, text_width
+from teiten.report.svg import AXIS, MUTED, TEXT, coord, esc, legend_flow, svg_head, text_width
 
 
 def format_percent(value: float) -> str:
@@ -95,12 +95,7 @@ def stacked_bars(
 
     h = coord(height)
     return "\n".join([
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" '
-        f'viewBox="0 0 {width} {h}" role="img" aria-label="{esc(title)}" '
-        f'font-family="{esc(FONT)}" font-size="12" fill="{TEXT}">',
-        f"<title>{esc(title)}</title>",
-        f'<rect width="{width}" height="{h}" fill="#FFFFFF"/>',
-        f'<text x="12" y="22" font-size="15" font-weight="600">{esc(title)}</text>',
+        *svg_head(title, width, h),
         *legend_items,
         *axis,  # the grid shows between the bars and through "nothing recorded"
         *body,

@@ -64,6 +64,19 @@ class Line:
     dashed: bool = False  # a reference series, such as a theoretical line
 
 
+def svg_head(title: str, width: int, height: str) -> list[str]:
+    """The opening of every chart: the element, its accessible title, a white ground and
+    the visible title. Close it with ``</svg>``."""
+    return [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{esc(title)}" '
+        f'font-family="{esc(FONT)}" font-size="12" fill="{TEXT}">',
+        f"<title>{esc(title)}</title>",
+        f'<rect width="{width}" height="{height}" fill="#FFFFFF"/>',
+        f'<text x="12" y="22" font-size="15" font-weight="600">{esc(title)}</text>',
+    ]
+
+
 def line_chart(
     title: str,
     x_label: str,
@@ -100,14 +113,7 @@ def line_chart(
         ys.append(reference[0])
     log_x = log_x and bool(xs) and xs[0] > 0
 
-    out: list[str] = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{esc(title)}" '
-        f'font-family="{esc(FONT)}" font-size="12" fill="{TEXT}">',
-        f"<title>{esc(title)}</title>",
-        f'<rect width="{width}" height="{height}" fill="#FFFFFF"/>',
-        f'<text x="12" y="22" font-size="15" font-weight="600">{esc(title)}</text>',
-    ]
+    out: list[str] = svg_head(title, width, str(height))
 
     legend, legend_bottom = _legend([(line.name, _index(line, i)) for i, line in enumerate(lines)],
                                     width, top=34)

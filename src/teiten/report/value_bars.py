@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from teiten.report.svg import AXIS, FONT, MUTED, PALETTE, TEXT, coord, esc, nice_ticks, text_width
+from teiten.report.svg import AXIS, MUTED, PALETTE, coord, esc, nice_ticks, svg_head, text_width
 
 Bar = tuple[str, float, str]  # series (a server), value, the value as text
 
@@ -56,11 +56,6 @@ def value_bars(title: str, rows: Sequence[tuple[str, Sequence[Bar]]], *, width: 
     height = y + 10
     h = coord(height)
     return "\n".join([
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" '
-        f'viewBox="0 0 {width} {h}" role="img" aria-label="{esc(title)}" '
-        f'font-family="{esc(FONT)}" font-size="12" fill="{TEXT}">',
-        f"<title>{esc(title)}</title>",
-        f'<rect width="{width}" height="{h}" fill="#FFFFFF"/>',
-        f'<text x="12" y="22" font-size="15" font-weight="600">{esc(title)}</text>',
+        *svg_head(title, width, h),
         *legend, *axis, *body, "</svg>",
     ])
