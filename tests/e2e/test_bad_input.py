@@ -21,7 +21,7 @@ from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
 from teiten.installs import Install
 
 BUILTINS = ("quick-fixed-point, s1-read, s10-freeze, s11-tpcc, s11-tpcc-full, s2-cores, s2-cores-2014, "
-            "s2-update, s3-checksums, s4-bookstore, s4-scaleup, s6-parallel, s9-fulltext")
+            "s2-update, s3-checksums, s4-bookstore, s4-scaleup, s6-parallel, s8-iot-json, s9-fulltext")
 STUDY_HEAD = """\
 study: bad
 servers:
@@ -150,8 +150,8 @@ def test_unknown_workload(workdir: Path, run_bad: BadInput) -> None:
     line = run_bad("run", str(study), "--store", str(store), stores=[store])
     assert line == (f"teiten: error: {study}:5: unknown workload 'pgecons-reed'; did you mean "
                     "'pgecons-read'? built-in workloads are pgecons-read, pgecons-update, "
-                    "tpcb-like, simple-update, select-only, tpcc, bookstore, fulltext, accesslog, "
-                    "freeze, or give {script: path/to/file.pgbench}")
+                    "tpcb-like, simple-update, select-only, tpcc, bookstore, iot, fulltext, "
+                    "accesslog, freeze, or give {script: path/to/file.pgbench}")
 
 
 def test_missing_script_is_relative_to_the_study_file(workdir: Path, run_bad: BadInput) -> None:

@@ -27,6 +27,7 @@ workloads:
     workers: [0, 2]
     layouts: [single, partitioned, partitioned-unpruned]
   - {name: freeze, rows: 40000, frozen: [0, 50, 100], cache: [warm, cold]}
+  - {name: iot, devices: 2, interval: 1h, period: 40d, models: [rdb, jsonb], indexes: [btree, brin]}
 repetitions: 2
 seed: 5
 """
@@ -63,8 +64,8 @@ def finished(pg18, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]: 
 def test_every_variant_is_a_trial_and_all_finish(finished: dict[str, Any]) -> None:
     done = finished["run"]
     assert done.returncode == 0, done.stderr
-    # 6 accesslog variants + 6 freeze variants, twice
-    assert "24 trials: 24 ok" in done.stderr
+    # 6 accesslog variants + 6 freeze variants + 4 iot variants, twice
+    assert "32 trials: 32 ok" in done.stderr
     assert "layouts=partitioned-unpruned workers=2 cache=warm" in finished["plan"]
     assert finished["after"] == finished["before"]
 
@@ -114,6 +115,25 @@ def test_accesslog_reads_workers_and_partitions_back_from_explain(finished: dict
             assert "on access_log " in plan["shape"] + " " and plan["rows_removed_by_filter"] == 3 * 3000
 
 
+def test_iot_loads_indexes_and_queries_each_model(finished: dict[str, Any]) -> None:
+    runs = [s for s in finished["steps"] if s["workload"] == "iot"]
+    assert len(runs) == 4 * 2 * 3
+    for s in runs:
+        model, index = s["variant"].split()[0].split("=")[1], s["variant"].split()[1].split("=")[1]
+        table = "iot_" + model.replace("-", "_")
+        if s["name"] == "load":
+            assert s["rows"] == 2 * 40 * 24 and s["sizes"][table] > 0
+        elif s["name"] == "index":
+            assert s["sizes"][f"{table}_ts_{index}"] > 0 and f"{table}_ts_{index}" in s["indexes"]
+        else:
+            assert s["name"] == "query" and s["rows"] == 2  # one row per device
+    md = (finished["work"] / "r-report" / "report.md").read_text()
+    assert "## Workload: iot" in md and "charts/iot-suite-time.svg" in md
+    assert "### Load, index, sizes and query per model (S8)" in md
+    assert "| pg18 · models=jsonb indexes=brin cache=warm | " in md
+    assert "charts/iot-suite-sizes.svg" in md
+
+
 def test_the_report_shows_steps_plans_sizes_and_charts(finished: dict[str, Any]) -> None:
     out = finished["work"] / "r-report"
     md = (out / "report.md").read_text()
@@ -156,5 +176,5 @@ def test_the_report_in_a_browser(finished: dict[str, Any]) -> None:
     dom = _browser(work / "r-report" / "report.html", work / "profile", "--dump-dom").stdout
     body = re.search(r"<body[^>]*>", dom)
     assert body and "data-js-errors" not in body[0], body
-    assert dom.count("<svg") == 3  # accesslog: time; freeze: time and sizes
+    assert dom.count("<svg") == 5  # accesslog: time; freeze and iot: time and sizes
     assert "Speed-up vs no workers" in dom and "vacuum freeze" in dom

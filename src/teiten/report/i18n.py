@@ -211,6 +211,19 @@ TEXTS: dict[str, tuple[str, str]] = {
                            "EXPLAIN ANALYZE.",
                            "速度向上は同じ構成で max_parallel_workers_per_gather = 0 のときの時間をこの"
                            "時間で割った値。計画・起動ワーカ数は EXPLAIN ANALYZE から読む。"),
+    "suite.iot": ("Load, index, sizes and query per model (S8)",
+                  "モデルごとのロード・インデックス・サイズ・検索（S8）"),
+    "suite.iot.load": ("Load", "ロード"),
+    "suite.iot.rate": ("Rows per second", "行/秒"),
+    "suite.iot.index": ("Index build", "インデックス作成"),
+    "suite.iot.query": ("Most recent days", "直近期間の検索"),
+    "suite.iot.note": ("Medians over repetitions. In the json and jsonb models the time is kept in "
+                       "the document as epoch seconds, and the index is on the immutable expression "
+                       "((doc->>'ts')::double precision): a cast of text to timestamptz is not "
+                       "immutable.",
+                       "繰り返しの中央値。json・jsonb モデルでは時刻をエポック秒で文書に持ち、"
+                       "不変な式 ((doc->>'ts')::double precision) にインデックスを作る（text から "
+                       "timestamptz へのキャストは immutable ではない）。"),
     "suite.judgement": ("Strengths and weaknesses of each method (S9)", "方式ごとの長所と短所（S9）"),
     "suite.strengths": ("Strengths", "長所"),
     "suite.weaknesses": ("Weaknesses", "短所"),

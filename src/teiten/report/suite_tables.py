@@ -151,6 +151,35 @@ def speedup_table(res: SuiteResults, ctx: Context) -> Table | None:
                  columns, tuple(rows), (tr("suite.speedup.note", lang),))
 
 
+def iot_table(res: SuiteResults, ctx: Context) -> Table | None:
+    """iot (S8): per model and index, the load, its rate, the index build, the sizes and
+    the query, in one row."""
+    if res.suite != "iot":
+        return None
+    lang = ctx.lang
+    sizes = {(s.server, s.variant): s for s in res.sizes}
+    columns = tuple(Column(tr(k, lang)) for k in (
+        "suite.iot.load", "suite.iot.rate", "suite.iot.index", "suite.table_bytes",
+        "suite.index_bytes", "suite.iot.query"))
+    rows = []
+    for server in res.servers:
+        for variant in res.variants:
+            mine = {st.step: st for st in res.steps if st.server == server and st.variant == variant}
+            if not mine:
+                continue
+            load, size = mine.get("load"), sizes.get((server, variant))
+            rate = load.rows / load.seconds if load and load.rows and load.seconds else None
+            rows.append((f"{server} · {variant}", (
+                Cell(seconds_text(load.seconds if load else None)),
+                Cell(f"{rate:,.0f}" if rate else f.MISSING),
+                Cell(seconds_text(mine["index"].seconds if "index" in mine else None)),
+                Cell(bytes_text(size.table_bytes if size else None)),
+                Cell(bytes_text(size.index_bytes if size else None)),
+                Cell(seconds_text(mine["query"].seconds if "query" in mine else None)))))
+    return Table("suite-iot", tr("suite.iot", lang), tr("suite.variant", lang), columns,
+                 tuple(rows), (tr("suite.iot.note", lang),))
+
+
 def _without(variant: str, axis: str) -> str:
     return " ".join(p for p in variant.split() if not p.startswith(axis + "="))
 
@@ -182,7 +211,8 @@ def _sentences(by_group: dict[str, list[str]], lang: str) -> Cell:
 def suite_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
     res = section.suite
     assert res is not None
-    found = [judgement_table(res, ctx), speedup_table(res, ctx), steps_table(res, ctx),
+    found = [judgement_table(res, ctx), speedup_table(res, ctx), iot_table(res, ctx),
+             steps_table(res, ctx),
              sizes_table(res, ctx), plans_table(res, ctx)]
     return [t for t in found if t is not None]
 

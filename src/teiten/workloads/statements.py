@@ -61,7 +61,7 @@ class Suite:
         return PACKAGE_DIR / self.name
 
 
-SUITE_NAMES = ("fulltext", "accesslog", "freeze")  # iot joins when it lands
+SUITE_NAMES = ("iot", "fulltext", "accesslog", "freeze")
 
 
 def suite(name: str) -> Suite:
