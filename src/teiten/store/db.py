@@ -20,9 +20,10 @@ from teiten.errors import StoreError, StoreVersionError, UserError
 from teiten.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 RESULT_FIELDS = (
-    "trial_id", "study", "server", "workload", "variant", "clients", "threads", "repetition",
+    "trial_id", "study", "server", "workload", "clients", "threads", "repetition",
     "order_index", "status", "tps", "transactions", "failed_transactions", "duration_s",
     "latency_ms_avg", "latency_ms_stddev", "started_at", "finished_at", "error",
+    "variant",  # last, so that existing CSV readers keep their columns
 )
 
 
