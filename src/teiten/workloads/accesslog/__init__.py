@@ -52,7 +52,7 @@ SELECT timestamptz '{start} 00:00:00+00' + (g * 86400.0 / {per_day}) * interval 
        'https://example.com/' || (g * 7 % 100),
        'Mozilla/5.0 (teiten; client ' || (g % 64) || ')',
        md5(g::text)
-FROM generate_series(0, {rows} - 1) AS g
+FROM generate_series(0::bigint, {rows} - 1) AS g
 """
 
 
