@@ -1,12 +1,12 @@
 """``make bench`` (python -m bench.run): every benchmark of teiten itself, with its figures.
 
 Each one also runs alone: python -m bench.overhead, bench.snapshot, bench.orchestration,
-bench.monitors, bench.report_size, bench.tpcc.
+bench.monitors, bench.report_size, bench.tpcc, bench.iot_load.
 """
 
 from __future__ import annotations
 
-from bench import monitors, orchestration, overhead, report_size, snapshot, tpcc
+from bench import iot_load, monitors, orchestration, overhead, report_size, snapshot, tpcc
 
 if __name__ == "__main__":
     print("== harness overhead ==", flush=True)
@@ -21,3 +21,5 @@ if __name__ == "__main__":
     report_size.main()
     print("== tpcc: load rate, NOPM/TPM, client cost ==", flush=True)
     tpcc.main()
+    print("== iot: the generator's load rate against a plain INSERT ... SELECT ==", flush=True)
+    iot_load.main()
