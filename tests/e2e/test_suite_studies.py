@@ -6,6 +6,7 @@ every step, and the report's tables, charts and CSV."""
 from __future__ import annotations
 
 import csv
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -49,8 +50,6 @@ def finished(pg18, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]: 
     from tests.conftest import TEST_HOME
 
     work = TEST_HOME / "work" / "e2e-suites"
-    import shutil
-
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     (work / "s.yaml").write_text(STUDY)
@@ -178,3 +177,14 @@ def test_the_report_in_a_browser(finished: dict[str, Any]) -> None:
     assert body and "data-js-errors" not in body[0], body
     assert dom.count("<svg") == 5  # accesslog: time; freeze and iot: time and sizes
     assert "Speed-up vs no workers" in dom and "vacuum freeze" in dom
+
+
+def test_compare_puts_the_servers_of_two_studies_side_by_side(finished: dict[str, Any]) -> None:
+    work = finished["work"]
+    shutil.copy(work / "r.db", work / "again.db")
+    done = run_cli("compare", "--store", str(work / "r.db"), "--store", str(work / "again.db"),
+                   "--out", str(work / "cmp"), check=True)
+    assert done.returncode == 0
+    md = (work / "cmp" / "report.md").read_text()
+    header = next(line for line in md.splitlines() if line.startswith("| Variant · step | Time · "))
+    assert header.count("Time · ") == 2  # one column per server of the two studies

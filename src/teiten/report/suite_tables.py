@@ -55,8 +55,9 @@ def steps_table(res: SuiteResults, ctx: Context) -> Table:
             order.append(_key(st))
         by[_key(st)][st.server] = st
     base = res.servers[0] if res.servers else ""
-    columns = [Column(tr("suite.time", lang), sub=s) for s in res.servers]
-    columns += [Column(tr("suite.ratio", lang, baseline=base), sub=s) for s in res.servers[1:]]
+    time, ratio = tr("suite.time", lang), tr("suite.ratio", lang, baseline=base)
+    columns = [Column(time, sub=s, md=f"{time} · {s}") for s in res.servers]
+    columns += [Column(ratio, sub=s, md=f"{s}: {ratio}") for s in res.servers[1:]]
     rows = []
     for key in order:
         figs = by[key]
@@ -70,9 +71,9 @@ def steps_table(res: SuiteResults, ctx: Context) -> Table:
         for s in res.servers[1:]:
             other = figs.get(s)
             if other and b and other.seconds is not None and b.seconds:
-                ratio = other.seconds / b.seconds
-                tone = "same" if abs(ratio - 1) < 0.05 else ("better" if ratio < 1 else "worse")
-                cells.append(Cell(f"{ratio:.2f}", tone=tone))
+                r = other.seconds / b.seconds
+                tone = "same" if abs(r - 1) < 0.05 else ("better" if r < 1 else "worse")
+                cells.append(Cell(f"{r:.2f}", tone=tone))
             else:
                 cells.append(MISSING)
         rows.append((_label(next(iter(figs.values()))), tuple(cells)))
@@ -115,8 +116,9 @@ def sizes_table(res: SuiteResults, ctx: Context) -> Table | None:
     by = {(s.server, s.variant): s for s in res.sizes}
     columns = []
     for s in res.servers:
-        columns += [Column(tr("suite.table_bytes", lang), group=s),
-                    Column(tr("suite.index_bytes", lang), group=s)]
+        table, index = tr("suite.table_bytes", lang), tr("suite.index_bytes", lang)
+        columns += [Column(table, group=s, md=f"{table} · {s}"),
+                    Column(index, group=s, md=f"{index} · {s}")]
     rows = []
     for v in res.variants:
         cells: list[Cell] = []
