@@ -22,6 +22,7 @@ def dispatch(args: argparse.Namespace) -> int:
         "installs": cmd_installs, "install": cmd_install, "study": cmd_study,
         "schema": cmd_schema, "plan": cmd_plan, "run": cmd_run, "scaleup": cmd_scaleup, "resume": cmd_resume,
         "results": cmd_results, "report": cmd_report, "show": cmd_show, "compare": cmd_compare,
+        "probe": cmd_probe,
     }[args.command]
     return handler(args)
 
@@ -300,4 +301,28 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for s in stores:
             s.close()
     print(f"{written['html']}\n{written['markdown']}")
+    return 0
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    from teiten.probe import probe
+
+    if not 10 <= args.round_trips <= 1_000_000:
+        raise UserError(f"--round-trips {args.round_trips} is out of range; give 10 to 1000000")
+    found = probe(args.conninfo, round_trips=args.round_trips)
+    if args.format == "json":
+        print(as_json(found.to_json()))
+        return 0
+    print(f"server {found.target}: PostgreSQL {found.version}")
+    print(f"round trip (SELECT 1, {found.round_trips} times): median {found.rtt_ms_median:.3f} ms, "
+          f"p99 {found.rtt_ms_p99:.3f} ms, min {found.rtt_ms_min:.3f} ms")
+    print(f"one connection does at most {found.ceiling_per_connection:,.0f} statements/s "
+          "(1000 / median round trip)")
+    print(f"connect: median {found.connect_ms_median:.2f} ms over {found.connects} connections")
+    if found.settings:
+        print(f"non-default settings ({len(found.settings)}):")
+        for name, value in found.settings.items():
+            print(f"  {name} = {value}")
+    elif found.settings_note:
+        print(found.settings_note)
     return 0

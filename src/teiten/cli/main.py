@@ -108,6 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--study-id", type=int, help="default: the latest study of the store")
     _report_options(s)
 
+    s = sub.add_parser("probe", help="round-trip and connect time to a server, its version "
+                       "and settings (METHODS S11)")
+    s.add_argument("conninfo", metavar="CONNINFO", help="a libpq connection string or URI, "
+                   "e.g. 'host=db.example port=5432 user=bench dbname=bench'")
+    s.add_argument("--round-trips", type=int, default=500, help="SELECT 1 round trips (default 500)")
+    s.add_argument("--format", choices=("text", "json"), default="text")
+
     s = sub.add_parser("compare", help="one report across studies (stores, or studies of one "
                        "store): the fixed-point observation over the years")
     s.add_argument("--store", required=True, action="append", help="a store; repeat it for "
