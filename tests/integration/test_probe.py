@@ -9,8 +9,10 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+import pytest
 from psycopg.conninfo import make_conninfo
 from tests.conftest import run_cli, scratch_database
 
@@ -94,3 +96,36 @@ def test_a_bad_connection_string_is_exit_2() -> None:
     done = run_cli("probe", "host=127.0.0.1 port")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith("teiten: error: cannot read the connection string: ")
+
+
+def test_an_external_study_reports_the_round_trip_bound(pg18, workdir: Path) -> None:  # noqa: ANN001
+    """S11's analysis: the external server is reached through the delaying relay, so one
+    client cannot pass about 1000 / 10 ms transactions a second, and the report says so."""
+    with scratch_database(pg18) as db, delaying_relay(db.cluster.port, DELAY_S) as relay_port:  # type: ignore[attr-defined]
+        study = workdir / "far.yaml"
+        study.write_text(FAR.format(port=relay_port))
+        done = run_cli("run", str(study), "--store", str(workdir / "far.db"), timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "2 trials: 2 ok" in done.stderr
+    md = (workdir / "far-report" / "report.md").read_text()
+    heading = next(line for line in md.splitlines() if line.startswith("### Round-trip bound (S11): far,"))
+    rtt = float(heading.split("round trip ")[1].split(" ms")[0])
+    assert 2 * DELAY_S * 1000 * 0.9 <= rtt <= 2 * DELAY_S * 1000 + 15, heading
+    assert heading.endswith("1 statements per transaction")  # select-only: one SELECT, one \set
+    rows = [line for line in md.split(heading, 1)[1].splitlines() if line.startswith("| 1 |")]
+    tps, ceiling, of, network = (c.strip() for c in rows[0].strip("|").split("|")[1:5])
+    assert float(ceiling.replace(",", "")) == pytest.approx(1000 / rtt, rel=0.02)
+    assert 50 <= float(of.rstrip("%")) <= 105  # nothing runs faster than the round trip allows
+    assert float(network.rstrip("%")) >= 70
+
+
+FAR = """\
+study: far
+servers:
+  - {{name: far, external: "host=127.0.0.1 port={port} user=postgres dbname=teiten_scratch", allow_init: true}}
+workloads: [select-only]
+scale: 1
+clients: [1, 2]
+duration: 2s
+repetitions: 1
+"""

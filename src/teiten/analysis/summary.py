@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from teiten.analysis import compare, stats, suites
+from teiten.analysis import compare, rtt, stats, suites
 from teiten.analysis.apps import AppRuns, app_results
 from teiten.report.model import (
     Activity,
@@ -323,6 +323,22 @@ def notices(trials: Sequence[Mapping[str, Any]], sections: Sequence[WorkloadSect
     return out
 
 
+def rtt_bounds(sec: WorkloadSection, servers: Sequence[Mapping[str, Any]],
+               statements: Mapping[tuple[str, str], float]) -> tuple[rtt.RttBound, ...]:
+    """S11's round-trip bound for each server probed from this client (external ones), given
+    the statements per transaction of the workload (``statements[(server, workload)]``)."""
+    out = []
+    for row in servers:
+        probed = json.loads(row["description"] or "{}").get("probe") if row.get("description") else None
+        per_tx = statements.get((row["name"], sec.workload))
+        mine = next((s for s in sec.servers if s.server == row["name"]), None)
+        if not probed or not per_tx or mine is None or not probed.get("rtt_ms_median"):
+            continue
+        out.append(rtt.bound(row["name"], float(probed["rtt_ms_median"]), per_tx,
+                             [(p.clients, p.tps_median, p.latency_ms_median) for p in mine.points]))
+    return tuple(out)
+
+
 def suite_section(w: Mapping[str, Any], trials: Sequence[Mapping[str, Any]],
                   servers: Sequence[str], steps: suites.Steps) -> WorkloadSection:
     """A measured-statement workload's section: steps, plans and sizes instead of TPS."""
@@ -344,7 +360,8 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
                 lang: str = "en", extra_notices: Sequence[Notice] = (),
                 exclude_rampup: bool = False, hot: Hot | None = None,
                 locks: Locks | None = None, apps: AppRuns | None = None,
-                steps: suites.Steps | None = None) -> ReportData:
+                steps: suites.Steps | None = None,
+                rtt_statements: Mapping[tuple[str, str], float] | None = None) -> ReportData:
     """The whole report's figures. With ``exclude_rampup``, each trial's TPS is the mean of
     its per-second series from the steady state on (stats.steady_state_start), instead of
     pgbench's figure over the whole window; the report says so."""
@@ -365,7 +382,9 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
                 graphs, diffs), families, hot or {}, locks or {})
         for w in spec["workloads"] if not w.get("suite")}
     sections = tuple(replace(pgbench_sections[w["key"]], apps=app_results(
-        pgbench_sections[w["key"]], apps or {})) if w["key"] in pgbench_sections else
+        pgbench_sections[w["key"]], apps or {}), rtt=rtt_bounds(
+        pgbench_sections[w["key"]], servers, rtt_statements or {}))
+        if w["key"] in pgbench_sections else
         suite_section(w, trials, [n for n, _ in names], steps or {}) for w in spec["workloads"])
     counts: dict[str, int] = {}
     for t in trials:

@@ -10,6 +10,7 @@ from typing import Any
 
 from teiten import fingerprint
 from teiten.analysis.compare import degradation
+from teiten.analysis.rtt import statements_per_transaction
 from teiten.analysis.summary import report_data
 from teiten.errors import UserError
 from teiten.monitors.profile import diff_flamegraph, hot_functions
@@ -119,6 +120,25 @@ def _gather(store: Store, study_id: int) -> _Gathered:
     return g
 
 
+def rtt_statements(store: Store, study_id: int, g: _Gathered) -> dict[tuple[str, str], float]:
+    """(server, workload) -> SQL statements per transaction, from the first ok trial's
+    pgbench -r lines, for the servers probed from this client (S11's round-trip bound)."""
+    probed = {s["name"] for s in g.servers if "probe" in json.loads(s["description"] or "{}")}
+    weights = {w["key"]: [int(n) for _, n in w["scripts"]]
+               for w in json.loads(g.study["spec_json"])["workloads"]}
+    out: dict[tuple[str, str], float] = {}
+    for t in g.trials:
+        key = (t["server"], t["workload"])
+        if t["status"] != "ok" or t["server"] not in probed or key in out or not weights.get(t["workload"]):
+            continue
+        found = statements_per_transaction(
+            ((r["script_index"], r["command"]) for r in store.statements(study_id, t["trial_id"])),
+            weights[t["workload"]])
+        if found:
+            out[key] = found
+    return out
+
+
 def _pairs(names: list[str], degradations: list[tuple[str, str]]) -> list[tuple[str, str]]:
     for a, b in degradations:
         for n in (a, b):
@@ -149,7 +169,8 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
                        lang=lang, progress=g.progress, exclude_rampup=exclude_rampup,
                        hot=hot_spots(store, study_id, g.trials),
                        locks=lwlock_runs(store, study_id, g.trials),
-                       apps=app_runs(store, study_id, g.trials), steps=g.steps)
+                       apps=app_runs(store, study_id, g.trials), steps=g.steps,
+                       rtt_statements=rtt_statements(store, study_id, g))
     return _finish(data, pairs, out_dir)
 
 

@@ -169,6 +169,20 @@ TEXTS: dict[str, tuple[str, str]] = {
                      "{cores}で最も多い待機イベント: {event}（サンプルの {share}）。"),
     "scaleup.say.hot": ("Hottest function at {cores}: {function} ({share} of samples).",
                         "{cores}で最も時間を使う関数: {function}（サンプルの {share}）。"),
+    "rtt": ("Round-trip bound (S11): {server}, round trip {rtt} ms, {statements} statements per "
+            "transaction", "往復時間による上限（S11）: {server}、往復 {rtt} ms、1 トランザクション "
+            "{statements} 文"),
+    "rtt.tps": ("Measured TPS", "実測 TPS"),
+    "rtt.ceiling": ("Ceiling from the round trip", "往復時間による上限"),
+    "rtt.of": ("Of the ceiling", "上限に対する割合"),
+    "rtt.network": ("Network share of a transaction", "トランザクション時間に占めるネットワーク"),
+    "rtt.note": ("Every statement waits at least one round trip, so C connections do at most "
+                 "C x 1000 / RTT(ms) / statements transactions a second. The round trip is the "
+                 "median of SELECT 1 probed from this client before the study (teiten probe); the "
+                 "network share is statements x RTT / mean latency.",
+                 "各文は少なくとも 1 往復を待つため、C 接続で毎秒 C × 1000 / RTT(ms) / 文数 "
+                 "トランザクションが上限。往復時間は試験前にこのクライアントから測った SELECT 1 の"
+                 "中央値（teiten probe）。ネットワークの割合は 文数 × RTT / 平均レイテンシ。"),
     # Measured-statement workloads (S6, S8-S10).
     "suite.steps": ("Timed steps (median over repetitions)", "計測したステップ（繰り返しの中央値）"),
     "suite.step": ("Variant · step", "バリエーション・ステップ"),

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from teiten.analysis.rtt import RttBound
+
 
 @dataclass(frozen=True)
 class Point:
@@ -245,6 +247,7 @@ class WorkloadSection:
     locks: tuple[LockTable, ...] = ()
     apps: tuple[AppResults, ...] = ()
     suite: SuiteResults | None = None  # a measured-statement workload: no TPS, steps instead
+    rtt: tuple[RttBound, ...] = ()     # external servers: the round-trip bound of S11
 
 
 @dataclass(frozen=True)

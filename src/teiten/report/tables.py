@@ -18,6 +18,7 @@ from dataclasses import dataclass
 # As a module, not its names: teiten.analysis.compare imports teiten.report.model, which
 # runs this package's __init__ first, so compare is still loading when this module is.
 from teiten.analysis import compare
+from teiten.analysis.rtt import RttBound
 from teiten.report import formats as f
 from teiten.report.i18n import clients_phrase, tr
 from teiten.report.model import (
@@ -360,7 +361,20 @@ def section_body(section: WorkloadSection, ctx: Context) -> list[Table]:
     return [tps_table(section, ctx), latency_table(section, ctx),
             *(degradation_table(deg, ctx) for deg in section.degradations),
             *(scaleup_table(sc, ctx) for sc in section.scaleups),
-            *(lock_table(lt, ctx) for lt in section.locks), *app_tables(section, ctx)]
+            *(lock_table(lt, ctx) for lt in section.locks), *app_tables(section, ctx),
+            *(rtt_table(b, ctx) for b in section.rtt)]
+
+
+def rtt_table(b: RttBound, ctx: Context) -> Table:
+    """METHODS S11: measured TPS against the ceiling the round trip alone sets."""
+    lang = ctx.lang
+    columns = tuple(Column(tr(k, lang)) for k in ("rtt.tps", "rtt.ceiling", "rtt.of", "rtt.network"))
+    rows = tuple((str(r.clients), (
+        Cell(f.format_tps(r.tps)), Cell(f.format_tps(r.ceiling_tps)),
+        Cell(f.format_pct(r.of_ceiling_pct)), Cell(f.format_pct(r.network_pct)))) for r in b.rows)
+    return Table("rtt", tr("rtt", lang, server=b.server, rtt=f"{b.rtt_ms:.3f}",
+                           statements=f"{b.statements:g}"),
+                 tr("clients", lang), columns, rows, (tr("rtt.note", lang),))
 
 
 def degradation_table(deg: Degradation, ctx: Context) -> Table:

@@ -113,6 +113,12 @@ class ExternalServer:
         if self.description is None:
             with self._connect(self._dbname(workload)) as conn:
                 self.description = describe(conn, None)
+            from teiten.probe import probe  # it reads connection strings as this module does
+            try:  # S11: the round trip from this client bounds what one connection can do
+                self.description["probe"] = probe(self._conninfo(self._dbname(workload)),
+                                                  round_trips=200).to_json()
+            except ServerError as exc:
+                log.warning("%s: no round-trip probe: %s", self.name, exc)
 
     def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
         dbname = self._dbname(workload)
