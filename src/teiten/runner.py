@@ -393,8 +393,10 @@ def _suite_trial(ctx: _Context, trial: Any, server: Server, workload: Workload) 
         store.skip_trial(sid, tid, f"not installed: {exc}", now())
         return "skipped", f"not installed: {exc}"
     except (TeitenError, psycopg.Error, OSError, ValueError) as exc:
-        done = len(session.steps) if session is not None else 0
-        error = f"step {done + 1} failed: {exc}"
+        if session is None:
+            error = f"could not start the trial: {exc}"
+        else:
+            error = f"step {len(session.steps) + 1} failed: {exc}"
     except BaseException:
         if session is not None:
             session.close()

@@ -73,3 +73,5 @@ def test_an_old_store_is_migrated_step_by_step_and_keeps_its_trials(tmp_path: Pa
     assert store.conn.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
     assert store.trials(1)[0]["tps"] == 123.0
     assert store.conn.execute("SELECT count(*) FROM metrics").fetchone()[0] == 0
+    assert store.trials(1)[0]["variant"] == ""  # 3: a pgbench trial has no variant
+    assert store.steps(1) == []
