@@ -98,7 +98,12 @@ def test_cpu_shares_add_up_and_the_series_is_per_second(store: Path) -> None:
     for row in rows:
         total = sum(float(row[k]) for k in ("cpu_user", "cpu_sys", "cpu_iowait", "cpu_idle",
                                             "cpu_steal"))  # type: ignore[arg-type]
-        assert 95 <= total <= 100.5, total  # irq and softirq are the rest
+        with sqlite3.connect(store) as conn:
+            irq = conn.execute("SELECT value FROM metrics WHERE trial_id = ? AND name = 'cpu_irq'",
+                               (row["trial_id"],)).fetchone()[0]
+        # irq and softirq are the rest (they reached 6% in one trial on this VM); nice and
+        # guest time are not counted, hence the slack below 100
+        assert 97 <= total + irq <= 100.5, (total, irq)
     with sqlite3.connect(store) as conn:
         seconds = [t for (t,) in conn.execute(
             "SELECT DISTINCT t FROM series WHERE name = 'cpu.idle' AND trial_id = ? ORDER BY t",
