@@ -115,7 +115,7 @@ class LocalServer:
                         conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(
                             sql.Identifier(ext)))
             if workload.app is not None or workload.suite is not None:
-                self._load_app(cluster, workload, in_space=space is not None)
+                self._load_by_sql(cluster, workload, in_space=space is not None)
             else:
                 in_space = [f"--tablespace={TABLESPACE}", f"--index-tablespace={TABLESPACE}"] if space else []
                 procs.run([str(self.install.binary("pgbench")), *workload.init_args(), *in_space,
@@ -135,8 +135,9 @@ class LocalServer:
         cluster.snapshot(slot.snapshot)
         self.slots[workload.key] = slot
 
-    def _load_app(self, cluster: Cluster, workload: Workload, *, in_space: bool) -> None:
-        """Load an application workload with as many connections as the server has CPUs."""
+    def _load_by_sql(self, cluster: Cluster, workload: Workload, *, in_space: bool) -> None:
+        """Load an application or measured-statement workload by SQL, with as many
+        connections as the server has CPUs."""
         if in_space:
             with cluster.connect() as conn:
                 conn.execute(sql.SQL("ALTER DATABASE {} SET default_tablespace = {}").format(

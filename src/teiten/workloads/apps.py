@@ -75,36 +75,29 @@ APPS: dict[str, App] = {
 
 KEY_TABLE = {"tpcc": "district", "bookstore": "item"}  # present once an app is loaded
 
-def _option_owners() -> dict[str, list[str]]:
-    """Each option of the app and measured-statement workloads -> the workloads that take it.
-    The pgbench-initialised workloads take none of them ('fillfactor' is pgbench's -F)."""
+def _sql_workloads() -> dict[str, dict[str, Any]]:
+    """Every workload loaded by SQL (the apps and the measured-statement suites) -> its
+    options with their defaults. The pgbench-initialised workloads take none of them
+    ('fillfactor' is pgbench's -F)."""
     from teiten.workloads import statements  # builds on the workloads package, as this does
-    owners: dict[str, list[str]] = {}
-    named = [(a.name, a.defaults) for a in APPS.values()]
-    named += [(n, statements.suite(n).defaults) for n in statements.SUITE_NAMES]
-    for name, defaults in named:
-        for key in defaults:
-            owners.setdefault(key, []).append(name)
-    return owners
+    found = {a.name: a.defaults for a in APPS.values()}
+    return found | {n: statements.suite(n).defaults for n in statements.SUITE_NAMES}
 
 
 def refuse_foreign_options(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: WorkloadSpec) -> None:
     """An option set on a workload that does not take it is an error, not silently ignored."""
     own = spec.key if spec.script is None and spec.scripts is None else None
-    for key, owners in _option_owners().items():
+    workloads = _sql_workloads()
+    for key in dict.fromkeys(k for defaults in workloads.values() for k in defaults):
+        owners = [name for name, defaults in workloads.items() if key in defaults]
         if getattr(spec, key, None) is None or own in owners:
             continue
         raise loaded.error((*loc, key), f"'{key}' is an option of the {' and '.join(owners)} "
                            f"workload{'s' if len(owners) > 1 else ''}, not of '{spec.key}'; "
                            "remove it")
-    if own is not None and own in _option_owners_all() and spec.fillfactor is not None:
+    if own in workloads and spec.fillfactor is not None:
         raise loaded.error((*loc, "fillfactor"), f"'fillfactor' is pgbench's -F; the {own} "
                            "workload sets its own fillfactors (see its README); remove it")
-
-
-def _option_owners_all() -> set[str]:
-    from teiten.workloads import statements
-    return {*APPS, *statements.SUITE_NAMES}
 
 
 def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: WorkloadSpec) -> Any:
