@@ -1,0 +1,341 @@
+"""Pgpool-II in front of a topology's nodes (METHODS S7: a Pgpool-II next to each server).
+
+teiten writes the whole configuration of each instance into a marked directory of its own:
+free ports (clients and pcp), a private unix-socket directory, pid file, status file and
+log. As root it runs as the server account, like PostgreSQL. The backends trust local
+connections, so neither pool_passwd nor pool_hba is used; health checks and streaming
+checks are off (a benchmark must not fail over), and every backend is
+DISALLOW_TO_FAILOVER.
+
+Pgpool-II 4.3 facts this relies on: ``backend_clustering_mode`` (4.2 and later) chooses
+streaming_replication or native_replication; the socket directories are ``socket_dir``,
+``pcp_socket_dir`` and ``wd_ipc_socket_dir``; ``logdir`` holds pgpool_status, which ``-D``
+discards at start so that a node once seen down is not remembered so. pgpool daemonizes
+before it binds its ports, so a taken port shows only in its log; and after such a FATAL
+the main process stays alive and ignores ``pgpool stop``: teiten kills it by its pid.
+At startup pgpool finds the primary with ``sr_check_user`` even when sr_check_period is 0.
+A ``backend_weight`` of 0 keeps SELECTs off that node (they go to the weighted ones); a
+function's volatility decides where a SELECT calling it goes (pg_is_in_recovery() is
+volatile, so it always reaches the primary). The pid file ends with a NUL byte. The query
+cache's shared memory is allocated even with memory_cache_enabled off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+import psutil
+import psycopg
+
+from teiten import paths, privileges, procs
+from teiten.errors import ProcessError, ServerError, UserError
+from teiten.servers.cluster import SUPERUSER, free_port
+from teiten.waiting import WaitTimeout, wait_until
+
+log = logging.getLogger(__name__)
+
+PGPOOL = "pgpool"
+CLIENT_MARGIN = 4  # children beyond the clients: pgbench's setup connection, monitors
+_MODES = {"streaming": "streaming_replication", "native": "native_replication"}
+_VERSION = re.compile(r"pgpool-II version (\d+)\.(\d+)")
+_PREFIX = re.compile(r"^[\d-]+ [\d:.]+: .*? pid \d+: ", re.MULTILINE)  # "2026-... main pid 7: "
+
+
+def binary() -> Path | None:
+    found = shutil.which(PGPOOL) or shutil.which(PGPOOL, path="/usr/sbin:/usr/local/sbin")
+    return Path(found) if found else None
+
+
+def available() -> str | None:
+    """Why Pgpool-II cannot be used here, or None when it can."""
+    path = binary()
+    if path is None:
+        return ("Pgpool-II is not installed (no 'pgpool' in PATH, /usr/sbin or "
+                "/usr/local/sbin): apt-get install pgpool2")
+    try:
+        done = procs.run([str(path), "--version"], timeout=30, check=False)
+    except ProcessError as exc:
+        return f"{path} does not run: {exc}"
+    found = _VERSION.search(done.stdout + done.stderr)
+    if found is None:
+        return f"{path} --version said {procs.tail(done.stdout + done.stderr, 1)!r}, not a version"
+    if (int(found[1]), int(found[2])) < (4, 2):
+        return (f"Pgpool-II {found[1]}.{found[2]} is too old: teiten needs 4.2 or later "
+                "(backend_clustering_mode)")
+    return None
+
+
+class Pgpool:
+    """One Pgpool-II in ``directory`` (created and marked here; it must not exist yet).
+
+    ``backends``: (host or socket directory, port) per node, the primary first.
+    ``weights``: the load-balancing weight of each backend (default all 1): weight the local
+    node only (1 for it, 0 for the others) to send the reads of a pgpool to its own node.
+    ``max_clients``: the most clients that will connect at once.
+    ``port``: the client port; default a free one, tried again when taken meanwhile.
+    """
+
+    def __init__(self, directory: Path, backends: Sequence[tuple[str, int]], *,
+                 mode: Literal["streaming", "native"], max_clients: int,
+                 weights: Sequence[float] | None = None, port: int | None = None):
+        if mode not in _MODES:
+            raise UserError(f"Pgpool-II mode '{mode}' is unknown: use streaming or native")
+        if not backends:
+            raise UserError("Pgpool-II needs at least one backend")
+        weights = list(weights) if weights is not None else [1.0] * len(backends)
+        if len(weights) != len(backends) or any(w < 0 for w in weights) or not any(weights):
+            raise UserError(f"Pgpool-II weights {weights} do not fit {len(backends)} backends: "
+                            "give one weight >= 0 per backend, not all 0")
+        if max_clients < 1:
+            raise UserError(f"Pgpool-II max_clients must be 1 or more, not {max_clients}")
+        why = available()
+        if why is not None:
+            raise UserError(why)
+        self.mode = mode
+        self.backends = list(backends)
+        self.weights = weights
+        self.max_clients = max_clients
+        self.fixed_port = port
+        self.account = privileges.server_account()
+        privileges.ensure_reachable(directory)
+        self.root = paths.make_owned(directory, "Pgpool-II instance")
+        privileges.give(self.root)
+        self.conf = self.root / "pgpool.conf"
+        self.pcp_conf = self.root / "pcp.conf"
+        self.pid_file = self.root / "pgpool.pid"
+        self.log_dir = self.root / "log"
+        self.socket_dir: Path | None = None
+        self.port: int | None = None
+        self.pcp_port: int | None = None
+
+    # -- configuration -----------------------------------------------------------------
+
+    def _settings(self) -> dict[str, str | int]:
+        assert self.socket_dir is not None and self.port is not None
+        assert self.pcp_port is not None
+        settings: dict[str, str | int] = {
+            "backend_clustering_mode": _MODES[self.mode],
+            "listen_addresses": "127.0.0.1",
+            "port": self.port,
+            "socket_dir": str(self.socket_dir),
+            "pcp_listen_addresses": "127.0.0.1",
+            "pcp_port": self.pcp_port,
+            "pcp_socket_dir": str(self.socket_dir),
+            "wd_ipc_socket_dir": str(self.socket_dir),
+            "use_watchdog": "off",
+            "pid_file_name": str(self.pid_file),
+            "logdir": str(self.root),
+            "log_destination": "stderr",
+            "logging_collector": "on",
+            "log_directory": str(self.log_dir),
+            "log_filename": "pgpool.log",
+            "log_rotation_age": 0,
+            "log_rotation_size": 0,
+            # One database and one user per benchmark: one cached connection per child.
+            "num_init_children": self.max_clients + CLIENT_MARGIN,
+            "max_pool": 1,
+            "reserved_connections": 0,
+            "connection_cache": "on",
+            "enable_pool_hba": "off",
+            "pool_passwd": "",
+            "health_check_period": 0,
+            "health_check_user": SUPERUSER,
+            "sr_check_period": 0,
+            "sr_check_user": SUPERUSER,
+            "failover_on_backend_error": "off",
+            "search_primary_node_timeout": 30,
+            "load_balance_mode": "on",
+            "statement_level_load_balance": "off",
+            "replicate_select": "off",
+            "insert_lock": "off",
+            "memory_cache_enabled": "off",
+            # 4.3 allocates the query cache's shared memory even when it is off: 134 MB
+            # with the defaults (resident, per pgpool), 1.3 MB with these.
+            "memqcache_total_size": "1MB",
+            "memqcache_max_num_cache": 1000,
+        }
+        for i, ((host, port), weight) in enumerate(zip(self.backends, self.weights, strict=True)):
+            settings[f"backend_hostname{i}"] = host
+            settings[f"backend_port{i}"] = port
+            settings[f"backend_weight{i}"] = f"{weight:g}"
+            settings[f"backend_flag{i}"] = "DISALLOW_TO_FAILOVER"
+            settings[f"backend_application_name{i}"] = f"node{i}"
+        return settings
+
+    def _write_conf(self) -> None:
+        lines = ["# written by teiten; changed on every start"]
+        for name, value in self._settings().items():
+            text = str(value).replace("'", "''")
+            lines.append(f"{name} = {value}" if isinstance(value, int) else f"{name} = '{text}'")
+        self.conf.write_text("\n".join(lines) + "\n")
+        self.pcp_conf.write_text("# no pcp users: teiten stops pgpool by its pid file\n")
+
+    # -- start and stop ----------------------------------------------------------------
+
+    def _run(self, args: list[str], *, timeout: float, what: str) -> procs.Completed:
+        path = binary()
+        assert path is not None
+        return procs.run([str(path), "-f", str(self.conf), "-F", str(self.pcp_conf), *args],
+                         timeout=timeout, check=False, run_as=self.account, cwd=str(self.root),
+                         env=procs.build_env({"LC_ALL": "C"}, run_as=self.account), what=what)
+
+    def start(self, *, timeout: float = 60) -> None:
+        """Start on free ports and wait until ``SHOW pool_nodes`` answers through it."""
+        running = self.pid()
+        if running is not None:
+            raise ServerError(f"Pgpool-II in {self.root} runs already (pid {running})")
+        if self.socket_dir is None:
+            self.socket_dir = Path(tempfile.mkdtemp(prefix="teiten-pgpool-"))
+            paths.mark_owned(self.socket_dir, f"unix sockets of Pgpool-II in {self.root}")
+            privileges.give(self.socket_dir)
+        last = ""
+        for _attempt in range(1 if self.fixed_port is not None else 3):
+            self.port = self.fixed_port or free_port()
+            self.pcp_port = free_port()
+            self._write_conf()
+            if self.log_dir.exists():  # one log per start: its tail is this start's
+                for old in self.log_dir.iterdir():
+                    old.unlink()
+            self.pid_file.unlink(missing_ok=True)  # left by a pgpool that was killed
+            done = self._run(["-D"], timeout=30, what="pgpool")
+            if done.returncode != 0:
+                last = procs.tail(done.stderr + done.stdout, 3)
+                break
+            try:
+                self.wait_ready(timeout=timeout)
+                return
+            except ServerError as exc:
+                last = str(exc)
+                self.stop()
+                if "Address already in use" not in last:
+                    break
+                log.info("a port of Pgpool-II was taken; trying others")
+        raise ServerError(f"Pgpool-II in {self.root} did not start: {last}")
+
+    def wait_ready(self, *, timeout: float = 60) -> None:
+        """Wait until pgpool answers ``SHOW pool_nodes``; fail early if it died or logged
+        a FATAL error (after which it lingers without serving)."""
+        def ready() -> bool:
+            fatal = self.fatal()
+            # Before pgpool writes its pid file there is no pid yet; afterwards, none is death.
+            if fatal or (self.pid_file.exists() and self.pid() is None):
+                raise ServerError(f"pgpool on port {self.port} failed: "
+                                  f"{fatal or self.log_tail() or 'nothing in its log'}")
+            try:
+                self.pool_nodes()
+            except psycopg.Error:
+                return False
+            return True
+
+        try:
+            wait_until(ready, timeout=timeout, interval=0.2,
+                       what=f"Pgpool-II on port {self.port} to answer SHOW pool_nodes")
+        except WaitTimeout as exc:
+            raise ServerError(f"{exc}; its log ends: {self.log_tail()}") from None
+
+    def pool_nodes(self) -> list[dict[str, str]]:
+        """``SHOW pool_nodes`` through this pgpool: one dict per backend (node_id, status,
+        role, lb_weight, load_balance_node, select_cnt, ...)."""
+        assert self.socket_dir is not None and self.port is not None
+        with psycopg.connect(host=str(self.socket_dir), port=self.port, user=SUPERUSER,
+                             dbname="postgres", autocommit=True, connect_timeout=5) as conn:
+            cur = conn.execute("SHOW pool_nodes")
+            names = [c.name for c in cur.description or ()]
+            return [dict(zip(names, map(str, row), strict=True)) for row in cur.fetchall()]
+
+    def pid(self) -> int | None:
+        """The pid of the running main pgpool process of this instance, or None."""
+        try:
+            # pgpool 4.3 writes the pid followed by a NUL byte.
+            pid = int(self.pid_file.read_text().strip("\x00 \n"))
+        except (OSError, ValueError):
+            return None
+        with contextlib.suppress(psutil.Error):
+            proc = psutil.Process(pid)
+            if proc.status() != psutil.STATUS_ZOMBIE and str(self.conf) in proc.cmdline():
+                return pid
+        return None
+
+    def is_running(self) -> bool:
+        return self.pid() is not None
+
+    def stop(self, *, timeout: float = 30) -> list[str]:
+        """``pgpool -m fast stop``; kill the process tree by its pid if that does not end it."""
+        notes: list[str] = []
+        pid = self.pid()
+        if pid is None:
+            return notes
+        try:
+            main = psutil.Process(pid)
+            tree = [main, *main.children(recursive=True)]
+        except psutil.Error:
+            return notes
+        if self.fatal(main=True):
+            # After a FATAL error pgpool 4.3 lingers, ignoring SIGTERM and 'pgpool stop'.
+            notes.append("pgpool logged a FATAL error and ignores stop requests")
+            alive = tree
+        else:
+            try:
+                done = self._run(["-m", "fast", "stop"], timeout=timeout, what="pgpool stop")
+                if done.returncode != 0:
+                    notes.append(f"pgpool stop exited {done.returncode}: "
+                                 f"{procs.tail(done.stderr + done.stdout, 2)}")
+            except ProcessError as exc:
+                notes.append(str(exc))
+            _, alive = psutil.wait_procs(tree, timeout=5)
+        if alive:
+            notes.append(f"killed {len(alive)} leftover pgpool processes")
+            log.warning("%s of %s", notes[-1], self.root)
+            for proc in alive:
+                procs.kill_tree(proc.pid, grace=1.0)
+        return notes
+
+    def fatal(self, *, main: bool = False) -> str:
+        """The first FATAL error in the log (of the main process only, with ``main``) and
+        the DETAIL line after it, as one line; '' when there is none."""
+        lines = self.read_log().splitlines()
+        for i, line in enumerate(lines):
+            if "FATAL:" in line and (not main or " main pid " in line):
+                kept = [line] + [d for d in lines[i + 1:i + 2] if "DETAIL:" in d]
+                return " | ".join(_PREFIX.sub("", k) for k in kept)
+        return ""
+
+    def log_tail(self, lines: int = 3) -> str:
+        """The last lines of the log, without the timestamp and pid prefix of each."""
+        return procs.tail(_PREFIX.sub("", self.read_log()), lines)
+
+    def read_log(self) -> str:
+        path = self.log_dir / "pgpool.log"
+        with contextlib.suppress(OSError):
+            return path.read_text(errors="replace")
+        return ""
+
+    # -- connections and teardown ------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        """The unix socket directory clients reach this pgpool at."""
+        assert self.socket_dir is not None
+        return str(self.socket_dir)
+
+    def close(self) -> list[str]:
+        """Stop, then remove the socket directory and the instance's directory."""
+        notes = self.stop()
+        if self.socket_dir is not None:
+            paths.remove_owned(self.socket_dir)
+            self.socket_dir = None
+        paths.remove_owned(self.root)
+        return notes
+
+    def __enter__(self) -> Pgpool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
