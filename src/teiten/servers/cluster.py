@@ -15,7 +15,7 @@ import os
 import socket
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import psutil
@@ -25,6 +25,7 @@ from teiten import paths, privileges, procs
 from teiten.cpus import Placement
 from teiten.errors import ProcessError, ServerError
 from teiten.installs import Install
+from teiten.netns import Namespace
 from teiten.servers import snapshot
 from teiten.spec import InitdbOptions
 from teiten.waiting import wait_until
@@ -71,6 +72,7 @@ class Cluster:
         self._manifests: dict[str, snapshot.Manifest] = {}
         self.placement: Placement | None = None  # the CPUs the server runs on
         self.tablespaces: list[Path] = []  # tablespace locations outside the data directory
+        self.netns: Namespace | None = None  # the network namespace the server runs in
 
     # -- helpers -------------------------------------------------------------------
 
@@ -79,9 +81,13 @@ class Cluster:
         argv = [str(self.install.binary(program)), *args]
         if placed and self.placement is not None:
             argv = self.placement.wrap(argv)
+        run_as = self.account
+        if placed and self.netns is not None:
+            # Entering a namespace needs root: nsenter runs as root and drops to the account.
+            argv, run_as = self.netns.wrap(argv, run_as=self.account), None
         return procs.run(
             argv, timeout=timeout, check=check,
-            run_as=self.account, cwd=str(self.root), what=what or program,
+            run_as=run_as, cwd=str(self.root), what=what or program,
             env=procs.build_env({"LC_ALL": "C"}, run_as=self.account),
         )
 
@@ -140,6 +146,14 @@ class Cluster:
         lines = [f"{name} = '{_quote(value)}'" for name, value in settings.items()]
         self._write_conf(SETTINGS_CONF, lines)
 
+    def _trust_client(self, address: str) -> None:
+        """Let clients from ``address`` in (initdb -A trust covers loopback only): the root
+        namespace's end of the veth pair. Replaces the line an earlier namespace added."""
+        hba = self.data / "pg_hba.conf"
+        mark = "# teiten: client in the root namespace"
+        kept = [line for line in hba.read_text().splitlines() if not line.endswith(mark)]
+        hba.write_text("\n".join([*kept, f"host all all {address}/32 trust {mark}"]) + "\n")
+
     def _write_conf(self, name: str, lines: list[str]) -> None:
         path = self.data / name
         path.write_text("# written by teiten; changed on every start\n" + "\n".join(lines) + "\n")
@@ -147,22 +161,26 @@ class Cluster:
 
     # -- start and stop -----------------------------------------------------------------
 
-    def start(self, log_dir: Path, *, timeout: float = 120) -> None:
-        """Start on a fresh free port, logging into ``log_dir``."""
+    def start(self, log_dir: Path, *, timeout: float = 120, extra: Sequence[str] = ()) -> None:
+        """Start on a fresh free port, logging into ``log_dir``. ``extra``: lines appended to
+        the runtime conf for this start only (a standby's primary_conninfo)."""
         if self.socket_dir is None:
             self.socket_dir = Path(tempfile.mkdtemp(prefix="teiten-"))
             paths.mark_owned(self.socket_dir, f"unix socket of {self.data}")
             privileges.give(self.socket_dir)
         self.log_dir = self._own_dir(log_dir)
+        if self.netns is not None:
+            self._trust_client(self.netns.host_address)
         last = ""
         for _attempt in range(3):
             self.port = free_port()
             self._write_conf(RUNTIME_CONF, [
                 f"port = {self.port}",
                 f"unix_socket_directories = '{_quote(str(self.socket_dir))}'",
-                "listen_addresses = '127.0.0.1'",
+                f"listen_addresses = '{self.tcp_host}'",
                 f"log_directory = '{_quote(str(log_dir))}'",
                 "log_filename = 'postgresql-%Y%m%d-%H%M%S.log'",
+                *extra,
             ])
             done = self._run("pg_ctl", ["start", "-D", str(self.data), "-w", "-t", str(int(timeout)),
                                         "-l", str(log_dir / "startup.log")],
@@ -233,10 +251,16 @@ class Cluster:
         assert self.socket_dir is not None
         return str(self.socket_dir)
 
+    @property
+    def tcp_host(self) -> str:
+        """The address clients reach the server at over TCP: loopback, or the server's side
+        of the veth pair when it runs in a network namespace."""
+        return self.netns.address if self.netns is not None else "127.0.0.1"
+
     @contextlib.contextmanager
     def connect(self, dbname: str = "postgres", *, tcp: bool = False) -> Iterator[psycopg.Connection]:
         assert self.port is not None
-        host = "127.0.0.1" if tcp else self.host
+        host = self.tcp_host if tcp else self.host
         try:
             conn = psycopg.connect(host=host, port=self.port, user=SUPERUSER, dbname=dbname,
                                    autocommit=True, connect_timeout=15)

@@ -1,0 +1,124 @@
+"""The docker server type: its docker command lines for the four S5 cases, and what it says
+on a machine where no Docker engine runs (this one: the CLI is installed, no daemon)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from teiten.errors import UserError
+from teiten.installs import Install
+from teiten.servers import docker
+from teiten.servers.docker import ContainerSpec, DockerServer, run_argv
+
+SETTINGS = {"shared_buffers": "128MB", "max_connections": "200"}
+COMMON = ["docker", "run", "--detach", "--name", "teiten-run1-c1-w-1",
+          "--label", "teiten.owned=run1", "--label", "teiten.server=c1",
+          "--shm-size", "1g", "--stop-timeout", "60",
+          "--env", "POSTGRES_HOST_AUTH_METHOD=trust",
+          "--env", "POSTGRES_INITDB_ARGS=--no-locale --encoding=UTF8",
+          "--env", "PGDATA=/teiten-pgdata"]
+USER_SETTINGS = ["-c", "shared_buffers=128MB", "-c", "max_connections=200"]
+
+
+def _spec(volume: str, network: str) -> ContainerSpec:
+    return ContainerSpec(name="teiten-run1-c1-w-1", image="postgres:17", volume=volume,
+                         network=network, port=54321, settings=SETTINGS,
+                         data_dir=Path("/srv/run1/c1--w/data") if volume == "host" else None,
+                         run_id="run1", server="c1")
+
+
+def test_container_filesystem_and_host_network() -> None:
+    assert run_argv(_spec("container", "host")) == [
+        *COMMON, "--network", "host", "--env", "PGPORT=54321", "postgres:17", "postgres",
+        *USER_SETTINGS, "-c", "port=54321", "-c", "listen_addresses=127.0.0.1"]
+
+
+def test_container_filesystem_and_bridge_network() -> None:
+    assert run_argv(_spec("container", "bridge")) == [
+        *COMMON, "--publish", "127.0.0.1:54321:5432", "postgres:17", "postgres",
+        *USER_SETTINGS, "-c", "listen_addresses=*"]
+
+
+def test_host_volume_and_host_network() -> None:
+    assert run_argv(_spec("host", "host")) == [
+        *COMMON, "--volume", "/srv/run1/c1--w/data:/teiten-pgdata",
+        "--network", "host", "--env", "PGPORT=54321", "postgres:17", "postgres",
+        *USER_SETTINGS, "-c", "port=54321", "-c", "listen_addresses=127.0.0.1"]
+
+
+def test_host_volume_and_bridge_network() -> None:
+    assert run_argv(_spec("host", "bridge")) == [
+        *COMMON, "--volume", "/srv/run1/c1--w/data:/teiten-pgdata",
+        "--publish", "127.0.0.1:54321:5432", "postgres:17", "postgres",
+        *USER_SETTINGS, "-c", "listen_addresses=*"]
+
+
+def test_teiten_owns_port_and_listen_addresses() -> None:
+    spec = ContainerSpec(name="n", image="i", volume="container", network="host", port=5500,
+                         settings={"port": "5432", "listen_addresses": "*"})
+    argv = run_argv(spec)
+    assert argv[-4:] == ["-c", "port=5500", "-c", "listen_addresses=127.0.0.1"]
+    assert "port=5432" not in argv and "listen_addresses=*" not in argv
+
+
+def test_commit_and_removal_argv() -> None:
+    assert docker.commit_argv("c", "teiten-owned/run1-c1-w:loaded", "run1") == [
+        "docker", "commit", "--change", "LABEL teiten.owned=run1", "c",
+        "teiten-owned/run1-c1-w:loaded"]
+    assert docker.remove_container_argv("c") == ["docker", "rm", "--force", "--volumes", "c"]
+    assert docker.owned_filter("run1") == "label=teiten.owned=run1"
+
+
+def test_names_are_valid_for_docker() -> None:
+    assert docker.docker_name("teiten", "S5-Docker-3-20250101", "C1", "select-only@1") == \
+        "teiten-s5-docker-3-20250101-c1-select-only-1"
+    assert docker.docker_name("--", "__") == "teiten"
+
+
+def test_engine_message_when_no_daemon_answers() -> None:
+    err = ("Cannot connect to the Docker daemon at unix:///var/run/docker.sock. "
+           "Is the docker daemon running?\n")
+    assert docker.engine_message("c1", 1, "", err) == (
+        "docker server 'c1': no Docker engine answers here (Cannot connect to the Docker "
+        "daemon at unix:///var/run/docker.sock); start dockerd or remove this server")
+    assert docker.engine_message("c1", 0, "27.3.1\n", "") is None
+
+
+@pytest.mark.skipif(shutil.which("docker") is None, reason="the docker CLI is not installed")
+def test_engine_problem_here_names_the_missing_engine() -> None:
+    answer = subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"],
+                            capture_output=True, text=True, timeout=20)
+    if answer.returncode == 0:
+        pytest.skip("a Docker engine runs here")
+    problem = docker.engine_problem("c1")
+    assert problem is not None
+    assert problem.startswith("docker server 'c1': no Docker engine answers here (")
+    assert problem.endswith("); start dockerd or remove this server")
+    assert "\n" not in problem
+    # Nothing to clean up, and asking does not fail without an engine.
+    assert docker.remove_stale("no-such-run") == []
+
+
+def test_the_server_defaults_to_the_official_image(tmp_path: Path) -> None:
+    client = Install(bindir=Path("/usr/lib/postgresql/15/bin"), version="15.0", major=15,
+                     origin="system")
+    server = DockerServer("c1", "17", None, "host", "bridge", {}, client, tmp_path)
+    assert server.image == "postgres:17"
+    assert server.kind == "docker" and server.log_mark() is None and server.server_pid() is None
+    server.close()
+    server.close()  # nothing was created; safe twice
+
+
+@pytest.mark.parametrize(("volume", "network", "message"), [
+    ("tmpfs", "host", "docker server 'c1': volume must be 'container' or 'host', not 'tmpfs'"),
+    ("host", "macvlan", "docker server 'c1': network must be 'host' or 'bridge', not 'macvlan'"),
+])
+def test_bad_options_are_refused(tmp_path: Path, volume: str, network: str, message: str) -> None:
+    client = Install(bindir=Path("/nonexistent"), version="15.0", major=15, origin="system")
+    with pytest.raises(UserError) as caught:
+        DockerServer("c1", "15", None, volume, network, {}, client, tmp_path)
+    assert str(caught.value) == message
