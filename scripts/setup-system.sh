@@ -26,6 +26,13 @@ if [ -x /usr/lib/postgresql/15/bin/postgres ] && [ ! -f /usr/share/postgresql/15
 fi
 # fincore (util-linux) measures how much of a cluster's files a cold cache left resident.
 command -v fincore >/dev/null || need+=(util-linux)
+# Servers over ssh and several load clients (the tests start their own sshd on loopback),
+# Pgpool-II for replication scale-out (S7), ip for network namespaces (S5).
+command -v ssh >/dev/null || need+=(openssh-client)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+[ -x /usr/sbin/pgpool ] || need+=(pgpool2)
+command -v ip >/dev/null || need+=(iproute2)
+command -v nsenter >/dev/null || need+=(util-linux)
 # Source builds (teiten install --from-source; the tests build PostgreSQL 15 once).
 command -v gcc >/dev/null || need+=(gcc)
 command -v make >/dev/null || need+=(make)
@@ -40,8 +47,17 @@ fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-system: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # sshd and pgpool2 are services: installing them must not start them (policy-rc.d 101).
+  made_policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    made_policy=1
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
   apt-get update -qq
   apt-get install -y -qq "${need[@]}" >/dev/null
+  if [ -n "$made_policy" ]; then rm -f /usr/sbin/policy-rc.d; trap - EXIT; fi
 fi
 
 user="${TEITEN_SERVER_USER:-postgres}"

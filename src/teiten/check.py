@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import difflib
 import re
+import shutil
 from dataclasses import dataclass, replace
 
-from teiten import cpus, installs, procs
+from teiten import cpus, installs, netns, procs
 from teiten.errors import ProcessError, UserError
 from teiten.installs import Install, Resolution
+from teiten.servers import docker, pgpool
 from teiten.servers.external import parse_conninfo
 from teiten.spec import LoadedStudy
 from teiten.workloads import Workload, statements
@@ -35,6 +37,7 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
     study = loaded.study
     _check_cpus(loaded)
     _check_suites(loaded, workloads)
+    _check_topologies(loaded, workloads)
     for i, server in study.server_matrix():
         if server.external is not None:
             try:
@@ -42,6 +45,8 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
             except UserError as exc:
                 raise loaded.error(("servers", i, "external"), str(exc)) from None
             continue
+        if server.ssh is not None or server.docker is not None:
+            continue  # its PostgreSQL is on that host, or in the image
         assert server.install is not None
         try:
             resolved[server.name] = installs.resolve(server.install, installed=found)
@@ -64,8 +69,16 @@ def without_missing_optionals(loaded: LoadedStudy, found: list[Install]
                                ) -> tuple[LoadedStudy, tuple[tuple[str, str], ...]]:
     """The study without its optional servers whose install cannot be had here."""
     kept, omitted = [], []
-    for server in loaded.study.servers:
-        if server.optional and server.install is not None:
+    for i, server in enumerate(loaded.study.servers):
+        if server.docker is not None:
+            problem = docker.engine_problem(server.name)
+            if problem and not server.optional:
+                raise loaded.error(("servers", i, "docker"), problem + " (or mark it "
+                                   "optional: true to run the study without it)")
+            if problem:
+                omitted.append((server.name, problem))
+                continue
+        elif server.optional and server.install is not None and server.ssh is None:
             try:
                 installs.resolve(server.install, installed=found)
             except UserError as exc:
@@ -95,9 +108,40 @@ def materialise(checked: CheckedStudy) -> CheckedStudy:
                 _check_settings(checked.loaded, index, res.install, list(server.settings))
         done[server.name] = res
     client = checked.client
-    if client.install is None and (checked.loaded.study.servers[0].external is not None):
+    if client.install is None and not done:
         client = Resolution(client.ref, install=installs.materialise(client))
     return CheckedStudy(checked.loaded, checked.workloads, done, client, checked.omitted)
+
+
+def _check_topologies(loaded: LoadedStudy, workloads: list[Workload]) -> None:
+    """What replicas, Pgpool-II, network namespaces, ssh and several load clients need: the
+    programs here, and pgbench workloads (the other kinds drive one server directly)."""
+    study = loaded.study
+    many = study.load_clients is not None and (len(study.load_clients) > 1
+                                               or study.load_clients[0].ssh is not None)
+    for i, server in study.server_matrix():
+        kinds = [k for k, on in (("replicas", server.replicas > 0), ("pgpool", server.pgpool),
+                                 ("ssh", server.ssh is not None),
+                                 ("docker", server.docker is not None)) if on]
+        if many:
+            kinds.append("load_clients")
+        for w in workloads:
+            if kinds and (w.app is not None or w.suite is not None):
+                where = ("load_clients",) if kinds[0] == "load_clients" else ("servers", i, kinds[0])
+                raise loaded.error(where, f"the {w.key} workload drives one server directly; "
+                                   f"'{kinds[0]}' (server {server.name}) works with pgbench "
+                                   "workloads only in this version of teiten")
+        problem = None
+        if server.pgpool:
+            problem = pgpool.available()
+            key = "pgpool"
+        if server.network == "netns" and problem is None:
+            problem = netns.available()
+            key = "network"
+        if (server.ssh is not None or many) and problem is None and shutil.which("ssh") is None:
+            problem, key = "the ssh client is missing here: apt-get install openssh-client", "ssh"
+        if problem:
+            raise loaded.error(("servers", i, key), f"server {server.name}: {problem}")
 
 
 def _check_suites(loaded: LoadedStudy, workloads: list[Workload]) -> None:

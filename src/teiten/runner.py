@@ -21,22 +21,27 @@ import psutil
 import psycopg
 
 import teiten
-from teiten import cpus, fingerprint, installs, paths
+from teiten import cpus, fingerprint, installs, netns, paths
 from teiten.check import CheckedStudy
-from teiten.drivers import pgbench
+from teiten.drivers import load, pgbench
 from teiten.drivers.pgbench_output import PgbenchOutput
 from teiten.drivers.sql import Session
 from teiten.errors import TeitenError, UserError
 from teiten.installs import Install, Resolution
-from teiten.monitors import MonitorResult, Monitors, lwlock
+from teiten.monitors import CPU_KEYS, MonitorResult, Monitors, lwlock, replication
 from teiten.monitors.profile import Profile, Profiler
+from teiten.monitors.system import SystemMonitor, SystemResult
 from teiten.plan import plan
-from teiten.servers import profiles
+from teiten.remote import Ssh
+from teiten.servers import docker, profiles
 from teiten.servers.base import Endpoint, Server
 from teiten.servers.cluster import processes_in
+from teiten.servers.docker import DockerServer
 from teiten.servers.external import ExternalServer
-from teiten.servers.local import LocalServer, check_install
-from teiten.spec import Study, load_text
+from teiten.servers.local import LocalServer, check_install, conf_value
+from teiten.servers.ssh import SshServer
+from teiten.servers.topology import TopologyServer, kill_leftover_pgpool
+from teiten.spec import ServerSpec, Study, load_text
 from teiten.store import Evidence, Store
 from teiten.workloads import Workload, apps, statements
 
@@ -112,9 +117,12 @@ def _install_for(server_spec: dict[str, Any]) -> Install:
 def cleanup_leftovers(store: Store, study_id: int) -> list[str]:
     """Stop servers that a killed run left behind and remove its working directories."""
     notes = []
+    has_docker = any(json.loads(r["spec_json"]).get("docker") for r in store.servers(study_id))
     for workdir in store.workdirs(study_id):
         if workdir.exists():
-            for data_dir in sorted(workdir.glob("*/data")):
+            for pid_file in sorted(workdir.glob("*/pgpool*/pgpool.pid")):
+                notes += kill_leftover_pgpool(pid_file)
+            for data_dir in sorted([*workdir.glob("*/data"), *workdir.glob("*/node*/data")]):
                 outside = _outside_dirs(data_dir)
                 for proc in processes_in(data_dir):
                     try:
@@ -131,6 +139,9 @@ def cleanup_leftovers(store: Store, study_id: int) -> list[str]:
             if paths.remove_owned(workdir):
                 notes.append(f"removed {workdir}")
             notes += [f"removed cgroup {g}" for g in cpus.remove_stale(workdir.name + "-")]
+            notes += [f"removed network namespace {n}" for n in netns.remove_stale(workdir.name + "-")]
+            if has_docker:
+                notes += [f"removed {d}" for d in docker.remove_stale(workdir.name)]
         store.forget_workdir(study_id, workdir)
     return notes
 
@@ -139,7 +150,10 @@ def _outside_dirs(data_dir: Path) -> list[Path]:
     """The WAL and tablespace directories of a cluster that live outside its data directory:
     teiten made each in a marked directory of its own, the parent of the link's target."""
     links = [data_dir / "pg_wal", *sorted((data_dir / "pg_tblspc").glob("*"))]
-    return [link.resolve().parent for link in links if link.is_symlink()]
+    found = [link.resolve().parent for link in links if link.is_symlink()]
+    if data_dir.parent.is_symlink():  # a cluster in the server's 'directory'
+        found.append(data_dir.parent.resolve())
+    return found
 
 
 def _socket_dirs(workdir: Path) -> list[Path]:
@@ -166,6 +180,7 @@ class _Context:
     described: set[str] = field(default_factory=set)
     monitors: bool = True
     client_cpus: dict[str, list[int]] = field(default_factory=dict)  # server -> pgbench's CPUs
+    load_clients: list[load.Client] = field(default_factory=list)  # several: the study's
 
 
 def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False,
@@ -199,6 +214,9 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
                 server.close()
             except (TeitenError, psycopg.Error, OSError) as exc:
                 log.warning("cleaning up %s: %s", server.name, exc)
+        for client in ctx.load_clients:
+            if client.ssh is not None:
+                client.ssh.close()
         paths.remove_owned(run_dir)
         store.forget_workdir(study_id, run_dir)
     counts = store.status_counts(study_id)
@@ -217,7 +235,7 @@ def _setup_servers(ctx: _Context) -> None:
     matrix = [s for _, s in ctx.study.server_matrix()]
     for row in stored:
         spec = next(s for s in matrix if s.name == row["name"])
-        if spec.external is not None:
+        if spec.external is not None or spec.ssh is not None or spec.docker is not None:
             continue
         stored_spec = json.loads(row["spec_json"])
         inst = _install_for(stored_spec)
@@ -227,15 +245,46 @@ def _setup_servers(ctx: _Context) -> None:
         server_cpus = cpus.parse_list(placement["cpus"]) if placement else None
         if placement and placement["client_cpus"] != "any":
             ctx.client_cpus[spec.name] = cpus.parse_list(placement["client_cpus"])
-        ctx.servers[spec.name] = LocalServer(spec, inst, ctx.run_dir, sizing,
-                                             connect=ctx.study.connect, cpus=server_cpus)
+        if spec.replicas or spec.pgpool:
+            per_pool = max(ctx.study.clients) * max(1, len(ctx.study.load_clients or []))
+            ctx.servers[spec.name] = TopologyServer(spec, inst, ctx.run_dir, sizing,
+                                                    connect=ctx.study.connect, cpus=server_cpus,
+                                                    max_clients=per_pool)
+        else:
+            ctx.servers[spec.name] = LocalServer(spec, inst, ctx.run_dir, sizing,
+                                                 connect=ctx.study.connect, cpus=server_cpus)
     for spec in matrix:
+        if spec.external is None and spec.ssh is None and spec.docker is None:
+            continue
+        if ctx.client is None:
+            ctx.client = next(iter(ctx.installs.values()), None) or installs.materialise(
+                _client_resolution())
+        ctx.installs[spec.name] = ctx.client
         if spec.external is not None:
-            if ctx.client is None:
-                ctx.client = next(iter(ctx.installs.values()), None) or installs.materialise(
-                    _client_resolution())
-            ctx.installs[spec.name] = ctx.client
             ctx.servers[spec.name] = ExternalServer(spec, ctx.client)
+        elif spec.docker is not None:
+            assert spec.install is not None
+            ctx.servers[spec.name] = DockerServer(
+                spec.name, spec.install, spec.docker.image, spec.docker.volume,
+                spec.docker.network, _docker_settings(spec, sizing), ctx.client, ctx.run_dir)
+        else:
+            ctx.servers[spec.name] = SshServer(spec, ctx.client, ctx.run_dir, sizing)
+    ctx.load_clients = [load.Client(c.name, ssh=Ssh(c.ssh, _path(c.ssh_config), label=c.name)
+                                    if c.ssh else None, pgbench=c.pgbench)
+                        for c in ctx.study.load_clients or []]
+
+
+def _docker_settings(spec: ServerSpec, sizing: profiles.Sizing) -> dict[str, str]:
+    """The same profile as a local cluster's, so that environments compare like with like;
+    the server logs to stderr, where 'docker logs' reads it."""
+    found = {**profiles.settings(spec.profile, sizing),
+             **{k: conf_value(v) for k, v in spec.settings.items()}}
+    found.pop("logging_collector", None)
+    return found
+
+
+def _path(text: str | None) -> Path | None:
+    return Path(text).expanduser() if text else None
 
 
 def _client_resolution() -> Resolution:
@@ -295,6 +344,10 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     measured: tuple[PgbenchOutput, dict[str, Any], str | None] | None = None
     notes: list[str] = []
     app: apps.AppTrial | None = None
+    together: load.Load | None = None
+    lag: replication.LagResult | None = None
+    host: SystemResult | None = None
+    watch_lag = watch_host = None
     try:
         endpoint = server.begin_trial(workload, tid, prewarm=ctx.study.prewarm)
         app = _app_trial(ctx, trial, workload, endpoint)  # before anything is started
@@ -304,6 +357,7 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
         profiler = _profiler(ctx, trial, server, notes)
         confined = _affinity_watch(server)
         log_mark = server.log_mark() if isinstance(server, LocalServer) else None
+        watch_lag, watch_host = _server_watches(ctx, server)
         if watch is not None:
             watch.start()
         if confined is not None:
@@ -311,15 +365,26 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
         try:
             if app is not None:
                 app.start()
-            run = pgbench.run(ctx.installs[trial["server"]], endpoint, workload,
-                              clients=trial["clients"], threads=trial["threads"],
-                              duration_s=app.total_s if app else trial["planned_duration_s"],
-                              cpus=ctx.client_cpus.get(trial["server"]),
-                              extra=app.pgbench_args() if app else (),
-                              overrun_s=app.overrun_s if app else 0.0)
+            targets = _targets(server, endpoint)
+            if hasattr(server, "targets") or ctx.load_clients:
+                together = load.run(ctx.installs[trial["server"]],
+                                    ctx.load_clients or [load.Client("local")], targets, workload,
+                                    sessions=trial["clients"], threads=trial["threads"],
+                                    duration_s=trial["planned_duration_s"],
+                                    cpus=ctx.client_cpus.get(trial["server"]))
+                run = together.combined()
+            else:
+                run = pgbench.run(ctx.installs[trial["server"]], endpoint, workload,
+                                  clients=trial["clients"], threads=trial["threads"],
+                                  duration_s=app.total_s if app else trial["planned_duration_s"],
+                                  cpus=ctx.client_cpus.get(trial["server"]),
+                                  extra=app.pgbench_args() if app else (),
+                                  overrun_s=app.overrun_s if app else 0.0)
         finally:
             if app is not None:
                 app.stop()
+            lag = watch_lag.stop() if watch_lag is not None else None
+            host = watch_host.stop() if watch_host is not None else None
             seen = watch.stop() if watch is not None else None
             affinity = confined.stop() if confined is not None else None
             profile = _stop_profiler(profiler, notes)
@@ -351,6 +416,8 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
         if locks:
             evidence = evidence or Evidence([], {}, [], {})
             evidence.details["lwlock"] = locks
+    if together is not None or lag is not None or host is not None:
+        evidence = _topology_evidence(evidence or Evidence([], {}, [], {}), together, lag, host)
     if error is None and run is not None:
         error = _verdict(run, end.crashed) or (affinity.failure() if affinity else None)
     out = run.output if run is not None else None
@@ -416,6 +483,50 @@ def _suite_trial(ctx: _Context, trial: Any, server: Server, workload: Workload) 
         return "failed", error
     total = sum(st.seconds for st in steps)
     return "ok", f"{len(steps)} steps, {total:.2f} s timed"
+
+
+def _targets(server: Server, endpoint: Endpoint) -> list[load.Target]:
+    """Where the trial's pgbench processes go: every node of a topology (or its Pgpool-II),
+    else the one server."""
+    nodes = getattr(server, "targets", None)
+    return list(nodes()) if nodes is not None else [load.Target(server.name, endpoint)]
+
+
+def _server_watches(ctx: _Context, server: Server
+                    ) -> tuple[replication.LagMonitor | None, SystemMonitor | None]:
+    """Started monitors of what only some servers have: the replication lag of a primary
+    with standbys, and the system of a server on another host."""
+    if not ctx.monitors:
+        return None, None
+    primary = getattr(server, "lag_conninfo", lambda: None)()
+    lag = replication.LagMonitor(primary) if primary else None
+    backend = getattr(server, "remote_monitor", lambda: None)()
+    host = SystemMonitor(backend=backend) if backend is not None else None
+    for watch in (lag, host):
+        if watch is not None:
+            watch.start()
+    return lag, host
+
+
+def _topology_evidence(evidence: Evidence, together: load.Load | None,
+                       lag: replication.LagResult | None, host: SystemResult | None) -> Evidence:
+    """The per-process detail of several pgbench processes, the replication lag series and
+    the server host's system activity, added to a trial's evidence."""
+    if together is not None:
+        evidence.details["load"] = together.details()
+        evidence.metrics["load_skew_s"] = together.skew_s
+        evidence.metrics["load_processes"] = float(len(together.parts))
+    if lag is not None:
+        evidence.series.extend(("replication", t, name, value) for t, name, value in lag.series)
+        evidence.metrics.update({f"replication_{k}": v for k, v in lag.summary.items()})
+        evidence.details["replication"] = lag.states
+    if host is not None:
+        evidence.series.extend(("server-system", t, name, value)
+                               for t, sample in host.series for name, value in sample.items())
+        evidence.metrics.update({f"host_{key}": host.summary[name]
+                                 for key, name in CPU_KEYS.items() if name in host.summary})
+        evidence.details["server_system_summary"] = host.summary
+    return evidence
 
 
 def _app_trial(ctx: _Context, trial: Any, workload: Workload,

@@ -62,6 +62,24 @@ class InitdbOptions(_Model):
     waldir: str | None = Field(None, description="put the WAL in this directory (initdb --waldir)")
 
 
+# What only a cluster on this machine can do, per other place a server can run.
+_NOT_WITH: dict[str, tuple[str, ...]] = {
+    "ssh": ("cores", "cpus", "tablespace", "directory", "replicas", "pgpool"),
+    "docker": ("cores", "cpus", "tablespace", "directory", "replicas", "pgpool", "ssh_config"),
+    "network: netns": ("replicas", "pgpool"),
+}
+
+
+class DockerOptions(_Model):
+    """A server in a Docker container (METHODS S5): where its data lives, which network."""
+
+    image: str | None = Field(None, description="image; default the official postgres:<major>")
+    volume: Literal["container", "host"] = Field(
+        "host", description="data in the container's filesystem, or in a host directory")
+    network: Literal["host", "bridge"] = Field(
+        "bridge", description="the host's network, or a bridge with a published port")
+
+
 class ServerSpec(_Model):
     """One of the things compared. The first server of a study is the baseline."""
 
@@ -88,6 +106,30 @@ class ServerSpec(_Model):
     tablespace: str | None = Field(
         None, description="put the workload's tables and indexes in a tablespace in this "
         "directory (teiten creates a marked subdirectory there)")
+    directory: str | None = Field(
+        None, description="put the cluster (data and WAL) in a marked subdirectory of this "
+        "directory instead of teiten's home, e.g. /dev/shm for data on tmpfs")
+    network: Literal["loopback", "netns"] = Field(
+        "loopback", description="netns: run the server in a network namespace teiten creates, "
+        "reached through a veth pair over TCP (needs root and 'ip')")
+    ssh: str | None = Field(
+        None, description="run the cluster on this host over OpenSSH: user@host or a Host of "
+        "your ssh config; 'install' is then a major or a bindir on that host")
+    ssh_config: str | None = Field(
+        None, description="an ssh_config file to use instead of ~/.ssh/config (ssh -F)")
+    replicas: Annotated[int, Field(ge=0, le=8)] = Field(
+        0, description="streaming standbys of the primary (pg_basebackup); with replication: "
+        "native, the number of extra independent copies that Pgpool-II writes to")
+    replication: Literal["async", "sync", "native"] = Field(
+        "async", description="async or sync streaming replication, or Pgpool-II's native "
+        "(statement) replication")
+    synchronous_commit: Literal["on", "remote_write", "remote_apply"] | None = Field(
+        None, description="sync replication only: what a commit waits for (default on)")
+    pgpool: bool = Field(
+        False, description="put a Pgpool-II next to each node (METHODS S7): reads balanced to "
+        "its own node, writes to the primary (or to all nodes with native replication)")
+    docker: DockerOptions | None = Field(
+        None, description="run the official postgres image (or 'image') with the docker CLI")
 
     @field_validator("cpus")
     @classmethod
@@ -127,7 +169,8 @@ class ServerSpec(_Model):
         if self.cores is not None and self.cpus is not None:
             raise ValueError("'cpus' and 'cores' both choose CPUs: give one of them")
         if self.external is not None:
-            fixed = [k for k in ("settings", "initdb", "profile", "cores", "cpus", "tablespace")
+            fixed = [k for k in ("settings", "initdb", "profile", "cores", "cpus", "tablespace",
+                                 "directory", "replicas", "pgpool")
                      if k in self.model_fields_set]
             if fixed:
                 raise ValueError(
@@ -135,7 +178,41 @@ class ServerSpec(_Model):
                     "of an external server")
         elif self.allow_init:
             raise ValueError("'allow_init' applies to external servers only")
+        self._one_place()
+        self._replication()
         return self
+
+    def _one_place(self) -> None:
+        """ssh, docker and netns each say where the server runs: they exclude what only a
+        cluster on this machine can do."""
+        places = [k for k in ("external", "ssh", "docker") if getattr(self, k) is not None]
+        if self.network == "netns":
+            places.append("network: netns")
+        if len(places) > 1:
+            raise ValueError(f"'{places[0]}' and '{places[1]}' both say where the server runs: "
+                             "give one of them")
+        if not places or places == ["external"]:
+            return
+        local_only = _NOT_WITH[places[0]]
+        given = [k for k in local_only if k in self.model_fields_set]
+        if self.ssh is not None and self.initdb.waldir:
+            given.append("initdb.waldir")
+        if given:
+            raise ValueError(f"'{given[0]}' cannot be combined with '{places[0]}' in this version "
+                             f"of teiten: use a cluster on this machine for it")
+
+    def _replication(self) -> None:
+        if self.ssh_config is not None and self.ssh is None:
+            raise ValueError("'ssh_config' applies to ssh servers only")
+        if self.replication == "native" and not self.pgpool:
+            raise ValueError("replication: native is Pgpool-II's: add 'pgpool: true'")
+        if self.replication == "sync" and self.replicas == 0:
+            raise ValueError("replication: sync needs standbys: set 'replicas' to 1 or more")
+        if self.synchronous_commit is not None and self.replication != "sync":
+            raise ValueError("'synchronous_commit' applies to replication: sync only")
+        if "replication" in self.model_fields_set and self.replication == "async" \
+                and self.replicas == 0:
+            raise ValueError("replication: async needs standbys: set 'replicas' to 1 or more")
 
 
 class ScriptRef(_Model):
@@ -292,6 +369,23 @@ class ProfileSpec(_Model):
             and (p.clients in (None, clients)) for p in self.points)
 
 
+class LoadClientSpec(_Model):
+    """A machine that runs pgbench: this one (no ssh) or a host reached with OpenSSH."""
+
+    name: Annotated[str, Field(pattern=NAME)]
+    ssh: str | None = Field(None, description="user@host or a Host of your ssh config")
+    ssh_config: str | None = Field(None, description="an ssh_config file (ssh -F)")
+    pgbench: str | None = Field(
+        None, description="pgbench on that host (default: pgbench on its PATH)")
+
+    @model_validator(mode="after")
+    def _remote_only(self) -> LoadClientSpec:
+        extra = [k for k in ("ssh_config", "pgbench") if getattr(self, k) is not None]
+        if self.ssh is None and extra:
+            raise ValueError(f"'{extra[0]}' applies to a client reached with ssh only")
+        return self
+
+
 class Study(_Model):
     """A study: servers x workloads x clients x repetitions, run in a seeded order."""
 
@@ -319,6 +413,12 @@ class Study(_Model):
         "any", description="where pgbench runs when servers are confined to cores: any (not "
         "pinned), same (the server's CPUs), others (the CPUs the server does not use), or a "
         "CPU list such as 2-3")
+    load_clients: Annotated[list[LoadClientSpec], Field(min_length=1)] | None = Field(
+        None, description="the machines pgbench runs on, all at once: each runs one pgbench "
+        "(with the trial's clients) against every node; unset: this machine only")
+    environments: bool = Field(
+        False, description="the servers are environments of the same PostgreSQL (METHODS S5): "
+        "the report gives each one's degradation against the first, with the CPU breakdown")
 
     @field_validator("workloads", mode="before")
     @classmethod
@@ -375,6 +475,14 @@ class Study(_Model):
             if fixed:
                 raise ValueError(f"'cores' is an axis for every server, but server {fixed[0]} "
                                  "sets its own cores or cpus; drop one of them")
+        if self.load_clients is not None:
+            names = [c.name for c in self.load_clients]
+            named = sorted({n for n in names if names.count(n) > 1})
+            if named:
+                raise ValueError(f"load client '{named[0]}' is listed twice; give each a name "
+                                 "of its own")
+        if self.environments and len(self.servers) < 2:
+            raise ValueError("'environments' compares servers: list two or more")
         return self
 
     def server_matrix(self) -> list[tuple[int, ServerSpec]]:
@@ -384,7 +492,7 @@ class Study(_Model):
             return list(enumerate(self.servers))
         out: list[tuple[int, ServerSpec]] = []
         for i, server in enumerate(self.servers):
-            if server.external is not None:
+            if server.external is not None or server.ssh is not None or server.docker is not None:
                 out.append((i, server))
                 continue
             for n in self.cores:

@@ -21,7 +21,8 @@ from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
 from teiten.installs import Install
 
 BUILTINS = ("quick-fixed-point, s1-read, s10-freeze, s11-tpcc, s11-tpcc-full, s2-cores, s2-cores-2014, "
-            "s2-update, s3-checksums, s4-bookstore, s4-scaleup, s6-parallel, s8-iot-json, s9-fulltext")
+            "s2-update, s3-checksums, s4-bookstore, s4-scaleup, s5-environments, s6-parallel, "
+            "s7-replication, s8-iot-json, s9-fulltext")
 STUDY_HEAD = """\
 study: bad
 servers:

@@ -43,12 +43,14 @@ GOLDEN = {
         BASE + "repetiton: 3\n",
         "study.yaml:6: unknown key 'repetiton' (did you mean 'repetitions'?); allowed: study, "
         "description, servers, workloads, scale, clients, threads, duration, repetitions, "
-        "order, seed, prewarm, connect, profile, cores, client_cpus",
+        "order, seed, prewarm, connect, profile, cores, client_cpus, load_clients, environments",
     ),
     "unknown server key": (
         "study: s\nservers:\n  - name: a\n    instal: \"17\"\nworkloads: [pgecons-read]\n",
         "study.yaml:4: unknown key 'instal' in servers[0] (did you mean 'install'?); allowed: "
-        "name, install, external, allow_init, profile, settings, initdb, cores, cpus, optional, tablespace",
+        "name, install, external, allow_init, profile, settings, initdb, cores, cpus, optional, "
+        "tablespace, directory, network, ssh, ssh_config, replicas, replication, "
+        "synchronous_commit, pgpool, docker",
     ),
     "unknown initdb key": (
         "study: s\nservers:\n  - name: a\n    install: \"17\"\n    initdb:\n"

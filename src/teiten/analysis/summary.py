@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from teiten.analysis import compare, rtt, stats, suites
+from teiten.analysis import compare, rtt, scaleout, stats, suites
 from teiten.analysis.apps import AppRuns, app_results
 from teiten.report.model import (
     Activity,
@@ -383,7 +383,8 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
         for w in spec["workloads"] if not w.get("suite")}
     sections = tuple(replace(pgbench_sections[w["key"]], apps=app_results(
         pgbench_sections[w["key"]], apps or {}), rtt=rtt_bounds(
-        pgbench_sections[w["key"]], servers, rtt_statements or {}))
+        pgbench_sections[w["key"]], servers, rtt_statements or {}),
+        scale_out=scaleout.scale_out(w["key"], servers, trials, evidence))
         if w["key"] in pgbench_sections else
         suite_section(w, trials, [n for n, _ in names], steps or {}) for w in spec["workloads"])
     counts: dict[str, int] = {}

@@ -161,7 +161,10 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
                        exclude_rampup: bool = False) -> dict[str, Path]:
     """Write report.md and report.html for one study of ``store`` into ``out_dir``."""
     g = _gather(store, study_id)
-    pairs = _pairs([s["name"] for s in g.servers], degradations or [])
+    names = [s["name"] for s in g.servers]
+    if not degradations and json.loads(g.study["spec_json"])["study"].get("environments"):
+        degradations = [(names[0], n) for n in names[1:]]  # METHODS S5: each against the first
+    pairs = _pairs(names, degradations or [])
     out_dir.mkdir(parents=True, exist_ok=True)
     graphs, diffs = write_flamegraphs(store, study_id, g.trials, out_dir, g.servers[0]["name"])
     data = report_data(g.study, g.servers, g.trials, store_path=str(store.path.absolute()),

@@ -41,6 +41,15 @@ def pct_number(ratio: float) -> str:
     return f"{ratio * 100:.{PCT_DECIMALS}f}"
 
 
+def format_bytes(value: float | None) -> str:
+    if value is None:
+        return MISSING
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if value >= size:
+            return f"{value / size:,.1f} {unit}"
+    return f"{value:,.0f} B"
+
+
 def format_ratio(ratio: float | None) -> str:
     """``0.983`` → ``98.3%``."""
     return MISSING if ratio is None else f"{pct_number(ratio)}%"

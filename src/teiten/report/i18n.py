@@ -172,6 +172,34 @@ TEXTS: dict[str, tuple[str, str]] = {
     "rtt": ("Round-trip bound (S11): {server}, round trip {rtt} ms, {statements} statements per "
             "transaction", "往復時間による上限（S11）: {server}、往復 {rtt} ms、1 トランザクション "
             "{statements} 文"),
+    "scaleout": ("Replication scale-out (S7): total and mean TPS per node",
+                 "レプリケーションによるスケールアウト（S7）: 合計 TPS とノードあたり平均 TPS"),
+    "scaleout.server": ("Server", "サーバ"),
+    "scaleout.method": ("Method", "方式"),
+    "scaleout.nodes": ("Nodes", "ノード数"),
+    "scaleout.total": ("Total TPS", "合計 TPS"),
+    "scaleout.per_node": ("Mean TPS per node", "ノードあたり平均 TPS"),
+    "scaleout.lag": ("Max lag", "最大遅延（バイト）"),
+    "scaleout.replay": ("Max replay lag (ms)", "最大適用遅延（ms）"),
+    "scaleout.skew": ("Start skew (ms)", "開始時刻のずれ（ms）"),
+    "scaleout.note": ("One pgbench per node, all started together (clients is per pgbench); with "
+                      "Pgpool-II each goes to the Pgpool-II next to its node, which sends reads "
+                      "to that node and writes to the primary (native: to every node). Without "
+                      "it, reads go to each node and writes to the primary. The lag is the "
+                      "largest replay lag of any standby sampled each second (median over the "
+                      "repetitions).",
+                      "ノードごとに pgbench を 1 つ、同時に開始（クライアント数は pgbench ごと）。"
+                      "Pgpool-II ありでは各 pgbench は自ノード隣の Pgpool-II に接続し、参照は自ノード"
+                      "へ、更新はプライマリへ（ネイティブでは全ノードへ）送られる。なしでは参照は各"
+                      "ノードへ、更新はプライマリへ。遅延は毎秒測ったスタンバイの適用遅延の最大値"
+                      "（繰り返しの中央値）。"),
+    "scaleout.same_machine": ("Every node runs on this one machine and shares its CPUs, so the "
+                              "total cannot grow with the number of nodes here: this run shows "
+                              "the method and that it works, not the scaling (METHODS S7 used "
+                              "one machine per node).",
+                              "全ノードがこの 1 台の CPU を共有するため、ここではノード数とともに"
+                              "合計は伸びない。この結果は方式と動作の確認であり、スケールの測定では"
+                              "ない（METHODS S7 はノードごとに 1 台）。"),
     "rtt.tps": ("Measured TPS", "実測 TPS"),
     "rtt.ceiling": ("Ceiling from the round trip", "往復時間による上限"),
     "rtt.of": ("Of the ceiling", "上限に対する割合"),
@@ -310,6 +338,13 @@ TEXTS: dict[str, tuple[str, str]] = {
     "degradation.tps": ("TPS ({server})", "TPS（{server}）"),
     "degradation.rate": ("Degradation rate (性能低下率), %", "性能低下率 (%)"),
     "degradation.diff": ("TPS difference", "TPS 差"),
+    "degradation.cpu": ("CPU breakdown (CPU使用率の内訳): {a} and {b}",
+                        "CPU 使用率の内訳: {a} と {b}"),
+    "degradation.cpu_note": ("Share of the machine's CPU time during the measured window, all "
+                             "cores, median over the repetitions; %steal is time a hypervisor "
+                             "gave to others while this guest wanted to run.",
+                             "測定区間中のマシン全体（全コア）の CPU 時間の割合、繰り返しの中央値。"
+                             "%steal はこのゲストが動きたいときにハイパーバイザが他へ回した時間。"),
     "degradation.note": ("性能低下率 = (1 − TPS({b}) / TPS({a})) × 100; TPS difference = "
                          "TPS({a}) − TPS({b}).",
                          "性能低下率 = (1 − TPS({b}) / TPS({a})) × 100、TPS 差 = TPS({a}) − TPS({b})。"),

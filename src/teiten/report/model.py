@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from teiten.analysis.rtt import RttBound
+from teiten.analysis.scaleout import ScaleOut
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,8 @@ class Degradation:
     b: str
     rows: tuple[tuple[int, float | None, float | None, float | None, float | None], ...]
     # (clients, tps_a, tps_b, degradation_pct, tps_difference)
+    # (clients, CPU shares of a, of b): user, sys, iowait, steal, irq, idle -> percent
+    cpu: tuple[tuple[int, dict[str, float], dict[str, float]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -248,6 +251,7 @@ class WorkloadSection:
     apps: tuple[AppResults, ...] = ()
     suite: SuiteResults | None = None  # a measured-statement workload: no TPS, steps instead
     rtt: tuple[RttBound, ...] = ()     # external servers: the round-trip bound of S11
+    scale_out: ScaleOut | None = None  # replication topologies: METHODS S7's table
 
 
 @dataclass(frozen=True)

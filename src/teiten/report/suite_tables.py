@@ -26,15 +26,6 @@ def seconds_text(seconds: float | None) -> str:
     return f"{seconds * 1000:,.2f} ms" if seconds < 1 else f"{seconds:,.2f} s"
 
 
-def bytes_text(value: float | None) -> str:
-    if value is None:
-        return f.MISSING
-    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
-        if value >= size:
-            return f"{value / size:,.1f} {unit}"
-    return f"{value:,.0f} B"
-
-
 def _label(st: StepFigures) -> str:
     values = variant_values(st.variant).values()
     shown = st.param if st.param and st.param not in values else ""
@@ -124,7 +115,7 @@ def sizes_table(res: SuiteResults, ctx: Context) -> Table | None:
         cells: list[Cell] = []
         for s in res.servers:
             got = by.get((s, v))
-            cells += ([Cell(bytes_text(got.table_bytes)), Cell(bytes_text(got.index_bytes))]
+            cells += ([Cell(f.format_bytes(got.table_bytes)), Cell(f.format_bytes(got.index_bytes))]
                       if got else [MISSING, MISSING])
         if any(c is not MISSING for c in cells):
             rows.append((v, tuple(cells)))
@@ -175,8 +166,8 @@ def iot_table(res: SuiteResults, ctx: Context) -> Table | None:
                 Cell(seconds_text(load.seconds if load else None)),
                 Cell(f"{rate:,.0f}" if rate else f.MISSING),
                 Cell(seconds_text(mine["index"].seconds if "index" in mine else None)),
-                Cell(bytes_text(size.table_bytes if size else None)),
-                Cell(bytes_text(size.index_bytes if size else None)),
+                Cell(f.format_bytes(size.table_bytes if size else None)),
+                Cell(f.format_bytes(size.index_bytes if size else None)),
                 Cell(seconds_text(mine["query"].seconds if "query" in mine else None)))))
     return Table("suite-iot", tr("suite.iot", lang), tr("suite.variant", lang), columns,
                  tuple(rows), (tr("suite.iot.note", lang),))
@@ -244,7 +235,7 @@ def suite_charts(section: WorkloadSection, ctx: Context) -> list[tuple[str, str,
     if res.sizes:
         title = tr("chart.suite_sizes", lang, workload=section.workload)
         rows = [(v, [(s.server, s.table_bytes + s.index_bytes,
-                      f"{bytes_text(s.table_bytes)} + {bytes_text(s.index_bytes)}")
+                      f"{f.format_bytes(s.table_bytes)} + {f.format_bytes(s.index_bytes)}")
                      for s in res.sizes if s.variant == v]) for v in res.variants]
         out.append(("suite-sizes", title, value_bars(title, [r for r in rows if r[1]],
                                                      no_data=tr("chart.no_data", lang))))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 # runs this package's __init__ first, so compare is still loading when this module is.
 from teiten.analysis import compare
 from teiten.analysis.rtt import RttBound
+from teiten.analysis.scaleout import ScaleOut
 from teiten.report import formats as f
 from teiten.report.i18n import clients_phrase, tr
 from teiten.report.model import (
@@ -359,10 +360,31 @@ def section_body(section: WorkloadSection, ctx: Context) -> list[Table]:
     if section.suite is not None:
         return suite_tables(section, ctx)
     return [tps_table(section, ctx), latency_table(section, ctx),
-            *(degradation_table(deg, ctx) for deg in section.degradations),
+            *(t for deg in section.degradations for t in degradation_tables(deg, ctx)),
             *(scaleup_table(sc, ctx) for sc in section.scaleups),
             *(lock_table(lt, ctx) for lt in section.locks), *app_tables(section, ctx),
-            *(rtt_table(b, ctx) for b in section.rtt)]
+            *(rtt_table(b, ctx) for b in section.rtt),
+            *([scale_out_table(section.scale_out, ctx)] if section.scale_out else [])]
+
+
+def scale_out_table(so: ScaleOut, ctx: Context) -> Table:
+    """METHODS S7: per topology and client count, the total TPS of its pgbench processes
+    (one per node, all at once), the mean per node, and the replication lag seen."""
+    lang = ctx.lang
+    columns = tuple(Column(tr(k, lang)) for k in (
+        "scaleout.method", "scaleout.nodes", "clients", "scaleout.total", "scaleout.per_node",
+        "scaleout.lag", "scaleout.replay", "scaleout.skew"))
+    rows = tuple((r.server, (
+        Cell(r.method + (" + Pgpool-II" if r.pgpool else "")), Cell(str(r.nodes)),
+        Cell(str(r.clients)), Cell(f.format_tps(r.total_tps)), Cell(f.format_tps(r.per_node_tps)),
+        Cell(f.format_bytes(r.lag_bytes_max)),
+        Cell(f"{r.replay_lag_ms_max:.1f}" if r.replay_lag_ms_max is not None else f.MISSING),
+        Cell(f"{r.skew_ms:.0f}" if r.skew_ms is not None else f.MISSING))) for r in so.rows)
+    notes = [tr("scaleout.note", lang)]
+    if so.same_machine:
+        notes.append(tr("scaleout.same_machine", lang))
+    return Table("scaleout", tr("scaleout", lang), tr("scaleout.server", lang), columns, rows,
+                 tuple(notes))
 
 
 def rtt_table(b: RttBound, ctx: Context) -> Table:
@@ -390,6 +412,24 @@ def degradation_table(deg: Degradation, ctx: Context) -> Table:
         for clients, ta, tb, rate, diff in deg.rows)
     return Table("degradation", tr("degradation", lang, a=deg.a, b=deg.b), tr("clients", lang),
                  columns, rows, (tr("degradation.note", lang, a=deg.a, b=deg.b),))
+
+
+def degradation_tables(deg: Degradation, ctx: Context) -> list[Table]:
+    """The S5 table of a pair, and the CPU breakdown of both side by side."""
+    return [degradation_table(deg, ctx), *([cpu_pair_table(deg, ctx)] if deg.cpu else [])]
+
+
+def cpu_pair_table(deg: Degradation, ctx: Context) -> Table:
+    """METHODS S5: %usr %sys %iowait %steal %idle of the reference and of the environment,
+    per client count (the median over repetitions of each window's mean)."""
+    lang = ctx.lang
+    parts = ("user", "sys", "iowait", "steal", "idle")
+    columns = tuple(Column(f"%{part}", group=server, md=f"{server} %{part}")
+                    for server in (deg.a, deg.b) for part in parts)
+    rows = tuple((str(clients), tuple(Cell(f"{cpu.get(part, 0.0):.1f}") for cpu in (ca, cb)
+                                      for part in parts)) for clients, ca, cb in deg.cpu)
+    return Table("cpu-pair", tr("degradation.cpu", lang, a=deg.a, b=deg.b), tr("clients", lang),
+                 columns, rows, (tr("degradation.cpu_note", lang),))
 
 
 def _version_sub(series: ServerSeries, base: ServerSeries, lang: str) -> str:

@@ -24,6 +24,7 @@ from teiten.cpus import Placement, confine, format_list
 from teiten.errors import ServerError, TrialFailed
 from teiten.installs import Install
 from teiten.monitors.system import device_of
+from teiten.netns import Namespace
 from teiten.servers import profiles
 from teiten.servers.base import Endpoint, TrialEnd
 from teiten.servers.cluster import SUPERUSER, Cluster
@@ -62,14 +63,16 @@ class LocalServer:
         self.install = install
         self.run_dir = run_dir
         self.settings = {**profiles.settings(spec.profile, sizing),
-                         **{k: _conf_value(v) for k, v in spec.settings.items()}}
+                         **{k: conf_value(v) for k, v in spec.settings.items()}}
         shared_buffers, fits = profiles.shared_buffers_for(sizing)
         if spec.profile == "pgecons" and not fits:
             log.warning("%s: the data (about %d MB) does not fit in shared_buffers, which is "
                         "capped at 40%% of this machine's memory (%d MB); reads will not be "
                         "served from shared_buffers alone", spec.name, sizing.data_bytes >> 20,
                         shared_buffers >> 20)
-        self.tcp = connect == "tcp"
+        # In a network namespace the client always goes through the veth pair (TCP).
+        self.tcp = connect == "tcp" or spec.network == "netns"
+        self.netns: Namespace | None = None
         self.slots: dict[str, _Slot] = {}
         self.current: _Slot | None = None
         self.description: dict[str, object] | None = None
@@ -78,18 +81,36 @@ class LocalServer:
     def _root(self, workload: Workload) -> Path:
         return self.run_dir / f"{self.name}--{workload.key}"
 
+    def _make_root(self, workload: Workload) -> Path:
+        """The cluster's directory: in the run's directory, or in a marked subdirectory of
+        the server's 'directory' (e.g. tmpfs), linked from the run's directory so that the
+        cleanup of a killed run finds it."""
+        link = self._root(workload)
+        purpose = f"cluster of {self.name}/{workload.key}"
+        if not self.spec.directory:
+            return paths.make_owned(link, purpose)
+        base = Path(self.spec.directory).expanduser().absolute()
+        if not base.is_dir():
+            raise ServerError(f"server {self.name}: directory {base} does not exist; create it "
+                              "or change 'directory'")
+        root = paths.make_owned(base / f"teiten-{self.run_dir.name}-{link.name}", purpose)
+        privileges.ensure_reachable(root)
+        link.symlink_to(root, target_is_directory=True)
+        return root
+
     def prepare(self, workload: Workload) -> None:
         if workload.key in self.slots:
             return
-        root = paths.make_owned(self._root(workload), f"cluster of {self.name}/{workload.key}")
+        root = self._make_root(workload)
         waldir = None
         if self.spec.initdb.waldir:
             base = Path(self.spec.initdb.waldir).expanduser().absolute()
             # Never initdb into the user's directory itself: a marked subdirectory of ours.
             waldir = paths.make_owned(base / f"teiten-{root.parent.name}-{root.name}",
                                       "WAL directory") / "pg_wal"
-        cluster = Cluster(self.install, root)
+        cluster = self._new_cluster(root, workload)
         cluster.placement = self._placement()
+        cluster.netns = self._namespace()
         cluster.initdb(self.spec.initdb, waldir=waldir)
         cluster.configure(self._settings_for(workload))
         space = None
@@ -130,10 +151,18 @@ class LocalServer:
             if cluster.socket_dir is not None:
                 paths.remove_owned(cluster.socket_dir)
             raise
-        cluster.stop()
-        slot = _Slot(cluster=cluster, snapshot=root / "snapshot", database=workload.database)
-        cluster.snapshot(slot.snapshot)
+        slot = _Slot(cluster=cluster, snapshot=self._save(cluster, root, workload),
+                     database=workload.database)
         self.slots[workload.key] = slot
+
+    def _new_cluster(self, root: Path, workload: Workload) -> Cluster:
+        return Cluster(self.install, root)
+
+    def _save(self, cluster: Cluster, root: Path, workload: Workload) -> Path:
+        """Stop the loaded cluster and snapshot it; returns where the snapshot is."""
+        cluster.stop()
+        cluster.snapshot(root / "snapshot")
+        return root / "snapshot"
 
     def _load_by_sql(self, cluster: Cluster, workload: Workload, *, in_space: bool) -> None:
         """Load an application or measured-statement workload by SQL, with as many
@@ -177,9 +206,19 @@ class LocalServer:
         assert cluster.log_dir is not None
         cluster.start(cluster.log_dir)
         assert cluster.port is not None
-        host = "127.0.0.1" if self.tcp else cluster.host
+        host = cluster.tcp_host if self.tcp else cluster.host
         return make_conninfo(host=host, port=cluster.port, user=SUPERUSER,
                              dbname=slot.database), done
+
+    def _namespace(self) -> Namespace | None:
+        """The network namespace of a 'network: netns' server, made once for all its
+        clusters; its name starts with the run's, so that the cleanup of a killed run
+        finds it."""
+        if self.spec.network == "netns" and self.netns is None:
+            self.netns = Namespace.create(f"{self.run_dir.name}-{self.name}")
+            log.info("%s runs in network namespace %s at %s (client side %s)", self.name,
+                     self.netns.name, self.netns.address, self.netns.host_address)
+        return self.netns
 
     def _placement(self) -> Placement | None:
         """The CPUs of this server, confined once for all its clusters (one runs at a time)."""
@@ -207,7 +246,7 @@ class LocalServer:
             # A checkpoint now moves the next timed one (checkpoint_timeout) out of the window.
             conn.execute("CHECKPOINT")
         slot.dirty = workload.modifies_data
-        host = "127.0.0.1" if self.tcp else cluster.host
+        host = cluster.tcp_host if self.tcp else cluster.host
         assert cluster.port is not None
         return Endpoint(host=host, port=cluster.port, user=SUPERUSER, dbname=workload.database)
 
@@ -260,13 +299,20 @@ class LocalServer:
                 for space in slot.cluster.tablespaces:
                     paths.remove_owned(space.parent)
                 paths.remove_owned(slot.cluster.root)
+                link = self.run_dir / slot.cluster.root.name.removeprefix(
+                    f"teiten-{self.run_dir.name}-")
+                if link.is_symlink():
+                    link.unlink()
                 del self.slots[key]
         if self.placement is not None:
             self.placement.close()
             self.placement = None
+        if self.netns is not None:
+            self.netns.close()
+            self.netns = None
 
 
-def _conf_value(value: object) -> str:
+def conf_value(value: object) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     return str(value)

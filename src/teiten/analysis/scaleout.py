@@ -1,0 +1,76 @@
+"""METHODS S7: replication scale-out. Per server (a topology of N nodes, with its
+replication method) and client count: the total TPS of its pgbench processes (one per
+node, all at once), the mean per node, and the replication lag seen during the trials."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+Evidence = Mapping[str, tuple[Mapping[str, float], Any]]
+
+
+@dataclass(frozen=True)
+class ScaleOutRow:
+    server: str
+    method: str           # native | async | sync | sync (remote_apply) | single
+    nodes: int
+    pgpool: bool
+    clients: int          # per pgbench process
+    total_tps: float | None
+    per_node_tps: float | None
+    lag_bytes_max: float | None   # median over the repetitions of each trial's maximum
+    replay_lag_ms_max: float | None
+    skew_ms: float | None         # median start skew of the pgbench processes
+
+
+@dataclass(frozen=True)
+class ScaleOut:
+    rows: tuple[ScaleOutRow, ...]
+    same_machine: bool    # every node ran on this machine: totals cannot grow with nodes
+
+
+def method(spec: Mapping[str, Any]) -> tuple[str, int]:
+    """The replication method a server's spec names, and its number of nodes."""
+    replicas = int(spec.get("replicas") or 0)
+    kind = spec.get("replication") or "async"
+    if replicas == 0 and kind != "native":
+        return "single", 1
+    if kind == "sync" and spec.get("synchronous_commit") not in (None, "on"):
+        return f"sync ({spec['synchronous_commit']})", replicas + 1
+    return kind, replicas + 1
+
+
+def scale_out(workload: str, servers: Sequence[Mapping[str, Any]],
+              trials: Sequence[Mapping[str, Any]], evidence: Evidence | None) -> ScaleOut | None:
+    """The S7 table of one workload, or None when no server is a topology."""
+    specs = {row["name"]: json.loads(row["spec_json"]) for row in servers}
+    if not any(s.get("replicas") or s.get("pgpool") for s in specs.values()):
+        return None
+    rows = []
+    for name, spec in specs.items():
+        kind, nodes = method(spec)
+        mine = [t for t in trials if t["server"] == name and t["workload"] == workload
+                and t["status"] == "ok" and t["tps"] is not None]
+        for clients in sorted({int(t["clients"]) for t in mine}):
+            at = [t for t in mine if int(t["clients"]) == clients]
+            tps = statistics.median(float(t["tps"]) for t in at)
+            metrics = [evidence[t["trial_id"]][0] for t in at
+                       if evidence is not None and t["trial_id"] in evidence]
+            rows.append(ScaleOutRow(
+                server=name, method=kind, nodes=nodes, pgpool=bool(spec.get("pgpool")),
+                clients=clients, total_tps=tps, per_node_tps=tps / nodes,
+                lag_bytes_max=_median(m.get("replication_lag_bytes_max") for m in metrics),
+                replay_lag_ms_max=_median(m.get("replication_replay_lag_ms_max") for m in metrics),
+                skew_ms=_median((m["load_skew_s"] * 1000 if "load_skew_s" in m else None)
+                                for m in metrics)))
+    same = all(not s.get("ssh") for s in specs.values())
+    return ScaleOut(tuple(sorted(rows, key=lambda r: (r.method, r.nodes, r.clients))), same)
+
+
+def _median(values: Any) -> float | None:
+    found = [float(v) for v in values if v is not None]
+    return statistics.median(found) if found else None

@@ -1,0 +1,251 @@
+"""Several pgbench processes at once, as one trial's load (METHODS S7: one pgbench per
+server, all running at the same time; issue 8: several load clients).
+
+Each *part* is one pgbench: a load client (this machine, or a host reached with OpenSSH)
+against one target (a node of a replication topology, its Pgpool-II, or the single
+server). The parts are started together by one thread each, released by a barrier; each
+records the wall-clock second it started, on the machine it ran on, and the skew between
+the first and the last start is kept with the result. Their figures are summed into one
+:class:`PgbenchOutput` (transactions and TPS add up; latency is the transaction-weighted
+mean; the per-second series add up second by second), and every part is kept as detail.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from teiten.drivers import pgbench
+from teiten.drivers.pgbench_output import PgbenchOutput, ProgressPoint, StatementLatency, parse
+from teiten.errors import ProcessError
+from teiten.installs import Install
+from teiten.remote import Ssh
+from teiten.servers.base import Endpoint
+from teiten.workloads import Workload
+
+_STARTED = "teiten-started "  # the first stderr line of a part run over ssh
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where one pgbench goes: a node (or its Pgpool-II) of the server under test."""
+
+    node: str
+    endpoint: Endpoint
+
+
+@dataclass(frozen=True)
+class Client:
+    """A machine pgbench runs on: this one (``ssh`` None) or a host reached with OpenSSH,
+    where ``pgbench`` is the program to run."""
+
+    name: str
+    ssh: Ssh | None = None
+    pgbench: str | None = None
+
+    @property
+    def local(self) -> bool:
+        return self.ssh is None
+
+
+@dataclass
+class Part:
+    client: str
+    node: str
+    run: pgbench.PgbenchRun
+    started_at: float  # epoch seconds when pgbench started, on the client's clock
+
+    def to_json(self) -> dict[str, Any]:
+        o = self.run.output
+        return {"client": self.client, "node": self.node, "tps": o.tps,
+                "transactions": o.transactions, "latency_ms_avg": o.latency_ms_avg,
+                "returncode": self.run.returncode, "started_at": self.started_at,
+                "errors": list(o.errors[:3])}
+
+
+@dataclass
+class Load:
+    parts: list[Part] = field(default_factory=list)
+
+    @property
+    def skew_s(self) -> float:
+        starts = [p.started_at for p in self.parts]
+        return max(starts) - min(starts) if starts else 0.0
+
+    def details(self) -> dict[str, Any]:
+        return {"parts": [p.to_json() for p in self.parts], "skew_s": self.skew_s,
+                "clients": sorted({p.client for p in self.parts}),
+                "nodes": sorted({p.node for p in self.parts})}
+
+    def combined(self) -> pgbench.PgbenchRun:
+        """One run standing for all parts: the summed output; the worst exit status."""
+        runs = [p.run for p in self.parts]
+        failing = [r for r in runs if r.timed_out or r.returncode != 0]
+        first = failing[0] if failing else runs[0]
+        stdout = "\n".join(f"## pgbench {i + 1} ({p.client} -> {p.node})\n{p.run.stdout}"
+                           for i, p in enumerate(self.parts))
+        stderr = "\n".join(f"## pgbench {i + 1} ({p.client} -> {p.node})\n{p.run.stderr}"
+                           for i, p in enumerate(self.parts))
+        return pgbench.PgbenchRun(first.argv, first.returncode, stdout, stderr,
+                                  combine([r.output for r in runs]),
+                                  timed_out=any(r.timed_out for r in runs))
+
+
+def run(install: Install, clients: Sequence[Client], targets: Sequence[Target],
+        workload: Workload, *, sessions: int, threads: int, duration_s: float,
+        cpus: list[int] | None = None) -> Load:
+    """Every client runs one pgbench against every target, all started together."""
+    pairs = [(c, t) for c in clients for t in targets]
+    barrier = threading.Barrier(len(pairs))
+    parts: list[Part | None] = [None] * len(pairs)
+    errors: list[BaseException] = []
+
+    def one(i: int, client: Client, target: Target) -> None:
+        try:
+            barrier.wait(timeout=60)
+            parts[i] = _run_part(install, client, target, workload, sessions=sessions,
+                                 threads=threads, duration_s=duration_s, cpus=cpus)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            errors.append(exc)
+
+    workers = [threading.Thread(target=one, args=(i, c, t), name=f"pgbench-{i}", daemon=True)
+               for i, (c, t) in enumerate(pairs)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    if errors:
+        raise errors[0]
+    return Load([p for p in parts if p is not None])
+
+
+def _run_part(install: Install, client: Client, target: Target, workload: Workload, *,
+              sessions: int, threads: int, duration_s: float, cpus: list[int] | None) -> Part:
+    if client.local:
+        started = time.time()
+        done = pgbench.run(install, target.endpoint, workload, clients=sessions, threads=threads,
+                           duration_s=duration_s, cpus=cpus)
+        return Part(client.name, target.node, done, started)
+    assert client.ssh is not None
+    program = client.pgbench or "pgbench"
+    args = pgbench.argv(install, target.endpoint, workload, clients=sessions, threads=threads,
+                        duration_s=duration_s)
+    # The password (an ssh server's) goes through stdin, never on a command line; the
+    # remote shell prints when pgbench starts, on its own clock.
+    script = ('IFS= read -r p; if [ -n "$p" ]; then PGPASSWORD=$p; export PGPASSWORD; fi; '
+              f"printf '{_STARTED}%s\\n' \"$(date +%s.%N)\" >&2; exec \"$@\"")
+    password = target.endpoint.password_env.get("PGPASSWORD", "")
+    launched = time.time()
+    try:
+        remote = client.ssh.shell(script, program, *args[1:], input=password + "\n",
+                                  timeout=pgbench.timeout_for(duration_s) + 30, check=False,
+                                  what="pgbench")
+    except ProcessError as exc:
+        return Part(client.name, target.node,
+                    pgbench.PgbenchRun(list(exc.argv or []), None, "", exc.stderr_tail,
+                                       parse("", exc.stderr_tail), timed_out=True), launched)
+    stderr, started = _started(remote.stderr, launched)
+    return Part(client.name, target.node,
+                pgbench.PgbenchRun(remote.argv, remote.returncode, remote.stdout, stderr,
+                                   parse(remote.stdout, stderr)), started)
+
+
+def _started(stderr: str, fallback: float) -> tuple[str, float]:
+    """The start time a remote part printed, and its stderr without that line."""
+    lines = stderr.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.startswith(_STARTED):
+            try:
+                return "".join(lines[:i] + lines[i + 1:]), float(line[len(_STARTED):])
+            except ValueError:
+                break
+    return stderr, fallback
+
+
+def combine(outputs: Sequence[PgbenchOutput]) -> PgbenchOutput:
+    """The figures of several pgbench runs that ran at the same time, as one."""
+    if len(outputs) == 1:
+        return outputs[0]
+    ran = [o for o in outputs if o.transactions]
+    total = sum(o.transactions for o in outputs)
+    tps = sum(o.tps for o in outputs if o.tps is not None) if all(
+        o.tps is not None for o in outputs) else None
+    return replace(
+        outputs[0],
+        clients=_sum([o.clients for o in outputs]),
+        threads=_sum([o.threads for o in outputs]),
+        transactions=total,
+        failed_transactions=_sum([o.failed_transactions for o in outputs]),
+        tps=tps,
+        tps_including_connections=None,
+        latency_ms_avg=_weighted([(o.latency_ms_avg, o.transactions) for o in ran]),
+        latency_ms_stddev=_pooled_stddev(ran),
+        initial_connection_ms=max((o.initial_connection_ms for o in outputs
+                                   if o.initial_connection_ms is not None), default=None),
+        aborted=any(o.aborted for o in outputs),
+        errors=tuple(e for o in outputs for e in o.errors),
+        progress=_progress(outputs),
+        statements=_statements(ran),
+        scripts=(),
+    )
+
+
+def _sum(values: Sequence[int | None]) -> int | None:
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+def _weighted(pairs: Sequence[tuple[float | None, int]]) -> float | None:
+    known = [(v, w) for v, w in pairs if v is not None and w]
+    weight = sum(w for _, w in known)
+    return sum(v * w for v, w in known) / weight if weight else None
+
+
+def _pooled_stddev(outputs: Sequence[PgbenchOutput]) -> float | None:
+    """The standard deviation of all transactions' latencies, from each run's mean,
+    standard deviation and count."""
+    rows = [(o.latency_ms_avg, o.latency_ms_stddev, o.transactions) for o in outputs]
+    if not rows or any(m is None or s is None for m, s, _ in rows):
+        return None
+    n = sum(c for _, _, c in rows)
+    mean = sum(m * c for m, _, c in rows if m is not None) / n
+    var = sum(c * ((s or 0) ** 2 + ((m or 0) - mean) ** 2) for m, s, c in rows) / n
+    return math.sqrt(var)
+
+
+def _progress(outputs: Sequence[PgbenchOutput]) -> tuple[ProgressPoint, ...]:
+    """The per-second series summed second by second (over the seconds every run reported)."""
+    series = [o.progress for o in outputs]
+    length = min((len(s) for s in series), default=0)
+    points = []
+    for i in range(length):
+        at = [s[i] for s in series]
+        points.append(ProgressPoint(
+            t=at[0].t, tps=sum(p.tps for p in at),
+            latency_ms=_weighted([(p.latency_ms, max(1, round(p.tps))) for p in at]),
+            latency_stddev_ms=None,
+            failed=_sum([p.failed for p in at])))
+    return tuple(points)
+
+
+def _statements(outputs: Sequence[PgbenchOutput]) -> tuple[StatementLatency, ...]:
+    """Per-statement latencies weighted by each run's transactions, when every run ran the
+    same statements."""
+    if not outputs:
+        return ()
+    shape = [(s.script_index, s.line_no, s.command) for s in outputs[0].statements]
+    if any([(s.script_index, s.line_no, s.command) for s in o.statements] != shape
+           for o in outputs):
+        return outputs[0].statements
+    merged = []
+    for i, first in enumerate(outputs[0].statements):
+        merged.append(replace(
+            first,
+            latency_ms=_weighted([(o.statements[i].latency_ms, o.transactions)
+                                  for o in outputs]) or first.latency_ms,
+            failures=_sum([o.statements[i].failures for o in outputs])))
+    return tuple(merged)
+

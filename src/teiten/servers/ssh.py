@@ -1,0 +1,592 @@
+"""``ssh`` servers: clusters teiten creates, configures, snapshots and controls on another
+host, by running OpenSSH commands and POSIX shell there (no agent of teiten's own).
+
+The method is LocalServer's: one cluster per (server, workload) under
+``~/.cache/teiten/clusters/<run>/<server>--<workload>`` on the host (a directory marked as
+teiten's own), the workload's data loaded once and saved as a stopped copy, that copy
+restored before every trial that follows a data-changing one, and every trial started
+afresh with prewarm and CHECKPOINT. pgbench runs here, on the client, against the host.
+
+Network and authentication: the cluster listens on the host's address as this client
+reaches it (the server side of ``$SSH_CONNECTION`` there) and on 127.0.0.1, with no unix
+socket. pg_hba.conf admits only this client's address (the client side of
+``$SSH_CONNECTION``), with scram-sha-256 for a random password that teiten makes for each
+cluster and keeps in memory only: it goes to initdb on stdin, to pgbench as PGPASSWORD, and
+to teiten's own connections as a parameter, and is never written to a file or a command line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import random
+import re
+import secrets
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+from teiten import paths, procs
+from teiten.errors import ProcessError, ServerError
+from teiten.installs import Install
+from teiten.installs.model import parse_version
+from teiten.monitors.remote_system import RemoteBackend
+from teiten.remote import Ssh
+from teiten.servers import profiles
+from teiten.servers.base import Endpoint, TrialEnd
+from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER
+from teiten.servers.sql import create_database, describe, prewarm_all
+from teiten.spec import ServerSpec
+from teiten.workloads import Workload
+
+log = logging.getLogger(__name__)
+
+# A backend that dies makes the postmaster restart all others: the trial is not valid
+# (the same test as LocalServer's).
+_CRASH = re.compile(r"terminated by signal|terminating any other active server processes|"
+                    r"was terminated by exception|all server processes terminated")
+_PORTS = (20000, 60999)  # where a port is picked at random on the host (no way to ask it)
+_PORT_TROUBLE = ("could not bind", "Address already in use", "could not create lock file")
+_START_TRIES = 5
+
+
+@dataclass(frozen=True)
+class RemoteInstall:
+    """PostgreSQL binaries in ``bindir`` on the host."""
+
+    bindir: str
+    version: str
+    major: int
+
+    def binary(self, program: str) -> str:
+        return f"{self.bindir}/{program}"
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    home: str
+    client_ip: str   # this machine as the host sees it: the only address pg_hba admits
+    server_ip: str   # the host as this machine reaches it: where pgbench connects
+    ram_bytes: int
+    cpus: int
+    uname: str
+
+
+@dataclass
+class _Slot:
+    root: str
+    database: str
+    password: str = field(repr=False)
+    port: int | None = None
+    log_dir: str | None = None
+    dirty: bool = False
+    broken: bool = False
+    restore_s: list[float] = field(default_factory=list)
+    device: str | None = None
+
+    @property
+    def data(self) -> str:
+        return f"{self.root}/data"
+
+    @property
+    def snapshot(self) -> str:
+        return f"{self.root}/snapshot"
+
+
+def _quote(value: str) -> str:
+    return str(value).replace("\\", "\\\\").replace("'", "''")
+
+
+def _marker(purpose: str) -> str:
+    return json.dumps({"purpose": purpose, "pid": os.getpid(), "host": os.uname().nodename,
+                       "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}) + "\n"
+
+
+def _conf_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def _cidr(ip: str) -> str:
+    return f"{ip}/128" if ":" in ip else f"{ip}/32"
+
+
+# $1 base (the run's directory), $2 root (the cluster's), $3 and $4 their markers' text.
+_MAKE_OWNED = f"""\
+set -e
+if [ -e "$2" ]; then
+  echo "$2 already exists; teiten only creates new directories there" >&2; exit 3
+fi
+if [ ! -d "$1" ]; then
+  mkdir -p "$1"; printf '%s' "$3" > "$1/{paths.MARKER}"
+elif [ ! -f "$1/{paths.MARKER}" ]; then
+  echo "$1 exists and has no {paths.MARKER} marker: teiten did not create it" >&2; exit 3
+fi
+mkdir "$2"; printf '%s' "$4" > "$2/{paths.MARKER}"
+"""
+
+# $1 a directory: removed only when teiten's marker is in it.
+_REMOVE_OWNED = f"""\
+[ -e "$1" ] || exit 0
+if [ -f "$1/{paths.MARKER}" ]; then rm -rf -- "$1"; else
+  echo "not removing $1: it has no {paths.MARKER} marker, so teiten did not create it" >&2; exit 3
+fi
+"""
+
+# $1 the run's directory: removed when nothing but the marker is left in it.
+_REMOVE_EMPTY_BASE = f"""\
+[ -f "$1/{paths.MARKER}" ] || exit 0
+[ "$(ls -A "$1")" = "{paths.MARKER}" ] && rm -rf -- "$1"
+exit 0
+"""
+
+# $@ candidate bindirs; then pg_config from the PATH. Prints "bindir<TAB>postgres --version".
+_FIND_INSTALL = """\
+for d in "$@"; do
+  [ -x "$d/postgres" ] && printf '%s\\t%s\\n' "$d" "$("$d/postgres" --version 2>&1)"
+done
+if command -v pg_config >/dev/null 2>&1; then
+  d=$(pg_config --bindir 2>/dev/null) && [ -x "$d/postgres" ] &&
+    printf '%s\\t%s\\n' "$d" "$("$d/postgres" --version 2>&1)"
+fi
+exit 0
+"""
+
+_FACTS = """\
+printf 'uid=%s\\n' "$(id -u)"
+printf 'home=%s\\n' "$HOME"
+printf 'conn=%s\\n' "$SSH_CONNECTION"
+printf 'mem=%s\\n' "$(grep '^MemTotal:' /proc/meminfo 2>/dev/null)"
+printf 'cpus=%s\\n' "$(getconf _NPROCESSORS_ONLN 2>/dev/null)"
+printf 'uname=%s\\n' "$(uname -srm)"
+"""
+
+# $1 the data directory: kill (TERM, then KILL) every process whose working directory it
+# is (the postmaster and its backends chdir there), as the layer after pg_ctl. Linux /proc.
+_KILL_LEFTOVERS = """\
+found=""
+for p in /proc/[0-9]*; do
+  [ "$(readlink "$p/cwd" 2>/dev/null)" = "$1" ] && found="$found ${p#/proc/}"
+done
+[ -n "$found" ] || exit 0
+echo "$found" | wc -w
+kill -TERM $found 2>/dev/null; sleep 2; kill -KILL $found 2>/dev/null
+exit 0
+"""
+
+# $1 a log directory: startup.log first, then the server's own files, oldest first.
+_READ_LOGS = """\
+cd "$1" 2>/dev/null || exit 0
+[ -f startup.log ] && cat startup.log
+for f in postgresql-*.log; do [ -f "$f" ] && cat "$f"; done
+exit 0
+"""
+
+
+class SshServer:
+    """A cluster on the host ``spec.ssh``, controlled over OpenSSH."""
+
+    kind = "ssh"
+
+    def __init__(self, spec: ServerSpec, client: Install, run_dir: Path, sizing: profiles.Sizing):
+        assert spec.ssh is not None and spec.install is not None
+        self.name = spec.name
+        self.spec = spec
+        self.client = client  # whose pgbench loads the data and drives the load
+        self.run_dir = run_dir
+        self.sizing = sizing
+        self.ssh = Ssh(spec.ssh, Path(spec.ssh_config).expanduser() if spec.ssh_config else None,
+                       label=spec.name)
+        self.host: HostFacts | None = None
+        self.install: RemoteInstall | None = None
+        self.settings: dict[str, str] = {}
+        self.slots: dict[str, _Slot] = {}
+        self.current: _Slot | None = None
+        self.description: dict[str, object] | None = None
+        self._created: list[str] = []  # roots on the host, removed by close()
+        self._monitor: RemoteBackend | None = None
+
+    # -- the host ------------------------------------------------------------------------------
+
+    def _where(self) -> str:
+        return f"ssh host {self.name} ({self.spec.ssh})"
+
+    def connect(self) -> HostFacts:
+        """Reach the host, read what teiten needs of it, find the install there. Once."""
+        if self.host is not None:
+            return self.host
+        self.ssh.check()
+        out: dict[str, str] = {}
+        for line in self.ssh.shell(_FACTS, timeout=30, what="reading the host").stdout.splitlines():
+            key, _, value = line.partition("=")
+            out[key] = value
+        if out.get("uid") == "0":
+            raise ServerError(
+                f"{self._where()}: the login user there is root, and PostgreSQL refuses to run as "
+                "root; log in as an unprivileged user (user@host, or User in your ssh config)")
+        conn = out.get("conn", "").split()
+        if len(conn) != 4:
+            raise ServerError(f"{self._where()}: $SSH_CONNECTION is not set there, so teiten "
+                              "cannot tell which address the client has; is this OpenSSH's sshd?")
+        mem = re.search(r"(\d+)\s*kB", out.get("mem", ""))
+        if not mem:
+            raise ServerError(f"{self._where()}: cannot read MemTotal from /proc/meminfo there; "
+                              "ssh servers need a Linux host")
+        self.host = HostFacts(home=out.get("home", "").rstrip("/"), client_ip=conn[0],
+                              server_ip=conn[2], ram_bytes=int(mem.group(1)) * 1024,
+                              cpus=int(out.get("cpus") or 0), uname=out.get("uname", ""))
+        if not self.host.home.startswith("/"):
+            raise ServerError(f"{self._where()}: $HOME is not set there")
+        self.install = self._find_install()
+        if not self.client.has("pgbench"):
+            raise ServerError(f"PostgreSQL {self.client.version} in {self.client.bindir} (the "
+                              "client of the ssh server) has no pgbench")
+        return self.host
+
+    def _find_install(self) -> RemoteInstall:
+        ref = str(self.spec.install)
+        if "/" in ref:
+            looked = [ref.rstrip("/"), f"{ref.rstrip('/')}/bin"]
+            want_major, want_version = None, None
+        else:
+            want_major = ref.split(".")[0]
+            want_version = ref if "." in ref else None
+            looked = [f"/usr/lib/postgresql/{want_major}/bin"]
+        found = self.ssh.shell(_FIND_INSTALL, *looked, timeout=60, what="looking for PostgreSQL")
+        seen = []
+        for line in found.stdout.splitlines():
+            bindir, _, text = line.partition("\t")
+            parsed = parse_version(text)
+            if parsed is None:
+                continue
+            version, major = parsed
+            seen.append(f"{version} in {bindir}")
+            if "/" in ref and bindir not in looked:
+                continue  # a path names its bindir; pg_config's is another install
+            if want_major is not None and str(major) != want_major:
+                continue
+            if want_version is not None and version != want_version:
+                continue
+            log.info("%s: PostgreSQL %s in %s", self._where(), version, bindir)
+            return RemoteInstall(bindir=bindir, version=version, major=major)
+        there = f"; found {', '.join(seen)}" if seen else ""
+        if "/" in ref:
+            raise ServerError(f"{self._where()}: no postgres binary in {' or '.join(looked)} "
+                              f"there{there}; give the directory that holds postgres, e.g. "
+                              "/usr/lib/postgresql/17/bin")
+        raise ServerError(
+            f"PostgreSQL {ref} is not installed on {self.spec.ssh} (server {self.name}; looked in "
+            f"{looked[0]} and pg_config on the PATH there{there}); install it there, e.g. "
+            f"apt-get install postgresql-{want_major}")
+
+    def _bin(self, program: str) -> str:
+        assert self.install is not None
+        return self.install.binary(program)
+
+    def _pg(self, program: str, *args: str, timeout: float, check: bool = True,
+            what: str | None = None, input: str | None = None) -> procs.Completed:  # noqa: A002
+        return self.ssh.run(["env", "LC_ALL=C", self._bin(program), *args], timeout=timeout,
+                            check=check, what=what or program, input=input)
+
+    def _remove(self, path: str) -> None:
+        try:
+            self.ssh.shell(_REMOVE_OWNED, path, timeout=300, what=f"removing {path}")
+        except (ProcessError, ServerError) as exc:
+            log.warning("%s: %s", self._where(), exc)
+
+    # -- preparing a workload --------------------------------------------------------------------
+
+    def _base(self) -> str:
+        assert self.host is not None
+        return f"{self.host.home}/.cache/teiten/clusters/{self.run_dir.name}"
+
+    def prepare(self, workload: Workload) -> None:
+        if workload.key in self.slots:
+            return
+        if workload.app is not None or workload.suite is not None:
+            raise ServerError(f"{self._where()}: workload {workload.key} loads its data by SQL, "
+                              "which is not supported over ssh in this version; use a pgbench "
+                              "workload, or a local or external server")
+        self.connect()
+        base = self._base()
+        root = f"{base}/{self.name}--{workload.key}"
+        self.ssh.shell(_MAKE_OWNED, base, root, _marker(f"teiten run {self.run_dir.name}"),
+                       _marker(f"cluster of {self.name}/{workload.key}"), timeout=60,
+                       what=f"creating {root}")
+        self._created.append(root)
+        slot = _Slot(root=root, database=workload.database, password=secrets.token_urlsafe(24))
+        self._size(base)
+        self._initdb(slot)
+        self._start(slot, f"{root}/logs/prepare")
+        try:
+            with self._connect(slot) as conn:
+                create_database(conn, workload.database)
+            with self._connect(slot, workload.database) as conn:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+                preloaded = self.settings.get("shared_preload_libraries", "")
+                for ext in ("pg_wait_sampling", "pg_stat_statements"):
+                    if ext in preloaded:
+                        conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(
+                            sql.Identifier(ext)))
+            assert self.host is not None and slot.port is not None
+            procs.run([str(self.client.binary("pgbench")), *workload.init_args(),
+                       "-h", self.host.server_ip, "-p", str(slot.port), "-U", SUPERUSER,
+                       workload.database], timeout=7200, what="pgbench -i",
+                      env=procs.build_env({"PGPASSWORD": slot.password}))
+            with self._connect(slot, workload.database) as conn:
+                conn.execute("CHECKPOINT")
+                if self.description is None:
+                    self.description = self._describe(conn)
+        finally:
+            self._stop(slot)
+        self.ssh.shell('set -e; rm -rf -- "$2"; mkdir "$2"; cp -a -- "$1" "$2/data"',
+                       slot.data, slot.snapshot, timeout=3600, what="saving the snapshot")
+        self.slots[workload.key] = slot
+
+    def _size(self, base: str) -> None:
+        """The profile's settings for the host's memory and the free space of its disk."""
+        if self.settings:
+            return
+        assert self.host is not None
+        free = self.ssh.run(["df", "-Pk", base], timeout=30, what="df").stdout.splitlines()
+        try:
+            disk_free = int(free[-1].split()[3]) * 1024
+        except (IndexError, ValueError):
+            disk_free = self.sizing.disk_free_bytes
+        sizing = dataclasses.replace(self.sizing, ram_bytes=self.host.ram_bytes,
+                                     disk_free_bytes=disk_free)
+        self.settings = {**profiles.settings(self.spec.profile, sizing),
+                         **{k: _conf_value(v) for k, v in self.spec.settings.items()}}
+        shared_buffers, fits = profiles.shared_buffers_for(sizing)
+        if self.spec.profile == "pgecons" and not fits:
+            log.warning("%s: the data (about %d MB) does not fit in shared_buffers, which is "
+                        "capped at 40%% of the host's memory (%d MB)", self.name,
+                        sizing.data_bytes >> 20, shared_buffers >> 20)
+
+    def _initdb(self, slot: _Slot) -> None:
+        assert self.host is not None and self.install is not None
+        options = self.spec.initdb
+        args = ["-D", slot.data, "-U", SUPERUSER, "-A", "scram-sha-256",
+                "--pwfile=/dev/stdin", "-E", options.encoding, "--no-sync"]
+        args += [f"--locale={options.locale}"] if options.locale else ["--no-locale"]
+        if options.data_checksums:
+            args.append("--data-checksums")
+        elif options.data_checksums is False and self.install.major >= 18:
+            args.append("--no-data-checksums")
+        # The password goes on stdin: never in a file, never on a command line (ps shows those).
+        self._pg("initdb", *args, timeout=300, input=slot.password + "\n")
+        self.ssh.write_text(f"{slot.data}/postgresql.conf", append=True, text=(
+            f"\n# added by teiten\ninclude_if_exists '{SETTINGS_CONF}'\n"
+            f"include_if_exists '{RUNTIME_CONF}'\n"))
+        self.ssh.write_text(f"{slot.data}/pg_hba.conf", text=(
+            "# written by teiten: only the client that runs the benchmark, with the password\n"
+            "# teiten made for this cluster (kept in its memory only)\n"
+            f"host all all {_cidr(self.host.client_ip)} scram-sha-256\n"))
+        lines = [f"{k} = '{_quote(v)}'" for k, v in self.settings.items()]
+        self.ssh.write_text(f"{slot.data}/{SETTINGS_CONF}",
+                            "# written by teiten\n" + "\n".join(lines) + "\n")
+
+    # -- start and stop ------------------------------------------------------------------------
+
+    def _running(self, slot: _Slot) -> bool:
+        done = self._pg("pg_ctl", "status", "-D", slot.data, timeout=30, check=False,
+                        what="pg_ctl status")
+        return done.returncode == 0
+
+    def _start(self, slot: _Slot, log_dir: str, *, timeout: float = 120) -> None:
+        assert self.host is not None
+        self.ssh.run(["mkdir", "-p", log_dir], timeout=30)
+        slot.log_dir = log_dir
+        listen = dict.fromkeys([self.host.server_ip, "127.0.0.1"])
+        last = ""
+        for _attempt in range(_START_TRIES):
+            slot.port = random.randint(*_PORTS)  # noqa: S311 - a port, not a secret
+            self.ssh.write_text(f"{slot.data}/{RUNTIME_CONF}", "# written by teiten on every start\n"
+                                f"port = {slot.port}\n"
+                                f"listen_addresses = '{_quote(','.join(listen))}'\n"
+                                "unix_socket_directories = ''\n"
+                                f"log_directory = '{_quote(log_dir)}'\n"
+                                "log_filename = 'postgresql-%Y%m%d-%H%M%S.log'\n")
+            done = self._pg("pg_ctl", "start", "-D", slot.data, "-w", "-t", str(int(timeout)),
+                            "-l", f"{log_dir}/startup.log", timeout=timeout + 30, check=False,
+                            what="pg_ctl start")
+            last = procs.tail(self._read_logs(log_dir), 6) or procs.tail(done.stderr + done.stdout)
+            if done.returncode == 0 and "could not bind" not in last:
+                return
+            if done.returncode == 0:  # one of the addresses was taken: another port
+                self._stop(slot)
+            elif not any(t in last for t in _PORT_TROUBLE):
+                break
+            log.info("%s: port %s was taken; trying another", self._where(), slot.port)
+        raise ServerError(f"PostgreSQL {self._version()} on {self._where()} in {slot.data} did "
+                          f"not start: {last}")
+
+    def _stop(self, slot: _Slot, *, timeout: float = 60) -> list[str]:
+        """Stop in layers: fast shutdown, immediate shutdown, then kill what is left."""
+        notes: list[str] = []
+        if self._running(slot):
+            for mode, limit in (("fast", timeout), ("immediate", 20.0)):
+                try:
+                    self._pg("pg_ctl", "stop", "-D", slot.data, "-m", mode, "-w", "-t",
+                             str(int(limit)), timeout=limit + 15, what=f"pg_ctl stop -m {mode}")
+                    break
+                except (ProcessError, ServerError) as exc:
+                    notes.append(f"{mode} shutdown failed: {exc}")
+                    log.warning("%s", notes[-1])
+        try:
+            killed = self.ssh.shell(_KILL_LEFTOVERS, slot.data, timeout=60,
+                                    what="killing leftover server processes").stdout.strip()
+        except (ProcessError, ServerError) as exc:
+            notes.append(f"could not look for leftover server processes: {exc}")
+            log.warning("%s", notes[-1])
+        else:
+            if killed:
+                notes.append(f"killed {killed} leftover server processes")
+                log.warning("%s in %s on %s", notes[-1], slot.data, self._where())
+        return notes
+
+    def _read_logs(self, log_dir: str | None) -> str:
+        if log_dir is None:
+            return ""
+        return self.ssh.shell(_READ_LOGS, log_dir, timeout=120, what="reading the server log",
+                              check=False).stdout
+
+    def _version(self) -> str:
+        return self.install.version if self.install is not None else str(self.spec.install)
+
+    @contextmanager
+    def _connect(self, slot: _Slot, dbname: str = "postgres") -> Iterator[psycopg.Connection]:
+        assert self.host is not None and slot.port is not None
+        try:
+            conn = psycopg.connect(host=self.host.server_ip, port=slot.port, user=SUPERUSER,
+                                   password=slot.password, dbname=dbname, autocommit=True,
+                                   connect_timeout=15)
+        except psycopg.Error as exc:
+            raise ServerError(f"cannot connect to {dbname} on {self.host.server_ip} port "
+                              f"{slot.port} ({self._where()}): {exc}") from exc
+        with conn:
+            yield conn
+
+    # -- trials -----------------------------------------------------------------------------------
+
+    def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
+        slot = self.slots[workload.key]
+        self.current = slot
+        if self._running(slot):  # left over from an interrupted trial
+            self._stop(slot)
+        if slot.dirty or slot.broken:
+            started = time.monotonic()
+            self.ssh.shell('set -e; rm -rf -- "$2"; cp -a -- "$1/data" "$2"', slot.snapshot,
+                           slot.data, timeout=3600, what="restoring the snapshot")
+            slot.restore_s.append(time.monotonic() - started)
+            slot.dirty = slot.broken = False
+        self._start(slot, f"{slot.root}/logs/{trial_id}")
+        with self._connect(slot, workload.database) as conn:
+            if prewarm:
+                prewarm_all(conn)
+            # A checkpoint now moves the next timed one (checkpoint_timeout) out of the window.
+            conn.execute("CHECKPOINT")
+        slot.dirty = workload.modifies_data
+        assert self.host is not None and slot.port is not None
+        return Endpoint(host=self.host.server_ip, port=slot.port, user=SUPERUSER,
+                        dbname=workload.database, password_env={"PGPASSWORD": slot.password})
+
+    def end_trial(self) -> TrialEnd:
+        if self._monitor is not None:
+            self._monitor.close()  # the next trial's first read starts it again
+        slot = self.current
+        if slot is None:
+            return TrialEnd()
+        self.current = None
+        alive = self._running(slot)
+        notes = self._stop(slot)
+        text = self._read_logs(slot.log_dir)
+        crashed = None
+        if not alive:
+            crashed = "the postmaster died during the trial"
+        elif m := _CRASH.search(text):
+            crashed = f"the server restarted after a crash during the trial ({m.group(0)})"
+        if crashed:
+            slot.broken = True
+        return TrialEnd(log=text, crashed=crashed, notes=notes)
+
+    def remote_monitor(self) -> RemoteBackend | None:
+        """The system monitor's backend for the host (one stream, reused across trials)."""
+        if self._monitor is None:
+            self._monitor = RemoteBackend(self.ssh)
+        return self._monitor
+
+    def devices(self) -> dict[str, str]:
+        """The host's block device of the data directory, as /proc/diskstats names it."""
+        slot = self.current
+        if slot is None:
+            return {}
+        if slot.device is None:
+            done = self.ssh.shell('d=$(df -P "$1" | awk \'NR==2 {print $1}\'); '
+                                  'case "$d" in /dev/*) readlink -f "$d";; esac', slot.data,
+                                  timeout=30, check=False, what="df")
+            slot.device = done.stdout.strip().rsplit("/", 1)[-1]
+        return {"data": slot.device, "wal": slot.device} if slot.device else {}
+
+    def server_pid(self) -> int | None:
+        return None  # the postmaster runs on another machine
+
+    def log_mark(self) -> int | None:
+        return None
+
+    def _describe(self, conn: psycopg.Connection) -> dict[str, object]:
+        assert self.install is not None and self.host is not None
+        info = describe(conn, None)
+        info["bindir"] = self.install.bindir
+        info["origin"] = "ssh"
+        info["pg_config"] = self._pg_config()
+        info["host"] = {"ssh": self.spec.ssh, "ram_bytes": self.host.ram_bytes,
+                        "cpus": self.host.cpus, "uname": self.host.uname}
+        return info
+
+    def _pg_config(self) -> dict[str, str]:
+        done = self.ssh.run([self._bin("pg_config")], timeout=30, check=False, what="pg_config")
+        keep = ("VERSION", "CONFIGURE", "CC", "CFLAGS", "CPPFLAGS", "LDFLAGS")
+        out = {}
+        for line in done.stdout.splitlines() if done.returncode == 0 else []:
+            key, sep, value = line.partition(" = ")
+            if sep and key in keep:
+                out[key] = value
+        return out
+
+    def describe(self) -> dict[str, object]:
+        return self.description or {"version": self._version(), "origin": "ssh"}
+
+    def close(self) -> None:
+        """Stop every cluster and remove what teiten created on the host, then disconnect.
+        Each layer logs and goes on to the next."""
+        if self._monitor is not None:
+            self._monitor.close()
+            self._monitor = None
+        try:
+            for key, slot in list(self.slots.items()):
+                try:
+                    self._stop(slot)
+                except (ProcessError, ServerError) as exc:
+                    log.warning("%s: stopping %s: %s", self._where(), slot.data, exc)
+                del self.slots[key]
+            for root in self._created:
+                self._remove(root)
+            self._created.clear()
+            if self.host is not None:
+                try:
+                    self.ssh.shell(_REMOVE_EMPTY_BASE, self._base(), timeout=60,
+                                   what="removing the run's directory")
+                except (ProcessError, ServerError) as exc:
+                    log.warning("%s: %s", self._where(), exc)
+        finally:
+            self.current = None
+            self.ssh.close()

@@ -1,0 +1,208 @@
+"""A ``local`` server of several nodes (METHODS S7): a primary with streaming standbys, or
+independent copies kept equal by Pgpool-II's native replication, with a Pgpool-II next to
+each node when the study asks for it.
+
+It is prepared like a single cluster (initdb, settings, load, on the primary), then the
+other nodes are made from the loaded primary and the whole topology is snapshotted; before
+a trial that follows a data-changing one, every node is restored. Each trial starts every
+node, waits until every standby streams (and, for sync, counts for commits), prewarms every
+node and starts the Pgpool-IIs. The trial's load is one pgbench per node, all at once: to
+the node's Pgpool-II, or without Pgpool-II reads to each node and writes to the primary.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Literal
+
+import psutil
+from psycopg.conninfo import make_conninfo
+
+from teiten import paths, procs
+from teiten.drivers.load import Target
+from teiten.errors import TeitenError
+from teiten.installs import Install
+from teiten.servers import profiles
+from teiten.servers.base import Endpoint, TrialEnd
+from teiten.servers.cluster import SUPERUSER, Cluster
+from teiten.servers.local import _CRASH, LocalServer
+from teiten.servers.pgpool import Pgpool
+from teiten.servers.replication import Mode, Topology, node_name
+from teiten.servers.sql import prewarm_all
+from teiten.spec import ServerSpec
+from teiten.workloads import Workload
+
+log = logging.getLogger(__name__)
+
+
+class TopologyServer(LocalServer):
+    kind = "local"
+
+    def __init__(self, spec: ServerSpec, install: Install, run_dir: Path, sizing: profiles.Sizing,
+                 *, connect: str = "socket", cpus: list[int] | None = None,
+                 max_clients: int = 1):
+        super().__init__(spec, install, run_dir, sizing, connect=connect, cpus=cpus)
+        self.topologies: dict[str, Topology] = {}
+        self.pgpools: list[Pgpool] = []
+        self.max_clients = max_clients  # per Pgpool-II: the trial's clients times load clients
+        self.workload: Workload | None = None
+
+    # -- preparing: the primary as a single cluster, then the other nodes ------------------
+
+    def _new_cluster(self, root: Path, workload: Workload) -> Cluster:
+        mode: Mode = self.spec.replication if self.spec.replicas else "native"
+        topology = Topology(self.install, root, replicas=self.spec.replicas, mode=mode,
+                            synchronous_commit=self.spec.synchronous_commit)
+        self.topologies[workload.key] = topology
+        return topology.primary
+
+    def _save(self, cluster: Cluster, root: Path, workload: Workload) -> Path:
+        topology = self.topologies[workload.key]
+        try:
+            # Streaming: base backups of the running primary; native: copies of the stopped
+            # one. Either way every node is stopped afterwards.
+            topology.build()
+        except BaseException:
+            topology.stop()
+            raise
+        topology.snapshot(root / "snapshot")
+        return root / "snapshot"
+
+    # -- trials ----------------------------------------------------------------------------
+
+    def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
+        slot = self.slots[workload.key]
+        topology = self.topologies[workload.key]
+        self.current, self.workload = slot, workload
+        if any(node.is_running() for node in topology.nodes):
+            topology.stop()  # left over from an interrupted trial
+        if slot.dirty or slot.broken:
+            slot.restore_s.append(topology.restore(slot.snapshot))
+            slot.dirty = slot.broken = False
+        logs = slot.cluster.root.parent / "logs" / trial_id
+        topology.start(lambda i: logs / node_name(i))
+        for node in topology.nodes:
+            with node.connect(workload.database) as conn:
+                if prewarm:
+                    prewarm_all(conn)
+                conn.execute("CHECKPOINT")
+        slot.dirty = workload.modifies_data
+        if self.spec.pgpool:
+            self._start_pgpools(topology, logs)
+        return self._endpoint(topology.primary, workload)
+
+    def _endpoint(self, node: Cluster, workload: Workload) -> Endpoint:
+        assert node.port is not None
+        host = node.tcp_host if self.tcp else node.host
+        return Endpoint(host=host, port=node.port, user=SUPERUSER, dbname=workload.database)
+
+    def _start_pgpools(self, topology: Topology, logs: Path) -> None:
+        """A Pgpool-II next to each node: reads balanced to that node alone (weight 1 for it,
+        0 for the others); writes to the primary, or with native replication to all."""
+        n = len(topology.nodes)
+        mode: Literal["streaming", "native"] = "streaming" if topology.streaming else "native"
+        try:
+            for i in range(n):
+                pool = Pgpool(logs.parent.parent / f"pgpool{i}-{logs.name}",
+                              topology.endpoints, mode=mode, max_clients=self.max_clients,
+                              weights=[1.0 if j == i else 0.0 for j in range(n)])
+                self.pgpools.append(pool)
+                pool.start()
+        except BaseException:
+            self._stop_pgpools()
+            raise
+
+    def _stop_pgpools(self) -> tuple[str, list[str]]:
+        text, notes = [], []
+        for i, pool in enumerate(self.pgpools):
+            try:
+                notes += [f"pgpool{i}: {n}" for n in pool.stop()]
+                text.append(f"\n## pgpool{i}\n{pool.read_log()}")
+            finally:
+                pool.close()
+        self.pgpools = []
+        return "".join(text), notes
+
+    def targets(self) -> list[Target]:
+        """One pgbench per node: to its Pgpool-II; without one, reads to the node and
+        writes to the primary."""
+        topology = self._topology()
+        assert self.workload is not None
+        if self.pgpools:
+            return [Target(f"pgpool{i}", Endpoint(host="127.0.0.1" if self.tcp else pool.host,
+                                                  port=pool.port or 0,
+                                                  user=SUPERUSER, dbname=self.workload.database))
+                    for i, pool in enumerate(self.pgpools)]
+        writes = self.workload.modifies_data and topology.streaming
+        return [Target(node_name(i) + (" (to the primary)" if writes and i else ""),
+                       self._endpoint(topology.primary if writes else node, self.workload))
+                for i, node in enumerate(topology.nodes)]
+
+    def lag_conninfo(self) -> str | None:
+        """The primary, whose pg_stat_replication the lag monitor samples."""
+        topology = self._topology()
+        if not topology.streaming:
+            return None
+        primary = topology.primary
+        return make_conninfo(host=primary.host, port=primary.port, user=SUPERUSER,
+                             dbname="postgres")
+
+    def _topology(self) -> Topology:
+        assert self.workload is not None, "outside a trial"
+        return self.topologies[self.workload.key]
+
+    def end_trial(self) -> TrialEnd:
+        slot, workload = self.current, self.workload
+        if slot is None or workload is None:
+            return TrialEnd()
+        self.current = self.workload = None
+        pool_log, notes = self._stop_pgpools()
+        topology = self.topologies[workload.key]
+        alive = [node.is_running() for node in topology.nodes]
+        notes += topology.stop()
+        logs = topology.read_logs()
+        text = "".join(f"\n## {name}\n{body}" for name, body in logs.items()) + pool_log
+        crashed = None
+        if not all(alive):
+            down = [node_name(i) for i, up in enumerate(alive) if not up]
+            crashed = f"{', '.join(down)} died during the trial"
+        elif hits := [(name, m.group(0)) for name, body in logs.items()
+                      if (m := _CRASH.search(body))]:
+            crashed = f"{hits[0][0]} restarted after a crash during the trial ({hits[0][1]})"
+        if crashed:
+            slot.broken = True
+        return TrialEnd(log=text, crashed=crashed, notes=notes)
+
+    def server_pid(self) -> int | None:
+        return None  # several postmasters: no single process to profile or confine
+
+    def log_mark(self) -> int | None:
+        return None
+
+    def close(self) -> None:
+        self._stop_pgpools()
+        for key, topology in list(self.topologies.items()):
+            try:
+                topology.close()
+            except (TeitenError, OSError) as exc:
+                log.warning("closing the topology of %s/%s: %s", self.name, key, exc)
+            del self.topologies[key]
+        for slot in self.slots.values():
+            paths.remove_owned(slot.cluster.root.parent)
+        self.slots.clear()
+        super().close()
+
+
+def kill_leftover_pgpool(pid_file: Path) -> list[str]:
+    """Kill the Pgpool-II a killed run left in a directory of its own (found by the pid
+    file there, and only when that process runs with the config file beside it)."""
+    try:
+        pid = int(pid_file.read_text().strip("\x00 \n"))
+        proc = psutil.Process(pid)
+        if str(pid_file.parent / "pgpool.conf") not in proc.cmdline():
+            return []
+    except (OSError, ValueError, psutil.Error):
+        return []
+    killed = procs.kill_tree(pid)
+    return [f"killed leftover Pgpool-II {pid} in {pid_file.parent}"] if killed else []

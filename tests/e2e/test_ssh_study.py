@@ -1,0 +1,105 @@
+"""Servers and load clients over OpenSSH through ``teiten run``: a real sshd the test starts
+on loopback (tests/sshd.py), a cluster teiten runs "there" with the system's PostgreSQL 15,
+a host that cannot be reached (its trials fail with one clear line, the study goes on), and
+pgbench from two load clients at once, one of them over ssh."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
+from tests.sshd import Sshd, available, free_port, running_sshd
+
+pytestmark = pytest.mark.skipif(available() is not None, reason=f"sshd: {available()}")
+
+STUDY = """\
+study: ssh-e2e
+connect: tcp
+servers:
+  - {{name: here, install: "15"}}
+  - {{name: db1, ssh: teiten-db1, ssh_config: {config}, install: "15"}}
+  - {{name: gone, ssh: teiten-gone, ssh_config: {config}, install: "15"}}
+load_clients:
+  - {{name: local}}
+  - {{name: c2, ssh: teiten-db1, ssh_config: {config}, pgbench: /usr/lib/postgresql/15/bin/pgbench}}
+workloads: [pgecons-read]
+scale: 1
+clients: [2]
+duration: 2s
+repetitions: 1
+seed: 11
+"""
+
+
+@pytest.fixture(scope="module")
+def sshd() -> Iterator[Sshd]:
+    with running_sshd() as found:
+        closed = free_port()  # nothing listens there
+        with found.config.open("a") as f:
+            f.write(f"Host teiten-gone\n    HostName 127.0.0.1\n    Port {closed}\n"
+                    "    User postgres\n    BatchMode yes\n")
+        yield found
+
+
+@pytest.fixture(scope="module")
+def finished(sshd: Sshd) -> dict[str, Any]:
+    work = TEST_HOME / "work" / "e2e-ssh"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    (work / "s.yaml").write_text(STUDY.format(config=sshd.config))
+    before = clusters_snapshot("ssh-e2e")
+    done = run_cli("run", str(work / "s.yaml"), "--store", str(work / "r.db"),
+                   "--report", str(work / "report"), timeout=600)
+    conn = sqlite3.connect(work / "r.db")
+    conn.row_factory = sqlite3.Row
+    trials = {r["server"]: dict(r) for r in conn.execute("SELECT * FROM trials")}
+    details = {(r["trial_id"], r["kind"]): json.loads(r["body"])
+               for r in conn.execute("SELECT * FROM details")}
+    sources = {(r["trial_id"], r["source"]) for r in conn.execute(
+        "SELECT DISTINCT trial_id, source FROM series")}
+    remote_dir = "/var/lib/postgresql/.cache/teiten/clusters"
+    return {"run": done, "trials": trials, "details": details, "sources": sources,
+            "before": before, "after": clusters_snapshot("ssh-e2e"), "remote_dir": remote_dir,
+            "work": work}
+
+
+def test_an_unreachable_host_fails_its_trials_and_the_study_goes_on(
+        finished: dict[str, Any]) -> None:
+    done = finished["run"]
+    assert done.returncode == 0, done.stderr
+    assert "3 trials: 2 ok, 1 failed" in done.stderr, done.stderr
+    gone = finished["trials"]["gone"]
+    assert gone["status"] == "failed"
+    error = gone["error"]
+    assert "\n" not in error and "teiten-gone" in error and "cannot connect" in error, error
+    assert "Traceback" not in done.stderr
+    assert finished["after"] == finished["before"]
+
+
+def test_the_ssh_server_runs_with_both_load_clients_and_its_host_is_monitored(
+        finished: dict[str, Any]) -> None:
+    for server in ("here", "db1"):
+        t = finished["trials"][server]
+        assert t["status"] == "ok", t["error"]
+        load = finished["details"][(t["trial_id"], "load")]
+        assert load["clients"] == ["c2", "local"]
+        assert len(load["parts"]) == 2 and all(p["transactions"] > 0 for p in load["parts"])
+        assert load["skew_s"] < 2.0
+        assert t["transactions"] == sum(p["transactions"] for p in load["parts"])
+    db1 = finished["trials"]["db1"]["trial_id"]
+    assert (db1, "server-system") in finished["sources"]
+    assert (db1, "system") in finished["sources"]
+    assert "cpu.user" in finished["details"][(db1, "server_system_summary")]
+
+
+def test_nothing_is_left_on_the_remote_host(finished: dict[str, Any]) -> None:
+    from pathlib import Path
+
+    left = Path(finished["remote_dir"])
+    runs = [p for p in left.glob("ssh-e2e-*")] if left.exists() else []
+    assert runs == []
