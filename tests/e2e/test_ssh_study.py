@@ -95,6 +95,10 @@ def test_the_ssh_server_runs_with_both_load_clients_and_its_host_is_monitored(
     assert (db1, "server-system") in finished["sources"]
     assert (db1, "system") in finished["sources"]
     assert "cpu.user" in finished["details"][(db1, "server_system_summary")]
+    # the database monitor logs in with the cluster's password, which only teiten holds
+    warnings = finished["details"].get((db1, "warnings"), [])
+    assert not [w for w in warnings if "database monitor unavailable" in w], warnings
+    assert (db1, "stats") in finished["details"]
 
 
 def test_nothing_is_left_on_the_remote_host(finished: dict[str, Any]) -> None:

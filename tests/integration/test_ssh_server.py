@@ -142,7 +142,17 @@ def test_trials_over_ssh_restore_after_updates_and_leave_nothing(
         endpoint = server.begin_trial(w, "t2", prewarm=False)
         assert history() == 0
         assert len(slot.restore_s) == 1
-        assert server.end_trial().crashed is None
+        # A backend killed on the host makes the postmaster restart the others: a crash.
+        conn = psycopg.connect(host=endpoint.host, port=endpoint.port, user="postgres",
+                               password=password, dbname=endpoint.dbname, autocommit=True)
+        row = conn.execute("SELECT pg_backend_pid()").fetchone()
+        assert row is not None
+        server.ssh.run(["kill", "-KILL", str(row[0])], timeout=30)
+        conn.close()
+        end = server.end_trial()
+        assert end.crashed is not None and "crash" in end.crashed, end.crashed
+        assert end.notes == [], end.notes
+        assert slot.broken, "the next trial restores the saved copy"
 
         described = server.describe()
         assert str(described["version"]).startswith(pg15.version)  # "15.20 (Debian 15.20-0+deb12u1)"

@@ -361,3 +361,54 @@ def test_json_schema_accepts_duration_strings() -> None:
 def test_json_schema_accepts_workload_names() -> None:
     assert any(isinstance(w, str) for raw in _builtin_raw() for w in raw["workloads"])
     assert _allows(json.loads(json_schema())["properties"]["workloads"]["items"], "string")
+
+
+# Where a server runs (ssh, docker, a network namespace) and replication: what cannot be
+# combined is refused with one line that says what to change.
+PLACES = {
+    "ssh and docker": ('ssh: u@h, docker: {volume: host}', "'ssh' and 'docker' both say where "
+                       "the server runs: give one of them"),
+    "ssh with cores": ("ssh: u@h, cores: 1", "'cores' cannot be combined with 'ssh' in this "
+                       "version of teiten: use a cluster on this machine for it"),
+    "netns with replicas": ("network: netns, replicas: 1", "'replicas' cannot be combined with "
+                            "'network: netns' in this version of teiten"),
+    "native without pgpool": ("replicas: 1, replication: native",
+                              "replication: native is Pgpool-II's: add 'pgpool: true'"),
+    "sync without standbys": ("replication: sync", "replication: sync needs standbys: set "
+                              "'replicas' to 1 or more"),
+    "remote_apply on async": ("replicas: 1, synchronous_commit: remote_apply",
+                              "'synchronous_commit' applies to replication: sync only"),
+    "ssh_config without ssh": ("ssh_config: /x", "'ssh_config' applies to ssh servers only"),
+}
+
+
+@pytest.mark.parametrize(("fields", "expected"), list(PLACES.values()), ids=list(PLACES))
+def test_where_a_server_runs_and_its_replication(fields: str, expected: str) -> None:
+    text = ("study: s\nservers:\n  - {name: a, install: \"17\", " + fields + "}\n"
+            "workloads: [pgecons-read]\n")
+    message = error_of(text)
+    assert message.startswith("study.yaml:3: ") and expected in message, message
+    assert "\n" not in message
+
+
+def test_a_replicated_server_with_pgpool_and_load_clients_is_accepted() -> None:
+    loaded = load_text(
+        "study: s\nenvironments: true\nservers:\n"
+        "  - {name: a, install: \"17\"}\n"
+        "  - {name: b, install: \"17\", replicas: 2, replication: sync, "
+        "synchronous_commit: remote_apply, pgpool: true}\n"
+        "load_clients: [{name: here}, {name: c2, ssh: u@h, pgbench: /usr/bin/pgbench}]\n"
+        "workloads: [pgecons-read]\n", "study.yaml")
+    b = loaded.study.servers[1]
+    assert (b.replicas, b.replication, b.synchronous_commit, b.pgpool) == (
+        2, "sync", "remote_apply", True)
+    assert [c.name for c in loaded.study.load_clients or []] == ["here", "c2"]
+
+
+def test_load_clients_named_twice_and_a_lone_environment_are_refused() -> None:
+    twice = error_of("study: s\nservers: [{name: a, install: \"17\"}]\n"
+                     "load_clients: [{name: x}, {name: x}]\nworkloads: [pgecons-read]\n")
+    assert "load client 'x' is listed twice" in twice
+    alone = error_of("study: s\nenvironments: true\nservers: [{name: a, install: \"17\"}]\n"
+                     "workloads: [pgecons-read]\n")
+    assert "'environments' compares servers: list two or more" in alone

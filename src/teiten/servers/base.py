@@ -30,8 +30,10 @@ class Endpoint:
         """A libpq connection string for teiten's own connections."""
         if self.conninfo_string is not None:
             return self.conninfo_string
+        # An ssh server's password (kept in memory only): never store or log this string.
         return pg_conninfo.make_conninfo(host=self.host, port=self.port, user=self.user,
-                                         dbname=self.dbname)
+                                         dbname=self.dbname,
+                                         password=self.password_env.get("PGPASSWORD"))
 
     @property
     def pgbench_dbname(self) -> str:

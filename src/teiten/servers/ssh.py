@@ -172,9 +172,10 @@ printf 'uname=%s\\n' "$(uname -srm)"
 # $1 the data directory: kill (TERM, then KILL) every process whose working directory it
 # is (the postmaster and its backends chdir there), as the layer after pg_ctl. Linux /proc.
 _KILL_LEFTOVERS = """\
+d=$(cd "$1" 2>/dev/null && pwd -P) || exit 0
 found=""
 for p in /proc/[0-9]*; do
-  [ "$(readlink "$p/cwd" 2>/dev/null)" = "$1" ] && found="$found ${p#/proc/}"
+  [ "$(readlink "$p/cwd" 2>/dev/null)" = "$d" ] && found="$found ${p#/proc/}"
 done
 [ -n "$found" ] || exit 0
 echo "$found" | wc -w
@@ -429,11 +430,13 @@ class SshServer:
         raise ServerError(f"PostgreSQL {self._version()} on {self._where()} in {slot.data} did "
                           f"not start: {last}")
 
-    def _stop(self, slot: _Slot, *, timeout: float = 60) -> list[str]:
-        """Stop in layers: fast shutdown, immediate shutdown, then kill what is left."""
+    def _stop(self, slot: _Slot, *, timeout: float = 60, fast: bool = True) -> list[str]:
+        """Stop in layers: fast shutdown, immediate shutdown, then kill what is left.
+        Without ``fast``, start at immediate (a crashed trial's data is restored anyway)."""
         notes: list[str] = []
+        layers = [("fast", timeout), ("immediate", 20.0)][0 if fast else 1:]
         if self._running(slot):
-            for mode, limit in (("fast", timeout), ("immediate", 20.0)):
+            for mode, limit in layers:
                 try:
                     self._pg("pg_ctl", "stop", "-D", slot.data, "-m", mode, "-w", "-t",
                              str(int(limit)), timeout=limit + 15, what=f"pg_ctl stop -m {mode}")
@@ -507,13 +510,15 @@ class SshServer:
             return TrialEnd()
         self.current = None
         alive = self._running(slot)
-        notes = self._stop(slot)
-        text = self._read_logs(slot.log_dir)
         crashed = None
         if not alive:
             crashed = "the postmaster died during the trial"
-        elif m := _CRASH.search(text):
+        elif m := _CRASH.search(self._read_logs(slot.log_dir)):
             crashed = f"the server restarted after a crash during the trial ({m.group(0)})"
+        # A fast shutdown that arrives during crash recovery can wait for a minute (seen
+        # with 15): after a crash, stop at once.
+        notes = self._stop(slot, fast=crashed is None)
+        text = self._read_logs(slot.log_dir)
         if crashed:
             slot.broken = True
         return TrialEnd(log=text, crashed=crashed, notes=notes)
