@@ -35,10 +35,10 @@ from teiten.plan import plan
 from teiten.remote import Ssh
 from teiten.servers import docker, profiles
 from teiten.servers.base import Endpoint, Server
-from teiten.servers.cluster import processes_in
+from teiten.servers.cluster import conf_value, processes_in
 from teiten.servers.docker import DockerServer
 from teiten.servers.external import ExternalServer
-from teiten.servers.local import LocalServer, check_install, conf_value
+from teiten.servers.local import LocalServer, check_install
 from teiten.servers.ssh import SshServer
 from teiten.servers.topology import TopologyServer, kill_leftover_pgpool
 from teiten.spec import ServerSpec, Study, load_text

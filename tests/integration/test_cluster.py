@@ -172,3 +172,32 @@ def test_initdb_locale_and_encoding(pg17, run_dir: Path) -> None:
         cluster.stop()
         if cluster.socket_dir:
             paths.remove_owned(cluster.socket_dir)
+
+
+def test_a_backend_crash_fails_the_trial_and_the_server_stops_at_once(pg17,
+                                                                       run_dir: Path) -> None:
+    """A backend killed by a signal makes the postmaster restart every other one: the trial
+    is marked crashed from the log, the server is stopped without waiting on a fast
+    shutdown through crash recovery, and the next trial starts from the snapshot."""
+    w = _workload("select-only")
+    server = LocalServer(ServerSpec(name="pg17", install="17"), pg17, run_dir, SIZING)
+    try:
+        server.prepare(w)
+        server.begin_trial(w, "t1", prewarm=False)
+        cluster = server.slots[w.key].cluster
+        with cluster.connect(w.database) as conn:
+            backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+            psutil.Process(backend).kill()
+            time.sleep(1)
+        started = time.monotonic()
+        end = server.end_trial()
+        took = time.monotonic() - started
+        assert end.crashed is not None and "restarted after a crash" in end.crashed
+        assert "terminated by signal 9" in end.log
+        assert not any("fast shutdown failed" in n for n in end.notes)
+        assert took < 30, f"stopping after the crash took {took:.0f} s"
+        assert server.slots[w.key].broken
+        server.begin_trial(w, "t2", prewarm=False)  # restored from the snapshot
+        assert server.end_trial().crashed is None
+    finally:
+        server.close()

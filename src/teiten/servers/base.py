@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -47,6 +49,26 @@ class TrialEnd:
     log: str = ""
     crashed: str | None = None  # reason, when the server died or restarted during the trial
     notes: list[str] = field(default_factory=list)
+
+
+# A backend that dies makes the postmaster restart all the others (or give up): what the
+# trial measured is not the server's normal work, so the trial is not valid.
+_CRASH = re.compile(r"terminated by signal|terminating any other active server processes|"
+                    r"was terminated by exception|all server processes terminated")
+
+
+def crash_verdict(alive: Mapping[str, bool], logs: Mapping[str, str]) -> str | None:
+    """Why a trial is not valid, or None: a postmaster that is gone, or a log that shows
+    a crash and restart. ``alive`` and ``logs`` are per node ("" for a single server)."""
+    if down := [name for name, up in alive.items() if not up]:
+        if down == [""]:
+            return "the postmaster died during the trial"
+        return f"{', '.join(down)} died during the trial"
+    for name, text in logs.items():
+        if m := _CRASH.search(text):
+            who = f"{name} restarted" if name else "the server restarted"
+            return f"{who} after a crash during the trial ({m.group(0)})"
+    return None
 
 
 class Server(Protocol):

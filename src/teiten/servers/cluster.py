@@ -57,6 +57,13 @@ def processes_in(data_dir: Path) -> list[psutil.Process]:
     return found
 
 
+def conf_value(value: object) -> str:
+    """A study's setting as postgresql.conf writes it (YAML booleans as on/off)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
 class Cluster:
     """One data directory under ``root`` (a directory teiten owns)."""
 
@@ -207,14 +214,17 @@ class Cluster:
     def is_running(self) -> bool:
         return self.postmaster_pid() is not None
 
-    def stop(self, *, timeout: float = 60) -> list[str]:
+    def stop(self, *, timeout: float = 60, fast: bool = True) -> list[str]:
         """Stop in layers: fast shutdown, immediate shutdown, then kill the process tree.
+        Without ``fast``, start at immediate: after a crash a fast shutdown can wait through
+        crash recovery for a minute (seen with 15), and the data is restored anyway.
 
         Each layer logs what happened and goes on to the next; returns those notes.
         """
         notes: list[str] = []
         if self.postmaster_pid() is not None:
-            for mode, limit in (("fast", timeout), ("immediate", 20.0)):
+            layers = [("fast", timeout), ("immediate", 20.0)][0 if fast else 1:]
+            for mode, limit in layers:
                 try:
                     self._run("pg_ctl", ["stop", "-D", str(self.data), "-m", mode, "-w",
                                          "-t", str(int(limit))], timeout=limit + 15,

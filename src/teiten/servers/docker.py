@@ -45,7 +45,7 @@ from teiten.errors import ProcessError, ServerError, UserError
 from teiten.installs import Install
 from teiten.monitors.system import device_of
 from teiten.servers import snapshot
-from teiten.servers.base import Endpoint, TrialEnd
+from teiten.servers.base import Endpoint, TrialEnd, crash_verdict
 from teiten.servers.cluster import free_port
 from teiten.servers.sql import create_database, describe, prewarm_all
 from teiten.waiting import wait_until
@@ -59,9 +59,6 @@ SUPERUSER = "postgres"
 SHM_SIZE = "1g"  # docker's default /dev/shm (64 MB) is too small for parallel query
 _DOCKER_ENV = ("DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_TLS_VERIFY",
                "DOCKER_CERT_PATH")
-# A backend that dies makes the postmaster restart all others: the trial is not valid.
-_CRASH = re.compile(r"terminated by signal|terminating any other active server processes|"
-                    r"was terminated by exception|all server processes terminated")
 
 
 # -- argument lists (pure) ----------------------------------------------------------------
@@ -405,11 +402,7 @@ class DockerServer:
             self._stop(slot)
         except ServerError as exc:
             notes.append(str(exc))
-        crashed = None
-        if not alive:
-            crashed = f"container {slot.container} stopped during the trial"
-        elif m := _CRASH.search(text):
-            crashed = f"the server restarted after a crash during the trial ({m.group(0)})"
+        crashed = crash_verdict({f"container {slot.container}": alive}, {"": text})
         if crashed:
             slot.broken = True
         return TrialEnd(log=text, crashed=crashed, notes=notes)

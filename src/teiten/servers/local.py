@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +25,8 @@ from teiten.installs import Install
 from teiten.monitors.system import device_of
 from teiten.netns import Namespace
 from teiten.servers import profiles
-from teiten.servers.base import Endpoint, TrialEnd
-from teiten.servers.cluster import SUPERUSER, Cluster
+from teiten.servers.base import Endpoint, TrialEnd, crash_verdict
+from teiten.servers.cluster import SUPERUSER, Cluster, conf_value
 from teiten.servers.sql import create_database, describe, prewarm_all
 from teiten.spec import ServerSpec
 from teiten.workloads import Workload, apps, statements
@@ -37,10 +36,6 @@ log = logging.getLogger(__name__)
 TABLESPACE = "teiten_data"  # where the workload's relations go when the server has 'tablespace'
 
 # A backend that dies makes the postmaster restart all others: the trial is not valid.
-_CRASH = re.compile(r"terminated by signal|terminating any other active server processes|"
-                    r"was terminated by exception|all server processes terminated")
-
-
 @dataclass
 class _Slot:
     cluster: Cluster
@@ -256,14 +251,9 @@ class LocalServer:
             return TrialEnd()
         self.current = None
         cluster = slot.cluster
-        alive = cluster.is_running()
-        notes = cluster.stop()
+        crashed = crash_verdict({"": cluster.is_running()}, {"": cluster.read_logs()})
+        notes = cluster.stop(fast=crashed is None)
         text = cluster.read_logs()
-        crashed = None
-        if not alive:
-            crashed = "the postmaster died during the trial"
-        elif m := _CRASH.search(text):
-            crashed = f"the server restarted after a crash during the trial ({m.group(0)})"
         if crashed:
             slot.broken = True
         return TrialEnd(log=text, crashed=crashed, notes=notes)
@@ -310,12 +300,6 @@ class LocalServer:
         if self.netns is not None:
             self.netns.close()
             self.netns = None
-
-
-def conf_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return str(value)
 
 
 def check_install(install: Install) -> None:

@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 Mode = Literal["async", "sync", "native"]
 SYNCHRONOUS_COMMIT = ("on", "remote_write", "remote_apply")
 
-_REPLICATION = "SELECT application_name, state, sync_state FROM pg_stat_replication"
+REPLICATION_STATES = "SELECT application_name, state, sync_state FROM pg_stat_replication"
 
 
 def node_name(index: int) -> str:
@@ -154,23 +154,13 @@ class Topology:
     def _primary_settings(self) -> list[str]:
         if not self.streaming:
             return []
-        room = len(self.nodes) + 4
-        lines = [f"max_wal_senders = {max(10, room)}", f"max_replication_slots = {max(10, room)}"]
-        if _configured(self.primary, "wal_level") in (None, "minimal"):
-            lines.append("wal_level = 'replica'")
-        if self.mode == "sync":
-            names = ", ".join(node_name(i) for i in range(1, len(self.nodes)))
-            lines += [f"synchronous_standby_names = 'ANY {len(self.standbys)} ({names})'",
-                      f"synchronous_commit = '{self.synchronous_commit}'"]
-        return lines
+        return primary_settings(self.mode, len(self.nodes), self.synchronous_commit,
+                                wal_level=_configured(self.primary, "wal_level"))
 
     def _standby_settings(self, index: int) -> list[str]:
         primary = self.primary
-        conninfo = make_conninfo(host=primary.host, port=primary.port, user=SUPERUSER,
-                                 application_name=node_name(index))
-        return [f"primary_conninfo = '{_quote(conninfo)}'",
-                f"primary_slot_name = '{node_name(index)}'",
-                "hot_standby = on"]
+        assert primary.port is not None
+        return standby_settings(index, primary.host, primary.port)
 
     # -- start and stop ----------------------------------------------------------------
 
@@ -199,7 +189,7 @@ class Topology:
     def replication_state(self) -> dict[str, tuple[str, str]]:
         """application_name -> (state, sync_state), from the primary's pg_stat_replication."""
         with self.primary.connect() as conn:
-            return {name: (state, sync) for name, state, sync in conn.execute(_REPLICATION)}
+            return {name: (state, sync) for name, state, sync in conn.execute(REPLICATION_STATES)}
 
     def wait_streaming(self, *, timeout: float = 60) -> None:
         """Wait until every standby streams from the primary (sync: and counts for commits)."""
@@ -209,9 +199,7 @@ class Topology:
         def all_streaming() -> bool:
             last.clear()
             last.update(self.replication_state())
-            ok = {name for name, (state, sync) in last.items() if state == "streaming"
-                  and (self.mode != "sync" or sync in ("sync", "quorum"))}
-            return wanted <= ok
+            return wanted <= streaming(last, self.mode)
 
         try:
             wait_until(all_streaming, timeout=timeout, interval=0.2,
@@ -224,12 +212,13 @@ class Topology:
             raise ServerError(f"{exc} (pg_stat_replication shows {seen})"
                               + (f"; standby logs: {tails}" if tails else "")) from None
 
-    def stop(self, *, timeout: float = 60) -> list[str]:
+    def stop(self, *, timeout: float = 60, fast: bool = True) -> list[str]:
         """Stop the primary first (its clean shutdown sends the shutdown checkpoint to the
         standbys), then the others. Returns the notes of every layer that had to act."""
         notes = []
         for i, node in enumerate(self.nodes):
-            notes += [f"{node_name(i)}: {note}" for note in node.stop(timeout=timeout)]
+            notes += [f"{node_name(i)}: {note}"
+                      for note in node.stop(timeout=timeout, fast=fast)]
         return notes
 
     def is_running(self) -> bool:
@@ -280,6 +269,39 @@ class Topology:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def primary_settings(mode: Mode, nodes: int, synchronous_commit: str, *,
+                     wal_level: str | None) -> list[str]:
+    """The primary's settings for ``nodes - 1`` streaming standbys: WAL senders and slots
+    for each (and room for pg_basebackup's two), and for sync, every standby in ANY n.
+    ``wal_level``: what the study set (minimal, or None for the default, becomes replica)."""
+    room = nodes + 4
+    lines = [f"max_wal_senders = {max(10, room)}", f"max_replication_slots = {max(10, room)}"]
+    if wal_level in (None, "minimal"):
+        lines.append("wal_level = 'replica'")
+    if mode == "sync":
+        names = ", ".join(node_name(i) for i in range(1, nodes))
+        lines += [f"synchronous_standby_names = 'ANY {nodes - 1} ({names})'",
+                  f"synchronous_commit = '{synchronous_commit}'"]
+    return lines
+
+
+def standby_settings(index: int, host: str, port: int) -> list[str]:
+    """Standby ``index``'s settings: stream from the primary at ``host`` (a socket directory
+    or an address) and ``port`` through its own slot, named as the primary will list it."""
+    conninfo = make_conninfo(host=host, port=port, user=SUPERUSER,
+                             application_name=node_name(index))
+    return [f"primary_conninfo = '{_quote(conninfo)}'",
+            f"primary_slot_name = '{node_name(index)}'",
+            "hot_standby = on"]
+
+
+def streaming(states: dict[str, tuple[str, str]], mode: Mode) -> set[str]:
+    """The standbys of pg_stat_replication's ``states`` (name -> (state, sync_state)) that
+    stream and, for sync, count for commits."""
+    return {name for name, (state, sync) in states.items() if state == "streaming"
+            and (mode != "sync" or sync in ("sync", "quorum"))}
 
 
 def _configured(cluster: Cluster, name: str) -> str | None:

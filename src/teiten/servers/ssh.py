@@ -40,18 +40,14 @@ from teiten.installs.model import parse_version
 from teiten.monitors.remote_system import RemoteBackend
 from teiten.remote import Ssh
 from teiten.servers import profiles
-from teiten.servers.base import Endpoint, TrialEnd
-from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER
+from teiten.servers.base import Endpoint, TrialEnd, crash_verdict
+from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER, conf_value
 from teiten.servers.sql import create_database, describe, prewarm_all
 from teiten.spec import ServerSpec
 from teiten.workloads import Workload
 
 log = logging.getLogger(__name__)
 
-# A backend that dies makes the postmaster restart all others: the trial is not valid
-# (the same test as LocalServer's).
-_CRASH = re.compile(r"terminated by signal|terminating any other active server processes|"
-                    r"was terminated by exception|all server processes terminated")
 _PORTS = (20000, 60999)  # where a port is picked at random on the host (no way to ask it)
 _PORT_TROUBLE = ("could not bind", "Address already in use", "could not create lock file")
 _START_TRIES = 5
@@ -107,12 +103,6 @@ def _quote(value: str) -> str:
 def _marker(purpose: str) -> str:
     return json.dumps({"purpose": purpose, "pid": os.getpid(), "host": os.uname().nodename,
                        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}) + "\n"
-
-
-def _conf_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return str(value)
 
 
 def _cidr(ip: str) -> str:
@@ -365,7 +355,7 @@ class SshServer:
         sizing = dataclasses.replace(self.sizing, ram_bytes=self.host.ram_bytes,
                                      disk_free_bytes=disk_free)
         self.settings = {**profiles.settings(self.spec.profile, sizing),
-                         **{k: _conf_value(v) for k, v in self.spec.settings.items()}}
+                         **{k: conf_value(v) for k, v in self.spec.settings.items()}}
         shared_buffers, fits = profiles.shared_buffers_for(sizing)
         if self.spec.profile == "pgecons" and not fits:
             log.warning("%s: the data (about %d MB) does not fit in shared_buffers, which is "
@@ -509,14 +499,7 @@ class SshServer:
         if slot is None:
             return TrialEnd()
         self.current = None
-        alive = self._running(slot)
-        crashed = None
-        if not alive:
-            crashed = "the postmaster died during the trial"
-        elif m := _CRASH.search(self._read_logs(slot.log_dir)):
-            crashed = f"the server restarted after a crash during the trial ({m.group(0)})"
-        # A fast shutdown that arrives during crash recovery can wait for a minute (seen
-        # with 15): after a crash, stop at once.
+        crashed = crash_verdict({"": self._running(slot)}, {"": self._read_logs(slot.log_dir)})
         notes = self._stop(slot, fast=crashed is None)
         text = self._read_logs(slot.log_dir)
         if crashed:

@@ -24,9 +24,9 @@ from teiten.drivers.load import Target
 from teiten.errors import TeitenError
 from teiten.installs import Install
 from teiten.servers import profiles
-from teiten.servers.base import Endpoint, TrialEnd
+from teiten.servers.base import Endpoint, TrialEnd, crash_verdict
 from teiten.servers.cluster import SUPERUSER, Cluster
-from teiten.servers.local import _CRASH, LocalServer
+from teiten.servers.local import LocalServer
 from teiten.servers.pgpool import Pgpool
 from teiten.servers.replication import Mode, Topology, node_name
 from teiten.servers.sql import prewarm_all
@@ -159,17 +159,11 @@ class TopologyServer(LocalServer):
         self.current = self.workload = None
         pool_log, notes = self._stop_pgpools()
         topology = self.topologies[workload.key]
-        alive = [node.is_running() for node in topology.nodes]
-        notes += topology.stop()
+        crashed = crash_verdict({node_name(i): node.is_running()
+                                 for i, node in enumerate(topology.nodes)}, topology.read_logs())
+        notes += topology.stop(fast=crashed is None)
         logs = topology.read_logs()
         text = "".join(f"\n## {name}\n{body}" for name, body in logs.items()) + pool_log
-        crashed = None
-        if not all(alive):
-            down = [node_name(i) for i, up in enumerate(alive) if not up]
-            crashed = f"{', '.join(down)} died during the trial"
-        elif hits := [(name, m.group(0)) for name, body in logs.items()
-                      if (m := _CRASH.search(body))]:
-            crashed = f"{hits[0][0]} restarted after a crash during the trial ({hits[0][1]})"
         if crashed:
             slot.broken = True
         return TrialEnd(log=text, crashed=crashed, notes=notes)
