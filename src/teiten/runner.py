@@ -40,6 +40,7 @@ from teiten.servers.docker import DockerServer
 from teiten.servers.external import ExternalServer
 from teiten.servers.local import LocalServer, check_install
 from teiten.servers.ssh import SshServer
+from teiten.servers.ssh_topology import SshTopologyServer
 from teiten.servers.topology import TopologyServer, kill_leftover_pgpool
 from teiten.spec import ServerSpec, Study, load_text
 from teiten.store import Evidence, Store
@@ -268,7 +269,8 @@ def _setup_servers(ctx: _Context) -> None:
                 spec.name, spec.install, spec.docker.image, spec.docker.volume,
                 spec.docker.network, _docker_settings(spec, sizing), ctx.client, ctx.run_dir)
         else:
-            ctx.servers[spec.name] = SshServer(spec, ctx.client, ctx.run_dir, sizing)
+            kind = SshTopologyServer if spec.replicas else SshServer
+            ctx.servers[spec.name] = kind(spec, ctx.client, ctx.run_dir, sizing)
     ctx.load_clients = [load.Client(c.name, ssh=Ssh(c.ssh, _path(c.ssh_config), label=c.name)
                                     if c.ssh else None, pgbench=c.pgbench)
                         for c in ctx.study.load_clients or []]

@@ -25,7 +25,7 @@ import random
 import re
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +42,7 @@ from teiten.remote import Ssh
 from teiten.servers import profiles
 from teiten.servers.base import Endpoint, TrialEnd, crash_verdict
 from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER, conf_value
+from teiten.servers.replication import node_name
 from teiten.servers.sql import create_database, describe, prewarm_all
 from teiten.spec import ServerSpec
 from teiten.workloads import Workload
@@ -86,10 +87,22 @@ class _Slot:
     broken: bool = False
     restore_s: list[float] = field(default_factory=list)
     device: str | None = None
+    socket_dir: str | None = None  # only for standbys' replication connections (mode 0700)
+    standbys: list[_Slot] = field(default_factory=list)
 
     @property
     def data(self) -> str:
         return f"{self.root}/data"
+
+    @property
+    def nodes(self) -> list[_Slot]:
+        """The clusters a trial runs: this one, then its standbys (if any)."""
+        return [self, *self.standbys]
+
+    @property
+    def names(self) -> list[str]:
+        """How logs and notes name each node: "" for a single cluster."""
+        return [node_name(i) for i in range(len(self.nodes))] if self.standbys else [""]
 
     @property
     def snapshot(self) -> str:
@@ -338,9 +351,14 @@ class SshServer:
                     self.description = self._describe(conn)
         finally:
             self._stop(slot)
-        self.ssh.shell('set -e; rm -rf -- "$2"; mkdir "$2"; cp -a -- "$1" "$2/data"',
-                       slot.data, slot.snapshot, timeout=3600, what="saving the snapshot")
+        self._save(slot)
         self.slots[workload.key] = slot
+
+    def _save(self, slot: _Slot) -> None:
+        """Keep a stopped copy of every node of the loaded cluster, to restore before trials."""
+        for node in slot.nodes:
+            self.ssh.shell('set -e; rm -rf -- "$2"; mkdir "$2"; cp -a -- "$1" "$2/data"',
+                           node.data, node.snapshot, timeout=3600, what="saving the snapshot")
 
     def _size(self, base: str) -> None:
         """The profile's settings for the host's memory and the free space of its disk."""
@@ -392,7 +410,10 @@ class SshServer:
                         what="pg_ctl status")
         return done.returncode == 0
 
-    def _start(self, slot: _Slot, log_dir: str, *, timeout: float = 120) -> None:
+    def _start(self, slot: _Slot, log_dir: str, *, timeout: float = 120,
+               extra: Sequence[str] = ()) -> None:
+        """Start on a free port, listening on the host's address; ``extra``: more settings
+        for this start (replication's)."""
         assert self.host is not None
         self.ssh.run(["mkdir", "-p", log_dir], timeout=30)
         slot.log_dir = log_dir
@@ -403,9 +424,11 @@ class SshServer:
             self.ssh.write_text(f"{slot.data}/{RUNTIME_CONF}", "# written by teiten on every start\n"
                                 f"port = {slot.port}\n"
                                 f"listen_addresses = '{_quote(','.join(listen))}'\n"
-                                "unix_socket_directories = ''\n"
+                                f"unix_socket_directories = '{_quote(slot.socket_dir or '')}'\n"
+                                "unix_socket_permissions = 0700\n"
                                 f"log_directory = '{_quote(log_dir)}'\n"
-                                "log_filename = 'postgresql-%Y%m%d-%H%M%S.log'\n")
+                                "log_filename = 'postgresql-%Y%m%d-%H%M%S.log'\n"
+                                + "".join(f"{line}\n" for line in extra))
             done = self._pg("pg_ctl", "start", "-D", slot.data, "-w", "-t", str(int(timeout)),
                             "-l", f"{log_dir}/startup.log", timeout=timeout + 30, check=False,
                             what="pg_ctl start")
@@ -473,24 +496,40 @@ class SshServer:
     def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
         slot = self.slots[workload.key]
         self.current = slot
-        if self._running(slot):  # left over from an interrupted trial
-            self._stop(slot)
+        if any(self._running(node) for node in slot.nodes):  # left over from an interrupted trial
+            self._stop_nodes(slot)
         if slot.dirty or slot.broken:
             started = time.monotonic()
-            self.ssh.shell('set -e; rm -rf -- "$2"; cp -a -- "$1/data" "$2"', slot.snapshot,
-                           slot.data, timeout=3600, what="restoring the snapshot")
+            for node in slot.nodes:
+                self.ssh.shell('set -e; rm -rf -- "$2"; cp -a -- "$1/data" "$2"', node.snapshot,
+                               node.data, timeout=3600, what="restoring the snapshot")
             slot.restore_s.append(time.monotonic() - started)
             slot.dirty = slot.broken = False
-        self._start(slot, f"{slot.root}/logs/{trial_id}")
-        with self._connect(slot, workload.database) as conn:
-            if prewarm:
-                prewarm_all(conn)
-            # A checkpoint now moves the next timed one (checkpoint_timeout) out of the window.
-            conn.execute("CHECKPOINT")
+        self._start_nodes(slot, f"{slot.root}/logs/{trial_id}")
+        for node in slot.nodes:
+            with self._connect(node, workload.database) as conn:
+                if prewarm:
+                    prewarm_all(conn)
+                # A checkpoint now moves the next timed one (checkpoint_timeout) out of the
+                # window (on a standby: a restartpoint).
+                conn.execute("CHECKPOINT")
         slot.dirty = workload.modifies_data
-        assert self.host is not None and slot.port is not None
-        return Endpoint(host=self.host.server_ip, port=slot.port, user=SUPERUSER,
-                        dbname=workload.database, password_env={"PGPASSWORD": slot.password})
+        return self._endpoint(slot, workload.database)
+
+    def _start_nodes(self, slot: _Slot, log_dir: str) -> None:
+        """Start the trial's clusters; ``log_dir``: where their logs go."""
+        self._start(slot, log_dir)
+
+    def _stop_nodes(self, slot: _Slot, *, fast: bool = True) -> list[str]:
+        """Stop every node, the primary first (its clean shutdown reaches the standbys)."""
+        return [f"{name}: {note}" if name else note
+                for name, node in zip(slot.names, slot.nodes, strict=True)
+                for note in self._stop(node, fast=fast)]
+
+    def _endpoint(self, node: _Slot, database: str) -> Endpoint:
+        assert self.host is not None and node.port is not None
+        return Endpoint(host=self.host.server_ip, port=node.port, user=SUPERUSER,
+                        dbname=database, password_env={"PGPASSWORD": node.password})
 
     def end_trial(self) -> TrialEnd:
         if self._monitor is not None:
@@ -499,9 +538,14 @@ class SshServer:
         if slot is None:
             return TrialEnd()
         self.current = None
-        crashed = crash_verdict({"": self._running(slot)}, {"": self._read_logs(slot.log_dir)})
-        notes = self._stop(slot, fast=crashed is None)
-        text = self._read_logs(slot.log_dir)
+        crashed = crash_verdict(
+            {name: self._running(node) for name, node in zip(slot.names, slot.nodes, strict=True)},
+            {name: self._read_logs(node.log_dir)
+             for name, node in zip(slot.names, slot.nodes, strict=True)})
+        notes = self._stop_nodes(slot, fast=crashed is None)
+        text = "".join(f"\n## {name}\n{self._read_logs(node.log_dir)}" if name
+                       else self._read_logs(node.log_dir)
+                       for name, node in zip(slot.names, slot.nodes, strict=True))
         if crashed:
             slot.broken = True
         return TrialEnd(log=text, crashed=crashed, notes=notes)
@@ -562,7 +606,7 @@ class SshServer:
         try:
             for key, slot in list(self.slots.items()):
                 try:
-                    self._stop(slot)
+                    self._stop_nodes(slot)
                 except (ProcessError, ServerError) as exc:
                     log.warning("%s: stopping %s: %s", self._where(), slot.data, exc)
                 del self.slots[key]

@@ -134,10 +134,8 @@ class TopologyServer(LocalServer):
                                                   port=pool.port or 0,
                                                   user=SUPERUSER, dbname=self.workload.database))
                     for i, pool in enumerate(self.pgpools)]
-        writes = self.workload.modifies_data and topology.streaming
-        return [Target(node_name(i) + (" (to the primary)" if writes and i else ""),
-                       self._endpoint(topology.primary if writes else node, self.workload))
-                for i, node in enumerate(topology.nodes)]
+        return node_targets([self._endpoint(node, self.workload) for node in topology.nodes],
+                            writes=self.workload.modifies_data and topology.streaming)
 
     def lag_conninfo(self) -> str | None:
         """The primary, whose pg_stat_replication the lag monitor samples."""
@@ -186,6 +184,14 @@ class TopologyServer(LocalServer):
             paths.remove_owned(slot.cluster.root.parent)
         self.slots.clear()
         super().close()
+
+
+def node_targets(endpoints: list[Endpoint], *, writes: bool) -> list[Target]:
+    """One pgbench per node (the primary's endpoint first): each node's own when the
+    workload only reads, the primary's when it writes (standbys take no writes)."""
+    return [Target(node_name(i) + (" (to the primary)" if writes and i else ""),
+                   endpoints[0] if writes else endpoint)
+            for i, endpoint in enumerate(endpoints)]
 
 
 def kill_leftover_pgpool(pid_file: Path) -> list[str]:

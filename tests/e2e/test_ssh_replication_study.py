@@ -1,0 +1,101 @@
+"""METHODS S7 on another host through ``teiten run``: a primary with a streaming standby,
+asynchronous and synchronous (remote_apply), on a real sshd the test starts on loopback
+(tests/sshd.py), with the system's PostgreSQL 15 "there": one pgbench per node started
+together, the lag sampled each second, the host's system activity, and the S7 table."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import TEST_HOME, run_cli
+from tests.sshd import Sshd, available, running_sshd
+
+pytestmark = pytest.mark.skipif(available() is not None, reason=f"sshd: {available()}")
+
+STUDY = """\
+study: ssh-sr-e2e
+servers:
+  - {{name: sr-async, ssh: teiten-db1, ssh_config: {config}, install: "15", replicas: 1}}
+  - {{name: sr-sync, ssh: teiten-db1, ssh_config: {config}, install: "15", replicas: 1,
+      replication: sync, synchronous_commit: remote_apply}}
+workloads: [pgecons-read, pgecons-update]
+scale: 1
+clients: [2]
+duration: 2s
+repetitions: 1
+seed: 5
+"""
+REMOTE = Path("/var/lib/postgresql/.cache/teiten/clusters")
+
+
+@pytest.fixture(scope="module")
+def sshd() -> Iterator[Sshd]:
+    with running_sshd() as found:
+        yield found
+
+
+@pytest.fixture(scope="module")
+def finished(sshd: Sshd) -> dict[str, Any]:
+    work = TEST_HOME / "work" / "e2e-ssh-sr"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    (work / "s.yaml").write_text(STUDY.format(config=sshd.config))
+    done = run_cli("run", str(work / "s.yaml"), "--store", str(work / "r.db"),
+                   "--report", str(work / "report"), timeout=600)
+    conn = sqlite3.connect(work / "r.db")
+    conn.row_factory = sqlite3.Row
+    trials = {(r["server"], r["workload"]): dict(r) for r in conn.execute("SELECT * FROM trials")}
+    details = {(r["trial_id"], r["kind"]): json.loads(r["body"])
+               for r in conn.execute("SELECT * FROM details")}
+    metrics = {(r["trial_id"], r["name"]): r["value"] for r in conn.execute("SELECT * FROM metrics")}
+    sources = {(r["trial_id"], r["source"]) for r in conn.execute(
+        "SELECT DISTINCT trial_id, source FROM series")}
+    md = (work / "report" / "report.md").read_text() if done.returncode == 0 else ""
+    return {"run": done, "trials": trials, "details": details, "metrics": metrics,
+            "sources": sources, "md": md}
+
+
+def test_every_trial_runs_one_pgbench_per_node_on_the_host(finished: dict[str, Any]) -> None:
+    done = finished["run"]
+    assert done.returncode == 0, done.stderr
+    assert "4 trials: 4 ok" in done.stderr, done.stderr
+    for (server, workload), t in finished["trials"].items():
+        load = finished["details"][(t["trial_id"], "load")]
+        writes = workload == "pgecons-update"
+        assert load["nodes"] == (["node0", "node1 (to the primary)"] if writes
+                                 else ["node0", "node1"]), (server, load)
+        assert all(p["transactions"] > 0 for p in load["parts"]), load
+        assert sum(p["transactions"] for p in load["parts"]) == t["transactions"]
+        assert load["skew_s"] < 1.0
+        assert (t["trial_id"], "server-system") in finished["sources"]
+        assert (t["trial_id"], "replication") in finished["sources"]
+
+
+def test_sync_remote_apply_and_the_lag_over_ssh(finished: dict[str, Any]) -> None:
+    def detail(server: str, kind: str) -> Any:
+        return finished["details"][(finished["trials"][(server, "pgecons-update")]["trial_id"],
+                                    kind)]
+
+    assert {s["sync_state"] for s in detail("sr-sync", "replication").values()} <= {"sync",
+                                                                                  "quorum"}
+    assert {s["sync_state"] for s in detail("sr-async", "replication").values()} == {"async"}
+    update = finished["trials"][("sr-async", "pgecons-update")]["trial_id"]
+    assert (update, "replication_lag_bytes_max") in finished["metrics"]
+
+
+def test_the_report_has_the_s7_table_and_nothing_is_left_there(
+        finished: dict[str, Any]) -> None:
+    md = finished["md"]
+    assert md.count("Replication scale-out (S7)") == 2
+    assert "| sr-async | async |" in md and "| sr-sync | sync (remote\\_apply) |" in md
+    runs = list(REMOTE.glob("ssh-sr-e2e-*")) if REMOTE.exists() else []
+    assert runs == []
+    sockets = [p for p in Path("/tmp").glob("teiten-*") if (p / ".teiten-owned").exists()
+               and "sockets of sr-" in (p / ".teiten-owned").read_text()]
+    assert sockets == [], "the standbys' socket directories are removed"
