@@ -12,6 +12,7 @@ a handshake. :meth:`Ssh.close` ends it.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shlex
@@ -22,7 +23,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from teiten import procs
+import psutil
+
+from teiten import paths, procs
 from teiten.errors import ProcessError, ServerError
 
 log = logging.getLogger(__name__)
@@ -30,6 +33,7 @@ log = logging.getLogger(__name__)
 CONNECT_TIMEOUT = 10  # seconds for the TCP connection and the ssh handshake
 # The exit status ssh itself uses when it could not connect or lost the connection.
 SSH_FAILED = 255
+CONTROL_PREFIX = "teiten-ssh-"  # the master's private directory, in the temporary directory
 
 
 def quote_command(argv: Sequence[str]) -> str:
@@ -99,7 +103,8 @@ class Ssh:
         self._close_master()
         if shutil.which("ssh") is None:
             raise ServerError(f"{self._where()}: the OpenSSH client 'ssh' is not installed here")
-        self._control_dir = Path(tempfile.mkdtemp(prefix="teiten-ssh-"))  # 0700: ours only
+        self._control_dir = Path(tempfile.mkdtemp(prefix=CONTROL_PREFIX))  # 0700: ours only
+        paths.mark_owned(self._control_dir, f"ssh master connection to {self.target}")
         socket_path = self._control_dir / "master"
         # The master's messages go to a file (-E): it lives as long as the study, and a
         # pipe nobody reads would block it once full.
@@ -192,3 +197,24 @@ class Ssh:
         argv = [*self._options(), "-o", "ControlPath=none", self.target, "--",
                 quote_command(["sh", "-c", script, "sh", *args])]
         return procs.spawn(argv, env=self.env(), what=f"{what} on {self.label}")
+
+
+def remove_stale() -> list[str]:
+    """End the ssh master connections of teiten processes that were killed, found by the
+    marked control directories they left (the marker names the teiten process)."""
+    notes = []
+    for found in sorted(Path(tempfile.gettempdir()).glob(f"{CONTROL_PREFIX}*")):
+        try:
+            owner = int(json.loads((found / paths.MARKER).read_text())["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not marked: not teiten's
+        if psutil.pid_exists(owner):
+            continue  # its teiten still runs
+        socket = str(found / "master")
+        for proc in psutil.process_iter(["name", "cmdline"]):
+            if proc.info["name"] == "ssh" and f"ControlPath={socket}" in (proc.info["cmdline"] or []):
+                procs.kill_tree(proc.pid)
+                notes.append(f"ended leftover ssh connection {proc.pid}")
+        if paths.remove_owned(found):
+            notes.append(f"removed {found}")
+    return notes

@@ -21,7 +21,7 @@ import psutil
 import psycopg
 
 import teiten
-from teiten import cpus, fingerprint, installs, netns, paths
+from teiten import cpus, fingerprint, installs, leftovers, paths
 from teiten.check import CheckedStudy
 from teiten.drivers import load, pgbench
 from teiten.drivers.pgbench_output import PgbenchOutput
@@ -33,15 +33,15 @@ from teiten.monitors.profile import Profile, Profiler
 from teiten.monitors.system import SystemMonitor, SystemResult
 from teiten.plan import plan
 from teiten.remote import Ssh
-from teiten.servers import docker, profiles
+from teiten.servers import profiles
 from teiten.servers.base import Endpoint, Server
-from teiten.servers.cluster import conf_value, processes_in
+from teiten.servers.cluster import conf_value
 from teiten.servers.docker import DockerServer
 from teiten.servers.external import ExternalServer
 from teiten.servers.local import LocalServer, check_install
 from teiten.servers.ssh import SshServer
 from teiten.servers.ssh_topology import SshTopologyServer
-from teiten.servers.topology import TopologyServer, kill_leftover_pgpool
+from teiten.servers.topology import TopologyServer
 from teiten.spec import ServerSpec, Study, load_text
 from teiten.store import Evidence, Store
 from teiten.workloads import Workload, apps, statements
@@ -115,57 +115,6 @@ def _install_for(server_spec: dict[str, Any]) -> Install:
     return installs.materialise(installs.resolve(resolved.get("version") or server_spec["install"]))
 
 
-def cleanup_leftovers(store: Store, study_id: int) -> list[str]:
-    """Stop servers that a killed run left behind and remove its working directories."""
-    notes = []
-    has_docker = any(json.loads(r["spec_json"]).get("docker") for r in store.servers(study_id))
-    for workdir in store.workdirs(study_id):
-        if workdir.exists():
-            for pid_file in sorted(workdir.glob("*/pgpool*/pgpool.pid")):
-                notes += kill_leftover_pgpool(pid_file)
-            for data_dir in sorted([*workdir.glob("*/data"), *workdir.glob("*/node*/data")]):
-                outside = _outside_dirs(data_dir)
-                for proc in processes_in(data_dir):
-                    try:
-                        proc.kill()
-                        notes.append(f"killed leftover server process {proc.pid} in {data_dir}")
-                    except psutil.NoSuchProcess:
-                        continue
-                psutil.wait_procs(processes_in(data_dir), timeout=10)
-                for owned in outside:
-                    if paths.remove_owned(owned):
-                        notes.append(f"removed {owned}")
-            for sock in _socket_dirs(workdir):
-                paths.remove_owned(sock)
-            if paths.remove_owned(workdir):
-                notes.append(f"removed {workdir}")
-            notes += [f"removed cgroup {g}" for g in cpus.remove_stale(workdir.name + "-")]
-            notes += [f"removed network namespace {n}" for n in netns.remove_stale(workdir.name + "-")]
-            if has_docker:
-                notes += [f"removed {d}" for d in docker.remove_stale(workdir.name)]
-        store.forget_workdir(study_id, workdir)
-    return notes
-
-
-def _outside_dirs(data_dir: Path) -> list[Path]:
-    """The WAL and tablespace directories of a cluster that live outside its data directory:
-    teiten made each in a marked directory of its own, the parent of the link's target."""
-    links = [data_dir / "pg_wal", *sorted((data_dir / "pg_tblspc").glob("*"))]
-    found = [link.resolve().parent for link in links if link.is_symlink()]
-    if data_dir.parent.is_symlink():  # a cluster in the server's 'directory'
-        found.append(data_dir.parent.resolve())
-    return found
-
-
-def _socket_dirs(workdir: Path) -> list[Path]:
-    found = []
-    for conf in workdir.glob("*/data/teiten-runtime.conf"):
-        for line in conf.read_text().splitlines():
-            if line.startswith("unix_socket_directories"):
-                found.append(Path(line.split("=", 1)[1].strip().strip("'")))
-    return found
-
-
 @dataclass
 class _Context:
     store: Store
@@ -193,7 +142,7 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
     omitted = {o["server"] for o in spec_json.get("omitted", [])}
     if omitted:
         study = study.model_copy(update={"servers": [s for s in study.servers if s.name not in omitted]})
-    for note in cleanup_leftovers(store, study_id):
+    for note in leftovers.clean(store, study_id):
         report(Event("note", message=note))
     store.reset_interrupted(study_id, retry_failed=retry_failed)
     store.set_study_state(study_id, "running")

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from tests.conftest import TEST_HOME, run_cli
 from tests.sshd import Sshd, available, running_sshd
@@ -99,3 +100,54 @@ def test_the_report_has_the_s7_table_and_nothing_is_left_there(
     sockets = [p for p in Path("/tmp").glob("teiten-*") if (p / ".teiten-owned").exists()
                and "sockets of sr-" in (p / ".teiten-owned").read_text()]
     assert sockets == [], "the standbys' socket directories are removed"
+
+
+KILLED = """\
+study: ssh-sr-killed
+servers:
+  - {{name: sr, ssh: teiten-db1, ssh_config: {config}, install: "15", replicas: 1}}
+workloads: [pgecons-update]
+scale: 1
+clients: [1]
+duration: 3s
+repetitions: 2
+order: sequential
+"""
+
+
+def test_a_killed_run_leaves_clusters_on_the_host_and_resume_stops_them(sshd: Sshd) -> None:
+    from tests.conftest import postgres_processes_under
+    from tests.integration.test_failures import _start, _trials, _wait_for_pgbench
+
+    work = TEST_HOME / "work" / "e2e-ssh-killed"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    (work / "s.yaml").write_text(KILLED.format(config=sshd.config))
+    store = work / "r.db"
+    proc = _start("run", str(work / "s.yaml"), "--store", str(store), "--no-report")
+    _wait_for_pgbench(proc, timeout=180)
+    proc.kill()
+    proc.communicate(timeout=30)
+    assert [t["status"] for t in _trials(store)][0] == "running"
+    (run,) = REMOTE.glob("ssh-sr-killed-*")
+    left = postgres_processes_under(run)
+    assert left, "a killed teiten leaves the primary and the standby running on the host"
+    sockets = [p for p in Path("/tmp").glob("teiten-*") if (p / ".teiten-owned").exists()
+               and "sockets of sr" in (p / ".teiten-owned").read_text()]
+    assert len(sockets) == 1
+    controls = [d for d in Path("/tmp").glob("teiten-ssh-*")
+                if f'"pid": {proc.pid},' in (d / ".teiten-owned").read_text()]
+    masters = [p for p in psutil.process_iter(["name", "cmdline"]) if p.info["name"] == "ssh"
+               and any(f"ControlPath={d}/master" in (p.info["cmdline"] or []) for d in controls)]
+    assert masters, "the killed teiten's ssh master connection is left"
+
+    done = run_cli("resume", "--store", str(store), "--no-report", timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "sr: killed leftover server processes" in done.stderr, done.stderr
+    assert [t["status"] for t in _trials(store)] == ["ok", "ok"]
+    assert not any(p.is_running() for p in left)
+    assert not sockets[0].exists()
+    assert list(REMOTE.glob("ssh-sr-killed-*")) == []
+    assert "ended leftover ssh connection" in done.stderr
+    assert not any(p.is_running() for p in masters)
+    assert not any(d.exists() for d in controls)

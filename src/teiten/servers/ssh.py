@@ -186,6 +186,30 @@ kill -TERM $found 2>/dev/null; sleep 2; kill -KILL $found 2>/dev/null
 exit 0
 """
 
+# $1 the name of a killed run: stop every cluster it left on the host (SIGKILL to the
+# processes whose working directory is one of its data directories), remove the socket
+# directories they name (when marked), then the run's marked directory.
+_LEFTOVERS = f"""\
+base="$HOME/.cache/teiten/clusters/$1"
+[ -f "$base/{paths.MARKER}" ] || exit 0
+for d in "$base"/*/data "$base"/*/node*/data; do
+  real=$(cd "$d" 2>/dev/null && pwd -P) || continue
+  found=""
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/cwd" 2>/dev/null)" = "$real" ] && found="$found ${{p#/proc/}}"
+  done
+  if [ -n "$found" ]; then
+    kill -KILL $found 2>/dev/null
+    echo "killed leftover server processes$found in $d"
+  fi
+  s=$(sed -n "s/^unix_socket_directories = '\\(..*\\)'$/\\1/p" "$d/{RUNTIME_CONF}" 2>/dev/null)
+  if [ -n "$s" ] && [ -f "$s/{paths.MARKER}" ]; then rm -rf -- "$s"; echo "removed $s"; fi
+done
+sleep 1
+rm -rf -- "$base" && echo "removed $base"
+exit 0
+"""
+
 # $1 a log directory: startup.log first, then the server's own files, oldest first.
 _READ_LOGS = """\
 cd "$1" 2>/dev/null || exit 0
@@ -622,3 +646,16 @@ class SshServer:
         finally:
             self.current = None
             self.ssh.close()
+
+
+def remove_leftovers(name: str, target: str, ssh_config: str | None, run: str) -> list[str]:
+    """Stop and remove what the killed run ``run`` left on the host of ssh server ``name``
+    (a host that cannot be reached is a note: what is there stays)."""
+    conn = Ssh(target, Path(ssh_config).expanduser() if ssh_config else None, label=name)
+    try:
+        out = conn.shell(_LEFTOVERS, run, timeout=300, what="removing a killed run's clusters")
+    except (ProcessError, ServerError) as exc:
+        return [f"could not clean up on ssh host {name} ({target}): {exc}"]
+    finally:
+        conn.close()
+    return [f"{name}: {line}" for line in out.stdout.splitlines() if line.strip()]
