@@ -193,24 +193,11 @@ class Topology:
 
     def wait_streaming(self, *, timeout: float = 60) -> None:
         """Wait until every standby streams from the primary (sync: and counts for commits)."""
-        wanted = {node_name(i) for i in range(1, len(self.nodes))}
-        last: dict[str, tuple[str, str]] = {}
-
-        def all_streaming() -> bool:
-            last.clear()
-            last.update(self.replication_state())
-            return wanted <= streaming(last, self.mode)
-
-        try:
-            wait_until(all_streaming, timeout=timeout, interval=0.2,
-                       what=f"{len(wanted)} standbys to stream from the primary")
-        except WaitTimeout as exc:
-            seen = ", ".join(f"{n}: {s}/{y}" for n, (s, y) in sorted(last.items())) or "none"
-            tails = "; ".join(f"{node_name(i)}: {node.log_tail(3)}"
+        wait_for_standbys(self.replication_state, len(self.standbys), self.mode, timeout=timeout,
+                          tails=lambda missing: "; ".join(
+                              f"{node_name(i)}: {node.log_tail(3)}"
                               for i, node in enumerate(self.standbys, start=1)
-                              if node_name(i) not in last)
-            raise ServerError(f"{exc} (pg_stat_replication shows {seen})"
-                              + (f"; standby logs: {tails}" if tails else "")) from None
+                              if node_name(i) in missing))
 
     def stop(self, *, timeout: float = 60, fast: bool = True) -> list[str]:
         """Stop the primary first (its clean shutdown sends the shutdown checkpoint to the
@@ -302,6 +289,30 @@ def streaming(states: dict[str, tuple[str, str]], mode: Mode) -> set[str]:
     stream and, for sync, count for commits."""
     return {name for name, (state, sync) in states.items() if state == "streaming"
             and (mode != "sync" or sync in ("sync", "quorum"))}
+
+
+def wait_for_standbys(states: Callable[[], dict[str, tuple[str, str]]], standbys: int,
+                      mode: Mode, *, timeout: float,
+                      tails: Callable[[set[str]], str] | None = None) -> None:
+    """Wait until node1..node``standbys`` all stream (see :func:`streaming`), reading
+    pg_stat_replication with ``states``; else one line with what it showed and, from
+    ``tails``, the logs of the standbys it did not list."""
+    wanted = {node_name(i) for i in range(1, standbys + 1)}
+    last: dict[str, tuple[str, str]] = {}
+
+    def all_streaming() -> bool:
+        last.clear()
+        last.update(states())
+        return wanted <= streaming(last, mode)
+
+    try:
+        wait_until(all_streaming, timeout=timeout, interval=0.2,
+                   what=f"{len(wanted)} standbys to stream from the primary")
+    except WaitTimeout as exc:
+        seen = ", ".join(f"{n}: {s}/{y}" for n, (s, y) in sorted(last.items())) or "none"
+        logs = tails(wanted - set(last)) if tails is not None else ""
+        raise ServerError(f"{exc} (pg_stat_replication shows {seen})"
+                          + (f"; standby logs: {logs}" if logs else "")) from None
 
 
 def _configured(cluster: Cluster, name: str) -> str | None:

@@ -34,12 +34,11 @@ from teiten.servers.replication import (
     node_name,
     primary_settings,
     standby_settings,
-    streaming,
+    wait_for_standbys,
 )
 from teiten.servers.ssh import SshServer, _marker, _Slot
 from teiten.servers.topology import node_targets
 from teiten.spec import ServerSpec
-from teiten.waiting import WaitTimeout, wait_until
 from teiten.workloads import Workload
 
 log = logging.getLogger(__name__)
@@ -123,23 +122,15 @@ class SshTopologyServer(SshServer):
             raise
 
     def _wait_streaming(self, slot: _Slot, *, timeout: float = 60) -> None:
-        wanted = set(slot.names[1:])
-        last: dict[str, tuple[str, str]] = {}
-
-        def all_streaming() -> bool:
+        def states() -> dict[str, tuple[str, str]]:
             with self._connect(slot) as conn:
-                last.clear()
-                last.update({name: (state, sync)
-                             for name, state, sync in conn.execute(REPLICATION_STATES)})
-            return wanted <= streaming(last, self.mode)
+                return {name: (state, sync)
+                        for name, state, sync in conn.execute(REPLICATION_STATES)}
 
         try:
-            wait_until(all_streaming, timeout=timeout, interval=0.2,
-                       what=f"{len(wanted)} standbys to stream from the primary")
-        except WaitTimeout as exc:
-            seen = ", ".join(f"{n}: {s}/{y}" for n, (s, y) in sorted(last.items())) or "none"
-            raise ServerError(f"{self._where()}: {exc} (pg_stat_replication shows {seen})"
-                              ) from None
+            wait_for_standbys(states, len(slot.standbys), self.mode, timeout=timeout)
+        except ServerError as exc:
+            raise ServerError(f"{self._where()}: {exc}") from None
 
     def targets(self) -> list[Target]:
         """One pgbench per node: reads to the node, writes to the primary."""
