@@ -59,7 +59,7 @@ def finished(sshd: Sshd) -> dict[str, Any]:
         "SELECT DISTINCT trial_id, source FROM series")}
     md = (work / "report" / "report.md").read_text() if done.returncode == 0 else ""
     return {"run": done, "trials": trials, "details": details, "metrics": metrics,
-            "sources": sources, "md": md}
+            "sources": sources, "md": md, "work": work}
 
 
 def test_every_trial_runs_one_pgbench_per_node_on_the_host(finished: dict[str, Any]) -> None:
@@ -95,6 +95,13 @@ def test_the_report_has_the_s7_table_and_nothing_is_left_there(
     md = finished["md"]
     assert md.count("Replication scale-out (S7)") == 2
     assert "| sr-async | async |" in md and "| sr-sync | sync (remote\\_apply) |" in md
+    assert "Every node of a server runs on one machine (this one, or its ssh host)" in md
+    import csv
+    with (finished["work"] / "report" / "tables" / "pgecons-update-scaleout.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["server"], r["method"], r["nodes"]) for r in rows] == [
+        ("sr-async", "async", "2"), ("sr-sync", "sync (remote_apply)", "2")]
+    assert all(float(r["total_tps"]) > 0 for r in rows)
     runs = list(REMOTE.glob("ssh-sr-e2e-*")) if REMOTE.exists() else []
     assert runs == []
     sockets = [p for p in Path("/tmp").glob("teiten-*") if (p / ".teiten-owned").exists()

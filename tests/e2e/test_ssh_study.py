@@ -107,3 +107,27 @@ def test_nothing_is_left_on_the_remote_host(finished: dict[str, Any]) -> None:
     left = Path(finished["remote_dir"])
     runs = [p for p in left.glob("ssh-e2e-*")] if left.exists() else []
     assert runs == []
+
+
+def test_the_report_shows_the_server_host_and_each_load_client(
+        finished: dict[str, Any]) -> None:
+    import csv
+
+    report = finished["work"] / "report"
+    md = (report / "report.md").read_text()
+    cpu = (report / "charts" / "pgecons-read-cpu.svg").read_text()
+    assert "db1 · server host · 2 clients · idle" in cpu  # read from the host over ssh
+    assert "db1 · client · 2 clients · idle" in cpu
+    assert "here · 2 clients · idle" in cpu  # a local server: one bar, this machine
+    assert "### Each pgbench of the trials that ran several at once" in md
+    with (report / "tables" / "pgecons-read-load.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {(r["server"], r["load_client"]) for r in rows} == {
+        ("here", "local"), ("here", "c2"), ("db1", "local"), ("db1", "c2")}
+    for server in ("here", "db1"):
+        mine = [float(r["tps"]) for r in rows if r["server"] == server]
+        assert sum(mine) == pytest.approx(finished["trials"][server]["tps"], abs=0.2)
+        shares = [float(r["share_pct"]) for r in rows if r["server"] == server]
+        assert sum(shares) == pytest.approx(100, abs=0.2)
+    html = (report / "report.html").read_text()
+    assert "db1 · server host" in html and "tables/pgecons-read-load.csv" in html

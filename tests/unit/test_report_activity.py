@@ -263,3 +263,39 @@ def test_activity_charts_are_deterministic(update: WorkloadSection) -> None:
     again = report_data("en").sections[1]
     assert cpu_bars(update) == cpu_bars(again)
     assert wait_bars(update) == wait_bars(again)
+
+
+def test_a_server_on_another_host_gets_a_client_bar_and_a_server_host_bar(
+        update: WorkloadSection) -> None:
+    """An ssh server's activity carries its host's CPU (host_cpu) beside this machine's
+    (cpu): the chart draws both, named, and says which is which."""
+    pg18 = update.servers[1]
+    host = {"user": 61.0, "sys": 9.5, "iowait": 0.0, "steal": 2.5, "irq": 0.0, "idle": 27.0}
+    remote = replace(pg18, activity=tuple(replace(a, host_cpu=host) for a in pg18.activity))
+    section = replace(update, servers=(update.servers[0], remote, *update.servers[2:]))
+    svg = cpu_bars(section)
+    titles = {title for _, _, _, title in _segments(svg)}
+    assert "pg18 · server host · 1 client · user 61.0%" in titles
+    assert "pg18 · server host · 4 clients · steal 2.5%" in titles
+    client_user = next(a.cpu["user"] for a in pg18.activity if a.clients == 1)
+    assert f"pg18 · client · 1 client · user {client_user:.1f}%" in titles
+    assert not any(t.startswith("pg18 · 1 client") for t in titles)  # no unnamed pg18 bar
+    assert "one is the server&#x27;s host" in svg or "one is the server's host" in svg
+    assert "server host" not in cpu_bars(update)
+    ja = cpu_bars(section, "ja")
+    assert "pg18・サーバホスト" in ja
+
+
+def test_the_degradation_cpu_table_shows_a_remote_servers_own_host(
+        update: WorkloadSection) -> None:
+    from teiten.analysis.compare import degradation
+
+    pg18 = update.servers[1]
+    host = {"user": 61.0, "sys": 9.5, "iowait": 0.0, "steal": 2.5, "irq": 0.0, "idle": 27.0}
+    remote = replace(pg18, activity=tuple(replace(a, host_cpu=host) for a in pg18.activity))
+    section = replace(update, servers=(update.servers[0], remote, *update.servers[2:]))
+    deg = degradation(section, "pg17", "pg18")
+    assert [c for c, _, _ in deg.cpu] == [1, 4]
+    assert all(b == host for _, _, b in deg.cpu)
+    assert all(a == next(x.cpu for x in update.servers[0].activity if x.clients == c)
+               for c, a, _ in deg.cpu)

@@ -3,21 +3,16 @@ medians over repetitions per server and client count, and the bookstore's capaci
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from teiten.analysis.stats import median_known as _median
 from teiten.report.model import AppPoint, AppResults, TypeFigures, WorkloadSection
 
 # (server, workload, clients) -> the 'app' details of its ok trials
 AppRuns = Mapping[tuple[str, str, int], Sequence[Mapping[str, Any]]]
 
 WITHIN = 0.05  # IPA paper: the limit is where measured BT/s falls more than this below theory
-
-
-def _median(values: Sequence[float | None]) -> float | None:
-    kept = [v for v in values if v is not None]
-    return statistics.median(kept) if kept else None
 
 
 def _types(runs: Sequence[Mapping[str, Any]]) -> tuple[TypeFigures, ...]:

@@ -94,8 +94,10 @@ def degradation(section: WorkloadSection, a: str, b: str) -> Degradation:
         rate = (1 - tb / ta) * 100 if ta and tb is not None else None
         rows.append((pa.clients, ta, tb, rate, ta - tb if ta is not None and tb is not None
                      else None))
-    cpu_a = {act.clients: act.cpu for act in by_name[a].activity}
-    cpu_b = {act.clients: act.cpu for act in by_name[b].activity}
+    # A server on another host: its own machine's CPU (the environment being compared),
+    # not that of the client that ran pgbench.
+    cpu_a = {act.clients: act.host_cpu or act.cpu for act in by_name[a].activity}
+    cpu_b = {act.clients: act.host_cpu or act.cpu for act in by_name[b].activity}
     cpu = tuple((c, cpu_a[c], cpu_b[c]) for c, *_ in rows if c in cpu_a and c in cpu_b)
     return Degradation(a, b, tuple(rows), cpu)
 

@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from teiten.analysis.stats import median_known as _median
+
 Evidence = Mapping[str, tuple[Mapping[str, float], Any]]
 
 
@@ -67,10 +69,7 @@ def scale_out(workload: str, servers: Sequence[Mapping[str, Any]],
                 replay_lag_ms_max=_median(m.get("replication_replay_lag_ms_max") for m in metrics),
                 skew_ms=_median((m["load_skew_s"] * 1000 if "load_skew_s" in m else None)
                                 for m in metrics)))
-    same = all(not s.get("ssh") for s in specs.values())
-    return ScaleOut(tuple(sorted(rows, key=lambda r: (r.method, r.nodes, r.clients))), same)
-
-
-def _median(values: Any) -> float | None:
-    found = [float(v) for v in values if v is not None]
-    return statistics.median(found) if found else None
+    # In this version every node of a topology runs on one machine: this one, or the ssh
+    # host (standbys are made there). Nodes on machines of their own would lift this.
+    return ScaleOut(tuple(sorted(rows, key=lambda r: (r.method, r.nodes, r.clients))),
+                    same_machine=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -22,6 +22,12 @@ BOOTSTRAP_ROUNDS = 2000
 
 def median(values: Sequence[float]) -> float:
     return float(statistics.median(values))
+
+
+def median_known(values: Iterable[float | None]) -> float | None:
+    """The median of the values that are known (not None); None when there are none."""
+    known = [float(v) for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def _seed(*groups: Sequence[float]) -> int:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from teiten.analysis import compare, rtt, scaleout, stats, suites
+from teiten.analysis import compare, loads, rtt, scaleout, stats, suites
 from teiten.analysis.apps import AppRuns, app_results
 from teiten.report.model import (
     Activity,
@@ -78,6 +78,9 @@ def activity(trials: Iterable[Mapping[str, Any]], evidence: Evidence, server: st
             continue
         cpu = {p: median([m[f"cpu_{p}"] for m, _ in seen if f"cpu_{p}" in m]) or 0.0
                for p in CPU_PARTS}
+        host_cpu = {p: median([m[f"host_cpu_{p}"] for m, _ in seen
+                               if f"host_cpu_{p}" in m]) or 0.0
+                    for p in CPU_PARTS} if any("host_cpu_user" in m for m, _ in seen) else {}
         shares: dict[str, list[float]] = {}
         for _, waits in seen:
             total = sum(n for _, _, n in waits)
@@ -93,7 +96,8 @@ def activity(trials: Iterable[Mapping[str, Any]], evidence: Evidence, server: st
             clients=c, cpu=cpu, waits=dict(ranked), device_util=util,
             checkpoints=int(sum(m.get("checkpoints_in_window", 0) for m, _ in seen)),
             autovacuum=sum(1 for m, _ in seen if m.get("autovacuum_in_window", 0) > 0),
-            server_cpu_idle=median([m["server_cpu_idle"] for m, _ in seen if "server_cpu_idle" in m])))
+            server_cpu_idle=median([m["server_cpu_idle"] for m, _ in seen if "server_cpu_idle" in m]),
+            host_cpu=host_cpu))
     return tuple(out)
 
 
@@ -361,7 +365,8 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
                 exclude_rampup: bool = False, hot: Hot | None = None,
                 locks: Locks | None = None, apps: AppRuns | None = None,
                 steps: suites.Steps | None = None,
-                rtt_statements: Mapping[tuple[str, str], float] | None = None) -> ReportData:
+                rtt_statements: Mapping[tuple[str, str], float] | None = None,
+                load_details: loads.Loads | None = None) -> ReportData:
     """The whole report's figures. With ``exclude_rampup``, each trial's TPS is the mean of
     its per-second series from the steady state on (stats.steady_state_start), instead of
     pgbench's figure over the whole window; the report says so."""
@@ -384,7 +389,8 @@ def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
     sections = tuple(replace(pgbench_sections[w["key"]], apps=app_results(
         pgbench_sections[w["key"]], apps or {}), rtt=rtt_bounds(
         pgbench_sections[w["key"]], servers, rtt_statements or {}),
-        scale_out=scaleout.scale_out(w["key"], servers, trials, evidence))
+        scale_out=scaleout.scale_out(w["key"], servers, trials, evidence),
+        load_parts=loads.load_parts(w["key"], trials, load_details or {}))
         if w["key"] in pgbench_sections else
         suite_section(w, trials, [n for n, _ in names], steps or {}) for w in spec["workloads"])
     counts: dict[str, int] = {}

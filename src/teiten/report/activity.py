@@ -91,10 +91,17 @@ def cpu_bars(section: WorkloadSection, lang: str = "en") -> str:
         parts = tuple(Segment(p, a.cpu[p], CPU_COLOURS.get(p, FALLBACK_COLOUR)) for p in names)
         return parts if sum(s.percent for s in parts) > 0 else None
 
+    def host_segments(a: Activity) -> tuple[Segment, ...] | None:
+        return segments(Activity(a.clients, a.host_cpu, {}, {}, 0, 0))
+
     legend = [(p, CPU_COLOURS[p]) for p in CPU_PARTS]
+    hosts = any(a.host_cpu for s in section.servers for a in s.activity)
+    caption = tr("activity.cpu_caption", lang) + (
+        " " + tr("activity.cpu_hosts", lang) if hosts else "")
     return stacked_bars(
-        f"{section.workload}: {tr('activity.cpu', lang)}", legend, _rows(section, segments, lang),
-        caption=tr("activity.cpu_caption", lang), nothing=tr("activity.nothing", lang),
+        f"{section.workload}: {tr('activity.cpu', lang)}", legend,
+        _rows(section, segments, lang, host=host_segments if hosts else None),
+        caption=caption, nothing=tr("activity.nothing", lang),
         no_data=tr("chart.no_data", lang),
     )
 
@@ -224,15 +231,21 @@ def _at(series: ServerSeries, clients: int) -> Activity | None:
 
 
 def _rows(section: WorkloadSection, segments: Callable[[Activity], tuple[Segment, ...] | None],
-          lang: str) -> list[tuple[str, list[Bar]]]:
-    """One group per client count with activity; a bar per server that has any."""
+          lang: str, *, host: Callable[[Activity], tuple[Segment, ...] | None] | None = None
+          ) -> list[tuple[str, list[Bar]]]:
+    """One group per client count with activity; a bar per server that has any. With
+    ``host``, a server on another machine gets two: this machine (the client) and its host."""
     servers = _activity_servers(section)
     rows = []
     for clients in _activity_clients(section):
         bars: list[Bar] = []
         for s in servers:
             a = _at(s, clients)
-            bars.append((s.server, None if a is None else segments(a)))
+            if host is not None and a is not None and a.host_cpu:
+                bars.append((tr("activity.client_bar", lang, server=s.server), segments(a)))
+                bars.append((tr("activity.host_bar", lang, server=s.server), host(a)))
+            else:
+                bars.append((s.server, None if a is None else segments(a)))
         rows.append((clients_text(clients, lang), bars))
     return rows
 

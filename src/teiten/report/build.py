@@ -104,11 +104,13 @@ class _Gathered:
     evidence: dict[str, Any] = field(default_factory=dict)
     progress: dict[str, list[tuple[float, float | None]]] = field(default_factory=dict)
     steps: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    loads: dict[str, Any] = field(default_factory=dict)  # trial id -> details 'load'
 
 
 def _gather(store: Store, study_id: int) -> _Gathered:
     trials = [dict(r) for r in store.trials(study_id)]
-    g = _Gathered(dict(store.study(study_id)), [dict(r) for r in store.servers(study_id)], trials)
+    g = _Gathered(dict(store.study(study_id)), [dict(r) for r in store.servers(study_id)], trials,
+                  loads=store.details_of_kind(study_id, "load"))
     for st in store.steps(study_id):
         g.steps.setdefault(st["trial_id"], []).append(st)
     for t in trials:
@@ -173,7 +175,7 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
                        hot=hot_spots(store, study_id, g.trials),
                        locks=lwlock_runs(store, study_id, g.trials),
                        apps=app_runs(store, study_id, g.trials), steps=g.steps,
-                       rtt_statements=rtt_statements(store, study_id, g))
+                       rtt_statements=rtt_statements(store, study_id, g), load_details=g.loads)
     return _finish(data, pairs, out_dir)
 
 
@@ -209,6 +211,8 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     runs: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     progress: dict[str, list[tuple[float, float | None]]] = {}
     steps: dict[str, list[dict[str, Any]]] = {}
+    load_details: dict[str, Any] = {}
+    statements: dict[tuple[str, str], float] = {}
     for (store, sid), g in zip(sources, gathered, strict=True):
         label = g.study["name"]
         rename = {s["name"]: (f"{label}/{s['name']}" if names_seen[s["name"]] > 1 else s["name"])
@@ -216,12 +220,16 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
         servers += [{**s, "name": rename[s["name"]]} for s in g.servers]
         for key, found in app_runs(store, sid, g.trials, rename).items():
             runs.setdefault(key, []).extend(found)
+        statements.update({(rename[server], workload): n for (server, workload), n
+                           in rtt_statements(store, sid, g).items()})
         for t in g.trials:
             tid = f"{g.study['id']}:{t['trial_id']}"
             trials.append({**t, "trial_id": tid, "server": rename[t["server"]]})
             evidence[tid] = g.evidence[t["trial_id"]]
             progress[tid] = g.progress[t["trial_id"]]
             steps[tid] = g.steps.get(t["trial_id"], [])
+            if t["trial_id"] in g.loads:
+                load_details[tid] = g.loads[t["trial_id"]]
     study_spec = dict(specs[0]["study"])
     study_spec["clients"] = sorted({c for s in specs for c in s["study"]["clients"]})
     study_spec["repetitions"] = max(s["study"]["repetitions"] for s in specs)
@@ -235,6 +243,7 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     data = report_data(combined, servers, trials, store_path=", ".join(
         str(store.path.absolute()) for store, _ in sources), generated_at=now(),
         evidence=evidence, lang=lang, progress=progress, extra_notices=notices,
-        exclude_rampup=exclude_rampup, apps=runs, steps=steps)
+        exclude_rampup=exclude_rampup, apps=runs, steps=steps, rtt_statements=statements,
+        load_details=load_details)
     out_dir.mkdir(parents=True, exist_ok=True)
     return _finish(data, pairs, out_dir)

@@ -41,6 +41,12 @@ STEP_COLUMNS = ("workload", "server", "variant", "step", "param", "seconds_media
                 "rows_removed_by_filter", "rows_removed_by_index_recheck", "heap_blocks_exact",
                 "heap_blocks_lossy", "shape")
 SIZE_COLUMNS = ("workload", "server", "variant", "table_bytes", "index_bytes")
+RTT_COLUMNS = ("workload", "server", "rtt_ms", "statements_per_transaction", "clients", "tps",
+               "ceiling_tps", "of_ceiling_pct", "network_pct")
+SCALEOUT_COLUMNS = ("workload", "server", "method", "pgpool", "nodes", "clients", "total_tps",
+                    "per_node_tps", "lag_bytes_max", "replay_lag_ms_max", "skew_ms")
+LOAD_COLUMNS = ("workload", "server", "clients", "load_client", "node", "tps", "latency_ms",
+                "share_pct", "skew_ms")
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,34 @@ def section_tables(section: WorkloadSection, stem: str) -> list[DataTable]:
         out.append(DataTable(name, w, "degradation", DEGRADATION_COLUMNS, rows, (deg.a, deg.b)))
     if section.apps:
         out.append(DataTable(f"{stem}-app", w, "app", APP_COLUMNS, app_rows(section)))
+    return out + topology_tables(section, stem)
+
+
+def topology_tables(section: WorkloadSection, stem: str) -> list[DataTable]:
+    """Beyond one local server: S11's round-trip bound, S7's scale-out, and each pgbench
+    of the trials that ran several at once."""
+    w, out = section.workload, []
+    tps, pct = f.TPS_DECIMALS, f.PCT_DECIMALS
+    rows: tuple[tuple[Value, ...], ...]
+    if section.rtt:
+        rows = tuple((w, b.server, round(b.rtt_ms, 4), b.statements, r.clients,
+                      f.round_or_none(r.tps, tps), f.round_or_none(r.ceiling_tps, tps),
+                      f.round_or_none(r.of_ceiling_pct, pct), f.round_or_none(r.network_pct, pct))
+                     for b in section.rtt for r in b.rows)
+        out.append(DataTable(f"{stem}-rtt", w, "rtt", RTT_COLUMNS, rows))
+    if section.scale_out:
+        rows = tuple((w, r.server, r.method, int(r.pgpool), r.nodes, r.clients,
+                      f.round_or_none(r.total_tps, tps), f.round_or_none(r.per_node_tps, tps),
+                      None if r.lag_bytes_max is None else round(r.lag_bytes_max),
+                      f.round_or_none(r.replay_lag_ms_max, 3),
+                      f.round_or_none(r.skew_ms, 1)) for r in section.scale_out.rows)
+        out.append(DataTable(f"{stem}-scaleout", w, "scaleout", SCALEOUT_COLUMNS, rows))
+    if section.load_parts:
+        rows = tuple((w, r.server, r.clients, r.client, r.node, f.round_or_none(r.tps, tps),
+                      f.round_or_none(r.latency_ms, f.LATENCY_DECIMALS),
+                      f.round_or_none(None if r.share is None else r.share * 100, pct),
+                      f.round_or_none(r.skew_ms, 1)) for r in section.load_parts)
+        out.append(DataTable(f"{stem}-load", w, "load", LOAD_COLUMNS, rows))
     return out
 
 

@@ -193,11 +193,13 @@ TEXTS: dict[str, tuple[str, str]] = {
                       "へ、更新はプライマリへ（ネイティブでは全ノードへ）送られる。なしでは参照は各"
                       "ノードへ、更新はプライマリへ。遅延は毎秒測ったスタンバイの適用遅延の最大値"
                       "（繰り返しの中央値）。"),
-    "scaleout.same_machine": ("Every node runs on this one machine and shares its CPUs, so the "
+    "scaleout.same_machine": ("Every node of a server runs on one machine (this one, or its ssh "
+                              "host) and shares its CPUs, so the "
                               "total cannot grow with the number of nodes here: this run shows "
                               "the method and that it works, not the scaling (METHODS S7 used "
                               "one machine per node).",
-                              "全ノードがこの 1 台の CPU を共有するため、ここではノード数とともに"
+                              "サーバの全ノードが 1 台（このマシンまたは ssh ホスト）の CPU を共有するため、"
+                              "ここではノード数とともに"
                               "合計は伸びない。この結果は方式と動作の確認であり、スケールの測定では"
                               "ない（METHODS S7 はノードごとに 1 台）。"),
     "rtt.tps": ("Measured TPS", "実測 TPS"),
@@ -341,9 +343,11 @@ TEXTS: dict[str, tuple[str, str]] = {
     "degradation.cpu": ("CPU breakdown (CPU使用率の内訳): {a} and {b}",
                         "CPU 使用率の内訳: {a} と {b}"),
     "degradation.cpu_note": ("Share of the machine's CPU time during the measured window, all "
-                             "cores, median over the repetitions; %steal is time a hypervisor "
-                             "gave to others while this guest wanted to run.",
-                             "測定区間中のマシン全体（全コア）の CPU 時間の割合、繰り返しの中央値。"
+                             "cores, median over the repetitions (for a server on another host, "
+                             "that host's); %steal is time a hypervisor gave to others while "
+                             "this guest wanted to run.",
+                             "測定区間中のマシン全体（全コア）の CPU 時間の割合、繰り返しの中央値"
+                             "（別ホストのサーバはそのホストの値）。"
                              "%steal はこのゲストが動きたいときにハイパーバイザが他へ回した時間。"),
     "degradation.note": ("性能低下率 = (1 − TPS({b}) / TPS({a})) × 100; TPS difference = "
                          "TPS({a}) − TPS({b}).",
@@ -358,6 +362,22 @@ TEXTS: dict[str, tuple[str, str]] = {
     "table.steps": ("timed steps", "計測ステップ"),
     "table.sizes": ("sizes", "サイズ"),
     "table.degradation": ("degradation {a}–{b}", "性能低下率 {a}–{b}"),
+    "table.rtt": ("round-trip bound", "往復時間による上限"),
+    "table.scaleout": ("replication scale-out", "レプリケーションのスケールアウト"),
+    "table.load": ("each pgbench", "pgbench ごと"),
+    "loads": ("Each pgbench of the trials that ran several at once",
+              "同時に複数の pgbench を動かした試行の pgbench ごとの値"),
+    "loads.client": ("Load client", "負荷クライアント"),
+    "loads.node": ("Connected to", "接続先"),
+    "loads.tps": ("TPS", "TPS"),
+    "loads.latency": ("Latency (ms)", "レイテンシ（ms）"),
+    "loads.share": ("Share of the total", "合計に占める割合"),
+    "loads.skew": ("Start skew (ms)", "開始時刻のずれ（ms）"),
+    "loads.note": ("Median over the ok repetitions of each pgbench process's own figures; the "
+                   "trial's TPS is their sum. The start skew is between the first and the last "
+                   "process to start, each on its own machine's clock.",
+                   "成功した繰り返しにおける各 pgbench プロセス自身の値の中央値。試行の TPS は"
+                   "その合計。開始時刻のずれは最初と最後に開始したプロセスの差（各マシンの時計）。"),
     # Clients, as words.
     "clients.one": ("{n} client", "クライアント数 {n}"),
     "clients.many": ("{list} clients", "クライアント数 {list}"),
@@ -443,6 +463,13 @@ TEXTS: dict[str, tuple[str, str]] = {
                              "測定区間内のチェックポイントや自動バキュームは定点観測の前提を崩します。"
                              "該当するクライアント数の数値は乱れており、再測定が必要です。"),
     "activity.cpu_caption": ("share of CPU time (all cores)", "CPU 時間の割合（全コア）"),
+    "activity.cpu_hosts": ("For a server on another host (ssh), one bar is this machine, the "
+                           "client that ran pgbench, and one is the server's host (its "
+                           "/proc/stat, read over ssh).",
+                           "別ホスト（ssh）のサーバでは、pgbench を動かしたこのマシン（クライアント）"
+                           "とサーバのホスト（ssh 越しに読んだ /proc/stat）を 1 本ずつ示す。"),
+    "activity.client_bar": ("{server} · client", "{server}・クライアント"),
+    "activity.host_bar": ("{server} · server host", "{server}・サーバホスト"),
     "activity.waits_caption": ("share of wait-event samples of the client backends",
                                "クライアントのバックエンドの待機イベントのサンプル比率"),
     "activity.nothing": ("nothing recorded", "記録なし"),

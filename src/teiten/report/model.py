@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from teiten.analysis.loads import LoadPartRow
 from teiten.analysis.rtt import RttBound
 from teiten.analysis.scaleout import ScaleOut
 
@@ -44,6 +45,9 @@ class Activity:
     checkpoints: int                  # checkpoints inside the measured windows (sum over repetitions)
     autovacuum: int                   # trials in which autovacuum ran inside the window
     server_cpu_idle: float | None = None  # % idle of a confined server's own CPUs
+    # The server's own host, for a server on another machine (ssh): same parts as ``cpu``,
+    # which is then this machine's, the client's. Empty for a server on this machine.
+    host_cpu: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -252,6 +256,7 @@ class WorkloadSection:
     suite: SuiteResults | None = None  # a measured-statement workload: no TPS, steps instead
     rtt: tuple[RttBound, ...] = ()     # external servers: the round-trip bound of S11
     scale_out: ScaleOut | None = None  # replication topologies: METHODS S7's table
+    load_parts: tuple[LoadPartRow, ...] = ()  # several pgbench at once: each one's figures
 
 
 @dataclass(frozen=True)

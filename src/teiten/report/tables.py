@@ -364,7 +364,25 @@ def section_body(section: WorkloadSection, ctx: Context) -> list[Table]:
             *(scaleup_table(sc, ctx) for sc in section.scaleups),
             *(lock_table(lt, ctx) for lt in section.locks), *app_tables(section, ctx),
             *(rtt_table(b, ctx) for b in section.rtt),
-            *([scale_out_table(section.scale_out, ctx)] if section.scale_out else [])]
+            *([scale_out_table(section.scale_out, ctx)] if section.scale_out else []),
+            *([load_parts_table(section, ctx)] if section.load_parts else [])]
+
+
+def load_parts_table(section: WorkloadSection, ctx: Context) -> Table:
+    """Each pgbench of the trials that ran several at once (load clients, or one per
+    node): its own TPS and latency, its share of the trial's sum, and the start skew."""
+    lang = ctx.lang
+    columns = tuple(Column(tr(k, lang)) for k in (
+        "clients", "loads.client", "loads.node", "loads.tps", "loads.latency", "loads.share",
+        "loads.skew"))
+    rows = tuple((r.server, (
+        Cell(str(r.clients)), Cell(r.client), Cell(r.node), Cell(f.format_tps(r.tps)),
+        Cell(f.format_latency(r.latency_ms)),
+        Cell(f.format_pct(None if r.share is None else r.share * 100)),
+        Cell(f"{r.skew_ms:.0f}" if r.skew_ms is not None else f.MISSING)))
+        for r in section.load_parts)
+    return Table("loads", tr("loads", lang), tr("scaleout.server", lang), columns, rows,
+                 (tr("loads.note", lang),))
 
 
 def scale_out_table(so: ScaleOut, ctx: Context) -> Table:
