@@ -192,12 +192,30 @@ class Background:
             out, err = self.proc.communicate()
         return Completed(self.argv, self.proc.returncode, out or "", err or "")
 
+    def finish(self, *, timeout: float) -> Completed:
+        """Wait for the process to end by itself and collect its output; raise
+        :class:`ProcessError` (after killing its group) if it runs past ``timeout``."""
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(self.proc)
+            out, err = (s or "" for s in self.proc.communicate())
+            raise ProcessError(f"{self.what} did not finish within {timeout:g} s and was killed"
+                               + (f": {tail(err)}" if err.strip() else ""),
+                               argv=self.argv, returncode=None, stderr_tail=tail(err)) from None
+        except BaseException:
+            kill_group(self.proc)
+            raise
+        return Completed(self.argv, self.proc.returncode, out or "", err or "")
+
 
 def spawn(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
-          what: str | None = None) -> Background:
-    """Start ``argv`` in the background, in its own process group."""
+          what: str | None = None, stdin: bool = False) -> Background:
+    """Start ``argv`` in the background, in its own process group; with ``stdin``, its
+    standard input is a pipe (``.proc.stdin``), else /dev/null."""
     argv = [str(a) for a in argv]
-    proc = _popen(argv, env=env, run_as=None, cwd=cwd, stdin=subprocess.DEVNULL,
+    proc = _popen(argv, env=env, run_as=None, cwd=cwd,
+                  stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return Background(proc, argv, what or os.path.basename(argv[0]))
 

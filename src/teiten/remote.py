@@ -161,6 +161,11 @@ class Ssh:
         label = f"{what or os.path.basename(str(command[0]))} on {self.label}"
         done = procs.run(self.argv(command), timeout=timeout, check=False, input=input,
                          what=label, env=self.env())
+        return self.judge(done, label=label, check=check)
+
+    def judge(self, done: procs.Completed, *, label: str, check: bool = True) -> procs.Completed:
+        """``done`` when it is a success (or ``check`` is off); ServerError when ssh itself
+        failed, ProcessError when the command did."""
         if done.returncode == SSH_FAILED:
             raise self._cannot_connect(done.stderr)
         if check and done.returncode != 0:
@@ -176,6 +181,12 @@ class Ssh:
         in as arguments, never pasted into the script."""
         return self.run(["sh", "-c", script, "sh", *args], timeout=timeout, check=check,
                         input=input, what=what or "sh")
+
+    def start(self, script: str, *args: str, what: str) -> procs.Background:
+        """Start a shell ``script`` on the host through the master connection, its standard
+        input a pipe; collect it with ``.finish()`` and :meth:`judge`."""
+        return procs.spawn(self.argv(["sh", "-c", script, "sh", *args]), env=self.env(),
+                           what=f"{what} on {self.label}", stdin=True)
 
     def read_text(self, path: str, *, timeout: float = 60) -> str:
         return self.run(["cat", "--", path], timeout=timeout, what=f"reading {path}").stdout

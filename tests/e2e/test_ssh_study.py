@@ -89,7 +89,7 @@ def test_the_ssh_server_runs_with_both_load_clients_and_its_host_is_monitored(
         load = finished["details"][(t["trial_id"], "load")]
         assert load["clients"] == ["c2", "local"]
         assert len(load["parts"]) == 2 and all(p["transactions"] > 0 for p in load["parts"])
-        assert load["skew_s"] < 2.0
+        assert load["skew_s"] < 0.1, load["skew_s"]  # the remote one waits, connected
         assert t["transactions"] == sum(p["transactions"] for p in load["parts"])
     db1 = finished["trials"]["db1"]["trial_id"]
     assert (db1, "server-system") in finished["sources"]

@@ -15,7 +15,7 @@ import pytest
 from tests.sshd import Sshd, available, free_port, running_sshd
 
 from teiten import installs, paths
-from teiten.drivers import pgbench
+from teiten.drivers import load, pgbench
 from teiten.errors import ServerError
 from teiten.installs import Install
 from teiten.monitors.remote_system import RemoteBackend
@@ -241,3 +241,41 @@ def test_workloads_loaded_by_sql_are_refused_over_ssh(
     with pytest.raises(ServerError, match="not supported over ssh in this version"):
         server.prepare(tpcc)
     server.close()
+
+
+def test_load_clients_over_ssh_start_together_and_one_unreachable_stops_them_all(
+        sshd: Sshd, pg15: Install, run_dir: Path, tmp_path: Path) -> None:
+    w = _workload("select-only")
+    server = SshServer(_spec(sshd), pg15, run_dir, SIZING)
+    remote = Ssh(sshd.alias, sshd.config, label="c2")
+    try:
+        server.prepare(w)
+        endpoint = server.begin_trial(w, "t1", prewarm=False)
+        targets = [load.Target("db1", endpoint)]
+        here = load.Client("local")
+        c2 = load.Client("c2", ssh=remote, pgbench=str(PG15 / "pgbench"))
+        remote.check()
+
+        together = load.run(pg15, [here, c2], targets, w, sessions=1, threads=1, duration_s=2)
+        assert [(p.client, p.run.returncode) for p in together.parts] == [("local", 0), ("c2", 0)]
+        assert all(p.run.output.transactions > 0 for p in together.parts)
+        assert not any(p.run.stderr.startswith("teiten-") for p in together.parts)
+        # The remote shell is connected and waiting before the barrier: only the word to
+        # go crosses the connection after it (it was about 0.25 s when ssh was opened then).
+        assert together.skew_s < 0.1, together.skew_s
+
+        config = tmp_path / "ssh_config"
+        config.write_text(f"Host nowhere\n    HostName 127.0.0.1\n    Port {free_port()}\n"
+                          f"    User postgres\n    UserKnownHostsFile {tmp_path / 'known_hosts'}\n")
+        gone = load.Client("gone", ssh=Ssh("nowhere", config, label="gone"))
+        started = time.monotonic()
+        with pytest.raises(ServerError, match=r"^ssh host gone \(nowhere\): cannot connect: "):
+            load.run(pg15, [here, c2, gone], targets, w, sessions=1, threads=1, duration_s=2)
+        assert time.monotonic() - started < 15, "the others stop waiting at once"
+        # c2's shell, connected and waiting, was ended: no pgbench of it runs on the host.
+        for proc in psutil.process_iter(["name", "username"]):
+            assert not (proc.info["name"] == "pgbench" and proc.info["username"] == "postgres")
+        assert server.end_trial().crashed is None
+    finally:
+        remote.close()
+        server.close()

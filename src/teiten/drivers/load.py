@@ -12,13 +12,18 @@ mean; the per-second series add up second by second), and every part is kept as 
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import select
+import signal
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from teiten import procs
 from teiten.drivers import pgbench
 from teiten.drivers.pgbench_output import PgbenchOutput, ProgressPoint, StatementLatency, parse
 from teiten.errors import ProcessError
@@ -98,19 +103,33 @@ class Load:
 def run(install: Install, clients: Sequence[Client], targets: Sequence[Target],
         workload: Workload, *, sessions: int, threads: int, duration_s: float,
         cpus: list[int] | None = None) -> Load:
-    """Every client runs one pgbench against every target, all started together."""
+    """Every client runs one pgbench against every target, all started together: a remote
+    pgbench is connected and waiting before the barrier, and is told to go after it."""
     pairs = [(c, t) for c in clients for t in targets]
     barrier = threading.Barrier(len(pairs))
     parts: list[Part | None] = [None] * len(pairs)
     errors: list[BaseException] = []
 
     def one(i: int, client: Client, target: Target) -> None:
+        waiting: _Waiting | None = None
         try:
+            if not client.local:
+                waiting = _Waiting(install, client, target, workload, sessions=sessions,
+                                   threads=threads, duration_s=duration_s)
             barrier.wait(timeout=60)
-            parts[i] = _run_part(install, client, target, workload, sessions=sessions,
-                                 threads=threads, duration_s=duration_s, cpus=cpus)
+            if waiting is not None:
+                parts[i] = waiting.go()
+            else:
+                started = time.time()
+                done = pgbench.run(install, target.endpoint, workload, clients=sessions,
+                                   threads=threads, duration_s=duration_s, cpus=cpus)
+                parts[i] = Part(client.name, target.node, done, started)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             errors.append(exc)
+            barrier.abort()  # the others stop waiting (BrokenBarrierError) at once
+        finally:
+            if waiting is not None:
+                waiting.cancel()
 
     workers = [threading.Thread(target=one, args=(i, c, t), name=f"pgbench-{i}", daemon=True)
                for i, (c, t) in enumerate(pairs)]
@@ -119,39 +138,95 @@ def run(install: Install, clients: Sequence[Client], targets: Sequence[Target],
     for w in workers:
         w.join()
     if errors:
-        raise errors[0]
+        raise next((e for e in errors if not isinstance(e, threading.BrokenBarrierError)),
+                   errors[0])
     return Load([p for p in parts if p is not None])
 
 
-def _run_part(install: Install, client: Client, target: Target, workload: Workload, *,
-              sessions: int, threads: int, duration_s: float, cpus: list[int] | None) -> Part:
-    if client.local:
-        started = time.time()
-        done = pgbench.run(install, target.endpoint, workload, clients=sessions, threads=threads,
-                           duration_s=duration_s, cpus=cpus)
-        return Part(client.name, target.node, done, started)
-    assert client.ssh is not None
-    program = client.pgbench or "pgbench"
-    args = pgbench.argv(install, target.endpoint, workload, clients=sessions, threads=threads,
-                        duration_s=duration_s)
-    # The password (an ssh server's) goes through stdin, never on a command line; the
-    # remote shell prints when pgbench starts, on its own clock.
-    script = ('IFS= read -r p; if [ -n "$p" ]; then PGPASSWORD=$p; export PGPASSWORD; fi; '
-              f"printf '{_STARTED}%s\\n' \"$(date +%s.%N)\" >&2; exec \"$@\"")
-    password = target.endpoint.password_env.get("PGPASSWORD", "")
-    launched = time.time()
-    try:
-        remote = client.ssh.shell(script, program, *args[1:], input=password + "\n",
-                                  timeout=pgbench.timeout_for(duration_s) + 30, check=False,
-                                  what="pgbench")
-    except ProcessError as exc:
-        return Part(client.name, target.node,
-                    pgbench.PgbenchRun(list(exc.argv or []), None, "", exc.stderr_tail,
-                                       parse("", exc.stderr_tail), timed_out=True), launched)
-    stderr, started = _started(remote.stderr, launched)
-    return Part(client.name, target.node,
-                pgbench.PgbenchRun(remote.argv, remote.returncode, remote.stdout, stderr,
-                                   parse(remote.stdout, stderr)), started)
+# A remote part: the password comes through stdin (never on a command line), then the shell
+# says it is ready and waits for a line; when it comes, it prints the time on its own clock
+# and becomes pgbench. The connection and the login shell's start are paid before the
+# barrier, so only the line's way over the open connection is left in the skew.
+_READY = "teiten-ready"
+_SCRIPT = ('IFS= read -r p; if [ -n "$p" ]; then PGPASSWORD=$p; export PGPASSWORD; fi; '
+           f'echo {_READY} >&2; IFS= read -r go; '
+           f"printf '{_STARTED}%s\\n' \"$(date +%s.%N)\" >&2; exec \"$@\" </dev/null")
+_READY_TIMEOUT = 60.0
+
+
+class _Waiting:
+    """A pgbench on a load client reached over ssh, connected and waiting to be told to go."""
+
+    def __init__(self, install: Install, client: Client, target: Target, workload: Workload, *,
+                 sessions: int, threads: int, duration_s: float):
+        assert client.ssh is not None
+        self.client, self.node, self.ssh = client.name, target.node, client.ssh
+        args = pgbench.argv(install, target.endpoint, workload, clients=sessions,
+                            threads=threads, duration_s=duration_s)
+        self.timeout = pgbench.timeout_for(duration_s) + 30
+        self.remote = self.ssh.start(_SCRIPT, client.pgbench or "pgbench", *args[1:],
+                                     what="pgbench")
+        self.said = ""  # stderr before the ready line (ssh's warnings)
+        self.finished = False
+        stdin = self.remote.proc.stdin
+        assert stdin is not None
+        try:
+            stdin.write(target.endpoint.password_env.get("PGPASSWORD", "") + "\n")
+            stdin.flush()
+        except BrokenPipeError:
+            pass  # ssh ended already: _await_ready finds out why
+        self._await_ready()
+
+    def _await_ready(self) -> None:
+        """Read stderr up to the ready line, byte by byte (nothing is buffered past it)."""
+        stderr = self.remote.proc.stderr
+        assert stderr is not None
+        fd, line, deadline = stderr.fileno(), b"", time.monotonic() + _READY_TIMEOUT
+        while True:
+            readable, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(fd, 1) if readable else b""
+            if not chunk:  # ssh ended, or the host said nothing in time
+                self.finished = True
+                done = self.remote.stop(signal.SIGTERM, timeout=10)
+                done = replace(done, stderr=self.said + line.decode(errors="replace")
+                               + done.stderr)
+                self.ssh.judge(done, label=self.remote.what)  # ServerError when ssh failed
+                raise ProcessError(f"{self.remote.what}: the shell did not get ready within "
+                                   f"{_READY_TIMEOUT:g} s: {procs.tail(done.stderr)}",
+                                   argv=done.argv, returncode=done.returncode,
+                                   stderr_tail=procs.tail(done.stderr))
+            line += chunk
+            if chunk == b"\n":
+                if line.decode(errors="replace").strip() == _READY:
+                    return
+                self.said += line.decode(errors="replace")
+                line = b""
+
+    def go(self) -> Part:
+        launched = time.time()
+        stdin = self.remote.proc.stdin
+        assert stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            stdin.write("go\n")
+            stdin.flush()
+        self.finished = True
+        try:
+            done = self.ssh.judge(self.remote.finish(timeout=self.timeout),
+                                  label=self.remote.what, check=False)
+        except ProcessError as exc:  # ran past its time: killed
+            return Part(self.client, self.node,
+                        pgbench.PgbenchRun(list(exc.argv or []), None, "", exc.stderr_tail,
+                                           parse("", exc.stderr_tail), timed_out=True), launched)
+        stderr, started = _started(self.said + done.stderr, launched)
+        return Part(self.client, self.node,
+                    pgbench.PgbenchRun(done.argv, done.returncode, done.stdout, stderr,
+                                       parse(done.stdout, stderr)), started)
+
+    def cancel(self) -> None:
+        """End the remote shell if it never went (another part failed)."""
+        if not self.finished:
+            self.finished = True
+            self.remote.stop(signal.SIGTERM, timeout=10)
 
 
 def _started(stderr: str, fallback: float) -> tuple[str, float]:
