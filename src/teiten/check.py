@@ -132,7 +132,7 @@ def _check_topologies(loaded: LoadedStudy, workloads: list[Workload]) -> None:
                                    f"'{kinds[0]}' (server {server.name}) works with pgbench "
                                    "workloads only in this version of teiten")
         problem = None
-        if server.pgpool:
+        if server.pgpool and server.ssh is None:  # on an ssh host: looked for there
             problem = pgpool.available()
             key = "pgpool"
         if server.network == "netns" and problem is None:

@@ -196,10 +196,9 @@ def _setup_servers(ctx: _Context) -> None:
         if placement and placement["client_cpus"] != "any":
             ctx.client_cpus[spec.name] = cpus.parse_list(placement["client_cpus"])
         if spec.replicas or spec.pgpool:
-            per_pool = max(ctx.study.clients) * max(1, len(ctx.study.load_clients or []))
             ctx.servers[spec.name] = TopologyServer(spec, inst, ctx.run_dir, sizing,
                                                     connect=ctx.study.connect, cpus=server_cpus,
-                                                    max_clients=per_pool)
+                                                    max_clients=_per_pool(ctx.study))
         else:
             ctx.servers[spec.name] = LocalServer(spec, inst, ctx.run_dir, sizing,
                                                  connect=ctx.study.connect, cpus=server_cpus)
@@ -218,11 +217,19 @@ def _setup_servers(ctx: _Context) -> None:
                 spec.name, spec.install, spec.docker.image, spec.docker.volume,
                 spec.docker.network, _docker_settings(spec, sizing), ctx.client, ctx.run_dir)
         else:
-            kind = SshTopologyServer if spec.replicas else SshServer
-            ctx.servers[spec.name] = kind(spec, ctx.client, ctx.run_dir, sizing)
+            if spec.replicas or spec.pgpool:
+                ctx.servers[spec.name] = SshTopologyServer(
+                    spec, ctx.client, ctx.run_dir, sizing, max_clients=_per_pool(ctx.study))
+            else:
+                ctx.servers[spec.name] = SshServer(spec, ctx.client, ctx.run_dir, sizing)
     ctx.load_clients = [load.Client(c.name, ssh=Ssh(c.ssh, _path(c.ssh_config), label=c.name)
                                     if c.ssh else None, pgbench=c.pgbench)
                         for c in ctx.study.load_clients or []]
+
+
+def _per_pool(study: Study) -> int:
+    """The most clients one Pgpool-II serves at once: the trial's, from every load client."""
+    return max(study.clients) * max(1, len(study.load_clients or []))
 
 
 def _docker_settings(spec: ServerSpec, sizing: profiles.Sizing) -> dict[str, str]:

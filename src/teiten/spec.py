@@ -64,7 +64,7 @@ class InitdbOptions(_Model):
 
 # What only a cluster on this machine can do, per other place a server can run.
 _NOT_WITH: dict[str, tuple[str, ...]] = {
-    "ssh": ("cores", "cpus", "tablespace", "directory", "pgpool"),
+    "ssh": ("cores", "cpus", "tablespace", "directory"),
     "docker": ("cores", "cpus", "tablespace", "directory", "replicas", "pgpool", "ssh_config"),
     "network: netns": ("replicas", "pgpool"),
 }

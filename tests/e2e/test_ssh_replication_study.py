@@ -1,5 +1,6 @@
 """METHODS S7 on another host through ``teiten run``: a primary with a streaming standby,
-asynchronous and synchronous (remote_apply), on a real sshd the test starts on loopback
+asynchronous and synchronous (remote_apply), and two copies under Pgpool-II's native
+replication with a Pgpool-II next to each, on a real sshd the test starts on loopback
 (tests/sshd.py), with the system's PostgreSQL 15 "there": one pgbench per node started
 together, the lag sampled each second, the host's system activity, and the S7 table."""
 
@@ -25,6 +26,8 @@ servers:
   - {{name: sr-async, ssh: teiten-db1, ssh_config: {config}, install: "15", replicas: 1}}
   - {{name: sr-sync, ssh: teiten-db1, ssh_config: {config}, install: "15", replicas: 1,
       replication: sync, synchronous_commit: remote_apply}}
+  - {{name: sr-native, ssh: teiten-db1, ssh_config: {config}, install: "15", replicas: 1,
+      replication: native, pgpool: true}}
 workloads: [pgecons-read, pgecons-update]
 scale: 1
 clients: [2]
@@ -65,17 +68,21 @@ def finished(sshd: Sshd) -> dict[str, Any]:
 def test_every_trial_runs_one_pgbench_per_node_on_the_host(finished: dict[str, Any]) -> None:
     done = finished["run"]
     assert done.returncode == 0, done.stderr
-    assert "4 trials: 4 ok" in done.stderr, done.stderr
+    assert "6 trials: 6 ok" in done.stderr, done.stderr
     for (server, workload), t in finished["trials"].items():
         load = finished["details"][(t["trial_id"], "load")]
         writes = workload == "pgecons-update"
-        assert load["nodes"] == (["node0", "node1 (to the primary)"] if writes
-                                 else ["node0", "node1"]), (server, load)
+        if server == "sr-native":  # one Pgpool-II next to each node, on the host
+            assert load["nodes"] == ["pgpool0", "pgpool1"], load
+        else:
+            assert load["nodes"] == (["node0", "node1 (to the primary)"] if writes
+                                     else ["node0", "node1"]), (server, load)
         assert all(p["transactions"] > 0 for p in load["parts"]), load
         assert sum(p["transactions"] for p in load["parts"]) == t["transactions"]
         assert load["skew_s"] < 1.0
         assert (t["trial_id"], "server-system") in finished["sources"]
-        assert (t["trial_id"], "replication") in finished["sources"]
+        streaming = server != "sr-native"
+        assert ((t["trial_id"], "replication") in finished["sources"]) == streaming
 
 
 def test_sync_remote_apply_and_the_lag_over_ssh(finished: dict[str, Any]) -> None:
@@ -99,14 +106,17 @@ def test_the_report_has_the_s7_table_and_nothing_is_left_there(
     import csv
     with (finished["work"] / "report" / "tables" / "pgecons-update-scaleout.csv").open() as fh:
         rows = list(csv.DictReader(fh))
-    assert [(r["server"], r["method"], r["nodes"]) for r in rows] == [
-        ("sr-async", "async", "2"), ("sr-sync", "sync (remote_apply)", "2")]
+    assert sorted((r["server"], r["method"], r["pgpool"], r["nodes"]) for r in rows) == [
+        ("sr-async", "async", "0", "2"), ("sr-native", "native", "1", "2"),
+        ("sr-sync", "sync (remote_apply)", "0", "2")]
+    assert "| sr-native | native + Pgpool-II | 2 |" in md
     assert all(float(r["total_tps"]) > 0 for r in rows)
     runs = list(REMOTE.glob("ssh-sr-e2e-*")) if REMOTE.exists() else []
     assert runs == []
     sockets = [p for p in Path("/tmp").glob("teiten-*") if (p / ".teiten-owned").exists()
                and "sockets of sr-" in (p / ".teiten-owned").read_text()]
     assert sockets == [], "the standbys' socket directories are removed"
+    assert not [p for p in psutil.process_iter(["name"]) if p.info["name"] == "pgpool"]
 
 
 KILLED = """\

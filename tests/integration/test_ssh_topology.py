@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import psycopg
 import pytest
 from tests.integration.test_ssh_server import PG15, REMOTE_HOME, SIZING, _workload, pg15, sshd
@@ -19,6 +20,7 @@ from teiten import paths
 from teiten.drivers import load
 from teiten.installs import Install
 from teiten.monitors.replication import LagMonitor
+from teiten.servers.ssh import remove_leftovers
 from teiten.servers.ssh_topology import SshTopologyServer
 from teiten.spec import ServerSpec
 
@@ -113,3 +115,79 @@ def test_sync_standbys_over_ssh_stream_take_reads_restore_and_leave_nothing(
         server.close()
     assert not remote_base.exists(), "close() removes the host's directories"
     assert slot.socket_dir is not None and not Path(slot.socket_dir).exists()
+
+
+def _pgpools_of(home: Path) -> list[psutil.Process]:
+    """pgpool processes running with a configuration file under ``home``."""
+    found = []
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if proc.info["name"] == "pgpool" and str(home) in cmdline:
+            found.append(proc)
+    return found
+
+
+def test_pgpool_next_to_each_node_over_ssh_streaming_and_native(
+        sshd: Sshd, pg15: Install, run_dir: Path) -> None:
+    w = _workload("tpcb-like")
+    remote_base = REMOTE_HOME / ".cache" / "teiten" / "clusters" / run_dir.name
+    for mode in ("async", "native"):
+        spec = ServerSpec(name=f"pool-{mode}", install="15", ssh=sshd.alias,
+                          ssh_config=str(sshd.config), replicas=1, replication=mode, pgpool=True)
+        server = SshTopologyServer(spec, pg15, run_dir, SIZING, max_clients=2)
+        try:
+            server.prepare(w)
+            slot = server.slots[w.key]
+            server.begin_trial(w, "t1", prewarm=False)
+            targets = server.targets()
+            assert [t.node for t in targets] == ["pgpool0", "pgpool1"]
+            assert len({t.endpoint.port for t in targets}) == 2
+            pools = server.pgpools
+            assert [p.root for p in pools] == [f"{slot.root}/logs/t1/pgpool{i}" for i in (0, 1)]
+            # Each pgpool balances its reads to its own node; the roles are pgpool's own view.
+            nodes = pools[1].pool_nodes()
+            assert [(n["lb_weight"], n["role"]) for n in nodes] == (
+                [("0.000000", "primary"), ("1.000000", "standby")] if mode == "async"
+                else [("0.000000", "main"), ("1.000000", "replica")])
+            # pgpool checks this client's password itself (scram against pool_passwd).
+            with pytest.raises(psycopg.OperationalError):
+                psycopg.connect(host=targets[0].endpoint.host, port=targets[0].endpoint.port,
+                                user="postgres", password="wrong", dbname=w.database,
+                                connect_timeout=5).close()
+
+            together = load.run(pg15, [load.Client("here")], targets, w, sessions=2, threads=1,
+                                duration_s=2)
+            assert [p.run.returncode for p in together.parts] == [0, 0], together.parts[0].run.stderr
+            assert all(p.run.output.transactions > 0 for p in together.parts)
+            # Every write reached the primary; with native replication, every node too.
+            time.sleep(0.5)  # an asynchronous standby catches up
+            counts = []
+            for node in slot.nodes:
+                assert node.port is not None
+                with psycopg.connect(host="127.0.0.1", port=node.port, user="postgres",
+                                     password=node.password, dbname=w.database) as conn:
+                    row = conn.execute("SELECT count(*) FROM pgbench_history").fetchone()
+                    assert row is not None
+                    counts.append(row[0])
+            assert counts[0] == sum(p.run.output.transactions for p in together.parts)
+            assert counts == [counts[0]] * 2
+            assert (server.lag_conninfo() is None) == (mode == "native")
+
+            passwd = Path(pools[0].root) / "pool_passwd"
+            assert stat.S_IMODE(passwd.stat().st_mode) == 0o600
+            end = server.end_trial()
+            assert end.crashed is None, end.crashed
+            assert "## pgpool1" in end.log and not passwd.exists()
+            assert not _pgpools_of(remote_base)
+
+            # A killed run: its pgpool and clusters on the host are stopped by the cleanup.
+            server.begin_trial(w, "t2", prewarm=False)
+            assert len(_pgpools_of(remote_base)) >= 2
+            said = remove_leftovers(spec.name, sshd.alias, str(sshd.config), run_dir.name)
+            assert sum("killed leftover Pgpool-II" in s for s in said) == 2, said
+            assert not _pgpools_of(remote_base) and not remote_base.exists()
+            server.pgpools = []
+            server.slots.clear()
+        finally:
+            server.close()
+        assert not _pgpools_of(remote_base)

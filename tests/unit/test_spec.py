@@ -379,8 +379,8 @@ PLACES = {
     "remote_apply on async": ("replicas: 1, synchronous_commit: remote_apply",
                               "'synchronous_commit' applies to replication: sync only"),
     "ssh_config without ssh": ("ssh_config: /x", "'ssh_config' applies to ssh servers only"),
-    "pgpool over ssh": ("ssh: u@h, replicas: 1, pgpool: true", "'pgpool' cannot be combined "
-                        "with 'ssh' in this version of teiten"),
+    "docker with pgpool": ("docker: {}, pgpool: true", "'pgpool' cannot be combined with "
+                           "'docker' in this version of teiten"),
 }
 
 
@@ -407,12 +407,15 @@ def test_a_replicated_server_with_pgpool_and_load_clients_is_accepted() -> None:
     assert [c.name for c in loaded.study.load_clients or []] == ["here", "c2"]
 
 
-def test_standbys_over_ssh_are_accepted() -> None:
+def test_standbys_and_pgpool_over_ssh_are_accepted() -> None:
     loaded = load_text("study: s\nservers:\n  - {name: a, install: \"17\", ssh: u@h, "
-                       "replicas: 2, replication: sync}\nworkloads: [pgecons-read]\n",
+                       "replicas: 2, replication: sync}\n"
+                       "  - {name: b, install: \"17\", ssh: u@h, replicas: 1, "
+                       "replication: native, pgpool: true}\nworkloads: [pgecons-read]\n",
                        "study.yaml")
-    a = loaded.study.servers[0]
+    a, b = loaded.study.servers
     assert (a.ssh, a.replicas, a.replication) == ("u@h", 2, "sync")
+    assert (b.ssh, b.replicas, b.replication, b.pgpool) == ("u@h", 1, "native", True)
 
 
 def test_load_clients_named_twice_and_a_lone_environment_are_refused() -> None:

@@ -63,13 +63,118 @@ def available() -> str | None:
         done = procs.run([str(path), "--version"], timeout=30, check=False)
     except ProcessError as exc:
         return f"{path} does not run: {exc}"
-    found = _VERSION.search(done.stdout + done.stderr)
+    return version_problem(str(path), done.stdout + done.stderr)
+
+
+def version_problem(path: str, said: str) -> str | None:
+    """Why the Pgpool-II at ``path`` that said ``said`` to --version cannot be used, or None."""
+    found = _VERSION.search(said)
     if found is None:
-        return f"{path} --version said {procs.tail(done.stdout + done.stderr, 1)!r}, not a version"
+        return f"{path} --version said {procs.tail(said, 1)!r}, not a version"
     if (int(found[1]), int(found[2])) < (4, 2):
         return (f"Pgpool-II {found[1]}.{found[2]} is too old: teiten needs 4.2 or later "
                 "(backend_clustering_mode)")
     return None
+
+
+def settings(mode: Literal["streaming", "native"], backends: Sequence[tuple[str, int]],
+             weights: Sequence[float], *, max_clients: int, listen: str, port: int,
+             pcp_port: int, socket_dir: str, root: str) -> dict[str, str | int]:
+    """pgpool.conf of an instance in ``root`` (pid file, status, log): its clients' and pcp
+    ports on ``listen``, its unix sockets in ``socket_dir``, the backends (host or socket
+    directory, port) with their load-balancing weights, primary first."""
+    values: dict[str, str | int] = {
+        "backend_clustering_mode": _MODES[mode],
+        "listen_addresses": listen,
+        "port": port,
+        "socket_dir": socket_dir,
+        "pcp_listen_addresses": listen,
+        "pcp_port": pcp_port,
+        "pcp_socket_dir": socket_dir,
+        "wd_ipc_socket_dir": socket_dir,
+        "use_watchdog": "off",
+        "pid_file_name": f"{root}/pgpool.pid",
+        "logdir": root,
+        "log_destination": "stderr",
+        "logging_collector": "on",
+        "log_directory": f"{root}/log",
+        "log_filename": "pgpool.log",
+        "log_rotation_age": 0,
+        "log_rotation_size": 0,
+        # One database and one user per benchmark: one cached connection per child.
+        "num_init_children": max_clients + CLIENT_MARGIN,
+        "max_pool": 1,
+        "reserved_connections": 0,
+        "connection_cache": "on",
+        "enable_pool_hba": "off",
+        "pool_passwd": "",
+        "health_check_period": 0,
+        "health_check_user": SUPERUSER,
+        "sr_check_period": 0,
+        "sr_check_user": SUPERUSER,
+        "failover_on_backend_error": "off",
+        "search_primary_node_timeout": 30,
+        "load_balance_mode": "on",
+        "statement_level_load_balance": "off",
+        "replicate_select": "off",
+        "insert_lock": "off",
+        "memory_cache_enabled": "off",
+        # 4.3 allocates the query cache's shared memory even when it is off: 134 MB
+        # with the defaults (resident, per pgpool), 1.3 MB with these.
+        "memqcache_total_size": "1MB",
+        "memqcache_max_num_cache": 1000,
+    }
+    for i, ((host, backend_port), weight) in enumerate(zip(backends, weights, strict=True)):
+        values[f"backend_hostname{i}"] = host
+        values[f"backend_port{i}"] = backend_port
+        values[f"backend_weight{i}"] = f"{weight:g}"
+        values[f"backend_flag{i}"] = "DISALLOW_TO_FAILOVER"
+        values[f"backend_application_name{i}"] = f"node{i}"
+    return values
+
+
+def render(values: dict[str, str | int]) -> str:
+    """The text of pgpool.conf with these settings."""
+    lines = ["# written by teiten; changed on every start"]
+    for name, value in values.items():
+        text = str(value).replace("'", "''")
+        lines.append(f"{name} = {value}" if isinstance(value, int) else f"{name} = '{text}'")
+    return "\n".join(lines) + "\n"
+
+
+def check_weights(weights: Sequence[float] | None, backends: int) -> list[float]:
+    """One weight >= 0 per backend, not all 0 (default all 1)."""
+    found = list(weights) if weights is not None else [1.0] * backends
+    if len(found) != backends or any(w < 0 for w in found) or not any(found):
+        raise UserError(f"Pgpool-II weights {found} do not fit {backends} backends: "
+                        "give one weight >= 0 per backend, not all 0")
+    return found
+
+
+def first_fatal(text: str, *, main: bool = False) -> str:
+    """The first FATAL error of a pgpool log (of the main process only, with ``main``)
+    and the DETAIL line after it, as one line; '' when there is none."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if "FATAL:" in line and (not main or " main pid " in line):
+            kept = [line] + [d for d in lines[i + 1:i + 2] if "DETAIL:" in d]
+            return " | ".join(_PREFIX.sub("", k) for k in kept)
+    return ""
+
+
+def log_tail(text: str, lines: int = 3) -> str:
+    """The last lines of a pgpool log, without the timestamp and pid prefix of each."""
+    return procs.tail(_PREFIX.sub("", text), lines)
+
+
+def pool_nodes(host: str, port: int, password: str | None = None) -> list[dict[str, str]]:
+    """``SHOW pool_nodes`` through the pgpool at ``host`` and ``port`` as the superuser: one
+    dict per backend (node_id, status, role, lb_weight, select_cnt, ...)."""
+    with psycopg.connect(host=host, port=port, password=password, user=SUPERUSER,
+                         dbname="postgres", autocommit=True, connect_timeout=5) as conn:
+        cur = conn.execute("SHOW pool_nodes")
+        names = [c.name for c in cur.description or ()]
+        return [dict(zip(names, map(str, row), strict=True)) for row in cur.fetchall()]
 
 
 class Pgpool:
@@ -89,10 +194,7 @@ class Pgpool:
             raise UserError(f"Pgpool-II mode '{mode}' is unknown: use streaming or native")
         if not backends:
             raise UserError("Pgpool-II needs at least one backend")
-        weights = list(weights) if weights is not None else [1.0] * len(backends)
-        if len(weights) != len(backends) or any(w < 0 for w in weights) or not any(weights):
-            raise UserError(f"Pgpool-II weights {weights} do not fit {len(backends)} backends: "
-                            "give one weight >= 0 per backend, not all 0")
+        weights = check_weights(weights, len(backends))
         if max_clients < 1:
             raise UserError(f"Pgpool-II max_clients must be 1 or more, not {max_clients}")
         why = available()
@@ -120,61 +222,12 @@ class Pgpool:
     def _settings(self) -> dict[str, str | int]:
         assert self.socket_dir is not None and self.port is not None
         assert self.pcp_port is not None
-        settings: dict[str, str | int] = {
-            "backend_clustering_mode": _MODES[self.mode],
-            "listen_addresses": "127.0.0.1",
-            "port": self.port,
-            "socket_dir": str(self.socket_dir),
-            "pcp_listen_addresses": "127.0.0.1",
-            "pcp_port": self.pcp_port,
-            "pcp_socket_dir": str(self.socket_dir),
-            "wd_ipc_socket_dir": str(self.socket_dir),
-            "use_watchdog": "off",
-            "pid_file_name": str(self.pid_file),
-            "logdir": str(self.root),
-            "log_destination": "stderr",
-            "logging_collector": "on",
-            "log_directory": str(self.log_dir),
-            "log_filename": "pgpool.log",
-            "log_rotation_age": 0,
-            "log_rotation_size": 0,
-            # One database and one user per benchmark: one cached connection per child.
-            "num_init_children": self.max_clients + CLIENT_MARGIN,
-            "max_pool": 1,
-            "reserved_connections": 0,
-            "connection_cache": "on",
-            "enable_pool_hba": "off",
-            "pool_passwd": "",
-            "health_check_period": 0,
-            "health_check_user": SUPERUSER,
-            "sr_check_period": 0,
-            "sr_check_user": SUPERUSER,
-            "failover_on_backend_error": "off",
-            "search_primary_node_timeout": 30,
-            "load_balance_mode": "on",
-            "statement_level_load_balance": "off",
-            "replicate_select": "off",
-            "insert_lock": "off",
-            "memory_cache_enabled": "off",
-            # 4.3 allocates the query cache's shared memory even when it is off: 134 MB
-            # with the defaults (resident, per pgpool), 1.3 MB with these.
-            "memqcache_total_size": "1MB",
-            "memqcache_max_num_cache": 1000,
-        }
-        for i, ((host, port), weight) in enumerate(zip(self.backends, self.weights, strict=True)):
-            settings[f"backend_hostname{i}"] = host
-            settings[f"backend_port{i}"] = port
-            settings[f"backend_weight{i}"] = f"{weight:g}"
-            settings[f"backend_flag{i}"] = "DISALLOW_TO_FAILOVER"
-            settings[f"backend_application_name{i}"] = f"node{i}"
-        return settings
+        return settings(self.mode, self.backends, self.weights, max_clients=self.max_clients,
+                        listen="127.0.0.1", port=self.port, pcp_port=self.pcp_port,
+                        socket_dir=str(self.socket_dir), root=str(self.root))
 
     def _write_conf(self) -> None:
-        lines = ["# written by teiten; changed on every start"]
-        for name, value in self._settings().items():
-            text = str(value).replace("'", "''")
-            lines.append(f"{name} = {value}" if isinstance(value, int) else f"{name} = '{text}'")
-        self.conf.write_text("\n".join(lines) + "\n")
+        self.conf.write_text(render(self._settings()))
         self.pcp_conf.write_text("# no pcp users: teiten stops pgpool by its pid file\n")
 
     # -- start and stop ----------------------------------------------------------------
@@ -244,11 +297,7 @@ class Pgpool:
         """``SHOW pool_nodes`` through this pgpool: one dict per backend (node_id, status,
         role, lb_weight, load_balance_node, select_cnt, ...)."""
         assert self.socket_dir is not None and self.port is not None
-        with psycopg.connect(host=str(self.socket_dir), port=self.port, user=SUPERUSER,
-                             dbname="postgres", autocommit=True, connect_timeout=5) as conn:
-            cur = conn.execute("SHOW pool_nodes")
-            names = [c.name for c in cur.description or ()]
-            return [dict(zip(names, map(str, row), strict=True)) for row in cur.fetchall()]
+        return pool_nodes(host=str(self.socket_dir), port=self.port)
 
     def pid(self) -> int | None:
         """The pid of the running main pgpool process of this instance, or None."""
@@ -298,18 +347,11 @@ class Pgpool:
         return notes
 
     def fatal(self, *, main: bool = False) -> str:
-        """The first FATAL error in the log (of the main process only, with ``main``) and
-        the DETAIL line after it, as one line; '' when there is none."""
-        lines = self.read_log().splitlines()
-        for i, line in enumerate(lines):
-            if "FATAL:" in line and (not main or " main pid " in line):
-                kept = [line] + [d for d in lines[i + 1:i + 2] if "DETAIL:" in d]
-                return " | ".join(_PREFIX.sub("", k) for k in kept)
-        return ""
+        """The first FATAL error in the log (see :func:`first_fatal`)."""
+        return first_fatal(self.read_log(), main=main)
 
     def log_tail(self, lines: int = 3) -> str:
-        """The last lines of the log, without the timestamp and pid prefix of each."""
-        return procs.tail(_PREFIX.sub("", self.read_log()), lines)
+        return log_tail(self.read_log(), lines)
 
     def read_log(self) -> str:
         path = self.log_dir / "pgpool.log"

@@ -39,7 +39,7 @@ from teiten.installs import Install
 from teiten.installs.model import parse_version
 from teiten.monitors.remote_system import RemoteBackend
 from teiten.remote import Ssh
-from teiten.servers import profiles
+from teiten.servers import profiles, ssh_pgpool
 from teiten.servers.base import Endpoint, TrialEnd, crash_verdict
 from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER, conf_value
 from teiten.servers.replication import node_name
@@ -186,12 +186,19 @@ kill -TERM $found 2>/dev/null; sleep 2; kill -KILL $found 2>/dev/null
 exit 0
 """
 
-# $1 the name of a killed run: stop every cluster it left on the host (SIGKILL to the
-# processes whose working directory is one of its data directories), remove the socket
-# directories they name (when marked), then the run's marked directory.
+# $1 the name of a killed run: stop every Pgpool-II and cluster it left on the host (SIGKILL
+# to each pgpool named by its pid file there, and to the processes whose working directory
+# is one of its data directories), remove the socket directories they name (when marked),
+# then the run's marked directory.
 _LEFTOVERS = f"""\
 base="$HOME/.cache/teiten/clusters/$1"
 [ -f "$base/{paths.MARKER}" ] || exit 0
+for f in "$base"/*/logs/*/pgpool*/pgpool.pid; do
+  [ -f "$f" ] || continue
+  d=${{f%/pgpool.pid}}
+{ssh_pgpool.KILL}
+  [ -z "$killed" ] || echo "killed leftover Pgpool-II $killed in $d"
+done
 for d in "$base"/*/data "$base"/*/node*/data; do
   real=$(cd "$d" 2>/dev/null && pwd -P) || continue
   found=""

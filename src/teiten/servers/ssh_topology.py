@@ -1,21 +1,25 @@
-"""An ``ssh`` server with streaming standbys (METHODS S7 on another host): a primary and
-``replicas`` standbys, all on the ssh host, asynchronous or synchronous.
+"""An ``ssh`` server of several nodes (METHODS S7 on another host): a primary and
+``replicas`` streaming standbys, asynchronous or synchronous, or copies kept equal by
+Pgpool-II's native replication, all on the ssh host, with a Pgpool-II next to each node
+when the study asks for it (servers/ssh_pgpool.py).
 
 It is prepared as an ssh server's single cluster (initdb, settings, load), then each standby
 is a ``pg_basebackup`` of the running primary, with its own replication slot; every node is
 saved and restored together. Each trial starts the primary, then the standbys, waits until
-every standby streams (and for sync, counts for commits), and gives one pgbench per node:
-reads to each node, writes to the primary, as on this machine (servers/topology.py).
+every standby streams (and for sync, counts for commits), starts the Pgpool-IIs, and gives
+one pgbench per node: to the node's Pgpool-II, or without one reads to each node and writes
+to the primary, as on this machine (servers/topology.py).
 
-The standbys reach the primary through a unix socket in a directory of mode 0700 that
-teiten creates on the host (``mktemp -d``), where pg_hba.conf trusts replication
+The standbys (and the Pgpool-IIs) reach the nodes through unix sockets in a directory of
+mode 0700 that teiten creates on the host (``mktemp -d``), where pg_hba.conf trusts local
 connections: only the host account that runs the clusters can open it, and no password is
-written to a file. Every client connection still comes over TCP with the cluster's
-in-memory password. Pgpool-II over ssh is not supported (the spec refuses it).
+written to a file for them. Every client connection still comes over TCP with the cluster's
+in-memory password.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 
@@ -23,9 +27,9 @@ from psycopg.conninfo import make_conninfo
 
 from teiten import paths
 from teiten.drivers.load import Target
-from teiten.errors import ServerError
+from teiten.errors import ProcessError, ServerError
 from teiten.installs import Install
-from teiten.servers import profiles
+from teiten.servers import profiles, ssh_pgpool
 from teiten.servers.base import Endpoint, TrialEnd
 from teiten.servers.cluster import SUPERUSER
 from teiten.servers.replication import (
@@ -36,7 +40,8 @@ from teiten.servers.replication import (
     standby_settings,
     wait_for_standbys,
 )
-from teiten.servers.ssh import SshServer, _marker, _Slot
+from teiten.servers.ssh import SshServer, _cidr, _marker, _Slot
+from teiten.servers.ssh_pgpool import RemotePgpool
 from teiten.servers.topology import node_targets
 from teiten.spec import ServerSpec
 from teiten.workloads import Workload
@@ -56,20 +61,41 @@ class SshTopologyServer(SshServer):
     """A primary and ``spec.replicas`` streaming standbys on the host ``spec.ssh``."""
 
     def __init__(self, spec: ServerSpec, client: Install, run_dir: Path,
-                 sizing: profiles.Sizing):
+                 sizing: profiles.Sizing, *, max_clients: int = 1):
         super().__init__(spec, client, run_dir, sizing)
         self.workload: Workload | None = None
+        self.max_clients = max_clients  # per Pgpool-II: the trial's clients times load clients
+        self.pgpool_binary: str | None = None
+        self.pgpools: list[RemotePgpool] = []
 
     @property
     def mode(self) -> Mode:
-        return self.spec.replication
+        return self.spec.replication if self.spec.replicas else "native"
+
+    @property
+    def streaming(self) -> bool:
+        return self.mode != "native"
+
+    def prepare(self, workload: Workload) -> None:
+        if self.spec.pgpool and self.pgpool_binary is None:
+            self.connect()
+            self.pgpool_binary = ssh_pgpool.find(self.ssh)
+        super().prepare(workload)
 
     def _save(self, slot: _Slot) -> None:
-        """Make the standbys from the loaded primary, then save every node."""
+        """Make the other nodes from the loaded primary (standbys: base backups of it
+        running; native: copies of it stopped), then save every node."""
         self._socket_dir(slot)
         self.ssh.write_text(f"{slot.data}/pg_hba.conf", append=True, text=(
-            "# the standbys, through the socket directory of mode 0700 (this account only)\n"
-            "local replication all trust\n"))
+            "# the standbys and Pgpool-II, through the socket directory of mode 0700 (this\n"
+            "# account only)\n"
+            "local replication all trust\n"
+            "local all all trust\n"))
+        if not self.streaming:
+            for i in range(1, self.spec.replicas + 1):
+                slot.standbys.append(self._copy(slot, i))
+            super()._save(slot)
+            return
         self._start(slot, f"{slot.root}/logs/build", extra=self._primary_settings())
         try:
             for i in range(1, self.spec.replicas + 1):
@@ -77,6 +103,19 @@ class SshTopologyServer(SshServer):
         finally:
             self._stop_nodes(slot)
         super()._save(slot)
+
+    def _node(self, primary: _Slot, index: int) -> _Slot:
+        node = _Slot(root=f"{primary.root}/{node_name(index)}", database=primary.database,
+                     password=primary.password, socket_dir=primary.socket_dir)
+        self.ssh.run(["mkdir", node.root], timeout=30)
+        return node
+
+    def _copy(self, primary: _Slot, index: int) -> _Slot:
+        """A copy of the stopped primary, for Pgpool-II's native replication."""
+        node = self._node(primary, index)
+        self.ssh.run(["cp", "-a", "--", primary.data, node.data], timeout=3600,
+                     what=f"copying the primary for {node_name(index)}")
+        return node
 
     def _socket_dir(self, slot: _Slot) -> None:
         made = self.ssh.shell(_SOCKET_DIR, _marker(f"sockets of {self.name}"), timeout=30,
@@ -86,10 +125,8 @@ class SshTopologyServer(SshServer):
 
     def _base_backup(self, primary: _Slot, index: int) -> _Slot:
         name = node_name(index)
-        node = _Slot(root=f"{primary.root}/{name}", database=primary.database,
-                     password=primary.password, socket_dir=primary.socket_dir)
+        node = self._node(primary, index)
         assert primary.socket_dir is not None and primary.port is not None
-        self.ssh.run(["mkdir", node.root], timeout=30)
         # -c fast: a spread checkpoint could take most of checkpoint_timeout. -C -S: the
         # slot keeps the WAL from the backup's start on, however long the standby is down.
         self._pg("pg_basebackup", "-D", node.data, "-h", primary.socket_dir,
@@ -107,10 +144,47 @@ class SshTopologyServer(SshServer):
 
     def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
         self.workload = workload
-        return super().begin_trial(workload, trial_id, prewarm=prewarm)
+        endpoint = super().begin_trial(workload, trial_id, prewarm=prewarm)
+        if self.spec.pgpool:
+            self._start_pgpools(self.slots[workload.key], trial_id)
+        return endpoint
+
+    def _start_pgpools(self, slot: _Slot, trial_id: str) -> None:
+        """A Pgpool-II next to each node: reads balanced to that node alone (weight 1 for it,
+        0 for the others); writes to the primary, or with native replication to all."""
+        assert self.host is not None and self.pgpool_binary is not None
+        assert slot.socket_dir is not None
+        backends = [(slot.socket_dir, node.port or 0) for node in slot.nodes]
+        n = len(backends)
+        try:
+            for i in range(n):
+                pool = RemotePgpool(
+                    self.ssh, self.pgpool_binary, f"{slot.root}/logs/{trial_id}/pgpool{i}",
+                    backends, mode="streaming" if self.streaming else "native",
+                    max_clients=self.max_clients,
+                    weights=[1.0 if j == i else 0.0 for j in range(n)],
+                    socket_dir=slot.socket_dir, listen=self.host.server_ip,
+                    client_cidr=_cidr(self.host.client_ip), password=slot.password)
+                self.pgpools.append(pool)
+                pool.start()
+        except BaseException:
+            self._stop_pgpools()
+            raise
+
+    def _stop_pgpools(self) -> tuple[str, list[str]]:
+        text, notes = [], []
+        for i, pool in enumerate(self.pgpools):
+            notes += [f"pgpool{i}: {n}" for n in pool.stop()]
+            text.append(f"\n## pgpool{i}\n{pool.read_log()}")
+        self.pgpools = []
+        return "".join(text), notes
 
     def _start_nodes(self, slot: _Slot, log_dir: str) -> None:
         try:
+            if not self.streaming:  # independent copies
+                for name, node in zip(slot.names, slot.nodes, strict=True):
+                    self._start(node, f"{log_dir}/{name}")
+                return
             self._start(slot, f"{log_dir}/{node_name(0)}", extra=self._primary_settings())
             assert slot.socket_dir is not None and slot.port is not None
             for i, node in enumerate(slot.standbys, start=1):
@@ -133,20 +207,39 @@ class SshTopologyServer(SshServer):
             raise ServerError(f"{self._where()}: {exc}") from None
 
     def targets(self) -> list[Target]:
-        """One pgbench per node: reads to the node, writes to the primary."""
+        """One pgbench per node: to its Pgpool-II; without one, reads to the node and
+        writes to the primary."""
         assert self.current is not None and self.workload is not None
+        assert self.host is not None
+        if self.pgpools:
+            return [Target(f"pgpool{i}", Endpoint(
+                        host=self.host.server_ip, port=pool.port or 0, user=SUPERUSER,
+                        dbname=self.workload.database,
+                        password_env={"PGPASSWORD": self.current.password}))
+                    for i, pool in enumerate(self.pgpools)]
         return node_targets([self._endpoint(node, self.workload.database)
                              for node in self.current.nodes],
-                            writes=self.workload.modifies_data)
+                            writes=self.workload.modifies_data and self.streaming)
 
     def lag_conninfo(self) -> str | None:
         """The primary, whose pg_stat_replication the lag monitor samples (the password is
-        in this string, in memory only)."""
+        in this string, in memory only); None for native copies."""
         slot = self.current
         assert slot is not None and self.host is not None
+        if not self.streaming:
+            return None
         return make_conninfo(host=self.host.server_ip, port=slot.port, user=SUPERUSER,
                              password=slot.password, dbname="postgres")
 
     def end_trial(self) -> TrialEnd:
         self.workload = None
-        return super().end_trial()
+        pool_log, notes = self._stop_pgpools()
+        end = super().end_trial()
+        return dataclasses.replace(end, log=end.log + pool_log, notes=notes + end.notes)
+
+    def close(self) -> None:
+        try:
+            self._stop_pgpools()
+        except (ProcessError, ServerError) as exc:
+            log.warning("%s: stopping Pgpool-II: %s", self._where(), exc)
+        super().close()

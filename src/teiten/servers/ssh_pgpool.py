@@ -1,0 +1,200 @@
+"""Pgpool-II on an ssh host, in front of the nodes of an ssh server (METHODS S7: a Pgpool-II
+next to each server), started and stopped with OpenSSH and POSIX shell there.
+
+Its configuration is a local Pgpool-II's (servers/pgpool.py), written into a directory of
+the trial's logs on the host. It reaches the nodes through their private socket directory
+(mode 0700: the host account only), where they trust local connections, and it listens on
+the host's address for this client. Clients are checked by pgpool itself: pool_hba.conf
+admits only this client's address with scram-sha-256, against the cluster's password in
+pool_passwd. That file (mode 0600, in a directory of mode 0700) is the one place the
+password is written on the host: pgpool can check scram only with it. It exists while this
+pgpool runs and is removed when it stops, and with the run's directory after a killed run.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Sequence
+from typing import Literal
+
+import psycopg
+
+from teiten import procs
+from teiten.errors import ProcessError, ServerError
+from teiten.remote import Ssh
+from teiten.servers import pgpool
+from teiten.servers.cluster import SUPERUSER
+from teiten.waiting import WaitTimeout, wait_until
+
+log = logging.getLogger(__name__)
+
+_PORTS = (20000, 60999)
+_START_TRIES = 3
+
+# The host's pgpool: its path, then what it says to --version.
+FIND = """\
+p=$(command -v pgpool || true)
+[ -n "$p" ] || for d in /usr/sbin /usr/local/sbin; do [ -x "$d/pgpool" ] && p="$d/pgpool" && break; done
+[ -n "$p" ] || exit 0
+echo "$p"
+"$p" --version 2>&1
+exit 0
+"""
+
+# Kill the pgpool of the directory $d whose pid file names it (and only when that process
+# runs with the configuration file there), its children first. Sets $killed.
+KILL = """\
+killed=""
+pid=$(tr -d '\\000' < "$d/pgpool.pid" 2>/dev/null) || pid=""
+case "$pid" in ''|*[!0-9]*) pid="" ;; esac
+if [ -n "$pid" ] && tr '\\000' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$d/pgpool.conf"; then
+  pkill -KILL -P "$pid" 2>/dev/null; kill -KILL "$pid" 2>/dev/null; killed="$pid"
+fi
+"""
+
+# $1 the instance's directory, $2 the pgpool binary: start it (it daemonizes).
+_START = """\
+set -e
+cd "$1"
+rm -f pgpool.pid; rm -rf log
+"$2" -f "$1/pgpool.conf" -F "$1/pcp.conf" -a "$1/pool_hba.conf" -D
+"""
+
+# $1 the instance's directory, $2 the pgpool binary: 'pgpool stop', unless it logged a
+# FATAL error (then it ignores stop requests), then kill what is left; remove pool_passwd.
+_STOP = f"""\
+d="$1"
+pid=$(tr -d '\\000' < "$d/pgpool.pid" 2>/dev/null) || pid=""
+if [ -n "$pid" ] && ! grep -q ' main pid [0-9]*: FATAL:' "$d/log/pgpool.log" 2>/dev/null; then
+  "$2" -f "$d/pgpool.conf" -F "$d/pcp.conf" -m fast stop >/dev/null 2>&1 || true
+  i=0; while [ $i -lt 50 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; i=$((i+1)); done
+fi
+{KILL}
+rm -f -- "$d/pool_passwd"
+[ -z "$killed" ] || echo "killed leftover pgpool processes of $killed"
+exit 0
+"""
+
+
+def find(ssh: Ssh) -> str:
+    """The path of a usable Pgpool-II (4.2 or later) on the host, or ServerError saying how
+    to install one."""
+    said = ssh.shell(FIND, timeout=30, what="looking for pgpool").stdout
+    path, _, version = said.partition("\n")
+    if not path.strip():
+        raise ServerError(f"Pgpool-II is not installed on ssh host {ssh.label} ({ssh.target}): "
+                          "install it there, e.g. apt-get install pgpool2")
+    problem = pgpool.version_problem(path, version)
+    if problem:
+        raise ServerError(f"ssh host {ssh.label} ({ssh.target}): {problem}")
+    return path.strip()
+
+
+class RemotePgpool:
+    """One Pgpool-II in ``root`` on the host of ``ssh`` (a new directory inside one that
+    teiten owns there), for ``backends`` (socket directory or host, port) primary first."""
+
+    def __init__(self, ssh: Ssh, binary: str, root: str, backends: Sequence[tuple[str, int]], *,
+                 mode: Literal["streaming", "native"], max_clients: int,
+                 weights: Sequence[float], socket_dir: str, listen: str, client_cidr: str,
+                 password: str):
+        self.ssh = ssh
+        self.binary = binary
+        self.root = root
+        self.backends = list(backends)
+        self.mode = mode
+        self.max_clients = max_clients
+        self.weights = pgpool.check_weights(weights, len(self.backends))
+        self.socket_dir = socket_dir
+        self.listen = listen
+        self.client_cidr = client_cidr
+        self.password = password
+        self.port: int | None = None
+        self.started = False
+
+    def _write(self, port: int, pcp_port: int) -> None:
+        values = pgpool.settings(self.mode, self.backends, self.weights,
+                                 max_clients=self.max_clients, listen=self.listen, port=port,
+                                 pcp_port=pcp_port, socket_dir=self.socket_dir, root=self.root)
+        values.update({"enable_pool_hba": "on", "pool_passwd": f"{self.root}/pool_passwd"})
+        self.ssh.write_text(f"{self.root}/pgpool.conf", pgpool.render(values))
+        self.ssh.write_text(f"{self.root}/pcp.conf",
+                            "# no pcp users: teiten stops pgpool by its pid file\n")
+        self.ssh.write_text(f"{self.root}/pool_hba.conf", (
+            "# written by teiten: only the client that runs the benchmark, with the password\n"
+            f"host all {SUPERUSER} {self.client_cidr} scram-sha-256\n"))
+        # Through stdin, never on a command line; readable by the host account only.
+        self.ssh.shell('umask 077; cat > "$1"', f"{self.root}/pool_passwd",
+                       input=f"{SUPERUSER}:TEXT{self.password}\n", timeout=30,
+                       what="writing pool_passwd")
+
+    def start(self, *, timeout: float = 60) -> None:
+        """Start on a free port of the host and wait until ``SHOW pool_nodes`` answers
+        through it from here."""
+        self.ssh.run(["mkdir", "-m", "700", "-p", self.root], timeout=30)
+        last = ""
+        for _attempt in range(_START_TRIES):
+            self.port = random.randint(*_PORTS)  # noqa: S311 - a port, not a secret
+            self._write(self.port, random.randint(*_PORTS))  # noqa: S311
+            done = self.ssh.shell(_START, self.root, self.binary, timeout=60, check=False,
+                                  what="pgpool")
+            self.started = True
+            if done.returncode != 0:
+                last = procs.tail(done.stderr + done.stdout, 3) or "no output"
+                break
+            try:
+                self._wait_ready(timeout=timeout)
+                return
+            except ServerError as exc:
+                last = str(exc)
+                self.stop()
+                if "Address already in use" not in last:
+                    break
+                log.info("a port of Pgpool-II on %s was taken; trying others", self.ssh.label)
+        raise ServerError(f"Pgpool-II in {self.root} on ssh host {self.ssh.label} did not "
+                          f"start: {last}")
+
+    def _wait_ready(self, *, timeout: float) -> None:
+        assert self.port is not None
+
+        def ready() -> bool:
+            try:
+                self.pool_nodes()
+                return True
+            except psycopg.Error:
+                pass
+            fatal = pgpool.first_fatal(self.read_log())
+            if fatal:
+                raise ServerError(f"pgpool on port {self.port} failed: {fatal}")
+            return False
+
+        try:
+            wait_until(ready, timeout=timeout, interval=0.3,
+                       what=f"Pgpool-II on {self.listen} port {self.port} to answer")
+        except WaitTimeout as exc:
+            raise ServerError(f"{exc}; its log ends: "
+                              f"{pgpool.log_tail(self.read_log()) or 'nothing'}") from None
+
+    def pool_nodes(self) -> list[dict[str, str]]:
+        """``SHOW pool_nodes`` through this pgpool, from here, with the password."""
+        assert self.port is not None
+        return pgpool.pool_nodes(self.listen, self.port, self.password)
+
+    def read_log(self) -> str:
+        done = self.ssh.run(["cat", "--", f"{self.root}/log/pgpool.log"], timeout=60,
+                            check=False, what="reading the pgpool log")
+        return done.stdout if done.returncode == 0 else ""
+
+    def stop(self) -> list[str]:
+        """Stop it (killing what a stop request leaves), and remove pool_passwd."""
+        if not self.started:
+            return []
+        self.started = False
+        try:
+            said = self.ssh.shell(_STOP, self.root, self.binary, timeout=60,
+                                  what="stopping pgpool").stdout.strip()
+        except (ProcessError, ServerError) as exc:
+            log.warning("%s", exc)
+            return [f"could not stop Pgpool-II in {self.root}: {exc}"]
+        return [said] if said else []
