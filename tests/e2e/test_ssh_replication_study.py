@@ -116,7 +116,8 @@ def test_the_report_has_the_s7_table_and_nothing_is_left_there(
     sockets = [p for p in Path("/tmp").glob("teiten-*") if (p / ".teiten-owned").exists()
                and "sockets of sr-" in (p / ".teiten-owned").read_text()]
     assert sockets == [], "the standbys' socket directories are removed"
-    assert not [p for p in psutil.process_iter(["name"]) if p.info["name"] == "pgpool"]
+    assert not [p for p in psutil.process_iter(["name", "status"])
+                if p.info["name"] == "pgpool" and p.info["status"] != psutil.STATUS_ZOMBIE]
 
 
 KILLED = """\

@@ -117,20 +117,19 @@ def test_sync_standbys_over_ssh_stream_take_reads_restore_and_leave_nothing(
     assert slot.socket_dir is not None and not Path(slot.socket_dir).exists()
 
 
-def _pgpools_of(home: Path) -> list[psutil.Process]:
-    """pgpool processes running with a configuration file under ``home``."""
-    found = []
-    for proc in psutil.process_iter(["name", "cmdline"]):
-        cmdline = " ".join(proc.info["cmdline"] or [])
-        if proc.info["name"] == "pgpool" and str(home) in cmdline:
-            found.append(proc)
-    return found
+def _pgpools() -> set[int]:
+    """Every pgpool process of the host account (the children rename themselves, so their
+    command line no longer names the configuration file)."""
+    return {p.pid for p in psutil.process_iter(["name", "username", "status"])
+            if p.info["name"] == "pgpool" and p.info["username"] == "postgres"
+            and p.info["status"] != psutil.STATUS_ZOMBIE}
 
 
 def test_pgpool_next_to_each_node_over_ssh_streaming_and_native(
         sshd: Sshd, pg15: Install, run_dir: Path) -> None:
     w = _workload("tpcb-like")
     remote_base = REMOTE_HOME / ".cache" / "teiten" / "clusters" / run_dir.name
+    before = _pgpools()
     for mode in ("async", "native"):
         spec = ServerSpec(name=f"pool-{mode}", install="15", ssh=sshd.alias,
                           ssh_config=str(sshd.config), replicas=1, replication=mode, pgpool=True)
@@ -178,16 +177,18 @@ def test_pgpool_next_to_each_node_over_ssh_streaming_and_native(
             end = server.end_trial()
             assert end.crashed is None, end.crashed
             assert "## pgpool1" in end.log and not passwd.exists()
-            assert not _pgpools_of(remote_base)
+            assert _pgpools() == before
 
             # A killed run: its pgpool and clusters on the host are stopped by the cleanup.
             server.begin_trial(w, "t2", prewarm=False)
-            assert len(_pgpools_of(remote_base)) >= 2
+            assert len(_pgpools() - before) >= 2 * 4  # main, logger, children, pcp
             said = remove_leftovers(spec.name, sshd.alias, str(sshd.config), run_dir.name)
             assert sum("killed leftover Pgpool-II" in s for s in said) == 2, said
-            assert not _pgpools_of(remote_base) and not remote_base.exists()
+            time.sleep(0.5)
+            assert _pgpools() == before, "no child of a killed pgpool outlives it"
+            assert not remote_base.exists()
             server.pgpools = []
             server.slots.clear()
         finally:
             server.close()
-        assert not _pgpools_of(remote_base)
+        assert _pgpools() == before

@@ -43,13 +43,16 @@ exit 0
 """
 
 # Kill the pgpool of the directory $d whose pid file names it (and only when that process
-# runs with the configuration file there), its children first. Sets $killed.
+# runs with the configuration file there): stopped first, so that it cannot fork new
+# children for the ones killed (they would outlive it, adopted by init), then its children,
+# then itself. Sets $killed.
 KILL = """\
 killed=""
 pid=$(tr -d '\\000' < "$d/pgpool.pid" 2>/dev/null) || pid=""
 case "$pid" in ''|*[!0-9]*) pid="" ;; esac
 if [ -n "$pid" ] && tr '\\000' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$d/pgpool.conf"; then
-  pkill -KILL -P "$pid" 2>/dev/null; kill -KILL "$pid" 2>/dev/null; killed="$pid"
+  kill -STOP "$pid" 2>/dev/null; pkill -KILL -P "$pid" 2>/dev/null
+  kill -KILL "$pid" 2>/dev/null; killed="$pid"
 fi
 """
 
