@@ -12,7 +12,8 @@ reaches it (the server side of ``$SSH_CONNECTION`` there) and on 127.0.0.1, with
 socket. pg_hba.conf admits only this client's address (the client side of
 ``$SSH_CONNECTION``), with scram-sha-256 for a random password that teiten makes for each
 cluster and keeps in memory only: it goes to initdb on stdin, to pgbench as PGPASSWORD, and
-to teiten's own connections as a parameter, and is never written to a file or a command line.
+to teiten's own connections as a parameter, and is never written to a file or a command line
+(except, while it runs, the pool_passwd of a Pgpool-II in front of the nodes: servers/ssh_pgpool.py).
 """
 
 from __future__ import annotations
