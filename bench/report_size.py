@@ -18,8 +18,9 @@ from bench.common import ROOT
 from teiten.drivers.pgbench_output import PgbenchOutput, ProgressPoint
 from teiten.plan import plan
 from teiten.report.build import write_study_report
+from teiten.results import Evidence, TrialResult
 from teiten.spec import load_text
-from teiten.store import Evidence, Store
+from teiten.store import Store
 
 STUDY = """
 study: report-size
@@ -72,9 +73,8 @@ def build(path: Path, trials: int = 5000, seconds: int = 10) -> tuple[Store, int
             waits=[("client backend", "CPU", "CPU", 80), ("client backend", "LWLock",
                                                           "WALWrite", 20)],
             details={})
-        store.finish_trial(sid, t.trial_id, status="ok", finished_at="2026-01-01T00:00:10+00:00",
-                           error=None, output=out, argv=[], stdout="", stderr="",
-                           server_log="", notes=[], evidence=evidence)
+        store.finish_trial(sid, TrialResult(t.trial_id, "ok", "2026-01-01T00:00:10+00:00",
+                                            figures=out.figures(), evidence=evidence))
     return store, sid
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import hashlib
 import random
 
+from teiten.results import PlannedTrial
 from teiten.spec import Study, WorkloadSpec
-from teiten.store.db import PlannedTrial
 from teiten.workloads import statements
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import psutil
 import psycopg
@@ -33,6 +33,7 @@ from teiten.monitors.profile import Profile, Profiler
 from teiten.monitors.system import SystemMonitor, SystemResult
 from teiten.plan import plan
 from teiten.remote import Ssh
+from teiten.results import Evidence, TrialResult
 from teiten.servers import profiles
 from teiten.servers.base import Endpoint, Server
 from teiten.servers.cluster import conf_value
@@ -43,7 +44,7 @@ from teiten.servers.ssh import SshServer
 from teiten.servers.ssh_topology import SshTopologyServer
 from teiten.servers.topology import TopologyServer
 from teiten.spec import ServerSpec, Study, load_text
-from teiten.store import Evidence, Store
+from teiten.store import Store
 from teiten.workloads import Workload, apps, statements
 
 log = logging.getLogger(__name__)
@@ -285,8 +286,7 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     except (TeitenError, psycopg.Error, OSError) as exc:
         reason = f"preparing {trial['server']}/{trial['workload']} failed: {exc}"
         ctx.broken[key] = f"skipped: {reason}"
-        store.finish_trial(sid, tid, status="failed", finished_at=now(), error=reason,
-                           output=None, argv=[], stdout="", stderr="", server_log="", notes=[])
+        store.finish_trial(sid, TrialResult(tid, "failed", now(), error=reason))
         return "failed", reason
     if trial["server"] not in ctx.described:
         store.set_server_description(sid, trial["server"], server.describe())
@@ -362,33 +362,33 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     notes = list(end.notes) + (seen.warnings if seen else []) + notes
     evidence = seen.evidence() if seen else None
     if profile is not None:
-        evidence = evidence or Evidence([], {}, [], {})
+        evidence = evidence or Evidence()
         evidence.details["profile"] = profile.to_json()
     if affinity is not None and isinstance(server, LocalServer) and server.placement is not None:
-        evidence = evidence or Evidence([], {}, [], {})
+        evidence = evidence or Evidence()
         client = ctx.client_cpus.get(trial["server"])
         evidence.details["placement"] = {**server.placement.to_json(), "watch": affinity.to_json(),
                                          "client_cpus": cpus.format_list(client) if client else "any"}
     if log_mark is not None and run is not None and run.output.transactions:
         locks = _lwlock_stats(end.log, log_mark, run.output.transactions)
         if locks:
-            evidence = evidence or Evidence([], {}, [], {})
+            evidence = evidence or Evidence()
             evidence.details["lwlock"] = locks
     if together is not None or lag is not None or host is not None:
-        evidence = _topology_evidence(evidence or Evidence([], {}, [], {}), together, lag, host)
+        evidence = _topology_evidence(evidence or Evidence(), together, lag, host)
     if error is None and run is not None:
         error = _verdict(run, end.crashed) or (affinity.failure() if affinity else None)
     out = run.output if run is not None else None
     if measured is not None:  # an app workload: its figures cover the measured window
         out, app_details, app_error = measured
-        evidence = evidence or Evidence([], {}, [], {})
+        evidence = evidence or Evidence()
         evidence.details["app"] = app_details
         error = error or app_error
-    status = "failed" if error else "ok"
-    store.finish_trial(sid, tid, status=status, finished_at=now(), error=error, output=out,
-                       argv=run.argv if run else [], stdout=run.stdout if run else "",
-                       stderr=run.stderr if run else "", server_log=end.log, notes=notes,
-                       evidence=evidence)
+    status: Literal["ok", "failed"] = "failed" if error else "ok"
+    store.finish_trial(sid, TrialResult(
+        tid, status, now(), error=error, figures=out.figures() if out is not None else None,
+        argv=tuple(run.argv) if run else (), stdout=run.stdout if run else "",
+        stderr=run.stderr if run else "", server_log=end.log, notes=tuple(notes), evidence=evidence))
     if error:
         return status, error
     assert out is not None and out.tps is not None
@@ -433,10 +433,10 @@ def _suite_trial(ctx: _Context, trial: Any, server: Server, workload: Workload) 
     end = server.end_trial()
     error = error or end.crashed
     steps = session.steps if session is not None else []
-    store.finish_trial(sid, tid, status="failed" if error else "ok", finished_at=now(),
-                       error=error, output=None, argv=[], stdout="", stderr="",
-                       server_log=end.log, notes=list(end.notes) + (session.notes if session else []),
-                       steps=[st.to_json() for st in steps])
+    store.finish_trial(sid, TrialResult(
+        tid, "failed" if error else "ok", now(), error=error, server_log=end.log,
+        notes=tuple(end.notes) + tuple(session.notes if session else ()),
+        steps=tuple(st.record() for st in steps)))
     if error:
         return "failed", error
     total = sum(st.seconds for st in steps)

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from teiten.plan import plan, trial_id
+from teiten.results import PlannedTrial
 from teiten.spec import Study
-from teiten.store.db import PlannedTrial
 
 
 def make_study(**overrides: Any) -> Study:

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from teiten.errors import StoreError, StoreVersionError, UserError
-from teiten.store import PlannedTrial, Store
+from teiten.results import (
+    Evidence,
+    LoadFigures,
+    PlannedTrial,
+    Point,
+    ProgressPoint,
+    StatementLatency,
+    StepRecord,
+    TrialResult,
+)
+from teiten.store import Store
 from teiten.store.schema import SCHEMA_VERSION
 
 
@@ -75,3 +86,48 @@ def test_an_old_store_is_migrated_step_by_step_and_keeps_its_trials(tmp_path: Pa
     assert store.conn.execute("SELECT count(*) FROM metrics").fetchone()[0] == 0
     assert store.trials(1)[0]["variant"] == ""  # 3: a pgbench trial has no variant
     assert store.steps(1) == []
+
+
+def test_a_trial_result_goes_in_and_the_study_comes_back_in_one_piece(tmp_path: Path) -> None:
+    store, sid = _new(tmp_path / "s.db")
+    figures = LoadFigures(tps=500.0, transactions=1000, failed_transactions=0, duration_s=2.0,
+                          latency_ms_avg=2.0, latency_ms_stddev=0.5, initial_connection_ms=1.5,
+                          pgbench_version="18.6",
+                          progress=(ProgressPoint(1.0, 490.0, 2.0, 0.4, 0),
+                                    ProgressPoint(2.0, 510.0, 1.9, 0.6, 0)),
+                          statements=(StatementLatency(0, 1, 0.5, 0, "SELECT 1;"),))
+    evidence = Evidence(series=[("system", 1.0, "cpu.user", 40.0)], metrics={"cpu_user": 40.0},
+                        waits=[("client backend", "CPU", "CPU", 9)], details={"app": {"nopm": 3}})
+    store.finish_trial(sid, TrialResult("t1", "ok", "2026-01-01T00:00:05+00:00", figures=figures,
+                                        argv=("pgbench", "-n"), server_log="log", notes=("a note",),
+                                        evidence=evidence))
+    step = StepRecord("query", "k1", 0.25, 3, {"plan": None, "extra": {"x": 1}})
+    store.finish_trial(sid, TrialResult("t2", "failed", "2026-01-01T00:00:09+00:00",
+                                        error="step 2 failed: boom", steps=(step,)))
+    found = store.study_results(sid)
+    assert (found.name, found.seed, found.fingerprint) == ("s", 1, {"cpu_model": "x"})
+    assert [(s.name, s.position, s.kind) for s in found.servers] == [("a", 0, "local")]
+    first, second = found.trials
+    assert first.point == Point("a", "w", 1) and first.status == "ok" and first.study_id == sid
+    assert first.figures == replace(figures, progress=(), statements=())
+    assert second.status == "failed" and second.error == "step 2 failed: boom"
+    assert second.figures is None and found.ok() == (first,)
+    assert [(r["t"], r["tps"], r["failed"]) for r in store.progress(sid, "t1")] == [
+        (1.0, 490.0, 0), (2.0, 510.0, 0)]
+    assert [r["command"] for r in store.statements(sid, "t1")] == ["SELECT 1;"]
+    assert store.metrics(sid, "t1") == {"cpu_user": 40.0}
+    assert store.details(sid, "t1") == {"app": {"nopm": 3}}
+    assert [StepRecord.from_json({k: v for k, v in d.items() if k != "trial_id"})
+            for d in store.steps(sid, "t2")] == [step]
+    assert first.row()["tps"] == 500.0 and first.row()["variant"] == ""
+
+
+def test_a_result_that_contradicts_itself_is_refused() -> None:
+    with pytest.raises(ValueError, match="a failed trial has an error"):
+        TrialResult("t", "failed", "now")
+    with pytest.raises(ValueError, match="a failed trial has an error"):
+        TrialResult("t", "ok", "now", error="but it failed")
+    with pytest.raises(ValueError, match="ok or failed"):
+        TrialResult("t", "skipped", "now")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="at least 1 client"):
+        Point("a", "w", 0)

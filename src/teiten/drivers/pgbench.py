@@ -39,14 +39,6 @@ def argv(install: Install, endpoint: Endpoint, workload: Workload, *, clients: i
     ]
 
 
-def measured_duration(output: PgbenchOutput) -> float | None:
-    """The seconds pgbench measured over: transactions / tps (tps excludes the time spent
-    connecting), or the requested duration when nothing ran."""
-    if output.tps and output.transactions:
-        return output.transactions / output.tps
-    return output.duration_s
-
-
 def timeout_for(duration_s: float) -> float:
     """How long a run may take before it is killed: pgbench -T overruns a little while
     clients finish their last transaction and disconnect."""

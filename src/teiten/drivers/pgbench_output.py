@@ -39,27 +39,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-
-@dataclass(frozen=True)
-class ProgressPoint:
-    """One ``progress:`` line of ``-P`` (pgbench writes them to stderr)."""
-
-    t: float  # seconds since start (or epoch seconds with --progress-timestamp)
-    tps: float
-    latency_ms: float | None
-    latency_stddev_ms: float | None
-    failed: int | None  # 15+: "N failed"; None when absent
-
-
-@dataclass(frozen=True)
-class StatementLatency:
-    """One line of the ``-r`` report."""
-
-    script_index: int  # 0-based; 0 for a single script
-    line_no: int  # 1-based index of the line within that script's listing
-    latency_ms: float
-    failures: int | None  # 15+ column; None in older versions
-    command: str
+from teiten.results import LoadFigures, ProgressPoint, StatementLatency
 
 
 @dataclass(frozen=True)
@@ -95,6 +75,22 @@ class PgbenchOutput:
     progress: tuple[ProgressPoint, ...]
     statements: tuple[StatementLatency, ...]
     scripts: tuple[ScriptStats, ...]
+
+    def measured_duration(self) -> float | None:
+        """The seconds pgbench measured over: transactions / tps (tps excludes the time spent
+        connecting), or the requested duration when nothing ran."""
+        if self.tps and self.transactions:
+            return self.transactions / self.tps
+        return self.duration_s
+
+    def figures(self) -> LoadFigures:
+        """What the store keeps of this run."""
+        return LoadFigures(
+            tps=self.tps, transactions=self.transactions,
+            failed_transactions=self.failed_transactions, duration_s=self.measured_duration(),
+            latency_ms_avg=self.latency_ms_avg, latency_ms_stddev=self.latency_ms_stddev,
+            initial_connection_ms=self.initial_connection_ms, pgbench_version=self.pgbench_version,
+            progress=self.progress, statements=self.statements)
 
 
 _NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|inf|Inf))"

@@ -28,6 +28,7 @@ from psycopg import sql
 
 from teiten.drivers import explain
 from teiten.errors import ServerError
+from teiten.results import StepRecord
 
 # Given by the server: restart it with a cold cache; returns the new conninfo and what was done.
 ColdRestart = Callable[[], tuple[str, dict[str, Any]]]
@@ -59,6 +60,10 @@ class Step:
         return {"name": self.name, "param": self.param, "seconds": self.seconds, "rows": self.rows,
                 "plan": self.plan.to_json() if self.plan else None, "sizes": self.sizes,
                 "indexes": list(self.indexes), "cache": self.cache, "extra": self.extra}
+
+    def record(self) -> StepRecord:
+        """The step as the store keeps it."""
+        return StepRecord.from_json(self.to_json())
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Step:

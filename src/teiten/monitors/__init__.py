@@ -11,8 +11,8 @@ import psycopg
 
 from teiten.monitors import database
 from teiten.monitors.system import SystemMonitor, SystemResult
+from teiten.results import Evidence
 from teiten.servers.base import Endpoint
-from teiten.store.db import Evidence
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
-"""The results store (SQLite by default)."""
+"""The results store (SQLite by default): it writes and reads the model of teiten.results."""
 
-from teiten.store.db import Evidence, PlannedTrial, Store, result_rows
+from teiten.store.db import Store, result_rows
 
-__all__ = ["Evidence", "PlannedTrial", "Store", "result_rows"]
+__all__ = ["Store", "result_rows"]

@@ -10,13 +10,18 @@ import contextlib
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from teiten.drivers.pgbench import measured_duration
-from teiten.drivers.pgbench_output import PgbenchOutput
 from teiten.errors import StoreError, StoreVersionError, UserError
+from teiten.results import (
+    LoadFigures,
+    PlannedTrial,
+    ServerRecord,
+    StudyResults,
+    TrialRecord,
+    TrialResult,
+)
 from teiten.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 RESULT_FIELDS = (
@@ -25,29 +30,6 @@ RESULT_FIELDS = (
     "latency_ms_avg", "latency_ms_stddev", "started_at", "finished_at", "error",
     "variant",  # last, so that existing CSV readers keep their columns
 )
-
-
-@dataclass(frozen=True)
-class PlannedTrial:
-    trial_id: str
-    order_index: int
-    server: str
-    workload: str
-    clients: int
-    threads: int
-    repetition: int
-    duration_s: float
-    variant: str = ""  # a measured-statement workload's variant, e.g. "models=jsonb indexes=brin"
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What the monitors saw during a trial, as the store keeps it."""
-
-    series: list[tuple[str, float, str, float]]      # source, t, name, value
-    metrics: dict[str, float]
-    waits: list[tuple[str, str, str, int]]           # backend_type, type, event, samples
-    details: dict[str, Any]
 
 
 class Store:
@@ -187,6 +169,24 @@ class Store:
         return list(self.conn.execute(sql + " WHERE t.study_id=? ORDER BY t.order_index",
                                       (study_id,)))
 
+    def records(self, study_id: int | None = None) -> list[TrialRecord]:
+        """Every trial of a study (or of every study), typed, in the order of the plan."""
+        return [_record(r) for r in self.trials(study_id)]
+
+    def study_results(self, study_id: int) -> StudyResults:
+        """One study in one piece: its spec, fingerprint, servers and trials."""
+        row = self.study(study_id)
+        servers = tuple(
+            ServerRecord(r["name"], r["position"], r["kind"], json.loads(r["spec_json"]),
+                         json.loads(r["description"]) if r["description"] else None)
+            for r in self.servers(study_id))
+        return StudyResults(
+            study_id=study_id, name=row["name"], source=row["source"], spec_yaml=row["spec_yaml"],
+            spec=json.loads(row["spec_json"]), seed=row["seed"], state=row["state"],
+            created_at=row["created_at"], finished_at=row["finished_at"],
+            fingerprint=json.loads(row["fingerprint"]), teiten_version=row["teiten_version"],
+            servers=servers, trials=tuple(self.records(study_id)))
+
     def progress(self, study_id: int, trial_id: str) -> list[sqlite3.Row]:
         return list(self.conn.execute(
             "SELECT * FROM progress WHERE study_id=? AND trial_id=? ORDER BY t",
@@ -253,23 +253,18 @@ class Store:
                 f"({','.join('?' * len(states))})", (study_id, *states))
         return cur.rowcount
 
-    def finish_trial(self, study_id: int, trial_id: str, *, status: str, finished_at: str,
-                     error: str | None, output: PgbenchOutput | None, argv: list[str],
-                     stdout: str, stderr: str, server_log: str, notes: list[str],
-                     evidence: Evidence | None = None,
-                     steps: Sequence[dict[str, Any]] = ()) -> None:
+    def finish_trial(self, study_id: int, result: TrialResult) -> None:
         """Record a finished trial (ok or failed) with everything it produced, atomically.
-        ``steps`` are a measured-statement trial's (Step.to_json()), kept even when it failed."""
-        o = output
+        A measured-statement trial's steps are kept even when it failed."""
+        trial_id, o = result.trial_id, result.figures
         with self.transaction() as c:
             for table in ("series", "metrics", "waits", "details", "steps"):
                 c.execute(f"DELETE FROM {table} WHERE study_id=? AND trial_id=?",  # noqa: S608
                           (study_id, trial_id))
             c.executemany("INSERT INTO steps VALUES (?,?,?,?,?,?,?,?)", [
-                (study_id, trial_id, i, st["name"], st["param"], st["seconds"], st["rows"],
-                 json.dumps({k: v for k, v in st.items()
-                             if k not in ("name", "param", "seconds", "rows")}))
-                for i, st in enumerate(steps)])
+                (study_id, trial_id, i, st.name, st.param, st.seconds, st.rows, json.dumps(dict(st.body)))
+                for i, st in enumerate(result.steps)])
+            evidence = result.evidence
             if evidence is not None:
                 c.executemany("INSERT INTO series VALUES (?,?,?,?,?,?)",
                               [(study_id, trial_id, *row) for row in evidence.series])
@@ -285,13 +280,13 @@ class Store:
                 " failed_transactions=?, duration_s=?, latency_ms_avg=?, latency_ms_stddev=?,"
                 " initial_connection_ms=?, pgbench_version=?, argv=?, stdout=?, stderr=?,"
                 " server_log=?, notes=? WHERE study_id=? AND trial_id=?",
-                (status, finished_at, error,
+                (result.status, result.finished_at, result.error,
                  o.tps if o else None, o.transactions if o else None,
-                 o.failed_transactions if o else None, measured_duration(o) if o else None,
+                 o.failed_transactions if o else None, o.duration_s if o else None,
                  o.latency_ms_avg if o else None, o.latency_ms_stddev if o else None,
                  o.initial_connection_ms if o else None, o.pgbench_version if o else None,
-                 json.dumps(argv), stdout, stderr, server_log, json.dumps(notes),
-                 study_id, trial_id))
+                 json.dumps(list(result.argv)), result.stdout, result.stderr, result.server_log,
+                 json.dumps(list(result.notes)), study_id, trial_id))
             c.execute("DELETE FROM progress WHERE study_id=? AND trial_id=?", (study_id, trial_id))
             c.execute("DELETE FROM statements WHERE study_id=? AND trial_id=?",
                       (study_id, trial_id))
@@ -319,15 +314,32 @@ MONITOR_FIELDS = ("cpu_user", "cpu_sys", "cpu_iowait", "cpu_idle", "cpu_steal", 
                   "blks_hit", "blks_read", "checkpoints_in_window")
 
 
+def _record(row: sqlite3.Row) -> TrialRecord:
+    planned = PlannedTrial(
+        trial_id=row["trial_id"], order_index=row["order_index"], server=row["server"],
+        workload=row["workload"], clients=row["clients"], threads=row["threads"],
+        repetition=row["repetition"], duration_s=row["planned_duration_s"], variant=row["variant"])
+    figures = None
+    if row["transactions"] is not None:
+        figures = LoadFigures(
+            tps=row["tps"], transactions=row["transactions"],
+            failed_transactions=row["failed_transactions"], duration_s=row["duration_s"],
+            latency_ms_avg=row["latency_ms_avg"], latency_ms_stddev=row["latency_ms_stddev"],
+            initial_connection_ms=row["initial_connection_ms"], pgbench_version=row["pgbench_version"])
+    return TrialRecord(planned, study_id=row["study_id"], study=row["study"], status=row["status"],
+                       attempts=row["attempts"], started_at=row["started_at"],
+                       finished_at=row["finished_at"], error=row["error"], figures=figures)
+
+
 def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any]]:
     """Every trial as a plain dict with the fields of ``teiten results``, and what the
     monitors saw (None where they did not run)."""
     rows = []
-    for row in store.trials(study_id):
-        out = {k: row[k] for k in RESULT_FIELDS}
-        metrics = store.metrics(row["study_id"], row["trial_id"])
+    for record in store.records(study_id):
+        out = record.row()
+        metrics = store.metrics(record.study_id, record.trial_id)
         for k in MONITOR_FIELDS:
             out[k] = metrics.get(k)
-        out["top_waits"] = store.top_waits(row["study_id"], row["trial_id"])
+        out["top_waits"] = store.top_waits(record.study_id, record.trial_id)
         rows.append(out)
     return rows
