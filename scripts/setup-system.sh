@@ -33,6 +33,10 @@ command -v ssh >/dev/null || need+=(openssh-client)
 [ -x /usr/sbin/pgpool ] || need+=(pgpool2)
 command -v ip >/dev/null || need+=(iproute2)
 command -v nsenter >/dev/null || need+=(util-linux)
+# perf for flame graphs (the tests profile a trial); the docker CLI for docker servers (the
+# tests check what teiten says when no engine answers; installing it starts no daemon here).
+command -v perf >/dev/null || need+=(linux-perf)
+command -v docker >/dev/null || need+=(docker.io)
 # Source builds (teiten install --from-source; the tests build PostgreSQL 15 once).
 command -v gcc >/dev/null || need+=(gcc)
 command -v make >/dev/null || need+=(make)
@@ -47,7 +51,7 @@ fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-system: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  # sshd and pgpool2 are services: installing them must not start them (policy-rc.d 101).
+  # sshd, pgpool2 and docker are services: installing them must not start them (policy-rc.d 101).
   made_policy=""
   if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d

@@ -17,6 +17,7 @@ from typing import Protocol
 
 import pytest
 from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
+from tests.requirements import missing
 
 from teiten.installs import Install
 
@@ -82,7 +83,7 @@ def run_bad(workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> B
         files = tree(workdir)
         done = run_cli(*args, cwd=cwd or workdir, timeout=180)
         if "cannot read the PyPI index" in done.stderr:
-            pytest.skip(f"no network to reach PyPI: {done.stderr.strip()}")
+            missing(f"no network to reach PyPI: {done.stderr.strip()}")
         assert "Traceback" not in done.stderr, done.stderr
         assert done.returncode in codes, (done.returncode, done.stderr)
         assert done.stdout == "", done.stdout
@@ -184,7 +185,8 @@ def test_script_that_is_a_directory(workdir: Path, run_bad: BadInput) -> None:
                     "absolute one")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads mode-000 files")
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a mode-000 file, so this error cannot be "
+                    "provoked as root; the machines here run the tests as root")
 def test_unreadable_script(workdir: Path, run_bad: BadInput) -> None:
     script = workdir / "secret.pgbench"
     script.write_text("SELECT 1;\n")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import run_cli
+from tests.requirements import missing
 
 STUDY = """
 study: e2e
@@ -128,7 +129,7 @@ def test_html_report_is_self_contained_and_renders_in_a_browser(
     assert "前バージョン比" in html
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
-        pytest.skip("no chromium; make system installs it")
+        missing("no chromium; make system installs it")
     profile = work / "chromium-profile"
     shot = work / "report.png"
     args = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",

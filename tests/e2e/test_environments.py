@@ -18,8 +18,8 @@ from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
 
 from teiten import netns
 
-pytestmark = pytest.mark.skipif(netns.available() is not None,
-                                reason=f"network namespaces: {netns.available()}")
+WHY_NOT = netns.available()
+pytestmark = pytest.mark.requires(WHY_NOT and f"network namespaces: {WHY_NOT}")
 
 STUDY = """\
 study: env-e2e

@@ -15,8 +15,8 @@ from tests.conftest import TEST_HOME, clusters_snapshot, postgres_processes_unde
 
 from teiten.servers import pgpool
 
-pytestmark = pytest.mark.skipif(pgpool.available() is not None,
-                                reason=f"Pgpool-II: {pgpool.available()}")
+WHY_NOT = pgpool.available()
+pytestmark = pytest.mark.requires(WHY_NOT and f"Pgpool-II: {WHY_NOT}")
 
 STUDY = """\
 study: s7-e2e

@@ -11,8 +11,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 from tests.conftest import run_cli
+from tests.requirements import missing
 
 STUDY = """
 study: browser
@@ -35,7 +35,7 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
-        pytest.skip("no chromium; make system installs it")
+        missing("no chromium; make system installs it")
     return found
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import run_cli
 
-pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+pytestmark = pytest.mark.requires(None if len(os.sched_getaffinity(0)) >= 2 else "needs 2 CPUs")
 
 
 def test_scaleup_sweeps_cores_and_explains(pg17, workdir: Path) -> None:

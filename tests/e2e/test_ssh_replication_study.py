@@ -18,7 +18,8 @@ import pytest
 from tests.conftest import TEST_HOME, run_cli
 from tests.sshd import Sshd, available, running_sshd
 
-pytestmark = pytest.mark.skipif(available() is not None, reason=f"sshd: {available()}")
+WHY_NOT = available()
+pytestmark = pytest.mark.requires(WHY_NOT and f"sshd: {WHY_NOT}")
 
 STUDY = """\
 study: ssh-sr-e2e

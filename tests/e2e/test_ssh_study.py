@@ -15,7 +15,8 @@ import pytest
 from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
 from tests.sshd import Sshd, available, free_port, running_sshd
 
-pytestmark = pytest.mark.skipif(available() is not None, reason=f"sshd: {available()}")
+WHY_NOT = available()
+pytestmark = pytest.mark.requires(WHY_NOT and f"sshd: {WHY_NOT}")
 
 STUDY = """\
 study: ssh-e2e

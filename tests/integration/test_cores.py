@@ -16,7 +16,7 @@ from tests.conftest import TEST_HOME, clusters_snapshot, postgres_processes_unde
 
 from teiten import cpus
 
-pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+pytestmark = pytest.mark.requires(None if len(os.sched_getaffinity(0)) >= 2 else "needs 2 CPUs")
 
 PARALLEL = """SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;

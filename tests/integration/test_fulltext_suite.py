@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import ScratchDatabase, scratch_database
+from tests.requirements import missing
 
 from teiten.drivers.sql import Session, Step
 from teiten.workloads import fulltext
@@ -258,10 +259,10 @@ def _sharedir(install: Any) -> Path:
 def test_rum_finds_what_tsvector_finds_on_the_system_postgresql_15() -> None:
     pg15 = _system_pg15()
     if pg15 is None:
-        pytest.skip("no system PostgreSQL 15 (Debian's /usr/lib/postgresql/15/bin) on this machine")
+        missing("no system PostgreSQL 15 (Debian's /usr/lib/postgresql/15/bin) on this machine")
     control = _sharedir(pg15) / "extension" / "rum.control"
     if not control.is_file():
-        pytest.skip(f"RUM is not installed for the system PostgreSQL 15 ({control} is missing; "
+        missing(f"RUM is not installed for the system PostgreSQL 15 ({control} is missing; "
                     "Debian's package is postgresql-15-rum)")
     options = dict(OPTIONS, documents=500)
     with scratch_database(pg15, locale="C.UTF-8") as db:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import run_cli
+from tests.requirements import missing
 
 STUDY = """
 study: monitors
@@ -35,7 +36,7 @@ def store(pg17, pg18, teiten_home: Path) -> Path:
     from teiten.installs import find_all
 
     if not any(i.major == 15 for i in find_all()):
-        pytest.skip("PostgreSQL 15 from the system is not installed")
+        missing("PostgreSQL 15 from the system is not installed")
     work = teiten_home / "work" / "monitors"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -151,7 +152,7 @@ def test_pg_wait_sampling_and_pg_stat_statements_when_preloaded(workdir: Path) -
 
     pg15 = next((i for i in find_all() if i.major == 15 and i.origin == "system"), None)
     if pg15 is None or not (pg15.bindir.parent / "lib" / "pg_wait_sampling.so").is_file():
-        pytest.skip("pg_wait_sampling for the system's PostgreSQL 15 is not installed")
+        missing("pg_wait_sampling for the system's PostgreSQL 15 is not installed")
     study = workdir / "ws.yaml"
     study.write_text("study: ws\nservers:\n  - name: pg15\n    install: '15'\n    settings: "
                      "{shared_preload_libraries: 'pg_wait_sampling,pg_stat_statements'}\n"

@@ -13,6 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 from tests.conftest import TEST_HOME
+from tests.requirements import missing
 
 from teiten import netns, paths, procs
 from teiten.installs import Install, find_all
@@ -21,7 +22,7 @@ from teiten.spec import InitdbOptions
 
 Placed = tuple[Cluster, netns.Namespace]
 WHY_NOT = netns.available()
-pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=f"no network namespaces: {WHY_NOT}")
+pytestmark = pytest.mark.requires(WHY_NOT and f"no network namespaces: {WHY_NOT}")
 
 
 def _ip(*args: str) -> str:
@@ -47,7 +48,7 @@ def _refused(host: str, port: int) -> bool:
 def pg15() -> Install:
     found = next((i for i in find_all() if i.major == 15 and i.origin == "system"), None)
     if found is None:
-        pytest.skip("no system PostgreSQL 15 (Debian's /usr/lib/postgresql/15/bin) here")
+        missing("no system PostgreSQL 15 (Debian's /usr/lib/postgresql/15/bin) here")
     return found
 
 

@@ -18,6 +18,7 @@ from tests.integration.test_replication import (
     scratch_root,
     topology,
 )
+from tests.requirements import missing
 
 from teiten.errors import ServerError
 from teiten.installs import Install
@@ -32,10 +33,10 @@ def pg15(teiten_home: Path) -> Install:
 
     why = pgpool.available()
     if why is not None:
-        pytest.skip(why)
+        missing(why)
     found = [i for i in find_all() if i.major == 15 and i.origin == "system"]
     if not found:
-        pytest.skip("PostgreSQL 15 from the system is not installed")
+        missing("PostgreSQL 15 from the system is not installed")
     return found[0]
 
 

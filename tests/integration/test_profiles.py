@@ -33,7 +33,7 @@ def _profiles(store: Path) -> dict[str, dict[str, object]]:
             "USING (study_id, trial_id) WHERE d.kind = 'profile'")}
 
 
-@pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed here")
+@pytest.mark.requires(None if shutil.which("perf") else "perf is not installed here")
 def test_profiles_of_the_chosen_points_with_flame_graphs(pg17, pg18, workdir: Path) -> None:
     (workdir / "prof.yaml").write_text(STUDY)
     store = workdir / "prof.db"

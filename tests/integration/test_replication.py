@@ -13,6 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 from psycopg.conninfo import make_conninfo
+from tests.requirements import missing
 
 from teiten import paths, procs
 from teiten.errors import ServerError
@@ -30,7 +31,7 @@ def pg15(teiten_home: Path) -> Install:
 
     found = [i for i in find_all() if i.major == 15 and i.origin == "system"]
     if not found:
-        pytest.skip("PostgreSQL 15 from the system is not installed")
+        missing("PostgreSQL 15 from the system is not installed")
     return found[0]
 
 

@@ -30,8 +30,15 @@ PG15 = Path("/usr/lib/postgresql/15/bin")
 SIZING = Sizing(ram_bytes=1 << 40, disk_free_bytes=50 << 30, max_clients=4, data_bytes=30 << 20)
 REMOTE_HOME = Path("/var/lib/postgresql")  # the postgres account's home: where the host keeps clusters
 
-pytestmark = pytest.mark.skipif(available() is not None or not (PG15 / "postgres").exists(),
-                                reason=available() or "PostgreSQL 15 is not at /usr/lib/postgresql/15")
+
+def why_not() -> str | None:
+    """Why these tests cannot run here (a test sshd, the system's PostgreSQL 15), or None."""
+    if (why := available()) is not None:
+        return f"sshd: {why}"
+    return None if (PG15 / "postgres").exists() else f"PostgreSQL 15 is not at {PG15}"
+
+
+pytestmark = pytest.mark.requires(why_not())
 
 
 def _workload(name: str) -> Workload:

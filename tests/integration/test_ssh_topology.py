@@ -13,8 +13,8 @@ from pathlib import Path
 import psutil
 import psycopg
 import pytest
-from tests.integration.test_ssh_server import PG15, REMOTE_HOME, SIZING, _workload, pg15, sshd
-from tests.sshd import Sshd, available
+from tests.integration.test_ssh_server import PG15, REMOTE_HOME, SIZING, _workload, pg15, sshd, why_not
+from tests.sshd import Sshd
 
 from teiten import paths
 from teiten.drivers import load
@@ -26,8 +26,7 @@ from teiten.spec import ServerSpec
 
 __all__ = ["pg15", "sshd"]  # module fixtures, shared with test_ssh_server
 
-pytestmark = pytest.mark.skipif(available() is not None or not (PG15 / "postgres").exists(),
-                                reason=available() or "PostgreSQL 15 is not at /usr/lib/postgresql/15")
+pytestmark = pytest.mark.requires(why_not())
 
 
 @pytest.fixture

@@ -88,12 +88,13 @@ def test_engine_message_when_no_daemon_answers() -> None:
     assert docker.engine_message("c1", 0, "27.3.1\n", "") is None
 
 
-@pytest.mark.skipif(shutil.which("docker") is None, reason="the docker CLI is not installed")
+@pytest.mark.requires(None if shutil.which("docker") else "the docker CLI is not installed")
 def test_engine_problem_here_names_the_missing_engine() -> None:
     answer = subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"],
                             capture_output=True, text=True, timeout=20)
     if answer.returncode == 0:
-        pytest.skip("a Docker engine runs here")
+        pytest.skip("a Docker engine answers here, and this test checks what is said when none "
+                    "does (no machine here runs one)")
     problem = docker.engine_problem("c1")
     assert problem is not None
     assert problem.startswith("docker server 'c1': no Docker engine answers here (")
