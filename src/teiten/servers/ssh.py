@@ -40,10 +40,11 @@ from teiten.installs import Install
 from teiten.installs.model import parse_version
 from teiten.monitors.remote_system import RemoteBackend
 from teiten.remote import Ssh
-from teiten.servers import profiles, ssh_pgpool
+from teiten.servers import profiles
 from teiten.servers.base import Endpoint, TrialEnd, crash_verdict
 from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER, conf_value
 from teiten.servers.replication import node_name
+from teiten.servers.scripts import script
 from teiten.servers.sql import create_database, describe, prewarm_all
 from teiten.spec import ServerSpec
 from teiten.workloads import Workload
@@ -123,110 +124,6 @@ def _cidr(ip: str) -> str:
     return f"{ip}/128" if ":" in ip else f"{ip}/32"
 
 
-# $1 base (the run's directory), $2 root (the cluster's), $3 and $4 their markers' text.
-_MAKE_OWNED = f"""\
-set -e
-if [ -e "$2" ]; then
-  echo "$2 already exists; teiten only creates new directories there" >&2; exit 3
-fi
-if [ ! -d "$1" ]; then
-  mkdir -p "$1"; printf '%s' "$3" > "$1/{paths.MARKER}"
-elif [ ! -f "$1/{paths.MARKER}" ]; then
-  echo "$1 exists and has no {paths.MARKER} marker: teiten did not create it" >&2; exit 3
-fi
-mkdir "$2"; printf '%s' "$4" > "$2/{paths.MARKER}"
-"""
-
-# $1 a directory: removed only when teiten's marker is in it.
-_REMOVE_OWNED = f"""\
-[ -e "$1" ] || exit 0
-if [ -f "$1/{paths.MARKER}" ]; then rm -rf -- "$1"; else
-  echo "not removing $1: it has no {paths.MARKER} marker, so teiten did not create it" >&2; exit 3
-fi
-"""
-
-# $1 the run's directory: removed when nothing but the marker is left in it.
-_REMOVE_EMPTY_BASE = f"""\
-[ -f "$1/{paths.MARKER}" ] || exit 0
-[ "$(ls -A "$1")" = "{paths.MARKER}" ] && rm -rf -- "$1"
-exit 0
-"""
-
-# $@ candidate bindirs; then pg_config from the PATH. Prints "bindir<TAB>postgres --version".
-_FIND_INSTALL = """\
-for d in "$@"; do
-  [ -x "$d/postgres" ] && printf '%s\\t%s\\n' "$d" "$("$d/postgres" --version 2>&1)"
-done
-if command -v pg_config >/dev/null 2>&1; then
-  d=$(pg_config --bindir 2>/dev/null) && [ -x "$d/postgres" ] &&
-    printf '%s\\t%s\\n' "$d" "$("$d/postgres" --version 2>&1)"
-fi
-exit 0
-"""
-
-_FACTS = """\
-printf 'uid=%s\\n' "$(id -u)"
-printf 'home=%s\\n' "$HOME"
-printf 'conn=%s\\n' "$SSH_CONNECTION"
-printf 'mem=%s\\n' "$(grep '^MemTotal:' /proc/meminfo 2>/dev/null)"
-printf 'cpus=%s\\n' "$(getconf _NPROCESSORS_ONLN 2>/dev/null)"
-printf 'uname=%s\\n' "$(uname -srm)"
-"""
-
-# $1 the data directory: kill (TERM, then KILL) every process whose working directory it
-# is (the postmaster and its backends chdir there), as the layer after pg_ctl. Linux /proc.
-_KILL_LEFTOVERS = """\
-d=$(cd "$1" 2>/dev/null && pwd -P) || exit 0
-found=""
-for p in /proc/[0-9]*; do
-  [ "$(readlink "$p/cwd" 2>/dev/null)" = "$d" ] && found="$found ${p#/proc/}"
-done
-[ -n "$found" ] || exit 0
-echo "$found" | wc -w
-kill -TERM $found 2>/dev/null; sleep 2; kill -KILL $found 2>/dev/null
-exit 0
-"""
-
-# $1 the name of a killed run: stop every Pgpool-II and cluster it left on the host (SIGKILL
-# to each pgpool named by its pid file there, and to the processes whose working directory
-# is one of its data directories), remove the socket directories they name (when marked),
-# then the run's marked directory.
-_LEFTOVERS = f"""\
-base="$HOME/.cache/teiten/clusters/$1"
-[ -f "$base/{paths.MARKER}" ] || exit 0
-for f in "$base"/*/logs/*/pgpool*/pgpool.pid; do
-  [ -f "$f" ] || continue
-  d=${{f%/pgpool.pid}}
-{ssh_pgpool.KILL}
-  [ -z "$killed" ] || echo "killed leftover Pgpool-II $killed in $d"
-done
-for d in "$base"/*/data "$base"/*/node*/data; do
-  real=$(cd "$d" 2>/dev/null && pwd -P) || continue
-  found=""
-  for p in /proc/[0-9]*; do
-    [ "$(readlink "$p/cwd" 2>/dev/null)" = "$real" ] && found="$found ${{p#/proc/}}"
-  done
-  if [ -n "$found" ]; then
-    kill -KILL $found 2>/dev/null
-    echo "killed leftover server processes$found in $d"
-  fi
-  s=$(sed -n "s/^unix_socket_directories = '\\(..*\\)'$/\\1/p" "$d/{RUNTIME_CONF}" 2>/dev/null)
-  if [ -n "$s" ] && [ -f "$s/{paths.MARKER}" ]; then rm -rf -- "$s"; echo "removed $s"; fi
-done
-sleep 1
-rm -rf -- "$base" && echo "removed $base"
-exit 0
-"""
-
-# $1 a log directory: startup.log first, then the server's own files, oldest first.
-_READ_LOGS = """\
-cd "$1" 2>/dev/null || exit 0
-[ -f startup.log ] && cat startup.log
-for f in postgresql-*.log; do [ -f "$f" ] && cat "$f"; done
-exit 0
-"""
-
-
 class SshServer:
     """A cluster on the host ``spec.ssh``, controlled over OpenSSH."""
 
@@ -261,7 +158,8 @@ class SshServer:
             return self.host
         self.ssh.check()
         out: dict[str, str] = {}
-        for line in self.ssh.shell(_FACTS, timeout=30, what="reading the host").stdout.splitlines():
+        facts = self.ssh.shell(script("facts.sh"), timeout=30, what="reading the host").stdout
+        for line in facts.splitlines():
             key, _, value = line.partition("=")
             out[key] = value
         if out.get("uid") == "0":
@@ -296,7 +194,8 @@ class SshServer:
             want_major = ref.split(".")[0]
             want_version = ref if "." in ref else None
             looked = [f"/usr/lib/postgresql/{want_major}/bin"]
-        found = self.ssh.shell(_FIND_INSTALL, *looked, timeout=60, what="looking for PostgreSQL")
+        found = self.ssh.shell(script("find_install.sh"), *looked, timeout=60,
+                               what="looking for PostgreSQL")
         seen = []
         for line in found.stdout.splitlines():
             bindir, _, text = line.partition("\t")
@@ -334,7 +233,8 @@ class SshServer:
 
     def _remove(self, path: str) -> None:
         try:
-            self.ssh.shell(_REMOVE_OWNED, path, timeout=300, what=f"removing {path}")
+            self.ssh.shell(script("remove_owned.sh"), paths.MARKER, path, timeout=300,
+                           what=f"removing {path}")
         except (ProcessError, ServerError) as exc:
             log.warning("%s: %s", self._where(), exc)
 
@@ -354,7 +254,8 @@ class SshServer:
         self.connect()
         base = self._base()
         root = f"{base}/{self.name}--{workload.key}"
-        self.ssh.shell(_MAKE_OWNED, base, root, _marker(f"teiten run {self.run_dir.name}"),
+        self.ssh.shell(script("make_owned.sh"), paths.MARKER, base, root,
+                       _marker(f"teiten run {self.run_dir.name}"),
                        _marker(f"cluster of {self.name}/{workload.key}"), timeout=60,
                        what=f"creating {root}")
         self._created.append(root)
@@ -490,7 +391,7 @@ class SshServer:
                     notes.append(f"{mode} shutdown failed: {exc}")
                     log.warning("%s", notes[-1])
         try:
-            killed = self.ssh.shell(_KILL_LEFTOVERS, slot.data, timeout=60,
+            killed = self.ssh.shell(script("kill_leftovers.sh"), slot.data, timeout=60,
                                     what="killing leftover server processes").stdout.strip()
         except (ProcessError, ServerError) as exc:
             notes.append(f"could not look for leftover server processes: {exc}")
@@ -504,8 +405,8 @@ class SshServer:
     def _read_logs(self, log_dir: str | None) -> str:
         if log_dir is None:
             return ""
-        return self.ssh.shell(_READ_LOGS, log_dir, timeout=120, what="reading the server log",
-                              check=False).stdout
+        return self.ssh.shell(script("read_logs.sh"), log_dir, timeout=120,
+                              what="reading the server log", check=False).stdout
 
     def _version(self) -> str:
         return self.install.version if self.install is not None else str(self.spec.install)
@@ -647,8 +548,8 @@ class SshServer:
             self._created.clear()
             if self.host is not None:
                 try:
-                    self.ssh.shell(_REMOVE_EMPTY_BASE, self._base(), timeout=60,
-                                   what="removing the run's directory")
+                    self.ssh.shell(script("remove_empty_base.sh"), paths.MARKER, self._base(),
+                                   timeout=60, what="removing the run's directory")
                 except (ProcessError, ServerError) as exc:
                     log.warning("%s: %s", self._where(), exc)
         finally:
@@ -661,7 +562,8 @@ def remove_leftovers(name: str, target: str, ssh_config: str | None, run: str) -
     (a host that cannot be reached is a note: what is there stays)."""
     conn = Ssh(target, Path(ssh_config).expanduser() if ssh_config else None, label=name)
     try:
-        out = conn.shell(_LEFTOVERS, run, timeout=300, what="removing a killed run's clusters")
+        out = conn.shell(script("pgpool_kill.sh") + script("leftovers.sh"), paths.MARKER,
+                         RUNTIME_CONF, run, timeout=300, what="removing a killed run's clusters")
     except (ProcessError, ServerError) as exc:
         return [f"could not clean up on ssh host {name} ({target}): {exc}"]
     finally:

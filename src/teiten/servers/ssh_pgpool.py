@@ -25,6 +25,7 @@ from teiten.errors import ProcessError, ServerError
 from teiten.remote import Ssh
 from teiten.servers import pgpool
 from teiten.servers.cluster import SUPERUSER
+from teiten.servers.scripts import script
 from teiten.waiting import WaitTimeout, wait_until
 
 log = logging.getLogger(__name__)
@@ -32,58 +33,11 @@ log = logging.getLogger(__name__)
 _PORTS = (20000, 60999)
 _START_TRIES = 3
 
-# The host's pgpool: its path, then what it says to --version.
-FIND = """\
-p=$(command -v pgpool || true)
-[ -n "$p" ] || for d in /usr/sbin /usr/local/sbin; do [ -x "$d/pgpool" ] && p="$d/pgpool" && break; done
-[ -n "$p" ] || exit 0
-echo "$p"
-"$p" --version 2>&1
-exit 0
-"""
-
-# Kill the pgpool of the directory $d whose pid file names it (and only when that process
-# runs with the configuration file there): stopped first, so that it cannot fork new
-# children for the ones killed (they would outlive it, adopted by init), then its children,
-# then itself. Sets $killed.
-KILL = """\
-killed=""
-pid=$(tr -d '\\000' < "$d/pgpool.pid" 2>/dev/null) || pid=""
-case "$pid" in ''|*[!0-9]*) pid="" ;; esac
-if [ -n "$pid" ] && tr '\\000' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$d/pgpool.conf"; then
-  kill -STOP "$pid" 2>/dev/null; pkill -KILL -P "$pid" 2>/dev/null
-  kill -KILL "$pid" 2>/dev/null; killed="$pid"
-fi
-"""
-
-# $1 the instance's directory, $2 the pgpool binary: start it (it daemonizes).
-_START = """\
-set -e
-cd "$1"
-rm -f pgpool.pid; rm -rf log
-"$2" -f "$1/pgpool.conf" -F "$1/pcp.conf" -a "$1/pool_hba.conf" -D
-"""
-
-# $1 the instance's directory, $2 the pgpool binary: 'pgpool stop', unless it logged a
-# FATAL error (then it ignores stop requests), then kill what is left; remove pool_passwd.
-_STOP = f"""\
-d="$1"
-pid=$(tr -d '\\000' < "$d/pgpool.pid" 2>/dev/null) || pid=""
-if [ -n "$pid" ] && ! grep -q ' main pid [0-9]*: FATAL:' "$d/log/pgpool.log" 2>/dev/null; then
-  "$2" -f "$d/pgpool.conf" -F "$d/pcp.conf" -m fast stop >/dev/null 2>&1 || true
-  i=0; while [ $i -lt 50 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; i=$((i+1)); done
-fi
-{KILL}
-rm -f -- "$d/pool_passwd"
-[ -z "$killed" ] || echo "killed leftover pgpool processes of $killed"
-exit 0
-"""
-
 
 def find(ssh: Ssh) -> str:
     """The path of a usable Pgpool-II (4.2 or later) on the host, or ServerError saying how
     to install one."""
-    said = ssh.shell(FIND, timeout=30, what="looking for pgpool").stdout
+    said = ssh.shell(script("pgpool_find.sh"), timeout=30, what="looking for pgpool").stdout
     path, _, version = said.partition("\n")
     if not path.strip():
         raise ServerError(f"Pgpool-II is not installed on ssh host {ssh.label} ({ssh.target}): "
@@ -140,8 +94,8 @@ class RemotePgpool:
         for _attempt in range(_START_TRIES):
             self.port = random.randint(*_PORTS)  # noqa: S311 - a port, not a secret
             self._write(self.port, random.randint(*_PORTS))  # noqa: S311
-            done = self.ssh.shell(_START, self.root, self.binary, timeout=60, check=False,
-                                  what="pgpool")
+            done = self.ssh.shell(script("pgpool_start.sh"), self.root, self.binary, timeout=60,
+                                  check=False, what="pgpool")
             self.started = True
             if done.returncode != 0:
                 last = procs.tail(done.stderr + done.stdout, 3) or "no output"
@@ -195,8 +149,8 @@ class RemotePgpool:
             return []
         self.started = False
         try:
-            said = self.ssh.shell(_STOP, self.root, self.binary, timeout=60,
-                                  what="stopping pgpool").stdout.strip()
+            said = self.ssh.shell(script("pgpool_kill.sh") + script("pgpool_stop.sh"), self.root,
+                                  self.binary, timeout=60, what="stopping pgpool").stdout.strip()
         except (ProcessError, ServerError) as exc:
             log.warning("%s", exc)
             return [f"could not stop Pgpool-II in {self.root}: {exc}"]

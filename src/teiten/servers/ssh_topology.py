@@ -40,6 +40,7 @@ from teiten.servers.replication import (
     standby_settings,
     wait_for_standbys,
 )
+from teiten.servers.scripts import script
 from teiten.servers.ssh import SshServer, _cidr, _marker, _Slot
 from teiten.servers.ssh_pgpool import RemotePgpool
 from teiten.servers.topology import node_targets
@@ -47,14 +48,6 @@ from teiten.spec import ServerSpec
 from teiten.workloads import Workload
 
 log = logging.getLogger(__name__)
-
-# $1 the marker's text: a new private directory for the sockets, printed.
-_SOCKET_DIR = f"""\
-set -e
-d=$(mktemp -d /tmp/teiten-XXXXXXXX)
-printf '%s' "$1" > "$d/{paths.MARKER}"
-echo "$d"
-"""
 
 
 class SshTopologyServer(SshServer):
@@ -118,7 +111,8 @@ class SshTopologyServer(SshServer):
         return node
 
     def _socket_dir(self, slot: _Slot) -> None:
-        made = self.ssh.shell(_SOCKET_DIR, _marker(f"sockets of {self.name}"), timeout=30,
+        made = self.ssh.shell(script("socket_dir.sh"), paths.MARKER,
+                              _marker(f"sockets of {self.name}"), timeout=30,
                               what="creating the socket directory").stdout.strip()
         self._created.append(made)
         slot.socket_dir = made
