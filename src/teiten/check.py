@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 from teiten import cpus, installs, netns, procs
 from teiten.errors import ProcessError, UserError
 from teiten.installs import Install, Resolution
+from teiten.probe import parse_conninfo
 from teiten.servers import docker, pgpool
-from teiten.servers.external import parse_conninfo
 from teiten.spec import LoadedStudy
 from teiten.workloads import Workload, statements
 from teiten.workloads import resolve as resolve_workloads

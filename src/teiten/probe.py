@@ -19,9 +19,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import psycopg
+from psycopg import conninfo as pg_conninfo
 
-from teiten.errors import ServerError
-from teiten.servers.external import parse_conninfo
+from teiten.errors import ServerError, UserError
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,14 @@ class Probe:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def parse_conninfo(text: str) -> dict[str, str]:
+    """The parameters of a libpq connection string; a :class:`UserError` when it cannot be read."""
+    try:
+        return {k: str(v) for k, v in pg_conninfo.conninfo_to_dict(text).items()}
+    except psycopg.ProgrammingError as exc:
+        raise UserError(f"cannot read the connection string: {exc}") from None
 
 
 def _p99(values: list[float]) -> float:

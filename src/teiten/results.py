@@ -13,10 +13,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 Status = Literal["planned", "running", "ok", "failed", "skipped"]
 STATUSES: tuple[str, ...] = ("planned", "running", "ok", "failed", "skipped")
+
+
+def now() -> str:
+    """A timestamp as the model keeps them (trials, studies, reports): UTC, to the second."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True, order=True)

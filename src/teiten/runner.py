@@ -13,7 +13,6 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,7 +32,7 @@ from teiten.monitors.profile import Profile, Profiler
 from teiten.monitors.system import SystemMonitor, SystemResult
 from teiten.plan import plan
 from teiten.remote import Ssh
-from teiten.results import Evidence, TrialResult
+from teiten.results import Evidence, TrialResult, now
 from teiten.servers import profiles
 from teiten.servers.base import Endpoint, Server
 from teiten.servers.cluster import conf_value
@@ -48,10 +47,6 @@ from teiten.store import Store
 from teiten.workloads import Workload, apps, statements
 
 log = logging.getLogger(__name__)
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass

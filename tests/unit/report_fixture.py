@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from teiten.analysis import compare
-from teiten.report.model import (
+from teiten.analysis.model import (
     Activity,
     Notice,
     Point,

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from teiten.analysis.apps import app_point, capacity
+from teiten.analysis.model import AppPoint
 from teiten.drivers import pgbench_log
 from teiten.errors import UserError
-from teiten.report.model import AppPoint
 from teiten.workloads import Workload
 from teiten.workloads.apps import _statements, digest, run_time_constants
 

@@ -103,8 +103,8 @@ def test_hot_functions_count_the_leaf_frames() -> None:
 
 
 def test_scaleup_finds_where_cores_stop_helping() -> None:
+    from teiten.analysis.model import Activity, CoreScaling, Point, ServerSeries, WorkloadSection
     from teiten.analysis.summary import scaleup
-    from teiten.report.model import Activity, CoreScaling, Point, ServerSeries, WorkloadSection
 
     def series(name: str, tps: dict[int, float], idle: float) -> ServerSeries:
         pts = tuple(Point(clients=c, tps_median=t, latency_ms_median=1.0, tps_values=(t,), n_ok=1,

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from tests.unit.report_fixture import ACTIVITY, CPU_KEYS, EVIL, report_data
 
+from teiten.analysis.model import Activity, ReportData, ServerSeries, WorkloadSection
 from teiten.report.activity import (
     ACTIVITY_HEADING,
     CPU_EVENT_COLOUR,
@@ -27,7 +28,6 @@ from teiten.report.activity import (
 )
 from teiten.report.html import render_html
 from teiten.report.markdown import render_markdown
-from teiten.report.model import Activity, ReportData, ServerSeries, WorkloadSection
 
 SEGMENT = re.compile(
     r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)" height="[\d.]+" fill="(#[0-9A-F]{6})"'

@@ -22,10 +22,10 @@ import pytest
 from tests.unit.report_fixture import EVIL, SERIES, report_data
 
 from teiten.analysis.compare import cell_id
+from teiten.analysis.model import Notice, Point, ReportData, ServerSeries, WorkloadSection
 from teiten.report import write_report
 from teiten.report.html import render_html
 from teiten.report.markdown import render_markdown
-from teiten.report.model import Notice, Point, ReportData, ServerSeries, WorkloadSection
 from teiten.report.series_view import payload
 from teiten.report.svg import PALETTE, line_chart, nice_range, nice_ticks
 

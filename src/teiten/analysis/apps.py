@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from teiten.analysis.model import AppPoint, AppResults, TypeFigures, WorkloadSection
 from teiten.analysis.stats import median_known as _median
-from teiten.report.model import AppPoint, AppResults, TypeFigures, WorkloadSection
 
 # (server, workload, clients) -> the 'app' details of its ok trials
 AppRuns = Mapping[tuple[str, str, int], Sequence[Mapping[str, Any]]]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from teiten.analysis import stats
-from teiten.report.model import Degradation, Finding, Point, ServerSeries, WorkloadSection
+from teiten.analysis.model import Degradation, Finding, Point, ServerSeries, WorkloadSection
 
 
 def with_statistics(point: Point, baseline: Point | None, *, is_baseline: bool,

@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from teiten.report.model import SizeFigures, StepFigures, SuiteResults
+from teiten.analysis.model import SizeFigures, StepFigures, SuiteResults
 
 # The plan figures a report shows (teiten.drivers.explain.PlanSummary).
 PLAN_FIELDS = ("workers_planned", "workers_launched", "shared_hit", "shared_read",

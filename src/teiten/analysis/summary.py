@@ -12,7 +12,7 @@ from typing import Any
 
 from teiten.analysis import compare, loads, rtt, scaleout, stats, suites
 from teiten.analysis.apps import AppRuns, app_results
-from teiten.report.model import (
+from teiten.analysis.model import (
     Activity,
     CoreScaling,
     LockTable,

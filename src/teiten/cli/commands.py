@@ -7,12 +7,17 @@ import re
 import sys
 from pathlib import Path
 
-from teiten import installs, spec, studies
+import yaml
+
+from teiten import installs, runner, spec, studies
 from teiten.check import check, materialise, without_missing_optionals
-from teiten.cli.main import store_report_dir
 from teiten.cli.output import Progress, as_csv, as_json, table
+from teiten.cli.show import render_text, trial_record
 from teiten.errors import SpecError, UserError
+from teiten.installs.source import build as build_from_source
 from teiten.plan import plan
+from teiten.probe import probe
+from teiten.report.build import write_compare_report, write_study_report
 from teiten.store import Store, result_rows
 from teiten.store.db import RESULT_FIELDS
 
@@ -46,11 +51,9 @@ def cmd_install(args: argparse.Namespace) -> int:
         if args.versions:
             raise UserError("give either versions or --from-source, not both (see 'teiten "
                             "install --help')")
-        from teiten.installs import source
-
-        inst = source.build(args.from_source, configure=args.configure, cflags=args.cflags,
-                            name=args.name, preset=args.preset, jobs=args.jobs,
-                            progress=lambda line: print(line, flush=True))
+        inst = build_from_source(args.from_source, configure=args.configure, cflags=args.cflags,
+                                 name=args.name, preset=args.preset, jobs=args.jobs,
+                                 progress=lambda line: print(line, flush=True))
         print(f"PostgreSQL {inst.version} (source, name {inst.name}): {inst.bindir}")
         return 0
     if not args.versions:
@@ -102,8 +105,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _finish(store: Store, study_id: int, counts: dict[str, int], args: argparse.Namespace) -> int:
-    from teiten.report.build import write_study_report
-
     total = sum(counts.values())
     parts = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("ok", "failed", "skipped")
                       if counts.get(k) or k == "ok")
@@ -124,8 +125,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_scaleup(args: argparse.Namespace) -> int:
     """METHODS S4 for a workload of the user's choice: the built-in s4-scaleup study with
     the workload, install, cores and clients given on the command line."""
-    import yaml
-
     data = yaml.safe_load(studies.path_of("s4-scaleup").read_text())
     workload = args.workload
     if workload.endswith(".pgbench") or Path(workload).is_file():
@@ -175,8 +174,6 @@ def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
     """Check, install what is missing, create the study in the store, run it, report.
     A ``generated`` study's errors leave out its file and line, which mean nothing to the
     user (teiten scaleup wrote that file)."""
-    from teiten import runner
-
     try:
         checked = check(loaded)  # everything that can be wrong with the input, before creating
     except SpecError as exc:
@@ -194,6 +191,11 @@ def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
         store.close()
 
 
+def store_report_dir(store: str) -> Path:
+    p = Path(store)
+    return p.with_name(p.stem + "-report")
+
+
 def _pick_study(store: Store, study_id: int | None, *, unfinished: bool = False) -> int:
     rows = store.studies()
     if study_id is not None:
@@ -208,8 +210,6 @@ def _pick_study(store: Store, study_id: int | None, *, unfinished: bool = False)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from teiten import runner
-
     store = Store.open(args.store)
     try:
         study_id = _pick_study(store, args.study_id, unfinished=not args.retry_failed)
@@ -238,8 +238,6 @@ def cmd_results(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from teiten.cli.show import render_text, trial_record
-
     store = Store.open(args.store)
     try:
         record = trial_record(store, args.trial_id)
@@ -250,8 +248,6 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from teiten.report.build import write_study_report
-
     store = Store.open(args.store)
     try:
         study_id = _pick_study(store, args.study_id)
@@ -276,8 +272,6 @@ def _pairs(specs: list[str]) -> list[tuple[str, str]]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from teiten.report.build import write_compare_report
-
     stores = [Store.open(p) for p in args.store]
     try:
         if args.studies:
@@ -305,8 +299,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from teiten.probe import probe
-
     if not 10 <= args.round_trips <= 1_000_000:
         raise UserError(f"--round-trips {args.round_trips} is out of range; give 10 to 1000000")
     found = probe(args.conninfo, round_trips=args.round_trips)

@@ -10,10 +10,10 @@ import argparse
 import logging
 import signal
 import sys
-from pathlib import Path
 from types import FrameType
 
 from teiten import __version__
+from teiten.cli import commands
 from teiten.errors import TeitenError, UserError
 
 log = logging.getLogger("teiten")
@@ -152,8 +152,6 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from teiten.cli import commands
-
     logging.basicConfig(format="teiten: %(message)s", level=logging.WARNING)
     command = None
     try:
@@ -183,7 +181,3 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 1
 
-
-def store_report_dir(store: str) -> Path:
-    p = Path(store)
-    return p.with_name(p.stem + "-report")

@@ -1,7 +1,7 @@
 """Reports of a study: Markdown (GitHub-readable, charts as SVG files), one HTML file, and
 every table as CSV and JSON.
 
-Renderers only format :class:`teiten.report.model.ReportData`, in its language
+Renderers only format :class:`teiten.analysis.model.ReportData`, in its language
 (``data.lang``); the figures themselves are computed by :mod:`teiten.analysis`.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from teiten.analysis.model import ReportData
 from teiten.report.exports import write_tables
 from teiten.report.html import render_html, write_html
 from teiten.report.markdown import render_markdown
-from teiten.report.model import ReportData
 
 __all__ = ["render_html", "render_markdown", "write_html", "write_report", "write_tables"]
 

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from teiten.analysis.model import Activity, ServerSeries, WorkloadSection
 from teiten.report.bars import Bar, Segment, format_percent, stacked_bars
 from teiten.report.i18n import clients_phrase, tr
-from teiten.report.model import Activity, ServerSeries, WorkloadSection
 
 # The English headings, for callers that name them.
 ACTIVITY_HEADING = tr("activity")

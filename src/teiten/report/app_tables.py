@@ -4,11 +4,11 @@ time with its capacity (IPA paper, figure 2)."""
 
 from __future__ import annotations
 
+from teiten.analysis.model import AppResults, WorkloadSection
 from teiten.report import formats as f
+from teiten.report.cells import Cell, Column, Context, Table
 from teiten.report.i18n import clients_phrase, tr
-from teiten.report.model import AppResults, WorkloadSection
 from teiten.report.svg import Line
-from teiten.report.tables import Cell, Column, Context, Table
 
 
 def _ms(value: float | None) -> Cell:

@@ -10,13 +10,13 @@ from typing import Any
 
 from teiten import fingerprint
 from teiten.analysis.compare import degradation
+from teiten.analysis.model import Notice, ReportData
 from teiten.analysis.rtt import statements_per_transaction
 from teiten.analysis.summary import report_data
 from teiten.errors import UserError
 from teiten.monitors.profile import diff_flamegraph, hot_functions
 from teiten.report import write_report
-from teiten.report.model import Notice, ReportData
-from teiten.runner import now
+from teiten.results import now
 from teiten.store import Store
 
 

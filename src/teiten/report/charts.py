@@ -8,12 +8,14 @@ colour (its position in the section) in every chart.
 
 from __future__ import annotations
 
+from teiten.analysis.model import CoreScaling, WorkloadSection
 from teiten.report import formats as f
 from teiten.report.app_tables import app_chart_lines
+from teiten.report.cells import Context
 from teiten.report.i18n import clients_phrase, tr
-from teiten.report.model import CoreScaling, WorkloadSection
+from teiten.report.suite_tables import suite_charts
 from teiten.report.svg import LOG_X_MIN_SPAN, Line, line_chart
-from teiten.report.tables import Context, baseline_series
+from teiten.report.tables import baseline_series
 
 CHART_KINDS = ("tps", "latency", "ratio")
 
@@ -31,7 +33,6 @@ def workload_charts(section: WorkloadSection,
     each family of servers that ran on different numbers of cores."""
     ctx = ctx or Context()
     if section.suite is not None:
-        from teiten.report.suite_tables import suite_charts  # it builds on the table cells
         return suite_charts(section, ctx)
     kinds = ["tps", "latency"] + (["ratio"] if len(section.servers) > 1 else [])
     draw = {"tps": tps_chart, "latency": latency_chart, "ratio": ratio_chart}

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from teiten.analysis.model import ReportData, WorkloadSection
 from teiten.report import formats as f
 from teiten.report.i18n import tr
-from teiten.report.model import ReportData, WorkloadSection
 from teiten.report.tables import baseline_series, file_stem, latency_ratio, others, point_at, section_stems
 
 Value = str | int | float | None

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from teiten.analysis.model import Finding, WorkloadSection
 from teiten.report import formats as f
+from teiten.report.cells import Context
 from teiten.report.i18n import clients_phrase, tr
-from teiten.report.model import Finding, WorkloadSection
-from teiten.report.tables import Context, point_at
+from teiten.report.tables import point_at
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
-from teiten.report.model import Point
+from teiten.analysis.model import Point
 
 MISSING = "—"
 DASH = "–"  # between the bounds of an interval

@@ -18,6 +18,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from teiten import __version__
+from teiten.analysis.model import ReportData, WorkloadSection
 from teiten.report.activity import (
     DeviceTable,
     cpu_bars,
@@ -26,17 +27,14 @@ from teiten.report.activity import (
     profile_links,
     wait_bars,
 )
+from teiten.report.cells import Cell, Context, Table
 from teiten.report.charts import workload_charts
 from teiten.report.exports import section_tables, table_links
 from teiten.report.findings import sentences
 from teiten.report.formats import MISSING
 from teiten.report.i18n import lang_of, notice_text, status_name, tr, workload_heading
-from teiten.report.model import ReportData, WorkloadSection
 from teiten.report.series_view import ERROR_HOOK, series_section
 from teiten.report.tables import (
-    Cell,
-    Context,
-    Table,
     fingerprint_rows,
     section_body,
     section_stems,

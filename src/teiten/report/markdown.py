@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from teiten import __version__
+from teiten.analysis.model import ReportData, WorkloadSection
 from teiten.report.activity import (
     cpu_bars,
     device_table,
@@ -22,14 +23,12 @@ from teiten.report.activity import (
     profile_links,
     wait_bars,
 )
+from teiten.report.cells import Context, Table
 from teiten.report.charts import workload_charts
 from teiten.report.exports import DataTable, section_tables, table_links
 from teiten.report.findings import sentences
 from teiten.report.i18n import notice_text, status_name, tr, workload_heading
-from teiten.report.model import ReportData, WorkloadSection
 from teiten.report.tables import (
-    Context,
-    Table,
     fingerprint_rows,
     section_body,
     section_stems,

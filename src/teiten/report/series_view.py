@@ -15,8 +15,8 @@ import json
 from functools import cache
 from importlib.resources import files
 
+from teiten.analysis.model import ReportData, TrialSeries
 from teiten.report.i18n import clients_phrase, status_name, tr
-from teiten.report.model import ReportData, TrialSeries
 
 # Reports an uncaught script error on <body data-js-errors="...">, so that a test in a
 # headless browser can see it. Runs first, in <head>.

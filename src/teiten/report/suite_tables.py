@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from teiten.analysis.model import StepFigures, SuiteResults, WorkloadSection
 from teiten.analysis.suites import variant_values
 from teiten.report import formats as f
+from teiten.report.cells import Cell, Column, Context, Table
 from teiten.report.i18n import tr
-from teiten.report.model import StepFigures, SuiteResults, WorkloadSection
 from teiten.report.svg import Line, line_chart
-from teiten.report.tables import Cell, Column, Context, Table
 from teiten.report.value_bars import Bar, value_bars
 
 # suite -> (the step whose time is charted, its x: a variant axis, or "rows")

@@ -13,16 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 
-# As a module, not its names: teiten.analysis.compare imports teiten.report.model, which
-# runs this package's __init__ first, so compare is still loading when this module is.
 from teiten.analysis import compare
-from teiten.analysis.rtt import RttBound
-from teiten.analysis.scaleout import ScaleOut
-from teiten.report import formats as f
-from teiten.report.i18n import clients_phrase, tr
-from teiten.report.model import (
+from teiten.analysis.model import (
     Degradation,
     LockTable,
     Point,
@@ -32,62 +25,16 @@ from teiten.report.model import (
     ServerSeries,
     WorkloadSection,
 )
+from teiten.analysis.rtt import RttBound
+from teiten.analysis.scaleout import ScaleOut
+from teiten.report import formats as f
+from teiten.report.app_tables import app_tables
+from teiten.report.cells import Cell, Column, Context, Table
+from teiten.report.i18n import clients_phrase, tr
+from teiten.report.suite_tables import suite_tables
 
 # A ratio within this of 1 is shown as no change.
 NEUTRAL_BAND = 0.01
-
-
-@dataclass(frozen=True)
-class Context:
-    """What the words of a table depend on besides the section."""
-
-    lang: str = "en"
-    confidence: float = 0.95
-    alpha: float = 0.05
-
-    @classmethod
-    def of(cls, data: ReportData) -> Context:
-        return cls(data.lang, data.confidence, data.alpha)
-
-    @property
-    def conf(self) -> str:
-        return f.format_confidence(self.confidence)
-
-
-@dataclass(frozen=True)
-class Column:
-    label: str
-    group: str = ""  # columns with the same group share a header cell in HTML
-    sub: str = ""  # a second line under the label (HTML)
-    md: str = ""  # the Markdown header, when the label alone would be ambiguous
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One table cell: its figure, interval, marker and failures, and how to show it."""
-
-    value: str
-    ci: str = ""
-    marker: str = ""
-    failed: str = ""  # "(1 failed)", already worded
-    id: str = ""
-    title: str = ""  # hover text
-    tone: str = ""  # CSS class: better | worse | same | missing
-
-    @property
-    def text(self) -> str:
-        """The cell as plain text: ``105.0% [101.9–108.2] *``."""
-        return " ".join(part for part in (self.value, self.ci, self.marker, self.failed) if part)
-
-
-@dataclass(frozen=True)
-class Table:
-    kind: str  # tps | latency | summary | degradation (the HTML class)
-    heading: str
-    corner: str  # the header of the row-label column
-    columns: tuple[Column, ...]
-    rows: tuple[tuple[str, tuple[Cell, ...]], ...]
-    notes: tuple[str, ...] = ()
 
 
 def baseline_series(section: WorkloadSection) -> ServerSeries:
@@ -354,9 +301,6 @@ def scaleup_sentences(sc: Scaleup, lang: str) -> list[str]:
 def section_body(section: WorkloadSection, ctx: Context) -> list[Table]:
     """A workload section's tables, in the order both reports show them: TPS, latency, then
     each degradation pair, scale-up analysis, LWLock table and application table."""
-    from teiten.report.app_tables import app_tables  # it builds on this module's cells
-    from teiten.report.suite_tables import suite_tables
-
     if section.suite is not None:
         return suite_tables(section, ctx)
     return [tps_table(section, ctx), latency_table(section, ctx),

@@ -15,8 +15,9 @@ import psycopg
 from psycopg import conninfo as pg_conninfo
 
 from teiten import procs
-from teiten.errors import ServerError, UserError
+from teiten.errors import ServerError
 from teiten.installs import Install
+from teiten.probe import parse_conninfo, probe
 from teiten.servers.base import Endpoint, TrialEnd
 from teiten.servers.sql import (
     create_database,
@@ -30,13 +31,6 @@ from teiten.workloads import Workload, apps, statements
 
 log = logging.getLogger(__name__)
 OURS = "created by teiten for benchmarking; teiten may drop it"
-
-
-def parse_conninfo(text: str) -> dict[str, str]:
-    try:
-        return {k: str(v) for k, v in pg_conninfo.conninfo_to_dict(text).items()}
-    except psycopg.ProgrammingError as exc:
-        raise UserError(f"cannot read the connection string: {exc}") from None
 
 
 class ExternalServer:
@@ -113,7 +107,6 @@ class ExternalServer:
         if self.description is None:
             with self._connect(self._dbname(workload)) as conn:
                 self.description = describe(conn, None)
-            from teiten.probe import probe  # it reads connection strings as this module does
             try:  # S11: the round trip from this client bounds what one connection can do
                 self.description["probe"] = probe(self._conninfo(self._dbname(workload)),
                                                   round_trips=200).to_json()
