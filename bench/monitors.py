@@ -23,7 +23,7 @@ def main(pairs: int = 5, duration: float = 10, clients: int = 2) -> float:
             return float(run.output.tps or 0)
 
         def monitored(endpoint: Endpoint) -> float:
-            watch = Monitors(endpoint, devices=server.devices())
+            watch = Monitors(endpoint.conninfo(), devices=server.devices())
             watch.start()
             try:
                 return load(endpoint)

@@ -33,16 +33,10 @@ from teiten.monitors.system import SystemMonitor, SystemResult
 from teiten.plan import plan
 from teiten.remote import Ssh
 from teiten.results import Evidence, TrialResult, now
-from teiten.servers import profiles
-from teiten.servers.base import Endpoint, Server
-from teiten.servers.cluster import conf_value
-from teiten.servers.docker import DockerServer
-from teiten.servers.external import ExternalServer
-from teiten.servers.local import LocalServer, check_install
-from teiten.servers.ssh import SshServer
-from teiten.servers.ssh_topology import SshTopologyServer
-from teiten.servers.topology import TopologyServer
-from teiten.spec import ServerSpec, Study, load_text
+from teiten.servers import factory, profiles
+from teiten.servers.base import Endpoint, Server, Target
+from teiten.servers.local import check_install
+from teiten.spec import Study, load_text
 from teiten.store import Store
 from teiten.workloads import Workload, apps, statements
 
@@ -181,7 +175,7 @@ def _setup_servers(ctx: _Context) -> None:
     matrix = [s for _, s in ctx.study.server_matrix()]
     for row in stored:
         spec = next(s for s in matrix if s.name == row["name"])
-        if spec.external is not None or spec.ssh is not None or spec.docker is not None:
+        if not factory.runs_here(spec):
             continue
         stored_spec = json.loads(row["spec_json"])
         inst = _install_for(stored_spec)
@@ -191,33 +185,18 @@ def _setup_servers(ctx: _Context) -> None:
         server_cpus = cpus.parse_list(placement["cpus"]) if placement else None
         if placement and placement["client_cpus"] != "any":
             ctx.client_cpus[spec.name] = cpus.parse_list(placement["client_cpus"])
-        if spec.replicas or spec.pgpool:
-            ctx.servers[spec.name] = TopologyServer(spec, inst, ctx.run_dir, sizing,
-                                                    connect=ctx.study.connect, cpus=server_cpus,
-                                                    max_clients=_per_pool(ctx.study))
-        else:
-            ctx.servers[spec.name] = LocalServer(spec, inst, ctx.run_dir, sizing,
-                                                 connect=ctx.study.connect, cpus=server_cpus)
+        ctx.servers[spec.name] = factory.build(spec, inst, ctx.run_dir, sizing,
+                                               connect=ctx.study.connect, cpus=server_cpus,
+                                               max_clients=_per_pool(ctx.study))
     for spec in matrix:
-        if spec.external is None and spec.ssh is None and spec.docker is None:
+        if factory.runs_here(spec):
             continue
         if ctx.client is None:
             ctx.client = next(iter(ctx.installs.values()), None) or installs.materialise(
                 _client_resolution())
         ctx.installs[spec.name] = ctx.client
-        if spec.external is not None:
-            ctx.servers[spec.name] = ExternalServer(spec, ctx.client)
-        elif spec.docker is not None:
-            assert spec.install is not None
-            ctx.servers[spec.name] = DockerServer(
-                spec.name, spec.install, spec.docker.image, spec.docker.volume,
-                spec.docker.network, _docker_settings(spec, sizing), ctx.client, ctx.run_dir)
-        else:
-            if spec.replicas or spec.pgpool:
-                ctx.servers[spec.name] = SshTopologyServer(
-                    spec, ctx.client, ctx.run_dir, sizing, max_clients=_per_pool(ctx.study))
-            else:
-                ctx.servers[spec.name] = SshServer(spec, ctx.client, ctx.run_dir, sizing)
+        ctx.servers[spec.name] = factory.build(spec, ctx.client, ctx.run_dir, sizing,
+                                               max_clients=_per_pool(ctx.study))
     ctx.load_clients = [load.Client(c.name, ssh=Ssh(c.ssh, _path(c.ssh_config), label=c.name)
                                     if c.ssh else None, pgbench=c.pgbench)
                         for c in ctx.study.load_clients or []]
@@ -226,15 +205,6 @@ def _setup_servers(ctx: _Context) -> None:
 def _per_pool(study: Study) -> int:
     """The most clients one Pgpool-II serves at once: the trial's, from every load client."""
     return max(study.clients) * max(1, len(study.load_clients or []))
-
-
-def _docker_settings(spec: ServerSpec, sizing: profiles.Sizing) -> dict[str, str]:
-    """The same profile as a local cluster's, so that environments compare like with like;
-    the server logs to stderr, where 'docker logs' reads it."""
-    found = {**profiles.settings(spec.profile, sizing),
-             **{k: conf_value(v) for k, v in spec.settings.items()}}
-    found.pop("logging_collector", None)
-    return found
 
 
 def _path(text: str | None) -> Path | None:
@@ -304,12 +274,12 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     try:
         endpoint = server.begin_trial(workload, tid, prewarm=ctx.study.prewarm)
         app = _app_trial(ctx, trial, workload, endpoint)  # before anything is started
-        confined_to = server.cpus if isinstance(server, LocalServer) else None
-        watch = Monitors(endpoint, devices=server.devices(),
+        confined_to = server.confined_cpus()
+        watch = Monitors(endpoint.conninfo(), devices=server.devices(),
                          server_cpus=confined_to) if ctx.monitors else None
         profiler = _profiler(ctx, trial, server, notes)
         confined = _affinity_watch(server)
-        log_mark = server.log_mark() if isinstance(server, LocalServer) else None
+        log_mark = server.log_mark()
         watch_lag, watch_host = _server_watches(ctx, server)
         if watch is not None:
             watch.start()
@@ -318,8 +288,10 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
         try:
             if app is not None:
                 app.start()
-            targets = _targets(server, endpoint)
-            if hasattr(server, "targets") or ctx.load_clients:
+            # Several nodes, or several load clients: one pgbench for each, started together.
+            nodes = server.targets()
+            if nodes or ctx.load_clients:
+                targets = nodes or [Target(server.name, endpoint)]
                 together = load.run(ctx.installs[trial["server"]],
                                     ctx.load_clients or [load.Client("local")], targets, workload,
                                     sessions=trial["clients"], threads=trial["threads"],
@@ -359,7 +331,7 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     if profile is not None:
         evidence = evidence or Evidence()
         evidence.details["profile"] = profile.to_json()
-    if affinity is not None and isinstance(server, LocalServer) and server.placement is not None:
+    if affinity is not None and server.placement is not None:
         evidence = evidence or Evidence()
         client = ctx.client_cpus.get(trial["server"])
         evidence.details["placement"] = {**server.placement.to_json(), "watch": affinity.to_json(),
@@ -403,8 +375,7 @@ def _suite_trial(ctx: _Context, trial: Any, server: Server, workload: Workload) 
     try:
         variant = statements.parse_variant(suite.name, options, trial["variant"])
         endpoint = server.begin_trial(workload, tid, prewarm=False)
-        cold = server.cold_restart if isinstance(server, LocalServer) else None
-        session = Session(endpoint.conninfo(), cold_restart=cold)
+        session = Session(endpoint.conninfo(), cold_restart=server.cold_restarter())
         suite.run(session, variant, options)
     except statements.NotInstalled as exc:
         if session is not None:
@@ -438,22 +409,15 @@ def _suite_trial(ctx: _Context, trial: Any, server: Server, workload: Workload) 
     return "ok", f"{len(steps)} steps, {total:.2f} s timed"
 
 
-def _targets(server: Server, endpoint: Endpoint) -> list[load.Target]:
-    """Where the trial's pgbench processes go: every node of a topology (or its Pgpool-II),
-    else the one server."""
-    nodes = getattr(server, "targets", None)
-    return list(nodes()) if nodes is not None else [load.Target(server.name, endpoint)]
-
-
 def _server_watches(ctx: _Context, server: Server
                     ) -> tuple[replication.LagMonitor | None, SystemMonitor | None]:
     """Started monitors of what only some servers have: the replication lag of a primary
     with standbys, and the system of a server on another host."""
     if not ctx.monitors:
         return None, None
-    primary = getattr(server, "lag_conninfo", lambda: None)()
+    primary = server.lag_conninfo()
     lag = replication.LagMonitor(primary) if primary else None
-    backend = getattr(server, "remote_monitor", lambda: None)()
+    backend = server.remote_monitor()
     host = SystemMonitor(backend=backend) if backend is not None else None
     for watch in (lag, host):
         if watch is not None:
@@ -515,10 +479,11 @@ def _lwlock_stats(log_text: str, start: int, transactions: int) -> dict[str, Any
 
 def _affinity_watch(server: Server) -> cpus.AffinityWatch | None:
     """A watch on the CPUs of a confined server's processes, for the measured window."""
-    if not isinstance(server, LocalServer) or server.cpus is None:
+    confined = server.confined_cpus()
+    if confined is None:
         return None
     pid = server.server_pid()
-    return cpus.AffinityWatch(pid, server.cpus) if pid is not None else None
+    return cpus.AffinityWatch(pid, confined) if pid is not None else None
 
 
 def _profiler(ctx: _Context, trial: Any, server: Server, notes: list[str]) -> Profiler | None:

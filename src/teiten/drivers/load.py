@@ -29,18 +29,10 @@ from teiten.drivers.pgbench_output import PgbenchOutput, ProgressPoint, Statemen
 from teiten.errors import ProcessError
 from teiten.installs import Install
 from teiten.remote import Ssh
-from teiten.servers.base import Endpoint
+from teiten.servers.base import Target
 from teiten.workloads import Workload
 
 _STARTED = "teiten-started "  # the first stderr line of a part run over ssh
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where one pgbench goes: a node (or its Pgpool-II) of the server under test."""
-
-    node: str
-    endpoint: Endpoint
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ import psycopg
 from teiten.monitors import database
 from teiten.monitors.system import SystemMonitor, SystemResult
 from teiten.results import Evidence
-from teiten.servers.base import Endpoint
 
 log = logging.getLogger(__name__)
 
@@ -50,9 +49,9 @@ class MonitorResult:
 class Monitors:
     """Starts the monitors just before the load and stops them right after it."""
 
-    def __init__(self, endpoint: Endpoint, *, devices: dict[str, str] | None = None,
+    def __init__(self, conninfo: str, *, devices: dict[str, str] | None = None,
                  system: bool = True, db: bool = True, server_cpus: list[int] | None = None):
-        self.conninfo = endpoint.conninfo()
+        self.conninfo = conninfo  # the trial's database (it may hold a password: never log it)
         self.server_cpus = server_cpus  # a confined server's CPUs: their own figures too
         self.system = SystemMonitor(devices=devices) if system else None
         self.waits = database.WaitSampler(self.conninfo) if db else None

@@ -1,14 +1,15 @@
-"""The one interface every kind of server offers the runner."""
+"""The one interface every kind of server offers the runner, with its defaults."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from psycopg import conninfo as pg_conninfo
 
+from teiten.cpus import Placement
+from teiten.monitors.remote_system import RemoteBackend
 from teiten.workloads import Workload
 
 
@@ -71,34 +72,74 @@ def crash_verdict(alive: Mapping[str, bool], logs: Mapping[str, str]) -> str | N
     return None
 
 
-class Server(Protocol):
-    """A place where PostgreSQL runs: ``local`` (a cluster teiten controls) or ``external``."""
+@dataclass(frozen=True)
+class Target:
+    """Where one pgbench goes: a node (or its Pgpool-II) of the server under test."""
+
+    node: str
+    endpoint: Endpoint
+
+
+class Server:
+    """A place where PostgreSQL runs, as the runner sees it: local, ssh, docker or external,
+    alone or as a replication topology. The runner never asks which kind it holds: what only
+    some kinds can do is a method here, whose default says "not this kind"."""
 
     name: str
     kind: str
+    placement: Placement | None = None  # the CPUs it is confined to, once they are
 
     def prepare(self, workload: Workload) -> None:
         """Make the workload's data exist (and a snapshot of it, where teiten can)."""
+        raise NotImplementedError
 
     def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
         """Bring the server to the known state for one trial and return where to connect."""
-        ...
+        raise NotImplementedError
 
     def end_trial(self) -> TrialEnd:
         """Finish the trial: stop what teiten started, collect the log."""
-        ...
+        raise NotImplementedError
 
     def describe(self) -> dict[str, object]:
         """Version, build (pg_config) and non-default settings, for the fingerprint."""
-        ...
-
-    def devices(self) -> dict[str, str]:
-        """The block devices of the current trial's data and WAL ({} when unknown)."""
-        ...
-
-    def server_pid(self) -> int | None:
-        """The postmaster of the current trial, when it runs on this machine."""
-        ...
+        raise NotImplementedError
 
     def close(self) -> None:
         """Stop everything and remove what teiten created. Safe to call twice."""
+        raise NotImplementedError
+
+    def devices(self) -> dict[str, str]:
+        """The block devices of the current trial's data and WAL ({} when unknown)."""
+        return {}
+
+    def server_pid(self) -> int | None:
+        """The postmaster of the current trial, when one runs on this machine (to profile)."""
+        return None
+
+    def confined_cpus(self) -> list[int] | None:
+        """The CPUs this server's processes are confined to (None: not confined by teiten)."""
+        return None
+
+    def log_mark(self) -> int | None:
+        """How much the running server has logged so far, as an offset into the log that
+        end_trial returns (the start of the load's window of it); None when unknown."""
+        return None
+
+    def targets(self) -> list[Target]:
+        """Where a trial's pgbench processes go when the server has several nodes (one
+        pgbench each, started together); [] for one server, loaded at begin_trial's endpoint."""
+        return []
+
+    def lag_conninfo(self) -> str | None:
+        """The primary whose pg_stat_replication the lag monitor samples (None: no standbys)."""
+        return None
+
+    def remote_monitor(self) -> RemoteBackend | None:
+        """The system monitor's backend for the server's host, when it is another machine."""
+        return None
+
+    def cold_restarter(self) -> Callable[[], tuple[str, dict[str, object]]] | None:
+        """A restart of the current trial's server with nothing cached, for measured
+        statements that ask for a cold cache (None: teiten cannot restart this server)."""
+        return None

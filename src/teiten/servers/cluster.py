@@ -57,13 +57,6 @@ def processes_in(data_dir: Path) -> list[psutil.Process]:
     return found
 
 
-def conf_value(value: object) -> str:
-    """A study's setting as postgresql.conf writes it (YAML booleans as on/off)."""
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return str(value)
-
-
 class Cluster:
     """One data directory under ``root`` (a directory teiten owns)."""
 

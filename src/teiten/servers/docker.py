@@ -45,7 +45,7 @@ from teiten.errors import ProcessError, ServerError, UserError
 from teiten.installs import Install
 from teiten.monitors.system import device_of
 from teiten.servers import snapshot
-from teiten.servers.base import Endpoint, TrialEnd, crash_verdict
+from teiten.servers.base import Endpoint, Server, TrialEnd, crash_verdict
 from teiten.servers.cluster import free_port
 from teiten.servers.sql import create_database, describe, prewarm_all
 from teiten.waiting import wait_until
@@ -200,7 +200,7 @@ class _Slot:
     log_offset: int = 0
 
 
-class DockerServer:
+class DockerServer(Server):
     kind = "docker"
 
     def __init__(self, name: str, install_major: str, image: str | None, volume: str,
@@ -439,9 +439,6 @@ class DockerServer:
                             timeout=30, check=False, what="docker inspect")
         pid = done.stdout.strip()
         return int(pid) if pid.isdigit() and int(pid) > 0 else None
-
-    def log_mark(self) -> int | None:
-        return None  # docker logs has no offsets; end_trial returns the trial's log
 
     def close(self) -> None:
         """Remove the containers and images this server created, and its directories."""

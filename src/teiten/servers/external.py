@@ -18,7 +18,7 @@ from teiten import procs
 from teiten.errors import ServerError
 from teiten.installs import Install
 from teiten.probe import parse_conninfo, probe
-from teiten.servers.base import Endpoint, TrialEnd
+from teiten.servers.base import Endpoint, Server, TrialEnd
 from teiten.servers.sql import (
     create_database,
     database_comment,
@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 OURS = "created by teiten for benchmarking; teiten may drop it"
 
 
-class ExternalServer:
+class ExternalServer(Server):
     kind = "external"
 
     def __init__(self, spec: ServerSpec, client: Install):
@@ -141,12 +141,6 @@ class ExternalServer:
         except ServerError as exc:
             return TrialEnd(crashed=f"external server unreachable after the trial: {exc}")
         return TrialEnd(notes=["external server: its log is not available to teiten"])
-
-    def devices(self) -> dict[str, str]:
-        return {}  # the server's disks are not visible from here
-
-    def server_pid(self) -> int | None:
-        return None
 
     def describe(self) -> dict[str, object]:
         return self.description or {}

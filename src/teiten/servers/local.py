@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,8 +26,8 @@ from teiten.installs import Install
 from teiten.monitors.system import device_of
 from teiten.netns import Namespace
 from teiten.servers import profiles
-from teiten.servers.base import Endpoint, TrialEnd, crash_verdict
-from teiten.servers.cluster import SUPERUSER, Cluster, conf_value
+from teiten.servers.base import Endpoint, Server, TrialEnd, crash_verdict
+from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.servers.sql import create_database, describe, prewarm_all
 from teiten.spec import ServerSpec
 from teiten.workloads import Workload, apps, statements
@@ -46,7 +47,7 @@ class _Slot:
     database: str = ""
 
 
-class LocalServer:
+class LocalServer(Server):
     kind = "local"
 
     def __init__(self, spec: ServerSpec, install: Install, run_dir: Path, sizing: profiles.Sizing,
@@ -57,8 +58,7 @@ class LocalServer:
         self.spec = spec
         self.install = install
         self.run_dir = run_dir
-        self.settings = {**profiles.settings(spec.profile, sizing),
-                         **{k: conf_value(v) for k, v in spec.settings.items()}}
+        self.settings = profiles.merged(spec.profile, spec.settings, sizing)
         shared_buffers, fits = profiles.shared_buffers_for(sizing)
         if spec.profile == "pgecons" and not fits:
             log.warning("%s: the data (about %d MB) does not fit in shared_buffers, which is "
@@ -265,6 +265,12 @@ class LocalServer:
         found = {"data": device_of(cluster.tablespaces[0] if cluster.tablespaces else cluster.data),
                  "wal": device_of((cluster.data / "pg_wal").resolve())}
         return {role: dev for role, dev in found.items() if dev}
+
+    def confined_cpus(self) -> list[int] | None:
+        return self.cpus
+
+    def cold_restarter(self) -> Callable[[], tuple[str, dict[str, object]]] | None:
+        return self.cold_restart
 
     def log_mark(self) -> int | None:
         """How much the running server has logged so far: the start of a window of its log."""

@@ -9,6 +9,7 @@ memory figure is derived from this machine's RAM and the workload's size instead
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 MB = 1024 * 1024
@@ -45,6 +46,19 @@ def shared_buffers_for(sizing: Sizing) -> tuple[int, bool]:
     want = int(sizing.data_bytes * 1.3) + 64 * MB
     cap = int(sizing.ram_bytes * 0.4)
     return max(128 * MB, min(want, cap)), want <= cap
+
+
+def conf_value(value: object) -> str:
+    """A study's setting as postgresql.conf writes it (YAML booleans as on/off)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def merged(profile: str, study_settings: Mapping[str, object], sizing: Sizing) -> dict[str, str]:
+    """A server's settings: its profile's, with the study's own settings over them. Every kind
+    of server (local, ssh, docker) gets them from here, so environments compare like with like."""
+    return {**settings(profile, sizing), **{k: conf_value(v) for k, v in study_settings.items()}}
 
 
 def settings(profile: str, sizing: Sizing) -> dict[str, str]:

@@ -20,11 +20,10 @@ import psutil
 from psycopg.conninfo import make_conninfo
 
 from teiten import paths, procs
-from teiten.drivers.load import Target
 from teiten.errors import TeitenError
 from teiten.installs import Install
 from teiten.servers import profiles
-from teiten.servers.base import Endpoint, TrialEnd, crash_verdict
+from teiten.servers.base import Endpoint, Target, TrialEnd, crash_verdict
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.servers.local import LocalServer
 from teiten.servers.pgpool import Pgpool

@@ -1,0 +1,51 @@
+"""The one place that turns a server of the study file into a :class:`Server` object."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from teiten.installs import Install
+from teiten.servers import profiles
+from teiten.servers.base import Server
+from teiten.servers.docker import DockerServer
+from teiten.servers.external import ExternalServer
+from teiten.servers.local import LocalServer
+from teiten.servers.ssh import SshServer
+from teiten.servers.ssh_topology import SshTopologyServer
+from teiten.servers.topology import TopologyServer
+from teiten.spec import ServerSpec
+
+
+def runs_here(spec: ServerSpec) -> bool:
+    """Whether teiten runs the server's own binaries on this machine (a local cluster or
+    topology); the others are reached with a client install's pgbench and psql."""
+    return spec.external is None and spec.ssh is None and spec.docker is None
+
+
+def build(spec: ServerSpec, install: Install, run_dir: Path, sizing: profiles.Sizing, *,
+          connect: str = "socket", cpus: list[int] | None = None, max_clients: int = 1) -> Server:
+    """The server ``spec`` describes. ``install`` is its own binaries when it runs here, else
+    the client's; ``cpus`` confines a local server; ``max_clients`` sizes a Pgpool-II."""
+    topology = bool(spec.replicas or spec.pgpool)
+    if spec.external is not None:
+        return ExternalServer(spec, install)
+    if spec.docker is not None:
+        assert spec.install is not None
+        return DockerServer(spec.name, spec.install, spec.docker.image, spec.docker.volume,
+                            spec.docker.network, docker_settings(spec, sizing), install, run_dir)
+    if spec.ssh is not None:
+        if topology:
+            return SshTopologyServer(spec, install, run_dir, sizing, max_clients=max_clients)
+        return SshServer(spec, install, run_dir, sizing)
+    if topology:
+        return TopologyServer(spec, install, run_dir, sizing, connect=connect, cpus=cpus,
+                              max_clients=max_clients)
+    return LocalServer(spec, install, run_dir, sizing, connect=connect, cpus=cpus)
+
+
+def docker_settings(spec: ServerSpec, sizing: profiles.Sizing) -> dict[str, str]:
+    """The same settings as a local cluster's, so that environments compare like with like;
+    the server logs to stderr, where 'docker logs' reads it."""
+    found = profiles.merged(spec.profile, spec.settings, sizing)
+    found.pop("logging_collector", None)
+    return found
