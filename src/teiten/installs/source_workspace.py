@@ -1,0 +1,176 @@
+"""``$TEITEN_HOME/builds/<key>``: where a source build runs (installs/source.py), and the
+checks on what it installed.
+
+The workspace holds the build log (locked while building, so two teitens never build one
+key at once), the unpacked tarball, the VPATH build directory and the staging directory of
+``make install DESTDIR=...``. Every step appends its output to the log; a failed step is a
+UserError with the log's tail. Closing removes all but the log.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import re
+import shlex
+import stat
+import tarfile
+import time
+from pathlib import Path
+from typing import IO
+
+from teiten import paths, procs
+from teiten.errors import InstallError, ProcessError, UserError
+from teiten.installs.source_key import Preset
+
+log = logging.getLogger(__name__)
+
+
+class Workspace:
+    """``builds/<key>``: the log (locked while building), source, build and staging dirs."""
+
+    def __init__(self, root: Path, purpose: str):
+        if root.exists() and not paths.is_owned(root):
+            raise UserError(f"{root} exists but teiten did not create it; move it away")
+        if not root.exists():
+            paths.make_owned(root, f"build of PostgreSQL {purpose}")
+        self.root = root
+        self.log_path = root / "build.log"
+        self.log: IO[str] = self.log_path.open("a")
+        try:
+            fcntl.flock(self.log, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.log.close()
+            raise UserError(f"another teiten is building the same source and flags in {root}; "
+                            "wait for it, then run this again to reuse its build") from None
+        self.log.truncate(0)
+        self.commands: list[dict[str, object]] = []
+        self.src, self.build, self.stage = root / "src", root / "build", root / "stage"
+        for sub in (self.src, self.build, self.stage):
+            paths.remove_owned(sub)  # an earlier build that was killed before cleaning up
+        paths.make_owned(self.build, f"VPATH build dir of {purpose}")
+        paths.make_owned(self.stage, f"DESTDIR of {purpose}")
+
+    def unpack(self, tarball: Path) -> Path:
+        paths.make_owned(self.src, f"unpacked {tarball}")
+        try:
+            with tarfile.open(tarball) as tar:
+                tar.extractall(self.src, filter="data")
+        except (tarfile.TarError, OSError) as exc:
+            raise UserError(f"cannot unpack {tarball}: {exc}") from None
+        tops = [p for p in self.src.iterdir() if p.name != paths.MARKER]
+        if len(tops) != 1 or not (tops[0] / "configure").is_file() or \
+                not (tops[0] / "src" / "backend").is_dir():
+            raise UserError(f"{tarball} does not hold a PostgreSQL source tree (one top "
+                            "directory with configure and src/backend)")
+        return tops[0]
+
+    def step(self, what: str, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float,
+             config_log: Path | None = None) -> None:
+        """Run one build step with its output appended to the log; UserError if it fails."""
+        self.commands.append({"step": what, "argv": argv})
+        self.log.write(f"\n### {what}: {shlex.join(argv)}\n### in {cwd}, {iso(time.time())}\n")
+        try:
+            procs.run(argv, timeout=timeout, env=env, cwd=str(cwd), what=what, log=self.log)
+        except ProcessError as exc:
+            self.log.flush()
+            detail = _log_tail(self.log_path)
+            if config_log is not None and config_log.is_file():
+                # config.log has the compiler's own words; it goes away with the build dir.
+                self.log.write(f"\n### {config_log}\n{config_log.read_text(errors='replace')}")
+            status = f"exit status {exc.returncode}" if exc.returncode is not None else str(exc)
+            raise UserError(f"{what} failed ({status}): {detail}; full log: {self.log_path}") \
+                from None
+
+    def close(self) -> None:
+        """Remove the source, build and staging dirs (whatever happened); keep the log,
+        unless no build step ran (a tarball that holds no source): then remove it all."""
+        for sub in (self.src, self.build, self.stage):
+            try:
+                paths.remove_owned(sub)
+            except OSError as exc:
+                log.warning("could not remove %s: %s", sub, exc)
+        self.log.close()  # releases the lock
+        if not self.commands:
+            paths.remove_owned(self.root)
+
+
+def _log_tail(path: Path, lines: int = 6, width: int = 300) -> str:
+    """The last lines of a build log on one line, led by the first compiler error if any
+    (with make -j, the error is often far above make's closing lines)."""
+    with path.open("rb") as f:
+        f.seek(max(0, path.stat().st_size - 256 * 1024))
+        text = f.read().decode("utf-8", "replace")
+    kept = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("### ")]
+    last = kept[-lines:]
+    first_error = next((ln for ln in kept if re.search(r"\berror:", ln)), None)
+    if first_error is not None and first_error not in last:
+        last = [first_error, "...", *last]
+    return procs.tail("\n".join(ln if len(ln) <= width else ln[:width] + "..." for ln in last),
+                      lines=len(last))
+
+
+def check_layout(stage: Path, staged: Path) -> None:
+    """Everything ``make install`` wrote must be under the prefix."""
+    if not staged.is_dir():
+        raise InstallError(f"make install put nothing in {staged}")
+    level, strays = stage, []
+    for part in staged.relative_to(stage).parts:
+        strays += [p for p in level.iterdir() if p.name not in (part, paths.MARKER)]
+        level = level / part
+    if strays:
+        where = "/" + str(strays[0].relative_to(stage))
+        raise UserError(f"make install wrote outside the prefix (to {where}): this source is "
+                        "patched for a distribution package (Debian's per-version-dirs patch "
+                        "does this); build the upstream tarball instead (scripts/fetch-pg-source.sh)")
+
+
+def pg_config(staged: Path, option: str, env: dict[str, str]) -> str:
+    """``pg_config --<option>`` of the staged install."""
+    done = procs.run([str(staged / "bin" / "pg_config"), f"--{option}"], timeout=30, env=env)
+    return done.stdout.strip()
+
+
+def check_result(staged: Path, preset: Preset, pg_config: dict[str, str],
+                  log_path: Path) -> dict[str, object]:
+    """What teiten needs from the build, and that the preset took effect."""
+    missing = [p for p in ("postgres", "pg_ctl", "initdb", "pgbench", "psql")
+               if not (staged / "bin" / p).is_file()]
+    if not any(staged.glob("lib/**/pg_prewarm.so")):
+        missing.append("pg_prewarm.so (contrib)")
+    if missing:
+        raise InstallError(f"the build lacks {', '.join(missing)}; see {log_path}")
+    checks: dict[str, object] = {"programs": "postgres, pg_ctl, initdb, pgbench, psql, pg_prewarm"}
+    for flag in preset.cppflags.split():
+        if flag not in pg_config["cppflags"].split():
+            raise InstallError(f"pg_config --cppflags lacks {flag}: {pg_config['cppflags']}")
+        checks[f"pg_config --cppflags has {flag}"] = True
+    if not preset.vectorize_checksums:
+        compiles = [ln for ln in log_path.read_text(errors="replace").splitlines()
+                    if re.search(r"-o checksum\.o\s", ln) and "checksum.c" in ln]
+        if not compiles:
+            raise InstallError(f"found no compile of checksum.o in {log_path}")
+        if any("-ftree-vectorize" in ln for ln in compiles):
+            raise InstallError(f"checksum.o was compiled with -ftree-vectorize; see {log_path}")
+        checks["checksum.o compiled without -ftree-vectorize (build log)"] = True
+    return checks
+
+
+def open_to_all(root: Path) -> None:
+    """a+rX: the server account (teiten as root) must read and run everything installed."""
+    for directory, dirs, files in os.walk(root):
+        for p in [directory, *(os.path.join(directory, n) for n in dirs + files)]:
+            st = os.lstat(p)
+            if stat.S_ISLNK(st.st_mode):
+                continue
+            add = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+            if stat.S_ISDIR(st.st_mode) or st.st_mode & stat.S_IXUSR:
+                add |= stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+            if st.st_mode & add != add:
+                os.chmod(p, st.st_mode | add)
+
+
+def iso(t: float) -> str:
+    """``t`` as local ISO 8601 time with its UTC offset, as build records write it."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(t))

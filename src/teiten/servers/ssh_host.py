@@ -1,0 +1,137 @@
+"""The host of an ``ssh`` server (servers/ssh.py): what teiten learns about it (its home, memory,
+CPUs, addresses, disks) and the PostgreSQL install it finds there, by running OpenSSH
+commands and POSIX shell on it; and how teiten marks what it creates there and admits this
+client in pg_hba.conf.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass
+
+from teiten.errors import ServerError
+from teiten.installs.model import parse_version
+from teiten.remote import Ssh
+from teiten.servers.scripts import script
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RemoteInstall:
+    """PostgreSQL binaries in ``bindir`` on the host."""
+
+    bindir: str
+    version: str
+    major: int
+
+    def binary(self, program: str) -> str:
+        return f"{self.bindir}/{program}"
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    home: str
+    client_ip: str   # this machine as the host sees it: the only address pg_hba admits
+    server_ip: str   # the host as this machine reaches it: where pgbench connects
+    ram_bytes: int
+    cpus: int
+    uname: str
+
+
+def read_facts(ssh: Ssh, where: str) -> HostFacts:
+    """What teiten needs of the host: its home, this client's and its own address, memory,
+    CPUs and uname. ``where`` names the host in messages.
+
+    Raises :class:`ServerError` when the login user is root, when ``$SSH_CONNECTION`` is not
+    set there, or when the host is not Linux. (The caller checks ``home``.)
+    """
+    out: dict[str, str] = {}
+    facts = ssh.shell(script("facts.sh"), timeout=30, what="reading the host").stdout
+    for line in facts.splitlines():
+        key, _, value = line.partition("=")
+        out[key] = value
+    if out.get("uid") == "0":
+        raise ServerError(
+            f"{where}: the login user there is root, and PostgreSQL refuses to run as "
+            "root; log in as an unprivileged user (user@host, or User in your ssh config)")
+    conn = out.get("conn", "").split()
+    if len(conn) != 4:
+        raise ServerError(f"{where}: $SSH_CONNECTION is not set there, so teiten "
+                          "cannot tell which address the client has; is this OpenSSH's sshd?")
+    mem = re.search(r"(\d+)\s*kB", out.get("mem", ""))
+    if not mem:
+        raise ServerError(f"{where}: cannot read MemTotal from /proc/meminfo there; "
+                          "ssh servers need a Linux host")
+    return HostFacts(home=out.get("home", "").rstrip("/"), client_ip=conn[0],
+                     server_ip=conn[2], ram_bytes=int(mem.group(1)) * 1024,
+                     cpus=int(out.get("cpus") or 0), uname=out.get("uname", ""))
+
+
+def find_install(ssh: Ssh, ref: str, *, server: str, where: str) -> RemoteInstall:
+    """The PostgreSQL install on the host that ``ref`` names: a major ("17"), a full version
+    ("17.11") or a bindir path. ``server`` and ``where`` name the ssh server in messages.
+
+    Raises :class:`ServerError`, saying where it looked and what it found, when none matches.
+    """
+    if "/" in ref:
+        looked = [ref.rstrip("/"), f"{ref.rstrip('/')}/bin"]
+        want_major, want_version = None, None
+    else:
+        want_major = ref.split(".")[0]
+        want_version = ref if "." in ref else None
+        looked = [f"/usr/lib/postgresql/{want_major}/bin"]
+    found = ssh.shell(script("find_install.sh"), *looked, timeout=60,
+                      what="looking for PostgreSQL")
+    seen = []
+    for line in found.stdout.splitlines():
+        bindir, _, text = line.partition("\t")
+        parsed = parse_version(text)
+        if parsed is None:
+            continue
+        version, major = parsed
+        seen.append(f"{version} in {bindir}")
+        if "/" in ref and bindir not in looked:
+            continue  # a path names its bindir; pg_config's is another install
+        if want_major is not None and str(major) != want_major:
+            continue
+        if want_version is not None and version != want_version:
+            continue
+        log.info("%s: PostgreSQL %s in %s", where, version, bindir)
+        return RemoteInstall(bindir=bindir, version=version, major=major)
+    there = f"; found {', '.join(seen)}" if seen else ""
+    if "/" in ref:
+        raise ServerError(f"{where}: no postgres binary in {' or '.join(looked)} "
+                          f"there{there}; give the directory that holds postgres, e.g. "
+                          "/usr/lib/postgresql/17/bin")
+    raise ServerError(
+        f"PostgreSQL {ref} is not installed on {ssh.target} (server {server}; looked in "
+        f"{looked[0]} and pg_config on the PATH there{there}); install it there, e.g. "
+        f"apt-get install postgresql-{want_major}")
+
+
+def pg_config(ssh: Ssh, install: RemoteInstall) -> dict[str, str]:
+    """What ``pg_config`` of the install says of how it was built (empty if it cannot run)."""
+    done = ssh.run([install.binary("pg_config")], timeout=30, check=False, what="pg_config")
+    keep = ("VERSION", "CONFIGURE", "CC", "CFLAGS", "CPPFLAGS", "LDFLAGS")
+    out = {}
+    for line in done.stdout.splitlines() if done.returncode == 0 else []:
+        key, sep, value = line.partition(" = ")
+        if sep and key in keep:
+            out[key] = value
+    return out
+
+
+def marker(purpose: str) -> str:
+    """The content of the marker file of a directory teiten creates on the host."""
+    return json.dumps({"purpose": purpose, "pid": os.getpid(), "host": os.uname().nodename,
+                       "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}) + "\n"
+
+
+def cidr(ip: str) -> str:
+    """The pg_hba.conf address of exactly ``ip`` (IPv4 or IPv6)."""
+    return f"{ip}/128" if ":" in ip else f"{ip}/32"

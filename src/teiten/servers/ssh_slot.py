@@ -1,0 +1,45 @@
+"""A cluster that an ``ssh`` server (servers/ssh.py, servers/ssh_topology.py) keeps on its
+host: its directory, port and in-memory password, its state between trials, and its standbys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from teiten.servers.replication import node_name
+
+
+@dataclass
+class Slot:
+    """One cluster of an ssh server on the host (a workload's), with its standbys if any: where
+    it lives, how it is reached, and whether its data must be restored before the next trial."""
+
+    root: str
+    database: str
+    password: str = field(repr=False)
+    port: int | None = None
+    log_dir: str | None = None
+    dirty: bool = False
+    broken: bool = False
+    restore_s: list[float] = field(default_factory=list)
+    device: str | None = None
+    socket_dir: str | None = None  # only for standbys' replication connections (mode 0700)
+    standbys: list[Slot] = field(default_factory=list)
+
+    @property
+    def data(self) -> str:
+        return f"{self.root}/data"
+
+    @property
+    def nodes(self) -> list[Slot]:
+        """The clusters a trial runs: this one, then its standbys (if any)."""
+        return [self, *self.standbys]
+
+    @property
+    def names(self) -> list[str]:
+        """How logs and notes name each node: "" for a single cluster."""
+        return [node_name(i) for i in range(len(self.nodes))] if self.standbys else [""]
+
+    @property
+    def snapshot(self) -> str:
+        return f"{self.root}/snapshot"
