@@ -61,10 +61,18 @@ GOLDEN = {
     "unknown workload key": (
         BASE + "  - {name: x, scael: 5}\n",
         "study.yaml:6: unknown key 'scael' in workloads[1] (did you mean 'scale'?); allowed: "
-        "name, script, weight, scripts, scale, fillfactor, modifies_data, rampup, warehouses, all_warehouses, "
-        "keying_and_think_time, check_consistency, items, customers, think_time, mix, cache, devices, "
-        "interval, period, query_days, models, indexes, documents, doc_chars, english_share, corpus, "
-        "keywords, methods, rows_per_day, days, workers, layouts, rows, frozen",
+        "name, scale, fillfactor, modifies_data",
+    ),
+    "unknown key of an app lists the app's own options": (
+        BASE + "  - {name: tpcc, warehouse: 5}\n",
+        "study.yaml:6: unknown key 'warehouse' in workloads[1] (did you mean 'warehouses'?); "
+        "allowed: name, modifies_data, rampup, warehouses, all_warehouses, keying_and_think_time, "
+        "check_consistency",
+    ),
+    "unknown key of a script lists a script's options": (
+        BASE + "  - {script: a.pgbench, wieght: 2}\n",
+        "study.yaml:6: unknown key 'wieght' in workloads[1] (did you mean 'weight'?); allowed: "
+        "name, script, weight, scripts, scale, fillfactor, modifies_data",
     ),
     "unknown key in a script of a mix": (
         BASE + "  - name: mix\n    scripts:\n      - {builtin: tpcb-like, wieght: 2}\n",

@@ -17,7 +17,15 @@ from typing import Any
 
 from teiten.errors import UserError
 from teiten.servers.profiles import pgbench_data_bytes
-from teiten.spec import LoadedStudy, WorkloadSpec
+from teiten.spec import (
+    BUILTIN_WORKLOADS,
+    AppSpec,
+    LoadedStudy,
+    PgbenchSpec,
+    ScriptSpec,
+    SuiteSpec,
+    WorkloadSpec,
+)
 
 PACKAGE_DIR = Path(__file__).parent
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
@@ -143,40 +151,49 @@ def _script_path(loaded: LoadedStudy, loc: tuple[str | int, ...], script: str) -
 
 
 def _resolve_one(loaded: LoadedStudy, index: int, spec: WorkloadSpec) -> Workload:
+    """One entry of the study, read from the options model of its kind (teiten.spec.workloads,
+    which also refuses the options of other workloads)."""
     loc: tuple[str | int, ...] = ("workloads", index)
+    if isinstance(spec, ScriptSpec):
+        return _scripts(loaded, loc, spec)
+    if isinstance(spec, AppSpec):
+        from teiten.workloads import apps  # apps builds on this module
+        return apps.resolve(loaded, loc, spec)
+    if isinstance(spec, SuiteSpec):
+        from teiten.workloads import statements  # statements builds on this module
+        return statements.resolve(loaded, loc, spec)
+    return _builtin(loaded, loc, spec)
+
+
+def _scripts(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: ScriptSpec) -> Workload:
     scale = spec.scale or loaded.study.scale
-    from teiten.workloads import apps
-    apps.refuse_foreign_options(loaded, loc, spec)
+    modifies = spec.modifies_data if spec.modifies_data is not None else True
     if spec.script is not None:
         path = _script_path(loaded, (*loc, "script"), spec.script)
-        return Workload(spec.key, ((path, spec.weight),), scale, spec.fillfactor,
-                        spec.modifies_data if spec.modifies_data is not None else True,
+        return Workload(spec.key, ((path, spec.weight),), scale, spec.fillfactor, modifies,
                         f"script {spec.script}")
-    if spec.scripts is not None:
-        scripts = []
-        for j, ref in enumerate(spec.scripts):
-            if ref.builtin is not None:
-                scripts.append((f"builtin:{ref.builtin}", ref.weight))
-            else:
-                assert ref.script is not None
-                scripts.append((_script_path(loaded, (*loc, "scripts", j), ref.script), ref.weight))
-        return Workload(spec.key, tuple(scripts), scale, spec.fillfactor,
-                        spec.modifies_data if spec.modifies_data is not None else True,
-                        "mix of " + ", ".join(f"{s}@{w}" for s, w in scripts))
-    if spec.key in apps.APPS and spec.script is None and spec.scripts is None:
-        return apps.resolve(loaded, loc, spec)
-    from teiten.workloads import statements
-    if statements.is_suite(spec.key) and spec.script is None and spec.scripts is None:
-        return statements.resolve(loaded, loc, spec)
+    assert spec.scripts is not None
+    scripts = []
+    for j, ref in enumerate(spec.scripts):
+        if ref.builtin is not None:
+            scripts.append((f"builtin:{ref.builtin}", ref.weight))
+        else:
+            assert ref.script is not None
+            scripts.append((_script_path(loaded, (*loc, "scripts", j), ref.script), ref.weight))
+    return Workload(spec.key, tuple(scripts), scale, spec.fillfactor, modifies,
+                    "mix of " + ", ".join(f"{s}@{w}" for s, w in scripts))
+
+
+def _builtin(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: PgbenchSpec) -> Workload:
     builtin = BUILTINS.get(spec.key)
     if builtin is None:
-        names = [*BUILTINS, *apps.APPS, *statements.SUITE_NAMES]
+        names = list(BUILTIN_WORKLOADS)  # these, then the apps, then the suites
         close = difflib.get_close_matches(spec.key, names, n=1)
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise loaded.error(loc, f"unknown workload '{spec.key}'; {hint}built-in workloads are "
                            f"{', '.join(names)}, or give {{script: path/to/file.pgbench}}")
     return Workload(
-        spec.key, builtin.scripts, scale,
+        spec.key, builtin.scripts, spec.scale or loaded.study.scale,
         spec.fillfactor if spec.fillfactor is not None else builtin.fillfactor,
         spec.modifies_data if spec.modifies_data is not None else builtin.modifies_data,
         builtin.description)

@@ -32,7 +32,7 @@ import psycopg
 from teiten.drivers import pgbench_log
 from teiten.drivers.pgbench_output import PgbenchOutput
 from teiten.errors import ServerError
-from teiten.spec import LoadedStudy, WorkloadSpec
+from teiten.spec import AppSpec, LoadedStudy
 
 PACKAGE_DIR = Path(__file__).parent
 TAIL_S = 1  # pgbench runs a second past the window, so that its end is taken under load
@@ -75,40 +75,22 @@ APPS: dict[str, App] = {
 
 KEY_TABLE = {"tpcc": "district", "bookstore": "item"}  # present once an app is loaded
 
-def _sql_workloads() -> dict[str, dict[str, Any]]:
-    """Every workload loaded by SQL (the apps and the measured-statement suites) -> its
-    options with their defaults. The pgbench-initialised workloads take none of them
-    ('fillfactor' is pgbench's -F)."""
-    from teiten.workloads import statements  # builds on the workloads package, as this does
-    found = {a.name: a.defaults for a in APPS.values()}
-    return found | {n: statements.suite(n).defaults for n in statements.SUITE_NAMES}
+def options(spec: AppSpec) -> dict[str, Any]:
+    """The app's options from its options model (teiten.spec.workloads), every default
+    filled in."""
+    given = {k: getattr(spec, k) for k in type(spec).model_fields}
+    return {k: (given[k] if given.get(k) is not None else v)
+            for k, v in APPS[spec.key].defaults.items()}
 
 
-def refuse_foreign_options(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: WorkloadSpec) -> None:
-    """An option set on a workload that does not take it is an error, not silently ignored."""
-    own = spec.key if spec.script is None and spec.scripts is None else None
-    workloads = _sql_workloads()
-    for key in dict.fromkeys(k for defaults in workloads.values() for k in defaults):
-        owners = [name for name, defaults in workloads.items() if key in defaults]
-        if getattr(spec, key, None) is None or own in owners:
-            continue
-        raise loaded.error((*loc, key), f"'{key}' is an option of the {' and '.join(owners)} "
-                           f"workload{'s' if len(owners) > 1 else ''}, not of '{spec.key}'; "
-                           "remove it")
-    if own in workloads and spec.fillfactor is not None:
-        raise loaded.error((*loc, "fillfactor"), f"'fillfactor' is pgbench's -F; the {own} "
-                           "workload sets its own fillfactors (see its README); remove it")
-
-
-def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: WorkloadSpec) -> Any:
+def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: AppSpec) -> Any:
     from teiten.workloads import Workload
     app = APPS[spec.key]
-    opts = {k: (getattr(spec, k) if getattr(spec, k) is not None else v)
-            for k, v in app.defaults.items()}
+    opts = options(spec)
     if app.name == "bookstore" and opts["customers"] < 10:
         raise loaded.error((*loc, "customers"), "a bookstore needs 10 customers or more")
     scripts = tuple((str(app.directory / f"{stem}.pgbench"), w) for stem, w in app.scripts(opts))
-    scale = opts["warehouses"] if app.name == "tpcc" else (spec.scale or loaded.study.scale)
+    scale = opts["warehouses"] if app.name == "tpcc" else loaded.study.scale
     shown = ", ".join(f"{k}={v}" for k, v in opts.items())
     return Workload(spec.key, scripts, scale, None,
                     spec.modifies_data if spec.modifies_data is not None else True,

@@ -30,7 +30,7 @@ import psycopg
 
 from teiten.drivers.sql import Session
 from teiten.errors import ServerError, TeitenError, UserError
-from teiten.spec import LoadedStudy, WorkloadSpec
+from teiten.spec import LoadedStudy, SuiteSpec, WorkloadSpec
 
 PACKAGE_DIR = Path(__file__).parent
 CACHE_STATES = ("warm", "cold")
@@ -103,13 +103,14 @@ def digest(name: str) -> str:
 
 
 def options(spec: WorkloadSpec) -> dict[str, Any]:
-    """The suite's options from a study's workload entry, every default filled in."""
-    defaults = suite(spec.key).defaults
-    return {k: (getattr(spec, k) if getattr(spec, k, None) is not None else v)
-            for k, v in defaults.items()}
+    """The suite's options from its options model (teiten.spec.workloads), every default
+    filled in."""
+    given = {k: getattr(spec, k) for k in type(spec).model_fields}
+    return {k: (given[k] if given.get(k) is not None else v)
+            for k, v in suite(spec.key).defaults.items()}
 
 
-def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: WorkloadSpec) -> Any:
+def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: SuiteSpec) -> Any:
     from teiten.workloads import Workload  # this module is imported by it
     found = suite(spec.key)
     opts = options(spec)

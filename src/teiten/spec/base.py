@@ -1,0 +1,77 @@
+"""What every model of a study file shares: closed frozen models, names, durations, axes."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    WithJsonSchema,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
+T = TypeVar("T")
+NAME = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,62}$"
+DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|m|min|mins|h|d|day|days)?\s*$")
+_UNITS = {None: 1.0, "s": 1.0, "sec": 1.0, "secs": 1.0, "ms": 0.001,
+          "m": 60.0, "min": 60.0, "mins": 60.0, "h": 3600.0,
+          "d": 86400.0, "day": 86400.0, "days": 86400.0}
+
+
+def parse_duration(value: object) -> float:
+    """Seconds from 300, "300s", "5min", "1.5 h". Parsed once, here, at the edge."""
+    if isinstance(value, bool):
+        raise ValueError("a duration is a number of seconds or a string like '5s' or '5min'")
+    if isinstance(value, int | float):
+        return float(value)
+    m = DURATION.match(str(value))
+    if not m:
+        raise ValueError(f"cannot read {value!r} as a duration; write e.g. 5s, 300s or 5min")
+    return float(m.group(1)) * _UNITS[m.group(2)]
+
+
+def duration_schema(**number: float) -> dict[str, Any]:
+    """The JSON Schema of a duration: a number of seconds (with these bounds) or a string."""
+    return {"anyOf": [{"type": "number", **number},
+                      {"type": "string", "pattern": DURATION.pattern}]}
+
+
+class Model(BaseModel):
+    """A part of a study file: unknown keys are refused, and a loaded study never changes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# Seconds written as a number or as a duration ("10s", "3min"), finite.
+Seconds = Annotated[float, BeforeValidator(parse_duration), Field(ge=0, allow_inf_nan=False),
+                    WithJsonSchema(duration_schema(minimum=0))]
+PositiveSeconds = Annotated[float, BeforeValidator(parse_duration), Field(gt=0, allow_inf_nan=False),
+                            WithJsonSchema(duration_schema(exclusiveMinimum=0))]
+
+
+def _distinct(values: list[Any]) -> list[Any]:
+    seen = [v for i, v in enumerate(values) if v in values[:i]]
+    if seen:
+        raise ValueError(f"{seen[0]!r} is listed twice")
+    return values
+
+
+class _OneOrList:
+    """In the JSON Schema, an axis is one value or a list of them, as the loader reads it."""
+
+    def __get_pydantic_json_schema__(self, core_schema: CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        return {"anyOf": [schema["items"], schema]} if "items" in schema else schema
+
+
+# An axis of a measured-statement workload: one value, or a list of distinct values.
+Axis = Annotated[list[T], Field(min_length=1), AfterValidator(_distinct),
+                 BeforeValidator(lambda v: v if isinstance(v, list) else [v]), _OneOrList()]

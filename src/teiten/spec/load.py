@@ -1,0 +1,224 @@
+"""Loading a study file: YAML with line numbers, validation, and one-line messages.
+
+A study file is the contract between users, tests and the runner. Every rejection names
+the file, the line and what would fix it, on one line.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_args
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from teiten.errors import SpecError
+from teiten.spec.study import Study
+from teiten.spec.workloads import KINDS
+
+WORKLOAD_KINDS: dict[str, type[BaseModel]] = {k.__name__: k for k in KINDS}
+
+
+@dataclass(frozen=True)
+class LoadedStudy:
+    """A validated study and where it came from, for messages and relative paths."""
+
+    study: Study
+    path: str
+    text: str
+    lines: dict[tuple[str | int, ...], int] = field(default_factory=dict)
+
+    @property
+    def base_dir(self) -> Path:
+        return Path(self.path).parent if not self.path.startswith("<") else Path.cwd()
+
+    def line_of(self, loc: tuple[str | int, ...]) -> int | None:
+        """The line of the longest prefix of ``loc`` that appears in the file."""
+        for end in range(len(loc), -1, -1):
+            if loc[:end] in self.lines:
+                return self.lines[loc[:end]]
+        return None
+
+    def error(self, loc: tuple[str | int, ...], message: str) -> SpecError:
+        return SpecError(message, path=self.path, line=self.line_of(loc))
+
+
+def _line_map(node: yaml.Node, prefix: tuple[str | int, ...], out: dict[tuple[str | int, ...], int]) -> None:
+    out.setdefault(prefix, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            path = (*prefix, str(key.value))
+            out[path] = key.start_mark.line + 1
+            _line_map(value, path, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            out[(*prefix, i)] = item.start_mark.line + 1
+            _line_map(item, (*prefix, i), out)
+
+
+def _where(loc: tuple[str | int, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models_in(arg)]
+
+
+def _model_for(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+    """The model that validates the value at ``loc``, a place as pydantic gives it: a workload
+    entry's place holds the tag of its kind (the name of its model)."""
+    model: type[BaseModel] | None = Study
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if part in WORKLOAD_KINDS:
+            model = WORKLOAD_KINDS[part]
+            continue
+        info = model.model_fields.get(part) if model is not None else None
+        if info is None:
+            return None
+        found = _models_in(info.annotation)
+        model = found[0] if len(found) == 1 else None  # several: a tag comes next
+    return model
+
+
+_EXAMPLES = {
+    "servers": 'a mapping such as {name: pg17, install: "17"} or {name: cloud, external: "host=..."}',
+    "workloads": "a workload name such as pgecons-read, or a mapping such as {name: pgecons-update, "
+                 "fillfactor: 80} or {script: my.pgbench}",
+}
+
+
+def _message(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
+    raw = tuple(err["loc"])
+    loc = tuple(p for p in raw if isinstance(p, int) or not p[:1].isupper()
+                and not p.startswith(("literal[", "function-", "int", "str")))
+    kind = err["type"]
+    if kind == "foreign_option":  # an option of another workload: the message names whose
+        return (*loc, err["ctx"]["key"]), err["msg"]
+    if kind == "extra_forbidden":
+        key = str(loc[-1])
+        model = _model_for(raw[:-1])
+        allowed = list(model.model_fields) if model else []
+        close = difflib.get_close_matches(key, allowed, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        parent = _where(loc[:-1])
+        return loc, (f"unknown key '{key}'" + (f" in {parent}" if parent else "") + hint
+                     + (f"; allowed: {', '.join(allowed)}" if allowed else ""))
+    msg = err["msg"].removeprefix("Value error, ")
+    named = re.match(r"'([a-z_]+)' ", msg)
+    if kind == "value_error" and named:
+        loc = (*loc, named.group(1))  # a check across keys that names the key at fault
+    where = _where(loc) or "study"
+    if kind == "missing":
+        return loc, f"{where} is missing: it is required"
+    if kind == "string_pattern_mismatch":
+        return loc, (f"{where}: {err.get('input')!r} is not a valid name; use letters, digits "
+                     "and _ . + - (at most 63 characters, starting with a letter or digit)")
+    if kind == "model_type":
+        example = _EXAMPLES.get(str(loc[0]) if loc else "", "a mapping of keys and values")
+        return loc, f"{where}: write {example} (got {err.get('input')!r})"
+    if kind == "too_short":
+        return loc, f"{where}: needs at least one entry"
+    if kind == "literal_error":
+        return loc, f"{where}: got {err.get('input')!r}; {msg[0].lower()}{msg[1:]}"
+    if kind in ("value_error", "assertion_error"):
+        return loc, f"{where}: {msg}"
+    return loc, f"{where}: {msg[0].lower()}{msg[1:]} (got {err.get('input')!r})"
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """A YAML loader that refuses a key given twice in one mapping (plain YAML keeps the
+    last one silently, which would hide a typo'd edit)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key '{key}' is given twice; keep one", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+def _check_unique_names(loaded: LoadedStudy) -> None:
+    study = loaded.study
+    matrix = study.server_matrix()
+    for section, names in (("servers", [(i, s.name) for i, s in matrix]),
+                           ("workloads", list(enumerate(w.key for w in study.workloads)))):
+        first: dict[str, int] = {}
+        for i, name in names:
+            if name in first:
+                what = "server" if section == "servers" else "workload"
+                raise loaded.error((section, i, "name"), f"{section}[{i}]: the {what} name "
+                                   f"'{name}' is already used by {section}[{first[name]}]; "
+                                   "give each one a name of its own")
+            first[name] = i
+    if study.profile is not None:
+        known = {"server": {s.name for _, s in matrix},
+                 "workload": {w.key for w in study.workloads}}
+        for i, point in enumerate(study.profile.points):
+            for key in ("server", "workload"):
+                value = getattr(point, key)
+                if value is not None and value not in known[key]:
+                    raise loaded.error(("profile", "points", i, key),
+                                       f"profile.points[{i}].{key}: no {key} named '{value}' in "
+                                       f"this study ({', '.join(sorted(known[key]))})")
+        if study.profile.repetition > study.repetitions:
+            raise loaded.error(("profile", "repetition"), f"profile.repetition: the study has "
+                               f"only {study.repetitions} repetitions")
+
+
+def load_text(text: str, path: str) -> LoadedStudy:
+    """Parse and validate a study from YAML ``text``. Raises :class:`SpecError`."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecError(f"not valid YAML: {problem}", path=path,
+                        line=mark.line + 1 if mark else None) from None
+    if not isinstance(data, dict):
+        raise SpecError("a study file is a YAML mapping with at least 'study', 'servers' and "
+                        "'workloads'", path=path, line=1)
+    lines: dict[tuple[str | int, ...], int] = {}
+    if node is not None:
+        _line_map(node, (), lines)
+    loaded = LoadedStudy(study=Study.model_construct(), path=path, text=text, lines=lines)
+    try:
+        study = Study.model_validate(data)
+    except ValidationError as exc:
+        errors = [_message(dict(e)) for e in exc.errors()]
+        errors.sort(key=lambda e: loaded.line_of(e[0]) or 0)
+        loc, msg = errors[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise loaded.error(loc, msg + more) from None
+    loaded = LoadedStudy(study=study, path=path, text=text, lines=lines)
+    _check_unique_names(loaded)
+    return loaded
+
+
+def load_file(path: str | Path) -> LoadedStudy:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"no such study file: {p}; see 'teiten study list' for the built-in "
+                        "ones") from None
+    except IsADirectoryError:
+        raise SpecError(f"study file {p} is a directory; give the path of a YAML file") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"study file {p} is not UTF-8 text; save it as UTF-8") from None
+    except OSError as exc:
+        raise SpecError(f"cannot read study file {p}: {exc.strerror}") from None
+    return load_text(text, str(p))

@@ -1,0 +1,27 @@
+"""The JSON Schema of study files (``teiten schema``), for editors and other tools."""
+
+from __future__ import annotations
+
+import json
+
+from teiten.spec.base import duration_schema
+from teiten.spec.study import Study
+from teiten.spec.workloads import BUILTIN_WORKLOADS
+
+
+def json_schema() -> str:
+    """The JSON Schema of study files: each workload entry is one of the workloads' own
+    options models (``oneOf``), or a built-in workload's bare name."""
+    schema = Study.model_json_schema()
+    props = schema["properties"]
+    # What the loader accepts beyond the models' own types: durations as text ("5s"),
+    # workloads as bare names, and a major given as a number.
+    props["duration"] = {**duration_schema(exclusiveMinimum=0), "default": 60,
+                         "description": props["duration"].get("description", "")}
+    props["workloads"]["items"] = {"anyOf": [{"type": "string", "enum": list(BUILTIN_WORKLOADS)},
+                                             props["workloads"]["items"]]}
+    install = schema["$defs"]["ServerSpec"]["properties"]["install"]
+    install["anyOf"] = [{"type": "string"}, {"type": "integer"}, {"type": "null"}]
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "teiten study"
+    return json.dumps(schema, indent=2)

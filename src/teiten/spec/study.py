@@ -1,0 +1,152 @@
+"""A study: its servers, workloads and the matrix they make, with what to profile."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from teiten.cpus import format_list, parse_list
+from teiten.spec.base import NAME, Model, parse_duration
+from teiten.spec.servers import LoadClientSpec, ServerSpec
+from teiten.spec.workloads import WorkloadSpec
+
+
+class ProfilePoint(Model):
+    """Which points to profile; a key left out matches every value."""
+
+    server: str | None = None
+    workload: str | None = None
+    clients: Annotated[int, Field(ge=1)] | None = None
+
+
+class ProfileSpec(Model):
+    """perf profiles of the server during the measured window of chosen trials."""
+
+    points: list[ProfilePoint] = Field(
+        default_factory=lambda: [ProfilePoint()],
+        description="the (server, workload, clients) points to profile; default: all")
+    repetition: Annotated[int, Field(ge=1)] = Field(
+        1, description="which repetition of each point is profiled (the others are not, so "
+        "that the profiler's own cost stays out of the medians' other samples)")
+    event: str = Field("auto", description="perf event; auto: cycles where the hardware "
+                       "counts them, else the cpu-clock software event")
+    frequency: Annotated[int, Field(ge=1, le=20000)] = 99
+
+    def wants(self, server: str, workload: str, clients: int, repetition: int) -> bool:
+        return repetition == self.repetition and any(
+            (p.server in (None, server)) and (p.workload in (None, workload))
+            and (p.clients in (None, clients)) for p in self.points)
+
+
+class Study(Model):
+    """A study: servers x workloads x clients x repetitions, run in a seeded order."""
+
+    study: Annotated[str, Field(pattern=NAME)]
+    description: str = ""
+    servers: Annotated[list[ServerSpec], Field(min_length=1)]
+    workloads: Annotated[list[WorkloadSpec], Field(min_length=1)]
+    scale: Annotated[int, Field(ge=1, le=100000)] = 10
+    clients: Annotated[list[Annotated[int, Field(ge=1, le=10000)]], Field(min_length=1)] = [1]
+    threads: Literal["half"] | Annotated[int, Field(ge=1)] = "half"
+    duration: Annotated[float, Field(gt=0)] = Field(
+        60.0, description="length of each measured run: seconds, or a string like 5s or 5min")
+    repetitions: Annotated[int, Field(ge=1, le=1000)] = 3
+    order: Literal["random", "sequential"] = "random"
+    seed: Annotated[int, Field(ge=0)] = 0
+    prewarm: bool = Field(True, description="pg_prewarm the workload's relations before each trial")
+    connect: Literal["socket", "tcp"] = Field(
+        "socket", description="how pgbench reaches local clusters: unix socket or TCP loopback")
+    profile: ProfileSpec | None = Field(
+        None, description="take perf profiles (flame graphs) of chosen points")
+    cores: Annotated[list[Annotated[int, Field(ge=1, le=4096)]], Field(min_length=1)] | None = Field(
+        None, description="an axis: every local server is run at each of these core counts, "
+        "as servers named NAME-1core, NAME-2cores, ...")
+    client_cpus: str = Field(
+        "any", description="where pgbench runs when servers are confined to cores: any (not "
+        "pinned), same (the server's CPUs), others (the CPUs the server does not use), or a "
+        "CPU list such as 2-3")
+    load_clients: Annotated[list[LoadClientSpec], Field(min_length=1)] | None = Field(
+        None, description="the machines pgbench runs on, all at once: each runs one pgbench "
+        "(with the trial's clients) against every node; unset: this machine only")
+    environments: bool = Field(
+        False, description="the servers are environments of the same PostgreSQL (METHODS S5): "
+        "the report gives each one's degradation against the first, with the CPU breakdown")
+
+    @field_validator("clients", mode="before")
+    @classmethod
+    def _clients_list(cls, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            raise ValueError(f"write a list of client counts, e.g. clients: [{value}]")
+        return value
+
+    @field_validator("threads", mode="before")
+    @classmethod
+    def _threads(cls, value: Any) -> Any:
+        if value == "half" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            return value
+        raise ValueError(f"got {value!r}; write 'half' (clients/2) or a number of threads >= 1")
+
+    @field_validator("duration", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> float:
+        return parse_duration(value)
+
+    @field_validator("clients")
+    @classmethod
+    def _unique_clients(cls, value: list[int]) -> list[int]:
+        dupes = sorted({n for n in value if value.count(n) > 1})
+        if dupes:
+            raise ValueError(f"{dupes[0]} appears twice; list each client count once")
+        return value
+
+    @field_validator("client_cpus")
+    @classmethod
+    def _client_cpus(cls, value: str) -> str:
+        if value in ("any", "same", "others"):
+            return value
+        try:
+            return format_list(parse_list(value))
+        except ValueError as exc:
+            raise ValueError(f"{exc}; or write any, same or others") from None
+
+    @model_validator(mode="after")
+    def _core_axis(self) -> Study:
+        if self.cores is not None:
+            dupes = sorted({n for n in self.cores if self.cores.count(n) > 1})
+            if dupes:
+                raise ValueError(f"'cores' lists {dupes[0]} twice; list each core count once")
+            fixed = [s.name for s in self.servers if s.cores is not None or s.cpus is not None]
+            if fixed:
+                raise ValueError(f"'cores' is an axis for every server, but server {fixed[0]} "
+                                 "sets its own cores or cpus; drop one of them")
+        if self.load_clients is not None:
+            names = [c.name for c in self.load_clients]
+            named = sorted({n for n in names if names.count(n) > 1})
+            if named:
+                raise ValueError(f"load client '{named[0]}' is listed twice; give each a name "
+                                 "of its own")
+        if self.environments and len(self.servers) < 2:
+            raise ValueError("'environments' compares servers: list two or more")
+        return self
+
+    def server_matrix(self) -> list[tuple[int, ServerSpec]]:
+        """The servers the study runs, with the index of the entry each comes from: the
+        servers as written, or each local one at every count of the ``cores`` axis."""
+        if self.cores is None:
+            return list(enumerate(self.servers))
+        out: list[tuple[int, ServerSpec]] = []
+        for i, server in enumerate(self.servers):
+            if server.external is not None or server.ssh is not None or server.docker is not None:
+                out.append((i, server))
+                continue
+            for n in self.cores:
+                name = f"{server.name}-{n}core" + ("s" if n > 1 else "")
+                out.append((i, server.model_copy(update={"name": name, "cores": n})))
+        return out
+
+    def threads_for(self, clients: int) -> int:
+        """pgbench -j: half the clients by default (METHODS S1: -j C/2), never more than -c."""
+        if self.threads == "half":
+            return max(1, clients // 2)
+        return min(int(self.threads), clients)
