@@ -188,6 +188,15 @@ class TrialRecord:
     def point(self) -> Point:
         return self.planned.point
 
+    @property
+    def tps(self) -> float | None:
+        """The measured TPS; None when the trial measured nothing."""
+        return self.figures.tps if self.figures else None
+
+    @property
+    def latency_ms_avg(self) -> float | None:
+        return self.figures.latency_ms_avg if self.figures else None
+
     def row(self) -> dict[str, Any]:
         """The trial with the fields and names of ``teiten results``."""
         p, f = self.planned, self.figures

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from teiten import cpus
 from teiten.analysis.summary import core_families
 from teiten.errors import UserError
+from teiten.results import Point as At
+from teiten.results import ServerRecord
 from teiten.spec import load_text
 
 
@@ -75,12 +75,12 @@ def test_cores_axis_multiplies_local_servers() -> None:
 
 
 def test_core_families_group_servers_alike_but_for_cpus() -> None:
-    def row(name: str, install: str, cores: int | None, **extra: object) -> dict[str, str]:
+    def row(name: str, install: str, cores: int | None, **extra: object) -> ServerRecord:
         spec: dict[str, object] = {"name": name, "install": install, "cores": cores, **extra}
         if cores:
             spec["placement"] = {"cpus": cpus.format_list(range(cores)), "cores": cores,
                                  "client_cpus": "any"}
-        return {"name": name, "spec_json": json.dumps(spec)}
+        return ServerRecord(name, 0, "local", spec)
 
     rows = [row("pg18-2cores", "18", 2), row("pg18-1core", "18", 1), row("pg17-1core", "17", 1),
             row("pg17-2cores", "17", 2), row("plain", "17", None),
@@ -119,7 +119,7 @@ def test_scaleup_finds_where_cores_stop_helping() -> None:
         series("a-2cores", {1: 100.0, 8: 350.0}, 2.0),
         series("a-4cores", {1: 100.0, 8: 360.0}, 30.0)))
     fam = CoreScaling("a", ((1, "a-1core"), (2, "a-2cores"), (4, "a-4cores")))
-    hot = {("a-4cores", "w", 8): [("s_lock", 0.4)], ("a-4cores", "w", 1): [("x", 1.0)]}
+    hot = {At("a-4cores", "w", 8): [("s_lock", 0.4)], At("a-4cores", "w", 1): [("x", 1.0)]}
     sc = scaleup(sec, fam, hot)
     assert [(r.cores, r.peak_clients, r.peak_tps) for r in sc.rows] == [
         (1, 8, 180.0), (2, 8, 350.0), (4, 8, 360.0)]

@@ -16,6 +16,7 @@ from teiten.analysis.loads import load_parts
 from teiten.analysis.rtt import RttBound, RttRow
 from teiten.analysis.scaleout import ScaleOut, ScaleOutRow
 from teiten.report import write_report
+from teiten.results import PlannedTrial, Status, TrialRecord
 
 
 def _part(client: str, node: str, tps: float, latency: float, started: float) -> dict[str, object]:
@@ -23,12 +24,13 @@ def _part(client: str, node: str, tps: float, latency: float, started: float) ->
             "latency_ms_avg": latency, "returncode": 0, "started_at": started, "errors": []}
 
 
-TRIALS = [
-    {"trial_id": "t1", "server": "db1", "workload": "w", "clients": 2, "status": "ok"},
-    {"trial_id": "t2", "server": "db1", "workload": "w", "clients": 2, "status": "ok"},
-    {"trial_id": "t3", "server": "db1", "workload": "w", "clients": 2, "status": "failed"},
-    {"trial_id": "t4", "server": "db1", "workload": "other", "clients": 2, "status": "ok"},
-]
+def _trial(trial_id: str, workload: str, status: Status) -> TrialRecord:
+    return TrialRecord(PlannedTrial(trial_id, int(trial_id[1:]), "db1", workload, 2, 1, 1, 1.0),
+                       study_id=1, study="s", status=status)
+
+
+TRIALS = [_trial("t1", "w", "ok"), _trial("t2", "w", "ok"), _trial("t3", "w", "failed"),
+          _trial("t4", "other", "ok")]
 LOADS = {
     "t1": {"parts": [_part("here", "db1", 300.0, 6.0, 100.0), _part("c2", "db1", 100.0, 20.0, 100.004)],
            "skew_s": 0.004},

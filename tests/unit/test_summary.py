@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from teiten.analysis.summary import mean_diff_pct, median, section
+from teiten.results import LoadFigures, PlannedTrial, Status, TrialRecord
 from teiten.servers.profiles import GB, MB, Sizing, pgbench_data_bytes, settings, shared_buffers_for
 
+_ORDER = itertools.count()
 
-def _t(server: str, clients: int, tps: float | None, status: str = "ok") -> dict[str, object]:
-    return {"server": server, "workload": "w", "clients": clients, "tps": tps, "status": status,
-            "latency_ms_avg": None if tps is None else 1000 * clients / tps}
+
+def _t(server: str, clients: int, tps: float | None, status: Status = "ok") -> TrialRecord:
+    n = next(_ORDER)
+    figures = None if tps is None else LoadFigures(
+        tps=tps, transactions=int(tps), failed_transactions=0, duration_s=1.0,
+        latency_ms_avg=1000 * clients / tps, latency_ms_stddev=None, initial_connection_ms=None,
+        pgbench_version=None)
+    return TrialRecord(PlannedTrial(f"t{n}", n, server, "w", clients, 1, 1, 1.0), study_id=1,
+                       study="s", status=status, figures=figures)
 
 
 def test_median_of_odd_and_even_counts() -> None:

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from teiten.analysis.inputs import AppRuns
 from teiten.analysis.model import AppPoint, AppResults, TypeFigures, WorkloadSection
 from teiten.analysis.stats import median_known as _median
-
-# (server, workload, clients) -> the 'app' details of its ok trials
-AppRuns = Mapping[tuple[str, str, int], Sequence[Mapping[str, Any]]]
+from teiten.results import Point
 
 WITHIN = 0.05  # IPA paper: the limit is where measured BT/s falls more than this below theory
 
@@ -58,8 +57,8 @@ def capacity(points: Sequence[AppPoint]) -> tuple[int | None, int | None]:
 def app_results(sec: WorkloadSection, runs: AppRuns) -> tuple[AppResults, ...]:
     out = []
     for s in sec.servers:
-        found = {c: runs[(s.server, sec.workload, c)] for c in sec.clients
-                 if runs.get((s.server, sec.workload, c))}
+        at = {c: Point(s.server, sec.workload, c) for c in sec.clients}
+        found = {c: runs[p] for c, p in at.items() if runs.get(p)}
         if not found:
             continue
         app = next(iter(found.values()))[0]["app"]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from teiten.analysis.stats import median_known as _median
+from teiten.results import TrialRecord
 
 Loads = Mapping[str, Mapping[str, Any]]  # trial id -> its details 'load'
 
@@ -25,18 +26,18 @@ class LoadPartRow:
     skew_ms: float | None   # median start skew of all the trial's processes
 
 
-def load_parts(workload: str, trials: Sequence[Mapping[str, Any]],
+def load_parts(workload: str, trials: Sequence[TrialRecord],
                loads: Loads) -> tuple[LoadPartRow, ...]:
     """Per server, client count and (load client, node): the median of each process's
     figures over the ok repetitions. Empty when no trial of ``workload`` ran more than one
     pgbench at once."""
-    mine = [(t, loads[t["trial_id"]]) for t in trials
-            if t["workload"] == workload and t["status"] == "ok" and t["trial_id"] in loads]
+    mine = [(t, loads[t.trial_id]) for t in trials
+            if t.planned.workload == workload and t.status == "ok" and t.trial_id in loads]
     if not any(len(load.get("parts", ())) > 1 for _, load in mine):
         return ()
     groups: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
     for t, load in mine:
-        groups.setdefault((t["server"], int(t["clients"])), []).append(load)
+        groups.setdefault((t.planned.server, t.planned.clients), []).append(load)
     rows = []
     for (server, clients), found in groups.items():
         skew = _median(load.get("skew_s", 0.0) * 1000 for load in found)
@@ -52,5 +53,5 @@ def load_parts(workload: str, trials: Sequence[Mapping[str, Any]],
                 latency_ms=_median(p.get("latency_ms_avg") for p, _ in seen),
                 share=_median((p.get("tps") or 0.0) / total if total else None for p, total in seen),
                 skew_ms=skew))
-    order = {name: i for i, name in enumerate(dict.fromkeys(t["server"] for t in trials))}
+    order = {name: i for i, name in enumerate(dict.fromkeys(t.planned.server for t in trials))}
     return tuple(sorted(rows, key=lambda r: (order.get(r.server, 0), r.clients, r.client, r.node)))

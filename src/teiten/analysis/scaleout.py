@@ -4,15 +4,13 @@ node, all at once), the mean per node, and the replication lag seen during the t
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from teiten.analysis.stats import median_known as _median
-
-Evidence = Mapping[str, tuple[Mapping[str, float], Any]]
+from teiten.results import ServerRecord, TrialRecord
 
 
 @dataclass(frozen=True)
@@ -46,29 +44,30 @@ def method(spec: Mapping[str, Any]) -> tuple[str, int]:
     return kind, replicas + 1
 
 
-def scale_out(workload: str, servers: Sequence[Mapping[str, Any]],
-              trials: Sequence[Mapping[str, Any]], evidence: Evidence | None) -> ScaleOut | None:
-    """The S7 table of one workload, or None when no server is a topology."""
-    specs = {row["name"]: json.loads(row["spec_json"]) for row in servers}
+def scale_out(workload: str, servers: Sequence[ServerRecord], trials: Sequence[TrialRecord],
+              metrics: Mapping[str, Mapping[str, float]] | None) -> ScaleOut | None:
+    """The S7 table of one workload, or None when no server is a topology. ``metrics`` maps
+    trial ids to what the monitors measured."""
+    specs = {row.name: row.spec for row in servers}
     if not any(s.get("replicas") or s.get("pgpool") for s in specs.values()):
         return None
     rows = []
     for name, spec in specs.items():
         kind, nodes = method(spec)
-        mine = [t for t in trials if t["server"] == name and t["workload"] == workload
-                and t["status"] == "ok" and t["tps"] is not None]
-        for clients in sorted({int(t["clients"]) for t in mine}):
-            at = [t for t in mine if int(t["clients"]) == clients]
-            tps = statistics.median(float(t["tps"]) for t in at)
-            metrics = [evidence[t["trial_id"]][0] for t in at
-                       if evidence is not None and t["trial_id"] in evidence]
+        mine = [(t, measured) for t in trials if t.planned.server == name
+                and t.planned.workload == workload and t.status == "ok"
+                and (measured := t.tps) is not None]
+        for clients in sorted({t.planned.clients for t, _ in mine}):
+            at = [(t, v) for t, v in mine if t.planned.clients == clients]
+            tps = statistics.median(float(v) for _, v in at)
+            seen = [metrics[t.trial_id] for t, _ in at if metrics and t.trial_id in metrics]
             rows.append(ScaleOutRow(
                 server=name, method=kind, nodes=nodes, pgpool=bool(spec.get("pgpool")),
                 clients=clients, total_tps=tps, per_node_tps=tps / nodes,
-                lag_bytes_max=_median(m.get("replication_lag_bytes_max") for m in metrics),
-                replay_lag_ms_max=_median(m.get("replication_replay_lag_ms_max") for m in metrics),
+                lag_bytes_max=_median(m.get("replication_lag_bytes_max") for m in seen),
+                replay_lag_ms_max=_median(m.get("replication_replay_lag_ms_max") for m in seen),
                 skew_ms=_median((m["load_skew_s"] * 1000 if "load_skew_s" in m else None)
-                                for m in metrics)))
+                                for m in seen)))
     # In this version every node of a topology runs on one machine: this one, or the ssh
     # host (standbys are made there). Nodes on machines of their own would lift this.
     return ScaleOut(tuple(sorted(rows, key=lambda r: (r.method, r.nodes, r.clients))),

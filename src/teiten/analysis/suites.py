@@ -9,13 +9,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from teiten.analysis.model import SizeFigures, StepFigures, SuiteResults
+from teiten.results import StepRecord, TrialRecord
 
 # The plan figures a report shows (teiten.drivers.explain.PlanSummary).
 PLAN_FIELDS = ("workers_planned", "workers_launched", "shared_hit", "shared_read",
                "rows_removed_by_filter", "rows_removed_by_index_recheck", "heap_blocks_exact",
                "heap_blocks_lossy", "partitions_scanned", "planning_ms")
 
-Steps = Mapping[str, Sequence[Mapping[str, Any]]]  # trial_id -> its steps, in order
+Steps = Mapping[str, Sequence[StepRecord]]  # trial_id -> its steps, in order
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -23,56 +24,57 @@ def _median(values: Sequence[float]) -> float | None:
 
 
 def suite_results(suite: str, axes: Sequence[str], variants: Sequence[str],
-                  servers: Sequence[str], trials: Sequence[Mapping[str, Any]], steps: Steps,
+                  servers: Sequence[str], trials: Sequence[TrialRecord], steps: Steps,
                   workload: str) -> SuiteResults:
     """The results of one suite workload. Steps are matched across repetitions by their
     position among the steps of the same name and param (a trial may run a step twice)."""
-    groups: dict[tuple[str, str, str, str | None, int], list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, str | None, int], list[StepRecord]] = defaultdict(list)
     order: dict[tuple[str, str, str, str | None, int], int] = {}
     sizes: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
     missing = []
     for t in trials:
-        if t["workload"] != workload:
+        p = t.planned
+        if p.workload != workload:
             continue
-        if t["status"] == "skipped" and str(t["error"] or "").startswith("not installed"):
-            missing.append((t["server"], t["variant"], str(t["error"]).removeprefix("not installed: ")))
+        if t.status == "skipped" and str(t.error or "").startswith("not installed"):
+            missing.append((p.server, p.variant, str(t.error).removeprefix("not installed: ")))
             continue
-        if t["status"] != "ok":
+        if t.status != "ok":
             continue
         seen: Counter[tuple[str, str | None]] = Counter()
         last_sizes = None
-        for i, st in enumerate(steps.get(t["trial_id"], ())):
-            nth = seen[(st["name"], st["param"])]
-            seen[(st["name"], st["param"])] += 1
-            key = (t["server"], t["variant"], st["name"], st["param"], nth)
+        for i, st in enumerate(steps.get(t.trial_id, ())):
+            nth = seen[(st.name, st.param)]
+            seen[(st.name, st.param)] += 1
+            key = (p.server, p.variant, st.name, st.param, nth)
             groups[key].append(st)
             order.setdefault(key, i)
-            if st.get("sizes"):
-                last_sizes = st
+            if st.body.get("sizes"):
+                last_sizes = st.body
         if last_sizes is not None:
             indexes = set(last_sizes.get("indexes") or ())
             table = sum(v for k, v in last_sizes["sizes"].items() if k not in indexes)
             index = sum(v for k, v in last_sizes["sizes"].items() if k in indexes)
-            sizes[(t["server"], t["variant"])].append((table, index))
+            sizes[(p.server, p.variant)].append((table, index))
     figures = []
     rank = {v: i for i, v in enumerate(variants)}
     server_rank = {s: i for i, s in enumerate(servers)}
     for key in sorted(groups, key=lambda k: (rank.get(k[1], 1 << 20), server_rank.get(k[0], 0), order[k])):
         server, variant, name, param, _ = key
         runs = groups[key]
-        plans = [r["plan"] for r in runs if r.get("plan")]
+        plans = [r.body["plan"] for r in runs if r.body.get("plan")]
         extras: dict[str, list[float]] = defaultdict(list)
         for r in runs:
-            for k, v in (r.get("extra") or {}).items():
+            for k, v in (r.body.get("extra") or {}).items():
                 if isinstance(v, int | float) and not isinstance(v, bool):
                     extras[k].append(float(v))
-        caches = [str((r.get("cache") or {}).get("state", "")) for r in runs]
-        labels = {k: v for k, v in (runs[0].get("extra") or {}).items() if isinstance(v, str)}
+        caches = [str((r.body.get("cache") or {}).get("state", "")) for r in runs]
+        labels = {k: v for k, v in (runs[0].body.get("extra") or {}).items() if isinstance(v, str)}
         figures.append(StepFigures(
             server=server, variant=variant, step=name, param=param,
-            seconds=_median([float(r["seconds"]) for r in runs]),
-            values=tuple(float(r["seconds"]) for r in runs),
-            rows=_median([float(r["rows"]) for r in runs if r.get("rows") is not None]),
+            seconds=_median([float(r.seconds) for r in runs]),
+            values=tuple(float(r.seconds) for r in runs),
+            rows=_median([float(r.rows) for r in runs if r.rows is not None]),
             plan={f: m for f in PLAN_FIELDS
                   if (m := _median([float(p[f]) for p in plans if p.get(f) is not None])) is not None},
             shape=Counter(p["shape"] for p in plans).most_common(1)[0][0] if plans else "",

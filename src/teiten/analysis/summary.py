@@ -1,5 +1,5 @@
-"""From trials in the store to the figures a report shows: medians per point, ratios to
-the baseline, mean differences. Pure functions over plain rows."""
+"""From a study's results to the figures a report shows: medians per point, ratios to the
+baseline, mean differences. Pure functions over the typed model (teiten.results)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from teiten import results
 from teiten.analysis import compare, loads, rtt, scaleout, stats, suites
-from teiten.analysis.apps import AppRuns, app_results
+from teiten.analysis.apps import app_results
+from teiten.analysis.inputs import Graphs, Hot, Locks, ReportOptions, StudyData
 from teiten.analysis.model import (
     Activity,
     CoreScaling,
@@ -26,14 +28,13 @@ from teiten.analysis.model import (
     TrialSeries,
     WorkloadSection,
 )
+from teiten.results import ProgressPoint, ServerRecord, TrialRecord
 from teiten.workloads import statements
 
 CPU_PARTS = ("user", "sys", "iowait", "idle", "steal", "irq")
-Evidence = Mapping[str, tuple[Mapping[str, float], Sequence[tuple[str, str, int]]]]
-# (server, workload, clients) -> the hottest functions of its profile, (function, self share)
-Hot = Mapping[tuple[str, str, int], Sequence[tuple[str, float]]]
-# (server, workload, clients) -> per ok repetition, the LWLOCK_STATS rows the runner stored
-Locks = Mapping[tuple[str, str, int], Sequence[Sequence[Mapping[str, Any]]]]
+Metrics = Mapping[str, Mapping[str, float]]  # trial id -> what the monitors measured
+Waits = Mapping[str, Sequence[tuple[str, str, int]]]  # trial id -> (type, event, samples)
+Progress = Mapping[str, Sequence[ProgressPoint]]  # trial id -> its seconds
 
 
 def median(values: Sequence[float]) -> float | None:
@@ -44,36 +45,37 @@ def median(values: Sequence[float]) -> float | None:
 PointRow = tuple[int, float | None, float | None, tuple[float, ...], int, int, tuple[float, ...]]
 
 
-def points(trials: Iterable[Mapping[str, Any]], server: str, workload: str,
+def _at(trials: Iterable[TrialRecord], server: str, workload: str, clients: int) -> list[TrialRecord]:
+    """The trials of one server and workload at one client count, in their order."""
+    return [t for t in trials if (p := t.planned).server == server and p.workload == workload
+            and p.clients == clients]
+
+
+def points(trials: Iterable[TrialRecord], server: str, workload: str,
            clients: Sequence[int]) -> list[PointRow]:
     """(clients, median tps, median latency, tps values, n ok, n failed, latencies) per
     client count."""
     out = []
     for c in clients:
-        mine = [t for t in trials
-                if t["server"] == server and t["workload"] == workload and t["clients"] == c]
-        ok = [t for t in mine if t["status"] == "ok" and t["tps"] is not None]
-        tps = tuple(float(t["tps"]) for t in ok)
-        lat = [float(t["latency_ms_avg"]) for t in ok if t["latency_ms_avg"] is not None]
-        failed = sum(1 for t in mine if t["status"] in ("failed", "skipped"))
+        mine = _at(trials, server, workload, c)
+        ok = [t for t in mine if t.status == "ok" and t.tps is not None]
+        tps = tuple(float(t.tps) for t in ok if t.tps is not None)
+        lat = [float(t.latency_ms_avg) for t in ok if t.latency_ms_avg is not None]
+        failed = sum(1 for t in mine if t.status in ("failed", "skipped"))
         out.append((c, median(tps), median(lat), tps, len(ok), failed, tuple(lat)))
     return out
 
 
-def activity(trials: Iterable[Mapping[str, Any]], evidence: Evidence, server: str, workload: str,
-             clients: Sequence[int], *, top: int = 6) -> tuple[Activity, ...]:
-    """Per client count, the median over repetitions of what the monitors saw.
-
-    ``evidence`` maps trial ids to (metrics, waits as (type, event, samples)).
-    """
+def activity(trials: Iterable[TrialRecord], metrics: Metrics, waits: Waits, server: str,
+             workload: str, clients: Sequence[int], *, top: int = 6) -> tuple[Activity, ...]:
+    """Per client count, the median over repetitions of what the monitors saw (the trials
+    with no figures of the monitors count nowhere)."""
     out: list[Activity] = []
-    if not evidence:
+    if not metrics:
         return ()
     for c in clients:
-        seen = [evidence[t["trial_id"]] for t in trials
-                if t["server"] == server and t["workload"] == workload and t["clients"] == c
-                and t["status"] == "ok" and t["trial_id"] in evidence]
-        seen = [(m, w) for m, w in seen if m]
+        seen = [(m, waits.get(t.trial_id, ())) for t in _at(trials, server, workload, c)
+                if t.status == "ok" and (m := metrics.get(t.trial_id))]
         if not seen:
             continue
         cpu = {p: median([m[f"cpu_{p}"] for m, _ in seen if f"cpu_{p}" in m]) or 0.0
@@ -82,9 +84,9 @@ def activity(trials: Iterable[Mapping[str, Any]], evidence: Evidence, server: st
                                if f"host_cpu_{p}" in m]) or 0.0
                     for p in CPU_PARTS} if any("host_cpu_user" in m for m, _ in seen) else {}
         shares: dict[str, list[float]] = {}
-        for _, waits in seen:
-            total = sum(n for _, _, n in waits)
-            for etype, event, n in waits:
+        for _, sampled in seen:
+            total = sum(n for _, _, n in sampled)
+            for etype, event, n in sampled:
                 shares.setdefault(f"{etype}:{event}", []).append(n / total if total else 0.0)
         wait_medians = {k: median(v + [0.0] * (len(seen) - len(v))) or 0.0
                         for k, v in shares.items()}
@@ -107,13 +109,10 @@ def mean_diff_pct(mine: Sequence[float | None], base: Sequence[float | None]) ->
     return sum(diffs) / len(diffs) if diffs else None
 
 
-Graphs = Mapping[tuple[str, str, int], str]  # (server, workload, clients) -> relative path
-
-
-def section(trials: Sequence[Mapping[str, Any]], workload: str, description: str,
+def section(trials: Sequence[TrialRecord], workload: str, description: str,
             servers: Sequence[tuple[str, str]], clients: Sequence[int],
-            evidence: Evidence | None = None, graphs: Graphs | None = None,
-            diffs: Graphs | None = None) -> WorkloadSection:
+            metrics: Metrics | None = None, waits: Waits | None = None,
+            graphs: Graphs | None = None, diffs: Graphs | None = None) -> WorkloadSection:
     """One workload's table: ``servers`` is [(name, version)], baseline first."""
     base_pts = points(trials, servers[0][0], workload, clients)
     base_tps = [p[1] for p in base_pts]
@@ -136,11 +135,11 @@ def section(trials: Sequence[Mapping[str, Any]], workload: str, description: str
             mean_tps_diff_pct=None if i == 0 else mean_diff_pct([p[1] for p in pts], base_tps),
             mean_latency_diff_pct=None if i == 0 else mean_diff_pct([p[2] for p in pts], base_lat),
             saturation=compare.saturation_of(ServerSeries(name, version, full, None, None)),
-            activity=activity(trials, evidence or {}, name, workload, clients),
-            profiles=tuple((c, p) for (s, w, c), p in sorted((graphs or {}).items())
-                           if s == name and w == workload),
-            profile_diffs=tuple((c, p) for (s, w, c), p in sorted((diffs or {}).items())
-                                if s == name and w == workload),
+            activity=activity(trials, metrics or {}, waits or {}, name, workload, clients),
+            profiles=tuple((at.clients, p) for at, p in sorted((graphs or {}).items())
+                           if at.server == name and at.workload == workload),
+            profile_diffs=tuple((at.clients, p) for at, p in sorted((diffs or {}).items())
+                                if at.server == name and at.workload == workload),
         ))
     sec = WorkloadSection(workload=workload, description=description, baseline=servers[0][0],
                           clients=tuple(clients), servers=tuple(series))
@@ -152,14 +151,14 @@ def _setting_text(value: Mapping[str, Any]) -> str:
     return f"{value.get('setting')}{' ' + unit if unit else ''}"
 
 
-def server_info(row: Mapping[str, Any]) -> ServerInfo:
-    desc = json.loads(row["description"]) if row["description"] else {}
-    spec = json.loads(row["spec_json"])
+def server_info(row: ServerRecord) -> ServerInfo:
+    desc = row.description or {}
+    spec = row.spec
     settings = {k: _setting_text(v) for k, v in (desc.get("settings") or {}).items()}
     return ServerInfo(
-        name=row["name"], kind=row["kind"],
+        name=row.name, kind=row.kind,
         version=str(desc.get("version") or (spec.get("resolved") or {}).get("version") or "?"),
-        origin=str(desc.get("origin") or ("external" if row["kind"] == "external" else "?")),
+        origin=str(desc.get("origin") or ("external" if row.kind == "external" else "?")),
         bindir=str(desc.get("bindir") or ""),
         data_checksums=desc.get("data_checksums"), settings=settings,
         cpus=(spec.get("placement") or {}).get("cpus"),
@@ -174,12 +173,12 @@ def lock_tables(sec: WorkloadSection, locks: Locks, *, top: int = 8) -> tuple[Lo
     transaction at its largest client count, with medians over repetitions."""
     out = []
     for s in sec.servers:
-        counts = [c for c in sec.clients if locks.get((s.server, sec.workload, c))]
+        counts = [c for c in sec.clients if locks.get(results.Point(s.server, sec.workload, c))]
         if not counts:
             continue
         med: dict[int, dict[str, tuple[float, float]]] = {}
         for c in counts:
-            runs = locks[(s.server, sec.workload, c)]
+            runs = locks[results.Point(s.server, sec.workload, c)]
             names = {row["lock"] for run in runs for row in run}
             med[c] = {}
             for name in names:
@@ -215,7 +214,7 @@ def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot) -> Scaleup:
         peak = max(measured, key=lambda p: p.tps_median or 0.0, default=None)
         act = next((a for a in (series.activity if series else ()) if peak and a.clients == peak.clients),
                    None)
-        profiled = sorted(c for (srv, wl, c) in hot if srv == name and wl == sec.workload)
+        profiled = sorted(at.clients for at in hot if at.server == name and at.workload == sec.workload)
         tps = peak.tps_median if peak else None
         rows.append(ScaleupRow(
             cores=cores, server=name, peak_clients=peak.clients if peak else None, peak_tps=tps,
@@ -223,7 +222,7 @@ def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot) -> Scaleup:
             cpu_idle=(act.server_cpu_idle if act.server_cpu_idle is not None
                       else act.cpu.get("idle")) if act else None,
             waits=tuple(list(act.waits.items())[:3]) if act else (),
-            hot=tuple(hot[(name, sec.workload, profiled[-1])][:5]) if profiled else (),
+            hot=tuple(hot[results.Point(name, sec.workload, profiled[-1])][:5]) if profiled else (),
             hot_clients=profiled[-1] if profiled else None))
         previous = tps if tps is not None else previous
     measured_rows = [(r.cores, r.peak_tps) for r in rows if r.peak_tps is not None]
@@ -232,18 +231,18 @@ def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot) -> Scaleup:
     return Scaleup(family.family, tuple(rows), best, sat.knee_clients if sat else None)
 
 
-def core_families(servers: Sequence[Mapping[str, Any]]) -> tuple[CoreScaling, ...]:
+def core_families(servers: Sequence[ServerRecord]) -> tuple[CoreScaling, ...]:
     """Groups of confined servers whose specs differ only in name and CPUs, when a group has
     two core counts or more. A group is named after its servers without the -Ncores suffix."""
     groups: dict[str, list[tuple[int, str]]] = {}
     for row in servers:
-        spec = json.loads(row["spec_json"])
+        spec = row.spec
         placement = spec.get("placement")
         if not placement:
             continue
         rest = {k: v for k, v in spec.items() if k not in ("name", "cores", "cpus", "placement")}
         key = json.dumps(rest, sort_keys=True)
-        groups.setdefault(key, []).append((int(placement["cores"]), row["name"]))
+        groups.setdefault(key, []).append((int(placement["cores"]), row.name))
     out = []
     for members in groups.values():
         if len({cores for cores, _ in members}) < 2:
@@ -254,58 +253,58 @@ def core_families(servers: Sequence[Mapping[str, Any]]) -> tuple[CoreScaling, ..
     return tuple(out)
 
 
-def trial_series(trials: Sequence[Mapping[str, Any]],
-                 progress: Mapping[str, Sequence[tuple[float, float | None]]]) -> tuple[TrialSeries, ...]:
-    """The per-second series of every trial, with its ramp-up, stalls and drift.
-    ``progress`` maps trial ids to (tps, latency ms) per second."""
+def trial_series(trials: Sequence[TrialRecord], progress: Progress) -> tuple[TrialSeries, ...]:
+    """The per-second series of every trial, with its ramp-up, stalls and drift."""
     out = []
     for t in trials:
-        rows = progress.get(t["trial_id"]) or []
-        tps = tuple(float(r[0]) for r in rows)
+        rows = progress.get(t.trial_id) or ()
+        tps = tuple(float(r.tps) for r in rows)
         s = stats.stability(tps)
-        out.append(TrialSeries(t["trial_id"], t["server"], t["workload"], int(t["clients"]),
-                               int(t["repetition"]), t["status"], tps,
-                               tuple(r[1] for r in rows), s.steady_from, s.stalls,
+        p = t.planned
+        out.append(TrialSeries(t.trial_id, p.server, p.workload, int(p.clients),
+                               int(p.repetition), t.status, tps,
+                               tuple(r.latency_ms for r in rows), s.steady_from, s.stalls,
                                round(s.drift_pct_per_min, 3)))
     return tuple(out)
 
 
-def _without_rampup(trials: Sequence[Mapping[str, Any]],
-                    progress: Mapping[str, Sequence[tuple[float, float | None]]],
-                    ) -> tuple[list[dict[str, Any]], int]:
+def _without_rampup(trials: Sequence[TrialRecord], progress: Progress,
+                    ) -> tuple[list[TrialRecord], int]:
     out, excluded = [], 0
     for t in trials:
-        row = dict(t)
-        tps = [float(r[0]) for r in progress.get(t["trial_id"]) or []]
+        tps = [float(r.tps) for r in progress.get(t.trial_id) or ()]
         start = stats.steady_state_start(tps)
-        if t["status"] == "ok" and start > 0:
-            row["tps"] = statistics.fmean(tps[start:])
+        # A trial with a per-second series always has figures: the store keeps the series
+        # with them.
+        if t.status == "ok" and start > 0 and t.figures is not None:
+            t = replace(t, figures=replace(t.figures, tps=statistics.fmean(tps[start:])))
             excluded += 1
-        out.append(row)
+        out.append(t)
     return out, excluded
 
 
-def _where(t: Mapping[str, Any]) -> dict[str, object]:
-    return {"trial": t["trial_id"], "server": t["server"], "workload": t["workload"],
-            "clients": t["clients"], "repetition": t["repetition"]}
+def _where(t: TrialRecord) -> dict[str, object]:
+    p = t.planned
+    return {"trial": p.trial_id, "server": p.server, "workload": p.workload,
+            "clients": p.clients, "repetition": p.repetition}
 
 
-def notices(trials: Sequence[Mapping[str, Any]], sections: Sequence[WorkloadSection],
-            series: Sequence[TrialSeries], evidence: Evidence | None, *,
+def notices(trials: Sequence[TrialRecord], sections: Sequence[WorkloadSection],
+            series: Sequence[TrialSeries], metrics: Metrics | None, *,
             repetitions: int) -> list[Notice]:
     """Everything that should make a reader doubt a number, as data."""
     out: list[Notice] = []
     counts: dict[str, int] = {}
     for t in trials:
-        counts[t["status"]] = counts.get(t["status"], 0) + 1
+        counts[t.status] = counts.get(t.status, 0) + 1
     if counts.get("planned") or counts.get("running"):
         out.append(Notice("unfinished", {"planned": counts.get("planned", 0) +
                                          counts.get("running", 0)}))
     for t in trials:
-        if t["status"] in ("failed", "skipped"):
-            out.append(Notice(f"trial-{t['status']}", {**_where(t), "error": t["error"]}))
+        if t.status in ("failed", "skipped"):
+            out.append(Notice(f"trial-{t.status}", {**_where(t), "error": t.error}))
     for t in trials:
-        m = (evidence or {}).get(t["trial_id"], ({}, []))[0]
+        m = (metrics or {}).get(t.trial_id, {})
         if m.get("checkpoints_in_window"):
             out.append(Notice("checkpoint-in-window",
                               {**_where(t), "count": int(m["checkpoints_in_window"])}))
@@ -327,23 +326,23 @@ def notices(trials: Sequence[Mapping[str, Any]], sections: Sequence[WorkloadSect
     return out
 
 
-def rtt_bounds(sec: WorkloadSection, servers: Sequence[Mapping[str, Any]],
+def rtt_bounds(sec: WorkloadSection, servers: Sequence[ServerRecord],
                statements: Mapping[tuple[str, str], float]) -> tuple[rtt.RttBound, ...]:
     """S11's round-trip bound for each server probed from this client (external ones), given
     the statements per transaction of the workload (``statements[(server, workload)]``)."""
     out = []
     for row in servers:
-        probed = json.loads(row["description"] or "{}").get("probe") if row.get("description") else None
-        per_tx = statements.get((row["name"], sec.workload))
-        mine = next((s for s in sec.servers if s.server == row["name"]), None)
+        probed = (row.description or {}).get("probe")
+        per_tx = statements.get((row.name, sec.workload))
+        mine = next((s for s in sec.servers if s.server == row.name), None)
         if not probed or not per_tx or mine is None or not probed.get("rtt_ms_median"):
             continue
-        out.append(rtt.bound(row["name"], float(probed["rtt_ms_median"]), per_tx,
+        out.append(rtt.bound(row.name, float(probed["rtt_ms_median"]), per_tx,
                              [(p.clients, p.tps_median, p.latency_ms_median) for p in mine.points]))
     return tuple(out)
 
 
-def suite_section(w: Mapping[str, Any], trials: Sequence[Mapping[str, Any]],
+def suite_section(w: Mapping[str, Any], trials: Sequence[TrialRecord],
                   servers: Sequence[str], steps: suites.Steps) -> WorkloadSection:
     """A measured-statement workload's section: steps, plans and sizes instead of TPS."""
     found = statements.suite(w["suite"])
@@ -356,53 +355,47 @@ def suite_section(w: Mapping[str, Any], trials: Sequence[Mapping[str, Any]],
                            suite=res)
 
 
-def report_data(study: Mapping[str, Any], servers: Sequence[Mapping[str, Any]],
-                trials: Sequence[Mapping[str, Any]], *, store_path: str,
-                generated_at: str, evidence: Evidence | None = None,
-                graphs: Graphs | None = None, diffs: Graphs | None = None,
-                progress: Mapping[str, Sequence[tuple[float, float | None]]] | None = None,
-                lang: str = "en", extra_notices: Sequence[Notice] = (),
-                exclude_rampup: bool = False, hot: Hot | None = None,
-                locks: Locks | None = None, apps: AppRuns | None = None,
-                steps: suites.Steps | None = None,
-                rtt_statements: Mapping[tuple[str, str], float] | None = None,
-                load_details: loads.Loads | None = None) -> ReportData:
-    """The whole report's figures. With ``exclude_rampup``, each trial's TPS is the mean of
-    its per-second series from the steady state on (stats.steady_state_start), instead of
-    pgbench's figure over the whole window; the report says so."""
-    notes_first: list[Notice] = list(extra_notices)
-    notes_first += [Notice("server-omitted", dict(o))
-                    for o in json.loads(study["spec_json"]).get("omitted", [])]
-    if exclude_rampup:
-        trials, excluded = _without_rampup(trials, progress or {})
+def report_data(data: StudyData, options: ReportOptions) -> ReportData:
+    """The whole report's figures. With ``options.exclude_rampup``, each trial's TPS is the
+    mean of its per-second series from the steady state on (stats.steady_state_start),
+    instead of pgbench's figure over the whole window; the report says so."""
+    study = data.study
+    trials: Sequence[TrialRecord] = study.trials
+    notes_first: list[Notice] = list(options.extra_notices)
+    notes_first += [Notice("server-omitted", dict(o)) for o in study.spec.get("omitted", [])]
+    if options.exclude_rampup:
+        trials, excluded = _without_rampup(trials, data.progress)
         notes_first.append(Notice("rampup-excluded", {"trials": excluded}))
-    spec = json.loads(study["spec_json"])
+    spec = study.spec
     s = spec["study"]
+    servers = study.servers
     infos = [server_info(r) for r in servers]
     names = [(i.name, i.version) for i in infos]
     descriptions = {w["key"]: w.get("description", "") for w in spec["workloads"]}
     families = core_families(servers)
     pgbench_sections = {w["key"]: with_builds_and_cores(
-        section(trials, w["key"], descriptions.get(w["key"], ""), names, s["clients"], evidence,
-                graphs, diffs), families, hot or {}, locks or {})
+        section(trials, w["key"], descriptions.get(w["key"], ""), names, s["clients"],
+                data.metrics, data.waits, data.graphs, data.graph_diffs),
+        families, data.hot, data.locks)
         for w in spec["workloads"] if not w.get("suite")}
     sections = tuple(replace(pgbench_sections[w["key"]], apps=app_results(
-        pgbench_sections[w["key"]], apps or {}), rtt=rtt_bounds(
-        pgbench_sections[w["key"]], servers, rtt_statements or {}),
-        scale_out=scaleout.scale_out(w["key"], servers, trials, evidence),
-        load_parts=loads.load_parts(w["key"], trials, load_details or {}))
+        pgbench_sections[w["key"]], data.apps), rtt=rtt_bounds(
+        pgbench_sections[w["key"]], servers, data.statements),
+        scale_out=scaleout.scale_out(w["key"], servers, trials, data.metrics),
+        load_parts=loads.load_parts(w["key"], trials, data.loads))
         if w["key"] in pgbench_sections else
-        suite_section(w, trials, [n for n, _ in names], steps or {}) for w in spec["workloads"])
+        suite_section(w, trials, [n for n, _ in names], data.steps) for w in spec["workloads"])
     counts: dict[str, int] = {}
     for t in trials:
-        counts[t["status"]] = counts.get(t["status"], 0) + 1
-    series = trial_series(trials, progress or {})
-    warnings = [*notes_first, *notices(trials, sections, series, evidence,
+        counts[t.status] = counts.get(t.status, 0) + 1
+    series = trial_series(trials, data.progress)
+    warnings = [*notes_first, *notices(trials, sections, series, data.metrics,
                                          repetitions=int(s["repetitions"]))]
     return ReportData(
-        title=f"teiten report: {study['name']}", study=study["name"],
-        description=s.get("description", ""), generated_at=generated_at, store_path=store_path,
-        duration_s=float(s["duration"]), repetitions=int(s["repetitions"]), scale=int(s["scale"]),
-        order=s["order"], seed=int(s["seed"]), fingerprint=json.loads(study["fingerprint"]),
-        servers=tuple(infos), sections=sections, status_counts=counts, warnings=tuple(warnings),
-        lang=lang, series=series)
+        title=f"teiten report: {study.name}", study=study.name,
+        description=s.get("description", ""), generated_at=options.generated_at,
+        store_path=options.store_path, duration_s=float(s["duration"]),
+        repetitions=int(s["repetitions"]), scale=int(s["scale"]), order=s["order"],
+        seed=int(s["seed"]), fingerprint=dict(study.fingerprint), servers=tuple(infos),
+        sections=sections, status_counts=counts, warnings=tuple(warnings), lang=options.lang,
+        series=series)

@@ -2,143 +2,125 @@
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from teiten import fingerprint
 from teiten.analysis.compare import degradation
+from teiten.analysis.inputs import AppRuns, Graphs, Hot, Locks, ReportOptions, StudyData
 from teiten.analysis.model import Notice, ReportData
 from teiten.analysis.rtt import statements_per_transaction
 from teiten.analysis.summary import report_data
 from teiten.errors import UserError
 from teiten.monitors.profile import diff_flamegraph, hot_functions
 from teiten.report import write_report
-from teiten.results import now
+from teiten.results import Point, ServerRecord, StudyResults, TrialRecord, now
 from teiten.store import Store
+
+Details = Mapping[str, Mapping[str, Any]]  # trial id -> one kind of its details
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]", "_", text)
 
 
-def hot_spots(store: Store, study_id: int,
-              trials: list[dict[str, Any]]) -> dict[tuple[str, str, int], list[tuple[str, float]]]:
+def hot_spots(trials: Sequence[TrialRecord], profiles: Details) -> Hot:
     """The hottest functions (self share) of every profiled point."""
-    out: dict[tuple[str, str, int], list[tuple[str, float]]] = {}
-    profiles = store.details_of_kind(study_id, "profile")
+    out: dict[Point, list[tuple[str, float]]] = {}
     for t in trials:
-        prof = profiles.get(t["trial_id"])
+        prof = profiles.get(t.trial_id)
         if prof and prof.get("folded"):
-            out[(t["server"], t["workload"], int(t["clients"]))] = hot_functions(prof["folded"])
+            out[t.point] = hot_functions(prof["folded"])
     return out
 
 
-def lwlock_runs(store: Store, study_id: int,
-                trials: list[dict[str, Any]]) -> dict[tuple[str, str, int], list[list[dict[str, Any]]]]:
+def lwlock_runs(trials: Sequence[TrialRecord], stats: Details) -> Locks:
     """The LWLOCK_STATS rows of every ok trial that has them, by point."""
-    out: dict[tuple[str, str, int], list[list[dict[str, Any]]]] = {}
-    stats = store.details_of_kind(study_id, "lwlock")
+    out: dict[Point, list[Any]] = {}
     for t in trials:
-        if t["status"] != "ok":
+        if t.status != "ok":
             continue
-        found = stats.get(t["trial_id"])
+        found = stats.get(t.trial_id)
         if found:
-            out.setdefault((t["server"], t["workload"], int(t["clients"])), []).append(found["locks"])
+            out.setdefault(t.point, []).append(found["locks"])
     return out
 
 
-def app_runs(store: Store, study_id: int, trials: list[dict[str, Any]],
-             rename: dict[str, str] | None = None) -> dict[tuple[str, str, int], list[dict[str, Any]]]:
+def app_runs(trials: Sequence[TrialRecord], found: Details) -> AppRuns:
     """The 'app' details (tpcc, bookstore) of every ok trial, by point."""
-    out: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
-    found = store.details_of_kind(study_id, "app")
+    out: dict[Point, list[Mapping[str, Any]]] = {}
     for t in trials:
-        if t["status"] == "ok" and t["trial_id"] in found:
-            server = (rename or {}).get(t["server"], t["server"])
-            out.setdefault((server, t["workload"], int(t["clients"])), []).append(found[t["trial_id"]])
+        if t.status == "ok" and t.trial_id in found:
+            out.setdefault(t.point, []).append(found[t.trial_id])
     return out
 
 
-def write_flamegraphs(store: Store, study_id: int, trials: list[dict[str, Any]], out_dir: Path,
-                      baseline: str) -> tuple[dict[tuple[str, str, int], str],
-                                              dict[tuple[str, str, int], str]]:
+def write_flamegraphs(trials: Sequence[TrialRecord], profiles: Details, out_dir: Path,
+                      baseline: str) -> tuple[Graphs, Graphs]:
     """Write each stored flame graph, and a differential one against the baseline server
     wherever both were profiled at the same point. Returns their relative paths."""
-    folded: dict[tuple[str, str, int], str] = {}
-    graphs: dict[tuple[str, str, int], str] = {}
-    diffs: dict[tuple[str, str, int], str] = {}
-    profiles = store.details_of_kind(study_id, "profile")
+    folded: dict[Point, str] = {}
+    graphs: dict[Point, str] = {}
+    diffs: dict[Point, str] = {}
     for t in trials:
-        prof = profiles.get(t["trial_id"])
+        prof = profiles.get(t.trial_id)
         if not prof:
             continue
-        key = (t["server"], t["workload"], int(t["clients"]))
-        folded[key] = prof.get("folded") or ""
+        at = t.point
+        folded[at] = prof.get("folded") or ""
         if prof.get("svg"):
-            rel = f"flamegraphs/{_safe(key[0])}-{_safe(key[1])}-c{key[2]}.svg"
+            rel = f"flamegraphs/{_safe(at.server)}-{_safe(at.workload)}-c{at.clients}.svg"
             (out_dir / "flamegraphs").mkdir(parents=True, exist_ok=True)
             (out_dir / rel).write_text(prof["svg"])
-            graphs[key] = rel
-    for (server, workload, clients), stacks in folded.items():
-        base = folded.get((baseline, workload, clients))
-        if server == baseline or not base:
+            graphs[at] = rel
+    for at, stacks in folded.items():
+        base = folded.get(replace(at, server=baseline))
+        if at.server == baseline or not base:
             continue
-        svg = diff_flamegraph(base, stacks, title=f"{server} vs {baseline} · {workload} · "
-                              f"{clients} clients")
+        svg = diff_flamegraph(base, stacks, title=f"{at.server} vs {baseline} · {at.workload} · "
+                              f"{at.clients} clients")
         if svg:
-            rel = (f"flamegraphs/diff-{_safe(baseline)}-vs-{_safe(server)}-{_safe(workload)}"
-                   f"-c{clients}.svg")
+            rel = (f"flamegraphs/diff-{_safe(baseline)}-vs-{_safe(at.server)}-{_safe(at.workload)}"
+                   f"-c{at.clients}.svg")
             (out_dir / rel).write_text(svg)
-            diffs[(server, workload, clients)] = rel
+            diffs[at] = rel
     return graphs, diffs
 
 
-@dataclass
-class _Gathered:
-    study: dict[str, Any]
-    servers: list[dict[str, Any]]
-    trials: list[dict[str, Any]]
-    evidence: dict[str, Any] = field(default_factory=dict)
-    progress: dict[str, list[tuple[float, float | None]]] = field(default_factory=dict)
-    steps: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    loads: dict[str, Any] = field(default_factory=dict)  # trial id -> details 'load'
-
-
-def _gather(store: Store, study_id: int) -> _Gathered:
-    trials = [dict(r) for r in store.trials(study_id)]
-    g = _Gathered(dict(store.study(study_id)), [dict(r) for r in store.servers(study_id)], trials,
-                  loads=store.details_of_kind(study_id, "load"))
-    for st in store.steps(study_id):
-        g.steps.setdefault(st["trial_id"], []).append(st)
-    for t in trials:
-        tid = t["trial_id"]
-        g.evidence[tid] = (store.metrics(study_id, tid),
-                           [(w["wait_event_type"], w["wait_event"], w["samples"])
-                            for w in store.waits(study_id, tid)])
-        g.progress[tid] = [(r["tps"], r["latency_ms"]) for r in store.progress(study_id, tid)]
-    return g
-
-
-def rtt_statements(store: Store, study_id: int, g: _Gathered) -> dict[tuple[str, str], float]:
+def rtt_statements(store: Store, study: StudyResults) -> dict[tuple[str, str], float]:
     """(server, workload) -> SQL statements per transaction, from the first ok trial's
     pgbench -r lines, for the servers probed from this client (S11's round-trip bound)."""
-    probed = {s["name"] for s in g.servers if "probe" in json.loads(s["description"] or "{}")}
-    weights = {w["key"]: [int(n) for _, n in w["scripts"]]
-               for w in json.loads(g.study["spec_json"])["workloads"]}
+    probed = {s.name for s in study.servers if "probe" in (s.description or {})}
+    weights = {w["key"]: [int(n) for _, n in w["scripts"]] for w in study.spec["workloads"]}
     out: dict[tuple[str, str], float] = {}
-    for t in g.trials:
-        key = (t["server"], t["workload"])
-        if t["status"] != "ok" or t["server"] not in probed or key in out or not weights.get(t["workload"]):
+    for t in study.trials:
+        p = t.planned
+        key = (p.server, p.workload)
+        if t.status != "ok" or p.server not in probed or key in out or not weights.get(p.workload):
             continue
         found = statements_per_transaction(
-            ((r["script_index"], r["command"]) for r in store.statements(study_id, t["trial_id"])),
-            weights[t["workload"]])
+            ((r["script_index"], r["command"]) for r in store.statements(study.study_id, t.trial_id)),
+            weights[p.workload])
         if found:
             out[key] = found
     return out
+
+
+def study_data(store: Store, study_id: int) -> StudyData:
+    """One study and what its trials left beside their figures, as analysis reads them (no
+    flame graphs: :func:`write_study_report` writes them and adds their paths)."""
+    study = store.study_results(study_id)
+    return StudyData(
+        study, metrics=store.metrics_by_trial(study_id), waits=store.waits_by_trial(study_id),
+        progress=store.progress_by_trial(study_id), steps=store.steps_by_trial(study_id),
+        loads=store.details_of_kind(study_id, "load"),
+        apps=app_runs(study.trials, store.details_of_kind(study_id, "app")),
+        statements=rtt_statements(store, study))
 
 
 def _pairs(names: list[str], degradations: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -162,21 +144,44 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
                        degradations: list[tuple[str, str]] | None = None,
                        exclude_rampup: bool = False) -> dict[str, Path]:
     """Write report.md and report.html for one study of ``store`` into ``out_dir``."""
-    g = _gather(store, study_id)
-    names = [s["name"] for s in g.servers]
-    if not degradations and json.loads(g.study["spec_json"])["study"].get("environments"):
+    data = study_data(store, study_id)
+    study = data.study
+    names = [s.name for s in study.servers]
+    if not degradations and study.spec["study"].get("environments"):
         degradations = [(names[0], n) for n in names[1:]]  # METHODS S5: each against the first
     pairs = _pairs(names, degradations or [])
     out_dir.mkdir(parents=True, exist_ok=True)
-    graphs, diffs = write_flamegraphs(store, study_id, g.trials, out_dir, g.servers[0]["name"])
-    data = report_data(g.study, g.servers, g.trials, store_path=str(store.path.absolute()),
-                       generated_at=now(), evidence=g.evidence, graphs=graphs, diffs=diffs,
-                       lang=lang, progress=g.progress, exclude_rampup=exclude_rampup,
-                       hot=hot_spots(store, study_id, g.trials),
-                       locks=lwlock_runs(store, study_id, g.trials),
-                       apps=app_runs(store, study_id, g.trials), steps=g.steps,
-                       rtt_statements=rtt_statements(store, study_id, g), load_details=g.loads)
-    return _finish(data, pairs, out_dir)
+    profiles = store.details_of_kind(study_id, "profile")
+    graphs, diffs = write_flamegraphs(study.trials, profiles, out_dir, study.servers[0].name)
+    data = replace(data, hot=hot_spots(study.trials, profiles),
+                   locks=lwlock_runs(study.trials, store.details_of_kind(study_id, "lwlock")),
+                   graphs=graphs, graph_diffs=diffs)
+    options = ReportOptions(store_path=str(store.path.absolute()), generated_at=now(), lang=lang,
+                            exclude_rampup=exclude_rampup)
+    return _finish(report_data(data, options), pairs, out_dir)
+
+
+def _renamed(data: StudyData, rename: Mapping[str, str]) -> StudyData:
+    """A study's data with its servers renamed and its trial ids made unique across studies
+    ("STUDY_ID:TRIAL_ID"), for a report that puts several studies side by side."""
+    study = data.study
+    ids = {t.trial_id: f"{study.study_id}:{t.trial_id}" for t in study.trials}
+    trials = tuple(replace(t, planned=replace(t.planned, trial_id=ids[t.trial_id],
+                                              server=rename[t.planned.server]))
+                   for t in study.trials)
+    # Every trial has an entry, empty where it has nothing: merged studies take the later
+    # study's entry for an id that both have (the same study compared with itself).
+    return StudyData(
+        replace(study, servers=tuple(replace(s, name=rename[s.name]) for s in study.servers),
+                trials=trials),
+        metrics={new: data.metrics.get(old, {}) for old, new in ids.items()},
+        waits={new: data.waits.get(old, ()) for old, new in ids.items()},
+        progress={new: data.progress.get(old, ()) for old, new in ids.items()},
+        steps={new: data.steps.get(old, ()) for old, new in ids.items()},
+        loads={ids[old]: found for old, found in data.loads.items() if old in ids},
+        apps={replace(at, server=rename[at.server]): v for at, v in data.apps.items()},
+        statements={(rename[server], workload): n
+                    for (server, workload), n in data.statements.items()})
 
 
 def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lang: str = "en",
@@ -189,61 +194,55 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     Refuses studies whose machine fingerprints differ where it matters, unless
     ``allow_mixed``; then the report says which fields differ.
     """
-    gathered = [_gather(store, sid) for store, sid in sources]
-    first = gathered[0]
-    base_fp = json.loads(first.study["fingerprint"])
+    gathered = [study_data(store, sid) for store, sid in sources]
+    first = gathered[0].study
     differ = sorted({f for g in gathered[1:]
-                     for f in fingerprint.differences(base_fp, json.loads(g.study["fingerprint"]))})
+                     for f in fingerprint.differences(dict(first.fingerprint),
+                                                      dict(g.study.fingerprint))})
     if differ and not allow_mixed:
         raise UserError(f"the studies ran on machines that differ in {', '.join(differ)}; their "
                         "numbers are not comparable (add --allow-mixed to compare anyway)")
-    specs = [json.loads(g.study["spec_json"]) for g in gathered]
+    specs = [g.study.spec for g in gathered]
     keys = [w["key"] for w in specs[0]["workloads"]]
     common = [k for k in keys if all(k in [w["key"] for w in s["workloads"]] for s in specs)]
     if not common:
         raise UserError("the studies share no workload; there is nothing to compare")
     names_seen: dict[str, int] = {}
     for g in gathered:
-        for srv in g.servers:
-            names_seen[srv["name"]] = names_seen.get(srv["name"], 0) + 1
-    servers, trials = [], []
-    evidence: dict[str, Any] = {}
-    runs: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
-    progress: dict[str, list[tuple[float, float | None]]] = {}
-    steps: dict[str, list[dict[str, Any]]] = {}
-    load_details: dict[str, Any] = {}
-    statements: dict[tuple[str, str], float] = {}
-    for (store, sid), g in zip(sources, gathered, strict=True):
-        label = g.study["name"]
-        rename = {s["name"]: (f"{label}/{s['name']}" if names_seen[s["name"]] > 1 else s["name"])
-                  for s in g.servers}
-        servers += [{**s, "name": rename[s["name"]]} for s in g.servers]
-        for key, found in app_runs(store, sid, g.trials, rename).items():
-            runs.setdefault(key, []).extend(found)
-        statements.update({(rename[server], workload): n for (server, workload), n
-                           in rtt_statements(store, sid, g).items()})
-        for t in g.trials:
-            tid = f"{g.study['id']}:{t['trial_id']}"
-            trials.append({**t, "trial_id": tid, "server": rename[t["server"]]})
-            evidence[tid] = g.evidence[t["trial_id"]]
-            progress[tid] = g.progress[t["trial_id"]]
-            steps[tid] = g.steps.get(t["trial_id"], [])
-            if t["trial_id"] in g.loads:
-                load_details[tid] = g.loads[t["trial_id"]]
+        for srv in g.study.servers:
+            names_seen[srv.name] = names_seen.get(srv.name, 0) + 1
+    parts = [_renamed(g, {s.name: (f"{g.study.name}/{s.name}" if names_seen[s.name] > 1 else s.name)
+                          for s in g.study.servers}) for g in gathered]
+    servers: list[ServerRecord] = [s for part in parts for s in part.study.servers]
     study_spec = dict(specs[0]["study"])
     study_spec["clients"] = sorted({c for s in specs for c in s["study"]["clients"]})
     study_spec["repetitions"] = max(s["study"]["repetitions"] for s in specs)
     study_spec["description"] = "Compared studies: " + ", ".join(
-        f"{g.study['name']} ({g.study['created_at']})" for g in gathered)
-    combined = {**first.study, "name": " + ".join(g.study["name"] for g in gathered),
-                "spec_json": json.dumps({"study": study_spec, "workloads": [
-                    w for w in specs[0]["workloads"] if w["key"] in common]})}
-    pairs = _pairs([s["name"] for s in servers], degradations or [])
-    notices = [Notice("mixed-fingerprints", {"fields": ", ".join(differ)})] if differ else []
-    data = report_data(combined, servers, trials, store_path=", ".join(
-        str(store.path.absolute()) for store, _ in sources), generated_at=now(),
-        evidence=evidence, lang=lang, progress=progress, extra_notices=notices,
-        exclude_rampup=exclude_rampup, apps=runs, steps=steps, rtt_statements=statements,
-        load_details=load_details)
+        f"{g.study.name} ({g.study.created_at})" for g in gathered)
+    combined = replace(first, name=" + ".join(g.study.name for g in gathered), spec={
+        "study": study_spec, "workloads": [w for w in specs[0]["workloads"] if w["key"] in common]},
+        servers=tuple(servers), trials=tuple(t for part in parts for t in part.study.trials))
+    apps: dict[Point, list[Mapping[str, Any]]] = {}
+    for part in parts:
+        for at, found in part.apps.items():
+            apps.setdefault(at, []).extend(found)
+    data = StudyData(
+        combined, metrics=_merged(p.metrics for p in parts), waits=_merged(p.waits for p in parts),
+        progress=_merged(p.progress for p in parts), steps=_merged(p.steps for p in parts),
+        loads=_merged(p.loads for p in parts), apps=apps,
+        statements=_merged(p.statements for p in parts))
+    pairs = _pairs([s.name for s in servers], degradations or [])
+    notices = (Notice("mixed-fingerprints", {"fields": ", ".join(differ)}),) if differ else ()
+    options = ReportOptions(
+        store_path=", ".join(str(store.path.absolute()) for store, _ in sources),
+        generated_at=now(), lang=lang, exclude_rampup=exclude_rampup, extra_notices=notices)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return _finish(data, pairs, out_dir)
+    return _finish(report_data(data, options), pairs, out_dir)
+
+
+def _merged(maps: Iterable[Mapping[K, V]]) -> dict[K, V]:
+    """One map of several; the last one's entry wins for a key that several have."""
+    out: dict[K, V] = {}
+    for m in maps:
+        out.update(m)
+    return out

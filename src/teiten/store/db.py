@@ -17,7 +17,9 @@ from teiten.errors import StoreError, StoreVersionError, UserError
 from teiten.results import (
     LoadFigures,
     PlannedTrial,
+    ProgressPoint,
     ServerRecord,
+    StepRecord,
     StudyResults,
     TrialRecord,
     TrialResult,
@@ -224,6 +226,15 @@ class Store:
             f"SELECT trial_id, name, param, seconds, rows, body FROM steps WHERE study_id=? {where} "  # noqa: S608
             "ORDER BY trial_id, step_index", args)]
 
+    def steps_by_trial(self, study_id: int) -> dict[str, tuple[StepRecord, ...]]:
+        """The timed steps of every trial of a study that has some, by trial id, in the order
+        they ran."""
+        out: dict[str, list[StepRecord]] = {}
+        for st in self.steps(study_id):
+            out.setdefault(st["trial_id"], []).append(
+                StepRecord.from_json({k: v for k, v in st.items() if k != "trial_id"}))
+        return {k: tuple(v) for k, v in out.items()}
+
     def series(self, study_id: int, trial_id: str, source: str = "system") -> list[sqlite3.Row]:
         return list(self.conn.execute(
             "SELECT t, name, value FROM series WHERE study_id=? AND trial_id=? AND source=? "
@@ -237,6 +248,34 @@ class Store:
         """One kind of details (profile, lwlock, ...) of every trial of a study that has it."""
         return {r[0]: json.loads(r[1]) for r in self.conn.execute(
             "SELECT trial_id, body FROM details WHERE study_id=? AND kind=?", (study_id, kind))}
+
+    def metrics_by_trial(self, study_id: int) -> dict[str, dict[str, float]]:
+        """The monitors' figures of every trial of a study that has some, by trial id."""
+        out: dict[str, dict[str, float]] = {}
+        for trial_id, name, value in self.conn.execute(
+                "SELECT trial_id, name, value FROM metrics WHERE study_id=? ORDER BY trial_id, name",
+                (study_id,)):
+            out.setdefault(trial_id, {})[name] = value
+        return out
+
+    def waits_by_trial(self, study_id: int) -> dict[str, list[tuple[str, str, int]]]:
+        """The sampled wait events of every trial of a study that has some, by trial id: (type,
+        event, samples), one per backend type, largest first (as :meth:`waits`)."""
+        out: dict[str, list[tuple[str, str, int]]] = {}
+        for trial_id, etype, event, samples in self.conn.execute(
+                "SELECT trial_id, wait_event_type, wait_event, samples FROM waits WHERE study_id=? "
+                "ORDER BY trial_id, samples DESC", (study_id,)):
+            out.setdefault(trial_id, []).append((etype, event, samples))
+        return out
+
+    def progress_by_trial(self, study_id: int) -> dict[str, tuple[ProgressPoint, ...]]:
+        """The per-second progress of every trial of a study that has some, by trial id."""
+        out: dict[str, list[ProgressPoint]] = {}
+        for trial_id, t, tps, latency, stddev, failed in self.conn.execute(
+                "SELECT trial_id, t, tps, latency_ms, latency_stddev_ms, failed FROM progress "
+                "WHERE study_id=? ORDER BY trial_id, t", (study_id,)):
+            out.setdefault(trial_id, []).append(ProgressPoint(t, tps, latency, stddev, failed))
+        return {k: tuple(v) for k, v in out.items()}
 
     def mark_running(self, study_id: int, trial_id: str, started_at: str) -> None:
         with self.transaction() as c:

@@ -1,0 +1,62 @@
+"""What analysis reads, in two pieces: a study's results with the per-trial extras the report
+needs (:class:`StudyData`), and how the report is to be made (:class:`ReportOptions`).
+
+The store fills them (teiten.report.build); :func:`teiten.analysis.summary.report_data` turns
+them into the report's figures. Frozen and free of I/O, like the model they carry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from teiten.analysis.model import Notice
+from teiten.results import Point, ProgressPoint, StepRecord, StudyResults
+
+# Per point of the matrix: the hottest functions of its profile, (function, self share).
+Hot = Mapping[Point, Sequence[tuple[str, float]]]
+# Per point: for each ok repetition, the LWLOCK_STATS rows the runner stored.
+Locks = Mapping[Point, Sequence[Sequence[Mapping[str, Any]]]]
+# Per point: the 'app' details (tpcc, bookstore) of its ok trials.
+AppRuns = Mapping[Point, Sequence[Mapping[str, Any]]]
+# Per point: the relative path of a flame graph written beside the report.
+Graphs = Mapping[Point, str]
+
+
+@dataclass(frozen=True)
+class StudyData:
+    """One study (or several compared as one) and what its trials left beside their figures.
+
+    Maps named by trial id hold an entry for each trial that has one; maps named by point
+    are keyed by :class:`teiten.results.Point`.
+    """
+
+    study: StudyResults
+    # What the monitors saw: their figures, and the wait events sampled as (wait_event_type,
+    # wait_event, samples), one per backend type, largest first.
+    metrics: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    waits: Mapping[str, Sequence[tuple[str, str, int]]] = field(default_factory=dict)
+    progress: Mapping[str, Sequence[ProgressPoint]] = field(default_factory=dict)  # per second
+    steps: Mapping[str, Sequence[StepRecord]] = field(default_factory=dict)  # in the order they ran
+    loads: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # details 'load'
+    apps: AppRuns = field(default_factory=dict)
+    hot: Hot = field(default_factory=dict)
+    locks: Locks = field(default_factory=dict)
+    graphs: Graphs = field(default_factory=dict)
+    graph_diffs: Graphs = field(default_factory=dict)  # differential graphs against the baseline
+    # (server, workload) -> SQL statements per transaction, for the servers probed from this
+    # client (S11's round-trip bound)
+    statements: Mapping[tuple[str, str], float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """How to make the report: its language, where it came from, and what to leave out."""
+
+    store_path: str
+    generated_at: str
+    lang: str = "en"
+    # Each trial's TPS is the mean of its per-second series from the steady state on.
+    exclude_rampup: bool = False
+    extra_notices: tuple[Notice, ...] = ()
