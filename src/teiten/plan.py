@@ -1,7 +1,8 @@
 """The plan: servers x workloads x clients x repetitions, in a seeded order.
 
 A measured-statement workload has variants (teiten.workloads.statements) where a pgbench
-workload has client counts: its points are servers x variants, each run by one session.
+workload has client counts: its points are servers x variants, each run by one session. The
+caller gives them (teiten.workloads.variants): the plan knows no workload.
 
 ``order: random`` shuffles each repetition set separately (a randomised block design):
 the order of (server, workload, clients) points is random within a set, and set 1 is
@@ -14,10 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Mapping, Sequence
 
 from teiten.results import PlannedTrial
-from teiten.spec import Study, WorkloadSpec
-from teiten.workloads import statements
+from teiten.spec import Study
 
 
 def trial_id(study: str, server: str, workload: str, clients: int, repetition: int,
@@ -27,20 +28,23 @@ def trial_id(study: str, server: str, workload: str, clients: int, repetition: i
     return hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:12]
 
 
-def _points(study: Study, workload: WorkloadSpec) -> list[tuple[int, str]]:
-    """(clients, variant) points of a workload."""
-    if statements.is_suite(workload.key) and workload.script is None and workload.scripts is None:
-        return [(1, v) for v in statements.variants(workload.key, statements.options(workload))]
+def _points(study: Study, variants: Sequence[str] | None) -> list[tuple[int, str]]:
+    """(clients, variant) points of a workload: its variants, one session each, or the
+    study's client counts."""
+    if variants is not None:
+        return [(1, v) for v in variants]
     return [(c, "") for c in study.clients]
 
 
-def plan(study: Study) -> list[PlannedTrial]:
-    """Every trial of ``study`` in the order it will run."""
+def plan(study: Study, variants: Mapping[str, Sequence[str]] | None = None) -> list[PlannedTrial]:
+    """Every trial of ``study`` in the order it will run. ``variants``: the variants of each
+    measured-statement workload, by key (teiten.workloads.variants)."""
+    found = variants or {}
     rng = random.Random(study.seed)
     ordered: list[tuple[int, str, str, int, str]] = []
     for rep in range(1, study.repetitions + 1):
         block = [(rep, s.name, w.key, c, v) for _, s in study.server_matrix() for w in study.workloads
-                 for c, v in _points(study, w)]
+                 for c, v in _points(study, found.get(w.key))]
         if study.order == "random":
             rng.shuffle(block)
         ordered.extend(block)

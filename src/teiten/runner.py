@@ -20,7 +20,7 @@ import psutil
 import psycopg
 
 import teiten
-from teiten import cpus, fingerprint, installs, leftovers, paths
+from teiten import cpus, fingerprint, installs, leftovers, paths, workloads
 from teiten.check import CheckedStudy
 from teiten.drivers import load, pgbench
 from teiten.drivers.pgbench_output import PgbenchOutput
@@ -28,7 +28,7 @@ from teiten.drivers.sql import Session
 from teiten.errors import TeitenError, UserError
 from teiten.installs import Install, Resolution
 from teiten.monitors import CPU_KEYS, MonitorResult, Monitors, lwlock, replication
-from teiten.monitors.profile import Profile, Profiler
+from teiten.monitors.profile import Profile, Profiler, start_profile, stop_profile
 from teiten.monitors.system import SystemMonitor, SystemResult
 from teiten.plan import plan
 from teiten.remote import Ssh
@@ -64,7 +64,7 @@ def create(checked: CheckedStudy, store_path: Path, source: str) -> tuple[Store,
     """Save the study and its whole plan in the store, before any trial runs."""
     loaded = checked.loaded
     study = loaded.study
-    trials = plan(study)
+    trials = plan(study, workloads.variants(study))
     servers = []
     for _, s in study.server_matrix():
         spec = s.model_dump(mode="json")
@@ -90,7 +90,7 @@ def create(checked: CheckedStudy, store_path: Path, source: str) -> tuple[Store,
 
 
 def _workloads_from(spec_json: dict[str, Any]) -> dict[str, Workload]:
-    return {w["key"]: Workload.from_json(w) for w in spec_json["workloads"]}
+    return {w["key"]: workloads.from_json(w) for w in spec_json["workloads"]}
 
 
 def _install_for(server_spec: dict[str, Any]) -> Install:
@@ -312,7 +312,7 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
             host = watch_host.stop() if watch_host is not None else None
             seen = watch.stop() if watch is not None else None
             affinity = confined.stop() if confined is not None else None
-            profile = _stop_profiler(profiler, notes)
+            profile = stop_profile(profiler, notes)
         if app is not None:
             measured = app.finish(run.output)
     except (TeitenError, psycopg.Error, OSError) as exc:
@@ -337,7 +337,7 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
         evidence.details["placement"] = {**server.placement.to_json(), "watch": affinity.to_json(),
                                          "client_cpus": cpus.format_list(client) if client else "any"}
     if log_mark is not None and run is not None and run.output.transactions:
-        locks = _lwlock_stats(end.log, log_mark, run.output.transactions)
+        locks = lwlock.window_stats(end.log, log_mark, run.output.transactions)
         if locks:
             evidence = evidence or Evidence()
             evidence.details["lwlock"] = locks
@@ -462,21 +462,6 @@ def _app_trial(ctx: _Context, trial: Any, workload: Workload,
         raise
 
 
-def _lwlock_stats(log_text: str, start: int, transactions: int) -> dict[str, Any] | None:
-    """LWLOCK_STATS of a -DLWLOCK_STATS build, from what the server logged from the start of
-    the load to its shutdown (every backend prints its counts as it exits): per lock, summed
-    over processes, and per transaction (METHODS S2, 2014)."""
-    mid_line = start > 0 and log_text[start - 1:start] != "\n"
-    stats = lwlock.parse(log_text[start:], starts_mid_line=mid_line)
-    if not stats.lines:
-        return None
-    rows = lwlock.per_transaction(stats, transactions)
-    return {"transactions": transactions, "processes": len(stats.pids),
-            "locks": [{"lock": r.lock, "requests_per_tx": r.requests_per_tx,
-                       "contentions_per_tx": r.contentions_per_tx, "requests": r.requests,
-                       "contentions": r.contentions} for r in rows]}
-
-
 def _affinity_watch(server: Server) -> cpus.AffinityWatch | None:
     """A watch on the CPUs of a confined server's processes, for the measured window."""
     confined = server.confined_cpus()
@@ -488,36 +473,12 @@ def _affinity_watch(server: Server) -> cpus.AffinityWatch | None:
 
 def _profiler(ctx: _Context, trial: Any, server: Server, notes: list[str]) -> Profiler | None:
     """A started profiler when the study asks for a profile of this trial."""
-    spec = ctx.study.profile
-    if spec is None or not spec.wants(trial["server"], trial["workload"], trial["clients"],
-                                      trial["repetition"]):
+    wanted = ctx.study.profile
+    if wanted is None or not wanted.wants(trial["server"], trial["workload"], trial["clients"],
+                                          trial["repetition"]):
         return None
-    pid = server.server_pid()
-    if pid is None:
-        notes.append("profile requested, but the server does not run on this machine")
-        return None
-    try:
-        profiler = Profiler(pid, title=f"{trial['server']} · {trial['workload']} · "
-                            f"{trial['clients']} clients", event=spec.event,
-                            frequency=spec.frequency)
-        profiler.start()
-    except (TeitenError, OSError) as exc:
-        notes.append(f"profile requested, but it cannot be taken: {exc}")
-        return None
-    notes.append(f"profiled with perf ({profiler.event} at {profiler.frequency} Hz)")
-    return profiler
-
-
-def _stop_profiler(profiler: Profiler | None, notes: list[str]) -> Profile | None:
-    if profiler is None:
-        return None
-    try:
-        profile = profiler.stop()
-    except (TeitenError, OSError) as exc:
-        notes.append(f"the profile failed: {exc}")
-        return None
-    notes.extend(profile.notes)
-    return profile
+    return start_profile(server.server_pid(), wanted.event, wanted.frequency, notes,
+                         title=f"{trial['server']} · {trial['workload']} · {trial['clients']} clients")
 
 
 def _verdict(run: pgbench.PgbenchRun, crashed: str | None) -> str | None:

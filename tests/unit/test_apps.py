@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from teiten import workloads
 from teiten.analysis.apps import app_point, capacity
 from teiten.analysis.model import AppPoint
 from teiten.drivers import pgbench_log
 from teiten.errors import UserError
-from teiten.workloads import Workload
 from teiten.workloads.apps import _statements, digest, run_time_constants
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "pgbench_log"
@@ -110,6 +110,6 @@ def test_types_are_matched_by_name_and_missing_ones_do_not_count() -> None:
 def test_a_study_is_not_resumed_with_changed_app_sql() -> None:
     stored = {"key": "tpcc", "scripts": [], "scale": 1, "fillfactor": None, "modifies_data": True,
               "app": "tpcc", "options": {"warehouses": 1}, "digest": digest("tpcc")}
-    assert Workload.from_json(stored).option("warehouses") == 1
+    assert workloads.from_json(stored).option("warehouses") == 1
     with pytest.raises(UserError, match="SQL and scripts have changed since this study started"):
-        Workload.from_json({**stored, "digest": "0" * 16})
+        workloads.from_json({**stored, "digest": "0" * 16})

@@ -10,6 +10,7 @@ from typing import Any
 
 from teiten.analysis.model import SizeFigures, StepFigures, SuiteResults
 from teiten.results import StepRecord, TrialRecord
+from teiten.workloads import fulltext  # the S9 rules live with the workload
 
 # The plan figures a report shows (teiten.drivers.explain.PlanSummary).
 PLAN_FIELDS = ("workers_planned", "workers_launched", "shared_hit", "shared_read",
@@ -96,8 +97,6 @@ def variant_values(variant: str) -> dict[str, str]:
 def fulltext_judgements(res: SuiteResults) -> tuple[dict[str, object], ...]:
     """The S9 strengths and weaknesses of each search method, per server, from the warm
     variants (or the first cache state measured)."""
-    from teiten.workloads import fulltext  # the rules live with the workload
-
     out: list[dict[str, object]] = []
     sizes = {(s.server, s.variant): s for s in res.sizes}
     for server in res.servers:

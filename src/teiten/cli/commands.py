@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from teiten import installs, runner, spec, studies
+from teiten import installs, runner, spec, studies, workloads
 from teiten.check import check, materialise, without_missing_optionals
 from teiten.cli.output import Progress, as_csv, as_json, table
 from teiten.cli.show import render_text, trial_record
@@ -93,7 +93,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     rows = [{"order_index": t.order_index, "trial_id": t.trial_id, "server": t.server,
              "workload": t.workload, "variant": t.variant, "clients": t.clients,
              "threads": t.threads, "repetition": t.repetition, "duration_s": t.duration_s}
-            for t in plan(loaded.study)]
+            for t in plan(loaded.study, workloads.variants(loaded.study))]
     if not any(r["variant"] for r in rows):
         for r in rows:
             del r["variant"]

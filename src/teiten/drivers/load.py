@@ -30,7 +30,6 @@ from teiten.errors import ProcessError
 from teiten.installs import Install
 from teiten.remote import Ssh
 from teiten.servers.base import Target
-from teiten.workloads import Workload
 
 _STARTED = "teiten-started "  # the first stderr line of a part run over ssh
 
@@ -93,7 +92,7 @@ class Load:
 
 
 def run(install: Install, clients: Sequence[Client], targets: Sequence[Target],
-        workload: Workload, *, sessions: int, threads: int, duration_s: float,
+        workload: pgbench.Scripts, *, sessions: int, threads: int, duration_s: float,
         cpus: list[int] | None = None) -> Load:
     """Every client runs one pgbench against every target, all started together: a remote
     pgbench is connected and waiting before the barrier, and is told to go after it."""
@@ -149,7 +148,7 @@ _READY_TIMEOUT = 60.0
 class _Waiting:
     """A pgbench on a load client reached over ssh, connected and waiting to be told to go."""
 
-    def __init__(self, install: Install, client: Client, target: Target, workload: Workload, *,
+    def __init__(self, install: Install, client: Client, target: Target, workload: pgbench.Scripts, *,
                  sessions: int, threads: int, duration_s: float):
         assert client.ssh is not None
         self.client, self.node, self.ssh = client.name, target.node, client.ssh

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from teiten import procs
 from teiten.cpus import format_list
@@ -16,7 +17,18 @@ from teiten.drivers.pgbench_output import PgbenchOutput, parse
 from teiten.errors import ProcessError
 from teiten.installs import Install
 from teiten.servers.base import Endpoint
-from teiten.workloads import Workload
+
+
+class Scripts(Protocol):
+    """What pgbench needs of a workload: the scripts it selects and the scale they compute
+    from. The workloads (teiten.workloads) provide it; drivers never import them."""
+
+    @property
+    def scale(self) -> int: ...
+
+    def script_args(self) -> list[str]:
+        """``-b NAME@W`` / ``-f PATH@W`` for each script."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -29,7 +41,7 @@ class PgbenchRun:
     timed_out: bool = False
 
 
-def argv(install: Install, endpoint: Endpoint, workload: Workload, *, clients: int,
+def argv(install: Install, endpoint: Endpoint, workload: Scripts, *, clients: int,
          threads: int, duration_s: float, extra: Sequence[str] = ()) -> list[str]:
     return [
         str(install.binary("pgbench")), "-n", *endpoint.pgbench_args(),
@@ -45,7 +57,7 @@ def timeout_for(duration_s: float) -> float:
     return duration_s * 1.5 + 60
 
 
-def run(install: Install, endpoint: Endpoint, workload: Workload, *, clients: int,
+def run(install: Install, endpoint: Endpoint, workload: Scripts, *, clients: int,
         threads: int, duration_s: float, cpus: list[int] | None = None,
         extra: Sequence[str] = (), overrun_s: float = 0.0) -> PgbenchRun:
     """Run pgbench; ``cpus`` pins it (and its threads) to those CPUs with taskset; ``extra``

@@ -47,6 +47,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 # The instance is "%d" (9.4 to 9.6) or "%p" (10+: "0x7f...", or "(nil)" from glibc). The
 # greedy start takes the last "PID" of a line, so that a line cut short and run into the
@@ -248,3 +249,18 @@ def _sum_locks(lines: Iterable[LWLockLine]) -> tuple[LockStats, ...]:
         )
         for name, t in sorted(totals.items())
     )
+
+
+def window_stats(log_text: str, start: int, transactions: int) -> dict[str, Any] | None:
+    """LWLOCK_STATS of a -DLWLOCK_STATS build, from what the server logged from ``start`` (the
+    start of the load) to its shutdown (every backend prints its counts as it exits): per lock,
+    summed over processes, and per transaction (METHODS S2, 2014). None when it logged none."""
+    mid_line = start > 0 and log_text[start - 1:start] != "\n"
+    stats = parse(log_text[start:], starts_mid_line=mid_line)
+    if not stats.lines:
+        return None
+    rows = per_transaction(stats, transactions)
+    return {"transactions": transactions, "processes": len(stats.pids),
+            "locks": [{"lock": r.lock, "requests_per_tx": r.requests_per_tx,
+                       "contentions_per_tx": r.contentions_per_tx, "requests": r.requests,
+                       "contentions": r.contentions} for r in rows]}

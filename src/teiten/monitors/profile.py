@@ -195,3 +195,33 @@ def hot_functions(folded: str, *, top: int = 10) -> list[tuple[str, float]]:
         total += int(number)
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
     return [(name, n / total) for name, n in ranked] if total else []
+
+
+def start_profile(pid: int | None, event: str, frequency: int, notes: list[str], *,
+          title: str) -> Profiler | None:
+    """A started profiler of the postmaster ``pid`` and its children, or None with a note
+    that says why not (the server does not run here, perf cannot be used)."""
+    if pid is None:
+        notes.append("profile requested, but the server does not run on this machine")
+        return None
+    try:
+        profiler = Profiler(pid, title=title, event=event, frequency=frequency)
+        profiler.start()
+    except (TeitenError, OSError) as exc:
+        notes.append(f"profile requested, but it cannot be taken: {exc}")
+        return None
+    notes.append(f"profiled with perf ({profiler.event} at {profiler.frequency} Hz)")
+    return profiler
+
+
+def stop_profile(profiler: Profiler | None, notes: list[str]) -> Profile | None:
+    """The profile of a started profiler (None, with a note, when it failed)."""
+    if profiler is None:
+        return None
+    try:
+        profile = profiler.stop()
+    except (TeitenError, OSError) as exc:
+        notes.append(f"the profile failed: {exc}")
+        return None
+    notes.extend(profile.notes)
+    return profile

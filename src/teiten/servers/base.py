@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from psycopg import conninfo as pg_conninfo
 
 from teiten.cpus import Placement
 from teiten.monitors.remote_system import RemoteBackend
-from teiten.workloads import Workload
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,43 @@ def crash_verdict(alive: Mapping[str, bool], logs: Mapping[str, str]) -> str | N
     return None
 
 
+class DataSet(Protocol):
+    """What a server needs of a workload to make its data and keep it in a known state. The
+    workloads (teiten.workloads) provide it; servers never import them."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def database(self) -> str: ...
+
+    @property
+    def modifies_data(self) -> bool:
+        """Whether a trial changes the data (then it is restored before the next one)."""
+        ...
+
+    @property
+    def sql_loaded(self) -> bool:
+        """Whether the data is loaded by :meth:`load_sql` rather than by ``pgbench -i``."""
+        ...
+
+    def init_args(self) -> list[str]:
+        """The ``pgbench -i`` arguments that load the data (when not sql_loaded)."""
+        ...
+
+    def load_sql(self, conninfo: str, *, jobs: int) -> dict[str, float]:
+        """Fill the empty database by SQL over ``jobs`` connections; seconds per step."""
+        ...
+
+    def server_settings(self) -> dict[str, str]:
+        """Settings the workload needs of the server (the study's own settings win)."""
+        ...
+
+    def present_table(self) -> tuple[str, str]:
+        """A table that exists once the data is loaded, and how the data is loaded."""
+        ...
+
+
 @dataclass(frozen=True)
 class Target:
     """Where one pgbench goes: a node (or its Pgpool-II) of the server under test."""
@@ -89,11 +126,11 @@ class Server:
     kind: str
     placement: Placement | None = None  # the CPUs it is confined to, once they are
 
-    def prepare(self, workload: Workload) -> None:
+    def prepare(self, workload: DataSet) -> None:
         """Make the workload's data exist (and a snapshot of it, where teiten can)."""
         raise NotImplementedError
 
-    def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
+    def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
         """Bring the server to the known state for one trial and return where to connect."""
         raise NotImplementedError
 

@@ -45,11 +45,10 @@ from teiten.errors import ProcessError, ServerError, UserError
 from teiten.installs import Install
 from teiten.monitors.system import device_of
 from teiten.servers import snapshot
-from teiten.servers.base import Endpoint, Server, TrialEnd, crash_verdict
+from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict
 from teiten.servers.cluster import free_port
 from teiten.servers.sql import create_database, describe, prewarm_all
 from teiten.waiting import wait_until
-from teiten.workloads import Workload, apps, statements
 
 log = logging.getLogger(__name__)
 
@@ -311,7 +310,7 @@ class DockerServer(Server):
 
     # -- the Server protocol -----------------------------------------------------------------
 
-    def prepare(self, workload: Workload) -> None:
+    def prepare(self, workload: DataSet) -> None:
         if workload.key in self.slots:
             return
         root = paths.make_owned(self.run_dir / f"{self.name}--{workload.key}",
@@ -342,17 +341,15 @@ class DockerServer(Server):
             slot.container = None
         self.slots[workload.key] = slot
 
-    def _load(self, slot: _Slot, workload: Workload) -> None:
+    def _load(self, slot: _Slot, workload: DataSet) -> None:
         with self._connect(slot) as conn:
             create_database(conn, workload.database)
         with self._connect(slot, workload.database) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
         conninfo = self._conninfo(slot, workload.database)
         jobs = os.cpu_count() or 1
-        if workload.suite is not None:
-            statements.setup(workload, conninfo, jobs=jobs)
-        elif workload.app is not None:
-            apps.load(workload, conninfo, jobs=jobs)
+        if workload.sql_loaded:
+            workload.load_sql(conninfo, jobs=jobs)
         else:
             procs.run([str(self.client.binary("pgbench")), *workload.init_args(), "-h",
                        "127.0.0.1", "-p", str(slot.port), "-U", SUPERUSER, workload.database],
@@ -362,7 +359,7 @@ class DockerServer(Server):
             if self.description is None:
                 self.description = describe(conn, None)
 
-    def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
+    def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
         slot = self.slots[workload.key]
         self.current = slot
         if self._running(slot):  # left over from an interrupted trial

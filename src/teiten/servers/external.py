@@ -18,7 +18,7 @@ from teiten import procs
 from teiten.errors import ServerError
 from teiten.installs import Install
 from teiten.probe import parse_conninfo, probe
-from teiten.servers.base import Endpoint, Server, TrialEnd
+from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd
 from teiten.servers.sql import (
     create_database,
     database_comment,
@@ -27,7 +27,6 @@ from teiten.servers.sql import (
     prewarm_all,
 )
 from teiten.spec import ServerSpec
-from teiten.workloads import Workload, apps, statements
 
 log = logging.getLogger(__name__)
 OURS = "created by teiten for benchmarking; teiten may drop it"
@@ -58,10 +57,10 @@ class ExternalServer(Server):
         except psycopg.Error as exc:
             raise ServerError(f"cannot connect to external server {self.name}: {exc}") from exc
 
-    def _dbname(self, workload: Workload) -> str | None:
+    def _dbname(self, workload: DataSet) -> str | None:
         return workload.database if self.spec.allow_init else None
 
-    def _init(self, workload: Workload) -> None:
+    def _init(self, workload: DataSet) -> None:
         name = workload.database
         with self._connect() as conn:
             if database_comment(conn, name) is not None or name in self.created:
@@ -73,16 +72,13 @@ class ExternalServer(Server):
                 conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
             except psycopg.Error as exc:
                 log.warning("pg_prewarm unavailable on %s: %s", self.name, exc)
-        if workload.app is not None:
-            apps.load(workload, self._conninfo(name), jobs=os.cpu_count() or 1)
-            return
-        if workload.suite is not None:
-            statements.setup(workload, self._conninfo(name), jobs=os.cpu_count() or 1)
+        if workload.sql_loaded:
+            workload.load_sql(self._conninfo(name), jobs=os.cpu_count() or 1)
             return
         procs.run([str(self.client.binary("pgbench")), *workload.init_args(),
                    self._conninfo(name)], timeout=7200, what="pgbench -i")
 
-    def prepare(self, workload: Workload) -> None:
+    def prepare(self, workload: DataSet) -> None:
         if self.spec.allow_init and workload.database in self.created:
             return  # loaded; begin_trial loads it again after a trial that changed it
         if self.spec.allow_init:
@@ -95,8 +91,7 @@ class ExternalServer(Server):
                         f"{workload.database} that teiten did not create; refusing to touch it")
             self._init(workload)
         else:
-            table, how = (("pgbench_accounts", "pgbench -i") if workload.app is None else
-                          (apps.KEY_TABLE[workload.app], f"the SQL in teiten/workloads/{workload.app}"))
+            table, how = workload.present_table()
             with self._connect() as conn:
                 row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table,)).fetchone()
                 if not row or not row[0]:
@@ -113,7 +108,7 @@ class ExternalServer(Server):
             except ServerError as exc:
                 log.warning("%s: no round-trip probe: %s", self.name, exc)
 
-    def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
+    def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
         dbname = self._dbname(workload)
         if dbname is not None and dbname in self.dirty:
             self._init(workload)  # S11: load, vacuum, run, drop, for every trial

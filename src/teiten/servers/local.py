@@ -26,11 +26,10 @@ from teiten.installs import Install
 from teiten.monitors.system import device_of
 from teiten.netns import Namespace
 from teiten.servers import profiles
-from teiten.servers.base import Endpoint, Server, TrialEnd, crash_verdict
+from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.servers.sql import create_database, describe, prewarm_all
 from teiten.spec import ServerSpec
-from teiten.workloads import Workload, apps, statements
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +72,10 @@ class LocalServer(Server):
         self.description: dict[str, object] | None = None
         self.loads: dict[str, dict[str, float]] = {}  # app workload -> seconds per load step
 
-    def _root(self, workload: Workload) -> Path:
+    def _root(self, workload: DataSet) -> Path:
         return self.run_dir / f"{self.name}--{workload.key}"
 
-    def _make_root(self, workload: Workload) -> Path:
+    def _make_root(self, workload: DataSet) -> Path:
         """The cluster's directory: in the run's directory, or in a marked subdirectory of
         the server's 'directory' (e.g. tmpfs), linked from the run's directory so that the
         cleanup of a killed run finds it."""
@@ -93,7 +92,7 @@ class LocalServer(Server):
         link.symlink_to(root, target_is_directory=True)
         return root
 
-    def prepare(self, workload: Workload) -> None:
+    def prepare(self, workload: DataSet) -> None:
         if workload.key in self.slots:
             return
         root = self._make_root(workload)
@@ -130,7 +129,7 @@ class LocalServer(Server):
                     if ext in preloaded:
                         conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(
                             sql.Identifier(ext)))
-            if workload.app is not None or workload.suite is not None:
+            if workload.sql_loaded:
                 self._load_by_sql(cluster, workload, in_space=space is not None)
             else:
                 in_space = [f"--tablespace={TABLESPACE}", f"--index-tablespace={TABLESPACE}"] if space else []
@@ -150,16 +149,16 @@ class LocalServer(Server):
                      database=workload.database)
         self.slots[workload.key] = slot
 
-    def _new_cluster(self, root: Path, workload: Workload) -> Cluster:
+    def _new_cluster(self, root: Path, workload: DataSet) -> Cluster:
         return Cluster(self.install, root)
 
-    def _save(self, cluster: Cluster, root: Path, workload: Workload) -> Path:
+    def _save(self, cluster: Cluster, root: Path, workload: DataSet) -> Path:
         """Stop the loaded cluster and snapshot it; returns where the snapshot is."""
         cluster.stop()
         cluster.snapshot(root / "snapshot")
         return root / "snapshot"
 
-    def _load_by_sql(self, cluster: Cluster, workload: Workload, *, in_space: bool) -> None:
+    def _load_by_sql(self, cluster: Cluster, workload: DataSet, *, in_space: bool) -> None:
         """Load an application or measured-statement workload by SQL, with as many
         connections as the server has CPUs."""
         if in_space:
@@ -170,20 +169,15 @@ class LocalServer(Server):
         conninfo = make_conninfo(host=cluster.host, port=cluster.port, user=SUPERUSER,
                                  dbname=workload.database)
         jobs = len(self.cpus) if self.cpus else os.cpu_count() or 1
-        if workload.suite is not None:
-            took = statements.setup(workload, conninfo, jobs=jobs)
-        else:
-            took = apps.load(workload, conninfo, jobs=jobs)
+        took = workload.load_sql(conninfo, jobs=jobs)
         self.loads[workload.key] = took
         log.info("%s: loaded %s in %.1f s (%s)", self.name, workload.key, sum(took.values()),
                  ", ".join(f"{k} {v:.1f}" for k, v in took.items()))
 
-    def _settings_for(self, workload: Workload) -> dict[str, str]:
+    def _settings_for(self, workload: DataSet) -> dict[str, str]:
         """The server's settings, with what a measured-statement workload needs unless the
         study set it (e.g. max_parallel_workers for a sweep of parallel workers)."""
-        if workload.suite is None:
-            return self.settings
-        needs = statements.suite(workload.suite).settings(dict(workload.options))
+        needs = workload.server_settings()
         return {**self.settings, **{k: v for k, v in needs.items() if k not in self.spec.settings}}
 
     def cold_restart(self) -> tuple[str, dict[str, object]]:
@@ -225,7 +219,7 @@ class LocalServer(Server):
                      self.placement.mechanism)
         return self.placement
 
-    def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
+    def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
         slot = self.slots[workload.key]
         self.current = slot
         cluster = slot.cluster

@@ -39,14 +39,13 @@ from teiten.installs import Install
 from teiten.monitors.remote_system import RemoteBackend
 from teiten.remote import Ssh
 from teiten.servers import profiles
-from teiten.servers.base import Endpoint, Server, TrialEnd, crash_verdict
+from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict
 from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER
 from teiten.servers.scripts import script
 from teiten.servers.sql import create_database, describe, prewarm_all
 from teiten.servers.ssh_host import HostFacts, RemoteInstall, cidr, find_install, marker, pg_config, read_facts
 from teiten.servers.ssh_slot import Slot
 from teiten.spec import ServerSpec
-from teiten.workloads import Workload
 
 log = logging.getLogger(__name__)
 
@@ -124,10 +123,10 @@ class SshServer(Server):
         assert self.host is not None
         return f"{self.host.home}/.cache/teiten/clusters/{self.run_dir.name}"
 
-    def prepare(self, workload: Workload) -> None:
+    def prepare(self, workload: DataSet) -> None:
         if workload.key in self.slots:
             return
-        if workload.app is not None or workload.suite is not None:
+        if workload.sql_loaded:
             raise ServerError(f"{self._where()}: workload {workload.key} loads its data by SQL, "
                               "which is not supported over ssh in this version; use a pgbench "
                               "workload, or a local or external server")
@@ -305,7 +304,7 @@ class SshServer(Server):
 
     # -- trials -----------------------------------------------------------------------------------
 
-    def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
+    def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
         slot = self.slots[workload.key]
         self.current = slot
         if any(self._running(node) for node in slot.nodes):  # left over from an interrupted trial

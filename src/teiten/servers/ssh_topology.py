@@ -29,7 +29,7 @@ from teiten import paths
 from teiten.errors import ProcessError, ServerError
 from teiten.installs import Install
 from teiten.servers import profiles, ssh_pgpool
-from teiten.servers.base import Endpoint, Target, TrialEnd
+from teiten.servers.base import DataSet, Endpoint, Target, TrialEnd
 from teiten.servers.cluster import SUPERUSER
 from teiten.servers.replication import (
     REPLICATION_STATES,
@@ -46,7 +46,6 @@ from teiten.servers.ssh_pgpool import RemotePgpool
 from teiten.servers.ssh_slot import Slot
 from teiten.servers.topology import node_targets
 from teiten.spec import ServerSpec
-from teiten.workloads import Workload
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +56,7 @@ class SshTopologyServer(SshServer):
     def __init__(self, spec: ServerSpec, client: Install, run_dir: Path,
                  sizing: profiles.Sizing, *, max_clients: int = 1):
         super().__init__(spec, client, run_dir, sizing)
-        self.workload: Workload | None = None
+        self.workload: DataSet | None = None
         self.max_clients = max_clients  # per Pgpool-II: the trial's clients times load clients
         self.pgpool_binary: str | None = None
         self.pgpools: list[RemotePgpool] = []
@@ -70,7 +69,7 @@ class SshTopologyServer(SshServer):
     def streaming(self) -> bool:
         return self.mode != "native"
 
-    def prepare(self, workload: Workload) -> None:
+    def prepare(self, workload: DataSet) -> None:
         if self.spec.pgpool and self.pgpool_binary is None:
             self.connect()
             self.pgpool_binary = ssh_pgpool.find(self.ssh)
@@ -137,7 +136,7 @@ class SshTopologyServer(SshServer):
 
     # -- trials ----------------------------------------------------------------------------
 
-    def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
+    def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
         self.workload = workload
         endpoint = super().begin_trial(workload, trial_id, prewarm=prewarm)
         if self.spec.pgpool:

@@ -23,14 +23,13 @@ from teiten import paths, procs
 from teiten.errors import TeitenError
 from teiten.installs import Install
 from teiten.servers import profiles
-from teiten.servers.base import Endpoint, Target, TrialEnd, crash_verdict
+from teiten.servers.base import DataSet, Endpoint, Target, TrialEnd, crash_verdict
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.servers.local import LocalServer
 from teiten.servers.pgpool import Pgpool
 from teiten.servers.replication import Mode, Topology, node_name
 from teiten.servers.sql import prewarm_all
 from teiten.spec import ServerSpec
-from teiten.workloads import Workload
 
 log = logging.getLogger(__name__)
 
@@ -45,18 +44,18 @@ class TopologyServer(LocalServer):
         self.topologies: dict[str, Topology] = {}
         self.pgpools: list[Pgpool] = []
         self.max_clients = max_clients  # per Pgpool-II: the trial's clients times load clients
-        self.workload: Workload | None = None
+        self.workload: DataSet | None = None
 
     # -- preparing: the primary as a single cluster, then the other nodes ------------------
 
-    def _new_cluster(self, root: Path, workload: Workload) -> Cluster:
+    def _new_cluster(self, root: Path, workload: DataSet) -> Cluster:
         mode: Mode = self.spec.replication if self.spec.replicas else "native"
         topology = Topology(self.install, root, replicas=self.spec.replicas, mode=mode,
                             synchronous_commit=self.spec.synchronous_commit)
         self.topologies[workload.key] = topology
         return topology.primary
 
-    def _save(self, cluster: Cluster, root: Path, workload: Workload) -> Path:
+    def _save(self, cluster: Cluster, root: Path, workload: DataSet) -> Path:
         topology = self.topologies[workload.key]
         try:
             # Streaming: base backups of the running primary; native: copies of the stopped
@@ -70,7 +69,7 @@ class TopologyServer(LocalServer):
 
     # -- trials ----------------------------------------------------------------------------
 
-    def begin_trial(self, workload: Workload, trial_id: str, *, prewarm: bool) -> Endpoint:
+    def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
         slot = self.slots[workload.key]
         topology = self.topologies[workload.key]
         self.current, self.workload = slot, workload
@@ -91,7 +90,7 @@ class TopologyServer(LocalServer):
             self._start_pgpools(topology, logs)
         return self._endpoint(topology.primary, workload)
 
-    def _endpoint(self, node: Cluster, workload: Workload) -> Endpoint:
+    def _endpoint(self, node: Cluster, workload: DataSet) -> Endpoint:
         assert node.port is not None
         host = node.tcp_host if self.tcp else node.host
         return Endpoint(host=host, port=node.port, user=SUPERUSER, dbname=workload.database)

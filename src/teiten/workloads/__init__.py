@@ -10,105 +10,28 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from teiten.errors import UserError
-from teiten.servers.profiles import pgbench_data_bytes
 from teiten.spec import (
     BUILTIN_WORKLOADS,
     AppSpec,
     LoadedStudy,
     PgbenchSpec,
     ScriptSpec,
+    Study,
     SuiteSpec,
     WorkloadSpec,
 )
+from teiten.workloads import apps, statements
+from teiten.workloads.base import Workload
+
+__all__ = ["BUILTINS", "Workload", "from_json", "resolve", "variants"]
 
 PACKAGE_DIR = Path(__file__).parent
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
-
-
-def suite_digest(name: str) -> str:
-    from teiten.workloads import statements  # statements builds on this module
-    return statements.digest(name)
-
-
-def apps_digest(name: str) -> str:
-    from teiten.workloads import apps  # apps builds on this module
-    return apps.digest(name)
-
-
-@dataclass(frozen=True)
-class Workload:
-    """A resolved workload of a study. ``scripts`` holds (pgbench selector, weight) pairs,
-    where a selector is ``builtin:NAME`` or an absolute script path."""
-
-    key: str
-    scripts: tuple[tuple[str, int], ...]
-    scale: int
-    fillfactor: int | None
-    modifies_data: bool
-    description: str
-    app: str | None = None  # "tpcc" | "bookstore": loaded by SQL, measured by teiten.workloads.apps
-    options: tuple[tuple[str, Any], ...] = ()  # the app's options, every default filled in
-    suite: str | None = None  # a measured-statement workload (teiten.workloads.statements)
-
-    def option(self, name: str) -> Any:
-        return dict(self.options)[name]
-
-    def data_bytes(self) -> int:
-        """The size of the loaded data, roughly: sizes shared_buffers."""
-        if self.app is not None:
-            from teiten.workloads import apps  # apps builds on this module
-            return apps.data_bytes(self)
-        if self.suite is not None:
-            from teiten.workloads import statements
-            return statements.suite(self.suite).data_bytes(dict(self.options))
-        return pgbench_data_bytes(self.scale, self.fillfactor)
-
-    @property
-    def database(self) -> str:
-        return "teiten_" + re.sub(r"[^a-z0-9_]", "_", self.key.lower())
-
-    def init_args(self) -> list[str]:
-        """pgbench arguments that initialise the data (server-side generation is faster)."""
-        args = ["-i", "-s", str(self.scale), "-I", "dtGvp"]
-        if self.fillfactor is not None:
-            args += ["-F", str(self.fillfactor)]
-        return args
-
-    def script_args(self) -> list[str]:
-        args: list[str] = []
-        for selector, weight in self.scripts:
-            if selector.startswith("builtin:"):
-                args += ["-b", f"{selector.removeprefix('builtin:')}@{weight}"]
-            else:
-                args += ["-f", f"{selector}@{weight}"]
-        return args
-
-    def to_json(self) -> dict[str, object]:
-        return {"key": self.key, "scripts": [list(s) for s in self.scripts], "scale": self.scale,
-                "fillfactor": self.fillfactor, "modifies_data": self.modifies_data,
-                "description": self.description, "app": self.app, "options": dict(self.options),
-                **({"digest": apps_digest(self.app)} if self.app else {}),
-                **({"suite": self.suite, "digest": suite_digest(self.suite)} if self.suite else {})}
-
-    @classmethod
-    def from_json(cls, w: dict[str, Any]) -> Workload:
-        """A stored workload; refused when an app's SQL is no longer what the study used."""
-        named = w.get("app") or w.get("suite")
-        now = apps_digest(w["app"]) if w.get("app") else suite_digest(w["suite"]) if named else None
-        if named and w.get("digest") != now:
-            raise UserError(f"the {named} workload's SQL and scripts have changed since this "
-                            "study started (teiten was upgraded?); finish it with the teiten "
-                            "that started it, or run the study again")
-        opts = {k: tuple(v) if isinstance(v, list) else v for k, v in (w.get("options") or {}).items()}
-        return cls(w["key"], tuple((s, int(n)) for s, n in w["scripts"]), int(w["scale"]),
-                   w["fillfactor"], bool(w["modifies_data"]), w.get("description", ""),
-                   w.get("app"), tuple(sorted(opts.items())), w.get("suite"))
 
 
 @dataclass(frozen=True)
@@ -134,6 +57,29 @@ BUILTINS: dict[str, _Builtin] = {
 }
 
 
+def from_json(w: dict[str, Any]) -> Workload:
+    """A stored workload, of its kind; refused when the SQL and scripts teiten ships for it
+    are no longer what the study used."""
+    opts = {k: tuple(v) if isinstance(v, list) else v for k, v in (w.get("options") or {}).items()}
+    kind: type[Workload] = (apps.AppWorkload if w.get("app") else
+                            statements.SuiteWorkload if w.get("suite") else Workload)
+    found = kind(w["key"], tuple((s, int(n)) for s, n in w["scripts"]), int(w["scale"]),
+                 w["fillfactor"], bool(w["modifies_data"]), w.get("description", ""),
+                 w.get("app"), tuple(sorted(opts.items())), w.get("suite"))
+    if found.digest() != w.get("digest"):
+        raise UserError(f"the {w.get('app') or w.get('suite')} workload's SQL and scripts have "
+                        "changed since this study started (teiten was upgraded?); finish it with "
+                        "the teiten that started it, or run the study again")
+    return found
+
+
+def variants(study: Study) -> dict[str, list[str]]:
+    """The variants of each measured-statement workload of a study, by key: what the plan
+    runs of it (one session each) instead of client counts."""
+    return {spec.key: statements.variants(spec.key, statements.options(spec))
+            for spec in study.workloads if isinstance(spec, SuiteSpec)}
+
+
 def resolve(loaded: LoadedStudy) -> list[Workload]:
     """The study's workloads, with scripts checked to be readable. Raises SpecError."""
     return [_resolve_one(loaded, i, spec) for i, spec in enumerate(loaded.study.workloads)]
@@ -157,10 +103,8 @@ def _resolve_one(loaded: LoadedStudy, index: int, spec: WorkloadSpec) -> Workloa
     if isinstance(spec, ScriptSpec):
         return _scripts(loaded, loc, spec)
     if isinstance(spec, AppSpec):
-        from teiten.workloads import apps  # apps builds on this module
         return apps.resolve(loaded, loc, spec)
     if isinstance(spec, SuiteSpec):
-        from teiten.workloads import statements  # statements builds on this module
         return statements.resolve(loaded, loc, spec)
     return _builtin(loaded, loc, spec)
 

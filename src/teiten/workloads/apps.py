@@ -33,6 +33,7 @@ from teiten.drivers import pgbench_log
 from teiten.drivers.pgbench_output import PgbenchOutput
 from teiten.errors import ServerError
 from teiten.spec import AppSpec, LoadedStudy
+from teiten.workloads.base import Workload
 
 PACKAGE_DIR = Path(__file__).parent
 TAIL_S = 1  # pgbench runs a second past the window, so that its end is taken under load
@@ -83,8 +84,26 @@ def options(spec: AppSpec) -> dict[str, Any]:
             for k, v in APPS[spec.key].defaults.items()}
 
 
-def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: AppSpec) -> Any:
-    from teiten.workloads import Workload
+class AppWorkload(Workload):
+    """An application-shaped workload (tpcc, bookstore): its data loaded by its own SQL, its
+    trials measured from pgbench's transaction log (:class:`AppTrial`)."""
+
+    def data_bytes(self) -> int:
+        return data_bytes(self)
+
+    def load_sql(self, conninfo: str, *, jobs: int) -> dict[str, float]:
+        return load(self, conninfo, jobs=jobs)
+
+    def present_table(self) -> tuple[str, str]:
+        assert self.app is not None
+        return KEY_TABLE[self.app], f"the SQL in teiten/workloads/{self.app}"
+
+    def digest(self) -> str | None:
+        assert self.app is not None
+        return digest(self.app)
+
+
+def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: AppSpec) -> AppWorkload:
     app = APPS[spec.key]
     opts = options(spec)
     if app.name == "bookstore" and opts["customers"] < 10:
@@ -92,12 +111,12 @@ def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: AppSpec) -> A
     scripts = tuple((str(app.directory / f"{stem}.pgbench"), w) for stem, w in app.scripts(opts))
     scale = opts["warehouses"] if app.name == "tpcc" else loaded.study.scale
     shown = ", ".join(f"{k}={v}" for k, v in opts.items())
-    return Workload(spec.key, scripts, scale, None,
+    return AppWorkload(spec.key, scripts, scale, None,
                     spec.modifies_data if spec.modifies_data is not None else True,
                     f"{app.description} ({shown})", app.name, tuple(sorted(opts.items())))
 
 
-def data_bytes(workload: Any) -> int:
+def data_bytes(workload: Workload) -> int:
     """The loaded size, roughly (measured on 15-18 after VACUUM ANALYZE)."""
     if workload.app == "tpcc":
         return workload.option("warehouses") * 117 * MB + 20 * MB  # bench.tpcc: 254 MB at 2, 1188 at 10
@@ -114,7 +133,7 @@ def digest(name: str) -> str:
     return h.hexdigest()[:16]
 
 
-def script_names(workload: Any) -> list[str]:
+def script_names(workload: Workload) -> list[str]:
     return [Path(path).stem for path, _ in workload.scripts]
 
 
@@ -142,9 +161,10 @@ def _parallel(conninfo: str, statements: list[str], jobs: int) -> None:
             future.result()
 
 
-def load(workload: Any, conninfo: str, *, jobs: int, seed: int = 0) -> dict[str, float]:
+def load(workload: Workload, conninfo: str, *, jobs: int, seed: int = 0) -> dict[str, float]:
     """Create and fill the app's tables in an empty database. Returns seconds per step.
     Raises ServerError when the SQL fails or the loaded data is inconsistent."""
+    assert workload.app is not None
     app = APPS[workload.app]
     opts = dict(workload.options)
     took: dict[str, float] = {}
@@ -240,7 +260,7 @@ class AppTrial:
     """The measured window of one trial: pgbench runs ``rampup + duration + 1`` seconds and
     the figures cover [start + rampup, start + rampup + duration)."""
 
-    def __init__(self, workload: Any, conninfo: str, *, trial_id: str, duration_s: float,
+    def __init__(self, workload: Workload, conninfo: str, *, trial_id: str, duration_s: float,
                  clients: int, log_dir: Path):
         self.workload = workload
         self.conninfo = conninfo

@@ -31,6 +31,7 @@ import psycopg
 from teiten.drivers.sql import Session
 from teiten.errors import ServerError, TeitenError, UserError
 from teiten.spec import LoadedStudy, SuiteSpec, WorkloadSpec
+from teiten.workloads.base import Workload
 
 PACKAGE_DIR = Path(__file__).parent
 CACHE_STATES = ("warm", "cold")
@@ -110,8 +111,27 @@ def options(spec: WorkloadSpec) -> dict[str, Any]:
             for k, v in suite(spec.key).defaults.items()}
 
 
-def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: SuiteSpec) -> Any:
-    from teiten.workloads import Workload  # this module is imported by it
+class SuiteWorkload(Workload):
+    """A measured-statement workload: its data set up by its suite's SQL, each variant a trial
+    of timed steps in one session."""
+
+    def data_bytes(self) -> int:
+        assert self.suite is not None
+        return suite(self.suite).data_bytes(dict(self.options))
+
+    def load_sql(self, conninfo: str, *, jobs: int) -> dict[str, float]:
+        return setup(self, conninfo, jobs=jobs)
+
+    def server_settings(self) -> dict[str, str]:
+        assert self.suite is not None
+        return suite(self.suite).settings(dict(self.options))
+
+    def digest(self) -> str | None:
+        assert self.suite is not None
+        return digest(self.suite)
+
+
+def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: SuiteSpec) -> SuiteWorkload:
     found = suite(spec.key)
     opts = options(spec)
     if opts.get("corpus"):
@@ -123,7 +143,7 @@ def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: SuiteSpec) ->
         opts["corpus"] = str(path.resolve())
     shown = ", ".join(f"{k}={v}" for k, v in opts.items() if v is not None)
     frozen = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in opts.items()))
-    return Workload(spec.key, (), 1, None, True, f"{found.description} ({shown})",
+    return SuiteWorkload(spec.key, (), 1, None, True, f"{found.description} ({shown})",
                     suite=found.name, options=frozen)
 
 
@@ -141,9 +161,10 @@ def check_utf8(conn: psycopg.Connection, workload: str) -> None:
                         "initdb: {locale: C.UTF-8}")
 
 
-def setup(workload: Any, conninfo: str, *, jobs: int) -> dict[str, float]:
+def setup(workload: Workload, conninfo: str, *, jobs: int) -> dict[str, float]:
     """Fill an empty database for a suite. Returns seconds per setup step. Raises UserError
     for a server the suite cannot use, ServerError when the SQL fails."""
+    assert workload.suite is not None
     found = suite(workload.suite)
     try:
         if found.needs_utf8:

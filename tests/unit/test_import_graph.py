@@ -1,0 +1,32 @@
+"""The layout of the package keeps the flow of data (issue 17): no import against it, no cycle,
+no import hidden inside a function, the model at the bottom, and no module of code too long."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SRC = ROOT / "src" / "teiten"
+
+
+def test_no_import_runs_against_the_flow_and_there_is_no_cycle() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "import-graph.py"), "--check"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Against the flow (0)" in done.stdout and "Import cycles" in done.stdout
+
+
+def test_the_model_of_the_middle_imports_nothing_of_teitens() -> None:
+    tree = ast.parse((SRC / "results.py").read_text())
+    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert imported and not [m for m in imported if m.startswith("teiten")], imported
+
+
+def test_no_module_of_code_is_over_500_lines() -> None:
+    long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 500}
+    assert not long, f"split these by responsibility (STYLE.md, 'Layout'): {long}"
