@@ -4,14 +4,21 @@ A trial is the unit of failure and of resumption. A failed trial is recorded wit
 reason and the study goes on, with the next trial on a fresh server. A killed study is
 finished by ``teiten resume``: it first stops the servers the killed process left, then
 runs what remains. A finished trial is never run twice and never lost.
+
+The runner holds servers (teiten.servers.base.Server, built by servers.factory) and
+workloads (teiten.workloads.base.Workload) only through their interfaces: the server
+prepares and restores the data and says what it can offer (targets, a lag connection, a
+remote monitor, confined CPUs ...), the workload runs its trial inside the monitors'
+window, and the runner judges the outcome and stores it as a teiten.results.TrialResult.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -23,8 +30,6 @@ import teiten
 from teiten import cpus, fingerprint, installs, leftovers, paths, workloads
 from teiten.check import CheckedStudy
 from teiten.drivers import load, pgbench
-from teiten.drivers.pgbench_output import PgbenchOutput
-from teiten.drivers.sql import Session
 from teiten.errors import TeitenError, UserError
 from teiten.installs import Install, Resolution
 from teiten.monitors import CPU_KEYS, MonitorResult, Monitors, lwlock, replication
@@ -38,7 +43,8 @@ from teiten.servers.base import Endpoint, Server, Target
 from teiten.servers.local import check_install
 from teiten.spec import Study, load_text
 from teiten.store import Store
-from teiten.workloads import Workload, apps, statements
+from teiten.workloads import Workload
+from teiten.workloads.base import TrialOutcome, TrialRequest
 
 log = logging.getLogger(__name__)
 
@@ -256,157 +262,120 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     if trial["server"] not in ctx.described:
         store.set_server_description(sid, trial["server"], server.describe())
         ctx.described.add(trial["server"])
-    if workload.suite is not None:
-        return _suite_trial(ctx, trial, server, workload)
-    run = None
-    error = None
-    seen: MonitorResult | None = None
-    affinity: cpus.AffinityReport | None = None
-    log_mark: int | None = None
-    profile: Profile | None = None
-    measured: tuple[PgbenchOutput, dict[str, Any], str | None] | None = None
     notes: list[str] = []
-    app: apps.AppTrial | None = None
-    together: load.Load | None = None
-    lag: replication.LagResult | None = None
-    host: SystemResult | None = None
-    watch_lag = watch_host = None
+    watch = _Watch(ctx, trial, server, notes)
     try:
-        endpoint = server.begin_trial(workload, tid, prewarm=ctx.study.prewarm)
-        app = _app_trial(ctx, trial, workload, endpoint)  # before anything is started
-        confined_to = server.confined_cpus()
+        endpoint = server.begin_trial(workload, tid, prewarm=ctx.study.prewarm and workload.prewarm)
+        outcome = workload.run_trial(_request(ctx, trial, server, endpoint), watch.around(endpoint))
+    except (TeitenError, psycopg.Error, OSError) as exc:
+        outcome = TrialOutcome(error=f"could not start the trial: {exc}")
+    except BaseException:
+        # Interrupted: the trial goes back to 'planned' so that resume runs it.
+        server.end_trial()
+        store.reset_interrupted(sid)
+        raise
+    end = server.end_trial()
+    if outcome.not_installed is not None:
+        reason = f"not installed: {outcome.not_installed}"
+        store.skip_trial(sid, tid, reason, now())
+        return "skipped", reason
+    run, seen, affinity = outcome.run, watch.seen, watch.affinity
+    warnings = seen.warnings if seen else []
+    notes = list(end.notes) + warnings + notes + list(outcome.notes)
+    evidence = watch.evidence(ctx, trial, server, end.log, outcome)
+    if run is not None:
+        error = (_verdict(run, end.crashed) or (affinity.failure() if affinity else None)
+                 or outcome.error)
+    else:
+        error = outcome.error or end.crashed
+    out = outcome.output
+    status: Literal["ok", "failed"] = "failed" if error else "ok"
+    store.finish_trial(sid, TrialResult(
+        tid, status, now(), error=error, figures=out.figures() if out is not None else None,
+        argv=tuple(run.argv) if run else (), stdout=run.stdout if run else "",
+        stderr=run.stderr if run else "", server_log=end.log, notes=tuple(notes),
+        evidence=evidence, steps=outcome.steps))
+    if error:
+        return status, error
+    return status, outcome.summary() + "".join(f"; {w}" for w in warnings)
+
+
+def _request(ctx: _Context, trial: Any, server: Server, endpoint: Endpoint) -> TrialRequest:
+    """What the trial's workload needs to run it. Several nodes, or several load clients:
+    one pgbench for each, started together."""
+    nodes = server.targets()
+    return TrialRequest(
+        trial_id=trial["trial_id"], install=ctx.installs[trial["server"]], endpoint=endpoint,
+        targets=tuple(nodes or [Target(server.name, endpoint)]),
+        several=bool(nodes or ctx.load_clients), clients=tuple(ctx.load_clients),
+        sessions=trial["clients"], threads=trial["threads"],
+        duration_s=trial["planned_duration_s"], variant=trial["variant"],
+        cpus=ctx.client_cpus.get(trial["server"]), work_dir=ctx.run_dir,
+        cold_restart=server.cold_restarter())
+
+
+class _Watch:
+    """The monitors of one trial's measured window: the workload enters :meth:`around` just
+    before what it measures and leaves it right after; what they saw stays here."""
+
+    def __init__(self, ctx: _Context, trial: Any, server: Server, notes: list[str]):
+        self.ctx, self.trial, self.server, self.notes = ctx, trial, server, notes
+        self.seen: MonitorResult | None = None
+        self.affinity: cpus.AffinityReport | None = None
+        self.profile: Profile | None = None
+        self.lag: replication.LagResult | None = None
+        self.host: SystemResult | None = None
+        self.log_mark: int | None = None
+
+    @contextlib.contextmanager
+    def around(self, endpoint: Endpoint) -> Iterator[None]:
+        ctx, server = self.ctx, self.server
         watch = Monitors(endpoint.conninfo(), devices=server.devices(),
-                         server_cpus=confined_to) if ctx.monitors else None
-        profiler = _profiler(ctx, trial, server, notes)
+                         server_cpus=server.confined_cpus()) if ctx.monitors else None
+        profiler = _profiler(ctx, self.trial, server, self.notes)
         confined = _affinity_watch(server)
-        log_mark = server.log_mark()
+        self.log_mark = server.log_mark()
         watch_lag, watch_host = _server_watches(ctx, server)
         if watch is not None:
             watch.start()
         if confined is not None:
             confined.start()
         try:
-            if app is not None:
-                app.start()
-            # Several nodes, or several load clients: one pgbench for each, started together.
-            nodes = server.targets()
-            if nodes or ctx.load_clients:
-                targets = nodes or [Target(server.name, endpoint)]
-                together = load.run(ctx.installs[trial["server"]],
-                                    ctx.load_clients or [load.Client("local")], targets, workload,
-                                    sessions=trial["clients"], threads=trial["threads"],
-                                    duration_s=trial["planned_duration_s"],
-                                    cpus=ctx.client_cpus.get(trial["server"]))
-                run = together.combined()
-            else:
-                run = pgbench.run(ctx.installs[trial["server"]], endpoint, workload,
-                                  clients=trial["clients"], threads=trial["threads"],
-                                  duration_s=app.total_s if app else trial["planned_duration_s"],
-                                  cpus=ctx.client_cpus.get(trial["server"]),
-                                  extra=app.pgbench_args() if app else (),
-                                  overrun_s=app.overrun_s if app else 0.0)
+            yield
         finally:
-            if app is not None:
-                app.stop()
-            lag = watch_lag.stop() if watch_lag is not None else None
-            host = watch_host.stop() if watch_host is not None else None
-            seen = watch.stop() if watch is not None else None
-            affinity = confined.stop() if confined is not None else None
-            profile = stop_profile(profiler, notes)
-        if app is not None:
-            measured = app.finish(run.output)
-    except (TeitenError, psycopg.Error, OSError) as exc:
-        error = f"could not start the trial: {exc}"
-    except BaseException:
-        # Interrupted: the trial goes back to 'planned' so that resume runs it.
-        server.end_trial()
-        store.reset_interrupted(sid)
-        raise
-    finally:
-        if app is not None:
-            paths.remove_owned(app.log_dir)
-    end = server.end_trial()
-    notes = list(end.notes) + (seen.warnings if seen else []) + notes
-    evidence = seen.evidence() if seen else None
-    if profile is not None:
-        evidence = evidence or Evidence()
-        evidence.details["profile"] = profile.to_json()
-    if affinity is not None and server.placement is not None:
-        evidence = evidence or Evidence()
-        client = ctx.client_cpus.get(trial["server"])
-        evidence.details["placement"] = {**server.placement.to_json(), "watch": affinity.to_json(),
-                                         "client_cpus": cpus.format_list(client) if client else "any"}
-    if log_mark is not None and run is not None and run.output.transactions:
-        locks = lwlock.window_stats(end.log, log_mark, run.output.transactions)
-        if locks:
+            self.lag = watch_lag.stop() if watch_lag is not None else None
+            self.host = watch_host.stop() if watch_host is not None else None
+            self.seen = watch.stop() if watch is not None else None
+            self.affinity = confined.stop() if confined is not None else None
+            self.profile = stop_profile(profiler, self.notes)
+
+    def evidence(self, ctx: _Context, trial: Any, server: Server, log: str,
+                 outcome: TrialOutcome) -> Evidence | None:
+        """What the monitors saw, with the profile, the CPU placement, the LWLock statistics
+        of the load's window of the log, each pgbench of several, and the workload's own."""
+        evidence = self.seen.evidence() if self.seen else None
+        if self.profile is not None:
             evidence = evidence or Evidence()
-            evidence.details["lwlock"] = locks
-    if together is not None or lag is not None or host is not None:
-        evidence = _topology_evidence(evidence or Evidence(), together, lag, host)
-    if error is None and run is not None:
-        error = _verdict(run, end.crashed) or (affinity.failure() if affinity else None)
-    out = run.output if run is not None else None
-    if measured is not None:  # an app workload: its figures cover the measured window
-        out, app_details, app_error = measured
-        evidence = evidence or Evidence()
-        evidence.details["app"] = app_details
-        error = error or app_error
-    status: Literal["ok", "failed"] = "failed" if error else "ok"
-    store.finish_trial(sid, TrialResult(
-        tid, status, now(), error=error, figures=out.figures() if out is not None else None,
-        argv=tuple(run.argv) if run else (), stdout=run.stdout if run else "",
-        stderr=run.stderr if run else "", server_log=end.log, notes=tuple(notes), evidence=evidence))
-    if error:
-        return status, error
-    assert out is not None and out.tps is not None
-    flags = "".join(f"; {w}" for w in (seen.warnings if seen else []))
-    return status, f"{out.tps:.1f} tps, {out.latency_ms_avg or 0:.3f} ms{flags}"
-
-
-def _suite_trial(ctx: _Context, trial: Any, server: Server, workload: Workload) -> tuple[str, str]:
-    """One variant of a measured-statement workload: its steps, timed one after the other in
-    one session. The steps that finished are kept even when a later one fails."""
-    store, sid, tid = ctx.store, ctx.study_id, trial["trial_id"]
-    assert workload.suite is not None
-    suite = statements.suite(workload.suite)
-    options = dict(workload.options)
-    session: Session | None = None
-    error: str | None = None
-    try:
-        variant = statements.parse_variant(suite.name, options, trial["variant"])
-        endpoint = server.begin_trial(workload, tid, prewarm=False)
-        session = Session(endpoint.conninfo(), cold_restart=server.cold_restarter())
-        suite.run(session, variant, options)
-    except statements.NotInstalled as exc:
-        if session is not None:
-            session.close()
-        server.end_trial()
-        store.skip_trial(sid, tid, f"not installed: {exc}", now())
-        return "skipped", f"not installed: {exc}"
-    except (TeitenError, psycopg.Error, OSError, ValueError) as exc:
-        if session is None:
-            error = f"could not start the trial: {exc}"
-        else:
-            error = f"step {len(session.steps) + 1} failed: {exc}"
-    except BaseException:
-        if session is not None:
-            session.close()
-        server.end_trial()
-        store.reset_interrupted(sid)
-        raise
-    if session is not None:
-        session.close()
-    end = server.end_trial()
-    error = error or end.crashed
-    steps = session.steps if session is not None else []
-    store.finish_trial(sid, TrialResult(
-        tid, "failed" if error else "ok", now(), error=error, server_log=end.log,
-        notes=tuple(end.notes) + tuple(session.notes if session else ()),
-        steps=tuple(st.record() for st in steps)))
-    if error:
-        return "failed", error
-    total = sum(st.seconds for st in steps)
-    return "ok", f"{len(steps)} steps, {total:.2f} s timed"
+            evidence.details["profile"] = self.profile.to_json()
+        if self.affinity is not None and server.placement is not None:
+            evidence = evidence or Evidence()
+            client = ctx.client_cpus.get(trial["server"])
+            evidence.details["placement"] = {
+                **server.placement.to_json(), "watch": self.affinity.to_json(),
+                "client_cpus": cpus.format_list(client) if client else "any"}
+        run = outcome.run
+        if self.log_mark is not None and run is not None and run.output.transactions:
+            locks = lwlock.window_stats(log, self.log_mark, run.output.transactions)
+            if locks:
+                evidence = evidence or Evidence()
+                evidence.details["lwlock"] = locks
+        if outcome.together is not None or self.lag is not None or self.host is not None:
+            evidence = _topology_evidence(evidence or Evidence(), outcome.together, self.lag,
+                                          self.host)
+        if outcome.details:
+            evidence = evidence or Evidence()
+            evidence.details.update(outcome.details)
+        return evidence
 
 
 def _server_watches(ctx: _Context, server: Server
@@ -444,22 +413,6 @@ def _topology_evidence(evidence: Evidence, together: load.Load | None,
                                  for key, name in CPU_KEYS.items() if name in host.summary})
         evidence.details["server_system_summary"] = host.summary
     return evidence
-
-
-def _app_trial(ctx: _Context, trial: Any, workload: Workload,
-               endpoint: Endpoint) -> apps.AppTrial | None:
-    """The measurement of an application workload's trial (None for pgbench workloads)."""
-    if workload.app is None:
-        return None
-    log_dir = paths.make_owned(ctx.run_dir / f"pgbench-log-{trial['trial_id']}",
-                               "pgbench's transaction log")
-    try:
-        return apps.AppTrial(workload, endpoint.conninfo(), trial_id=trial["trial_id"],
-                             duration_s=trial["planned_duration_s"], clients=trial["clients"],
-                             log_dir=log_dir)
-    except BaseException:
-        paths.remove_owned(log_dir)
-        raise
 
 
 def _affinity_watch(server: Server) -> cpus.AffinityWatch | None:

@@ -2,6 +2,9 @@
 
 Finished results are never lost: each trial's result, series, statements and logs are
 committed together, and a store is only ever appended to or updated in place.
+
+It writes and reads the model of teiten.results (``finish_trial(study_id, TrialResult)``,
+``study_results(study_id) -> StudyResults``) and knows nothing of pgbench or workloads.
 """
 
 from __future__ import annotations

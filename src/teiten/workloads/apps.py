@@ -23,17 +23,19 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
-from teiten.drivers import pgbench_log
+from teiten import paths
+from teiten.drivers import pgbench, pgbench_log
 from teiten.drivers.pgbench_output import PgbenchOutput
 from teiten.errors import ServerError
 from teiten.spec import AppSpec, LoadedStudy
-from teiten.workloads.base import Workload
+from teiten.workloads.base import TrialOutcome, TrialRequest, Workload
 
 PACKAGE_DIR = Path(__file__).parent
 TAIL_S = 1  # pgbench runs a second past the window, so that its end is taken under load
@@ -101,6 +103,31 @@ class AppWorkload(Workload):
     def digest(self) -> str | None:
         assert self.app is not None
         return digest(self.app)
+
+    def run_trial(self, request: TrialRequest,
+                  measuring: AbstractContextManager[object]) -> TrialOutcome:
+        """pgbench with the app's variables and a transaction log, run past the measured
+        window on both sides; the figures cover the window alone (:class:`AppTrial`). An app
+        drives one server directly (check.py refuses topologies and remote load clients)."""
+        log_dir = paths.make_owned(request.work_dir / f"pgbench-log-{request.trial_id}",
+                                   "pgbench's transaction log")
+        try:
+            app = AppTrial(self, request.endpoint.conninfo(), trial_id=request.trial_id,
+                           duration_s=request.duration_s, clients=request.sessions,
+                           log_dir=log_dir)  # before anything is started: it reads the database
+            with measuring:
+                app.start()
+                try:
+                    run = pgbench.run(request.install, request.endpoint, self,
+                                      clients=request.sessions, threads=request.threads,
+                                      duration_s=app.total_s, cpus=request.cpus,
+                                      extra=app.pgbench_args(), overrun_s=app.overrun_s)
+                finally:
+                    app.stop()
+            measured, details, error = app.finish(run.output)
+            return TrialOutcome(run=run, measured=measured, details={"app": details}, error=error)
+        finally:
+            paths.remove_owned(log_dir)
 
 
 def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: AppSpec) -> AppWorkload:

@@ -2,17 +2,78 @@
 
 :class:`Workload` is a pgbench workload (built-in scripts or the user's); the application
 workloads (:mod:`teiten.workloads.apps`) and the measured-statement suites
-(:mod:`teiten.workloads.statements`) are subclasses that load their data by SQL. This module
-imports neither, so both build on it.
+(:mod:`teiten.workloads.statements`) are subclasses that load their data by SQL and run their
+own trials. This module imports neither, so both build on it.
+
+Each kind runs its own trial (:meth:`Workload.run_trial`): the runner gives it a
+:class:`TrialRequest` (where to connect, the targets and load clients, the sizes) and a
+``measuring`` context manager that starts and stops the monitors around exactly what is
+measured; the workload gives back a :class:`TrialOutcome`. The runner keeps the failure
+policy, the monitors and the store, and never asks which kind of workload it holds.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from teiten.drivers import load, pgbench
+from teiten.drivers.pgbench_output import PgbenchOutput
+from teiten.installs import Install
+from teiten.results import StepRecord
+from teiten.servers.base import Endpoint, Target
 from teiten.servers.profiles import pgbench_data_bytes
+
+
+@dataclass(frozen=True)
+class TrialRequest:
+    """One trial as the runner hands it to its workload."""
+
+    trial_id: str
+    install: Install  # whose pgbench drives the load
+    endpoint: Endpoint  # where begin_trial said to connect
+    targets: tuple[Target, ...]  # one pgbench each when ``several``
+    several: bool  # several pgbench at once: a topology's nodes, or several load clients
+    clients: tuple[load.Client, ...]  # the study's load clients (() : this machine)
+    sessions: int  # pgbench -c
+    threads: int
+    duration_s: float
+    variant: str  # a measured-statement trial's variant ("" otherwise)
+    cpus: list[int] | None  # where pgbench is pinned
+    work_dir: Path  # a directory of teiten's where the trial may keep files
+    cold_restart: Callable[[], tuple[str, dict[str, object]]] | None = None
+
+
+@dataclass
+class TrialOutcome:
+    """What a workload's trial gave, before the runner judges and stores it."""
+
+    run: pgbench.PgbenchRun | None = None  # what pgbench printed (summed over several)
+    together: load.Load | None = None  # each pgbench, when several ran at once
+    measured: PgbenchOutput | None = None  # the measured window, when not the whole run (apps)
+    details: dict[str, Any] = field(default_factory=dict)  # added to the trial's evidence
+    error: str | None = None  # why the trial does not count, beyond pgbench's own verdict
+    steps: tuple[StepRecord, ...] = ()  # a measured-statement trial's timed steps
+    notes: tuple[str, ...] = ()
+    not_installed: str | None = None  # what the server lacks: the trial is skipped, not failed
+
+    @property
+    def output(self) -> PgbenchOutput | None:
+        """The figures the trial reports: the measured window's, else pgbench's own."""
+        if self.measured is not None:
+            return self.measured
+        return self.run.output if self.run is not None else None
+
+    def summary(self) -> str:
+        """One line for the progress display of an ok trial."""
+        out = self.output
+        if out is not None and out.tps is not None:
+            return f"{out.tps:.1f} tps, {out.latency_ms_avg or 0:.3f} ms"
+        return f"{len(self.steps)} steps, {sum(st.seconds for st in self.steps):.2f} s timed"
 
 
 @dataclass(frozen=True)
@@ -55,6 +116,27 @@ class Workload:
     def present_table(self) -> tuple[str, str]:
         """A table that exists once the data is loaded, and how the data is loaded."""
         return "pgbench_accounts", "pgbench -i"
+
+    @property
+    def prewarm(self) -> bool:
+        """Whether the study's prewarm applies before a trial (a suite sets its own cache)."""
+        return True
+
+    def run_trial(self, request: TrialRequest,
+                  measuring: AbstractContextManager[object]) -> TrialOutcome:
+        """Run pgbench for the trial's duration (one per target when ``several``), measured
+        from its start to its end. Raises TeitenError (or psycopg.Error, OSError) when the
+        trial cannot start; pgbench's own failures are in the outcome's run."""
+        with measuring:
+            if request.several:
+                together = load.run(request.install, list(request.clients) or [load.Client("local")],
+                                    list(request.targets), self, sessions=request.sessions,
+                                    threads=request.threads, duration_s=request.duration_s,
+                                    cpus=request.cpus)
+                return TrialOutcome(run=together.combined(), together=together)
+            return TrialOutcome(run=pgbench.run(
+                request.install, request.endpoint, self, clients=request.sessions,
+                threads=request.threads, duration_s=request.duration_s, cpus=request.cpus))
 
     def digest(self) -> str | None:
         """What the workload's SQL and scripts are, for those teiten ships: a study is

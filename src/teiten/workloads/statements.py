@@ -22,6 +22,7 @@ import importlib
 import itertools
 import re
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ import psycopg
 from teiten.drivers.sql import Session
 from teiten.errors import ServerError, TeitenError, UserError
 from teiten.spec import LoadedStudy, SuiteSpec, WorkloadSpec
-from teiten.workloads.base import Workload
+from teiten.workloads.base import TrialOutcome, TrialRequest, Workload
 
 PACKAGE_DIR = Path(__file__).parent
 CACHE_STATES = ("warm", "cold")
@@ -129,6 +130,37 @@ class SuiteWorkload(Workload):
     def digest(self) -> str | None:
         assert self.suite is not None
         return digest(self.suite)
+
+    @property
+    def prewarm(self) -> bool:
+        return False  # each step sets the cache state it is measured in (warm or cold)
+
+    def run_trial(self, request: TrialRequest,
+                  measuring: AbstractContextManager[object]) -> TrialOutcome:
+        """One variant: its steps, timed one after the other in one session. The steps that
+        finished are kept even when a later one fails; a missing extension skips the trial.
+        The monitors do not run: each step is timed on its own."""
+        assert self.suite is not None
+        found = suite(self.suite)
+        options = dict(self.options)
+        session: Session | None = None
+        try:
+            variant = parse_variant(found.name, options, request.variant)
+            session = Session(request.endpoint.conninfo(), cold_restart=request.cold_restart)
+            found.run(session, variant, options)
+        except NotInstalled as exc:
+            return TrialOutcome(not_installed=str(exc))
+        except (TeitenError, psycopg.Error, OSError, ValueError) as exc:
+            if session is None:
+                return TrialOutcome(error=f"could not start the trial: {exc}")
+            return TrialOutcome(error=f"step {len(session.steps) + 1} failed: {exc}",
+                                steps=tuple(st.record() for st in session.steps),
+                                notes=tuple(session.notes))
+        finally:
+            if session is not None:
+                session.close()
+        return TrialOutcome(steps=tuple(st.record() for st in session.steps),
+                            notes=tuple(session.notes))
 
 
 def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: SuiteSpec) -> SuiteWorkload:
