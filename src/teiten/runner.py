@@ -37,7 +37,7 @@ from teiten.monitors.profile import Profile, Profiler, start_profile, stop_profi
 from teiten.monitors.system import SystemMonitor, SystemResult
 from teiten.plan import plan
 from teiten.remote import Ssh
-from teiten.results import Evidence, TrialResult, now
+from teiten.results import Evidence, PlannedTrial, TrialResult, now
 from teiten.servers import factory, profiles
 from teiten.servers.base import Endpoint, Server, Target
 from teiten.servers.local import check_install
@@ -56,7 +56,7 @@ class Event:
     kind: str  # "start" | "trial-start" | "trial-end" | "note"
     index: int = 0
     total: int = 0
-    trial: Any = None
+    trial: PlannedTrial | None = None
     status: str = ""
     message: str = ""
     elapsed: float = 0.0
@@ -132,9 +132,9 @@ class _Context:
 def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False,
             monitors: bool = True) -> dict[str, int]:
     """Run every planned trial of a study. Returns the status counts at the end."""
-    row = store.study(study_id)
-    spec_json = json.loads(row["spec_json"])
-    study = load_text(row["spec_yaml"], row["source"]).study
+    stored = store.study_results(study_id)
+    spec_json = dict(stored.spec)
+    study = load_text(stored.spec_yaml, stored.source).study
     omitted = {o["server"] for o in spec_json.get("omitted", [])}
     if omitted:
         study = study.model_copy(update={"servers": [s for s in study.servers if s.name not in omitted]})
@@ -172,18 +172,18 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
 
 
 def _setup_servers(ctx: _Context) -> None:
-    stored = ctx.store.servers(ctx.study_id)
+    stored = ctx.store.study_results(ctx.study_id).servers
     sizing = profiles.Sizing(
         ram_bytes=psutil.virtual_memory().total,
         disk_free_bytes=psutil.disk_usage(str(ctx.run_dir)).free,
         max_clients=max(ctx.study.clients),
         data_bytes=max(w.data_bytes() for w in ctx.workloads.values()))
     matrix = [s for _, s in ctx.study.server_matrix()]
-    for row in stored:
-        spec = next(s for s in matrix if s.name == row["name"])
+    for record in stored:
+        spec = next(s for s in matrix if s.name == record.name)
         if not factory.runs_here(spec):
             continue
-        stored_spec = json.loads(row["spec_json"])
+        stored_spec = dict(record.spec)
         inst = _install_for(stored_spec)
         check_install(inst)
         ctx.installs[spec.name] = inst
@@ -225,8 +225,8 @@ def _client_resolution() -> Resolution:
 
 
 def _loop(ctx: _Context) -> None:
-    rows = ctx.store.trials(ctx.study_id)
-    todo = [r for r in rows if r["status"] == "planned"]
+    rows = ctx.store.records(ctx.study_id)
+    todo = [r.planned for r in rows if r.status == "planned"]
     done_before = len(rows) - len(todo)
     started = time.monotonic()
     spent: list[float] = []
@@ -242,26 +242,26 @@ def _loop(ctx: _Context) -> None:
                          status=status, message=message, elapsed=time.monotonic() - started))
 
 
-def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
+def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
     """Run one trial and record it. Returns (status, one-line summary)."""
-    store, sid, tid = ctx.store, ctx.study_id, trial["trial_id"]
-    key = (trial["server"], trial["workload"])
+    store, sid, tid = ctx.store, ctx.study_id, trial.trial_id
+    key = (trial.server, trial.workload)
     if key in ctx.broken:
         store.skip_trial(sid, tid, ctx.broken[key], now())
         return "skipped", ctx.broken[key]
-    server = ctx.servers[trial["server"]]
-    workload = ctx.workloads[trial["workload"]]
+    server = ctx.servers[trial.server]
+    workload = ctx.workloads[trial.workload]
     store.mark_running(sid, tid, now())
     try:
         server.prepare(workload)
     except (TeitenError, psycopg.Error, OSError) as exc:
-        reason = f"preparing {trial['server']}/{trial['workload']} failed: {exc}"
+        reason = f"preparing {trial.server}/{trial.workload} failed: {exc}"
         ctx.broken[key] = f"skipped: {reason}"
         store.finish_trial(sid, TrialResult(tid, "failed", now(), error=reason))
         return "failed", reason
-    if trial["server"] not in ctx.described:
-        store.set_server_description(sid, trial["server"], server.describe())
-        ctx.described.add(trial["server"])
+    if trial.server not in ctx.described:
+        store.set_server_description(sid, trial.server, server.describe())
+        ctx.described.add(trial.server)
     notes: list[str] = []
     watch = _Watch(ctx, trial, server, notes)
     try:
@@ -300,17 +300,17 @@ def _run_trial(ctx: _Context, trial: Any) -> tuple[str, str]:
     return status, outcome.summary() + "".join(f"; {w}" for w in warnings)
 
 
-def _request(ctx: _Context, trial: Any, server: Server, endpoint: Endpoint) -> TrialRequest:
+def _request(ctx: _Context, trial: PlannedTrial, server: Server, endpoint: Endpoint) -> TrialRequest:
     """What the trial's workload needs to run it. Several nodes, or several load clients:
     one pgbench for each, started together."""
     nodes = server.targets()
     return TrialRequest(
-        trial_id=trial["trial_id"], install=ctx.installs[trial["server"]], endpoint=endpoint,
+        trial_id=trial.trial_id, install=ctx.installs[trial.server], endpoint=endpoint,
         targets=tuple(nodes or [Target(server.name, endpoint)]),
         several=bool(nodes or ctx.load_clients), clients=tuple(ctx.load_clients),
-        sessions=trial["clients"], threads=trial["threads"],
-        duration_s=trial["planned_duration_s"], variant=trial["variant"],
-        cpus=ctx.client_cpus.get(trial["server"]), work_dir=ctx.run_dir,
+        sessions=trial.clients, threads=trial.threads,
+        duration_s=trial.duration_s, variant=trial.variant,
+        cpus=ctx.client_cpus.get(trial.server), work_dir=ctx.run_dir,
         cold_restart=server.cold_restarter())
 
 
@@ -318,7 +318,7 @@ class _Watch:
     """The monitors of one trial's measured window: the workload enters :meth:`around` just
     before what it measures and leaves it right after; what they saw stays here."""
 
-    def __init__(self, ctx: _Context, trial: Any, server: Server, notes: list[str]):
+    def __init__(self, ctx: _Context, trial: PlannedTrial, server: Server, notes: list[str]):
         self.ctx, self.trial, self.server, self.notes = ctx, trial, server, notes
         self.seen: MonitorResult | None = None
         self.affinity: cpus.AffinityReport | None = None
@@ -349,7 +349,7 @@ class _Watch:
             self.affinity = confined.stop() if confined is not None else None
             self.profile = stop_profile(profiler, self.notes)
 
-    def evidence(self, ctx: _Context, trial: Any, server: Server, log: str,
+    def evidence(self, ctx: _Context, trial: PlannedTrial, server: Server, log: str,
                  outcome: TrialOutcome) -> Evidence | None:
         """What the monitors saw, with the profile, the CPU placement, the LWLock statistics
         of the load's window of the log, each pgbench of several, and the workload's own."""
@@ -359,7 +359,7 @@ class _Watch:
             evidence.details["profile"] = self.profile.to_json()
         if self.affinity is not None and server.placement is not None:
             evidence = evidence or Evidence()
-            client = ctx.client_cpus.get(trial["server"])
+            client = ctx.client_cpus.get(trial.server)
             evidence.details["placement"] = {
                 **server.placement.to_json(), "watch": self.affinity.to_json(),
                 "client_cpus": cpus.format_list(client) if client else "any"}
@@ -424,14 +424,14 @@ def _affinity_watch(server: Server) -> cpus.AffinityWatch | None:
     return cpus.AffinityWatch(pid, confined) if pid is not None else None
 
 
-def _profiler(ctx: _Context, trial: Any, server: Server, notes: list[str]) -> Profiler | None:
+def _profiler(ctx: _Context, trial: PlannedTrial, server: Server, notes: list[str]) -> Profiler | None:
     """A started profiler when the study asks for a profile of this trial."""
     wanted = ctx.study.profile
-    if wanted is None or not wanted.wants(trial["server"], trial["workload"], trial["clients"],
-                                          trial["repetition"]):
+    if wanted is None or not wanted.wants(trial.server, trial.workload, trial.clients,
+                                          trial.repetition):
         return None
     return start_profile(server.server_pid(), wanted.event, wanted.frequency, notes,
-                         title=f"{trial['server']} · {trial['workload']} · {trial['clients']} clients")
+                         title=f"{trial.server} · {trial.workload} · {trial.clients} clients")
 
 
 def _verdict(run: pgbench.PgbenchRun, crashed: str | None) -> str | None:

@@ -60,8 +60,9 @@ class Progress:
             print(f"teiten: {event.message}", file=self.stream, flush=True)
             return
         t = event.trial
-        point = t["variant"] if t["variant"] else f"clients={t['clients']}"
-        label = f"{t['server']} {t['workload']} {point} rep={t['repetition']}"
+        assert t is not None, event.kind
+        point = t.variant if t.variant else f"clients={t.clients}"
+        label = f"{t.server} {t.workload} {point} rep={t.repetition}"
         done = event.index if event.kind == "trial-end" else event.index - 1
         width = 20
         filled = int(width * done / event.total) if event.total else width

@@ -21,6 +21,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterable
+from importlib.resources import files
 
 from teiten import procs
 from teiten.errors import ServerError
@@ -33,18 +34,8 @@ MARK = "@@teiten "
 SECTOR = 512  # /proc/diskstats counts 512-byte sectors whatever the device's own size
 FILES = ("uptime", "stat", "loadavg", "meminfo", "diskstats", "net/dev")
 
-# $1: the seconds between samples. Each file is headed by a marker; "end" closes a sample.
-# A failed write (the channel closed when teiten stopped reading) ends the loop.
-_LOOP = """\
-printf '%shz %s\\n' "$2" "$(getconf CLK_TCK 2>/dev/null || echo 100)" || exit 0
-while :; do
-  for f in {files}; do
-    printf '%s%s\\n' "$2" "$f" && cat "/proc/$f" || exit 0
-  done
-  printf '%send\\n' "$2" || exit 0
-  sleep "$1"
-done
-""".format(files=" ".join(FILES))
+# The loop that samples the host's /proc, sent as it is (a package file beside this one).
+_LOOP = (files("teiten.monitors") / "remote_system.sh").read_text(encoding="utf-8")
 
 
 def _cpu(fields: list[str], hz: float) -> dict[str, float]:
@@ -148,7 +139,7 @@ class RemoteBackend:
     def _start(self) -> None:
         self.ssh.check()
         mark = f"{MARK}{id(self):x} "  # never the start of a line of /proc
-        self._proc = self.ssh.stream(_LOOP, str(self.every_s), mark, what="system monitor")
+        self._proc = self.ssh.stream(_LOOP, str(self.every_s), mark, *FILES, what="system monitor")
         self._ended = False
         self._thread = threading.Thread(target=self._reader, args=(self._proc, _Parser(mark)),
                                         name="teiten-remote-sysmon", daemon=True)
