@@ -1,12 +1,12 @@
 """``make bench`` (python -m bench.run): every benchmark of teiten itself, with its figures.
 
 Each one also runs alone: python -m bench.overhead, bench.snapshot, bench.orchestration,
-bench.monitors, bench.report_size, bench.tpcc, bench.iot_load.
+bench.monitors, bench.report_size, bench.tpcc, bench.iot_load, bench.interval_coverage.
 """
 
 from __future__ import annotations
 
-from bench import iot_load, monitors, orchestration, overhead, report_size, snapshot, tpcc
+from bench import interval_coverage, iot_load, monitors, orchestration, overhead, report_size, snapshot, tpcc
 
 if __name__ == "__main__":
     print("== harness overhead ==", flush=True)
@@ -23,3 +23,5 @@ if __name__ == "__main__":
     tpcc.main()
     print("== iot: the generator's load rate against a plain INSERT ... SELECT ==", flush=True)
     iot_load.main()
+    print("== interval coverage: each interval against the level it states ==", flush=True)
+    interval_coverage.main()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 from dataclasses import replace
 from decimal import Decimal
@@ -143,11 +144,17 @@ def _point(section: WorkloadSection, server: str, clients: int) -> Point:
     return next(p for p in series.points if p.clients == clients)
 
 
+def _level(level: float | None) -> str:
+    """The level an interval reaches, as printed: in percent, rounded down to 0.1."""
+    assert level is not None
+    return f"{math.floor(level * 1000 + 1e-6) / 10:g}%"
+
+
 def _tps_text(p: Point) -> str:
     if p.tps_median is None:
         return f"— ({p.n_failed} failed)"
     assert p.tps_ci is not None
-    text = f"{p.tps_median:.1f} [{p.tps_ci[0]:.1f}{CI}{p.tps_ci[1]:.1f}]"
+    text = f"{p.tps_median:.1f} [{p.tps_ci[0]:.1f}{CI}{p.tps_ci[1]:.1f}, {_level(p.tps_ci_level)}]"
     return f"{text} ({p.n_failed} failed)" if p.n_failed else text
 
 
@@ -160,7 +167,7 @@ def _ratio_text(p: Point) -> str:
         return "—"
     assert p.ratio_ci is not None
     low, high = p.ratio_ci
-    return f"{p.ratio * 100:.1f}% [{low * 100:.1f}{CI}{high * 100:.1f}] {_mark(p)}"
+    return f"{p.ratio * 100:.1f}% [{low * 100:.1f}{CI}{high * 100:.1f}, {_level(p.ratio_ci_level)}] {_mark(p)}"
 
 
 def _points(data: ReportData) -> list[tuple[WorkloadSection, ServerSeries, Point]]:
@@ -224,8 +231,10 @@ def test_tps_cells_show_median_ci_and_cv_on_hover(data: ReportData, dom: _Dom) -
             assert f"CV {p.cv * 100:.1f}%" in cell["title"]
             assert ", ".join(f"{v:.1f}" for v in p.tps_values) in cell["title"]
     read = _point(_section(data, "pgecons-read"), "pg18", 1)
-    assert dom.ids["tps--pgecons_2d_read--pg18--1"]["text"] == "1050.0 [1049.0–1052.0]"
-    assert read.tps_ci == (1049.0, 1052.0)
+    # 3 repetitions: [min, max], which covers the median with 75%, not 95%.
+    assert dom.ids["tps--pgecons_2d_read--pg18--1"]["text"] == "1050.0 [1049.0–1052.0, 75%]"
+    assert read.tps_ci == (1049.0, 1052.0) and read.tps_ci_level == 0.75
+    assert "75% CI 1049.0–1052.0 (order statistics)" in dom.ids["tps--pgecons_2d_read--pg18--1"]["title"]
     assert dom.ids["tps--pgecons_2d_read--pg18--2"]["text"] == "— (3 failed)"
 
 
@@ -262,7 +271,7 @@ def test_too_few_repetitions_marker_and_footnote(data: ReportData, doc: str, dom
     assert '<span class="mark ns">ns</span>' in update_html
     text = render_markdown(data, tmp_path).read_text(encoding="utf-8")
     assert f"*{footnote}*" in text
-    assert "| 1 | 1000.0 \\[999.0–1002.0\\] | 1050.0 \\[1049.0–1052.0\\] | 105.0% \\[" in text
+    assert "| 1 | 1000.0 \\[999.0–1002.0, 75%\\] | 1050.0 \\[1049.0–1052.0, 75%\\] | 105.0% \\[" in text
 
 
 def test_smallest_detectable_difference_is_stated(data: ReportData, dom: _Dom) -> None:
@@ -337,7 +346,9 @@ def test_every_finding_repeats_the_numbers_of_its_cell(lang: str) -> None:
             diff = re.search(r"(\d+\.\d)% (?:faster|slower|高速|低速)", text)
             p = re.search(r"p = (\S+?)[)）]", text)
             assert interval and diff and p, text
-            assert cell["text"].startswith(f"{ratio[1]}% [{interval[1]}{CI}{interval[2]}] *")
+            level = re.search(r"[(（](\d+(?:\.\d)?)% (?:CI|信頼区間)", text)
+            assert level, text
+            assert cell["text"].startswith(f"{ratio[1]}% [{interval[1]}{CI}{interval[2]}, {level[1]}%] *")
             assert Decimal(diff[1]) == abs(Decimal(ratio[1]) - 100)
             assert re.match(rf"p = {re.escape(p[1])}[ （]", cell["title"])
         elif "TPS" in text:  # peak
@@ -354,7 +365,8 @@ def test_finding_sentences(data: ReportData, dom: _Dom) -> None:
     assert p.ratio_ci is not None
     low, high = (f"{v * 100:.1f}" for v in p.ratio_ci)
     texts = {text for _, text in dom.findings}
-    assert (f"pg18 is 10.0% faster than pg17 at 2 clients: ratio 110.0% (95% CI {low}{CI}{high}%), "
+    # 4 repetitions a side, unpaired: the Hodges-Lehmann interval reaches 97.1% (1 - 2/70).
+    assert (f"pg18 is 10.0% faster than pg17 at 2 clients: ratio 110.0% (97.1% CI {low}{CI}{high}%), "
             f"significant (p = {p.p_value:.3f}).") in texts
     assert "pg18 vs pg17: no significant difference at 1 client." in texts
     assert ("pg18 vs pg17: too few repetitions to tell at 1, 4 clients (needs 4 repetitions per "
@@ -422,17 +434,19 @@ def test_csv_and_json_match_the_tables(data: ReportData, tmp_path: Path) -> None
         for row in _csv(tmp_path / "tables" / f"{workload}-tps.csv"):
             cell = dom.ids[cell_id("tps", workload, row["server"], int(row["clients"]))]["text"]
             if row["tps_median"]:
-                med, low, high = (float(row[k]) for k in ("tps_median", "tps_ci_low", "tps_ci_high"))
-                assert cell.startswith(f"{med:.1f} [{low:.1f}{CI}{high:.1f}]")
+                med, low, high, level = (float(row[k]) for k in ("tps_median", "tps_ci_low", "tps_ci_high",
+                                                                  "tps_ci_level_pct"))
+                assert cell.startswith(f"{med:.1f} [{low:.1f}{CI}{high:.1f}, {level:g}%]")
             else:
                 assert cell.startswith("—")
             checked += 1
         for row in _csv(tmp_path / "tables" / f"{workload}-ratio.csv"):
             cell = dom.ids[cell_id("ratio", workload, row["server"], int(row["clients"]))]["text"]
             if row["ratio_pct"]:
-                r, low, high = (float(row[k]) for k in ("ratio_pct", "ratio_ci_low_pct", "ratio_ci_high_pct"))
+                r, low, high, level = (float(row[k]) for k in ("ratio_pct", "ratio_ci_low_pct",
+                                                                "ratio_ci_high_pct", "ratio_ci_level_pct"))
                 mark = {"significant": "*", "not-significant": "ns", "too-few": "?"}[row["significance"]]
-                assert cell == f"{r:.1f}% [{low:.1f}{CI}{high:.1f}] {mark}"
+                assert cell == f"{r:.1f}% [{low:.1f}{CI}{high:.1f}, {level:g}%] {mark}"
             else:
                 assert cell == "—"
             checked += 1
@@ -507,7 +521,7 @@ def test_tps_and_latency_charts_have_bands_and_exact_hover(data: ReportData, doc
     bands = re.findall(r'<polygon points="[^"]*" fill="(#[0-9A-F]{6})" fill-opacity="0.15"', tps)
     assert bands == list(PALETTE[:3])  # one band per server, in its colour
     p = _point(_section(data, "pgecons-update"), "pg18", 4)
-    assert f"<title>pg18 · 4 clients · {p.tps_median:.1f} TPS [1460.0–1480.0]</title>" in tps
+    assert f"<title>pg18 · 4 clients · {p.tps_median:.1f} TPS [1460.0–1480.0, 87.5%]</title>" in tps
     latency = _figure(doc, 2, "latency")
     assert len(re.findall(r'<polygon [^>]*fill-opacity="0.15"', latency)) == 3
     assert "<title>pg18 · 4 clients · 2.721 ms (range 2.667–2.803)</title>" in latency

@@ -3,32 +3,87 @@ findings sentences (as data) that repeat them. Pure functions."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from teiten.analysis import stats
+from teiten.analysis import intervals, stats
 from teiten.analysis.model import Degradation, Finding, Point, ServerSeries, WorkloadSection
 
 
 def with_statistics(point: Point, baseline: Point | None, *, is_baseline: bool,
                     confidence: float = 0.95, alpha: float = stats.ALPHA) -> Point:
-    """``point`` with its CI, the ratio's CI, the test against the baseline, its noise
-    (CV) and the smallest difference its repetitions could detect."""
+    """``point`` with the interval of its median, the ratio's interval, the test against the
+    baseline, its noise (CV) and the smallest difference its repetitions could detect (from the
+    within-block ratios where the ratio is paired).
+
+    The ratio is paired by block where both points carry the blocks of their values
+    (``tps_blocks``; :func:`teiten.analysis.stats.compare` says how). The verdict is that of
+    this one comparison; :func:`with_holm` corrects it for the others of a report.
+    """
     values = list(point.tps_values)
     if not values:
         return point
-    ci = stats.median_ci(values, confidence=confidence)
-    extra: dict[str, object] = {"tps_ci": (ci.low, ci.high), "cv": stats.cv(values)}
+    ci = stats.median_interval(values, confidence=confidence)
+    extra: dict[str, object] = {"tps_ci": (ci.low, ci.high) if ci else None,
+                                "tps_ci_level": ci.confidence if ci else None, "cv": stats.cv(values)}
     base = list(baseline.tps_values) if baseline else []
-    if not is_baseline and base:
-        diff = stats.compare(values, base, alpha=alpha, confidence=confidence)
-        extra.update(ratio_ci=(diff.ratio.low, diff.ratio.high), p_value=diff.p_value,
-                     significant=diff.significant, needed=diff.needed)
+    if not is_baseline and base and baseline is not None:
+        diff = stats.compare(values, base, alpha=alpha, confidence=confidence,
+                             blocks=point.tps_blocks, baseline_blocks=baseline.tps_blocks)
+        r = diff.ratio
+        extra.update(ratio_ci=(r.low, r.high) if r else None, ratio_ci_level=r.confidence if r else None,
+                     ratio_method=intervals.SIGNED_RANK if diff.paired else intervals.HODGES_LEHMANN,
+                     p_value=diff.p_value, p_min=diff.p_min, significant=diff.significant,
+                     needed=diff.needed)
         cv_a, cv_b = stats.cv(values), stats.cv(base)
-        if cv_a is not None and cv_b is not None:
+        pairs = intervals.blocked_pairs(values, point.tps_blocks, base, baseline.tps_blocks)
+        if diff.paired and pairs:
+            found = stats.detectable_difference_paired([math.log(a / b) for a, b in pairs], alpha=alpha)
+            extra["detectable_pct"] = None if found is None else 100 * found
+        elif cv_a is not None and cv_b is not None:
             extra["detectable_pct"] = 100 * stats.detectable_difference(
                 cv_a, cv_b, len(values), len(base), alpha=alpha)
     return replace(point, **extra)  # type: ignore[arg-type]
+
+
+def comparisons(sections: Sequence[WorkloadSection]) -> list[tuple[int, int, int]]:
+    """(section, series, point) indexes of every ratio to a baseline in ``sections``: the
+    report's family of comparisons."""
+    return [(i, j, k) for i, sec in enumerate(sections) for j, s in enumerate(sec.servers)
+            if s.server != sec.baseline for k, p in enumerate(s.points) if p.ratio is not None]
+
+
+def with_holm(sections: Sequence[WorkloadSection], *,
+              alpha: float = stats.ALPHA) -> tuple[WorkloadSection, ...]:
+    """The sections with every verdict corrected for the report's m comparisons (Holm's
+    step-down method, :func:`teiten.analysis.stats.holm`), and their findings worded again.
+
+    A comparison is tested only when its smallest possible p could pass Holm's first
+    threshold, alpha / m; otherwise it stays "too few repetitions to tell", with the
+    repetitions that would let it. The untested ones count in m as p = 1, so the correction
+    stays valid (conservative) whichever comparisons could be tested.
+    """
+    family = comparisons(sections)
+    m = len(family)
+    if m == 0:
+        return tuple(sections)
+    points = [sections[i].servers[j].points[k] for i, j, k in family]
+    tested = [p.p_value is not None and p.p_min is not None and p.p_min * m <= alpha for p in points]
+    adjusted = stats.holm([p.p_value if ok and p.p_value is not None else 1.0
+                           for p, ok in zip(points, tested, strict=True)])
+    changed: dict[tuple[int, int, int], Point] = {}
+    for at, p, ok, p_holm in zip(family, points, tested, adjusted, strict=True):
+        needed = stats.repetitions_needed(alpha / m, paired=p.ratio_method == intervals.SIGNED_RANK)
+        changed[at] = replace(p, comparisons=m, needed=needed, p_value=p.p_value if ok else None,
+                              p_holm=p_holm if ok else None, significant=(p_holm <= alpha) if ok else None)
+    out = []
+    for i, sec in enumerate(sections):
+        series = tuple(replace(s, points=tuple(changed.get((i, j, k), p) for k, p in enumerate(s.points)))
+                       for j, s in enumerate(sec.servers))
+        fixed = replace(sec, servers=series)
+        out.append(replace(fixed, findings=findings(fixed)) if sec.suite is None else fixed)
+    return tuple(out)
 
 
 def saturation_of(series: ServerSeries) -> tuple[int, float, int] | None:

@@ -23,14 +23,26 @@ class Point:
     n_ok: int
     n_failed: int
     ratio: float | None               # tps_median / the baseline's tps_median at these clients
-    tps_ci: tuple[float, float] | None = None      # 95% bootstrap CI of the median TPS
+    # The median's order-statistic interval; None for fewer than 2 repetitions.
+    tps_ci: tuple[float, float] | None = None
     latency_values: tuple[float, ...] = ()         # latency of every successful repetition (ms)
-    ratio_ci: tuple[float, float] | None = None    # 95% bootstrap CI of the ratio
-    p_value: float | None = None      # Mann-Whitney U, when the sizes can reach alpha
+    ratio_ci: tuple[float, float] | None = None    # the ratio's interval (see ratio_method)
+    p_value: float | None = None      # the test's p, when the sizes can reach alpha (see ratio_method)
     significant: bool | None = None   # None: too few repetitions to tell (or the baseline)
-    needed: int = 0                   # repetitions per server that could reach alpha
+    needed: int = 0                   # repetitions per server that could reach alpha (alpha / comparisons)
     cv: float | None = None           # coefficient of variation of the repetitions
     detectable_pct: float | None = None  # smallest difference these repetitions could detect
+    # The repetition set (block) of each value of tps_values, aligned with it; empty: unknown.
+    tps_blocks: tuple[str, ...] = ()
+    tps_ci_level: float | None = None    # the level tps_ci reaches (0.75 for 3 repetitions)
+    ratio_ci_level: float | None = None  # the level ratio_ci reaches
+    # How the ratio was analysed: "signed-rank", paired by block (Wilcoxon's interval and test on
+    # the within-block log ratios), or "hodges-lehmann", unpaired (Hodges-Lehmann interval,
+    # Mann-Whitney test); "" for the baseline.
+    ratio_method: str = ""
+    p_min: float | None = None        # the smallest p the test can give with these sizes
+    p_holm: float | None = None       # p after Holm's correction across the report's comparisons
+    comparisons: int = 1              # how many comparisons that correction was over
 
 
 @dataclass(frozen=True)
@@ -277,7 +289,7 @@ class Notice:
     """A warning as data, worded by the renderer in the report's language.
 
     Keys: trial-failed, trial-skipped, unfinished, checkpoint-in-window,
-    autovacuum-in-window, too-few-repetitions, unstable-series, high-noise,
+    autovacuum-in-window, too-few-repetitions, comparisons, comparison-one, unstable-series, high-noise,
     mixed-fingerprints. ``params`` holds the figures the sentence needs.
     """
 

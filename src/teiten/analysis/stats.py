@@ -4,20 +4,25 @@ The questions are the PGECons ones (METHODS S1): is this version faster or slowe
 the baseline at this client count, and by how much? With three repetitions and a few
 percent of noise, the honest answer often is "we cannot tell": these functions say so
 instead of calling a difference significant by default (asv's ``is_different``).
+
+The intervals themselves (order statistics, signed-rank, Hodges-Lehmann) live in
+:mod:`teiten.analysis.intervals`; this module pairs each with its test, and corrects the
+verdicts of a report for its number of comparisons (:func:`holm`).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
 
-import numpy as np
+from teiten.analysis import intervals
+from teiten.analysis.intervals import Interval, median_interval, ratio_interval
+
+__all__ = ["ALPHA", "Difference", "Interval", "compare", "holm", "median_interval", "ratio_interval"]
 
 ALPHA = 0.05
-BOOTSTRAP_ROUNDS = 2000
 
 
 def median(values: Sequence[float]) -> float:
@@ -30,81 +35,22 @@ def median_known(values: Iterable[float | None]) -> float | None:
     return statistics.median(known) if known else None
 
 
-def _seed(*groups: Sequence[float]) -> int:
-    # Deterministic per input, so that a report rendered twice shows the same intervals.
-    return hash(tuple(tuple(round(v, 9) for v in g) for g in groups)) & 0xFFFFFFFF
-
-
-@dataclass(frozen=True)
-class Interval:
-    value: float
-    low: float
-    high: float
-    confidence: float
-
-    def contains(self, x: float) -> bool:
-        return self.low <= x <= self.high
-
-
-def median_ci(values: Sequence[float], *, confidence: float = 0.95,
-              rounds: int = BOOTSTRAP_ROUNDS) -> Interval:
-    """The median with a percentile-bootstrap confidence interval.
-
-    Method: resample the repetitions with replacement ``rounds`` times, take the median
-    of each resample, and report the (1-c)/2 and (1+c)/2 percentiles of those medians.
-    With 3 repetitions the interval is necessarily coarse (it cannot be narrower than
-    what 3 values allow): that is the honest width.
-    """
-    if not values:
-        raise ValueError("no values")
-    meds = _resampled_medians(values, rounds, np.random.default_rng(_seed(values)))
-    tail = (1 - confidence) / 2
-    low, high = np.quantile(meds, [tail, 1 - tail])
-    return Interval(median(values), float(low), float(high), confidence)
-
-
-def ratio_ci(values: Sequence[float], baseline: Sequence[float], *, confidence: float = 0.95,
-             rounds: int = BOOTSTRAP_ROUNDS) -> Interval:
-    """median(values) / median(baseline), with a bootstrap confidence interval.
-
-    Method: resample each group independently (the repetitions of two servers are not
-    paired measurements of one thing), take the ratio of the resampled medians, and report
-    its percentile interval.
-    """
-    if not values or not baseline:
-        raise ValueError("no values")
-    rng = np.random.default_rng(_seed(values, baseline))
-    a = _resampled_medians(values, rounds, rng)
-    b = _resampled_medians(baseline, rounds, rng)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.where(b != 0, a / np.where(b != 0, b, 1), np.inf)
-    tail = (1 - confidence) / 2
-    low, high = np.quantile(ratios, [tail, 1 - tail])
-    return Interval(median(values) / median(baseline), float(low), float(high), confidence)
-
-
-def _resampled_medians(values: Sequence[float], rounds: int,
-                       rng: np.random.Generator) -> np.ndarray:
-    """The medians of ``rounds`` resamples (with replacement) of ``values``."""
-    data = np.asarray(values, dtype=float)
-    picks = rng.integers(0, len(data), size=(rounds, len(data)))
-    return np.median(data[picks], axis=1)
-
-
-@cache
-def _u_counts(n: int, m: int) -> tuple[int, ...]:
-    """How many of the C(n+m, n) arrangements give each value of U (no ties)."""
-    # f(n, m, u) = f(n-1, m, u-m) + f(n, m-1, u): the classic recurrence.
-    if n == 0 or m == 0:
-        return (1,)
-    with_n = _u_counts(n - 1, m)
-    with_m = _u_counts(n, m - 1)
-    out = [0] * (n * m + 1)
-    for u, c in enumerate(with_m):
-        out[u] += c
-    for u, c in enumerate(with_n):
-        out[u + m] += c
-    return tuple(out)
+def _ranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
+    """Mid-ranks of ``values`` (1-based, in their order) and the sizes of the groups of ties."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    ties = []
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        if j > i:
+            ties.append(j - i + 1)
+        i = j + 1
+    return ranks, ties
 
 
 def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
@@ -115,23 +61,10 @@ def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> tuple[float, float
     approximation with tie correction and continuity correction.
     """
     n, m = len(a), len(b)
-    pooled = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
-    ranks: list[float] = [0.0] * len(pooled)
-    i = 0
-    ties = []
-    while i < len(pooled):
-        j = i
-        while j + 1 < len(pooled) and pooled[j + 1][0] == pooled[i][0]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[k] = (i + j) / 2 + 1
-        if j > i:
-            ties.append(j - i + 1)
-        i = j + 1
-    r_a = sum(r for r, (_, g) in zip(ranks, pooled, strict=True) if g == 0)
-    u = r_a - n * (n + 1) / 2
+    ranks, ties = _ranks([*a, *b])
+    u = sum(ranks[:n]) - n * (n + 1) / 2
     if not ties:
-        counts = _u_counts(n, m)
+        counts = intervals.u_counts(n, m)
         total = math.comb(n + m, n)
         lo = min(u, n * m - u)
         p = 2 * sum(counts[: int(lo) + 1]) / total
@@ -145,27 +78,87 @@ def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> tuple[float, float
     return u, min(1.0, math.erfc(z / math.sqrt(2)))
 
 
+def wilcoxon_signed_rank(d: Sequence[float]) -> tuple[float, float]:
+    """Two-sided Wilcoxon signed-rank test that ``d`` is centred on 0: (T+, p-value).
+
+    Zero differences are dropped (Wilcoxon's convention; scipy's ``zero_method="wilcox"``).
+    Exact null distribution (every sign pattern equally likely) when no two |d| tie, as
+    scipy.stats.wilcoxon(method="exact") computes it; with ties or zeros, the normal
+    approximation with tie correction and continuity correction.
+    """
+    nonzero = [x for x in d if x != 0]
+    n = len(nonzero)
+    if n == 0:
+        return 0.0, 1.0
+    ranks, ties = _ranks([abs(x) for x in nonzero])
+    t = sum(r for r, x in zip(ranks, nonzero, strict=True) if x > 0)
+    if not ties and n == len(d):
+        counts = intervals.signed_rank_counts(n)
+        lo = min(t, n * (n + 1) / 2 - t)
+        return t, min(1.0, 2 * sum(counts[: int(lo) + 1]) / 2**n)
+    mean = n * (n + 1) / 4
+    var = n * (n + 1) * (2 * n + 1) / 24 - sum(g**3 - g for g in ties) / 48
+    if var <= 0:
+        return t, 1.0
+    z = max(0.0, abs(t - mean) - 0.5) / math.sqrt(var)
+    return t, min(1.0, math.erfc(z / math.sqrt(2)))
+
+
 def min_p_value(n: int, m: int) -> float:
     """The smallest two-sided p-value an exact Mann-Whitney test can give for sizes n, m."""
     return min(1.0, 2 / math.comb(n + m, n))
 
 
-def repetitions_needed(alpha: float = ALPHA) -> int:
-    """The fewest repetitions per server (equal sizes) at which the test can reach alpha."""
+def min_p_value_paired(n: int) -> float:
+    """The smallest two-sided p-value an exact signed-rank test can give for n pairs."""
+    return min(1.0, 2 / 2**n)
+
+
+def repetitions_needed(alpha: float = ALPHA, *, paired: bool = False) -> int:
+    """The fewest repetitions per server (equal sizes; blocks when ``paired``) at which the
+    test can reach alpha."""
     n = 1
-    while min_p_value(n, n) > alpha:
+    while (min_p_value_paired(n) if paired else min_p_value(n, n)) > alpha:
         n += 1
     return n
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm-adjusted p-values, in the order given.
+
+    Method: Holm's step-down procedure (Holm 1979, "A simple sequentially rejective multiple
+    test procedure"): sort the m p-values, multiply the i-th smallest by m - i + 1, cap at 1,
+    and make the sequence non-decreasing. Rejecting where the adjusted p <= alpha keeps the
+    chance of any false verdict in the family at most alpha, whatever the dependence between
+    the tests.
+    """
+    m = len(p_values)
+    out = [1.0] * m
+    running = 0.0
+    for step, i in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (m - step) * p_values[i]))
+        out[i] = running
+    return out
+
+
+MANN_WHITNEY = "mann-whitney"
+SIGNED_RANK = "signed-rank"
 
 
 @dataclass(frozen=True)
 class Difference:
     """Whether ``values`` differ from ``baseline``, and how sure we can be."""
 
-    ratio: Interval
+    ratio: Interval | None          # None when no interval exists (one value a side)
     p_value: float | None          # None when the test cannot reach alpha with these sizes
     significant: bool | None       # None: too few repetitions to tell
     needed: int                    # repetitions per server that could reach alpha
+    test: str = MANN_WHITNEY       # or SIGNED_RANK (paired by block)
+    p_min: float = 1.0             # the smallest p the test can give with these sizes
+
+    @property
+    def paired(self) -> bool:
+        return self.test == SIGNED_RANK
 
     @property
     def verdict(self) -> str:
@@ -175,14 +168,31 @@ class Difference:
 
 
 def compare(values: Sequence[float], baseline: Sequence[float], *, alpha: float = ALPHA,
-            confidence: float = 0.95) -> Difference:
-    """Ratio with its CI, and a Mann-Whitney test run only when it can reach ``alpha``."""
-    interval = ratio_ci(values, baseline, confidence=confidence)
+            confidence: float = 0.95, blocks: Sequence[Hashable] = (),
+            baseline_blocks: Sequence[Hashable] = ()) -> Difference:
+    """The ratio with its interval (:func:`ratio_interval`), and a test run only when the
+    sizes can reach ``alpha``.
+
+    The test matches the interval, so that the verdict and the interval agree: where the
+    servers share blocks (repetition sets), the exact Wilcoxon signed-rank test of the
+    within-block log ratios; otherwise the Mann-Whitney U test of the two sets of values.
+    """
+    interval = ratio_interval(values, baseline, confidence=confidence, blocks=blocks,
+                              baseline_blocks=baseline_blocks)
+    pairs = intervals.blocked_pairs(values, blocks, baseline, baseline_blocks)
+    if pairs:
+        p_min = min_p_value_paired(len(pairs))
+        needed = repetitions_needed(alpha, paired=True)
+        if p_min > alpha:
+            return Difference(interval, None, None, needed, SIGNED_RANK, p_min)
+        _, p = wilcoxon_signed_rank([math.log(a) - math.log(b) for a, b in pairs])
+        return Difference(interval, p, p <= alpha, needed, SIGNED_RANK, p_min)
+    p_min = min_p_value(len(values), len(baseline))
     needed = repetitions_needed(alpha)
-    if min_p_value(len(values), len(baseline)) > alpha:
-        return Difference(interval, None, None, needed)
+    if p_min > alpha:
+        return Difference(interval, None, None, needed, MANN_WHITNEY, p_min)
     _, p = mann_whitney_u(values, baseline)
-    return Difference(interval, p, p <= alpha, needed)
+    return Difference(interval, p, p <= alpha, needed, MANN_WHITNEY, p_min)
 
 
 def cv(values: Sequence[float]) -> float | None:
@@ -204,6 +214,22 @@ def detectable_difference(cv_a: float, cv_b: float, n_a: int, n_b: int, *,
     nd = statistics.NormalDist()
     z = nd.inv_cdf(1 - alpha / 2) + nd.inv_cdf(power)
     return z * math.sqrt(cv_a**2 / n_a + cv_b**2 / n_b)
+
+
+def detectable_difference_paired(d: Sequence[float], *, alpha: float = ALPHA,
+                                 power: float = 0.8) -> float | None:
+    """The smallest relative difference a study paired by block could have detected (as a
+    fraction), from its within-block log ratios ``d``; None below 2 blocks.
+
+    Method: the normal approximation for a mean difference of paired measurements,
+    (z_(1-alpha/2) + z_power) * sd(d) / sqrt(n): the drift the blocks share is not noise here.
+    A rough, stated guide, not a promise.
+    """
+    if len(d) < 2:
+        return None
+    nd = statistics.NormalDist()
+    z = nd.inv_cdf(1 - alpha / 2) + nd.inv_cdf(power)
+    return z * statistics.stdev(d) / math.sqrt(len(d))
 
 
 @dataclass(frozen=True)

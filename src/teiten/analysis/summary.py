@@ -42,7 +42,14 @@ def median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-PointRow = tuple[int, float | None, float | None, tuple[float, ...], int, int, tuple[float, ...]]
+PointRow = tuple[int, float | None, float | None, tuple[float, ...], int, int, tuple[float, ...],
+                 tuple[str, ...]]
+
+
+def block_of(t: TrialRecord) -> str:
+    """The block (repetition set) a trial ran in: its study and repetition, so that trials of
+    studies compared side by side never count as run in the same block."""
+    return f"{t.study_id}:{t.study}:{t.planned.repetition}"
 
 
 def _at(trials: Iterable[TrialRecord], server: str, workload: str, clients: int) -> list[TrialRecord]:
@@ -53,16 +60,17 @@ def _at(trials: Iterable[TrialRecord], server: str, workload: str, clients: int)
 
 def points(trials: Iterable[TrialRecord], server: str, workload: str,
            clients: Sequence[int]) -> list[PointRow]:
-    """(clients, median tps, median latency, tps values, n ok, n failed, latencies) per
-    client count."""
+    """(clients, median tps, median latency, tps values, n ok, n failed, latencies, the block
+    of each tps value) per client count."""
     out = []
     for c in clients:
         mine = _at(trials, server, workload, c)
         ok = [t for t in mine if t.status == "ok" and t.tps is not None]
         tps = tuple(float(t.tps) for t in ok if t.tps is not None)
+        blocks = tuple(block_of(t) for t in ok if t.tps is not None)
         lat = [float(t.latency_ms_avg) for t in ok if t.latency_ms_avg is not None]
         failed = sum(1 for t in mine if t.status in ("failed", "skipped"))
-        out.append((c, median(tps), median(lat), tps, len(ok), failed, tuple(lat)))
+        out.append((c, median(tps), median(lat), tps, len(ok), failed, tuple(lat), blocks))
     return out
 
 
@@ -123,8 +131,8 @@ def section(trials: Sequence[TrialRecord], workload: str, description: str,
         pts = base_pts if i == 0 else points(trials, name, workload, clients)
         plain = [Point(clients=c, tps_median=tps, latency_ms_median=lat, tps_values=vals,
                        n_ok=ok, n_failed=failed, latency_values=lats,
-                       ratio=(tps / b) if tps is not None and b else None)
-                 for (c, tps, lat, vals, ok, failed, lats), b in zip(pts, base_tps, strict=True)]
+                       ratio=(tps / b) if tps is not None and b else None, tps_blocks=blocks)
+                 for (c, tps, lat, vals, ok, failed, lats, blocks), b in zip(pts, base_tps, strict=True)]
         if i == 0:
             base_points = plain
         full = tuple(compare.with_statistics(p, b, is_baseline=i == 0)
@@ -291,7 +299,7 @@ def _where(t: TrialRecord) -> dict[str, object]:
 
 def notices(trials: Sequence[TrialRecord], sections: Sequence[WorkloadSection],
             series: Sequence[TrialSeries], metrics: Metrics | None, *,
-            repetitions: int) -> list[Notice]:
+            repetitions: int, alpha: float = stats.ALPHA) -> list[Notice]:
     """Everything that should make a reader doubt a number, as data."""
     out: list[Notice] = []
     counts: dict[str, int] = {}
@@ -310,9 +318,13 @@ def notices(trials: Sequence[TrialRecord], sections: Sequence[WorkloadSection],
                               {**_where(t), "count": int(m["checkpoints_in_window"])}))
         if m.get("autovacuum_in_window"):
             out.append(Notice("autovacuum-in-window", _where(t)))
-    needed = stats.repetitions_needed()
-    if repetitions < needed and any(len(sec.servers) > 1 for sec in sections):
-        out.append(Notice("too-few-repetitions", {"repetitions": repetitions, "needed": needed}))
+    family = [sections[i].servers[j].points[k] for i, j, k in compare.comparisons(sections)]
+    if family:
+        out.append(Notice("comparisons", {"count": len(family), "alpha": alpha})
+                   if len(family) > 1 else Notice("comparison-one", {"alpha": alpha}))
+    too_few = [p.needed for p in family if p.significant is None]
+    if too_few:
+        out.append(Notice("too-few-repetitions", {"repetitions": repetitions, "needed": max(too_few)}))
     for sec in sections:
         for server, clients, cv in compare.noisy_points(sec):
             out.append(Notice("high-noise", {"workload": sec.workload, "server": server,
@@ -378,13 +390,14 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
                 data.metrics, data.waits, data.graphs, data.graph_diffs),
         families, data.hot, data.locks)
         for w in spec["workloads"] if not w.get("suite")}
-    sections = tuple(replace(pgbench_sections[w["key"]], apps=app_results(
+    sections: tuple[WorkloadSection, ...] = tuple(replace(pgbench_sections[w["key"]], apps=app_results(
         pgbench_sections[w["key"]], data.apps), rtt=rtt_bounds(
         pgbench_sections[w["key"]], servers, data.statements),
         scale_out=scaleout.scale_out(w["key"], servers, trials, data.metrics),
         load_parts=loads.load_parts(w["key"], trials, data.loads))
         if w["key"] in pgbench_sections else
         suite_section(w, trials, [n for n, _ in names], data.steps) for w in spec["workloads"])
+    sections = compare.with_holm(sections)
     counts: dict[str, int] = {}
     for t in trials:
         counts[t.status] = counts.get(t.status, 0) + 1

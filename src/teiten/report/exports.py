@@ -23,10 +23,14 @@ from teiten.report.tables import baseline_series, file_stem, latency_ratio, othe
 
 Value = str | int | float | None
 
+# Columns are only ever appended (DESIGN.md): scripts read them by position too.
 TPS_COLUMNS = ("workload", "server", "version", "clients", "tps_median", "tps_ci_low", "tps_ci_high",
-               "cv_pct", "n_ok", "n_failed")
+               "cv_pct", "n_ok", "n_failed", "tps_ci_level_pct")
+# ratio_ci_method: signed-rank (paired by repetition set) or hodges-lehmann (unpaired); p_value_holm:
+# p after Holm's correction over p_value_family_size comparisons (the report's ratios).
 RATIO_COLUMNS = ("workload", "server", "baseline", "clients", "ratio_pct", "ratio_ci_low_pct",
-                 "ratio_ci_high_pct", "significance", "p_value", "needed", "detectable_pct")
+                 "ratio_ci_high_pct", "significance", "p_value", "needed", "detectable_pct",
+                 "ratio_ci_level_pct", "ratio_ci_method", "p_value_holm", "p_value_family_size")
 LATENCY_COLUMNS = ("workload", "server", "clients", "latency_ms_median", "latency_ratio_pct",
                    "n_ok", "n_failed")
 SUMMARY_COLUMNS = ("workload", "server", "version", "peak_tps", "peak_clients", "knee_clients",
@@ -86,7 +90,7 @@ def section_tables(section: WorkloadSection, stem: str) -> list[DataTable]:
             tps.append((w, s.server, s.version, c, f.round_or_none(p.tps_median, f.TPS_DECIMALS),
                         f.round_or_none(low, f.TPS_DECIMALS), f.round_or_none(high, f.TPS_DECIMALS),
                         f.round_or_none(None if p.cv is None else p.cv * 100, f.PCT_DECIMALS),
-                        p.n_ok, p.n_failed))
+                        p.n_ok, p.n_failed, f.level_pct(p.tps_ci_level)))
             lat = latency_ratio(p, point_at(base, c)) if s is not base else None
             latency.append((w, s.server, c, f.round_or_none(p.latency_ms_median, f.LATENCY_DECIMALS),
                             f.pct_or_none(lat), p.n_ok, p.n_failed))
@@ -104,7 +108,10 @@ def section_tables(section: WorkloadSection, stem: str) -> list[DataTable]:
             ratio.append((w, s.server, base.server, c, f.pct_or_none(p.ratio), f.pct_or_none(low),
                           f.pct_or_none(high), significance(p.significant, p.ratio),
                           f.round_or_none(p.p_value, 4), p.needed if p.ratio is not None else None,
-                          f.round_or_none(p.detectable_pct, f.PCT_DECIMALS)))
+                          f.round_or_none(p.detectable_pct, f.PCT_DECIMALS), f.level_pct(p.ratio_ci_level),
+                          (p.ratio_method or None) if p.ratio is not None else None,
+                          f.round_or_none(p.p_holm, 4),
+                          p.comparisons if p.ratio is not None else None))
     out = [DataTable(f"{stem}-tps", w, "tps", TPS_COLUMNS, tuple(tps))]
     if ratio:
         out.append(DataTable(f"{stem}-ratio", w, "ratio", RATIO_COLUMNS, tuple(ratio)))

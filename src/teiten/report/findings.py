@@ -55,14 +55,19 @@ def sentence(section: WorkloadSection, finding: Finding, ctx: Context) -> str:
 
 
 def _difference(section: WorkloadSection, finding: Finding, ctx: Context) -> str | None:
-    """"pg18 is 3.1% faster than pg17 at 4 clients: ratio 103.1% (95% CI 101.2–105.0%),
-    significant (p = 0.029)." — from the point the ratio cell shows."""
+    """"pg18 is 3.1% faster than pg17 at 4 clients: ratio 103.1% (97.1% CI 101.2–105.0%),
+    significant (p = 0.029)." — from the point the ratio cell shows, with the level its
+    interval reaches, and the p after Holm's correction when the report makes several
+    comparisons (the p the cell's hover text starts with)."""
     series = next((s for s in section.servers if s.server == finding.server), None)
     point = point_at(series, finding.clients[0]) if series and finding.clients else None
     if point is None or point.ratio is None:
         return None
     ratio = f.pct_number(point.ratio)
-    return tr(f"finding.{finding.kind}", ctx.lang, server=finding.server, baseline=finding.baseline,
-              clients=clients_phrase(finding.clients, ctx.lang), diff=f.diff_from_ratio(ratio),
-              ratio=f"{ratio}%", conf=ctx.conf, ci=f.ratio_ci_bounds(point) or f.MISSING,
-              p=f.format_p(point.p_value))
+    holm = point.p_holm is not None and point.comparisons > 1
+    return tr(f"finding.{finding.kind}" + ("_holm" if holm else ""), ctx.lang, server=finding.server,
+              baseline=finding.baseline, clients=clients_phrase(finding.clients, ctx.lang),
+              diff=f.diff_from_ratio(ratio), ratio=f"{ratio}%",
+              conf=f.format_level(point.ratio_ci_level) if point.ratio_ci else ctx.conf,
+              ci=f.ratio_ci_bounds(point) or f.MISSING, m=point.comparisons,
+              p=f.format_p(point.p_holm if holm else point.p_value))

@@ -10,6 +10,7 @@ is always ``f"{x:.1f}"``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from decimal import Decimal
 
@@ -65,11 +66,24 @@ def interval(low: float, high: float, *, decimals: int = 1) -> str:
     return f"{low:.{decimals}f}{DASH}{high:.{decimals}f}"
 
 
+def level_pct(level: float | None) -> float | None:
+    """The confidence level an interval reaches, in percent, rounded *down* to 0.1 so that the
+    label never promises more than the interval gives: 0.96875 → 96.8, 0.75 → 75.0."""
+    return None if level is None else math.floor(level * 1000 + 1e-6) / 10
+
+
+def format_level(level: float | None) -> str:
+    """``75``, ``87.5``, ``96.8``: :func:`level_pct` without a trailing ``.0``; ``—`` when none."""
+    pct = level_pct(level)
+    return MISSING if pct is None else f"{pct:.1f}".removesuffix(".0")
+
+
 def tps_ci_text(point: Point) -> str:
-    """``[1049.0–1052.0]``, the CI of a median TPS as the TPS table prints it; empty without."""
+    """``[1049.0–1052.0, 75%]``, the interval of a median TPS and the confidence level it
+    reaches, as the TPS table prints it; empty without an interval."""
     if point.tps_ci is None:
         return ""
-    return f"[{interval(*point.tps_ci, decimals=TPS_DECIMALS)}]"
+    return f"[{interval(*point.tps_ci, decimals=TPS_DECIMALS)}, {format_level(point.tps_ci_level)}%]"
 
 
 def ratio_ci_bounds(point: Point) -> str:
@@ -81,8 +95,9 @@ def ratio_ci_bounds(point: Point) -> str:
 
 
 def ratio_ci_text(point: Point) -> str:
+    """``[101.2–105.0, 90%]``: the ratio's interval in percent and the level it reaches."""
     bounds = ratio_ci_bounds(point)
-    return f"[{bounds}]" if bounds else ""
+    return f"[{bounds}, {format_level(point.ratio_ci_level)}%]" if bounds else ""
 
 
 def diff_from_ratio(ratio_text: str) -> str:

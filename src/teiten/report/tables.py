@@ -32,6 +32,7 @@ from teiten.report.app_tables import app_tables
 from teiten.report.cells import Cell, Column, Context, Table
 from teiten.report.i18n import clients_phrase, tr
 from teiten.report.suite_tables import suite_tables
+from teiten.report.verdicts import legend, verdict_title
 
 # A ratio within this of 1 is shown as no change.
 NEUTRAL_BAND = 0.01
@@ -74,10 +75,13 @@ def tps_cell(section: WorkloadSection, series: ServerSeries, clients: int, ctx: 
     if p is None or p.tps_median is None:
         return Cell(f.MISSING, failed=_failed(p, ctx), id=cid, tone="missing")
     title = ""
-    if p.tps_values:
-        ci = f.interval(*p.tps_ci, decimals=f.TPS_DECIMALS) if p.tps_ci else f.MISSING
-        title = tr("title.tps", ctx.lang, value=f.format_tps(p.tps_median), conf=ctx.conf, ci=ci,
-                   cv=f.format_cv(p.cv), values=f.format_values(p.tps_values, f.TPS_DECIMALS))
+    values = f.format_values(p.tps_values, f.TPS_DECIMALS)
+    if p.tps_ci:
+        title = tr("title.tps", ctx.lang, value=f.format_tps(p.tps_median),
+                   conf=f.format_level(p.tps_ci_level), ci=f.interval(*p.tps_ci, decimals=f.TPS_DECIMALS),
+                   cv=f.format_cv(p.cv), values=values)
+    elif p.tps_values:
+        title = tr("title.tps_one", ctx.lang, value=f.format_tps(p.tps_median), values=values)
     return Cell(f.format_tps(p.tps_median), f.tps_ci_text(p), failed=_failed(p, ctx), id=cid,
                 title=title)
 
@@ -87,15 +91,8 @@ def ratio_cell(section: WorkloadSection, series: ServerSeries, clients: int, ctx
     cid = compare.cell_id("ratio", section.workload, series.server, clients)
     if p is None or p.ratio is None:
         return Cell(f.MISSING, id=cid, tone="missing")
-    mark = f.marker(p)
-    alpha = f.format_alpha(ctx.alpha)
-    if mark == "?":
-        title = tr("title.too_few", ctx.lang, needed=p.needed)
-    else:
-        key = "title.significant" if mark == "*" else "title.ns"
-        title = tr(key, ctx.lang, p=f.format_p(p.p_value), alpha=alpha)
-    return Cell(f.format_ratio(p.ratio), f.ratio_ci_text(p), mark, id=cid, title=title,
-                tone=_ratio_tone(p.ratio, mark))
+    return Cell(f.format_ratio(p.ratio), f.ratio_ci_text(p), f.marker(p), id=cid,
+                title=verdict_title(p, ctx), tone=_ratio_tone(p.ratio, f.marker(p)))
 
 
 def _untested_tone(tone: str) -> str:
@@ -130,7 +127,7 @@ def tps_table(section: WorkloadSection, ctx: Context) -> Table:
     tps_group, ratio_group = tr("tps.group", lang), tr("ratio.group", lang)
     detect_group = tr("detectable.group", lang)
     columns = [Column(s.server, tps_group, _version_sub(s, base, lang)) for s in section.servers]
-    columns += [Column(f"{s.server} / {base.server}", ratio_group, tr("ratio.sub", lang, conf=ctx.conf),
+    columns += [Column(f"{s.server} / {base.server}", ratio_group, tr("ratio.sub", lang),
                        md=f"{ratio_group}: {s.server} / {base.server}") for s in rest]
     columns += [Column(s.server, detect_group, md=f"{detect_group}: {s.server}") for s in rest]
     rows = []
@@ -148,7 +145,7 @@ def tps_notes(section: WorkloadSection, ctx: Context) -> tuple[str, ...]:
     points = [p for s in others(section) for p in s.points if p.ratio is not None]
     if not points:
         return ()
-    notes = [tr("note.legend", ctx.lang, conf=ctx.conf, alpha=f.format_alpha(ctx.alpha))]
+    notes = [legend(points, ctx)]
     too_few = [p.needed for p in points if p.significant is None]
     if too_few:
         notes.append(tr("note.too_few", ctx.lang, needed=max(too_few)))
