@@ -156,6 +156,21 @@ def test_unknown_workload(workdir: Path, run_bad: BadInput) -> None:
                     "accesslog, freeze, or give {script: path/to/file.pgbench}")
 
 
+def test_plan_refuses_what_run_refuses(workdir: Path, run_bad: BadInput) -> None:
+    """'teiten plan' makes every check 'teiten run' makes before its first trial (issue 18)."""
+    study = write_study(workdir, STUDY_HEAD + "  - pgecons-reed\n")
+    store = workdir / "s.db"
+    planned = run_bad("plan", str(study))
+    assert planned == run_bad("run", str(study), "--store", str(store), stores=[store])
+    assert "unknown workload 'pgecons-reed'; did you mean 'pgecons-read'?" in planned
+    study = write_study(workdir, STUDY_HEAD.replace('"17"', '"99"') + "  - pgecons-read\n",
+                        name="missing-install.yaml")
+    assert run_bad("plan", str(study)).startswith(
+        f"teiten: error: {study}:3: install '99' is not on this machine")
+    study = write_study(workdir, STUDY_HEAD + "  - {script: nope.pgbench}\n", name="no-script.yaml")
+    assert "script nope.pgbench" in run_bad("plan", str(study))
+
+
 def test_missing_script_is_relative_to_the_study_file(workdir: Path, run_bad: BadInput) -> None:
     study = write_study(workdir, STUDY_HEAD + "  - {script: nope.pgbench}\n")
     store = workdir / "s.db"

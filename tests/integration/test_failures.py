@@ -164,7 +164,10 @@ def test_pgbench_error_is_a_failed_trial_with_its_reason(pg17, workdir: Path, wo
                                  duration=1, reps=1).replace("reps", ""))
     store = workdir / "broken.db"
     done = run_cli("run", str(path), "--store", str(store), "--no-report")
-    assert done.returncode == 0, done.stderr
+    # Recorded, and the study went on to its end; but no trial succeeded: exit 1 (issue 18).
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"teiten: no trial succeeded; the reasons are in 'teiten results --store {store}'")
     [trial] = _trials(store)
     assert trial["status"] == "failed"
     assert "no_such_table" in str(trial["error"])

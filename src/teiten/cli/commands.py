@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from teiten import installs, runner, spec, studies, workloads
-from teiten.check import check, materialise, without_missing_optionals
+from teiten.check import check, materialise
 from teiten.cli.output import Progress, as_csv, as_json, table
 from teiten.cli.show import render_text, trial_record
 from teiten.errors import SpecError, UserError
@@ -86,9 +86,12 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    """The trials in the order they will run, after every check that 'teiten run' makes
+    before its first trial (a study that run would refuse is refused here, with its line)."""
     loaded, _ = studies.find(args.study or studies.DEFAULT)
-    loaded, omitted = without_missing_optionals(loaded, installs.find_all())
-    for name, why in omitted:
+    checked = check(loaded)
+    loaded = checked.loaded  # without the optional servers that cannot be had here
+    for name, why in checked.omitted:
         print(f"teiten: note: optional server {name} left out: {why}", file=sys.stderr)
     rows = [{"order_index": t.order_index, "trial_id": t.trial_id, "server": t.server,
              "workload": t.workload, "variant": t.variant, "clients": t.clients,
@@ -114,6 +117,11 @@ def _finish(store: Store, study_id: int, counts: dict[str, int], args: argparse.
         written = write_study_report(store, study_id, out, lang=getattr(args, "lang", "en"))
         print(f"teiten: report: {written['html']} (and {written['markdown'].name})",
               file=sys.stderr)
+    if total and not counts.get("ok"):
+        # A study that measured nothing has no answer: scripts and CI must not read it as done.
+        print(f"teiten: no trial succeeded; the reasons are in 'teiten results --store "
+              f"{store.path}'", file=sys.stderr)
+        return 1
     return 0
 
 
