@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -33,6 +34,11 @@ pytest_plugins = ["tests.requirements"]  # the requires mark; TEITEN_REQUIRE_ALL
 ROOT = Path(__file__).resolve().parent.parent
 TEST_HOME = ROOT / ".cache" / "teiten-test"
 os.environ["TEITEN_HOME"] = str(TEST_HOME)
+# The machine lock (teiten.runlock) of this session alone: the suite runs its teiten commands
+# one after another, and another checkout's session must not refuse them. The tests of the
+# lock itself give each test a lock of its own.
+os.environ["TEITEN_MACHINE_LOCK"] = str(Path(tempfile.gettempdir()) /
+                                        f"teiten-test-{os.getpid()}.lock")
 TEITEN = [sys.executable, "-m", "teiten"]
 
 
@@ -199,3 +205,7 @@ def scratch_database(install, *, locale: str | None = None,  # noqa: ANN001
         if cluster.socket_dir is not None:
             paths.remove_owned(cluster.socket_dir)
         paths.remove_owned(root)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    Path(os.environ["TEITEN_MACHINE_LOCK"]).unlink(missing_ok=True)

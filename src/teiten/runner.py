@@ -130,10 +130,16 @@ class _Context:
 
 
 def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False,
-            monitors: bool = True) -> dict[str, int]:
-    """Run every planned trial of a study. Returns the status counts at the end."""
+            monitors: bool = True, beside_others: bool = False) -> dict[str, int]:
+    """Run every planned trial of a study. Returns the status counts at the end.
+
+    ``beside_others``: other benchmarks may run on this machine meanwhile (the CLI's
+    --beside-others); the study's record says so for good, and its report with it."""
     stored = store.study_results(study_id)
     spec_json = dict(stored.spec)
+    if beside_others and not spec_json.get("beside_others"):
+        spec_json["beside_others"] = True
+        store.record_spec(study_id, spec_json)
     study = load_text(stored.spec_yaml, stored.source).study
     omitted = {o["server"] for o in spec_json.get("omitted", [])}
     if omitted:

@@ -374,6 +374,8 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     study = data.study
     trials: Sequence[TrialRecord] = study.trials
     notes_first: list[Notice] = list(options.extra_notices)
+    if study.spec.get("beside_others"):  # run or resumed with --beside-others (issue 18, 3a)
+        notes_first.append(Notice("beside-others"))
     notes_first += [Notice("server-omitted", dict(o)) for o in study.spec.get("omitted", [])]
     if options.exclude_rampup:
         trials, excluded = _without_rampup(trials, data.progress)

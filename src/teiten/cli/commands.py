@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import sys
 from pathlib import Path
 
 import yaml
 
-from teiten import installs, runner, spec, studies, workloads
+from teiten import installs, runlock, runner, spec, studies, workloads
 from teiten.check import check, materialise
 from teiten.cli.output import Progress, as_csv, as_json, table
 from teiten.cli.show import render_text, trial_record
@@ -188,15 +189,22 @@ def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
         if not generated:
             raise
         raise UserError(f"teiten {args.command}: {exc.bare}") from None
-    checked = materialise(checked)  # downloads into the install cache, if anything is missing
-    for name, why in checked.omitted:
-        print(f"teiten: note: optional server {name} left out: {why}")
-    store, study_id = runner.create(checked, Path(args.store), source)
-    try:
-        counts = runner.execute(store, study_id, Progress(), monitors=not args.no_monitors)
-        return _finish(store, study_id, counts, args)
-    finally:
-        store.close()
+    # One benchmark at a time on this machine: held from before anything is created or
+    # downloaded until the report is written.
+    with runlock.hold(study=loaded.study.study, store=Path(args.store), command=args.command,
+                      wait=runlock.WAIT_LIMIT_S if args.wait else None,
+                      beside_others=args.beside_others,
+                      say=functools.partial(print, file=sys.stderr, flush=True)):
+        checked = materialise(checked)  # downloads into the install cache, if anything is missing
+        for name, why in checked.omitted:
+            print(f"teiten: note: optional server {name} left out: {why}")
+        store, study_id = runner.create(checked, Path(args.store), source)
+        try:
+            counts = runner.execute(store, study_id, Progress(), monitors=not args.no_monitors,
+                                    beside_others=args.beside_others)
+            return _finish(store, study_id, counts, args)
+        finally:
+            store.close()
 
 
 def store_report_dir(store: str) -> Path:
@@ -221,9 +229,14 @@ def cmd_resume(args: argparse.Namespace) -> int:
     store = Store.open(args.store)
     try:
         study_id = _pick_study(store, args.study_id, unfinished=not args.retry_failed)
-        counts = runner.execute(store, study_id, Progress(), retry_failed=args.retry_failed,
-                                monitors=not args.no_monitors)
-        return _finish(store, study_id, counts, args)
+        with runlock.hold(study=str(store.study(study_id)["name"]), store=store.path,
+                          command=args.command, wait=runlock.WAIT_LIMIT_S if args.wait else None,
+                          beside_others=args.beside_others,
+                          say=functools.partial(print, file=sys.stderr, flush=True)):
+            counts = runner.execute(store, study_id, Progress(), retry_failed=args.retry_failed,
+                                    monitors=not args.no_monitors,
+                                    beside_others=args.beside_others)
+            return _finish(store, study_id, counts, args)
     finally:
         store.close()
 

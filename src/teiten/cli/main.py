@@ -91,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--report", metavar="DIR")
     s.add_argument("--no-report", action="store_true")
     s.add_argument("--no-monitors", action="store_true")
+    _machine_options(s)
 
     s = sub.add_parser("results", help="list every trial of a store")
     s.add_argument("--store", required=True)
@@ -145,6 +146,17 @@ def _run_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the report")
     s.add_argument("--no-monitors", action="store_true", help="no system or database "
                    "monitors (to measure their overhead)")
+    _machine_options(s)
+
+
+def _machine_options(s: argparse.ArgumentParser) -> None:
+    """What a run does when another benchmark runs on this machine (by default: refuse)."""
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--wait", action="store_true", help="when another benchmark runs on this "
+                   "machine, wait for it to finish (at most 24 h), then run")
+    g.add_argument("--beside-others", action="store_true", help="run even while another "
+                   "benchmark runs on this machine (for tests that need two at once); the study "
+                   "records it and its report says its figures may include their load")
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:

@@ -136,6 +136,12 @@ class Store:
             raise UserError(f"{self.path} has no study {study_id}")
         return row
 
+    def record_spec(self, study_id: int, spec: dict[str, Any]) -> None:
+        """Rewrite a study's stored spec_json (what it was run with): a key added there, such
+        as ``beside_others``, needs no schema migration."""
+        with self.transaction() as c:
+            c.execute("UPDATE studies SET spec_json=? WHERE id=?", (json.dumps(spec), study_id))
+
     def studies(self) -> list[sqlite3.Row]:
         return list(self.conn.execute("SELECT * FROM studies ORDER BY id"))
 
