@@ -131,7 +131,10 @@ repetitions: 1
         stop.set()
         thread.join()
     assert widened, "the test never saw a backend to widen"
-    assert done.returncode == 0, done.stderr  # a failed trial is a result, not a crash
+    # A failed trial is a result, not a crash: recorded, with its reason; but the only trial
+    # failed, so no trial succeeded and the run exits 1 (issue 18, item 6).
+    assert done.returncode == 1, done.stderr
+    assert "teiten: no trial succeeded" in done.stderr
     [row] = _rows(workdir / "e.db")
     assert row["status"] == "failed"
     assert row["error"].startswith("server processes ran outside CPUs 0: "), row["error"]

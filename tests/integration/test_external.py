@@ -58,7 +58,9 @@ def _databases(cluster: Cluster) -> set[str]:
 def test_without_allow_init_teiten_refuses_to_load_data(outside: Cluster, workdir: Path) -> None:
     store = workdir / "ext.db"
     done = run_cli("run", str(_study(workdir, outside)), "--store", str(store), "--no-report")
-    assert done.returncode == 0, done.stderr
+    # The failed trial is recorded; no trial succeeded, so the run exits 1 (issue 18, item 6).
+    assert done.returncode == 1, done.stderr
+    assert "teiten: no trial succeeded" in done.stderr
     with sqlite3.connect(store) as conn:
         status, error = conn.execute("SELECT status, error FROM trials").fetchone()
     assert status == "failed"
@@ -91,7 +93,8 @@ def test_a_database_teiten_did_not_create_is_left_alone(outside: Cluster, workdi
     store = workdir / "ext.db"
     done = run_cli("run", str(_study(workdir, outside, ", allow_init: true")), "--store",
                    str(store), "--no-report")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # recorded, but no trial succeeded (issue 18)
+    assert "teiten: no trial succeeded" in done.stderr
     with sqlite3.connect(store) as conn:
         status, error = conn.execute("SELECT status, error FROM trials").fetchone()
     assert status == "failed"

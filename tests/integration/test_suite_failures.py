@@ -73,7 +73,10 @@ def test_a_failing_step_fails_its_trial_and_the_study_goes_on(pg18, workdir: Pat
     store = workdir / "timeout.db"
     study = _study(workdir, "timeout-suite", 6_000_000, ", settings: {statement_timeout: 2s}")
     done = run_cli("run", str(study), "--store", str(store), timeout=600)
-    assert done.returncode == 0, done.stderr
+    # Every variant's step 1 times out: recorded with the reason, the study goes on to its end
+    # and writes its report, but no trial succeeded, so the run exits 1 (issue 18, item 6).
+    assert done.returncode == 1, done.stderr
+    assert "teiten: no trial succeeded" in done.stderr
     assert "3 trials: 0 ok, 3 failed" in done.stderr
     with sqlite3.connect(store) as conn:
         errors = [r[0] for r in conn.execute("SELECT error FROM trials")]
