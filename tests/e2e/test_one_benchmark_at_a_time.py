@@ -10,14 +10,11 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import psutil
 import pytest
-from tests.conftest import ROOT, TEST_HOME, clusters_snapshot, run_cli
+from tests.conftest import clusters_snapshot, run_cli
+from tests.integration.test_failures import _start, _trials, _wait_for_pgbench
 
 STUDY = """
 study: {name}
@@ -47,38 +44,10 @@ def _study(workdir: Path, name: str, *, duration: int = 1, reps: int = 2) -> Pat
     return path
 
 
-def _start(*args: str) -> subprocess.Popen[str]:
-    env = dict(os.environ, TEITEN_HOME=str(TEST_HOME), PYTHONPATH=str(ROOT / "src"))
-    return subprocess.Popen([sys.executable, "-m", "teiten", *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def _wait_for_pgbench(proc: subprocess.Popen[str], *, timeout: float = 120) -> None:
-    """Until the run is inside a trial: its pgbench has run for half a second."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()[1]
-        for child in psutil.Process(proc.pid).children(recursive=True):
-            try:
-                if child.name() == "pgbench" and "-T" in child.cmdline() and \
-                        time.time() - child.create_time() > 0.5:
-                    return
-            except psutil.Error:
-                continue
-        time.sleep(0.1)
-    raise AssertionError("pgbench never started")
-
-
 def _named(lock: Path) -> str:
     held = json.loads(lock.read_text())
     return (f"study {held['study']} (store {held['store']}, pid {held['pid']}, "
             f"since {held['since']})")
-
-
-def _trials(store: Path) -> list[sqlite3.Row]:
-    with sqlite3.connect(store) as conn:
-        conn.row_factory = sqlite3.Row
-        return list(conn.execute("SELECT * FROM trials ORDER BY order_index"))
 
 
 def _spec(store: Path) -> dict[str, object]:
