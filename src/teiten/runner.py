@@ -28,10 +28,12 @@ import psycopg
 
 import teiten
 from teiten import cpus, fingerprint, installs, leftovers, paths, workloads
+from teiten.analysis import differences
 from teiten.check import CheckedStudy
 from teiten.drivers import load, pgbench
 from teiten.errors import TeitenError, UserError
 from teiten.installs import Install, Resolution
+from teiten.messages import tr
 from teiten.monitors import CPU_KEYS, MonitorResult, Monitors, lwlock, replication
 from teiten.monitors.profile import Profile, Profiler, start_profile, stop_profile
 from teiten.monitors.system import SystemMonitor, SystemResult
@@ -124,6 +126,8 @@ class _Context:
     client: Install | None = None
     broken: dict[tuple[str, str], str] = field(default_factory=dict)
     described: set[str] = field(default_factory=set)
+    prepared: set[tuple[str, str]] = field(default_factory=set)  # (server, workload) loaded
+    unprepared: dict[tuple[str, str], str] = field(default_factory=dict)  # ... that failed: why
     monitors: bool = True
     client_cpus: dict[str, list[int]] = field(default_factory=dict)  # server -> pgbench's CPUs
     load_clients: list[load.Client] = field(default_factory=list)  # several: the study's
@@ -234,6 +238,7 @@ def _loop(ctx: _Context) -> None:
     rows = ctx.store.records(ctx.study_id)
     todo = [r.planned for r in rows if r.status == "planned"]
     done_before = len(rows) - len(todo)
+    _prepare_all(ctx, todo)
     started = time.monotonic()
     spent: list[float] = []
     for n, trial in enumerate(todo):
@@ -248,6 +253,43 @@ def _loop(ctx: _Context) -> None:
                          status=status, message=message, elapsed=time.monotonic() - started))
 
 
+def _prepare_all(ctx: _Context, todo: list[PlannedTrial]) -> None:
+    """Load every server's data before the first trial, in the order the trials need it: no
+    data is loaded between measured trials, and every server is read back (and the ways the
+    servers differ shown) before the first one. A preparation that fails is the failure of
+    the first trial that needed it (see _run_trial)."""
+    for trial in todo:
+        key = (trial.server, trial.workload)
+        if key in ctx.broken or key in ctx.unprepared or key in ctx.prepared:
+            continue
+        server = ctx.servers[trial.server]
+        try:
+            server.prepare(ctx.workloads[trial.workload])
+        except (TeitenError, psycopg.Error, OSError) as exc:
+            ctx.unprepared[key] = f"preparing {trial.server}/{trial.workload} failed: {exc}"
+            continue
+        ctx.prepared.add(key)
+        _describe(ctx, trial.server, server)
+    stored = ctx.store.study_results(ctx.study_id).servers
+    found = [d for d in differences.differences(stored) if d.cause != "version-only"]
+    if len(stored) > 1 and all(s.description for s in stored):
+        ctx.report(Event("note", message=tr("differences.run", names=" / ".join(
+            s.name for s in stored)) if found else tr("differences.none")))
+        for d in found:
+            ctx.report(Event("note", message=f"  {d.what}: {' / '.join(d.values)} "
+                             f"({tr(f'differences.cause.{d.cause}')})"))
+
+
+def _describe(ctx: _Context, name: str, server: Server) -> None:
+    if name in ctx.described:
+        return
+    # The pgbench that drives the server is part of what is compared (load clients bring
+    # their own, recorded with their figures).
+    client = None if ctx.load_clients else ctx.installs[name].version
+    ctx.store.set_server_description(ctx.study_id, name, {**server.describe(), "pgbench": client})
+    ctx.described.add(name)
+
+
 def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
     """Run one trial and record it. Returns (status, one-line summary)."""
     store, sid, tid = ctx.store, ctx.study_id, trial.trial_id
@@ -258,16 +300,17 @@ def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
     server = ctx.servers[trial.server]
     workload = ctx.workloads[trial.workload]
     store.mark_running(sid, tid, now())
-    try:
-        server.prepare(workload)
-    except (TeitenError, psycopg.Error, OSError) as exc:
-        reason = f"preparing {trial.server}/{trial.workload} failed: {exc}"
+    reason = ctx.unprepared.pop(key, None)
+    if reason is None:
+        try:
+            server.prepare(workload)
+        except (TeitenError, psycopg.Error, OSError) as exc:
+            reason = f"preparing {trial.server}/{trial.workload} failed: {exc}"
+    if reason is not None:
         ctx.broken[key] = f"skipped: {reason}"
         store.finish_trial(sid, TrialResult(tid, "failed", now(), error=reason))
         return "failed", reason
-    if trial.server not in ctx.described:
-        store.set_server_description(sid, trial.server, server.describe())
-        ctx.described.add(trial.server)
+    _describe(ctx, trial.server, server)
     notes: list[str] = []
     watch = _Watch(ctx, trial, server, notes)
     try:

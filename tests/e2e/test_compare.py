@@ -61,3 +61,73 @@ def test_compare_needs_two_studies(pg17, workdir: Path) -> None:
     done = run_cli("compare", "--store", str(store), "--out", str(workdir / "x"))
     assert done.returncode == 2
     assert "compare needs two studies" in done.stderr
+
+
+TINY = """
+study: {name}
+servers: [{{name: pg17, install: "17"{server}}}]
+workloads: [{workload}]
+scale: {scale}
+clients: [1]
+duration: {duration}
+repetitions: {repetitions}
+"""
+
+
+def _tiny(workdir: Path, name: str, *, scale: int = 1, duration: str = "1s", repetitions: int = 1,
+          server: str = "", workload: str = "select-only") -> Path:
+    """A one-trial-per-repetition study of pg17 with the given parameters; its store."""
+    study = workdir / f"{name}.yaml"
+    study.write_text(TINY.format(name=name, scale=scale, duration=duration,
+                                 repetitions=repetitions, server=server, workload=workload))
+    store = workdir / f"{name}.db"
+    done = run_cli("run", str(study), "--store", str(store), "--no-report")
+    assert done.returncode == 0, done.stderr
+    return store
+
+
+def test_compare_refuses_different_scale_and_duration(pg17, workdir: Path) -> None:
+    small = _tiny(workdir, "small")
+    large = _tiny(workdir, "large", scale=2, duration="2s")
+    refused = run_cli("compare", "--store", str(small), "--store", str(large), "--out",
+                      str(workdir / "cmp"))
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == (
+        "teiten: error: the studies differ in scale (1, 2) and duration (1s, 2s); their numbers "
+        "are not comparable (add --allow-different-parameters to compare anyway)")
+    assert not (workdir / "cmp").exists()
+    allowed = run_cli("compare", "--store", str(small), "--store", str(large), "--out",
+                      str(workdir / "cmp"), "--allow-different-parameters")
+    assert allowed.returncode == 0, allowed.stderr
+    md = (workdir / "cmp" / "report.md").read_text()
+    assert ("The studies differ in scale (1, 2), duration (1s, 2s); their numbers are not "
+            "directly comparable.") in md
+    # The Study table gives each study's own value of what differs, not the first study's.
+    assert "| 1 s (small), 2 s (large) |" in md
+    assert "| 1 (small), 2 (large) |" in md
+
+
+def test_compare_allows_other_repetitions_and_refuses_other_profile_or_options(
+        pg17, workdir: Path) -> None:
+    base = _tiny(workdir, "base")
+    more = _tiny(workdir, "more", repetitions=2)
+    done = run_cli("compare", "--store", str(base), "--store", str(more), "--out",
+                   str(workdir / "cmp"))
+    assert done.returncode == 0, done.stderr
+    assert "not directly comparable" not in (workdir / "cmp" / "report.md").read_text()
+    default = _tiny(workdir, "plain", server=", profile: default")
+    refused = run_cli("compare", "--store", str(base), "--store", str(default), "--out",
+                      str(workdir / "cmp2"))
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == (
+        "teiten: error: the studies differ in settings profile (pgecons, default); their "
+        "numbers are not comparable (add --allow-different-parameters to compare anyway)")
+    assert not (workdir / "cmp2").exists()
+    filled = _tiny(workdir, "filled", workload="{name: select-only, fillfactor: 90}")
+    refused = run_cli("compare", "--store", str(base), "--store", str(filled), "--out",
+                      str(workdir / "cmp3"))
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == (
+        "teiten: error: the studies differ in select-only fillfactor (none, 90); their numbers "
+        "are not comparable (add --allow-different-parameters to compare anyway)")
+    assert not (workdir / "cmp3").exists()

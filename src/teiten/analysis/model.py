@@ -285,12 +285,24 @@ class ServerInfo:
 
 
 @dataclass(frozen=True)
+class Difference:
+    """One way the servers differ (analysis.differences): what, its value per server in
+    server order ("—": the server has no such thing), and why it differs: declared (the
+    study sets it differently), profile (follows from the profiles the study chose), version,
+    version-default, version-only, initdb, setting, build or client."""
+
+    what: str
+    values: tuple[str, ...]
+    cause: str
+
+
+@dataclass(frozen=True)
 class Notice:
     """A warning as data, worded by the renderer in the report's language.
 
     Keys: trial-failed, trial-skipped, unfinished, checkpoint-in-window,
     autovacuum-in-window, too-few-repetitions, comparisons, comparison-one, unstable-series, high-noise,
-    mixed-fingerprints. ``params`` holds the figures the sentence needs.
+    mixed-fingerprints, different-parameters. ``params`` holds the figures the sentence needs.
     """
 
     key: str
@@ -318,3 +330,4 @@ class ReportData:
     confidence: float = 0.95
     alpha: float = 0.05
     series: tuple[TrialSeries, ...] = ()
+    differences: tuple[Difference, ...] = ()  # between the servers: declared ones first

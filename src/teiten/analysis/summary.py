@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from teiten import results
-from teiten.analysis import compare, loads, rtt, scaleout, stats, suites
+from teiten.analysis import compare, differences, loads, rtt, scaleout, stats, suites
 from teiten.analysis.apps import app_results
 from teiten.analysis.inputs import Graphs, Hot, Locks, ReportOptions, StudyData
 from teiten.analysis.model import (
@@ -413,4 +413,4 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         repetitions=int(s["repetitions"]), scale=int(s["scale"]), order=s["order"],
         seed=int(s["seed"]), fingerprint=dict(study.fingerprint), servers=tuple(infos),
         sections=sections, status_counts=counts, warnings=tuple(warnings), lang=options.lang,
-        series=series)
+        series=series, differences=differences.differences(servers))

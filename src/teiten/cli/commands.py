@@ -11,11 +11,13 @@ from pathlib import Path
 import yaml
 
 from teiten import installs, runlock, runner, spec, studies, workloads
+from teiten.analysis import differences
 from teiten.check import check, materialise
 from teiten.cli.output import Progress, as_csv, as_json, table
 from teiten.cli.show import render_text, trial_record
 from teiten.errors import SpecError, UserError
 from teiten.installs.source import build as build_from_source
+from teiten.messages import tr
 from teiten.plan import plan
 from teiten.probe import probe
 from teiten.report.build import write_compare_report, write_study_report
@@ -94,6 +96,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     loaded = checked.loaded  # without the optional servers that cannot be had here
     for name, why in checked.omitted:
         print(f"teiten: note: optional server {name} left out: {why}", file=sys.stderr)
+    specs = [s.model_dump(mode="json") for _, s in loaded.study.server_matrix()]
+    if len(specs) > 1:
+        factors = differences.declared_values(specs)
+        print("teiten: note: " + (tr("differences.plan", factors="; ".join(
+            f"{field} ({' / '.join(values)})" for field, values in factors)) if factors
+            else tr("differences.plan_none")), file=sys.stderr)
     rows = [{"order_index": t.order_index, "trial_id": t.trial_id, "server": t.server,
              "workload": t.workload, "variant": t.variant, "clients": t.clients,
              "threads": t.threads, "repetition": t.repetition, "duration_s": t.duration_s}
@@ -310,6 +318,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             raise UserError("compare needs two studies: give two --store, or --studies 1,2")
         written = write_compare_report(sources, Path(args.out), lang=args.lang,
                                        allow_mixed=args.allow_mixed,
+                                       allow_different_parameters=args.allow_different_parameters,
                                        degradations=_pairs(args.degradation),
                                        exclude_rampup=args.exclude_rampup)
     finally:

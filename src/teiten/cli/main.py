@@ -124,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, metavar="DIR")
     s.add_argument("--allow-mixed", action="store_true", help="compare studies from machines "
                    "whose fingerprints differ")
+    s.add_argument("--allow-different-parameters", action="store_true", help="compare studies "
+                   "whose parameters differ (scale, duration, threads, prewarm, connect, client "
+                   "CPUs, load clients, settings profile, the shared workloads' options)")
     _report_options(s)
     return p
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from teiten import fingerprint
+from teiten.analysis import parameters
 from teiten.analysis.compare import degradation
 from teiten.analysis.inputs import AppRuns, Graphs, Hot, Locks, ReportOptions, StudyData
 from teiten.analysis.model import Notice, ReportData
@@ -185,14 +186,16 @@ def _renamed(data: StudyData, rename: Mapping[str, str]) -> StudyData:
 
 
 def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lang: str = "en",
-                         allow_mixed: bool = False,
+                         allow_mixed: bool = False, allow_different_parameters: bool = False,
                          degradations: list[tuple[str, str]] | None = None,
                          exclude_rampup: bool = False) -> dict[str, Path]:
     """One report across several studies (the fixed-point observation over the years):
     their servers side by side, the first server of the first study as the baseline.
 
     Refuses studies whose machine fingerprints differ where it matters, unless
-    ``allow_mixed``; then the report says which fields differ.
+    ``allow_mixed``, and studies whose parameters differ where their numbers stop being
+    comparable (:mod:`teiten.analysis.parameters`), unless ``allow_different_parameters``;
+    then the report says which fields or parameters differ. Refused, it writes nothing.
     """
     gathered = [study_data(store, sid) for store, sid in sources]
     first = gathered[0].study
@@ -207,6 +210,10 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     common = [k for k in keys if all(k in [w["key"] for w in s["workloads"]] for s in specs)]
     if not common:
         raise UserError("the studies share no workload; there is nothing to compare")
+    changed = parameters.differences([g.study for g in gathered])
+    if changed and not allow_different_parameters:
+        raise UserError(f"the studies differ in {parameters.listed(changed)}; their numbers are "
+                        "not comparable (add --allow-different-parameters to compare anyway)")
     names_seen: dict[str, int] = {}
     for g in gathered:
         for srv in g.study.servers:
@@ -232,7 +239,12 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
         loads=_merged(p.loads for p in parts), apps=apps,
         statements=_merged(p.statements for p in parts))
     pairs = _pairs([s.name for s in servers], degradations or [])
-    notices = (Notice("mixed-fingerprints", {"fields": ", ".join(differ)}),) if differ else ()
+    notices: tuple[Notice, ...] = (
+        (Notice("mixed-fingerprints", {"fields": ", ".join(differ)}),) if differ else ())
+    names = [g.study.name for g in gathered]  # a study compared with another run of itself: its id
+    labels = [n if names.count(n) == 1 else f"{n} #{g.study.study_id}"
+              for n, g in zip(names, gathered, strict=True)]
+    notices += (parameters.notice(changed, labels),) if changed else ()
     options = ReportOptions(
         store_path=", ".join(str(store.path.absolute()) for store, _ in sources),
         generated_at=now(), lang=lang, exclude_rampup=exclude_rampup, extra_notices=notices)

@@ -29,6 +29,7 @@ from teiten.report.activity import (
 )
 from teiten.report.cells import Cell, Context, Table
 from teiten.report.charts import workload_charts
+from teiten.report.differences import declared_sentence, difference_table
 from teiten.report.exports import section_tables, table_links
 from teiten.report.findings import sentences
 from teiten.report.formats import MISSING
@@ -86,6 +87,11 @@ def render_html(data: ReportData) -> str:
         out.append("</ul></nav>")
 
     out += [f"<h2>{e(tr('study', lang))}</h2>", _kv_table(study_rows(data))]
+    if len(data.servers) > 1:
+        out += [f'<h2 id="differences">{e(tr("differences", lang))}</h2>',
+                f"<p>{e(declared_sentence(data))}</p>",
+                *(_table(difference_table(data)) if data.differences else
+                  [f"<p>{e(tr('differences.alike', lang))}</p>"])]
     out.append(f"<h2>{e(tr('status', lang))}</h2>")
     if data.status_counts:
         out.append('<ul class="status">')

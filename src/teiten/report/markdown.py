@@ -25,6 +25,7 @@ from teiten.report.activity import (
 )
 from teiten.report.cells import Context, Table
 from teiten.report.charts import workload_charts
+from teiten.report.differences import declared_sentence, difference_table
 from teiten.report.exports import DataTable, section_tables, table_links
 from teiten.report.findings import sentences
 from teiten.report.i18n import notice_text, status_name, tr, workload_heading
@@ -52,6 +53,10 @@ def render_markdown(data: ReportData, out_dir: Path) -> Path:
         lines += [md(data.description), ""]
     lines += [f"## {tr('study', lang)}", ""]
     lines += _kv_table((tr("kv.parameter", lang), tr("kv.value", lang)), study_rows(data))
+    if len(data.servers) > 1:
+        lines += ["", f"## {tr('differences', lang)}", "", md(declared_sentence(data))]
+        lines += _table_lines(difference_table(data)) if data.differences else [
+            "", tr("differences.alike", lang)]
     lines += ["", f"## {tr('status', lang)}", ""]
     counts = data.status_counts
     header = [md(status_name(k, lang)) for k in counts]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from teiten.analysis import compare
+from teiten.analysis import compare, parameters
 from teiten.analysis.model import (
     Degradation,
     LockTable,
@@ -398,11 +398,16 @@ def _version_sub(series: ServerSeries, base: ServerSeries, lang: str) -> str:
 def study_rows(data: ReportData) -> list[tuple[str, str]]:
     lang = data.lang
     pgbench = any(sec.suite is None for sec in data.sections)  # duration and scale are theirs
+    # A compare report of studies that differ in them: each study's own value.
+    duration = ", ".join(f"{f.format_seconds(v)} ({s})" for v, s in parameters.per_study(
+        data.warnings, "duration")) or f.format_seconds(data.duration_s)
+    scale = ", ".join(f"{v} ({s})" for v, s in parameters.per_study(data.warnings, "scale")) \
+        or str(data.scale)
     return [
         (tr("study.name", lang), data.study),
-        *([(tr("study.duration", lang), f.format_seconds(data.duration_s))] if pgbench else []),
+        *([(tr("study.duration", lang), duration)] if pgbench else []),
         (tr("study.repetitions", lang), str(data.repetitions)),
-        *([(tr("study.scale", lang), str(data.scale))] if pgbench else []),
+        *([(tr("study.scale", lang), scale)] if pgbench else []),
         (tr("study.order", lang), data.order),
         (tr("study.seed", lang), str(data.seed)),
         (tr("study.confidence", lang), f"{f.format_confidence(data.confidence)}%"),

@@ -102,13 +102,8 @@ class Cluster:
         """Create the data directory (METHODS S1: --no-locale -E UTF8 by default)."""
         privileges.ensure_reachable(self.root)
         self._own_dir(self.root)
-        args = ["-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "-E", options.encoding,
-                "--no-sync"]
-        args += [f"--locale={options.locale}"] if options.locale else ["--no-locale"]
-        if options.data_checksums:
-            args.append("--data-checksums")
-        elif options.data_checksums is False and self.install.major >= 18:
-            args.append("--no-data-checksums")  # 18 turned checksums on by default
+        args = ["-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "--no-sync",
+                *options.args(self.install.major)]
         if waldir is not None:
             self.wal = waldir
             self._own_dir(waldir.parent)

@@ -73,6 +73,7 @@ class ContainerSpec:
     port: int  # where clients connect on 127.0.0.1
     settings: dict[str, str] = field(default_factory=dict)
     data_dir: Path | None = None  # the host directory mounted at PGDATA (volume: host)
+    initdb_args: str = "--no-locale --encoding=UTF8"  # as local (METHODS S1)
     run_id: str = ""
     server: str = ""
 
@@ -83,7 +84,7 @@ def run_argv(spec: ContainerSpec, docker: str = "docker") -> list[str]:
             "--label", f"{LABEL}={spec.run_id}", "--label", f"teiten.server={spec.server}",
             "--shm-size", SHM_SIZE, "--stop-timeout", "60",
             "--env", "POSTGRES_HOST_AUTH_METHOD=trust",
-            "--env", "POSTGRES_INITDB_ARGS=--no-locale --encoding=UTF8",  # as local (METHODS S1)
+            "--env", f"POSTGRES_INITDB_ARGS={spec.initdb_args}",
             "--env", f"PGDATA={PGDATA}"]
     if spec.volume == "host":
         if spec.data_dir is None:
@@ -203,7 +204,8 @@ class DockerServer(Server):
     kind = "docker"
 
     def __init__(self, name: str, install_major: str, image: str | None, volume: str,
-                 network: str, settings: dict[str, str], client: Install, run_dir: Path):
+                 network: str, settings: dict[str, str], client: Install, run_dir: Path,
+                 initdb_args: str = "--no-locale --encoding=UTF8"):
         if volume not in ("container", "host"):
             raise UserError(f"docker server '{name}': volume must be 'container' or 'host', "
                             f"not '{volume}'")
@@ -215,6 +217,7 @@ class DockerServer(Server):
         self.volume = volume
         self.network = network
         self.settings = dict(settings)
+        self.initdb_args = initdb_args
         self.client = client  # whose pgbench loads and drives the load
         self.run_dir = run_dir
         self.run_id = run_dir.name
@@ -287,7 +290,7 @@ class DockerServer(Server):
         spec = ContainerSpec(name=slot.container, image=image, volume=self.volume,
                              network=self.network, port=slot.port, settings=self.settings,
                              data_dir=slot.root / "data" if self.volume == "host" else None,
-                             run_id=self.run_id, server=self.name)
+                             initdb_args=self.initdb_args, run_id=self.run_id, server=self.name)
         self.containers.add(slot.container)
         self._docker(*run_argv(spec)[1:], timeout=120, what="docker run")
         slot.log_offset = 0

@@ -31,8 +31,10 @@ def build(spec: ServerSpec, install: Install, run_dir: Path, sizing: profiles.Si
         return ExternalServer(spec, install)
     if spec.docker is not None:
         assert spec.install is not None
+        major = int(spec.install.split(".")[0]) if spec.install.split(".")[0].isdigit() else 0
         return DockerServer(spec.name, spec.install, spec.docker.image, spec.docker.volume,
-                            spec.docker.network, docker_settings(spec, sizing), install, run_dir)
+                            spec.docker.network, docker_settings(spec, sizing), install, run_dir,
+                            " ".join(spec.initdb_options().args(major)))
     if spec.ssh is not None:
         if topology:
             return SshTopologyServer(spec, install, run_dir, sizing, max_clients=max_clients)

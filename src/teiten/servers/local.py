@@ -105,7 +105,7 @@ class LocalServer(Server):
         cluster = self._new_cluster(root, workload)
         cluster.placement = self._placement()
         cluster.netns = self._namespace()
-        cluster.initdb(self.spec.initdb, waldir=waldir)
+        cluster.initdb(self.spec.initdb_options(), waldir=waldir)
         cluster.configure(self._settings_for(workload))
         space = None
         if self.spec.tablespace:

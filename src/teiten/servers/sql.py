@@ -21,6 +21,18 @@ _NOISE = {"application_name", "client_encoding", "DateStyle", "TimeZone", "log_t
           "port", "unix_socket_directories", "log_directory", "log_filename"}
 
 
+# Settings that only report on the build, the cluster or this start (the version, initdb's
+# choices, the files of this data directory): compared elsewhere, or not configuration.
+_NOT_CONFIGURATION = {
+    "server_version", "server_version_num", "server_encoding", "data_checksums", "block_size",
+    "wal_block_size", "wal_segment_size", "segment_size", "max_function_args",
+    "max_identifier_length", "max_index_keys", "integer_datetimes", "lc_collate", "lc_ctype",
+    "data_directory", "config_file", "hba_file", "ident_file", "external_pid_file",
+    "data_directory_mode", "shared_memory_size", "shared_memory_size_in_huge_pages",
+    "in_hot_standby", "huge_pages_status", "debug_assertions", "ssl_library",
+    "num_os_semaphores"}
+
+
 def describe(conn: psycopg.Connection, install: Install | None) -> dict[str, object]:
     """Version, build and every non-default setting, read back from the server itself."""
     row = conn.execute("SELECT version(), current_setting('server_version'), "
@@ -34,9 +46,26 @@ def describe(conn: psycopg.Connection, install: Install | None) -> dict[str, obj
             "WHERE source NOT IN ('default', 'override', 'client', 'session') ORDER BY name")
         if name not in _NOISE
     }
+    defaults = {
+        name: f"{setting} {unit}" if unit else setting
+        for name, setting, unit in conn.execute(
+            "SELECT name, setting, unit FROM pg_settings "
+            "WHERE source IN ('default', 'override') ORDER BY name")
+        if name not in _NOISE and name not in _NOT_CONFIGURATION
+    }
+    made = conn.execute("SELECT current_setting('server_encoding'), datcollate, datctype, "
+                        "current_setting('wal_segment_size'), current_setting('block_size') "
+                        "FROM pg_database WHERE datname = current_database()").fetchone()
+    assert made is not None
     info: dict[str, object] = {
         "version_string": row[0], "version": row[1], "version_num": row[2],
         "data_checksums": row[3] == "on", "settings": settings,
+        # what initdb decided, read back (the data checksums are above)
+        "cluster": {"encoding": made[0], "collate": made[1], "ctype": made[2],
+                    "wal_segment_size": made[3], "block_size": made[4]},
+        # every other setting as this version has it by default: what differs between
+        # versions is listed beside the study's declared differences
+        "defaults": defaults,
     }
     if install is not None:
         info["bindir"] = str(install.bindir)

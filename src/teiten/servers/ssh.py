@@ -193,14 +193,9 @@ class SshServer(Server):
 
     def _initdb(self, slot: Slot) -> None:
         assert self.host is not None and self.install is not None
-        options = self.spec.initdb
         args = ["-D", slot.data, "-U", SUPERUSER, "-A", "scram-sha-256",
-                "--pwfile=/dev/stdin", "-E", options.encoding, "--no-sync"]
-        args += [f"--locale={options.locale}"] if options.locale else ["--no-locale"]
-        if options.data_checksums:
-            args.append("--data-checksums")
-        elif options.data_checksums is False and self.install.major >= 18:
-            args.append("--no-data-checksums")
+                "--pwfile=/dev/stdin", "--no-sync",
+                *self.spec.initdb_options().args(self.install.major)]
         # The password goes on stdin: never in a file, never on a command line (ps shows those).
         self._pg("initdb", *args, timeout=300, input=slot.password + "\n")
         self.ssh.write_text(f"{slot.data}/postgresql.conf", append=True, text=(

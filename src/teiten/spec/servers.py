@@ -18,7 +18,19 @@ class InitdbOptions(Model):
     encoding: str = Field("UTF8", description="initdb -E")
     data_checksums: bool | None = Field(
         None, description="true: --data-checksums; false: off (--no-data-checksums on 18+); "
-        "unset: the version's default (off before 18, on from 18)")
+        "unset: off under the pgecons profile, as PGECons ran every version; under the "
+        "default profile, the version's default (off before 18, on from 18)")
+
+    def args(self, major: int) -> list[str]:
+        """initdb's options for a server of PostgreSQL ``major`` (not the data directory
+        or the WAL's place): METHODS S1's --no-locale -E UTF8 unless the study says."""
+        args = ["-E", self.encoding]
+        args += [f"--locale={self.locale}"] if self.locale else ["--no-locale"]
+        if self.data_checksums:
+            args.append("--data-checksums")
+        elif self.data_checksums is False and major >= 18:
+            args.append("--no-data-checksums")  # 18 turned checksums on by default
+        return args
     waldir: str | None = Field(None, description="put the WAL in this directory (initdb --waldir)")
 
 
@@ -140,6 +152,14 @@ class ServerSpec(Model):
         self._one_place()
         self._replication()
         return self
+
+    def initdb_options(self) -> InitdbOptions:
+        """initdb's options as teiten runs them: under the pgecons profile set explicitly and
+        alike for every version (data checksums off unless the study says, as PGECons ran
+        them); under the default profile, what the study says and the version's defaults."""
+        if self.profile == "pgecons" and self.initdb.data_checksums is None:
+            return self.initdb.model_copy(update={"data_checksums": False})
+        return self.initdb
 
     def _one_place(self) -> None:
         """ssh, docker and netns each say where the server runs: they exclude what only a

@@ -1,0 +1,167 @@
+"""Like with like: every way the servers of a study differ, and whether the study declared it.
+
+PGECons compared versions with everything else held equal. A study file declares its factor
+by what it sets differently between its servers (the install, a setting, initdb options,
+cores ...); everything else that differs is listed beside it, so that the reader knows what
+else the comparison carries: the defaults a new version changed, what initdb chose, the
+build's origin and flags, the pgbench that drove each server. The facts come from what
+teiten read back from each running server (``ServerRecord.description``), not from what it
+asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from teiten.analysis.model import Difference
+from teiten.results import ServerRecord
+
+# Spec fields that name or place a server rather than configure it.
+_NOT_A_FACTOR = {"name", "optional", "resolved", "placement", "ssh_config"}
+
+# Read-back facts and the spec fields that declare them.
+_CLUSTER_FACTS = (("data_checksums", "initdb.data_checksums", "initdb"),
+                  ("encoding", "initdb.encoding", "initdb"), ("collate", "initdb.locale", "initdb"),
+                  ("ctype", "initdb.locale", "initdb"), ("wal_segment_size", "-", "initdb"),
+                  ("block_size", "-", "build"))
+_BUILD_FACTS = ("CONFIGURE", "CFLAGS", "CC")
+
+_MEMORY = {"B": 1, "kB": 1024, "8kB": 8192, "16MB": 16 << 20, "MB": 1 << 20}
+_MEMORY_OUT = (("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1024), ("B", 1))
+_TIME = {"us": 1, "ms": 1000, "s": 1_000_000, "min": 60_000_000}
+_TIME_OUT = (("d", 86_400_000_000), ("h", 3_600_000_000), ("min", 60_000_000),
+             ("s", 1_000_000), ("ms", 1000), ("us", 1))
+
+
+def setting_text(setting: str, unit: str | None) -> str:
+    """A setting as ``SHOW`` words it: ``16384`` in ``8kB`` is ``128MB``, ``60000`` ms is
+    ``1min``; negative values (which mean "off" or "unset") and fractions stay as they are."""
+    if not unit:
+        return setting or "''"
+    try:
+        n = int(setting)
+    except ValueError:
+        return f"{setting} {unit}"
+    scale, out = (_MEMORY, _MEMORY_OUT) if unit in _MEMORY else (_TIME, _TIME_OUT)
+    if n <= 0:
+        return setting
+    if unit not in scale:
+        return f"{setting} {unit}"
+    base = n * scale[unit]
+    name, size = next((name, size) for name, size in out if base % size == 0)
+    return f"{base // size}{name}"
+
+
+def declared(servers: Sequence[ServerRecord]) -> set[str]:
+    """The spec fields (dotted: ``install``, ``settings.work_mem``, ``initdb.data_checksums``)
+    whose values are not the same for every server: the study's declared factors."""
+    return {field for field, _ in declared_values([s.spec for s in servers])}
+
+
+def declared_values(specs: Sequence[Mapping[str, Any]]) -> list[tuple[str, tuple[str, ...]]]:
+    """Each spec field that differs between the servers' specs, with its values (the
+    :meth:`ServerSpec.model_dump` of each server, in server order)."""
+    flat = [_flatten({k: v for k, v in s.items() if k not in _NOT_A_FACTOR}) for s in specs]
+    keys = sorted({k for f in flat for k in f})
+    return [(k, values) for k in keys
+            for values in [tuple("—" if f.get(k) is None else _word(f.get(k)) for f in flat)]
+            if len(set(values)) > 1]
+
+
+def differences(servers: Sequence[ServerRecord]) -> tuple[Difference, ...]:
+    """Every difference between the servers, declared ones first, then what the servers
+    showed when read back: initdb's choices, settings (a version's defaults among them),
+    the build and the pgbench that drove them. Servers never read back (a study that has
+    not run) take part with what their spec says."""
+    if len(servers) < 2:
+        return ()
+    factors = declared(servers)
+    descs = [s.description or {} for s in servers]
+    out: list[Difference] = []
+
+    def add(what: str, values: Sequence[object], cause: str) -> None:
+        shown = tuple("—" if v is None else _word(v) for v in values)
+        if len(set(shown)) > 1:
+            out.append(Difference(what, shown, cause))
+
+    def cause_of(*fields: str, otherwise: str) -> str:
+        return "declared" if any(f in factors or any(k.startswith(f + ".") for k in factors)
+                                 for f in fields) else otherwise
+
+    add("version", [d.get("version") for d in descs],
+        cause_of("install", "external", "ssh", "docker", otherwise="version"))
+    for field in sorted(factors):
+        if field != "install" and not field.startswith(("settings.", "initdb.")):
+            add(field, [_flatten(dict(s.spec)).get(field) for s in servers], "declared")
+    cluster = [d.get("cluster") or {} for d in descs]
+    for fact, field, otherwise in _CLUSTER_FACTS:
+        values = [d.get(fact) for d in descs] if fact == "data_checksums" else [
+            c.get(fact) for c in cluster]
+        if any(v is not None for v in values):
+            add(fact, values, cause_of(field, "profile", otherwise=otherwise))
+    for field in sorted(k for k in factors if k.startswith("initdb.") and k not in
+                        {"initdb.data_checksums", "initdb.encoding", "initdb.locale"}):
+        add(field, [_flatten(dict(s.spec)).get(field) for s in servers], "declared")
+    out += _setting_differences(descs, factors)
+    add("origin", [d.get("origin") for d in descs], "build")
+    configs = [d.get("pg_config") or {} for d in descs]
+    for key in _BUILD_FACTS:
+        if all(c.get(key) is not None for c in configs):
+            add(f"pg_config {key}", [c.get(key) for c in configs], "build")
+    add("pgbench", [d.get("pgbench") for d in descs], "client")
+    return tuple(sorted(out, key=lambda d: d.cause != "declared"))
+
+
+def _setting_differences(descs: Sequence[Mapping[str, Any]], factors: set[str]) -> list[Difference]:
+    """Settings whose values differ. Declared: the study sets them differently; profile: the
+    study gives the servers different profiles and a server has it from its configuration; a
+    version's default: at least one server has it from its defaults; otherwise set (by the
+    profile or the workload) to different values. A setting
+    that only some versions have is listed as absent ("—") in the others."""
+    if not all("defaults" in d for d in descs):
+        return []  # read back before teiten recorded defaults: no honest list
+    effective = [{**{k: setting_text(*_split(v)) for k, v in d["defaults"].items()},
+                  **{k: setting_text(str(v.get("setting", "")), v.get("unit"))
+                     for k, v in (d.get("settings") or {}).items()}} for d in descs]
+    out = []
+    for name in sorted({k for e in effective for k in e}):
+        values = tuple(e.get(name, "—") for e in effective)
+        if len(set(values)) < 2:
+            continue
+        set_by_one = any(name not in d["defaults"] and name in e for d, e in zip(
+            descs, effective, strict=True))
+        if f"settings.{name}" in factors:
+            cause = "declared"
+        elif any(name not in e for e in effective):
+            cause = "version-only"
+        elif "profile" in factors and set_by_one:
+            cause = "profile"
+        elif any(name in d["defaults"] for d in descs):
+            cause = "version-default"
+        else:
+            cause = "setting"
+        out.append(Difference(name, values, cause))
+    return out
+
+
+def _split(text: str) -> tuple[str, str | None]:
+    """``"16384 8kB"`` as stored in a server's defaults: the setting and its unit."""
+    setting, _, unit = text.rpartition(" ")
+    return (setting, unit) if setting and unit in {**_MEMORY, **_TIME} else (text, None)
+
+
+def _flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, v in value.items():
+        if isinstance(v, Mapping) and v:
+            out.update(_flatten(v, f"{prefix}{key}."))
+        elif v is not None and v != {} and v != []:
+            out[f"{prefix}{key}"] = v
+    return out
+
+
+def _word(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)

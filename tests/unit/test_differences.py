@@ -1,0 +1,97 @@
+"""Like with like: what the servers of a study differ in, and why (declared by the study, a
+version's default, initdb, the build, the pgbench that drove them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from teiten.analysis.differences import declared_values, differences, setting_text
+from teiten.results import ServerRecord
+
+
+def _server(name: str, install: str, *, version: str, checksums: bool = False,
+            defaults: dict[str, str] | None = None, settings: dict[str, Any] | None = None,
+            spec: dict[str, Any] | None = None, origin: str = "pypi",
+            cflags: str = "-O2") -> ServerRecord:
+    description: dict[str, Any] = {
+        "version": version, "data_checksums": checksums, "origin": origin,
+        "pg_config": {"CONFIGURE": "'--with-icu'", "CFLAGS": cflags, "CC": "gcc"},
+        "cluster": {"encoding": "UTF8", "collate": "C", "ctype": "C", "wal_segment_size": "16MB",
+                    "block_size": "8192"},
+        "defaults": defaults if defaults is not None else {"effective_io_concurrency": "1"},
+        "settings": settings or {"shared_buffers": {"setting": "16384", "unit": "8kB",
+                                                    "source": "configuration file"}},
+        "pgbench": version,
+    }
+    return ServerRecord(name, 0, "local", {"name": name, "install": install, "profile": "pgecons",
+                                           "initdb": {"encoding": "UTF8"}, **(spec or {})},
+                        description)
+
+
+def test_two_versions_list_the_version_its_defaults_and_what_only_one_has() -> None:
+    old = _server("pg17", "17", version="17.11",
+                  defaults={"effective_io_concurrency": "1", "ssl_ecdh_curve": "prime256v1",
+                            "log_connections": "off"})
+    new = _server("pg18", "18", version="18.6",
+                  defaults={"effective_io_concurrency": "16", "io_method": "worker",
+                            "log_connections": ""})
+    found = {d.what: (d.values, d.cause) for d in differences([old, new])}
+    assert found == {
+        "version": (("17.11", "18.6"), "declared"),
+        "effective_io_concurrency": (("1", "16"), "version-default"),
+        "log_connections": (("off", "''"), "version-default"),
+        "io_method": (("—", "worker"), "version-only"),
+        "ssl_ecdh_curve": (("prime256v1", "—"), "version-only"),
+        "pgbench": (("17.11", "18.6"), "client"),
+    }
+    assert differences([old, new])[0].what == "version"  # declared first
+
+
+def test_an_undeclared_initdb_default_and_build_are_listed_as_such() -> None:
+    a = _server("a", "18", version="18.6", checksums=False)
+    b = _server("b", "18", version="18.6", checksums=True, origin="source", cflags="-O0")
+    found = {d.what: (d.values, d.cause) for d in differences([a, b])}
+    assert found == {"data_checksums": (("off", "on"), "initdb"),
+                     "origin": (("pypi", "source"), "build"),
+                     "pg_config CFLAGS": (("-O2", "-O0"), "build")}
+
+
+def test_what_the_study_sets_differently_is_declared() -> None:
+    a = _server("a", "17", version="17.11")
+    b = _server("b", "17", version="17.11", checksums=True,
+                settings={"shared_buffers": {"setting": "32768", "unit": "8kB",
+                                             "source": "configuration file"}},
+                spec={"initdb": {"encoding": "UTF8", "data_checksums": True},
+                      "settings": {"shared_buffers": "256MB"}, "cores": 2})
+    found = {d.what: (d.values, d.cause) for d in differences([a, b])}
+    assert found == {"cores": (("—", "2"), "declared"),
+                     "data_checksums": (("off", "on"), "declared"),
+                     "shared_buffers": (("128MB", "256MB"), "declared")}
+    assert declared_values([a.spec, b.spec]) == [
+        ("cores", ("—", "2")), ("initdb.data_checksums", ("—", "on")),
+        ("settings.shared_buffers", ("—", "256MB"))]
+
+
+def test_alike_servers_and_a_single_server_have_no_differences() -> None:
+    assert differences([_server("a", "17", version="17.11")]) == ()
+    assert differences([_server("a", "17", version="17.11"),
+                        _server("b", "17", version="17.11")]) == ()
+
+
+def test_servers_read_back_before_defaults_were_recorded_list_no_settings() -> None:
+    """A store written before teiten recorded each version's defaults: its servers' settings
+    cannot be compared honestly, so none are listed (the version still is)."""
+    old = _server("pg17", "17", version="17.11")
+    new = _server("pg18", "18", version="18.6", defaults={"effective_io_concurrency": "16"})
+    del old.description["defaults"]  # type: ignore[attr-defined]
+    assert [d.what for d in differences([old, new])] == ["version", "pgbench"]
+
+
+@pytest.mark.parametrize(("setting", "unit", "shown"), [
+    ("16384", "8kB", "128MB"), ("60000", "ms", "1min"), ("3600", "s", "1h"), ("4096", "kB", "4MB"),
+    ("200", "ms", "200ms"), ("16777216", "B", "16MB"), ("-1", "ms", "-1"), ("0", "kB", "0"),
+    ("1.5", "ms", "1.5 ms"), ("", None, "''"), ("on", None, "on")])
+def test_settings_are_shown_as_show_words_them(setting: str, unit: str | None, shown: str) -> None:
+    assert setting_text(setting, unit) == shown
