@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-Status = Literal["planned", "running", "ok", "failed", "skipped"]
-STATUSES: tuple[str, ...] = ("planned", "running", "ok", "failed", "skipped")
+# disturbed: the trial ran while foreign load on the machine exceeded the noise guard's
+# threshold; it is kept with its figures, left out of the analysis, and repeated.
+Status = Literal["planned", "running", "ok", "failed", "skipped", "disturbed"]
+STATUSES: tuple[str, ...] = ("planned", "running", "ok", "failed", "skipped", "disturbed")
 
 
 def now() -> str:
@@ -53,6 +55,7 @@ class PlannedTrial:
     repetition: int
     duration_s: float
     variant: str = ""  # a measured-statement workload's variant, e.g. "models=jsonb indexes=brin"
+    repeat_of: str | None = None  # the disturbed trial this one repeats, in the same block
 
     def __post_init__(self) -> None:
         if self.repetition < 1 or self.threads < 1 or self.duration_s < 0:
@@ -62,6 +65,11 @@ class PlannedTrial:
     @property
     def point(self) -> Point:
         return Point(self.server, self.workload, self.clients, self.variant)
+
+    @property
+    def attempt(self) -> int:
+        """1 for a planned trial; n for its (n-1)th repeat, ``<id>.n``."""
+        return int(self.trial_id.rsplit(".", 1)[1]) if self.repeat_of else 1
 
 
 @dataclass(frozen=True)
@@ -140,10 +148,11 @@ class Evidence:
 
 @dataclass(frozen=True)
 class TrialResult:
-    """A finished trial, ok or failed, with everything it produced."""
+    """A finished trial, ok, failed or disturbed (measured, but foreign load exceeded the
+    noise guard: ``error`` says by whom), with everything it produced."""
 
     trial_id: str
-    status: Literal["ok", "failed"]
+    status: Literal["ok", "failed", "disturbed"]
     finished_at: str
     error: str | None = None
     figures: LoadFigures | None = None
@@ -156,10 +165,11 @@ class TrialResult:
     steps: tuple[StepRecord, ...] = ()  # kept even when a later step failed
 
     def __post_init__(self) -> None:
-        if self.status not in ("ok", "failed"):
-            raise ValueError(f"a finished trial is ok or failed, not {self.status!r}")
-        if (self.status == "failed") != bool(self.error):
-            raise ValueError(f"trial {self.trial_id}: a failed trial has an error, an ok one none")
+        if self.status not in ("ok", "failed", "disturbed"):
+            raise ValueError(f"a finished trial is ok, failed or disturbed, not {self.status!r}")
+        if (self.status != "ok") != bool(self.error):
+            raise ValueError(f"trial {self.trial_id}: a failed or disturbed trial has an error "
+                             "(its reason), an ok one none")
 
 
 @dataclass(frozen=True)

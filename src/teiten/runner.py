@@ -14,11 +14,10 @@ window, and the runner judges the outcome and stores it as a teiten.results.Tria
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -34,17 +33,16 @@ from teiten.drivers import load, pgbench
 from teiten.errors import TeitenError, UserError
 from teiten.installs import Install, Resolution
 from teiten.messages import tr
-from teiten.monitors import CPU_KEYS, MonitorResult, Monitors, lwlock, replication
-from teiten.monitors.profile import Profile, Profiler, start_profile, stop_profile
-from teiten.monitors.system import SystemMonitor, SystemResult
+from teiten.monitors.foreign import quiet_check
 from teiten.plan import plan
 from teiten.remote import Ssh
-from teiten.results import Evidence, PlannedTrial, TrialResult, now
+from teiten.results import PlannedTrial, TrialResult, now
 from teiten.servers import factory, profiles
 from teiten.servers.base import Endpoint, Server, Target
 from teiten.servers.local import check_install
-from teiten.spec import Study, load_text
+from teiten.spec import NoiseGuardSpec, Study, load_text
 from teiten.store import Store
+from teiten.window import Watch, WindowOptions, disturbance, who
 from teiten.workloads import Workload
 from teiten.workloads.base import TrialOutcome, TrialRequest
 
@@ -129,22 +127,30 @@ class _Context:
     prepared: set[tuple[str, str]] = field(default_factory=set)  # (server, workload) loaded
     unprepared: dict[tuple[str, str], str] = field(default_factory=dict)  # ... that failed: why
     monitors: bool = True
+    guard: NoiseGuardSpec | None = None  # the noise guard; None: off
     client_cpus: dict[str, list[int]] = field(default_factory=dict)  # server -> pgbench's CPUs
     load_clients: list[load.Client] = field(default_factory=list)  # several: the study's
 
 
 def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False,
-            monitors: bool = True, beside_others: bool = False) -> dict[str, int]:
+            monitors: bool = True, beside_others: bool = False,
+            noise_guard: bool | None = None) -> dict[str, int]:
     """Run every planned trial of a study. Returns the status counts at the end.
 
     ``beside_others``: other benchmarks may run on this machine meanwhile (the CLI's
-    --beside-others); the study's record says so for good, and its report with it."""
+    --beside-others); the study's record says so for good, and its report with it.
+    ``noise_guard``: True or False overrides the study's noise_guard.enabled; what was in
+    force is recorded with the study."""
     stored = store.study_results(study_id)
     spec_json = dict(stored.spec)
-    if beside_others and not spec_json.get("beside_others"):
-        spec_json["beside_others"] = True
-        store.record_spec(study_id, spec_json)
     study = load_text(stored.spec_yaml, stored.source).study
+    guard = study.noise_guard
+    enabled = guard.enabled if noise_guard is None else noise_guard
+    spec_json["noise_guard"] = {**guard.model_dump(), "enabled": enabled}
+    if beside_others:
+        spec_json["beside_others"] = True
+    if spec_json != stored.spec:
+        store.record_spec(study_id, spec_json)
     omitted = {o["server"] for o in spec_json.get("omitted", [])}
     if omitted:
         study = study.model_copy(update={"servers": [s for s in study.servers if s.name not in omitted]})
@@ -157,7 +163,7 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
         f"clusters of study {study.study} ({store.path})")
     store.add_workdir(study_id, run_dir)
     ctx = _Context(store, study_id, study, _workloads_from(spec_json), run_dir, report,
-                   monitors=monitors)
+                   monitors=monitors, guard=guard if enabled else None)
     try:
         _setup_servers(ctx)
         _loop(ctx)
@@ -235,22 +241,64 @@ def _client_resolution() -> Resolution:
 
 
 def _loop(ctx: _Context) -> None:
+    if ctx.guard is not None:  # a run killed between a disturbed trial and its repeat
+        for r in ctx.store.records(ctx.study_id):
+            if r.status == "disturbed":
+                _repeat(ctx, r.planned, after_kill=True)
     rows = ctx.store.records(ctx.study_id)
     todo = [r.planned for r in rows if r.status == "planned"]
-    done_before = len(rows) - len(todo)
+    total, done = len(rows), len(rows) - len(todo)
     _prepare_all(ctx, todo)
+    _quiet_check(ctx)
     started = time.monotonic()
     spent: list[float] = []
-    for n, trial in enumerate(todo):
+    while todo:
+        trial = todo.pop(0)
         mean = sum(spent) / len(spent) if spent else None
-        eta = mean * (len(todo) - n) if mean is not None else None
-        ctx.report(Event("trial-start", index=done_before + n + 1, total=len(rows), trial=trial,
+        eta = mean * (len(todo) + 1) if mean is not None else None
+        ctx.report(Event("trial-start", index=done + 1, total=total, trial=trial,
                          elapsed=time.monotonic() - started, eta=eta))
         t0 = time.monotonic()
         status, message = _run_trial(ctx, trial)
         spent.append(time.monotonic() - t0)
-        ctx.report(Event("trial-end", index=done_before + n + 1, total=len(rows), trial=trial,
+        done += 1
+        repeat = _repeat(ctx, trial) if status == "disturbed" else None
+        if repeat is not None:
+            # The store placed it after its block's last trial, the later ones one place on.
+            at = next((i for i, t in enumerate(todo) if t.order_index >= repeat.order_index),
+                      len(todo))
+            todo.insert(at, repeat)
+            total += 1
+            message += f"; repeated as trial {repeat.trial_id}"
+        ctx.report(Event("trial-end", index=done, total=total, trial=trial,
                          status=status, message=message, elapsed=time.monotonic() - started))
+
+
+def _repeat(ctx: _Context, trial: PlannedTrial, *, after_kill: bool = False
+            ) -> PlannedTrial | None:
+    """The repeat of a disturbed trial, in its block, while the study allows more. After a
+    kill, only a disturbed trial that is the last of its chain and has no repeat yet."""
+    assert ctx.guard is not None
+    original = trial.repeat_of or trial.trial_id
+    chain = [r.planned for r in ctx.store.records(ctx.study_id)
+             if r.planned.repeat_of == original]
+    if after_kill and any(t.attempt > trial.attempt for t in chain):
+        return None
+    return ctx.store.add_repeat(ctx.study_id, trial) if len(chain) < ctx.guard.repeats else None
+
+
+def _quiet_check(ctx: _Context) -> None:
+    """Before the first trial: is the machine quiet? A busy one is said at once, and kept
+    with the study for its report; the guard then judges each trial."""
+    if ctx.guard is None:
+        return
+    found = quiet_check(2.0)
+    spec_json = dict(ctx.store.study_results(ctx.study_id).spec)
+    spec_json["quiet_check"] = found.to_json()
+    ctx.store.record_spec(ctx.study_id, spec_json)
+    if found.cpus > ctx.guard.max_foreign_cpus:
+        ctx.report(Event("note", message=tr("noise.busy", cpus=f"{found.cpus:.2f}",
+                                            who=who(found), limit=f"{ctx.guard.max_foreign_cpus:g}")))
 
 
 def _prepare_all(ctx: _Context, todo: list[PlannedTrial]) -> None:
@@ -312,7 +360,9 @@ def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
         return "failed", reason
     _describe(ctx, trial.server, server)
     notes: list[str] = []
-    watch = _Watch(ctx, trial, server, notes)
+    watch = Watch(trial, server, notes, WindowOptions(ctx.monitors, ctx.study.profile,
+                                                      foreign=ctx.guard is not None),
+                  client_cpus=ctx.client_cpus.get(trial.server))
     try:
         endpoint = server.begin_trial(workload, tid, prewarm=ctx.study.prewarm and workload.prewarm)
         outcome = workload.run_trial(_request(ctx, trial, server, endpoint), watch.around(endpoint))
@@ -331,14 +381,17 @@ def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
     run, seen, affinity = outcome.run, watch.seen, watch.affinity
     warnings = seen.warnings if seen else []
     notes = list(end.notes) + warnings + notes + list(outcome.notes)
-    evidence = watch.evidence(ctx, trial, server, end.log, outcome)
+    evidence = watch.evidence(end.log, outcome)
     if run is not None:
         error = (_verdict(run, end.crashed) or (affinity.failure() if affinity else None)
                  or outcome.error)
     else:
         error = outcome.error or end.crashed
     out = outcome.output
-    status: Literal["ok", "failed"] = "failed" if error else "ok"
+    status: Literal["ok", "failed", "disturbed"] = "failed" if error else "ok"
+    if status == "ok" and ctx.guard is not None and watch.foreign is not None:
+        error = disturbance(watch.foreign, ctx.guard.max_foreign_cpus)
+        status = "disturbed" if error else "ok"
     store.finish_trial(sid, TrialResult(
         tid, status, now(), error=error, figures=out.figures() if out is not None else None,
         argv=tuple(run.argv) if run else (), stdout=run.stdout if run else "",
@@ -361,126 +414,6 @@ def _request(ctx: _Context, trial: PlannedTrial, server: Server, endpoint: Endpo
         duration_s=trial.duration_s, variant=trial.variant,
         cpus=ctx.client_cpus.get(trial.server), work_dir=ctx.run_dir,
         cold_restart=server.cold_restarter())
-
-
-class _Watch:
-    """The monitors of one trial's measured window: the workload enters :meth:`around` just
-    before what it measures and leaves it right after; what they saw stays here."""
-
-    def __init__(self, ctx: _Context, trial: PlannedTrial, server: Server, notes: list[str]):
-        self.ctx, self.trial, self.server, self.notes = ctx, trial, server, notes
-        self.seen: MonitorResult | None = None
-        self.affinity: cpus.AffinityReport | None = None
-        self.profile: Profile | None = None
-        self.lag: replication.LagResult | None = None
-        self.host: SystemResult | None = None
-        self.log_mark: int | None = None
-
-    @contextlib.contextmanager
-    def around(self, endpoint: Endpoint) -> Iterator[None]:
-        ctx, server = self.ctx, self.server
-        watch = Monitors(endpoint.conninfo(), devices=server.devices(),
-                         server_cpus=server.confined_cpus()) if ctx.monitors else None
-        profiler = _profiler(ctx, self.trial, server, self.notes)
-        confined = _affinity_watch(server)
-        self.log_mark = server.log_mark()
-        watch_lag, watch_host = _server_watches(ctx, server)
-        if watch is not None:
-            watch.start()
-        if confined is not None:
-            confined.start()
-        try:
-            yield
-        finally:
-            self.lag = watch_lag.stop() if watch_lag is not None else None
-            self.host = watch_host.stop() if watch_host is not None else None
-            self.seen = watch.stop() if watch is not None else None
-            self.affinity = confined.stop() if confined is not None else None
-            self.profile = stop_profile(profiler, self.notes)
-
-    def evidence(self, ctx: _Context, trial: PlannedTrial, server: Server, log: str,
-                 outcome: TrialOutcome) -> Evidence | None:
-        """What the monitors saw, with the profile, the CPU placement, the LWLock statistics
-        of the load's window of the log, each pgbench of several, and the workload's own."""
-        evidence = self.seen.evidence() if self.seen else None
-        if self.profile is not None:
-            evidence = evidence or Evidence()
-            evidence.details["profile"] = self.profile.to_json()
-        if self.affinity is not None and server.placement is not None:
-            evidence = evidence or Evidence()
-            client = ctx.client_cpus.get(trial.server)
-            evidence.details["placement"] = {
-                **server.placement.to_json(), "watch": self.affinity.to_json(),
-                "client_cpus": cpus.format_list(client) if client else "any"}
-        run = outcome.run
-        if self.log_mark is not None and run is not None and run.output.transactions:
-            locks = lwlock.window_stats(log, self.log_mark, run.output.transactions)
-            if locks:
-                evidence = evidence or Evidence()
-                evidence.details["lwlock"] = locks
-        if outcome.together is not None or self.lag is not None or self.host is not None:
-            evidence = _topology_evidence(evidence or Evidence(), outcome.together, self.lag,
-                                          self.host)
-        if outcome.details:
-            evidence = evidence or Evidence()
-            evidence.details.update(outcome.details)
-        return evidence
-
-
-def _server_watches(ctx: _Context, server: Server
-                    ) -> tuple[replication.LagMonitor | None, SystemMonitor | None]:
-    """Started monitors of what only some servers have: the replication lag of a primary
-    with standbys, and the system of a server on another host."""
-    if not ctx.monitors:
-        return None, None
-    primary = server.lag_conninfo()
-    lag = replication.LagMonitor(primary) if primary else None
-    backend = server.remote_monitor()
-    host = SystemMonitor(backend=backend) if backend is not None else None
-    for watch in (lag, host):
-        if watch is not None:
-            watch.start()
-    return lag, host
-
-
-def _topology_evidence(evidence: Evidence, together: load.Load | None,
-                       lag: replication.LagResult | None, host: SystemResult | None) -> Evidence:
-    """The per-process detail of several pgbench processes, the replication lag series and
-    the server host's system activity, added to a trial's evidence."""
-    if together is not None:
-        evidence.details["load"] = together.details()
-        evidence.metrics["load_skew_s"] = together.skew_s
-        evidence.metrics["load_processes"] = float(len(together.parts))
-    if lag is not None:
-        evidence.series.extend(("replication", t, name, value) for t, name, value in lag.series)
-        evidence.metrics.update({f"replication_{k}": v for k, v in lag.summary.items()})
-        evidence.details["replication"] = lag.states
-    if host is not None:
-        evidence.series.extend(("server-system", t, name, value)
-                               for t, sample in host.series for name, value in sample.items())
-        evidence.metrics.update({f"host_{key}": host.summary[name]
-                                 for key, name in CPU_KEYS.items() if name in host.summary})
-        evidence.details["server_system_summary"] = host.summary
-    return evidence
-
-
-def _affinity_watch(server: Server) -> cpus.AffinityWatch | None:
-    """A watch on the CPUs of a confined server's processes, for the measured window."""
-    confined = server.confined_cpus()
-    if confined is None:
-        return None
-    pid = server.server_pid()
-    return cpus.AffinityWatch(pid, confined) if pid is not None else None
-
-
-def _profiler(ctx: _Context, trial: PlannedTrial, server: Server, notes: list[str]) -> Profiler | None:
-    """A started profiler when the study asks for a profile of this trial."""
-    wanted = ctx.study.profile
-    if wanted is None or not wanted.wants(trial.server, trial.workload, trial.clients,
-                                          trial.repetition):
-        return None
-    return start_profile(server.server_pid(), wanted.event, wanted.frequency, notes,
-                         title=f"{trial.server} · {trial.workload} · {trial.clients} clients")
 
 
 def _verdict(run: pgbench.PgbenchRun, crashed: str | None) -> str | None:

@@ -123,11 +123,42 @@ def test_a_trial_result_goes_in_and_the_study_comes_back_in_one_piece(tmp_path: 
 
 
 def test_a_result_that_contradicts_itself_is_refused() -> None:
-    with pytest.raises(ValueError, match="a failed trial has an error"):
+    with pytest.raises(ValueError, match="a failed or disturbed trial has an error"):
         TrialResult("t", "failed", "now")
-    with pytest.raises(ValueError, match="a failed trial has an error"):
+    with pytest.raises(ValueError, match="a failed or disturbed trial has an error"):
+        TrialResult("t", "disturbed", "now")
+    with pytest.raises(ValueError, match="a failed or disturbed trial has an error"):
         TrialResult("t", "ok", "now", error="but it failed")
-    with pytest.raises(ValueError, match="ok or failed"):
+    with pytest.raises(ValueError, match="ok, failed or disturbed"):
         TrialResult("t", "skipped", "now")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="at least 1 client"):
         Point("a", "w", 0)
+
+
+def test_a_disturbed_trial_is_kept_and_repeated_in_its_block(tmp_path: Path) -> None:
+    """A disturbed trial keeps its figures and reason; its repeat is a new trial placed after
+    the last trial of the same repetition set, the later trials one place on; a repeat of a
+    repeat counts from the original."""
+    store = Store.open(tmp_path / "s.db", create=True)
+    plan = [PlannedTrial(f"t{i}", i, "a", "w", c, 1, rep, 5.0)
+            for i, (c, rep) in enumerate([(1, 1), (2, 1), (1, 2), (2, 2)])]
+    sid = store.create_study(
+        name="s", source="x.yaml", spec_yaml="study: s", spec_json="{}", seed=1,
+        created_at="2026-01-01T00:00:00+00:00", fingerprint={}, teiten_version="0",
+        servers=[("a", "local", "{}")], trials=plan)
+    figures = LoadFigures(tps=100.0, transactions=500, failed_transactions=0, duration_s=5.0,
+                          latency_ms_avg=1.0, latency_ms_stddev=0.1, initial_connection_ms=1.0,
+                          pgbench_version="18")
+    store.finish_trial(sid, TrialResult("t0", "disturbed", "now", error="foreign load",
+                                        figures=figures))
+    repeat = store.add_repeat(sid, plan[0])
+    assert (repeat.trial_id, repeat.order_index, repeat.repeat_of, repeat.repetition) == (
+        "t0.2", 2, "t0", 1)
+    again = store.add_repeat(sid, repeat)
+    assert (again.trial_id, again.order_index, again.repeat_of) == ("t0.3", 3, "t0")
+    assert [(r.trial_id, r.planned.order_index) for r in store.records(sid)] == [
+        ("t0", 0), ("t1", 1), ("t0.2", 2), ("t0.3", 3), ("t2", 4), ("t3", 5)]
+    found = store.study_results(sid)
+    assert found.trials[0].status == "disturbed" and found.trials[0].tps == 100.0
+    assert found.trials[0].error == "foreign load" and found.ok() == ()
+    assert store.status_counts(sid) == {"disturbed": 1, "planned": 5}

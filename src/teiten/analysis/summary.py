@@ -28,6 +28,7 @@ from teiten.analysis.model import (
     TrialSeries,
     WorkloadSection,
 )
+from teiten.analysis.noise import noise_notices
 from teiten.results import ProgressPoint, ServerRecord, TrialRecord
 from teiten.workloads import statements
 
@@ -377,6 +378,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     if study.spec.get("beside_others"):  # run or resumed with --beside-others (issue 18, 3a)
         notes_first.append(Notice("beside-others"))
     notes_first += [Notice("server-omitted", dict(o)) for o in study.spec.get("omitted", [])]
+    notes_first += noise_notices(study)
     if options.exclude_rampup:
         trials, excluded = _without_rampup(trials, data.progress)
         notes_first.append(Notice("rampup-excluded", {"trials": excluded}))

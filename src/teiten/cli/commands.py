@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import re
 import sys
 from pathlib import Path
@@ -118,7 +119,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def _finish(store: Store, study_id: int, counts: dict[str, int], args: argparse.Namespace) -> int:
     total = sum(counts.values())
-    parts = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("ok", "failed", "skipped")
+    parts = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("ok", "failed", "skipped", "disturbed")
                       if counts.get(k) or k == "ok")
     print(f"teiten: {total} trials: {parts}; store: {store.path}", file=sys.stderr)
     if not args.no_report:
@@ -209,10 +210,20 @@ def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
         store, study_id = runner.create(checked, Path(args.store), source)
         try:
             counts = runner.execute(store, study_id, Progress(), monitors=not args.no_monitors,
-                                    beside_others=args.beside_others)
+                                    beside_others=args.beside_others,
+                                    noise_guard=_noise_guard(args))
             return _finish(store, study_id, counts, args)
         finally:
             store.close()
+
+
+def _noise_guard(args: argparse.Namespace) -> bool | None:
+    """--noise-guard on|off; else TEITEN_NOISE_GUARD (the test suite turns it off for the
+    tests that are not about it); else None: what the study says."""
+    given = args.noise_guard or os.environ.get("TEITEN_NOISE_GUARD")
+    if given not in (None, "", "on", "off"):
+        raise UserError(f"TEITEN_NOISE_GUARD={given}: give on or off")
+    return None if not given else given == "on"
 
 
 def store_report_dir(store: str) -> Path:
@@ -243,7 +254,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
                           say=functools.partial(print, file=sys.stderr, flush=True)):
             counts = runner.execute(store, study_id, Progress(), retry_failed=args.retry_failed,
                                     monitors=not args.no_monitors,
-                                    beside_others=args.beside_others)
+                                    beside_others=args.beside_others,
+                                    noise_guard=_noise_guard(args))
             return _finish(store, study_id, counts, args)
     finally:
         store.close()

@@ -160,6 +160,10 @@ def _machine_options(s: argparse.ArgumentParser) -> None:
     g.add_argument("--beside-others", action="store_true", help="run even while another "
                    "benchmark runs on this machine (for tests that need two at once); the study "
                    "records it and its report says its figures may include their load")
+    s.add_argument("--noise-guard", choices=("on", "off"), default=None,
+                   help="on: mark trials disturbed by other load on this machine, leave them "
+                   "out and repeat them; off: measure nothing (default: TEITEN_NOISE_GUARD "
+                   "when set, else the study's noise_guard, which is on)")
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:

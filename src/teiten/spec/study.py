@@ -39,6 +39,22 @@ class ProfileSpec(Model):
             and (p.clients in (None, clients)) for p in self.points)
 
 
+class NoiseGuardSpec(Model):
+    """The noise guard: every trial measures the CPU that processes outside it (everything
+    but the server's processes, pgbench and teiten) used during its measured window. A trial
+    over the limit is kept, marked disturbed, left out of the analysis and repeated in its
+    block."""
+
+    enabled: bool = Field(True, description="measure and act on foreign load (off: measure "
+                          "nothing; 'teiten run --noise-guard off' also turns it off)")
+    max_foreign_cpus: Annotated[float, Field(gt=0, le=4096)] = Field(
+        0.25, description="a trial is disturbed when processes outside it used more CPUs than "
+        "this, on average over its window")
+    repeats: Annotated[int, Field(ge=0, le=10)] = Field(
+        2, description="how often a disturbed trial is repeated in its block (the last "
+        "disturbed one is kept, and its point has one measurement fewer)")
+
+
 class Study(Model):
     """A study: servers x workloads x clients x repetitions, run in a seeded order."""
 
@@ -72,6 +88,9 @@ class Study(Model):
     environments: bool = Field(
         False, description="the servers are environments of the same PostgreSQL (METHODS S5): "
         "the report gives each one's degradation against the first, with the CPU breakdown")
+    noise_guard: NoiseGuardSpec = Field(
+        default_factory=NoiseGuardSpec,  # type: ignore[arg-type]
+        description="detect trials disturbed by other load on the machine, and repeat them")
 
     @field_validator("clients", mode="before")
     @classmethod

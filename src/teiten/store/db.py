@@ -13,6 +13,7 @@ import contextlib
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -348,6 +349,33 @@ class Store:
                     [(study_id, trial_id, s.script_index, s.line_no, s.latency_ms, s.failures,
                       s.command) for s in o.statements])
 
+    def add_repeat(self, study_id: int, of: PlannedTrial) -> PlannedTrial:
+        """Plan a repeat of the disturbed trial ``of`` in the same block (repetition set): a
+        new trial, ``<id>.2``, ``<id>.3`` ..., placed after the block's last trial, the later
+        trials moved one place on. Saved before it runs, so that resume runs it too."""
+        original = of.repeat_of or of.trial_id
+        with self.transaction() as c:
+            n = c.execute("SELECT count(*) FROM trials WHERE study_id=? AND repeat_of=?",
+                          (study_id, original)).fetchone()[0]
+            after = c.execute("SELECT max(order_index) FROM trials WHERE study_id=? AND "
+                              "repetition=?", (study_id, of.repetition)).fetchone()[0]
+            # UNIQUE(order_index) holds after every row: move the later trials out of the
+            # way (negative), then back one place on.
+            c.execute("UPDATE trials SET order_index = -order_index - 2 WHERE study_id=? AND "
+                      "order_index > ?", (study_id, after))
+            c.execute("UPDATE trials SET order_index = -order_index - 1 WHERE study_id=? AND "
+                      "order_index < 0", (study_id,))
+            repeat = replace(of, trial_id=f"{original}.{n + 2}", order_index=after + 1,
+                             repeat_of=original)
+            c.execute(
+                "INSERT INTO trials (study_id, trial_id, order_index, server, workload, clients,"
+                " threads, repetition, planned_duration_s, variant, status, repeat_of) VALUES"
+                " (?,?,?,?,?,?,?,?,?,?, 'planned', ?)",
+                (study_id, repeat.trial_id, repeat.order_index, repeat.server, repeat.workload,
+                 repeat.clients, repeat.threads, repeat.repetition, repeat.duration_s,
+                 repeat.variant, original))
+        return repeat
+
     def skip_trial(self, study_id: int, trial_id: str, reason: str, finished_at: str) -> None:
         with self.transaction() as c:
             c.execute("UPDATE trials SET status='skipped', error=?, finished_at=? "
@@ -366,7 +394,8 @@ def _record(row: sqlite3.Row) -> TrialRecord:
     planned = PlannedTrial(
         trial_id=row["trial_id"], order_index=row["order_index"], server=row["server"],
         workload=row["workload"], clients=row["clients"], threads=row["threads"],
-        repetition=row["repetition"], duration_s=row["planned_duration_s"], variant=row["variant"])
+        repetition=row["repetition"], duration_s=row["planned_duration_s"], variant=row["variant"],
+        repeat_of=row["repeat_of"])
     figures = None
     if row["transactions"] is not None:
         figures = LoadFigures(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -157,6 +157,54 @@ def _to_v3(conn: sqlite3.Connection) -> None:
     _execute_all(conn, _V3)
 
 
+# 4: a trial disturbed by foreign load on the machine (kept, left out of the analysis) and
+# the repeat that replaces it. SQLite cannot change a CHECK: the table is rebuilt, its
+# columns in the same order, every row copied.
+_V4 = """
+CREATE TABLE trials_v4 (
+    study_id      INTEGER NOT NULL REFERENCES studies(id),
+    trial_id      TEXT NOT NULL,
+    order_index   INTEGER NOT NULL,
+    server        TEXT NOT NULL,
+    workload      TEXT NOT NULL,
+    clients       INTEGER NOT NULL,
+    threads       INTEGER NOT NULL,
+    repetition    INTEGER NOT NULL,
+    planned_duration_s REAL NOT NULL,
+    status        TEXT NOT NULL
+                  CHECK (status IN ('planned', 'running', 'ok', 'failed', 'skipped', 'disturbed')),
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    started_at    TEXT,
+    finished_at   TEXT,
+    error         TEXT,
+    tps           REAL,
+    transactions  INTEGER,
+    failed_transactions INTEGER,
+    duration_s    REAL,
+    latency_ms_avg REAL,
+    latency_ms_stddev REAL,
+    initial_connection_ms REAL,
+    pgbench_version TEXT,
+    argv          TEXT,
+    stdout        TEXT,
+    stderr        TEXT,
+    server_log    TEXT,
+    notes         TEXT,
+    variant       TEXT NOT NULL DEFAULT '',
+    repeat_of     TEXT,                 -- the disturbed trial this one repeats
+    PRIMARY KEY (study_id, trial_id),
+    UNIQUE (study_id, order_index)
+);
+INSERT INTO trials_v4 SELECT *, NULL FROM trials;
+DROP TABLE trials;
+ALTER TABLE trials_v4 RENAME TO trials
+"""
+
+
+def _to_v4(conn: sqlite3.Connection) -> None:
+    _execute_all(conn, _V4)
+
+
 def _execute_all(conn: sqlite3.Connection, script: str) -> None:
     # Not executescript(): it commits first, and a migration step is one transaction.
     for statement in script.split(";\n"):
@@ -169,4 +217,5 @@ def _to_v1(conn: sqlite3.Connection) -> None:
 
 
 # MIGRATIONS[n] turns a store of version n - 1 into version n.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_v1, 2: _to_v2, 3: _to_v3}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _to_v1, 2: _to_v2, 3: _to_v3, 4: _to_v4}

@@ -1,0 +1,40 @@
+"""The noise guard in the report: which trials foreign load disturbed (kept, left out of the
+analysis) and what repeated them, whether the machine was busy before the first trial, and
+whether the guard was on at all (issue 18, item 3)."""
+
+from __future__ import annotations
+
+from teiten.analysis.model import Notice
+from teiten.results import StudyResults, TrialRecord
+
+
+def noise_notices(study: StudyResults) -> list[Notice]:
+    """The guard's notices, first among a report's warnings: a figure left out is a doubt
+    about every figure near it."""
+    out: list[Notice] = []
+    guard = study.spec.get("noise_guard")
+    if isinstance(guard, dict) and not guard.get("enabled", True):
+        out.append(Notice("noise-guard-off"))
+    quiet = study.spec.get("quiet_check")
+    if isinstance(guard, dict) and isinstance(quiet, dict) and guard.get("enabled", True):
+        cpus = float(quiet.get("cpu_s", 0.0)) / max(float(quiet.get("window_s", 0.0)), 1e-9)
+        if cpus > float(guard.get("max_foreign_cpus", 0.25)):
+            top = quiet.get("top") or []
+            out.append(Notice("machine-busy", {"cpus": f"{cpus:.2f}", "who": ", ".join(
+                f"{c['name']} (pid {c['pid']})" for c in top[:3]) or "?"}))
+    for t in study.trials:
+        if t.status == "disturbed":
+            repeat = _next(study.trials, t)
+            p = t.planned
+            where = {"trial": p.trial_id, "server": p.server, "workload": p.workload,
+                     "clients": p.clients, "repetition": p.repetition, "error": t.error}
+            out.append(Notice("trial-disturbed", {**where, "repeat": repeat.trial_id})
+                       if repeat is not None else Notice("trial-disturbed-kept", where))
+    return out
+
+
+def _next(trials: tuple[TrialRecord, ...], t: TrialRecord) -> TrialRecord | None:
+    """The trial that repeated ``t``: the next in its chain of repeats (``<id>.2``, ...)."""
+    original = t.planned.repeat_of or t.trial_id
+    return next((r for r in trials if r.planned.repeat_of == original
+                 and r.planned.attempt == t.planned.attempt + 1), None)

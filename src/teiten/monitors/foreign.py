@@ -1,0 +1,306 @@
+"""Foreign load: the CPU that processes outside a trial use during its measured window, and the
+memory pressure of the machine over the same window (issue 18, item 3b).
+
+A trial must not be disturbed by other load on the machine. :class:`ForeignMeter` reads every
+process at the start of the window and again at its end, and counts what the processes that are
+not the trial's used in between. :func:`quiet_check` does the same over a short window before
+the first trial, to say how busy the rest of the machine is.
+
+How the CPU is counted
+----------------------
+- A process is known by ``(pid, create_time)``, so a pid the kernel reused during the window is
+  a new process, not the old one.
+- The trial's processes are the whole trees (the root and every descendant) of the pids that
+  ``ours`` returns. ``ours`` is called at the start and at the end, and a process is the trial's
+  when it is in either tree: a pgbench that started after the first reading, or a backend that
+  ended before the second, is still the trial's. Their time is left out, and so is the time of
+  the children they reaped (their ``children_*`` times).
+- Kernel threads (``kthreadd``, pid 2, and its children) are left out: most of their time is
+  writeback, journalling and other I/O the trial itself causes, not foreign user-space load.
+- A process alive at both readings counts its growth of user + system + children_user +
+  children_system. Its children times grow by the whole life of each child it reaped, and a
+  child's life includes the children that child reaped (a postmaster's holds its backends'):
+  part of it may lie before the window. So the times at the start of every descendant that was
+  gone at the end, along an unbroken chain of gone parents, are taken off its growth, and only
+  their time inside the window counts. (A descendant orphaned before it died was reaped
+  elsewhere: taking it off understates, never overstates.) When one of them was the trial's,
+  the children times are left out altogether: the trial's share in them cannot be told apart.
+- A process that appeared during the window counts its whole total: it lived only in the window
+  (a child's times start at zero when it is forked).
+- A process that ended during the window is invisible, unless a foreign process that is alive
+  at the end reaped it: then its time is in that parent's children times. A process that was
+  orphaned and reaped by init (or a subreaper) counts with init, its time before the window
+  included. A process the trial started and orphaned inside the window (a double fork) is in
+  neither tree: alive at the end, or reaped by init, it counts as foreign.
+- A process whose times could not be read at the start (access denied) is not counted at all
+  rather than counted for its whole life.
+- The readings are one pass over /proc each (a few milliseconds for a hundred processes), not an
+  atomic snapshot: a child reaped between the reading of its parent and its own is counted by
+  neither.
+
+Memory pressure is the growth of the ``total=`` figures of /proc/pressure/memory (microseconds,
+given in milliseconds; absent when the kernel has no PSI) and of pswpin/pswpout in /proc/vmstat
+(pages swapped in and out).
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+TOP = 5              # consumers kept in ForeignLoad.top
+TOP_MIN_S = 0.05     # below this a process is noise, not a consumer worth naming
+KTHREADD = 2         # the parent of every kernel thread (in the root pid namespace)
+ATTRS = ["pid", "ppid", "name", "cpu_times", "create_time"]
+PSI = Path("/proc/pressure/memory")
+VMSTAT = Path("/proc/vmstat")
+
+Key = tuple[int, float]  # (pid, create_time): a process, even when its pid is reused
+
+
+@dataclass(frozen=True)
+class Consumer:
+    """One foreign process and the CPU it used during the window."""
+
+    pid: int
+    name: str       # the process name (comm) only, never its command line: that may hold a password
+    cpu_s: float    # user + system, plus the children it reaped in the window
+
+    def __post_init__(self) -> None:
+        if self.cpu_s < 0:
+            raise ValueError(f"consumer {self.pid} ({self.name}): cpu_s is not negative, got {self.cpu_s}")
+
+
+@dataclass(frozen=True)
+class ForeignLoad:
+    """What processes outside the trial used during its window (see the module docstring)."""
+
+    window_s: float
+    cpu_s: float                                  # CPU seconds of foreign user-space processes
+    top: tuple[Consumer, ...] = ()                # the largest consumers, largest first
+    memory: Mapping[str, float] = field(default_factory=dict)  # psi_some_ms, psi_full_ms, swap_*_pages
+
+    def __post_init__(self) -> None:
+        if self.window_s < 0 or self.cpu_s < 0:
+            raise ValueError(f"foreign load: window_s and cpu_s are not negative, got "
+                             f"{self.window_s} and {self.cpu_s}")
+        if len(self.top) > TOP:
+            raise ValueError(f"foreign load: at most {TOP} top consumers, got {len(self.top)}")
+
+    @property
+    def cpus(self) -> float:
+        """The average number of CPUs foreign processes kept busy over the window."""
+        return self.cpu_s / self.window_s if self.window_s > 0 else 0.0
+
+    def to_json(self) -> dict[str, object]:
+        return {"window_s": self.window_s, "cpu_s": self.cpu_s,
+                "top": [{"pid": c.pid, "name": c.name, "cpu_s": c.cpu_s} for c in self.top],
+                "memory": dict(self.memory)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> ForeignLoad:
+        top = data.get("top", [])
+        memory = data.get("memory", {})
+        if not isinstance(top, list) or not isinstance(memory, Mapping):
+            raise ValueError("foreign load: 'top' is a list and 'memory' a mapping")
+        return cls(window_s=_number(data["window_s"]), cpu_s=_number(data["cpu_s"]),
+                   top=tuple(Consumer(int(_number(c["pid"])), str(c["name"]), _number(c["cpu_s"]))
+                             for c in top),
+                   memory={str(k): _number(v) for k, v in memory.items()})
+
+
+def _number(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"foreign load: expected a number, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class _Proc:
+    ppid: int
+    name: str
+    own: float | None    # user + system seconds; None when they could not be read
+    kids: float | None   # children_user + children_system seconds
+
+    @property
+    def total(self) -> float:
+        return (self.own or 0.0) + (self.kids or 0.0)
+
+
+@dataclass(frozen=True)
+class _Reading:
+    at: float                        # monotonic seconds, the middle of the pass
+    procs: dict[Key, _Proc]
+    by_pid: dict[int, Key]
+    memory: dict[str, float]
+
+    def trees(self, roots: Iterable[Key]) -> set[Key]:
+        """The processes of this reading that are one of ``roots`` or descend from one."""
+        children: defaultdict[int, list[Key]] = defaultdict(list)
+        for key, proc in self.procs.items():
+            children[proc.ppid].append(key)
+        found = {r for r in roots if r in self.procs}
+        todo = list(found)
+        while todo:
+            for child in children.get(todo.pop()[0], ()):
+                if child not in found:
+                    found.add(child)
+                    todo.append(child)
+        return found
+
+
+def _read_processes() -> _Reading:
+    began = time.monotonic()
+    procs: dict[Key, _Proc] = {}
+    for p in psutil.process_iter(ATTRS, ad_value=None):
+        # process_iter already skips processes that vanish during the pass; attributes it could
+        # not read (access denied, a zombie's) come back as None. It keeps one Process object
+        # per live process from pass to pass, and the object keeps its create_time: a step of
+        # the wall clock (which moves btime) between the readings does not change a key.
+        info = p.info
+        if info["create_time"] is None or info["ppid"] is None:
+            continue
+        t = info["cpu_times"]
+        own = kids = None
+        if t is not None:
+            own = t.user + t.system
+            kids = t.children_user + t.children_system
+        # The first 15 characters of psutil's name are exactly comm: psutil lengthens a 15-character
+        # comm from the command line, which may hold a password.
+        name = (info["name"] or "?")[:15]
+        procs[(info["pid"], info["create_time"])] = _Proc(info["ppid"], name, own, kids)
+    memory = _read_memory()
+    return _Reading(at=(began + time.monotonic()) / 2, procs=procs,
+                    by_pid={pid: (pid, created) for pid, created in procs}, memory=memory)
+
+
+def _read_memory() -> dict[str, float]:
+    out: dict[str, float] = {}
+    try:
+        for line in PSI.read_text().splitlines():
+            kind, _, rest = line.partition(" ")
+            for part in rest.split():
+                if part.startswith("total=") and kind in ("some", "full"):
+                    out[f"psi_{kind}_ms"] = int(part[len("total="):]) / 1000
+    except OSError:
+        pass  # no PSI: a kernel without CONFIG_PSI, or booted with psi=0 (reading fails then)
+    try:
+        for line in VMSTAT.read_text().splitlines():
+            name, _, value = line.partition(" ")
+            if name in ("pswpin", "pswpout"):
+                out[f"swap_{name[4:]}_pages"] = float(value)
+    except OSError:
+        pass  # not Linux
+    return out
+
+
+def _kernel_threads(reading: _Reading) -> set[Key]:
+    # In a pid namespace of its own (a container) pid 2 may be an ordinary process, and kernel
+    # threads are not visible at all: only a pid 2 that is kthreadd is taken for it.
+    kthreadd = reading.by_pid.get(KTHREADD)
+    if kthreadd is None or reading.procs[kthreadd].name != "kthreadd":
+        return set()
+    return {kthreadd} | {k for k, p in reading.procs.items() if p.ppid == KTHREADD}
+
+
+class ForeignMeter:
+    """Start at the beginning of a measured window, stop at its end.
+
+    ``ours`` returns the root pids whose whole process trees belong to the trial (the teiten
+    process, whose descendants include pgbench, and the PostgreSQL postmaster). It is called at
+    start and at stop.
+    """
+
+    def __init__(self, ours: Callable[[], Iterable[int]]):
+        self.ours = ours
+        self._start: _Reading | None = None
+        self._roots: set[Key] = set()
+
+    def start(self) -> None:
+        self._start = _read_processes()
+        self._roots = self._root_keys(self._start)
+
+    def stop(self) -> ForeignLoad:
+        if self._start is None:
+            raise RuntimeError("ForeignMeter.stop() called before start()")
+        before, self._start = self._start, None
+        after = _read_processes()
+        roots = self._roots | self._root_keys(after)
+        ours = before.trees(roots) | after.trees(roots)
+        skip = ours | _kernel_threads(before) | _kernel_threads(after)
+        used = _foreign_use(before, after, skip, ours)
+        top = heapq.nlargest(TOP, ((s, pid) for pid, s in used.items() if s >= TOP_MIN_S))
+        names = {key[0]: after.procs[key].name for key in after.procs}
+        # Rounded to the millisecond: the kernel counts in clock ticks (10 ms), the rest is float noise.
+        return ForeignLoad(window_s=round(max(after.at - before.at, 0.0), 4),
+                           cpu_s=round(sum(used.values()), 3),
+                           top=tuple(Consumer(pid, names[pid], round(s, 3)) for s, pid in top),
+                           memory={k: max(v - before.memory[k], 0.0) for k, v in after.memory.items()
+                                   if k in before.memory})
+
+    def _root_keys(self, reading: _Reading) -> set[Key]:
+        return {reading.by_pid[pid] for pid in self.ours() if pid in reading.by_pid}
+
+
+def _foreign_use(before: _Reading, after: _Reading, skip: set[Key], ours: set[Key]) -> dict[int, float]:
+    """CPU seconds per pid of the foreign processes alive at the end of the window."""
+    # The children seen at the start and gone at the end, by parent: they were reaped (by that
+    # parent, unless they were orphaned first) and their whole life is in its children times.
+    gone: defaultdict[Key, list[Key]] = defaultdict(list)
+    for key, proc in before.procs.items():
+        parent = before.by_pid.get(proc.ppid)
+        if key not in after.procs and parent is not None:
+            gone[parent].append(key)
+    used: defaultdict[int, float] = defaultdict(float)
+    for key, now in after.procs.items():
+        if key in skip:
+            continue
+        then = before.procs.get(key)
+        if then is None:
+            if now.own is not None:
+                used[key[0]] += now.total  # born inside the window
+            continue
+        if then.own is None or then.kids is None or now.own is None or now.kids is None:
+            continue  # unreadable at one end: not counted rather than counted for its whole life
+        kids = now.kids - then.kids
+        reaped = _gone_below(key, gone)
+        if reaped & ours:
+            kids = 0.0
+        else:
+            kids -= sum(before.procs[k].total for k in reaped)
+        used[key[0]] += max(now.own - then.own, 0.0) + max(kids, 0.0)
+    return dict(used)
+
+
+def _gone_below(key: Key, gone: Mapping[Key, list[Key]]) -> set[Key]:
+    """The descendants of ``key`` seen at the start and gone at the end whose whole chain of
+    parents up to ``key`` is gone too: the times of all of them reach ``key``'s children times
+    (a child's children times hold the children it reaped), so all of their times at the start
+    are time before the window."""
+    found: set[Key] = set()
+    todo = list(gone.get(key, ()))
+    while todo:
+        child = todo.pop()
+        if child not in found:
+            found.add(child)
+            todo.extend(gone.get(child, ()))
+    return found
+
+
+def quiet_check(seconds: float = 2.0, *,
+                ours: Callable[[], Iterable[int]] = lambda: [os.getpid()]) -> ForeignLoad:
+    """Before the first trial: how much CPU the rest of the machine uses over a short window.
+
+    By default this process and its descendants are ours; everything else is foreign.
+    """
+    meter = ForeignMeter(ours)
+    meter.start()
+    time.sleep(seconds)  # one bounded wait: the window itself
+    return meter.stop()
