@@ -36,13 +36,16 @@ def _points(study: Study, variants: Sequence[str] | None) -> list[tuple[int, str
     return [(c, "") for c in study.clients]
 
 
-def plan(study: Study, variants: Mapping[str, Sequence[str]] | None = None) -> list[PlannedTrial]:
+def plan(study: Study, variants: Mapping[str, Sequence[str]] | None = None, *,
+         blocks: int | None = None) -> list[PlannedTrial]:
     """Every trial of ``study`` in the order it will run. ``variants``: the variants of each
-    measured-statement workload, by key (teiten.workloads.variants)."""
+    measured-statement workload, by key (teiten.workloads.variants). ``blocks``: plan this
+    many repetition sets instead of the study's (repetitions: auto adds them one at a time;
+    block r is the same whatever the number planned)."""
     found = variants or {}
     rng = random.Random(study.seed)
     ordered: list[tuple[int, str, str, int, str]] = []
-    for rep in range(1, study.repetitions + 1):
+    for rep in range(1, (blocks or study.blocks) + 1):
         block = [(rep, s.name, w.key, c, v) for _, s in study.server_matrix() for w in study.workloads
                  for c, v in _points(study, found.get(w.key))]
         if study.order == "random":

@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,7 +28,7 @@ import psycopg
 
 import teiten
 from teiten import cpus, fingerprint, installs, leftovers, paths, workloads
-from teiten.analysis import differences
+from teiten.analysis import differences, stopping
 from teiten.check import CheckedStudy
 from teiten.drivers import load, pgbench
 from teiten.errors import TeitenError, UserError
@@ -252,7 +253,12 @@ def _loop(ctx: _Context) -> None:
     _quiet_check(ctx)
     started = time.monotonic()
     spent: list[float] = []
-    while todo:
+    while True:
+        if not todo:
+            todo = _next_block(ctx) if ctx.study.repetitions == "auto" else []
+            if not todo:
+                break
+            total += len(todo)
         trial = todo.pop(0)
         mean = sum(spent) / len(spent) if spent else None
         eta = mean * (len(todo) + 1) if mean is not None else None
@@ -272,6 +278,37 @@ def _loop(ctx: _Context) -> None:
             message += f"; repeated as trial {repeat.trial_id}"
         ctx.report(Event("trial-end", index=done, total=total, trial=trial,
                          status=status, message=message, elapsed=time.monotonic() - started))
+
+
+def _next_block(ctx: _Context) -> list[PlannedTrial]:
+    """repetitions: auto, after a block: stop on width, at the ceiling or the budget, or
+    plan one more block (saved before it runs, with the decision, so that resume goes on)."""
+    auto = ctx.study.auto_repetitions
+    stored = ctx.store.study_results(ctx.study_id)
+    blocks = max(t.planned.repetition for t in stored.trials)
+    spent = sum((datetime.fromisoformat(t.finished_at) - datetime.fromisoformat(t.started_at))
+                .total_seconds() for t in stored.trials if t.started_at and t.finished_at)
+    found = stopping.widest(stored.trials, stored.servers[0].name, stopping.DECIDE_CONFIDENCE)
+    decision = stopping.decide(found, blocks=blocks, target_pct=auto.target_pct,
+                               ceiling=auto.ceiling, spent_s=spent, block_s=spent / blocks,
+                               budget_s=auto.budget)
+    added: list[PlannedTrial] = []
+    if decision == stopping.ADD:
+        added = ctx.store.add_block(ctx.study_id, [
+            t for t in plan(ctx.study, workloads.variants(ctx.study), blocks=blocks + 1)
+            if t.repetition == blocks + 1])
+    spec_json = dict(ctx.store.study_results(ctx.study_id).spec)
+    spec_json["auto_decisions"] = [*spec_json.get("auto_decisions", []), {
+        "blocks": blocks, "decision": decision, "spent_s": round(spent, 1),
+        "widest_pct": None if found is None or found.pct is None else round(found.pct, 2),
+        "where": found.where if found else None}]
+    ctx.store.record_spec(ctx.study_id, spec_json)
+    key = "auto.nothing" if found is None else f"auto.{decision}" if found.pct is not None \
+        else f"auto.unknown.{decision}"
+    ctx.report(Event("note", message=tr(
+        key, blocks=blocks, target=f"{auto.target_pct:g}", where=found.where if found else "-",
+        widest=f"{found.pct:.1f}" if found is not None and found.pct is not None else "-")))
+    return added
 
 
 def _repeat(ctx: _Context, trial: PlannedTrial, *, after_kill: bool = False

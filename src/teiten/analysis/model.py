@@ -5,7 +5,9 @@ Plain frozen data: renderers (Markdown, HTML) only format it, they compute nothi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from teiten.analysis.loads import LoadPartRow
 from teiten.analysis.rtt import RttBound
@@ -331,3 +333,4 @@ class ReportData:
     alpha: float = 0.05
     series: tuple[TrialSeries, ...] = ()
     differences: tuple[Difference, ...] = ()  # between the servers: declared ones first
+    auto: Mapping[str, Any] | None = None  # repetitions: auto: its rule and last decision

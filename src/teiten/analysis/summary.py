@@ -406,13 +406,27 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     for t in trials:
         counts[t.status] = counts.get(t.status, 0) + 1
     series = trial_series(trials, data.progress)
+    # The blocks run (repetitions: auto decides how many; a repeat stays in its block).
+    blocks = max((t.planned.repetition for t in trials), default=0) \
+        if s["repetitions"] == "auto" else int(s["repetitions"])
     warnings = [*notes_first, *notices(trials, sections, series, data.metrics,
-                                         repetitions=int(s["repetitions"]))]
+                                         repetitions=blocks)]
     return ReportData(
         title=f"teiten report: {study.name}", study=study.name,
         description=s.get("description", ""), generated_at=options.generated_at,
         store_path=options.store_path, duration_s=float(s["duration"]),
-        repetitions=int(s["repetitions"]), scale=int(s["scale"]), order=s["order"],
+        repetitions=blocks, scale=int(s["scale"]), order=s["order"],
         seed=int(s["seed"]), fingerprint=dict(study.fingerprint), servers=tuple(infos),
         sections=sections, status_counts=counts, warnings=tuple(warnings), lang=options.lang,
-        series=series, differences=differences.differences(servers))
+        series=series, differences=differences.differences(servers),
+        auto=_auto(s, study.spec.get("auto_decisions") or []))
+
+
+def _auto(study: Mapping[str, Any], decisions: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """repetitions: auto's last decision with its rule, for the report's study table."""
+    if study.get("repetitions") != "auto":
+        return None
+    rule = study.get("auto_repetitions") or {}
+    return {**(decisions[-1] if decisions else {"decision": "unfinished"}),
+            "target_pct": rule.get("target_pct"), "floor": rule.get("floor"),
+            "ceiling": rule.get("ceiling")}

@@ -22,6 +22,7 @@ from teiten.messages import tr
 from teiten.plan import plan
 from teiten.probe import probe
 from teiten.report.build import write_compare_report, write_study_report
+from teiten.report.formats import format_seconds
 from teiten.store import Store, result_rows
 from teiten.store.db import RESULT_FIELDS
 
@@ -103,6 +104,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print("teiten: note: " + (tr("differences.plan", factors="; ".join(
             f"{field} ({' / '.join(values)})" for field, values in factors)) if factors
             else tr("differences.plan_none")), file=sys.stderr)
+    if loaded.study.repetitions == "auto":
+        auto = loaded.study.auto_repetitions
+        print("teiten: note: " + tr("auto.plan", floor=auto.floor, ceiling=auto.ceiling,
+                                    target=f"{auto.target_pct:g}",
+                                    budget=format_seconds(auto.budget)), file=sys.stderr)
     rows = [{"order_index": t.order_index, "trial_id": t.trial_id, "server": t.server,
              "workload": t.workload, "variant": t.variant, "clients": t.clients,
              "threads": t.threads, "repetition": t.repetition, "duration_s": t.duration_s}

@@ -406,7 +406,10 @@ def study_rows(data: ReportData) -> list[tuple[str, str]]:
     return [
         (tr("study.name", lang), data.study),
         *([(tr("study.duration", lang), duration)] if pgbench else []),
-        (tr("study.repetitions", lang), str(data.repetitions)),
+        (tr("study.repetitions", lang), str(data.repetitions) if data.auto is None else tr(
+            f"study.auto.{data.auto['decision']}", lang, blocks=data.repetitions,
+            target=f"{data.auto['target_pct']:g}", floor=data.auto["floor"],
+            ceiling=data.auto["ceiling"])),
         *([(tr("study.scale", lang), scale)] if pgbench else []),
         (tr("study.order", lang), data.order),
         (tr("study.seed", lang), str(data.seed)),

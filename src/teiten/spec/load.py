@@ -173,9 +173,9 @@ def _check_unique_names(loaded: LoadedStudy) -> None:
                     raise loaded.error(("profile", "points", i, key),
                                        f"profile.points[{i}].{key}: no {key} named '{value}' in "
                                        f"this study ({', '.join(sorted(known[key]))})")
-        if study.profile.repetition > study.repetitions:
+        if study.profile.repetition > study.blocks:
             raise loaded.error(("profile", "repetition"), f"profile.repetition: the study has "
-                               f"only {study.repetitions} repetitions")
+                               f"only {study.blocks} repetitions")
 
 
 def load_text(text: str, path: str) -> LoadedStudy:

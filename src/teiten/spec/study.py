@@ -39,6 +39,38 @@ class ProfileSpec(Model):
             and (p.clients in (None, clients)) for p in self.points)
 
 
+class AutoRepetitions(Model):
+    """``repetitions: auto``: blocks (repetition sets) are added one at a time until every
+    ratio to the baseline has a 99% interval within ±target_pct of it (so the report's 95% one
+    is narrower; teiten.analysis.stopping says why 99%), the ceiling is reached, or the next
+    block would overrun the budget. The study stops
+    on the width of the intervals, never on a test being significant (which would inflate
+    false verdicts); the report says which ended it."""
+
+    target_pct: Annotated[float, Field(gt=0, le=100)] = Field(
+        5.0, description="stop when every ratio's interval is within ± this many percent")
+    floor: Annotated[int, Field(ge=5, le=1000)] = Field(
+        8, description="blocks run before the first decision (at least 5; the rule judges "
+        "99% intervals, which need 8)")
+    ceiling: Annotated[int, Field(ge=5, le=1000)] = Field(
+        16, description="never more blocks than this")
+    budget: Annotated[float, Field(gt=0)] = Field(
+        3600.0, description="no block is added that would end after this much time spent in "
+        "trials: seconds, or a string like 10min")
+
+    @field_validator("budget", mode="before")
+    @classmethod
+    def _budget(cls, value: Any) -> float:
+        return parse_duration(value)
+
+    @model_validator(mode="after")
+    def _order(self) -> AutoRepetitions:
+        if self.ceiling < self.floor:
+            raise ValueError(f"ceiling {self.ceiling} is below floor {self.floor}; give a "
+                             "ceiling at least as large")
+        return self
+
+
 class NoiseGuardSpec(Model):
     """The noise guard: every trial measures the CPU that processes outside it (everything
     but the server's processes, pgbench and teiten) used during its measured window. A trial
@@ -67,7 +99,12 @@ class Study(Model):
     threads: Literal["half"] | Annotated[int, Field(ge=1)] = "half"
     duration: Annotated[float, Field(gt=0)] = Field(
         60.0, description="length of each measured run: seconds, or a string like 5s or 5min")
-    repetitions: Annotated[int, Field(ge=1, le=1000)] = 3
+    repetitions: Annotated[int, Field(ge=1, le=1000)] | Literal["auto"] = Field(
+        3, description="blocks (repetition sets) of every point; auto: add blocks until every "
+        "ratio is known within auto_repetitions.target_pct")
+    auto_repetitions: AutoRepetitions = Field(
+        default_factory=AutoRepetitions,  # type: ignore[arg-type]
+        description="with repetitions: auto, when to stop adding blocks")
     order: Literal["random", "sequential"] = "random"
     seed: Annotated[int, Field(ge=0)] = 0
     prewarm: bool = Field(True, description="pg_prewarm the workload's relations before each trial")
@@ -97,6 +134,21 @@ class Study(Model):
     def _clients_list(cls, value: Any) -> Any:
         if isinstance(value, int) and not isinstance(value, bool):
             raise ValueError(f"write a list of client counts, e.g. clients: [{value}]")
+        return value
+
+    @field_validator("repetitions", mode="before")
+    @classmethod
+    def _repetitions(cls, value: Any) -> Any:
+        """A count or auto, checked here so that a bad one gets one plain message (not one per
+        member of the union)."""
+        if value == "auto":
+            return value
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"got {value!r}; write a number of repetitions or auto")
+        if value < 1:
+            raise ValueError(f"input should be greater than or equal to 1 (got {value})")
+        if value > 1000:
+            raise ValueError(f"input should be less than or equal to 1000 (got {value})")
         return value
 
     @field_validator("threads", mode="before")
@@ -147,7 +199,15 @@ class Study(Model):
                                  "of its own")
         if self.environments and len(self.servers) < 2:
             raise ValueError("'environments' compares servers: list two or more")
+        if "auto_repetitions" in self.model_fields_set and self.repetitions != "auto":
+            raise ValueError("'auto_repetitions' applies to repetitions: auto; remove it or "
+                             "write repetitions: auto")
         return self
+
+    @property
+    def blocks(self) -> int:
+        """The blocks planned before the first trial: the repetitions, or auto's floor."""
+        return self.auto_repetitions.floor if self.repetitions == "auto" else self.repetitions
 
     def server_matrix(self) -> list[tuple[int, ServerSpec]]:
         """The servers the study runs, with the index of the entry each comes from: the

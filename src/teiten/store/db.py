@@ -123,12 +123,7 @@ class Store:
             c.executemany(
                 "INSERT INTO servers (study_id, name, position, kind, spec_json) VALUES (?,?,?,?,?)",
                 [(study_id, n, i, kind, spec) for i, (n, kind, spec) in enumerate(servers)])
-            c.executemany(
-                "INSERT INTO trials (study_id, trial_id, order_index, server, workload, clients,"
-                " threads, repetition, planned_duration_s, variant, status) VALUES"
-                " (?,?,?,?,?,?,?,?,?,?, 'planned')",
-                [(study_id, t.trial_id, t.order_index, t.server, t.workload, t.clients,
-                  t.threads, t.repetition, t.duration_s, t.variant) for t in trials])
+            _insert_planned(c, study_id, trials)
         return study_id
 
     def study(self, study_id: int) -> sqlite3.Row:
@@ -349,6 +344,16 @@ class Store:
                     [(study_id, trial_id, s.script_index, s.line_no, s.latency_ms, s.failures,
                       s.command) for s in o.statements])
 
+    def add_block(self, study_id: int, trials: Sequence[PlannedTrial]) -> list[PlannedTrial]:
+        """Plan one more block (repetitions: auto) after every trial planned so far, in the
+        order given. Returns the trials as stored (their order_index)."""
+        with self.transaction() as c:
+            last = c.execute("SELECT coalesce(max(order_index), -1) FROM trials WHERE "
+                             "study_id=?", (study_id,)).fetchone()[0]
+            added = [replace(t, order_index=last + 1 + i) for i, t in enumerate(trials)]
+            _insert_planned(c, study_id, added)
+        return added
+
     def add_repeat(self, study_id: int, of: PlannedTrial) -> PlannedTrial:
         """Plan a repeat of the disturbed trial ``of`` in the same block (repetition set): a
         new trial, ``<id>.2``, ``<id>.3`` ..., placed after the block's last trial, the later
@@ -367,13 +372,7 @@ class Store:
                       "order_index < 0", (study_id,))
             repeat = replace(of, trial_id=f"{original}.{n + 2}", order_index=after + 1,
                              repeat_of=original)
-            c.execute(
-                "INSERT INTO trials (study_id, trial_id, order_index, server, workload, clients,"
-                " threads, repetition, planned_duration_s, variant, status, repeat_of) VALUES"
-                " (?,?,?,?,?,?,?,?,?,?, 'planned', ?)",
-                (study_id, repeat.trial_id, repeat.order_index, repeat.server, repeat.workload,
-                 repeat.clients, repeat.threads, repeat.repetition, repeat.duration_s,
-                 repeat.variant, original))
+            _insert_planned(c, study_id, [repeat])
         return repeat
 
     def skip_trial(self, study_id: int, trial_id: str, reason: str, finished_at: str) -> None:
@@ -384,6 +383,15 @@ class Store:
     def status_counts(self, study_id: int) -> dict[str, int]:
         return {r[0]: r[1] for r in self.conn.execute(
             "SELECT status, count(*) FROM trials WHERE study_id=? GROUP BY status", (study_id,))}
+
+
+def _insert_planned(c: sqlite3.Connection, study_id: int, trials: Sequence[PlannedTrial]) -> None:
+    c.executemany(
+        "INSERT INTO trials (study_id, trial_id, order_index, server, workload, clients, threads,"
+        " repetition, planned_duration_s, variant, repeat_of, status) VALUES"
+        " (?,?,?,?,?,?,?,?,?,?,?, 'planned')",
+        [(study_id, t.trial_id, t.order_index, t.server, t.workload, t.clients, t.threads,
+          t.repetition, t.duration_s, t.variant, t.repeat_of) for t in trials])
 
 
 MONITOR_FIELDS = ("cpu_user", "cpu_sys", "cpu_iowait", "cpu_idle", "cpu_steal", "wal_bytes",

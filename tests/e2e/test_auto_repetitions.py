@@ -1,0 +1,80 @@
+"""repetitions: auto through the CLI: blocks are added one at a time until the intervals are
+narrow enough (here: until a 99% interval exists at all, 8 blocks), each decision is stored
+with the study, a killed run resumes the block it was in and goes on deciding, and a budget
+stops it. Real clusters and pgbench; one server, 1 s runs."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import sqlite3
+from pathlib import Path
+
+from tests.conftest import run_cli
+from tests.integration.test_failures import _start
+
+STUDY = """
+study: {name}
+servers: [{{name: pg17, install: "17"}}]
+workloads: [select-only]
+scale: 1
+clients: [1]
+duration: 1s
+repetitions: auto
+auto_repetitions: {{floor: 5, ceiling: 9, target_pct: 100, budget: {budget}}}
+"""
+
+
+def _decisions(store: Path) -> tuple[list[dict[str, object]], list[tuple[int, str]]]:
+    with sqlite3.connect(store) as conn:
+        spec = json.loads(conn.execute("SELECT spec_json FROM studies").fetchone()[0])
+        trials = conn.execute("SELECT repetition, status FROM trials ORDER BY order_index").fetchall()
+    return spec.get("auto_decisions", []), trials
+
+
+def test_blocks_are_added_until_the_interval_is_known_and_a_killed_run_goes_on(
+        pg17, workdir: Path) -> None:
+    study = workdir / "auto.yaml"
+    study.write_text(STUDY.format(name="auto", budget="10min"))
+    planned = run_cli("plan", str(study))
+    assert "repetitions: auto: the 5 blocks of the floor are planned below; more are added one " \
+           "at a time, up to 9" in planned.stderr
+    assert len(planned.stdout.strip().splitlines()) == 1 + 5
+    store = workdir / "auto.db"
+    run = _start("run", str(study), "--store", str(store), "--no-report")
+    assert run.stderr is not None
+    seen = []
+    for line in run.stderr:  # after the decision to add block 6, kill teiten in that block
+        seen.append(line)
+        if re.search(r"\] \d+/6 pg17 select-only clients=1 rep=6 \.\.\.", line):
+            run.send_signal(signal.SIGKILL)
+            break
+    run.wait(timeout=120)
+    text = "".join(seen)
+    assert "after 5 blocks a ratio has no interval at the level asked for yet (pg17, select-only, " \
+           "1 client): one more block" in text, text
+    decisions, trials = _decisions(store)
+    assert [d["decision"] for d in decisions] == ["add"] and len(trials) == 6
+    resumed = run_cli("resume", "--store", str(store), "--report", str(workdir / "report"))
+    assert resumed.returncode == 0, resumed.stderr
+    decisions, trials = _decisions(store)
+    assert [(d["blocks"], d["decision"]) for d in decisions] == [
+        (5, "add"), (6, "add"), (7, "add"), (8, "width")]
+    assert [rep for rep, _ in trials] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert all(status == "ok" for _, status in trials)
+    assert "after 8 blocks every ratio is known within ±100%" in resumed.stderr
+    report = (workdir / "report" / "report.md").read_text()
+    assert "| Repetitions | 8 blocks (repetitions: auto, floor 5, ceiling 9): every ratio known " \
+           "within ±100% |" in report
+
+
+def test_the_budget_stops_adding_blocks(pg17, workdir: Path) -> None:
+    study = workdir / "budget.yaml"
+    study.write_text(STUDY.format(name="budget", budget="1s"))
+    store = workdir / "budget.db"
+    done = run_cli("run", str(study), "--store", str(store), "--no-report")
+    assert done.returncode == 0, done.stderr
+    assert "after 5 blocks another would overrun the time budget" in done.stderr
+    decisions, trials = _decisions(store)
+    assert [d["decision"] for d in decisions] == ["budget"] and len(trials) == 5
