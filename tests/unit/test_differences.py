@@ -55,7 +55,7 @@ def test_an_undeclared_initdb_default_and_build_are_listed_as_such() -> None:
     found = {d.what: (d.values, d.cause) for d in differences([a, b])}
     assert found == {"data_checksums": (("off", "on"), "initdb"),
                      "origin": (("pypi", "source"), "build"),
-                     "pg_config CFLAGS": (("-O2", "-O0"), "build")}
+                     "pg_config CFLAGS": (("+-O2", "+-O0"), "build")}
 
 
 def test_what_the_study_sets_differently_is_declared() -> None:

@@ -25,6 +25,7 @@ from tests.unit.report_fixture import EVIL, SERIES, report_data
 from teiten.analysis.compare import cell_id
 from teiten.analysis.model import Notice, Point, ReportData, ServerSeries, WorkloadSection
 from teiten.report import write_report
+from teiten.report.answer import answer_lines
 from teiten.report.html import render_html
 from teiten.report.markdown import render_markdown
 from teiten.report.series_view import payload
@@ -605,7 +606,36 @@ def test_series_viewer(data: ReportData, doc: str, dom: _Dom) -> None:
     # Without JavaScript, the table still lists every trial.
     (table,) = [rows for c, rows in dom.tables if c == "trials"]
     assert [r[0] for r in table[1:]] == ["t-read-1", "t-update-4", "t-evil"]
-    assert table[2] == ["t-update-4", "pg18", "pgecons-update", "4", "2", "ok", "6", "0", "1", "-3.2"]
+    assert table[2] == ["t-update-4", "pg18", "pgecons-update", "4", "2", "ok", "—", "6", "0", "1",
+                        "-3.2"]  # no TPS figure in the fixture's series
+    # Each trial's id leads to its per-second chart (the script selects it).
+    assert '<a href="#series" data-series="1">t-update-4</a>' in doc
+    assert 'querySelectorAll("a[data-series]")' in doc
     assert json.loads(payload(list(SERIES), "ja"))["labels"]["rampup"] == "ランプアップ"
     without = render_html(replace(data, series=()))
     assert 'id="series' not in without and "<script>" in without  # the error hook stays
+
+
+# --- The answer, first -----------------------------------------------------------------
+
+def test_the_report_opens_with_the_answer(data: ReportData, doc: str, tmp_path: Path) -> None:
+    """One line per workload and server against the baseline, before the differences, the
+    warnings and the tables; its numbers are the ratio cells'; no colour where it cannot tell."""
+    p = _point(_section(data, "pgecons-update"), "pg18", 2)
+    assert p.ratio_ci is not None
+    low, high = (f"{v * 100:.1f}" for v in p.ratio_ci)
+    read = next(line for line in answer_lines(data) if line.startswith("pgecons-read: pg18"))
+    update = next(line for line in answer_lines(data) if line.startswith("pgecons-update: pg18"))
+    assert read.startswith("pgecons-read: pg18 against pg17: cannot tell at 1, 4 clients: the "
+                           "intervals span ")
+    assert update.startswith(f"pgecons-update: pg18 against pg17: 10.0% faster at 2 clients (ratio "
+                             f"110.0%, 97.1% CI {low}{CI}{high}%); ")
+    assert "slower at 4 clients" in update and "; no difference at 1 client (every ratio within " in update
+    text = render_markdown(data, tmp_path).read_text(encoding="utf-8")
+    assert text.index("## The answer") < text.index("## Warnings") < text.index("## Study") \
+        < text.index("## Workload")
+    assert f"- {update}" in text
+    assert doc.index('<h2 id="answer">') < doc.index("<h2>Warnings</h2>")
+    # Colours follow the verdict: the untestable read ratios carry none.
+    assert '<td id="ratio--pgecons_2d_read--pg18--1" class="marked" title=' in doc
+    assert '<td id="ratio--pgecons_2d_update--pg18--2" class="better sig marked" title=' in doc

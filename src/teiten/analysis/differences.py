@@ -11,6 +11,7 @@ asked for.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -108,7 +109,7 @@ def differences(servers: Sequence[ServerRecord]) -> tuple[Difference, ...]:
     configs = [d.get("pg_config") or {} for d in descs]
     for key in _BUILD_FACTS:
         if all(c.get(key) is not None for c in configs):
-            add(f"pg_config {key}", [c.get(key) for c in configs], "build")
+            add(f"pg_config {key}", _own_words([str(c[key]) for c in configs]), "build")
     add("pgbench", [d.get("pgbench") for d in descs], "client")
     return tuple(sorted(out, key=lambda d: d.cause != "declared"))
 
@@ -143,6 +144,15 @@ def _setting_differences(descs: Sequence[Mapping[str, Any]], factors: set[str]) 
             cause = "setting"
         out.append(Difference(name, values, cause))
     return out
+
+
+def _own_words(values: Sequence[str]) -> list[str]:
+    """Long build lines (configure options, CFLAGS) as what each has that not every other
+    has: ``+--with-icu +-O2``; ``=`` when a server has nothing of its own."""
+    words = [shlex.split(v) if v.count("'") % 2 == 0 else v.split() for v in values]
+    shared = set.intersection(*(set(w) for w in words)) if words else set()
+    return [" ".join(f"+{w}" for w in dict.fromkeys(ws) if w not in shared) or "="
+            for ws in words]
 
 
 def _split(text: str) -> tuple[str, str | None]:

@@ -107,6 +107,7 @@ class TrialSeries:
     steady_from: int                    # seconds before it are ramp-up
     stalls: int
     drift_pct_per_min: float
+    tps_figure: float | None = None     # the trial's TPS as analysed (None: it measured none)
 
 
 @dataclass(frozen=True)

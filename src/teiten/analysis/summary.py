@@ -273,7 +273,7 @@ def trial_series(trials: Sequence[TrialRecord], progress: Progress) -> tuple[Tri
         out.append(TrialSeries(t.trial_id, p.server, p.workload, int(p.clients),
                                int(p.repetition), t.status, tps,
                                tuple(r.latency_ms for r in rows), s.steady_from, s.stalls,
-                               round(s.drift_pct_per_min, 3)))
+                               round(s.drift_pct_per_min, 3), t.tps))
     return tuple(out)
 
 

@@ -27,6 +27,7 @@ from teiten.report.activity import (
     profile_links,
     wait_bars,
 )
+from teiten.report.answer import answer_lines
 from teiten.report.cells import Cell, Context, Table
 from teiten.report.charts import workload_charts
 from teiten.report.differences import declared_sentence, difference_table
@@ -86,19 +87,15 @@ def render_html(data: ReportData) -> str:
         out.append(f'<li><a href="#servers">{e(tr("servers", lang))}</a></li>')
         out.append("</ul></nav>")
 
-    out += [f"<h2>{e(tr('study', lang))}</h2>", _kv_table(study_rows(data))]
+    answer = answer_lines(data)
+    if answer:
+        out += [f'<h2 id="answer">{e(tr("answer", lang))}</h2>', f"<p>{e(tr('answer.intro', lang))}</p>",
+                '<ul class="answer">', *(f"<li>{e(line)}</li>" for line in answer), "</ul>"]
     if len(data.servers) > 1:
         out += [f'<h2 id="differences">{e(tr("differences", lang))}</h2>',
                 f"<p>{e(declared_sentence(data))}</p>",
                 *(_table(difference_table(data)) if data.differences else
                   [f"<p>{e(tr('differences.alike', lang))}</p>"])]
-    out.append(f"<h2>{e(tr('status', lang))}</h2>")
-    if data.status_counts:
-        out.append('<ul class="status">')
-        out += [f"<li>{e(status_name(k, lang))} <b>{v}</b></li>" for k, v in data.status_counts.items()]
-        out.append("</ul>")
-    else:
-        out.append(f"<p>{e(tr('status.none', lang))}</p>")
     out.append(f"<h2>{e(tr('warnings', lang))}</h2>")
     if data.warnings:
         # A long list would bury the results: the first few, the rest one click away.
@@ -114,6 +111,14 @@ def render_html(data: ReportData) -> str:
             out.append("</ul></details>")
     else:
         out.append(f"<p>{e(tr('warnings.none', lang))}</p>")
+    out += [f"<h2>{e(tr('study', lang))}</h2>", _kv_table(study_rows(data))]
+    out.append(f"<h2>{e(tr('status', lang))}</h2>")
+    if data.status_counts:
+        out.append('<ul class="status">')
+        out += [f"<li>{e(status_name(k, lang))} <b>{v}</b></li>" for k, v in data.status_counts.items()]
+        out.append("</ul>")
+    else:
+        out.append(f"<p>{e(tr('status.none', lang))}</p>")
 
     for i, (section, stem) in enumerate(zip(data.sections, section_stems(data), strict=True), 1):
         out += _section(section, i, stem, ctx)

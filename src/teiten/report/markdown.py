@@ -23,6 +23,7 @@ from teiten.report.activity import (
     profile_links,
     wait_bars,
 )
+from teiten.report.answer import answer_lines
 from teiten.report.cells import Context, Table
 from teiten.report.charts import workload_charts
 from teiten.report.differences import declared_sentence, difference_table
@@ -51,19 +52,24 @@ def render_markdown(data: ReportData, out_dir: Path) -> Path:
     lines = [f"# {md(data.title)}", ""]
     if data.description:
         lines += [md(data.description), ""]
-    lines += [f"## {tr('study', lang)}", ""]
-    lines += _kv_table((tr("kv.parameter", lang), tr("kv.value", lang)), study_rows(data))
+    answer = answer_lines(data)
+    if answer:  # the answer first, then what else differs, then what may disturb it
+        lines += [f"## {tr('answer', lang)}", "", md(tr("answer.intro", lang)), ""]
+        lines += [f"- {md(line)}" for line in answer] + [""]
     if len(data.servers) > 1:
-        lines += ["", f"## {tr('differences', lang)}", "", md(declared_sentence(data))]
+        lines += [f"## {tr('differences', lang)}", "", md(declared_sentence(data))]
         lines += _table_lines(difference_table(data)) if data.differences else [
             "", tr("differences.alike", lang)]
+        lines.append("")
+    lines += [f"## {tr('warnings', lang)}", ""]
+    lines += [f"- {md(notice_text(w, lang))}" for w in data.warnings] or [tr("warnings.none", lang)]
+    lines += ["", f"## {tr('study', lang)}", ""]
+    lines += _kv_table((tr("kv.parameter", lang), tr("kv.value", lang)), study_rows(data))
     lines += ["", f"## {tr('status', lang)}", ""]
     counts = data.status_counts
     header = [md(status_name(k, lang)) for k in counts]
     lines += _table(header, [[str(v) for v in counts.values()]], numeric=True) if counts else [
         tr("status.none", lang)]
-    lines += ["", f"## {tr('warnings', lang)}", ""]
-    lines += [f"- {md(notice_text(w, lang))}" for w in data.warnings] or [tr("warnings.none", lang)]
 
     for section, stem in zip(data.sections, section_stems(data), strict=True):
         lines += _section(section, stem, charts_dir, ctx)

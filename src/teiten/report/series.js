@@ -107,5 +107,12 @@
 
   viewer.hidden = false;
   select.addEventListener("change", function () { draw(Number(select.value)); });
+  // A trial's id in the table of every trial shows its chart.
+  Array.prototype.forEach.call(document.querySelectorAll("a[data-series]"), function (a) {
+    a.addEventListener("click", function () {
+      select.value = a.getAttribute("data-series");
+      draw(Number(select.value));
+    });
+  });
   draw(Number(select.value || 0));
 })();

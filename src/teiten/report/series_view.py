@@ -16,6 +16,7 @@ from functools import cache
 from importlib.resources import files
 
 from teiten.analysis.model import ReportData, TrialSeries
+from teiten.report.formats import format_tps
 from teiten.report.i18n import clients_phrase, status_name, tr
 
 # Reports an uncaught script error on <body data-js-errors="...">, so that a test in a
@@ -92,17 +93,21 @@ def series_section(data: ReportData) -> list[str]:
     out += ["</select>", '<p id="series-info" class="series-info"></p>',
             '<figure id="series-chart" class="series-chart"></figure>', "</div>"]
     heads = ("series.trial", "series.server", "series.workload", "clients", "series.repetition",
-             "series.status", "series.seconds", "series.rampup", "series.stalls", "series.drift")
+             "series.status", "series.tps", "series.seconds", "series.rampup", "series.stalls",
+             "series.drift")
     out += [f"<details><summary>{e(tr('series.table', lang))}</summary>",
             '<table class="trials">', "<thead><tr>"]
     out += [f'<th scope="col">{e(tr(h, lang))}</th>' for h in heads]
     out += ["</tr></thead>", "<tbody>"]
-    for t in trials:
+    for i, t in enumerate(trials):
         cells = (t.server, t.workload, str(t.clients), str(t.repetition), status_name(t.status, lang),
-                 str(len(t.tps)), str(t.steady_from), str(t.stalls), f"{t.drift_pct_per_min:+.1f}")
+                 format_tps(t.tps_figure), str(len(t.tps)), str(t.steady_from), str(t.stalls),
+                 f"{t.drift_pct_per_min:+.1f}")
         unstable = ' class="unstable"' if t.stalls else ""
-        out.append(f'<tr{unstable}><th scope="row">{e(t.trial_id)}</th>'
-                   + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
+        # The id links to the trial's per-second chart (the script selects it; without
+        # script, the link still leads to the viewer's section).
+        out.append(f'<tr{unstable}><th scope="row"><a href="#series" data-series="{i}">'
+                   f"{e(t.trial_id)}</a></th>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
     out += ["</tbody>", "</table>", "</details>",
             f'<script type="application/json" id="series-data">{payload(trials, lang)}</script>',
             f"<script>\n{script()}</script>", "</section>"]

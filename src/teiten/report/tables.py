@@ -101,14 +101,11 @@ def _untested_tone(tone: str) -> str:
 
 
 def _ratio_tone(ratio: float, mark: str) -> str:
-    """Full colour only for a significant difference; a tested one that is not significant
-    is "same"; one that cannot be tested keeps a pale tint of its direction."""
-    tone = ratio_class(ratio)
+    """Colours follow the verdict: full colour for a significant difference, "same" for a
+    tested one that is not, and none where the repetitions cannot tell."""
     if mark == "*":
-        return f"{tone} sig"
-    if mark == "ns":
-        return "same"
-    return _untested_tone(tone)
+        return f"{ratio_class(ratio)} sig"
+    return "same" if mark == "ns" else ""
 
 
 def detectable_cell(series: ServerSeries, clients: int, ctx: Context) -> Cell:
