@@ -1,12 +1,24 @@
 """``make bench`` (python -m bench.run): every benchmark of teiten itself, with its figures.
 
 Each one also runs alone: python -m bench.overhead, bench.snapshot, bench.orchestration,
-bench.monitors, bench.report_size, bench.tpcc, bench.iot_load, bench.interval_coverage.
+bench.monitors, bench.report_size, bench.tpcc, bench.iot_load, bench.interval_coverage,
+bench.noise_guard, bench.stopping_coverage.
 """
 
 from __future__ import annotations
 
-from bench import interval_coverage, iot_load, monitors, orchestration, overhead, report_size, snapshot, tpcc
+from bench import (
+    interval_coverage,
+    iot_load,
+    monitors,
+    noise_guard,
+    orchestration,
+    overhead,
+    report_size,
+    snapshot,
+    stopping_coverage,
+    tpcc,
+)
 
 if __name__ == "__main__":
     print("== harness overhead ==", flush=True)
@@ -25,3 +37,8 @@ if __name__ == "__main__":
     iot_load.main()
     print("== interval coverage: each interval against the level it states ==", flush=True)
     interval_coverage.main()
+    print("== repetitions: auto: the printed intervals' coverage after stopping on width ==",
+          flush=True)
+    stopping_coverage.main([])
+    print("== noise guard: its cost (TPS on/off) and what it catches ==", flush=True)
+    noise_guard.main()

@@ -108,12 +108,12 @@ def asserted(draws: int = DRAWS, seed: int = SEED, *,
             for case in ic.CASES if case.noise != "log-normal" for target in TARGETS]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=DRAWS)
     parser.add_argument("--decide", type=float, default=stopping.DECIDE_CONFIDENCE,
                         help="the level of the interval the rule judges")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     t0 = time.monotonic()
     rows = asserted(args.draws, decide=args.decide)
     print(f"stop when the {100 * args.decide:g}% interval is within the target; the 95% interval is "

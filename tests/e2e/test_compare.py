@@ -43,17 +43,21 @@ def test_compare_two_years_and_refuse_mixed_machines(pg17, pg18, workdir: Path) 
         fp = json.loads(conn.execute("SELECT fingerprint FROM studies").fetchone()[0])
         fp["cpu_model"] = "Some Other CPU"
         conn.execute("UPDATE studies SET fingerprint = ?", (json.dumps(fp),))
-    refused = run_cli("compare", "--store", str(old), "--store", str(new), "--out",
-                      str(workdir / "cmp2"))
-    assert refused.returncode == 2
-    assert refused.stderr.strip() == (
-        "teiten: error: the studies ran on machines that differ in cpu_model; their numbers "
-        "are not comparable (add --allow-mixed to compare anyway)")
-    assert not (workdir / "cmp2").exists()
+    _refused(workdir, old, new, "the studies ran on machines that differ in cpu_model; their "
+             "numbers are not comparable (add --allow-mixed to compare anyway)")
     allowed = run_cli("compare", "--store", str(old), "--store", str(new), "--out",
                       str(workdir / "cmp3"), "--allow-mixed")
     assert allowed.returncode == 0, allowed.stderr
     assert "differ in cpu_model" in (workdir / "cmp3" / "report.md").read_text().replace("\\_", "_")
+
+
+def _refused(workdir: Path, a: Path, b: Path, line: str) -> None:
+    """``teiten compare`` of the stores ``a`` and ``b`` exits 2 with ``line`` and writes nothing."""
+    out = workdir / "refused"
+    refused = run_cli("compare", "--store", str(a), "--store", str(b), "--out", str(out))
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == f"teiten: error: {line}"
+    assert not out.exists()
 
 
 def test_compare_needs_two_studies(pg17, workdir: Path) -> None:
@@ -89,13 +93,8 @@ def _tiny(workdir: Path, name: str, *, scale: int = 1, duration: str = "1s", rep
 def test_compare_refuses_different_scale_and_duration(pg17, workdir: Path) -> None:
     small = _tiny(workdir, "small")
     large = _tiny(workdir, "large", scale=2, duration="2s")
-    refused = run_cli("compare", "--store", str(small), "--store", str(large), "--out",
-                      str(workdir / "cmp"))
-    assert refused.returncode == 2
-    assert refused.stderr.strip() == (
-        "teiten: error: the studies differ in scale (1, 2) and duration (1s, 2s); their numbers "
-        "are not comparable (add --allow-different-parameters to compare anyway)")
-    assert not (workdir / "cmp").exists()
+    _refused(workdir, small, large, "the studies differ in scale (1, 2) and duration (1s, 2s); "
+             "their numbers are not comparable (add --allow-different-parameters to compare anyway)")
     allowed = run_cli("compare", "--store", str(small), "--store", str(large), "--out",
                       str(workdir / "cmp"), "--allow-different-parameters")
     assert allowed.returncode == 0, allowed.stderr
@@ -116,18 +115,8 @@ def test_compare_allows_other_repetitions_and_refuses_other_profile_or_options(
     assert done.returncode == 0, done.stderr
     assert "not directly comparable" not in (workdir / "cmp" / "report.md").read_text()
     default = _tiny(workdir, "plain", server=", profile: default")
-    refused = run_cli("compare", "--store", str(base), "--store", str(default), "--out",
-                      str(workdir / "cmp2"))
-    assert refused.returncode == 2
-    assert refused.stderr.strip() == (
-        "teiten: error: the studies differ in settings profile (pgecons, default); their "
-        "numbers are not comparable (add --allow-different-parameters to compare anyway)")
-    assert not (workdir / "cmp2").exists()
+    _refused(workdir, base, default, "the studies differ in settings profile (pgecons, default); "
+             "their numbers are not comparable (add --allow-different-parameters to compare anyway)")
     filled = _tiny(workdir, "filled", workload="{name: select-only, fillfactor: 90}")
-    refused = run_cli("compare", "--store", str(base), "--store", str(filled), "--out",
-                      str(workdir / "cmp3"))
-    assert refused.returncode == 2
-    assert refused.stderr.strip() == (
-        "teiten: error: the studies differ in select-only fillfactor (none, 90); their numbers "
-        "are not comparable (add --allow-different-parameters to compare anyway)")
-    assert not (workdir / "cmp3").exists()
+    _refused(workdir, base, filled, "the studies differ in select-only fillfactor (none, 90); "
+             "their numbers are not comparable (add --allow-different-parameters to compare anyway)")
