@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from teiten.analysis import intervals, stats
-from teiten.analysis.model import Degradation, Finding, Point, ServerSeries, WorkloadSection
+from teiten.analysis.model import Degradation, DegradationRow, Finding, Point, ServerSeries, WorkloadSection
 
 
 def with_statistics(point: Point, baseline: Point | None, *, is_baseline: bool,
@@ -147,13 +147,19 @@ def degradation(section: WorkloadSection, a: str, b: str) -> Degradation:
     for pa, pb in zip(by_name[a].points, by_name[b].points, strict=True):
         ta, tb = pa.tps_median, pb.tps_median
         rate = (1 - tb / ta) * 100 if ta and tb is not None else None
-        rows.append((pa.clients, ta, tb, rate, ta - tb if ta is not None and tb is not None
-                     else None))
+        found = intervals.ratio_interval(
+            pb.tps_values, pa.tps_values, blocks=pb.tps_blocks, baseline_blocks=pa.tps_blocks) \
+            if pa.tps_values and pb.tps_values else None
+        rows.append(DegradationRow(
+            pa.clients, ta, tb, rate, ta - tb if ta is not None and tb is not None else None,
+            rate_ci=((1 - found.high) * 100, (1 - found.low) * 100) if found else None,
+            rate_level=found.confidence if found else None))
     # A server on another host: its own machine's CPU (the environment being compared),
     # not that of the client that ran pgbench.
     cpu_a = {act.clients: act.host_cpu or act.cpu for act in by_name[a].activity}
     cpu_b = {act.clients: act.host_cpu or act.cpu for act in by_name[b].activity}
-    cpu = tuple((c, cpu_a[c], cpu_b[c]) for c, *_ in rows if c in cpu_a and c in cpu_b)
+    cpu = tuple((r.clients, cpu_a[r.clients], cpu_b[r.clients]) for r in rows
+                if r.clients in cpu_a and r.clients in cpu_b)
     return Degradation(a, b, tuple(rows), cpu)
 
 

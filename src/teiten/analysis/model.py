@@ -111,15 +111,28 @@ class TrialSeries:
 
 
 @dataclass(frozen=True)
+class DegradationRow:
+    """One client count of the S5 table: the medians, 性能低下率 = (1 - b/a) * 100 with its
+    distribution-free interval (from the ratio b/a's, by block where the two share blocks)
+    and the level that interval reaches, and the TPS difference a - b."""
+
+    clients: int
+    tps_a: float | None
+    tps_b: float | None
+    rate_pct: float | None
+    difference: float | None
+    rate_ci: tuple[float, float] | None = None
+    rate_level: float | None = None
+
+
+@dataclass(frozen=True)
 class Degradation:
     """METHODS S5's table for a pair of servers (environments): per client count, TPS of
-    a (the reference, e.g. physical) and b (e.g. a VM), 性能低下率 = (1 - b/a) * 100 and
-    the TPS difference a - b."""
+    a (the reference, e.g. physical) and b (e.g. a VM), 性能低下率 and the TPS difference."""
 
     a: str
     b: str
-    rows: tuple[tuple[int, float | None, float | None, float | None, float | None], ...]
-    # (clients, tps_a, tps_b, degradation_pct, tps_difference)
+    rows: tuple[DegradationRow, ...]
     # (clients, CPU shares of a, of b): user, sys, iowait, steal, irq, idle -> percent
     cpu: tuple[tuple[int, dict[str, float], dict[str, float]], ...] = ()
 
@@ -222,6 +235,9 @@ class StepFigures:
     param: str | None
     seconds: float | None             # median; None when no repetition finished the step
     values: tuple[float, ...]         # every repetition's seconds
+    blocks: tuple[int, ...] = ()      # the repetition (block) of each value, aligned with values
+    ci: tuple[float, float] | None = None  # the median's order-statistic interval
+    ci_level: float | None = None     # the level ci reaches (3 repetitions: 75%)
     rows: float | None = None
     plan: dict[str, float] = field(default_factory=dict)  # medians of the plan's figures
     shape: str = ""                   # the most common plan shape

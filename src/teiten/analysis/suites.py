@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from teiten.analysis.intervals import median_interval, ratio_interval
 from teiten.analysis.model import SizeFigures, StepFigures, SuiteResults
 from teiten.results import StepRecord, TrialRecord
 from teiten.workloads import fulltext  # the S9 rules live with the workload
@@ -29,7 +30,7 @@ def suite_results(suite: str, axes: Sequence[str], variants: Sequence[str],
                   workload: str) -> SuiteResults:
     """The results of one suite workload. Steps are matched across repetitions by their
     position among the steps of the same name and param (a trial may run a step twice)."""
-    groups: dict[tuple[str, str, str, str | None, int], list[StepRecord]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, str | None, int], list[tuple[StepRecord, int]]] = defaultdict(list)
     order: dict[tuple[str, str, str, str | None, int], int] = {}
     sizes: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
     missing = []
@@ -48,7 +49,7 @@ def suite_results(suite: str, axes: Sequence[str], variants: Sequence[str],
             nth = seen[(st.name, st.param)]
             seen[(st.name, st.param)] += 1
             key = (p.server, p.variant, st.name, st.param, nth)
-            groups[key].append(st)
+            groups[key].append((st, p.repetition))
             order.setdefault(key, i)
             if st.body.get("sizes"):
                 last_sizes = st.body
@@ -62,7 +63,9 @@ def suite_results(suite: str, axes: Sequence[str], variants: Sequence[str],
     server_rank = {s: i for i, s in enumerate(servers)}
     for key in sorted(groups, key=lambda k: (rank.get(k[1], 1 << 20), server_rank.get(k[0], 0), order[k])):
         server, variant, name, param, _ = key
-        runs = groups[key]
+        runs = [st for st, _ in groups[key]]
+        seconds = [float(r.seconds) for r in runs]
+        found = median_interval(seconds) if seconds else None
         plans = [r.body["plan"] for r in runs if r.body.get("plan")]
         extras: dict[str, list[float]] = defaultdict(list)
         for r in runs:
@@ -73,8 +76,10 @@ def suite_results(suite: str, axes: Sequence[str], variants: Sequence[str],
         labels = {k: v for k, v in (runs[0].body.get("extra") or {}).items() if isinstance(v, str)}
         figures.append(StepFigures(
             server=server, variant=variant, step=name, param=param,
-            seconds=_median([float(r.seconds) for r in runs]),
-            values=tuple(float(r.seconds) for r in runs),
+            seconds=_median(seconds), values=tuple(seconds),
+            blocks=tuple(rep for _, rep in groups[key]),
+            ci=(found.low, found.high) if found else None,
+            ci_level=found.confidence if found else None,
             rows=_median([float(r.rows) for r in runs if r.rows is not None]),
             plan={f: m for f in PLAN_FIELDS
                   if (m := _median([float(p[f]) for p in plans if p.get(f) is not None])) is not None},
@@ -124,3 +129,17 @@ def fulltext_judgements(res: SuiteResults) -> tuple[dict[str, object], ...]:
         for row in fulltext.judge(methods):
             out.append({"server": server, **row})
     return tuple(out)
+
+
+def step_ratio(step: StepFigures, baseline: StepFigures) -> tuple[float, tuple[float, float] | None,
+                                                                   float | None] | None:
+    """A step's time against the baseline server's: the ratio of the medians, with the
+    signed-rank interval of the within-block ratios (the two-sample Hodges-Lehmann one
+    where they share no blocks) and the level it reaches; None without two times."""
+    if step.seconds is None or not baseline.seconds or not step.values or not baseline.values:
+        return None
+    found = ratio_interval(step.values, baseline.values,
+                           blocks=[str(b) for b in step.blocks],
+                           baseline_blocks=[str(b) for b in baseline.blocks])
+    return (step.seconds / baseline.seconds, (found.low, found.high) if found else None,
+            found.confidence if found else None)

@@ -36,7 +36,8 @@ LATENCY_COLUMNS = ("workload", "server", "clients", "latency_ms_median", "latenc
 SUMMARY_COLUMNS = ("workload", "server", "version", "peak_tps", "peak_clients", "knee_clients",
                    "mean_tps_diff_pct", "mean_latency_diff_pct")
 DEGRADATION_COLUMNS = ("workload", "a", "b", "clients", "tps_a", "tps_b", "degradation_pct",
-                       "tps_difference")
+                       "tps_difference", "degradation_ci_low", "degradation_ci_high",
+                       "degradation_ci_level")
 APP_COLUMNS = ("workload", "server", "clients", "type", "tps", "nopm", "tpm", "tpm_pgbench",
                "theoretical_tps", "share_pct", "target_pct", "avg_ms", "p50_ms", "p95_ms", "p99_ms",
                "response_ms", "n_ok")
@@ -118,9 +119,13 @@ def section_tables(section: WorkloadSection, stem: str) -> list[DataTable]:
     out.append(DataTable(f"{stem}-latency", w, "latency", LATENCY_COLUMNS, tuple(latency)))
     out.append(DataTable(f"{stem}-summary", w, "summary", SUMMARY_COLUMNS, tuple(summary)))
     for deg in section.degradations:
-        rows = tuple((w, deg.a, deg.b, c, f.round_or_none(ta, f.TPS_DECIMALS),
-                      f.round_or_none(tb, f.TPS_DECIMALS), f.round_or_none(rate, f.PCT_DECIMALS),
-                      f.round_or_none(diff, f.TPS_DECIMALS)) for c, ta, tb, rate, diff in deg.rows)
+        rows = tuple((w, deg.a, deg.b, r.clients, f.round_or_none(r.tps_a, f.TPS_DECIMALS),
+                      f.round_or_none(r.tps_b, f.TPS_DECIMALS),
+                      f.round_or_none(r.rate_pct, f.PCT_DECIMALS),
+                      f.round_or_none(r.difference, f.TPS_DECIMALS),
+                      *((f.round_or_none(r.rate_ci[0], f.PCT_DECIMALS),
+                         f.round_or_none(r.rate_ci[1], f.PCT_DECIMALS)) if r.rate_ci else (None, None)),
+                      f.level_pct(r.rate_level)) for r in deg.rows)
         name = f"{stem}-degradation-{file_stem(deg.a, 'a')}-{file_stem(deg.b, 'b')}"
         out.append(DataTable(name, w, "degradation", DEGRADATION_COLUMNS, rows, (deg.a, deg.b)))
     if section.apps:

@@ -81,9 +81,15 @@ def format_level(level: float | None) -> str:
 def tps_ci_text(point: Point) -> str:
     """``[1049.0–1052.0, 75%]``, the interval of a median TPS and the confidence level it
     reaches, as the TPS table prints it; empty without an interval."""
-    if point.tps_ci is None:
+    return bracketed(point.tps_ci, point.tps_ci_level, decimals=TPS_DECIMALS)
+
+
+def bracketed(bounds: tuple[float, float] | None, level: float | None, *, decimals: int = 1) -> str:
+    """``[8.1–15.0, 96.8%]``: an interval and the level it reaches, as the cells print it;
+    empty without an interval."""
+    if bounds is None:
         return ""
-    return f"[{interval(*point.tps_ci, decimals=TPS_DECIMALS)}, {format_level(point.tps_ci_level)}%]"
+    return f"[{interval(*bounds, decimals=decimals)}, {format_level(level)}%]"
 
 
 def ratio_ci_bounds(point: Point) -> str:

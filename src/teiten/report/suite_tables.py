@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from teiten.analysis.model import StepFigures, SuiteResults, WorkloadSection
-from teiten.analysis.suites import variant_values
+from teiten.analysis.suites import step_ratio, variant_values
 from teiten.report import formats as f
 from teiten.report.cells import Cell, Column, Context, Table
 from teiten.report.i18n import tr
@@ -36,6 +36,19 @@ def _key(st: StepFigures) -> tuple[str, str, str | None]:
     return st.variant, st.step, st.param
 
 
+def _bracket(bounds: tuple[float, float] | None, level: float | None, *, decimals: int = 2) -> str:
+    return f.bracketed(bounds, level, decimals=decimals)
+
+
+def _time_bracket(step: StepFigures) -> str:
+    """A step time's interval in the unit its median is printed in: ``[2.01–7.27 s, 75%]``."""
+    if step.ci is None or step.seconds is None:
+        return ""
+    scale, unit = (1000, " ms") if step.seconds < 1 else (1, " s")
+    low, high = step.ci
+    return f"[{low * scale:,.2f}{f.DASH}{high * scale:,.2f}{unit}, {f.format_level(step.ci_level)}%]"
+
+
 def steps_table(res: SuiteResults, ctx: Context) -> Table:
     """Median time of every step, servers side by side, with the ratio to the baseline."""
     lang = ctx.lang
@@ -55,18 +68,23 @@ def steps_table(res: SuiteResults, ctx: Context) -> Table:
         cells = []
         for s in res.servers:
             got = figs.get(s)
-            cells.append(Cell(seconds_text(got.seconds), title=tr(
+            cells.append(Cell(seconds_text(got.seconds), _time_bracket(got), title=tr(
                 "suite.runs", lang, n=len(got.values), values=", ".join(seconds_text(v) for v in got.values)))
                 if got and got.seconds is not None else MISSING)
         b = figs.get(base)
         for s in res.servers[1:]:
             other = figs.get(s)
-            if other and b and other.seconds is not None and b.seconds:
-                r = other.seconds / b.seconds
-                tone = "same" if abs(r - 1) < 0.05 else ("better" if r < 1 else "worse")
-                cells.append(Cell(f"{r:.2f}", tone=tone))
-            else:
+            found = step_ratio(other, b) if other and b else None
+            if found is None:
                 cells.append(MISSING)
+                continue
+            r, ci, level = found
+            # Coloured only where the interval, at the level asked for, excludes 1 (lower is
+            # better); none where the repetitions cannot tell.
+            sure = ci is not None and level is not None and level >= ctx.confidence \
+                and (ci[1] < 1 or ci[0] > 1)
+            tone = ("better" if r < 1 else "worse") if sure else ""
+            cells.append(Cell(f"{r:.2f}", _bracket(ci, level), tone=tone))
         rows.append((_label(next(iter(figs.values()))), tuple(cells)))
     notes = [tr("suite.time.note", lang)]
     notes += [tr("suite.not_installed", lang, server=s, variant=v, why=why)

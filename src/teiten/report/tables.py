@@ -362,10 +362,12 @@ def degradation_table(deg: Degradation, ctx: Context) -> Table:
                Column(tr("degradation.tps", lang, server=deg.b)),
                Column(tr("degradation.rate", lang)), Column(tr("degradation.diff", lang)))
     rows = tuple(
-        (str(clients), (Cell(f.format_tps(ta)), Cell(f.format_tps(tb)),
-                        Cell(f.format_pct(rate), tone="missing" if rate is None else ""),
-                        Cell(f.format_tps(diff))))
-        for clients, ta, tb, rate, diff in deg.rows)
+        (str(r.clients), (Cell(f.format_tps(r.tps_a)), Cell(f.format_tps(r.tps_b)),
+                          Cell(f.format_pct(r.rate_pct), f.bracketed(r.rate_ci, r.rate_level,
+                                                                     decimals=f.PCT_DECIMALS),
+                               tone="missing" if r.rate_pct is None else ""),
+                          Cell(f.format_tps(r.difference))))
+        for r in deg.rows)
     return Table("degradation", tr("degradation", lang, a=deg.a, b=deg.b), tr("clients", lang),
                  columns, rows, (tr("degradation.note", lang, a=deg.a, b=deg.b),))
 
