@@ -96,6 +96,20 @@ def test_capacity_is_where_the_measurement_leaves_the_theory() -> None:
     assert capacity([pt(1, 5.0), pt(2, 19.9)]) == (None, 1)
 
 
+def test_the_capacity_rule_holds_over_the_noise() -> None:
+    """The S4 case of issue 18: a dip to a 93.9% median at 16 users whose repetitions still
+    reach 95% is not the capacity; 64 users at 95.9% still fit; only a point whose every
+    repetition is below 95% ends it."""
+    def pt(users: int, *shares: float) -> AppPoint:
+        runs = [{"app": "bookstore", "tps": users * 10.0 * s, "theoretical_tps": users * 10.0,
+                 "types": []} for s in shares]
+        return app_point(users, runs)
+    dip = pt(16, 0.939, 0.925, 0.962)
+    assert dip.share_ci == (0.925, 0.962) and dip.share_level == 0.75
+    points = [pt(1, 0.99, 0.98, 1.0), dip, pt(64, 0.959, 0.97, 0.95), pt(128, 0.80, 0.84, 0.9)]
+    assert capacity(points) == (64, 128)
+
+
 def test_types_are_matched_by_name_and_missing_ones_do_not_count() -> None:
     a, b = _run(100), _run(100)
     b["types"] = list(reversed(b["types"]))  # another order of the same scripts

@@ -210,6 +210,19 @@ class AppPoint:
     tpm_pgbench: float | None = None  # tpcc: pgbench's transactions per minute
     theoretical: float | None = None  # bookstore: users / mean think time
     types: tuple[TypeFigures, ...] = ()
+    # bookstore: measured / theoretical of each repetition, and their median's
+    # order-statistic interval with the level it reaches
+    shares: tuple[float, ...] = ()
+    share_ci: tuple[float, float] | None = None
+    share_level: float | None = None
+
+    def share_bounds(self) -> tuple[float, float] | None:
+        """The share of theory as an interval: the repetitions' (one repetition: its value)."""
+        if self.share_ci is not None:
+            return self.share_ci
+        if self.tps is None or not self.theoretical:
+            return None
+        return self.tps / self.theoretical, self.tps / self.theoretical
 
 
 @dataclass(frozen=True)

@@ -57,10 +57,16 @@ def bookstore_table(res: AppResults, ctx: Context) -> Table:
     rows = []
     for p in res.points:
         of = p.tps / p.theoretical * 100 if p.tps is not None and p.theoretical else None
-        tone = "" if of is None else ("worse" if of < 95 else "same")
+        bounds = p.share_bounds()
+        # Colour only what holds over the repetitions: surely below 95% of theory, or surely
+        # within it; none where the interval straddles it.
+        tone = "" if bounds is None else "worse" if bounds[1] < 0.95 else \
+            "same" if bounds[0] >= 0.95 else ""
+        ci = f.bracketed((p.share_ci[0] * 100, p.share_ci[1] * 100) if p.share_ci else None,
+                         p.share_level, decimals=f.PCT_DECIMALS)
         rows.append((clients_phrase([p.clients], lang), (
             Cell(f.format_tps(p.tps)), Cell(f.format_tps(p.theoretical)),
-            Cell(f.format_pct(of), tone=tone), Cell(str(p.runs)))))
+            Cell(f.format_pct(of), ci, tone=tone), Cell(str(p.runs)))))
     return Table("app", tr("app.bookstore", lang, server=res.server), tr("app.users", lang),
                  columns, tuple(rows), tuple(capacity_sentences(res, lang)))
 
