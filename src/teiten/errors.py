@@ -7,6 +7,8 @@ time (exit 1). Messages say what failed, what was checked, and how to fix it, on
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class TeitenError(Exception):
     """Base of every error teiten raises on purpose."""
@@ -70,3 +72,12 @@ class StoreVersionError(StoreError, UserError):
 
 class TrialFailed(TeitenError):
     """One trial failed; the runner records the reason and goes on."""
+
+
+class StudyInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) while a study ran: its store, which 'teiten resume' finishes. A
+    plain KeyboardInterrupt means nothing was started (e.g. while waiting for the machine)."""
+
+    def __init__(self, store: Path):
+        super().__init__(str(store))
+        self.store = store

@@ -106,6 +106,28 @@ def test_wait_queues_behind_the_running_study(pg17, workdir: Path, lock: Path) -
         assert conn.execute("SELECT created_at FROM studies").fetchone()[0] >= first_end
 
 
+def test_ctrl_c_while_waiting_gives_up_and_creates_nothing(
+        pg17, workdir: Path, lock: Path) -> None:  # noqa: ANN001
+    """Interrupted while queued, nothing ran: the line says so, and does not send the user to
+    'teiten resume' (which an interrupted study would)."""
+    first_store, second_store = workdir / "first.db", workdir / "second.db"
+    first = _start("run", str(_study(workdir, "quit-first", duration=3)), "--store",
+                   str(first_store), "--no-report")
+    try:
+        _wait_for_pgbench(first)
+        second = _start("run", str(_study(workdir, "quit-second", reps=1)), "--store",
+                        str(second_store), "--no-report", "--wait")
+        assert second.stderr is not None
+        assert second.stderr.readline().startswith("teiten: waiting for study quit-first")
+        second.send_signal(signal.SIGINT)
+        _, second_err = second.communicate(timeout=60)
+    finally:
+        first.communicate(timeout=300)
+    assert second.returncode == 130
+    assert second_err.splitlines() == ["teiten: interrupted; nothing half-made was kept."]
+    assert not second_store.exists()
+
+
 def test_beside_others_runs_at_once_and_its_report_says_so(
         pg17, workdir: Path, lock: Path) -> None:  # noqa: ANN001
     first_store, second_store = workdir / "first.db", workdir / "second.db"

@@ -143,7 +143,8 @@ def test_ctrl_c_stops_cleanly_and_resume_completes(pg17, workdir: Path) -> None:
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
-    assert "teiten resume" in err
+    assert err.splitlines()[-1] == ("teiten: interrupted; servers stopped. Finish the study "
+                                    f"with 'teiten resume --store {store}'.")
     assert "Traceback" not in err
     assert not pgbench.is_running()
     assert not [p for d in (TEST_HOME / "clusters").glob("sigint-*")

@@ -16,7 +16,7 @@ from teiten.analysis import differences
 from teiten.check import check, materialise
 from teiten.cli.output import Progress, as_csv, as_json, table
 from teiten.cli.show import render_text, trial_record
-from teiten.errors import SpecError, UserError
+from teiten.errors import SpecError, StudyInterrupted, UserError
 from teiten.installs.source import build as build_from_source
 from teiten.messages import tr
 from teiten.plan import plan
@@ -219,6 +219,8 @@ def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
                                     beside_others=args.beside_others,
                                     noise_guard=_noise_guard(args))
             return _finish(store, study_id, counts, args)
+        except KeyboardInterrupt:
+            raise StudyInterrupted(store.path) from None
         finally:
             store.close()
 
@@ -258,10 +260,13 @@ def cmd_resume(args: argparse.Namespace) -> int:
                           command=args.command, wait=runlock.WAIT_LIMIT_S if args.wait else None,
                           beside_others=args.beside_others,
                           say=functools.partial(print, file=sys.stderr, flush=True)):
-            counts = runner.execute(store, study_id, Progress(), retry_failed=args.retry_failed,
-                                    monitors=not args.no_monitors,
-                                    beside_others=args.beside_others,
-                                    noise_guard=_noise_guard(args))
+            try:
+                counts = runner.execute(store, study_id, Progress(), retry_failed=args.retry_failed,
+                                        monitors=not args.no_monitors,
+                                        beside_others=args.beside_others,
+                                        noise_guard=_noise_guard(args))
+            except KeyboardInterrupt:
+                raise StudyInterrupted(store.path) from None
             return _finish(store, study_id, counts, args)
     finally:
         store.close()

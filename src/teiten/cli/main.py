@@ -14,7 +14,7 @@ from types import FrameType
 
 from teiten import __version__
 from teiten.cli import commands
-from teiten.errors import TeitenError, UserError
+from teiten.errors import StudyInterrupted, TeitenError, UserError
 
 log = logging.getLogger("teiten")
 
@@ -172,11 +172,9 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(format="teiten: %(message)s", level=logging.WARNING)
-    command = None
     try:
         parser = build_parser()
         args, extra = parser.parse_known_args(argv)
-        command = args.command
         if extra:
             raise UserError(f"unrecognized arguments: {' '.join(extra)} (see 'teiten "
                             f"{args.command} --help')")
@@ -187,12 +185,13 @@ def main(argv: list[str] | None = None) -> int:
         # ignored: restore it, so that 'kill -INT' stops a run cleanly wherever it started.
         signal.signal(signal.SIGINT, signal.default_int_handler)
         return int(commands.dispatch(args) or 0)
+    except StudyInterrupted as exc:
+        print(f"teiten: interrupted; servers stopped. Finish the study with 'teiten resume "
+              f"--store {exc.store}'.", file=sys.stderr)
+        return 130
     except KeyboardInterrupt:
-        if command in ("run", "resume", "scaleup"):
-            print("teiten: interrupted; servers stopped. Finish the study with 'teiten resume "
-                  "--store STORE'.", file=sys.stderr)
-        else:
-            print("teiten: interrupted; nothing half-made was kept.", file=sys.stderr)
+        # Before any study ran (while checking, downloading or waiting for the machine).
+        print("teiten: interrupted; nothing half-made was kept.", file=sys.stderr)
         return 130
     except TeitenError as exc:
         print(f"teiten: error: {exc}", file=sys.stderr)
