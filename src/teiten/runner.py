@@ -143,15 +143,12 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
     ``noise_guard``: True or False overrides the study's noise_guard.enabled; what was in
     force is recorded with the study."""
     stored = store.study_results(study_id)
-    spec_json = dict(stored.spec)
     study = load_text(stored.spec_yaml, stored.source).study
     guard = study.noise_guard
     enabled = guard.enabled if noise_guard is None else noise_guard
-    spec_json["noise_guard"] = {**guard.model_dump(), "enabled": enabled}
-    if beside_others:
-        spec_json["beside_others"] = True
-    if spec_json != stored.spec:
-        store.record_spec(study_id, spec_json)
+    store.update_spec(study_id, {"noise_guard": {**guard.model_dump(), "enabled": enabled},
+                                 **({"beside_others": True} if beside_others else {})})
+    spec_json = dict(stored.spec)
     omitted = {o["server"] for o in spec_json.get("omitted", [])}
     if omitted:
         study = study.model_copy(update={"servers": [s for s in study.servers if s.name not in omitted]})
@@ -297,12 +294,10 @@ def _next_block(ctx: _Context) -> list[PlannedTrial]:
         added = ctx.store.add_block(ctx.study_id, [
             t for t in plan(ctx.study, workloads.variants(ctx.study), blocks=blocks + 1)
             if t.repetition == blocks + 1])
-    spec_json = dict(ctx.store.study_results(ctx.study_id).spec)
-    spec_json["auto_decisions"] = [*spec_json.get("auto_decisions", []), {
+    ctx.store.update_spec(ctx.study_id, {"auto_decisions": [*stored.spec.get("auto_decisions", []), {
         "blocks": blocks, "decision": decision, "spent_s": round(spent, 1),
         "widest_pct": None if found is None or found.pct is None else round(found.pct, 2),
-        "where": found.where if found else None}]
-    ctx.store.record_spec(ctx.study_id, spec_json)
+        "where": found.where if found else None}]})
     key = "auto.nothing" if found is None else f"auto.{decision}" if found.pct is not None \
         else f"auto.unknown.{decision}"
     ctx.report(Event("note", message=tr(
@@ -330,9 +325,7 @@ def _quiet_check(ctx: _Context) -> None:
     if ctx.guard is None:
         return
     found = quiet_check(2.0)
-    spec_json = dict(ctx.store.study_results(ctx.study_id).spec)
-    spec_json["quiet_check"] = found.to_json()
-    ctx.store.record_spec(ctx.study_id, spec_json)
+    ctx.store.update_spec(ctx.study_id, {"quiet_check": found.to_json()})
     if found.cpus > ctx.guard.max_foreign_cpus:
         ctx.report(Event("note", message=tr("noise.busy", cpus=f"{found.cpus:.2f}",
                                             who=who(found), limit=f"{ctx.guard.max_foreign_cpus:g}")))

@@ -5,6 +5,7 @@ whether the guard was on at all (issue 18, item 3)."""
 from __future__ import annotations
 
 from teiten.analysis.model import Notice
+from teiten.monitors.foreign import ForeignLoad
 from teiten.results import StudyResults, TrialRecord
 
 
@@ -17,11 +18,10 @@ def noise_notices(study: StudyResults) -> list[Notice]:
         out.append(Notice("noise-guard-off"))
     quiet = study.spec.get("quiet_check")
     if isinstance(guard, dict) and isinstance(quiet, dict) and guard.get("enabled", True):
-        cpus = float(quiet.get("cpu_s", 0.0)) / max(float(quiet.get("window_s", 0.0)), 1e-9)
-        if cpus > float(guard.get("max_foreign_cpus", 0.25)):
-            top = quiet.get("top") or []
-            out.append(Notice("machine-busy", {"cpus": f"{cpus:.2f}", "who": ", ".join(
-                f"{c['name']} (pid {c['pid']})" for c in top[:3]) or "?"}))
+        found = ForeignLoad.from_json(quiet)
+        if found.cpus > float(guard.get("max_foreign_cpus", 0.25)):
+            out.append(Notice("machine-busy", {"cpus": f"{found.cpus:.2f}", "who": ", ".join(
+                f"{c.name} (pid {c.pid})" for c in found.top[:3]) or "?"}))
     for t in study.trials:
         if t.status == "disturbed":
             repeat = _next(study.trials, t)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -132,10 +132,13 @@ class Store:
             raise UserError(f"{self.path} has no study {study_id}")
         return row
 
-    def record_spec(self, study_id: int, spec: dict[str, Any]) -> None:
-        """Rewrite a study's stored spec_json (what it was run with): a key added there, such
-        as ``beside_others``, needs no schema migration."""
+    def update_spec(self, study_id: int, changes: Mapping[str, Any]) -> None:
+        """Set top-level keys of a study's stored spec_json (what it was run with), read and
+        written in one transaction: a key added there, such as ``beside_others``, needs no
+        schema migration."""
         with self.transaction() as c:
+            row = c.execute("SELECT spec_json FROM studies WHERE id=?", (study_id,)).fetchone()
+            spec = {**json.loads(row[0]), **changes}
             c.execute("UPDATE studies SET spec_json=? WHERE id=?", (json.dumps(spec), study_id))
 
     def studies(self) -> list[sqlite3.Row]:
