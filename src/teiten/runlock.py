@@ -11,6 +11,12 @@ up. The holder writes a small JSON into the same file (pid, study, store, since)
 the lock: it only names the holder to the one refused, and is believed only while that pid
 lives.
 
+A run beside the holder (``beside_others``) also signs a second file, the lock's name with
+``.beside`` appended: one JSON line per such run (pid, study, store, since). The holder reads it
+after each trial (:func:`joined`), so that a study another run joined says so in its report,
+not only the one that joined. Lines of runs that ended a day ago or more are dropped whenever a
+run signs.
+
 The file is the same for every account, because a benchmark of one account disturbs another's
 as much as its own: ``/run/lock/teiten.lock`` (a tmpfs every account may write, emptied at
 boot; ``/var/lock`` on Debian), or ``/tmp/teiten-machine.lock`` where ``/run/lock`` is not open
@@ -25,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import stat
 import threading
@@ -37,6 +44,8 @@ import psutil
 
 from teiten.errors import TeitenError
 from teiten.waiting import WaitTimeout, wait_until
+
+log = logging.getLogger(__name__)
 
 ENV = "TEITEN_MACHINE_LOCK"
 WAIT_LIMIT_S = 24 * 3600.0  # the bound of --wait: a day covers the longest study
@@ -103,6 +112,7 @@ def hold(*, study: str, store: Path, command: str, wait: float | None = None,
         if _try_lock(fd):
             _write(fd, me, held)
         elif beside_others:
+            _sign_beside(path, me)
             taker = threading.Thread(target=_take_over, args=(fd, me, held, stop), daemon=True,
                                      name="teiten-machine-lock")
             taker.start()
@@ -122,6 +132,73 @@ def hold(*, study: str, store: Path, command: str, wait: float | None = None,
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, 0)  # the next holder's name, not ours, is what a refused run reads
         os.close(fd)  # releases the lock
+
+
+def joined(since: str) -> list[Holder]:
+    """The runs that ran beside others (``--beside-others``) and may have joined a run that
+    started at ``since`` (ISO, UTC): every one still running, and every one that started since
+    then, ended or not. Not this process."""
+    start = datetime.fromisoformat(since)
+    out = []
+    for other in _beside_lines(_beside_path(lock_path())):
+        if other.pid == os.getpid():
+            continue
+        if datetime.fromisoformat(other.since) >= start or _alive(other):
+            out.append(other)
+    return out
+
+
+def _beside_path(path: Path) -> Path:
+    return path.with_name(path.name + ".beside")
+
+
+def _beside_lines(path: Path) -> list[Holder]:
+    try:
+        text = path.read_text()
+    except OSError:
+        return []
+    out = []
+    for line in text.splitlines():
+        try:
+            raw = json.loads(line)
+            out.append(Holder(int(raw["pid"]), str(raw["study"]), str(raw["store"]),
+                              str(raw["since"]), str(raw.get("command", "run"))))
+        except (ValueError, KeyError, TypeError):
+            continue  # a line half-written by a run killed while it signed
+    return out
+
+
+def _sign_beside(path: Path, me: Holder) -> None:
+    """Add ``me`` to the runs beside others, under the lock file's own sidecar lock, dropping
+    the lines of runs that ended a day ago or more. A sidecar that cannot be written only
+    loses the holder's notice (the noise guard still sees the load), never the run."""
+    beside = _beside_path(path)
+    try:
+        fd = _open(beside)
+    except MachineLockError as exc:
+        log.warning("%s", exc)
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        cutoff = datetime.now(UTC).timestamp() - 24 * 3600
+        kept = [h for h in _beside_lines(beside)
+                if _alive(h) or datetime.fromisoformat(h.since).timestamp() > cutoff]
+        text = "".join(json.dumps(asdict(h)) + "\n" for h in (*kept, me))
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, text.encode(), 0)
+    except OSError as exc:
+        log.warning("cannot sign %s: %s", beside, exc.strerror)
+    finally:
+        os.close(fd)
+
+
+def _alive(holder: Holder) -> bool:
+    """The process still runs, and it is the one that signed (not a later one with its pid)."""
+    try:
+        started = psutil.Process(holder.pid).create_time()
+    except psutil.Error:
+        return False
+    return started <= datetime.fromisoformat(holder.since).timestamp() + 1
 
 
 def _wait(fd: int, me: Holder, held: threading.Event, path: Path, limit: float,

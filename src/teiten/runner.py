@@ -27,7 +27,7 @@ import psutil
 import psycopg
 
 import teiten
-from teiten import cpus, fingerprint, installs, leftovers, paths, workloads
+from teiten import cpus, fingerprint, installs, leftovers, paths, runlock, workloads
 from teiten.analysis import differences, stopping
 from teiten.check import CheckedStudy
 from teiten.drivers import load, pgbench
@@ -131,6 +131,8 @@ class _Context:
     guard: NoiseGuardSpec | None = None  # the noise guard; None: off
     client_cpus: dict[str, list[int]] = field(default_factory=dict)  # server -> pgbench's CPUs
     load_clients: list[load.Client] = field(default_factory=list)  # several: the study's
+    since: str = ""  # when this run started (UTC, ISO)
+    joined: list[dict[str, Any]] = field(default_factory=list)  # runs beside it (spec joined_by)
 
 
 def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False,
@@ -161,7 +163,8 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
         f"clusters of study {study.study} ({store.path})")
     store.add_workdir(study_id, run_dir)
     ctx = _Context(store, study_id, study, _workloads_from(spec_json), run_dir, report,
-                   monitors=monitors, guard=guard if enabled else None)
+                   monitors=monitors, guard=guard if enabled else None, since=now(),
+                   joined=list(spec_json.get("joined_by", [])))
     try:
         _setup_servers(ctx)
         _loop(ctx)
@@ -265,6 +268,7 @@ def _loop(ctx: _Context) -> None:
         status, message = _run_trial(ctx, trial)
         spent.append(time.monotonic() - t0)
         done += 1
+        _note_joined(ctx, trial)
         repeat = _repeat(ctx, trial) if status == "disturbed" else None
         if repeat is not None:
             # The store placed it after its block's last trial, the later ones one place on.
@@ -275,6 +279,20 @@ def _loop(ctx: _Context) -> None:
             message += f"; repeated as trial {repeat.trial_id}"
         ctx.report(Event("trial-end", index=done, total=total, trial=trial,
                          status=status, message=message, elapsed=time.monotonic() - started))
+
+
+def _note_joined(ctx: _Context, trial: PlannedTrial) -> None:
+    """Another run started with --beside-others while this one ran: kept with the study, with
+    the first trial it may have touched, so that the report of the run it joined says so too."""
+    known = {(j["pid"], j["since"]) for j in ctx.joined}
+    new = [h for h in runlock.joined(ctx.since) if (h.pid, h.since) not in known]
+    if not new:
+        return
+    ctx.joined += [{"pid": h.pid, "study": h.study, "store": h.store, "since": h.since,
+                    "trial": trial.trial_id} for h in new]
+    ctx.store.update_spec(ctx.study_id, {"joined_by": ctx.joined})
+    for h in new:
+        ctx.report(Event("note", message=tr("joined", who=h.describe(), trial=trial.trial_id)))
 
 
 def _next_block(ctx: _Context) -> list[PlannedTrial]:

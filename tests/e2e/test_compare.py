@@ -113,7 +113,11 @@ def test_compare_allows_other_repetitions_and_refuses_other_profile_or_options(
     done = run_cli("compare", "--store", str(base), "--store", str(more), "--out",
                    str(workdir / "cmp"))
     assert done.returncode == 0, done.stderr
-    assert "not directly comparable" not in (workdir / "cmp" / "report.md").read_text()
+    md = (workdir / "cmp" / "report.md").read_text()
+    assert "not directly comparable" not in md
+    # Each study's own repetitions (not the larger for both); the seed and order they share once.
+    assert "| Repetitions | 1 (base), 2 (more) |" in md
+    assert "| Order | random |" in md
     default = _tiny(workdir, "plain", server=", profile: default")
     _refused(workdir, base, default, "the studies differ in settings profile (pgecons, default); "
              "their numbers are not comparable (add --allow-different-parameters to compare anyway)")

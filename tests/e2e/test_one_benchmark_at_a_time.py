@@ -149,6 +149,18 @@ def test_beside_others_runs_at_once_and_its_report_says_so(
     md = (workdir / "report" / "report.md").read_text()
     assert ("This study ran with --beside-others: other benchmarks may have run on this machine "
             "during its trials, and its figures may include their load.") in md
+    # The run it joined says so too, naming the second run and the first trial it may touch.
+    [joined] = _spec(first_store)["joined_by"]  # type: ignore[misc]
+    assert (joined["study"], joined["store"]) == ("beside-second", str(second_store))
+    touched = [t for t in _trials(first_store) if t["trial_id"] == joined["trial"]]
+    assert touched and str(touched[0]["finished_at"]) >= str(trial["started_at"])
+    assert "another benchmark now runs beside this one with --beside-others: study beside-second" in err
+    shown = run_cli("report", "--store", str(first_store), "--out", str(workdir / "first-report"))
+    assert shown.returncode == 0, shown.stderr
+    first_md = (workdir / "first-report" / "report.md").read_text()
+    assert (f"Another benchmark ran beside this study with --beside-others: study beside-second "
+            f"(store {second_store}, pid ") in first_md
+    assert f"the trials from {joined['trial']} on may include its load." in first_md
 
 
 def test_a_run_killed_with_sigkill_does_not_block_the_next(

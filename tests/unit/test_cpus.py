@@ -128,3 +128,54 @@ def test_scaleup_finds_where_cores_stop_helping() -> None:
     assert sc.rows[2].cpu_idle == 30.0  # the server's own CPUs, not the machine's
     assert sc.rows[2].hot == (("s_lock", 0.4),) and sc.rows[2].hot_clients == 8
     assert sc.rows[0].waits[0] == ("LWLock:BufferMapping", 0.6)
+
+
+def test_scaleup_gains_carry_their_intervals_and_colour_only_what_they_can_tell() -> None:
+    """Each peak with its order-statistic interval, each gain with the interval of the ratio
+    of the two peaks by block; a gain coloured only where that interval excludes no change at
+    the report's level, and the drop beyond the best core count said as unsure when it
+    cannot be told from none."""
+    from teiten.analysis import intervals
+    from teiten.analysis.model import CoreScaling, Point, ServerSeries, WorkloadSection
+    from teiten.analysis.summary import scaleup
+    from teiten.report.cells import Context
+    from teiten.report.tables import scaleup_table
+
+    blocks = tuple(str(b) for b in range(1, 9))
+    noise = (1.00, 1.03, 0.97, 1.02, 0.99, 1.01, 0.98, 1.04)
+
+    def series(name: str, level: float, wobble: tuple[float, ...]) -> ServerSeries:
+        values = tuple(level * n * w for n, w in zip(noise, wobble, strict=True))
+        ci = intervals.median_interval(values)
+        assert ci is not None
+        point = Point(clients=8, tps_median=ci.value, latency_ms_median=1.0, tps_values=values,
+                      n_ok=8, n_failed=0, ratio=None, tps_ci=(ci.low, ci.high),
+                      tps_ci_level=ci.confidence, tps_blocks=blocks)
+        return ServerSeries(name, "18", (point,), None, None)
+
+    flat = (1.0,) * 8
+    sec = WorkloadSection("w", "", "a-1core", (8,), (
+        series("a-1core", 100.0, flat),
+        series("a-2cores", 190.0, flat),  # a sure gain: every block ~1.9x
+        series("a-4cores", 188.0, (1.05, 0.95, 1.04, 0.96, 1.03, 0.97, 1.02, 0.98))))
+    sc = scaleup(sec, CoreScaling("a", ((1, "a-1core"), (2, "a-2cores"), (4, "a-4cores"))), {})
+    one, two, four = sc.rows
+    assert one.gain_ci is None and one.peak_ci is not None and one.peak_level == pytest.approx(0.9922, abs=1e-4)
+    expected = intervals.ratio_interval(sec.servers[1].points[0].tps_values,
+                                        sec.servers[0].points[0].tps_values, blocks=blocks,
+                                        baseline_blocks=blocks)
+    assert expected is not None and expected.method == intervals.SIGNED_RANK
+    assert two.gain_ci == pytest.approx(((expected.low - 1) * 100, (expected.high - 1) * 100))
+    assert two.gain_level == expected.confidence and two.gain_ci[0] > 80
+    assert four.gain_ci is not None and four.gain_ci[0] < 0 < four.gain_ci[1]
+    assert sc.best_cores == 2 and sc.beyond_ci is not None and sc.beyond_ci[0] < 0 < sc.beyond_ci[1]
+
+    table = scaleup_table(sc, Context())
+    gains = {label: cells[2] for label, cells in table.rows}
+    assert gains["2"].tone == "better" and gains["4"].tone == "" and gains["1"].tone == ""
+    assert gains["2"].ci.startswith("[") and gains["2"].ci.endswith("%]")
+    assert all(cells[0].tone == "" for _, cells in table.rows)  # the best peak is no verdict
+    [beyond] = [n for n in table.notes if n.startswith("At 4 cores")]
+    assert beyond.endswith("the repetitions cannot tell it from no change.")
+    # At a level the repetitions do not reach, nothing is coloured.
+    assert all(cells[2].tone == "" for _, cells in scaleup_table(sc, Context(confidence=0.999)).rows)

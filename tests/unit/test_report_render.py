@@ -644,3 +644,21 @@ def test_the_report_opens_with_the_answer(data: ReportData, doc: str, tmp_path: 
     # Colours follow the verdict: the untestable read ratios carry none.
     assert '<td id="ratio--pgecons_2d_read--pg18--1" class="marked" title=' in doc
     assert '<td id="ratio--pgecons_2d_update--pg18--2" class="better sig marked" title=' in doc
+
+
+def test_a_compare_reports_study_table_gives_each_studys_own_values() -> None:
+    """Repetitions (one of them auto), order and seed that differ are given per study, by its
+    label; what they share is given once."""
+    from teiten.analysis.model import StudyParameters
+    from teiten.report.tables import study_rows
+
+    auto = {"decision": "width", "target_pct": 5, "floor": 8, "ceiling": 12}
+    data = replace(report_data(), compared=(
+        StudyParameters("old", 3.0, 3, 1, "random", 1),
+        StudyParameters("new", 3.0, 9, 1, "random", 2, auto)))
+    rows = dict(study_rows(data))
+    assert rows["Repetitions"] == ("3 (old), 9 blocks (repetitions: auto, floor 8, ceiling 12): "
+                                   "every ratio known within ±5% (new)")
+    assert rows["Seed"] == "1 (old), 2 (new)"
+    assert rows["Order"] == data.order and rows["Scale factor"] == str(data.scale)
+    assert rows["Duration per trial"] == "3 s"

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from teiten.analysis.model import Notice
+from teiten.analysis.model import Notice, StudyParameters
 from teiten.results import Point, ProgressPoint, StepRecord, StudyResults
 
 # Per point of the matrix: the hottest functions of its profile, (function, self share).
@@ -60,3 +60,5 @@ class ReportOptions:
     # Each trial's TPS is the mean of its per-second series from the steady state on.
     exclude_rampup: bool = False
     extra_notices: tuple[Notice, ...] = ()
+    # compare: how each compared study ran, for the Study table (see summary.study_parameters)
+    compared: tuple[StudyParameters, ...] = ()

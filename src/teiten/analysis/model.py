@@ -159,6 +159,10 @@ class ScaleupRow:
     waits: tuple[tuple[str, float], ...]        # top wait events at the peak: (event, share)
     hot: tuple[tuple[str, float], ...] = ()     # hottest functions (self share) where profiled
     hot_clients: int | None = None              # the client count the profile was taken at
+    peak_ci: tuple[float, float] | None = None  # the peak median's order-statistic interval
+    peak_level: float | None = None             # ... and the level it reaches
+    gain_ci: tuple[float, float] | None = None  # gain_pct's interval (from the ratio's), in %
+    gain_level: float | None = None             # ... and the level it reaches
 
 
 @dataclass(frozen=True)
@@ -171,6 +175,9 @@ class Scaleup:
     rows: tuple[ScaleupRow, ...]       # fewest cores first
     best_cores: int | None             # the core count with the highest peak TPS
     knee_cores: int | None             # the last core count still scaling (>= 80% of linear)
+    # The largest core count's peak against the best one's, in %: its interval and level.
+    beyond_ci: tuple[float, float] | None = None
+    beyond_level: float | None = None
 
 
 @dataclass(frozen=True)
@@ -342,6 +349,20 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class StudyParameters:
+    """How one study ran: in a compare report, each compared study's own values, so that its
+    Study table shows every study's where they differ (not the first one's)."""
+
+    label: str
+    duration_s: float
+    repetitions: int                  # the blocks run (repetitions: auto decided how many)
+    scale: int
+    order: str
+    seed: int
+    auto: Mapping[str, Any] | None = None  # repetitions: auto: its rule and last decision
+
+
+@dataclass(frozen=True)
 class ReportData:
     title: str
     study: str
@@ -364,3 +385,4 @@ class ReportData:
     series: tuple[TrialSeries, ...] = ()
     differences: tuple[Difference, ...] = ()  # between the servers: declared ones first
     auto: Mapping[str, Any] | None = None  # repetitions: auto: its rule and last decision
+    compared: tuple[StudyParameters, ...] = ()  # compare: each study's own (empty for one study)

@@ -12,7 +12,7 @@ not what. Pure functions, over the stored spec of each study (``StudyResults.spe
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -64,23 +64,10 @@ def listed(found: Sequence[Difference]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-def notice(found: Sequence[Difference], studies: Sequence[str]) -> Notice:
-    """The report's notice of ``found``: their words, and each study's value by name (for the
-    report's Study table), ``studies`` naming the studies in order."""
-    return Notice(NOTICE, {"fields": ", ".join(d.worded() for d in found),
-                           "studies": list(studies),
-                           "values": {d.name: list(d.values) for d in found}})
-
-
-def per_study(notices: Iterable[Notice], name: str) -> list[tuple[Any, str]]:
-    """(value, study) for each compared study, when the report's notices say the studies differ
-    in parameter ``name``; empty otherwise (a single study, or equal values)."""
-    for n in notices:
-        values, studies = n.params.get("values"), n.params.get("studies")
-        if n.key == NOTICE and isinstance(values, Mapping) and isinstance(studies, list) \
-                and name in values:
-            return list(zip(values[name], studies, strict=True))
-    return []
+def notice(found: Sequence[Difference]) -> Notice:
+    """The report's notice of ``found``, in their words (each study's own values are in the
+    report's Study table, from :class:`teiten.analysis.model.StudyParameters`)."""
+    return Notice(NOTICE, {"fields": ", ".join(d.worded() for d in found)})
 
 
 def _differ(name: str, values: list[Any]) -> Difference | None:

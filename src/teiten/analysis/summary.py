@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from teiten import results
-from teiten.analysis import compare, differences, loads, rtt, scaleout, stats, suites
+from teiten.analysis import compare, differences, intervals, loads, rtt, scaleout, stats, suites
 from teiten.analysis.apps import app_results
 from teiten.analysis.inputs import Graphs, Hot, Locks, ReportOptions, StudyData
 from teiten.analysis.model import (
@@ -25,11 +25,12 @@ from teiten.analysis.model import (
     ScaleupRow,
     ServerInfo,
     ServerSeries,
+    StudyParameters,
     TrialSeries,
     WorkloadSection,
 )
 from teiten.analysis.noise import noise_notices
-from teiten.results import ProgressPoint, ServerRecord, TrialRecord
+from teiten.results import ProgressPoint, ServerRecord, StudyResults, TrialRecord
 from teiten.workloads import statements
 
 CPU_PARTS = ("user", "sys", "iowait", "idle", "steal", "irq")
@@ -217,6 +218,8 @@ def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot) -> Scaleup:
     by_name = {s.server: s for s in sec.servers}
     rows: list[ScaleupRow] = []
     previous: float | None = None
+    before: Point | None = None  # the previous core count's peak
+    peaks: dict[int, Point] = {}
     for cores, name in family.servers:
         series = by_name.get(name)
         measured = [p for p in (series.points if series else ()) if p.tps_median is not None]
@@ -225,6 +228,9 @@ def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot) -> Scaleup:
                    None)
         profiled = sorted(at.clients for at in hot if at.server == name and at.workload == sec.workload)
         tps = peak.tps_median if peak else None
+        if peak:
+            peaks[cores] = peak
+        gain = _peak_ratio(peak, before) if peak and before else None
         rows.append(ScaleupRow(
             cores=cores, server=name, peak_clients=peak.clients if peak else None, peak_tps=tps,
             gain_pct=(tps / previous - 1) * 100 if tps is not None and previous else None,
@@ -232,12 +238,29 @@ def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot) -> Scaleup:
                       else act.cpu.get("idle")) if act else None,
             waits=tuple(list(act.waits.items())[:3]) if act else (),
             hot=tuple(hot[results.Point(name, sec.workload, profiled[-1])][:5]) if profiled else (),
-            hot_clients=profiled[-1] if profiled else None))
+            hot_clients=profiled[-1] if profiled else None,
+            peak_ci=peak.tps_ci if peak else None, peak_level=peak.tps_ci_level if peak else None,
+            gain_ci=((gain.low - 1) * 100, (gain.high - 1) * 100) if gain else None,
+            gain_level=gain.confidence if gain else None))
         previous = tps if tps is not None else previous
+        before = peak or before
     measured_rows = [(r.cores, r.peak_tps) for r in rows if r.peak_tps is not None]
     best = max(measured_rows, key=lambda r: r[1])[0] if measured_rows else None
     sat = stats.saturation(measured_rows)
-    return Scaleup(family.family, tuple(rows), best, sat.knee_clients if sat else None)
+    last = rows[-1].cores if rows else None
+    beyond = _peak_ratio(peaks[last], peaks[best]) if best is not None and last in peaks \
+        and last != best else None
+    return Scaleup(family.family, tuple(rows), best, sat.knee_clients if sat else None,
+                   beyond_ci=((beyond.low - 1) * 100, (beyond.high - 1) * 100) if beyond else None,
+                   beyond_level=beyond.confidence if beyond else None)
+
+
+def _peak_ratio(peak: Point, other: Point) -> intervals.Interval | None:
+    """One peak's median TPS over another's, with the ratio's interval (by block)."""
+    if not peak.tps_values or not other.tps_values:
+        return None
+    return intervals.ratio_interval(peak.tps_values, other.tps_values, blocks=peak.tps_blocks,
+                                    baseline_blocks=other.tps_blocks)
 
 
 def core_families(servers: Sequence[ServerRecord]) -> tuple[CoreScaling, ...]:
@@ -377,6 +400,8 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     notes_first: list[Notice] = list(options.extra_notices)
     if study.spec.get("beside_others"):  # run or resumed with --beside-others (issue 18, 3a)
         notes_first.append(Notice("beside-others"))
+    notes_first += [Notice("joined-by", {k: str(j[k]) for k in ("study", "store", "pid", "since", "trial")})
+                    for j in study.spec.get("joined_by", [])]
     notes_first += [Notice("server-omitted", dict(o)) for o in study.spec.get("omitted", [])]
     notes_first += noise_notices(study)
     if options.exclude_rampup:
@@ -406,9 +431,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     for t in trials:
         counts[t.status] = counts.get(t.status, 0) + 1
     series = trial_series(trials, data.progress)
-    # The blocks run (repetitions: auto decides how many; a repeat stays in its block).
-    blocks = max((t.planned.repetition for t in trials), default=0) \
-        if s["repetitions"] == "auto" else int(s["repetitions"])
+    blocks = blocks_run(s, trials)
     warnings = [*notes_first, *notices(trials, sections, series, data.metrics,
                                          repetitions=blocks)]
     return ReportData(
@@ -419,7 +442,23 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         seed=int(s["seed"]), fingerprint=dict(study.fingerprint), servers=tuple(infos),
         sections=sections, status_counts=counts, warnings=tuple(warnings), lang=options.lang,
         series=series, differences=differences.differences(servers),
-        auto=_auto(s, study.spec.get("auto_decisions") or []))
+        auto=_auto(s, study.spec.get("auto_decisions") or []), compared=options.compared)
+
+
+def blocks_run(study: Mapping[str, Any], trials: Sequence[TrialRecord]) -> int:
+    """The blocks a study ran: its repetitions, or as many as repetitions: auto decided (a
+    repeat stays in its block)."""
+    if study["repetitions"] == "auto":
+        return max((t.planned.repetition for t in trials), default=0)
+    return int(study["repetitions"])
+
+
+def study_parameters(study: StudyResults, label: str) -> StudyParameters:
+    """How ``study`` ran, named ``label``: for a compare report's Study table."""
+    s = study.spec["study"]
+    return StudyParameters(label, float(s["duration"]), blocks_run(s, study.trials), int(s["scale"]),
+                           str(s["order"]), int(s["seed"]),
+                           _auto(s, study.spec.get("auto_decisions") or []))
 
 
 def _auto(study: Mapping[str, Any], decisions: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:

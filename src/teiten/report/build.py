@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from teiten import fingerprint
-from teiten.analysis import parameters
+from teiten.analysis import parameters, summary
 from teiten.analysis.compare import degradation
 from teiten.analysis.inputs import AppRuns, Graphs, Hot, Locks, ReportOptions, StudyData
 from teiten.analysis.model import Notice, ReportData
@@ -223,7 +223,9 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     servers: list[ServerRecord] = [s for part in parts for s in part.study.servers]
     study_spec = dict(specs[0]["study"])
     study_spec["clients"] = sorted({c for s in specs for c in s["study"]["clients"]})
-    study_spec["repetitions"] = max(s["study"]["repetitions"] for s in specs)
+    # Each study's own parameters go to the Study table; the whole's are the most blocks run.
+    study_spec["repetitions"] = max(summary.blocks_run(g.study.spec["study"], g.study.trials)
+                                    for g in gathered)
     study_spec["description"] = "Compared studies: " + ", ".join(
         f"{g.study.name} ({g.study.created_at})" for g in gathered)
     combined = replace(first, name=" + ".join(g.study.name for g in gathered), spec={
@@ -244,10 +246,12 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     names = [g.study.name for g in gathered]  # a study compared with another run of itself: its id
     labels = [n if names.count(n) == 1 else f"{n} #{g.study.study_id}"
               for n, g in zip(names, gathered, strict=True)]
-    notices += (parameters.notice(changed, labels),) if changed else ()
+    notices += (parameters.notice(changed),) if changed else ()
     options = ReportOptions(
         store_path=", ".join(str(store.path.absolute()) for store, _ in sources),
-        generated_at=now(), lang=lang, exclude_rampup=exclude_rampup, extra_notices=notices)
+        generated_at=now(), lang=lang, exclude_rampup=exclude_rampup, extra_notices=notices,
+        compared=tuple(summary.study_parameters(g.study, label)
+                       for g, label in zip(gathered, labels, strict=True)))
     out_dir.mkdir(parents=True, exist_ok=True)
     return _finish(report_data(data, options), pairs, out_dir)
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from teiten.analysis import compare, parameters
+from teiten.analysis import compare
 from teiten.analysis.model import (
     Degradation,
     LockTable,
@@ -23,6 +25,7 @@ from teiten.analysis.model import (
     Scaleup,
     ServerInfo,
     ServerSeries,
+    StudyParameters,
     WorkloadSection,
 )
 from teiten.analysis.rtt import RttBound
@@ -251,19 +254,31 @@ def scaleup_table(sc: Scaleup, ctx: Context) -> Table:
 
     rows = []
     for r in sc.rows:
-        tone = "better" if r.cores == sc.best_cores else ""
         rows.append((str(r.cores), (
-            Cell(f.format_tps(r.peak_tps), tone=tone), Cell(str(r.peak_clients or f.MISSING)),
-            Cell(f.format_diff(r.gain_pct)), Cell(f.format_pct(r.cpu_idle)),
+            Cell(f.format_tps(r.peak_tps), f.bracketed(r.peak_ci, r.peak_level, decimals=f.TPS_DECIMALS)),
+            Cell(str(r.peak_clients or f.MISSING)),
+            Cell(f.format_diff(r.gain_pct), f.bracketed(r.gain_ci, r.gain_level, decimals=f.PCT_DECIMALS),
+                 tone=_verdict_tone(r.gain_ci, r.gain_level, ctx)),
+            Cell(f.format_pct(r.cpu_idle)),
             Cell(shares(r.waits)),
             Cell(shares(r.hot) + (f" ({clients_phrase([r.hot_clients], lang)})" if r.hot_clients else "")))))
     return Table("scaleup", tr("scaleup", lang, family=sc.family), tr("axis.cores", lang), columns,
-                 tuple(rows), tuple(scaleup_sentences(sc, lang)))
+                 tuple(rows), (*scaleup_sentences(sc, ctx), tr("scaleup.note", lang)))
 
 
-def scaleup_sentences(sc: Scaleup, lang: str) -> list[str]:
+def _verdict_tone(bounds: tuple[float, float] | None, level: float | None, ctx: Context) -> str:
+    """better / worse where a difference's interval (in %) excludes 0 at the level the report
+    asks for; no colour where the repetitions cannot tell."""
+    if bounds is None or level is None or level < ctx.confidence:
+        return ""
+    return "better" if bounds[0] > 0 else "worse" if bounds[1] < 0 else ""
+
+
+def scaleup_sentences(sc: Scaleup, ctx: Context) -> list[str]:
     """Where TPS stops rising with cores, and what changed from the best core count to the
-    largest: the IPA paper's evidence for the bottleneck."""
+    largest: the IPA paper's evidence for the bottleneck. The largest core count's peak against
+    the best one's is said with its interval, and as no sure drop where that interval holds 0."""
+    lang = ctx.lang
     if sc.best_cores is None:
         return []
 
@@ -274,9 +289,12 @@ def scaleup_sentences(sc: Scaleup, lang: str) -> list[str]:
     best = next(r for r in sc.rows if r.cores == sc.best_cores)
     last = sc.rows[-1]
     if last.cores != best.cores:
-        out.append(tr("scaleup.beyond", lang, cores=cores(last.cores), best=cores(best.cores),
+        sure = _verdict_tone(sc.beyond_ci, sc.beyond_level, ctx) == "worse"
+        out.append(tr("scaleup.beyond" if sure or sc.beyond_ci is None else "scaleup.beyond.unsure",
+                      lang, cores=cores(last.cores), best=cores(best.cores),
                       pct=f.format_diff((last.peak_tps / best.peak_tps - 1) * 100
-                                        if last.peak_tps and best.peak_tps else None)))
+                                        if last.peak_tps and best.peak_tps else None),
+                      ci=f.bracketed(sc.beyond_ci, sc.beyond_level, decimals=f.PCT_DECIMALS)))
     if last.cpu_idle is not None and best.cpu_idle is not None and last.cores != best.cores:
         out.append(tr("scaleup.say.idle", lang, cores=cores(last.cores), idle=f.format_pct(last.cpu_idle),
                       best=cores(best.cores), best_idle=f.format_pct(best.cpu_idle)))
@@ -395,23 +413,34 @@ def _version_sub(series: ServerSeries, base: ServerSeries, lang: str) -> str:
 
 
 def study_rows(data: ReportData) -> list[tuple[str, str]]:
+    """The Study table. A compare report gives each study's own value, by study, of what the
+    studies differ in (repetitions, order and seed may differ freely; duration and scale with
+    --allow-different-parameters)."""
     lang = data.lang
     pgbench = any(sec.suite is None for sec in data.sections)  # duration and scale are theirs
-    # A compare report of studies that differ in them: each study's own value.
-    duration = ", ".join(f"{f.format_seconds(v)} ({s})" for v, s in parameters.per_study(
-        data.warnings, "duration")) or f.format_seconds(data.duration_s)
-    scale = ", ".join(f"{v} ({s})" for v, s in parameters.per_study(data.warnings, "scale")) \
-        or str(data.scale)
+
+    def each(value: Callable[[StudyParameters], object], word: Callable[[Any], str],
+             whole: str) -> str:
+        values = [value(p) for p in data.compared]
+        if len(set(map(repr, values))) < 2:
+            return whole
+        return ", ".join(f"{word(v)} ({p.label})" for v, p in zip(values, data.compared, strict=True))
+
+    def repetitions(blocks: int, auto: Mapping[str, Any] | None) -> str:
+        return str(blocks) if auto is None else tr(
+            f"study.auto.{auto['decision']}", lang, blocks=blocks, target=f"{auto['target_pct']:g}",
+            floor=auto["floor"], ceiling=auto["ceiling"])
+
     return [
         (tr("study.name", lang), data.study),
-        *([(tr("study.duration", lang), duration)] if pgbench else []),
-        (tr("study.repetitions", lang), str(data.repetitions) if data.auto is None else tr(
-            f"study.auto.{data.auto['decision']}", lang, blocks=data.repetitions,
-            target=f"{data.auto['target_pct']:g}", floor=data.auto["floor"],
-            ceiling=data.auto["ceiling"])),
-        *([(tr("study.scale", lang), scale)] if pgbench else []),
-        (tr("study.order", lang), data.order),
-        (tr("study.seed", lang), str(data.seed)),
+        *([(tr("study.duration", lang), each(lambda p: p.duration_s, f.format_seconds,
+                                              f.format_seconds(data.duration_s)))] if pgbench else []),
+        (tr("study.repetitions", lang), each(lambda p: (p.repetitions, p.auto),
+                                             lambda v: repetitions(*v),
+                                             repetitions(data.repetitions, data.auto))),
+        *([(tr("study.scale", lang), each(lambda p: p.scale, str, str(data.scale)))] if pgbench else []),
+        (tr("study.order", lang), each(lambda p: p.order, str, data.order)),
+        (tr("study.seed", lang), each(lambda p: p.seed, str, str(data.seed))),
         (tr("study.confidence", lang), f"{f.format_confidence(data.confidence)}%"),
         (tr("study.alpha", lang), f.format_alpha(data.alpha)),
         (tr("study.generated", lang), data.generated_at),
