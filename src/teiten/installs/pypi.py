@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from teiten import paths
+from teiten import archives, paths
 from teiten.errors import InstallError
 from teiten.installs.discover import METADATA
 from teiten.installs.model import version_key
@@ -132,8 +132,11 @@ def install(wheel: Wheel) -> Path:
             inner = [n for n in whl.namelist() if n.endswith(".tar.gz")]
             if len(inner) != 1:
                 raise InstallError(f"{wheel.filename} holds {len(inner)} tarballs, expected one")
-            with whl.open(inner[0]) as raw, tarfile.open(fileobj=raw, mode="r|gz") as tar:
-                tar.extractall(staging, filter="data")
+            try:
+                with whl.open(inner[0]) as raw, tarfile.open(fileobj=raw, mode="r|gz") as tar:
+                    archives.extract_all(tar, staging)
+            except tarfile.TarError as exc:
+                raise InstallError(f"{wheel.filename}: cannot unpack its tarball: {exc}") from None
         tops = [p for p in staging.iterdir()]
         if len(tops) != 1 or not (tops[0] / "bin" / "postgres").is_file():
             raise InstallError(f"{wheel.filename}: unexpected layout inside the tarball")

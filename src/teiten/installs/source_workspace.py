@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from teiten import paths, procs
+from teiten import archives, paths, procs
 from teiten.errors import InstallError, ProcessError, UserError
 from teiten.installs.source_key import Preset
 
@@ -56,7 +56,7 @@ class Workspace:
         paths.make_owned(self.src, f"unpacked {tarball}")
         try:
             with tarfile.open(tarball) as tar:
-                tar.extractall(self.src, filter="data")
+                archives.extract_all(tar, self.src)
         except (tarfile.TarError, OSError) as exc:
             raise UserError(f"cannot unpack {tarball}: {exc}") from None
         tops = [p for p in self.src.iterdir() if p.name != paths.MARKER]
