@@ -2,12 +2,13 @@
 
 Each one also runs alone: python -m bench.overhead, bench.snapshot, bench.orchestration,
 bench.monitors, bench.report_size, bench.tpcc, bench.iot_load, bench.interval_coverage,
-bench.noise_guard, bench.stopping_coverage.
+bench.noise_guard, bench.stopping_coverage, bench.cores.
 """
 
 from __future__ import annotations
 
 from bench import (
+    cores,
     interval_coverage,
     iot_load,
     monitors,
@@ -27,6 +28,8 @@ if __name__ == "__main__":
     snapshot.main()
     print("== orchestration ==", flush=True)
     orchestration.main()
+    print("== cores: what one more core buys on this machine ==", flush=True)
+    cores.main([])
     print("== monitor overhead ==", flush=True)
     monitors.main()
     print("== report size ==", flush=True)

@@ -6,13 +6,16 @@ from __future__ import annotations
 import difflib
 import re
 import shutil
+import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 
-from teiten import cpus, installs, netns, procs
+from teiten import cpus, installs, netns, privileges, procs
 from teiten.errors import ProcessError, UserError
 from teiten.installs import Install, Resolution
 from teiten.probe import parse_conninfo
-from teiten.servers import docker, pgpool
+from teiten.servers import docker, factory, pgpool, profiles
 from teiten.spec import LoadedStudy
 from teiten.workloads import Workload, statements
 from teiten.workloads import resolve as resolve_workloads
@@ -36,6 +39,7 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
     loaded, omitted = without_missing_optionals(loaded, found)
     study = loaded.study
     _check_cpus(loaded)
+    _check_directories(loaded)
     _check_suites(loaded, workloads)
     _check_topologies(loaded, workloads)
     for i, server in study.server_matrix():
@@ -54,7 +58,9 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
             raise loaded.error(("servers", i, "install"), str(exc)) from None
         inst = resolved[server.name].install
         if inst is not None and server.settings:
-            _check_settings(loaded, i, inst, list(server.settings))
+            _check_settings(loaded, i, inst, dict(server.settings))
+    _check_scripts(loaded, workloads, [r.install for r in resolved.values() if r.install is not None]
+                   or [inst for inst in found if inst.has("pgbench")][:1])
     client = next(iter(resolved.values()), None)
     if client is None:
         with_pgbench = [inst for inst in found if inst.has("pgbench")]
@@ -105,7 +111,7 @@ def materialise(checked: CheckedStudy) -> CheckedStudy:
             res = Resolution(res.ref, install=installs.materialise(res))
             if server.settings:
                 assert res.install is not None
-                _check_settings(checked.loaded, index, res.install, list(server.settings))
+                _check_settings(checked.loaded, index, res.install, dict(server.settings))
         done[server.name] = res
     client = checked.client
     if client.install is None and not done:
@@ -173,6 +179,57 @@ def _check_suites(loaded: LoadedStudy, workloads: list[Workload]) -> None:
                                    "give it initdb: {locale: C.UTF-8, encoding: UTF8}")
 
 
+def _check_scripts(loaded: LoadedStudy, workloads: list[Workload], drivers: list[Install]) -> None:
+    """Every pgbench script of the study parses with each pgbench that will run it (those here
+    already): pgbench reads its scripts before it connects, so a run against a socket that
+    does not exist fails for the script if the script is wrong, and for the connection if not."""
+    pgbenches = {str(inst.binary("pgbench")): inst for inst in drivers if inst.has("pgbench")}
+    for index, w in enumerate(workloads):
+        if w.app is not None or w.suite is not None or all(
+                selector.startswith("builtin:") for selector, _ in w.scripts):
+            continue
+        for binary, inst in pgbenches.items():
+            try:
+                done = procs.run([binary, "-n", *w.script_args(), "-h", "/nonexistent/teiten-check",
+                                  "-p", "1", "-t", "1", "teiten_check"], timeout=30, check=False,
+                                 what="pgbench (the study's scripts)")
+            except ProcessError:
+                continue  # no verdict: the trial will say
+            said = [line.removeprefix("pgbench: error: ") for line in done.stderr.splitlines()
+                    if line.strip()]
+            if done.returncode != 0 and said and "connection" not in said[0]:
+                raise loaded.error(("workloads", index),
+                                   f"workloads[{index}] ({w.key}): pgbench {inst.version} refuses "
+                                   f"its script: {said[0]}")
+
+
+def _check_directories(loaded: LoadedStudy) -> None:
+    """The directories a local server puts its cluster, WAL or tablespace in: each must be an
+    existing directory that teiten can make its own subdirectory in (tried with one that is
+    removed at once), so that no trial fails later for it."""
+    for i, server in loaded.study.server_matrix():
+        if not factory.runs_here(server):
+            continue
+        for loc, given in ((("directory",), server.directory), (("initdb", "waldir"), server.initdb.waldir),
+                           (("tablespace",), server.tablespace)):
+            if not given:
+                continue
+            where = ("servers", i, *loc)
+            label = f"servers[{i}].{'.'.join(loc)}"
+            path = Path(given).expanduser().absolute()
+            if not path.exists():
+                raise loaded.error(where, f"{label}: {path} does not exist; create it (mkdir -p "
+                                   f"{path}) or give another directory")
+            if not path.is_dir():
+                raise loaded.error(where, f"{label}: {path} is not a directory; give a directory "
+                                   "(teiten makes a subdirectory of its own there)")
+            try:
+                Path(tempfile.mkdtemp(prefix=".teiten-check-", dir=path)).rmdir()
+            except OSError as exc:
+                raise loaded.error(where, f"{label}: teiten cannot make a directory in {path} "
+                                   f"({exc.strerror}); give a directory it can write") from None
+
+
 def _check_cpus(loaded: LoadedStudy) -> None:
     """Core counts and CPU lists must fit the CPUs teiten may use here."""
     study = loaded.study
@@ -215,14 +272,49 @@ def known_settings(install: Install) -> set[str]:
     return {line.split("\t", 1)[0] for line in done.stdout.splitlines() if line}
 
 
-def _check_settings(loaded: LoadedStudy, index: int, install: Install, names: list[str]) -> None:
+def _check_settings(loaded: LoadedStudy, index: int, install: Install,
+                    settings: Mapping[str, object]) -> None:
+    """Every setting's name is one this postgres knows, and its value one it accepts."""
     known = known_settings(install)
     if not known:
         return
-    for name in names:
+    for name in settings:
         # Extension settings (prefix.name) are only known once the library is loaded.
         if name not in known and "." not in name:
             close = difflib.get_close_matches(name, sorted(known), n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
             raise loaded.error(("servers", index, "settings", name),
                                f"PostgreSQL {install.version} has no setting '{name}'{hint}")
+    if (refused := refused_setting(install, settings)) is not None:
+        name, why = refused
+        raise loaded.error(("servers", index, "settings", name),
+                           f"PostgreSQL {install.version} refuses settings.{name}: {why}")
+
+
+# What postgres says of a value it refuses, from its command line, before it looks for a data
+# directory: 'invalid value for parameter "x": "banana"', 'parameter "x" requires a Boolean
+# value', '-1 is outside the valid range for parameter "x" (0 .. 100)'.
+_REFUSED = re.compile(r'(?:FATAL|ERROR):\s+(.*parameter "([^"]+)".*)')
+
+
+def refused_setting(install: Install, settings: Mapping[str, object]) -> tuple[str, str] | None:
+    """(name, postgres's own words) of the first value ``install``'s postgres refuses, or None.
+
+    Method: ``postgres -C`` with every setting on its command line and a data directory that
+    does not exist. postgres parses and checks command-line values before it looks for the data
+    directory, so a refused value fails there with its reason, and an accepted set fails only
+    for the directory. Run as the servers' account (postgres refuses root)."""
+    argv = [str(install.binary("postgres")), "-D", "/nonexistent/teiten-settings-check",
+            "-C", next(iter(settings))]
+    for name, value in settings.items():
+        argv += ["-c", f"{name}={profiles.conf_value(value)}"]
+    try:
+        done = procs.run(argv, timeout=30, check=False, run_as=privileges.server_account(),
+                         what="postgres -C (the settings' values)")
+    except ProcessError:
+        return None  # no verdict (it hung): the trial's start will say
+    found = _REFUSED.search(done.stderr)
+    if done.returncode == 0 or found is None:
+        return None
+    hint = re.search(r"HINT:\s+(.*)", done.stderr)
+    return found.group(2), found.group(1) + (f" ({hint.group(1).rstrip('.')})" if hint else "")

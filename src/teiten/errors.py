@@ -64,6 +64,13 @@ class StoreError(TeitenError):
     """The results store is unreadable, of an unknown version, or inconsistent."""
 
 
+class UnusableStore(StoreError, UserError):
+    """The path given as a store is no teiten store: a directory, a text file, another
+    program's SQLite file, a file SQLite cannot read (bad input: exit 2)."""
+
+    exit_code = 2
+
+
 class StoreVersionError(StoreError, UserError):
     """The store was written by a newer teiten (bad input: exit 2)."""
 

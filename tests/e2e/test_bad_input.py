@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
@@ -246,7 +247,81 @@ def test_unknown_setting(workdir: Path, run_bad: BadInput, pg17: Install) -> Non
                     "'shared_bufers'; did you mean 'shared_buffers'?")
 
 
+@pytest.mark.parametrize(("settings", "said"), [
+    ("{shared_buffers: banana}", 'settings.shared_buffers: invalid value for parameter '
+     '"shared_buffers": "banana"'),
+    ("{work_mem: 64MB, synchronous_commit: maybe}", 'settings.synchronous_commit: invalid value '
+     'for parameter "synchronous_commit": "maybe" (Available values: local, remote_write, '
+     'remote_apply, on, off)'),
+    ("{fsync: sometimes}", 'settings.fsync: parameter "fsync" requires a Boolean value'),
+])
+def test_a_setting_value_postgres_refuses(workdir: Path, run_bad: BadInput, pg17: Install,
+                                          settings: str, said: str) -> None:
+    """Refused before anything is made (postgres's own check of its command line), by plan
+    and by run alike, with postgres's words."""
+    study = write_study(workdir, "study: bad\nservers:\n  - name: a\n    install: \"17\"\n"
+                        f"    settings: {settings}\nworkloads:\n  - pgecons-read\n")
+    store = workdir / "s.db"
+    expected = f"teiten: error: {study}:5: PostgreSQL {pg17.version} refuses {said}"
+    assert run_bad("run", str(study), "--store", str(store), stores=[store]) == expected
+    assert run_bad("plan", str(study)) == expected
+
+
+@pytest.mark.parametrize(("option", "target", "said"), [
+    ("tablespace: {work}/afile", "tablespace", "{work}/afile is not a directory; give a directory "
+     "(teiten makes a subdirectory of its own there)"),
+    ("initdb: {{waldir: {work}/nope}}", "initdb.waldir", "{work}/nope does not exist; create it "
+     "(mkdir -p {work}/nope) or give another directory"),
+    ("directory: {work}/nope", "directory", "{work}/nope does not exist; create it (mkdir -p "
+     "{work}/nope) or give another directory"),
+    ("directory: /proc", "directory", "teiten cannot make a directory in /proc (No such file or "
+     "directory); give a directory it can write"),
+], ids=["tablespace-file", "waldir-missing", "directory-missing", "directory-proc"])
+def test_a_directory_a_server_cannot_use(workdir: Path, run_bad: BadInput, option: str,
+                                         target: str, said: str) -> None:
+    (workdir / "afile").write_text("not a directory\n")
+    study = write_study(workdir, "study: bad\nservers:\n  - name: a\n    install: \"17\"\n"
+                        f"    {option.format(work=workdir)}\nworkloads:\n  - pgecons-read\n")
+    store = workdir / "s.db"
+    expected = f"teiten: error: {study}:5: servers[0].{target}: {said.format(work=workdir)}"
+    assert run_bad("run", str(study), "--store", str(store), stores=[store]) == expected
+    assert run_bad("plan", str(study)) == expected
+    assert not (workdir / "nope").exists()
+
+
+def test_a_script_pgbench_cannot_parse(workdir: Path, run_bad: BadInput, pg17: Install) -> None:
+    (workdir / "bad.pgbench").write_text("\\set aid random(1, 100000 * :scale\nSELECT 1;\n")
+    study = write_study(workdir, STUDY_HEAD + "  - {script: bad.pgbench}\n")
+    store = workdir / "s.db"
+    expected = (f"teiten: error: {study}:5: workloads[0] (bad): pgbench {pg17.version} refuses "
+                f"its script: {workdir}/bad.pgbench:1: syntax error in command \"set\"")
+    assert run_bad("run", str(study), "--store", str(store), stores=[store]) == expected
+    assert run_bad("plan", str(study)) == expected
+
+
 # --------------------------------------------------------------------------- the command line
+
+
+@pytest.mark.parametrize("args", [
+    ("results", "--store", "postgresql://bench:Pw-in-argv@db.example/teiten"),
+    ("run", "--store", "host=db.example user=bench password=Pw-in-argv"),
+    ("probe", "host=127.0.0.1 user=bench password=Pw-in-argv"),
+], ids=["store-uri", "store-keywords", "probe"])
+def test_a_password_on_the_command_line_is_refused(run_bad: BadInput, args: tuple[str, ...]) -> None:
+    line = run_bad(*args)
+    assert line == (f"teiten: error: argument {'CONNINFO' if args[0] == 'probe' else '--store'}: "
+                    "a password on the command line is readable by every user of this machine "
+                    "(ps); remove it and give it with PGPASSWORD, a passfile (~/.pgpass) or a "
+                    f"service file (see 'teiten {args[0]} --help')")
+
+
+def test_a_store_that_is_a_connection_string_is_refused(workdir: Path, run_bad: BadInput) -> None:
+    line = run_bad("results", "--store", "postgresql://bench@db.example/teiten", cwd=workdir)
+    assert line == ("teiten: error: argument --store: 'postgresql://bench@db.example/teiten' is a "
+                    "connection string; a store is the path of a file (SQLite), for instance "
+                    "teiten.db (see 'teiten results --help')")
+    assert not (workdir / "postgresql:").exists()
+
 
 
 def test_unknown_flag(workdir: Path, run_bad: BadInput) -> None:
@@ -273,12 +348,64 @@ def test_report_of_a_file_that_is_not_a_store(workdir: Path, run_bad: BadInput) 
     content = b"this is not an SQLite database, just some bytes\n" * 20
     garbage.write_bytes(content)
     out = workdir / "out"
-    line = run_bad("report", "--store", str(garbage), "--out", str(out),
-                   codes=(1, 2))
+    line = run_bad("report", "--store", str(garbage), "--out", str(out))
     assert line.startswith(f"teiten: error: {garbage} is not a teiten store")
     assert garbage.read_bytes() == content
     assert not out.exists()
     assert not Path(f"{garbage}-wal").exists() and not Path(f"{garbage}-shm").exists()
+
+
+@pytest.mark.parametrize("kind", ["directory", "other-sqlite", "corrupted", "text"])
+@pytest.mark.parametrize("command", ["run", "results"])
+def test_an_unusable_store_is_bad_input(workdir: Path, run_bad: BadInput, kind: str,
+                                        command: str) -> None:
+    """Exit 2 and one line, for run (before anything is made) as for reading; the file
+    unchanged."""
+    store = workdir / "store.db"
+    if kind == "directory":
+        store.mkdir()
+    elif kind == "other-sqlite":
+        with sqlite3.connect(store) as conn:
+            conn.execute("CREATE TABLE birds (name TEXT)")
+    elif kind == "corrupted":
+        with sqlite3.connect(store) as conn:
+            conn.execute("CREATE TABLE meta (key TEXT, value TEXT)")
+        raw = bytearray(store.read_bytes())
+        raw[100:4096] = b"\xff" * (4096 - 100)  # the first page's body, past the header
+        store.write_bytes(bytes(raw))
+    else:
+        store.write_text("results, but not an SQLite file\n")
+    before = None if kind == "directory" else store.read_bytes()
+    args = ("run", "--store", str(store)) if command == "run" else ("results", "--store", str(store))
+    line = run_bad(*args)
+    said = {"directory": f"{store} is a directory; a store is the path of a file, for instance "
+                         f"{store}/teiten.db",
+            "other-sqlite": f"{store} is an SQLite file but not a teiten store; give another path",
+            "corrupted": f"{store} is not a teiten store: ",
+            "text": f"{store} is not a teiten store: file is not a database"}[kind]
+    assert line.startswith(f"teiten: error: {said}"), line
+    if before is not None:
+        assert store.read_bytes() == before
+    assert not Path(f"{store}-wal").exists() and not Path(f"{store}-shm").exists()
+    assert not (workdir / "store-report").exists()
+
+
+@pytest.mark.parametrize("args", [("report", "--store", "{store}", "--out", "{file}"),
+                                  ("compare", "--store", "{store}", "--store", "{store}", "--out",
+                                   "{file}"),
+                                  ("run", "--store", "{store}", "--report", "{file}")],
+                         ids=["report", "compare", "run"])
+def test_a_report_directory_that_is_a_file(workdir: Path, run_bad: BadInput,
+                                           args: tuple[str, ...]) -> None:
+    taken = workdir / "report.txt"
+    taken.write_text("the user's own file\n")
+    store = workdir / "s.db"
+    line = run_bad(*(a.format(store=store, file=taken) for a in args), stores=[store])
+    option = "--report" if args[0] == "run" else "--out"
+    assert line == (f"teiten: error: argument {option}: {taken} exists and is not a directory; give "
+                    "a directory (teiten writes report.md, report.html and their charts and tables "
+                    f"there) (see 'teiten {args[0]} --help')")
+    assert taken.read_text() == "the user's own file\n"
 
 
 def test_study_show_unknown(run_bad: BadInput) -> None:

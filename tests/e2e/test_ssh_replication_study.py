@@ -172,6 +172,7 @@ def test_a_killed_run_leaves_clusters_on_the_host_and_resume_stops_them(sshd: Ss
     assert not any(p.is_running() for p in left)
     assert not sockets[0].exists()
     assert list(REMOTE.glob("ssh-sr-killed-*")) == []
-    assert "ended leftover ssh connection" in done.stderr
+    # resume ends the killed run's ssh master connection (and says so, unless it had ended by
+    # itself first, as on a slow machine): none is left.
     assert not any(p.is_running() for p in masters)
     assert not any(d.exists() for d in controls)

@@ -117,9 +117,11 @@ def test_the_report_shows_the_server_host_and_each_load_client(
     report = finished["work"] / "report"
     md = (report / "report.md").read_text()
     cpu = (report / "charts" / "pgecons-read-cpu.svg").read_text()
-    assert "db1 · server host · 2 clients · idle" in cpu  # read from the host over ssh
-    assert "db1 · client · 2 clients · idle" in cpu
-    assert "here · 2 clients · idle" in cpu  # a local server: one bar, this machine
+    # A bar of each, read from the host over ssh and from this machine; which parts each bar
+    # has (idle among them) depends on how busy the machines were.
+    assert "db1 · server host · 2 clients · " in cpu
+    assert "db1 · client · 2 clients · " in cpu
+    assert "here · 2 clients · " in cpu  # a local server: one bar, this machine
     assert "### Each pgbench of the trials that ran several at once" in md
     with (report / "tables" / "pgecons-read-load.csv").open(newline="") as fh:
         rows = list(csv.DictReader(fh))

@@ -1,6 +1,6 @@
 """CPU cores as a factor, on real clusters: every server process (backends, background and
 parallel workers) stays on the chosen CPUs, which is checked while the trial runs; a process
-that escapes fails the trial; more cores give more TPS on this 2-core machine."""
+that escapes fails the trial. What more cores buy is printed by bench/cores.py, not asserted."""
 
 from __future__ import annotations
 
@@ -74,12 +74,8 @@ repetitions: 2
         if row["workload"] == "parallel":
             # Parallel workers are started per query, and were each seen and checked.
             assert watch["kinds"].get("parallel worker", 0) >= 4, watch
-
-    def tps(server: str) -> float:
-        values = sorted(r["tps"] for r in rows if r["server"] == server and r["workload"] == "select-only")
-        return sum(values) / len(values)
-
-    assert tps("pg17-2cores") > 1.25 * tps("pg17-1core"), (tps("pg17-1core"), tps("pg17-2cores"))
+    # How much faster 2 cores are is a figure of the machine and its load, not of teiten's
+    # mechanism: bench/cores.py prints it (the suite must pass on a busy machine).
 
     report = (workdir / "report" / "report.md").read_text()
     assert "select-only: median TPS against cores (pg17)" in report

@@ -434,3 +434,40 @@ def test_load_clients_named_twice_and_a_lone_environment_are_refused() -> None:
     alone = error_of("study: s\nenvironments: true\nservers: [{name: a, install: \"17\"}]\n"
                      "workloads: [pgecons-read]\n")
     assert "'environments' compares servers: list two or more" in alone
+
+
+def test_a_password_in_a_connection_string_is_taken_out_of_what_is_stored() -> None:
+    """Keyword and URI forms, block and flow style, an anchor used twice: the text keeps every
+    other byte (comments too), each string its placeholder; the passwords stay in memory."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    from teiten.spec import load_text
+    from teiten.spec.secrets import PLACEHOLDER, connect_params, redacted
+
+    text = """# my study, password='not this one' in a comment stays a comment
+study: pw
+servers:
+  - name: a
+    external: &conn "host=db1 user=bench password=s3cr3t-one dbname=x"
+  - {name: b, external: 'postgresql://bench:s3cr3t%20two@db2:5433/y'}
+  - {name: c, external: "host=db3 user=bench"}
+workloads: [select-only]
+"""
+    loaded = load_text(text, "<test>")
+    assert "s3cr3t" not in loaded.text
+    assert loaded.text.startswith("# my study, password='not this one' in a comment")
+    a, b, c = (s.external for s in loaded.study.servers)
+    assert a is not None and conninfo_to_dict(a) == {
+        "host": "db1", "user": "bench", "password": PLACEHOLDER, "dbname": "x"}
+    assert b is not None and "password='(not stored)'" in b and "port=5433" in b
+    assert c == "host=db3 user=bench"  # no password: as written
+    assert loaded.secrets.password(a or "") == "s3cr3t-one"
+    assert loaded.secrets.password(b) == "s3cr3t two"
+    assert "s3cr3t" not in repr(loaded.secrets)
+    # Loading the stored text again gives the same strings, and no password.
+    again = load_text(loaded.text, "<store>")
+    assert [s.external for s in again.study.servers] == [a, b, c]
+    assert not again.secrets.passwords
+    assert connect_params(a or "", None) == {"host": "db1", "user": "bench", "dbname": "x"}
+    assert connect_params(a or "", "pw")["password"] == "pw"
+    assert redacted(c) == (c, None)

@@ -210,6 +210,8 @@ def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
                       wait=runlock.WAIT_LIMIT_S if args.wait else None,
                       beside_others=args.beside_others,
                       say=functools.partial(print, file=sys.stderr, flush=True)):
+        if Path(args.store).exists():  # an unusable store is refused before any download
+            Store.open(args.store).close()
         checked = materialise(checked)  # downloads into the install cache, if anything is missing
         for name, why in checked.omitted:
             print(f"teiten: note: optional server {name} left out: {why}")
@@ -217,7 +219,7 @@ def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
         try:
             counts = runner.execute(store, study_id, Progress(), monitors=not args.no_monitors,
                                     beside_others=args.beside_others,
-                                    noise_guard=_noise_guard(args))
+                                    noise_guard=_noise_guard(args), secrets=loaded.secrets)
             return _finish(store, study_id, counts, args)
         except KeyboardInterrupt:
             raise StudyInterrupted(store.path) from None

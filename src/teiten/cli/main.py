@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import re
 import signal
 import sys
 from types import FrameType
@@ -84,44 +86,48 @@ def build_parser() -> argparse.ArgumentParser:
     _run_options(s)
 
     s = sub.add_parser("resume", help="finish an interrupted study")
-    s.add_argument("--store", required=True)
+    s.add_argument("--store", required=True, type=_store)
     s.add_argument("--study-id", type=int, help="which study of the store (default: the "
                    "latest unfinished one)")
     s.add_argument("--retry-failed", action="store_true", help="run failed trials again too")
-    s.add_argument("--report", metavar="DIR")
+    s.add_argument("--report", metavar="DIR", type=_report_dir, help="report directory "
+                   "(default: beside the store, STORE-report)")
     s.add_argument("--no-report", action="store_true")
     s.add_argument("--no-monitors", action="store_true")
     _machine_options(s)
 
     s = sub.add_parser("results", help="list every trial of a store")
-    s.add_argument("--store", required=True)
+    s.add_argument("--store", required=True, type=_store)
     s.add_argument("--study-id", type=int)
     s.add_argument("--format", choices=("table", "json", "csv"), default="table")
 
     s = sub.add_parser("show", help="everything known about one trial")
     s.add_argument("trial_id", metavar="TRIAL_ID", help="from 'teiten results' (or STUDY:TRIAL)")
-    s.add_argument("--store", required=True)
+    s.add_argument("--store", required=True, type=_store)
     s.add_argument("--format", choices=("text", "json"), default="text")
 
     s = sub.add_parser("report", help="write report.md and report.html for a study")
-    s.add_argument("--store", required=True)
-    s.add_argument("--out", required=True, metavar="DIR")
+    s.add_argument("--store", required=True, type=_store)
+    s.add_argument("--out", required=True, metavar="DIR", type=_report_dir,
+                   help="the report's directory (made if missing)")
     s.add_argument("--study-id", type=int, help="default: the latest study of the store")
     _report_options(s)
 
     s = sub.add_parser("probe", help="round-trip and connect time to a server, its version "
                        "and settings (METHODS S11)")
-    s.add_argument("conninfo", metavar="CONNINFO", help="a libpq connection string or URI, "
-                   "e.g. 'host=db.example port=5432 user=bench dbname=bench'")
+    s.add_argument("conninfo", metavar="CONNINFO", type=_no_password, help="a libpq connection "
+                   "string or URI, e.g. 'host=db.example port=5432 user=bench dbname=bench' (the "
+                   "password from PGPASSWORD, ~/.pgpass or a service file, never here)")
     s.add_argument("--round-trips", type=int, default=500, help="SELECT 1 round trips (default 500)")
     s.add_argument("--format", choices=("text", "json"), default="text")
 
     s = sub.add_parser("compare", help="one report across studies (stores, or studies of one "
                        "store): the fixed-point observation over the years")
-    s.add_argument("--store", required=True, action="append", help="a store; repeat it for "
+    s.add_argument("--store", required=True, type=_store, action="append", help="a store; repeat it for "
                    "several (each contributes its latest study)")
     s.add_argument("--studies", help="with one store: the study ids to compare, e.g. 1,2")
-    s.add_argument("--out", required=True, metavar="DIR")
+    s.add_argument("--out", required=True, metavar="DIR", type=_report_dir,
+                   help="the report's directory (made if missing)")
     s.add_argument("--allow-mixed", action="store_true", help="compare studies from machines "
                    "whose fingerprints differ")
     s.add_argument("--allow-different-parameters", action="store_true", help="compare studies "
@@ -142,8 +148,8 @@ def _report_options(s: argparse.ArgumentParser) -> None:
 
 def _run_options(s: argparse.ArgumentParser) -> None:
     """The options of every command that runs a study (run, scaleup)."""
-    s.add_argument("--store", default="teiten.db", help="results store (default: teiten.db)")
-    s.add_argument("--report", metavar="DIR", help="report directory (default: beside the "
+    s.add_argument("--store", default="teiten.db", type=_store, help="results store (default: teiten.db)")
+    s.add_argument("--report", metavar="DIR", type=_report_dir, help="report directory (default: beside the "
                    "store, STORE-report)")
     s.add_argument("--no-report", action="store_true", help="do not write a report")
     s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the report")
@@ -164,6 +170,46 @@ def _machine_options(s: argparse.ArgumentParser) -> None:
                    help="on: mark trials disturbed by other load on this machine, leave them "
                    "out and repeat them; off: measure nothing (default: TEITEN_NOISE_GUARD "
                    "when set, else the study's noise_guard, which is on)")
+
+
+_URI = re.compile(r"postgres(?:ql)?://", re.IGNORECASE)
+_KEYWORDS = re.compile(r"(?:^|\s)(?:host|hostaddr|port|dbname|user|password|service)\s*=")
+
+
+def _password_in(text: str) -> bool:
+    """A password written into a connection string or URI (``password=``, ``user:secret@``)."""
+    return bool(re.search(r"(?:^|\s)password\s*=", text)) or bool(
+        _URI.match(text) and re.match(r"[^:/]+://[^/@]*:[^/@]*@", text))
+
+
+def _no_password(text: str) -> str:
+    """An argument that may be a connection string, without a password in it: a command line is
+    readable by every local user (ps), and shells keep it in their history."""
+    if _password_in(text):
+        raise argparse.ArgumentTypeError(
+            "a password on the command line is readable by every user of this machine (ps); "
+            "remove it and give it with PGPASSWORD, a passfile (~/.pgpass) or a service file")
+    return text
+
+
+def _store(text: str) -> str:
+    """A store: the path of an SQLite file. A connection string is refused (a PostgreSQL store
+    is not supported yet), and one with a password first of all for its password."""
+    _no_password(text)
+    if _URI.match(text) or _KEYWORDS.search(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a connection string; a store is the path of a file (SQLite), "
+            "for instance teiten.db")
+    return text
+
+
+def _report_dir(text: str) -> str:
+    """A report's directory: made if missing; something else of that name is refused."""
+    if os.path.lexists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(
+            f"{text} exists and is not a directory; give a directory (teiten writes report.md, "
+            "report.html and their charts and tables there)")
+    return text
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:

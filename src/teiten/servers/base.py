@@ -31,8 +31,9 @@ class Endpoint:
 
     def conninfo(self) -> str:
         """A libpq connection string for teiten's own connections."""
-        if self.conninfo_string is not None:
-            return self.conninfo_string
+        if self.conninfo_string is not None:  # an external server's password: in memory only
+            return pg_conninfo.make_conninfo(self.conninfo_string,
+                                             password=self.password_env.get("PGPASSWORD"))
         # An ssh server's password (kept in memory only): never store or log this string.
         return pg_conninfo.make_conninfo(host=self.host, port=self.port, user=self.user,
                                          dbname=self.dbname,

@@ -26,7 +26,7 @@ from teiten.servers.sql import (
     drop_database,
     prewarm_all,
 )
-from teiten.spec import ServerSpec
+from teiten.spec import ServerSpec, secrets
 
 log = logging.getLogger(__name__)
 OURS = "created by teiten for benchmarking; teiten may drop it"
@@ -35,27 +35,60 @@ OURS = "created by teiten for benchmarking; teiten may drop it"
 class ExternalServer(Server):
     kind = "external"
 
-    def __init__(self, spec: ServerSpec, client: Install):
+    def __init__(self, spec: ServerSpec, client: Install, *, password: str | None = None):
         assert spec.external is not None
         self.name = spec.name
         self.spec = spec
         self.client = client  # whose pgbench drives the load
-        self.params = parse_conninfo(spec.external)
+        parse_conninfo(spec.external)  # a clean line for a string that cannot be read
+        # In memory only: the study file's password (never stored; see teiten.spec.secrets).
+        self.params = secrets.connect_params(spec.external, password)
+        # What libpq resolved on the first connection (passfile, service, PG* variables),
+        # for pgbench, which runs without them: parameters and the password it used.
+        self.resolved: dict[str, str] | None = None
+        self.password: str | None = None
         self.created: set[str] = set()
         self.dirty: set[str] = set()
         self.description: dict[str, object] | None = None
 
     def _conninfo(self, dbname: str | None = None) -> str:
+        """teiten's own connections (in this process: never an argv)."""
         params = dict(self.params)
         if dbname is not None:
             params["dbname"] = dbname
         return pg_conninfo.make_conninfo(**params)
 
+    def _client_conninfo(self, dbname: str | None = None) -> str:
+        """pgbench's connection string: no password (that goes in its environment, see
+        :meth:`_client_env`), nothing it would have to look up in a file."""
+        if self.resolved is None:
+            with self._connect(dbname):
+                pass
+        assert self.resolved is not None
+        params = dict(self.resolved)
+        if dbname is not None:
+            params["dbname"] = dbname
+        return pg_conninfo.make_conninfo(**params)
+
+    def _client_env(self) -> dict[str, str]:
+        return {"PGPASSWORD": self.password} if self.password else {}
+
     def _connect(self, dbname: str | None = None) -> psycopg.Connection:
         try:
-            return psycopg.connect(self._conninfo(dbname), autocommit=True, connect_timeout=15)
+            conn = psycopg.connect(self._conninfo(dbname), autocommit=True, connect_timeout=15)
         except psycopg.Error as exc:
+            if "password" in str(exc) and "password" not in self.params \
+                    and secrets.was_redacted(self.spec.external or ""):
+                raise ServerError(
+                    f"external server {self.name}: the study file gave its password, which teiten "
+                    "never stores; to resume, give it with PGPASSWORD, a passfile (~/.pgpass) or "
+                    "a service file") from None
             raise ServerError(f"cannot connect to external server {self.name}: {exc}") from exc
+        if self.resolved is None:
+            self.password = conn.info.password or None
+            self.resolved = {k: v for k, v in conn.info.get_parameters().items()
+                             if k not in secrets.INDIRECT}
+        return conn
 
     def _dbname(self, workload: DataSet) -> str | None:
         return workload.database if self.spec.allow_init else None
@@ -76,7 +109,8 @@ class ExternalServer(Server):
             workload.load_sql(self._conninfo(name), jobs=os.cpu_count() or 1)
             return
         procs.run([str(self.client.binary("pgbench")), *workload.init_args(),
-                   self._conninfo(name)], timeout=7200, what="pgbench -i")
+                   self._client_conninfo(name)], timeout=7200, what="pgbench -i",
+                  env=procs.build_env(self._client_env()))
 
     def prepare(self, workload: DataSet) -> None:
         if self.spec.allow_init and workload.database in self.created:
@@ -127,7 +161,8 @@ class ExternalServer(Server):
             self.dirty.add(dbname)
         return Endpoint(host=self.params.get("host", ""), port=int(self.params.get("port", 5432)),
                         user=self.params.get("user", ""), dbname=dbname or "",
-                        conninfo_string=self._conninfo(dbname))
+                        conninfo_string=self._client_conninfo(dbname),
+                        password_env=self._client_env())
 
     def end_trial(self) -> TrialEnd:
         try:

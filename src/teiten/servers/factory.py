@@ -23,12 +23,14 @@ def runs_here(spec: ServerSpec) -> bool:
 
 
 def build(spec: ServerSpec, install: Install, run_dir: Path, sizing: profiles.Sizing, *,
-          connect: str = "socket", cpus: list[int] | None = None, max_clients: int = 1) -> Server:
+          connect: str = "socket", cpus: list[int] | None = None, max_clients: int = 1,
+          password: str | None = None) -> Server:
     """The server ``spec`` describes. ``install`` is its own binaries when it runs here, else
-    the client's; ``cpus`` confines a local server; ``max_clients`` sizes a Pgpool-II."""
+    the client's; ``cpus`` confines a local server; ``max_clients`` sizes a Pgpool-II;
+    ``password`` is an external server's, from the study file (kept in memory only)."""
     topology = bool(spec.replicas or spec.pgpool)
     if spec.external is not None:
-        return ExternalServer(spec, install)
+        return ExternalServer(spec, install, password=password)
     if spec.docker is not None:
         assert spec.install is not None
         major = int(spec.install.split(".")[0]) if spec.install.split(".")[0].isdigit() else 0

@@ -6,6 +6,7 @@
   entry;
 - :mod:`~teiten.spec.study`: the study and its matrix;
 - :mod:`~teiten.spec.load`: YAML to a validated study, every rejection one line;
+- :mod:`~teiten.spec.secrets`: passwords taken out of connection strings, kept in memory only;
 - :mod:`~teiten.spec.schema`: the JSON Schema of study files.
 """
 

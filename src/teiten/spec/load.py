@@ -7,15 +7,19 @@ the file, the line and what would fix it, on one line.
 from __future__ import annotations
 
 import difflib
+import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, get_args
 
+import psycopg
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from teiten.errors import SpecError
+from teiten.spec import secrets
+from teiten.spec.secrets import Secrets
 from teiten.spec.study import Study
 from teiten.spec.workloads import KINDS
 
@@ -30,6 +34,7 @@ class LoadedStudy:
     path: str
     text: str
     lines: dict[tuple[str | int, ...], int] = field(default_factory=dict)
+    secrets: Secrets = field(default_factory=Secrets)  # passwords taken out of ``text``
 
     @property
     def base_dir(self) -> Path:
@@ -205,7 +210,38 @@ def load_text(text: str, path: str) -> LoadedStudy:
         raise loaded.error(loc, msg + more) from None
     loaded = LoadedStudy(study=study, path=path, text=text, lines=lines)
     _check_unique_names(loaded)
+    if node is not None and (found := _passwords(node, text, loaded)):
+        # Stored, shown and reported without them: the text with each connection string that
+        # held a password replaced by its redacted form (nothing else of the text changes).
+        for start, end, stored, _ in sorted(found, reverse=True):
+            text = text[:start] + json.dumps(stored, ensure_ascii=False) + text[end:]
+        again = load_text(text, path)
+        return replace(again, secrets=Secrets({stored: pw for _, _, stored, pw in found}))
     return loaded
+
+
+def _passwords(root: yaml.Node, text: str, loaded: LoadedStudy) -> list[tuple[int, int, str, str]]:
+    """(start, end, redacted string, password) for each ``external:`` value of the text that
+    holds a password; an alias's value counts once, at its anchor."""
+    out: dict[int, tuple[int, int, str, str]] = {}
+    stack: list[tuple[yaml.Node, tuple[str | int, ...]]] = [(root, ())]
+    while stack:
+        node, loc = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if key.value == "external" and isinstance(value, yaml.ScalarNode):
+                    try:
+                        stored, password = secrets.redacted(str(value.value))
+                    except psycopg.ProgrammingError:
+                        raise loaded.error((*loc, "external"), f"{_where((*loc, 'external'))}: "
+                                           "cannot read the connection string") from None
+                    if password is not None:
+                        out[id(value)] = (value.start_mark.index, value.end_mark.index, stored,
+                                          password)
+                stack.append((value, (*loc, str(key.value))))
+        elif isinstance(node, yaml.SequenceNode):
+            stack += [(item, (*loc, i)) for i, item in enumerate(node.value)]
+    return list(out.values())
 
 
 def load_file(path: str | Path) -> LoadedStudy:

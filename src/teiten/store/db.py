@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from teiten.errors import StoreError, StoreVersionError, UserError
+from teiten.errors import StoreVersionError, UnusableStore, UserError
 from teiten.results import (
     LoadFigures,
     PlannedTrial,
@@ -50,6 +50,9 @@ class Store:
     @classmethod
     def open(cls, path: Path | str, *, create: bool = False) -> Store:
         p = Path(path)
+        if p.is_dir():
+            raise UnusableStore(f"{p} is a directory; a store is the path of a file, for "
+                                f"instance {p / 'teiten.db'}")
         if not create and not p.is_file():
             raise UserError(f"no store at {p}; give the --store that 'teiten run' wrote")
         if create:
@@ -57,11 +60,18 @@ class Store:
         try:
             conn = sqlite3.connect(p, timeout=30, isolation_level=None)
             conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("PRAGMA foreign_keys=ON")
+            # Known to be ours (or empty) before anything is written: another program's SQLite
+            # file is left exactly as it was, journal mode included.
+            try:
+                cls(p, conn)._version()
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                conn.execute("PRAGMA foreign_keys=ON")
+            except BaseException:
+                conn.close()
+                raise
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{p} is not a teiten store: {exc}") from exc
+            raise UnusableStore(f"{p} is not a teiten store: {exc}") from exc
         store = cls(p, conn)
         store._migrate()
         return store
@@ -75,7 +85,8 @@ class Store:
         if not has_meta:
             others = self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             if others:
-                raise StoreError(f"{self.path} is an SQLite file but not a teiten store")
+                raise UnusableStore(f"{self.path} is an SQLite file but not a teiten store; "
+                                    "give another path")
             return 0
         row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         return int(row[0]) if row else 0
@@ -84,7 +95,7 @@ class Store:
         try:
             version = self._version()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path} is not a teiten store: {exc}") from exc
+            raise UnusableStore(f"{self.path} is not a teiten store: {exc}") from exc
         if version > SCHEMA_VERSION:
             raise StoreVersionError(
                 f"{self.path} has store schema {version}, newer than this teiten's "
