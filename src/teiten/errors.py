@@ -64,6 +64,10 @@ class StoreError(TeitenError):
     """The results store is unreadable, of an unknown version, or inconsistent."""
 
 
+class StoreFull(StoreError):
+    """The store's disk is full: what was committed is safe, the run cannot go on (exit 1)."""
+
+
 class UnusableStore(StoreError, UserError):
     """The path given as a store is no teiten store: a directory, a text file, another
     program's SQLite file, a file SQLite cannot read (bad input: exit 2)."""

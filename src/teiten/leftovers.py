@@ -58,7 +58,7 @@ def clean(store: Store, study_id: int) -> list[str]:
 def _outside_dirs(data_dir: Path) -> list[Path]:
     """The WAL and tablespace directories of a cluster that live outside its data directory:
     teiten made each in a marked directory of its own, the parent of the link's target."""
-    links = [data_dir / "pg_wal", *sorted((data_dir / "pg_tblspc").glob("*"))]
+    links = [data_dir / "pg_wal", data_dir / "pg_xlog", *sorted((data_dir / "pg_tblspc").glob("*"))]
     found = [link.resolve().parent for link in links if link.is_symlink()]
     if data_dir.parent.is_symlink():  # a cluster in the server's 'directory'
         found.append(data_dir.parent.resolve())

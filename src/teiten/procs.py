@@ -55,9 +55,21 @@ def build_env(extra: Mapping[str, str] | None = None, *, run_as: RunAs | None = 
 
 
 def tail(text: str, lines: int = 8) -> str:
-    """The last ``lines`` non-empty lines of ``text``, joined with ' | ' for one-line messages."""
-    kept = [line for line in text.strip().splitlines() if line.strip()][-lines:]
-    return " | ".join(kept)
+    """The last ``lines`` non-empty lines of ``text``, joined with ' | ' for one-line messages.
+    Lines that end in the same reason (``cp: cannot create ...: No space left on device``, one
+    per file) are said once, with how many more there were."""
+    kept = [line.strip() for line in text.strip().splitlines() if line.strip()][-lines:]
+    said: dict[str, int] = {}  # reason -> index in out
+    out: list[list[Any]] = []  # [line, how many more]
+    for line in kept:
+        head, sep, reason = line.rpartition(": ")
+        if sep and head and reason in said:
+            out[said[reason]][1] += 1
+            continue
+        if sep and head:
+            said[reason] = len(out)
+        out.append([line, 0])
+    return " | ".join(line + (f" (and {more} more like it)" if more else "") for line, more in out)
 
 
 def _popen(

@@ -14,7 +14,7 @@ window, and the runner judges the outcome and stores it as a teiten.results.Tria
 
 from __future__ import annotations
 
-import json
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -26,16 +26,15 @@ from typing import Any, Literal
 import psutil
 import psycopg
 
-import teiten
-from teiten import cpus, fingerprint, installs, leftovers, paths, runlock, workloads
+from teiten import cpus, installs, leftovers, paths, runlock, workloads
 from teiten.analysis import differences, stopping
-from teiten.check import CheckedStudy
 from teiten.drivers import load, pgbench
-from teiten.errors import TeitenError, UserError
+from teiten.errors import StoreFull, TeitenError
 from teiten.installs import Install, Resolution
 from teiten.messages import tr
 from teiten.monitors.foreign import quiet_check
 from teiten.plan import plan
+from teiten.record import install_for
 from teiten.remote import Ssh
 from teiten.results import PlannedTrial, TrialResult, now
 from teiten.servers import factory, profiles
@@ -68,49 +67,8 @@ class Event:
 Reporter = Callable[[Event], None]
 
 
-def create(checked: CheckedStudy, store_path: Path, source: str) -> tuple[Store, int]:
-    """Save the study and its whole plan in the store, before any trial runs."""
-    loaded = checked.loaded
-    study = loaded.study
-    trials = plan(study, workloads.variants(study))
-    servers = []
-    for _, s in study.server_matrix():
-        spec = s.model_dump(mode="json")
-        if s.cores is not None or s.cpus is not None:
-            chosen = cpus.parse_list(s.cpus) if s.cpus else cpus.choose(s.cores or 0)
-            pinned = cpus.client_cpus(study.client_cpus, chosen)
-            spec["placement"] = {"cpus": cpus.format_list(chosen), "cores": len(chosen),
-                                 "client_cpus": cpus.format_list(pinned) if pinned else "any"}
-        res = checked.installs.get(s.name)
-        if res is not None:
-            spec["resolved"] = {"ref": res.ref, "version": res.version,
-                                "bindir": str(res.install.bindir) if res.install else None}
-        servers.append((s.name, "external" if s.external else "local", json.dumps(spec)))
-    spec_json = json.dumps({"study": study.model_dump(mode="json"),
-                            "workloads": [w.to_json() for w in checked.workloads],
-                            "omitted": [{"server": n, "reason": r} for n, r in checked.omitted]})
-    store = Store.open(store_path, create=True)
-    study_id = store.create_study(
-        name=study.study, source=source, spec_yaml=loaded.text, spec_json=spec_json,
-        seed=study.seed, created_at=now(), fingerprint=fingerprint.machine(paths.home()),
-        teiten_version=teiten.__version__, servers=servers, trials=trials)
-    return store, study_id
-
-
 def _workloads_from(spec_json: dict[str, Any]) -> dict[str, Workload]:
     return {w["key"]: workloads.from_json(w) for w in spec_json["workloads"]}
-
-
-def _install_for(server_spec: dict[str, Any]) -> Install:
-    """The install a stored server used; on resume, the very same bindir."""
-    resolved = server_spec.get("resolved") or {}
-    if resolved.get("bindir"):
-        res = installs.resolve(resolved["bindir"])
-        if res.version != resolved["version"]:
-            raise UserError(f"server {server_spec['name']}: {resolved['bindir']} is now "
-                            f"PostgreSQL {res.version}, the study ran {resolved['version']}")
-        return installs.materialise(res)
-    return installs.materialise(installs.resolve(resolved.get("version") or server_spec["install"]))
 
 
 @dataclass
@@ -172,7 +130,10 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
         _setup_servers(ctx)
         _loop(ctx)
     except BaseException:
-        store.set_study_state(study_id, "interrupted")
+        # On a full disk this write fails too: the study stays 'running', which resume takes
+        # up all the same (its trial cut short goes back to planned).
+        with contextlib.suppress(StoreFull):
+            store.set_study_state(study_id, "interrupted")
         raise
     finally:
         for server in ctx.servers.values():
@@ -184,7 +145,8 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
             if client.ssh is not None:
                 client.ssh.close()
         paths.remove_owned(run_dir)
-        store.forget_workdir(study_id, run_dir)
+        with contextlib.suppress(StoreFull):  # a full disk: resume's leftover check finds it gone
+            store.forget_workdir(study_id, run_dir)
     counts = store.status_counts(study_id)
     if not counts.get("planned") and not counts.get("running"):
         store.set_study_state(study_id, "finished", now())
@@ -192,7 +154,10 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
 
 
 def _setup_servers(ctx: _Context) -> None:
-    stored = ctx.store.study_results(ctx.study_id).servers
+    results = ctx.store.study_results(ctx.study_id)
+    stored = results.servers
+    if pgbench := results.spec.get("pgbench"):  # a store from before it has each server's own
+        ctx.client = install_for({"name": "pgbench", "install": pgbench["ref"], "resolved": pgbench})
     sizing = profiles.Sizing(
         ram_bytes=psutil.virtual_memory().total,
         disk_free_bytes=psutil.disk_usage(str(ctx.run_dir)).free,
@@ -204,8 +169,8 @@ def _setup_servers(ctx: _Context) -> None:
         if not factory.runs_here(spec):
             continue
         stored_spec = dict(record.spec)
-        inst = _install_for(stored_spec)
-        check_install(inst)
+        inst = install_for(stored_spec)
+        check_install(inst, pgbench=ctx.client is None)
         ctx.installs[spec.name] = inst
         placement = stored_spec.get("placement")
         server_cpus = cpus.parse_list(placement["cpus"]) if placement else None
@@ -213,7 +178,7 @@ def _setup_servers(ctx: _Context) -> None:
             ctx.client_cpus[spec.name] = cpus.parse_list(placement["client_cpus"])
         ctx.servers[spec.name] = factory.build(spec, inst, ctx.run_dir, sizing,
                                                connect=ctx.study.connect, cpus=server_cpus,
-                                               max_clients=_per_pool(ctx.study))
+                                               max_clients=_per_pool(ctx.study), client=ctx.client)
     for spec in matrix:
         if factory.runs_here(spec):
             continue
@@ -366,7 +331,7 @@ def _prepare_all(ctx: _Context, todo: list[PlannedTrial]) -> None:
         try:
             server.prepare(ctx.workloads[trial.workload])
         except (TeitenError, psycopg.Error, OSError) as exc:
-            ctx.unprepared[key] = f"preparing {trial.server}/{trial.workload} failed: {exc}"
+            ctx.unprepared[key] = _unprepared(ctx, trial, exc)
             continue
         ctx.prepared.add(key)
         _describe(ctx, trial.server, server)
@@ -380,12 +345,22 @@ def _prepare_all(ctx: _Context, todo: list[PlannedTrial]) -> None:
                              f"({tr(f'differences.cause.{d.cause}')})"))
 
 
+def _unprepared(ctx: _Context, trial: PlannedTrial, exc: Exception) -> str:
+    """Why a preparation failed; on a full disk (what was made for it is removed already),
+    how to go on."""
+    reason = f"preparing {trial.server}/{trial.workload} failed: {exc}"
+    if "No space left on device" in reason:
+        reason += (f"; free space on that disk, then 'teiten resume --store {ctx.store.path} "
+                   "--retry-failed' runs the trials it failed")
+    return reason
+
+
 def _describe(ctx: _Context, name: str, server: Server) -> None:
     if name in ctx.described:
         return
     # The pgbench that drives the server is part of what is compared (load clients bring
     # their own, recorded with their figures).
-    client = None if ctx.load_clients else ctx.installs[name].version
+    client = None if ctx.load_clients else (ctx.client or ctx.installs[name]).version
     ctx.store.set_server_description(ctx.study_id, name, {**server.describe(), "pgbench": client})
     ctx.described.add(name)
 
@@ -405,7 +380,7 @@ def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
         try:
             server.prepare(workload)
         except (TeitenError, psycopg.Error, OSError) as exc:
-            reason = f"preparing {trial.server}/{trial.workload} failed: {exc}"
+            reason = _unprepared(ctx, trial, exc)
     if reason is not None:
         ctx.broken[key] = f"skipped: {reason}"
         store.finish_trial(sid, TrialResult(tid, "failed", now(), error=reason))
@@ -459,7 +434,7 @@ def _request(ctx: _Context, trial: PlannedTrial, server: Server, endpoint: Endpo
     one pgbench for each, started together."""
     nodes = server.targets()
     return TrialRequest(
-        trial_id=trial.trial_id, install=ctx.installs[trial.server], endpoint=endpoint,
+        trial_id=trial.trial_id, install=ctx.client or ctx.installs[trial.server], endpoint=endpoint,
         targets=tuple(nodes or [Target(server.name, endpoint)]),
         several=bool(nodes or ctx.load_clients), clients=tuple(ctx.load_clients),
         sessions=trial.clients, threads=trial.threads,

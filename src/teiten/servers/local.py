@@ -21,7 +21,7 @@ from psycopg.conninfo import make_conninfo
 
 from teiten import oscache, paths, privileges, procs
 from teiten.cpus import Placement, confine, format_list
-from teiten.errors import ServerError, TrialFailed
+from teiten.errors import ServerError, TeitenError, TrialFailed
 from teiten.installs import Install
 from teiten.monitors.system import device_of
 from teiten.netns import Namespace
@@ -50,8 +50,10 @@ class LocalServer(Server):
     kind = "local"
 
     def __init__(self, spec: ServerSpec, install: Install, run_dir: Path, sizing: profiles.Sizing,
-                 *, connect: str = "socket", cpus: list[int] | None = None):
+                 *, connect: str = "socket", cpus: list[int] | None = None,
+                 client: Install | None = None):
         self.name = spec.name
+        self.client = client or install  # whose pgbench loads the data (a zonky build has none)
         self.cpus = cpus
         self.placement: Placement | None = None
         self.spec = spec
@@ -93,61 +95,90 @@ class LocalServer(Server):
         return root
 
     def prepare(self, workload: DataSet) -> None:
+        """Make the workload's cluster, load it and snapshot it. Whatever fails on the way
+        (a server that does not start, a full disk) takes down and removes everything made for
+        it (its server, socket directory, cluster, WAL and tablespace directories) before the
+        error goes on, so that only the reason is left."""
         if workload.key in self.slots:
             return
         root = self._make_root(workload)
-        waldir = None
-        if self.spec.initdb.waldir:
-            base = Path(self.spec.initdb.waldir).expanduser().absolute()
-            # Never initdb into the user's directory itself: a marked subdirectory of ours.
-            waldir = paths.make_owned(base / f"teiten-{root.parent.name}-{root.name}",
-                                      "WAL directory") / "pg_wal"
-        cluster = self._new_cluster(root, workload)
-        cluster.placement = self._placement()
-        cluster.netns = self._namespace()
-        cluster.initdb(self.spec.initdb_options(), waldir=waldir)
-        cluster.configure(self._settings_for(workload))
-        space = None
-        if self.spec.tablespace:
-            base = Path(self.spec.tablespace).expanduser().absolute()
-            space = paths.make_owned(base / f"teiten-{root.parent.name}-{root.name}",
-                                     "tablespace directory") / "ts"
-            cluster.add_tablespace(space)
-        cluster.start(root / "logs" / "prepare")
+        made: list[Path] = []  # directories of ours outside the cluster's root
+        cluster: Cluster | None = None
         try:
-            with cluster.connect() as conn:
-                if space is not None:
-                    conn.execute(sql.SQL("CREATE TABLESPACE {} LOCATION {}").format(
-                        sql.Identifier(TABLESPACE), sql.Literal(str(space))))
-                create_database(conn, workload.database)
-            with cluster.connect(workload.database) as conn:
-                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
-                # Monitoring extensions the settings preload are made usable in the
-                # workload's database, where the database monitor looks for them.
-                preloaded = self.settings.get("shared_preload_libraries", "")
-                for ext in ("pg_wait_sampling", "pg_stat_statements"):
-                    if ext in preloaded:
-                        conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(
-                            sql.Identifier(ext)))
-            if workload.sql_loaded:
-                self._load_by_sql(cluster, workload, in_space=space is not None)
-            else:
-                in_space = [f"--tablespace={TABLESPACE}", f"--index-tablespace={TABLESPACE}"] if space else []
-                procs.run([str(self.install.binary("pgbench")), *workload.init_args(), *in_space,
-                           "-h", cluster.host, "-p", str(cluster.port), "-U", SUPERUSER,
-                           workload.database], timeout=7200, what="pgbench -i")
-            with cluster.connect(workload.database) as conn:
-                conn.execute("CHECKPOINT")
-                if self.description is None:
-                    self.description = describe(conn, self.install)
+            waldir = None
+            if self.spec.initdb.waldir:
+                base = Path(self.spec.initdb.waldir).expanduser().absolute()
+                # Never initdb into the user's directory itself: a marked subdirectory of ours.
+                made.append(paths.make_owned(base / f"teiten-{root.parent.name}-{root.name}",
+                                             "WAL directory"))
+                waldir = made[-1] / "pg_wal"
+            cluster = self._new_cluster(root, workload)
+            cluster.placement = self._placement()
+            cluster.netns = self._namespace()
+            cluster.initdb(self.spec.initdb_options(), waldir=waldir)
+            cluster.configure(self._settings_for(workload))
+            space = None
+            if self.spec.tablespace:
+                base = Path(self.spec.tablespace).expanduser().absolute()
+                made.append(paths.make_owned(base / f"teiten-{root.parent.name}-{root.name}",
+                                             "tablespace directory"))
+                space = made[-1] / "ts"
+                cluster.add_tablespace(space)
+            cluster.start(root / "logs" / "prepare")
+            self._fill(cluster, workload, space)
+            snapshot = self._save(cluster, root, workload)
         except BaseException:
-            cluster.stop()
-            if cluster.socket_dir is not None:
-                paths.remove_owned(cluster.socket_dir)
+            try:
+                self._discard(cluster, root, made)
+            except (TeitenError, OSError) as exc:  # the first failure is the one to report
+                log.warning("%s: cleaning up after a failed preparation: %s", self.name, exc)
             raise
-        slot = _Slot(cluster=cluster, snapshot=self._save(cluster, root, workload),
-                     database=workload.database)
-        self.slots[workload.key] = slot
+        self.slots[workload.key] = _Slot(cluster=cluster, snapshot=snapshot, database=workload.database)
+
+    def _fill(self, cluster: Cluster, workload: DataSet, space: Path | None) -> None:
+        """Create the workload's database in the started ``cluster`` and load its data."""
+        with cluster.connect() as conn:
+            if space is not None:
+                conn.execute(sql.SQL("CREATE TABLESPACE {} LOCATION {}").format(
+                    sql.Identifier(TABLESPACE), sql.Literal(str(space))))
+            create_database(conn, workload.database)
+        with cluster.connect(workload.database) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+            # Monitoring extensions the settings preload are made usable in the
+            # workload's database, where the database monitor looks for them.
+            preloaded = self.settings.get("shared_preload_libraries", "")
+            for ext in ("pg_wait_sampling", "pg_stat_statements"):
+                if ext in preloaded:
+                    conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(
+                        sql.Identifier(ext)))
+        if workload.sql_loaded:
+            self._load_by_sql(cluster, workload, in_space=space is not None)
+        else:
+            in_space = [f"--tablespace={TABLESPACE}", f"--index-tablespace={TABLESPACE}"] if space else []
+            procs.run([str(self.client.binary("pgbench")), *workload.init_args(), *in_space,
+                       "-h", cluster.host, "-p", str(cluster.port), "-U", SUPERUSER,
+                       workload.database], timeout=7200, what="pgbench -i")
+        with cluster.connect(workload.database) as conn:
+            conn.execute("CHECKPOINT")
+            if self.description is None:
+                self.description = describe(conn, self.install)
+
+    def _discard(self, cluster: Cluster | None, root: Path, made: list[Path]) -> None:
+        """Stop ``cluster`` and remove everything of it: its socket directory, ``made`` (its
+        WAL and tablespace directories), its root, and the run directory's link to a root
+        elsewhere. Each step runs even when one before it failed."""
+        try:
+            if cluster is not None:
+                cluster.stop()
+        finally:
+            if cluster is not None and cluster.socket_dir is not None:
+                paths.remove_owned(cluster.socket_dir)
+            for path in made:
+                paths.remove_owned(path)
+            paths.remove_owned(root)
+            link = self.run_dir / root.name.removeprefix(f"teiten-{self.run_dir.name}-")
+            if link.is_symlink():
+                link.unlink()
 
     def _new_cluster(self, root: Path, workload: DataSet) -> Cluster:
         return Cluster(self.install, root)
@@ -257,7 +288,7 @@ class LocalServer(Server):
             return {}
         cluster = self.current.cluster
         found = {"data": device_of(cluster.tablespaces[0] if cluster.tablespaces else cluster.data),
-                 "wal": device_of((cluster.data / "pg_wal").resolve())}
+                 "wal": device_of(cluster.wal_dir.resolve())}
         return {role: dev for role, dev in found.items() if dev}
 
     def confined_cpus(self) -> list[int] | None:
@@ -280,19 +311,10 @@ class LocalServer(Server):
     def close(self) -> None:
         for key, slot in list(self.slots.items()):
             try:
-                slot.cluster.stop()
+                self._discard(slot.cluster, slot.cluster.root,
+                              [*([slot.cluster.wal.parent] if slot.cluster.wal is not None else []),
+                               *(space.parent for space in slot.cluster.tablespaces)])
             finally:
-                if slot.cluster.socket_dir is not None:
-                    paths.remove_owned(slot.cluster.socket_dir)
-                if slot.cluster.wal is not None:
-                    paths.remove_owned(slot.cluster.wal.parent)
-                for space in slot.cluster.tablespaces:
-                    paths.remove_owned(space.parent)
-                paths.remove_owned(slot.cluster.root)
-                link = self.run_dir / slot.cluster.root.name.removeprefix(
-                    f"teiten-{self.run_dir.name}-")
-                if link.is_symlink():
-                    link.unlink()
                 del self.slots[key]
         if self.placement is not None:
             self.placement.close()
@@ -302,9 +324,11 @@ class LocalServer(Server):
             self.netns = None
 
 
-def check_install(install: Install) -> None:
-    """Fail early when an install lacks what local clusters need."""
-    missing = [p for p in ("initdb", "pg_ctl", "postgres", "pgbench") if not install.has(p)]
+def check_install(install: Install, *, pgbench: bool = False) -> None:
+    """Fail early when an install lacks what local clusters need (and pgbench, when it is the
+    one that drives its server: a study from before one pgbench drove them all)."""
+    needed = ("initdb", "pg_ctl", "postgres", *(("pgbench",) if pgbench else ()))
+    missing = [p for p in needed if not install.has(p)]
     if missing:
         raise ServerError(f"PostgreSQL {install.version} in {install.bindir} lacks "
                           f"{', '.join(missing)}")

@@ -39,8 +39,8 @@ class TopologyServer(LocalServer):
 
     def __init__(self, spec: ServerSpec, install: Install, run_dir: Path, sizing: profiles.Sizing,
                  *, connect: str = "socket", cpus: list[int] | None = None,
-                 max_clients: int = 1):
-        super().__init__(spec, install, run_dir, sizing, connect=connect, cpus=cpus)
+                 max_clients: int = 1, client: Install | None = None):
+        super().__init__(spec, install, run_dir, sizing, connect=connect, cpus=cpus, client=client)
         self.topologies: dict[str, Topology] = {}
         self.pgpools: list[Pgpool] = []
         self.max_clients = max_clients  # per Pgpool-II: the trial's clients times load clients
@@ -66,6 +66,16 @@ class TopologyServer(LocalServer):
             raise
         topology.snapshot(root / "snapshot")
         return root / "snapshot"
+
+    def _discard(self, cluster: Cluster | None, root: Path, made: list[Path]) -> None:
+        """Every node of the failed preparation's topology, then what the primary leaves."""
+        topology = next((t for t in self.topologies.values() if t.primary is cluster), None)
+        try:
+            if topology is not None:
+                topology.close()
+        finally:
+            self.topologies = {k: t for k, t in self.topologies.items() if t is not topology}
+            super()._discard(cluster, root, made)
 
     # -- trials ----------------------------------------------------------------------------
 

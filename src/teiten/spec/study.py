@@ -115,6 +115,10 @@ class Study(Model):
     cores: Annotated[list[Annotated[int, Field(ge=1, le=4096)]], Field(min_length=1)] | None = Field(
         None, description="an axis: every local server is run at each of these core counts, "
         "as servers named NAME-1core, NAME-2cores, ...")
+    pgbench: str | None = Field(
+        None, description="the install whose pgbench drives every server of the study (a "
+        "version such as 18, a name or a bindir); default: the newest of the study's own "
+        "installs that has pgbench, else the newest on this machine")
     client_cpus: str = Field(
         "any", description="where pgbench runs when servers are confined to cores: any (not "
         "pinned), same (the server's CPUs), others (the CPUs the server does not use), or a "

