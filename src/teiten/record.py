@@ -5,6 +5,7 @@ resolved then (:func:`install_for`)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import teiten
 from teiten import cpus, fingerprint, installs, paths, workloads
 from teiten.check import CheckedStudy
 from teiten.errors import UserError
-from teiten.installs import Install
+from teiten.installs import Install, discover
 from teiten.plan import plan
 from teiten.results import now
 from teiten.store import Store
@@ -60,5 +61,10 @@ def install_for(server_spec: dict[str, Any]) -> Install:
         if res.version != resolved["version"]:
             raise UserError(f"server {server_spec['name']}: {resolved['bindir']} is now "
                             f"PostgreSQL {res.version}, the study ran {resolved['version']}")
-        return installs.materialise(res)
+        found = installs.materialise(res)
+        # Reached by its path, it keeps the origin it was resolved from (a store from before
+        # origins were recorded: the one teiten's cache wrote with it).
+        bindir = Path(resolved["bindir"])
+        origin = resolved.get("origin") or (discover.read_metadata(bindir.parent) or {}).get("origin")
+        return replace(found, origin=str(origin)) if origin else found
     return installs.materialise(installs.resolve(resolved.get("version") or server_spec["install"]))

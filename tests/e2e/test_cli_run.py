@@ -126,7 +126,7 @@ def test_html_report_is_self_contained_and_renders_in_a_browser(
     assert isinstance(work, Path)
     html = (work / "report" / "report.html").read_text()
     assert not re.search(r"""(src|href)=["']https?://""", html)
-    assert "前バージョン比" in html
+    assert "基準比" in html
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         missing("no chromium; make system installs it")

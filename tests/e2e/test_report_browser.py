@@ -69,8 +69,8 @@ def test_report_in_a_browser(pg17, pg18, workdir: Path) -> None:
     done = run_cli("run", str(study), "--store", str(store), "--no-report")
     assert done.returncode == 0, done.stderr
 
-    for lang, vocabulary in (("en", ("Findings", "Ratio to baseline (前バージョン比)")),
-                             ("ja", ("結果の要点", "前バージョン比", "クライアント数", "中央値"))):
+    for lang, vocabulary in (("en", ("Findings", "Ratio to baseline (基準比)")),
+                             ("ja", ("結果の要点", "基準比", "クライアント数", "中央値"))):
         out = workdir / f"report-{lang}"
         _report(store, out, lang)
         page = out / "report.html"

@@ -70,5 +70,18 @@ def test_a_study_of_96_13_and_18_runs_with_one_pgbench(
     assert {n: d["version"] for n, d in described.items()} == {
         "pg96": pg96.version, "pg13": pg13.version, "pg18": pg18.version}
     md = (report / "report.md").read_text()
-    assert "pg96" in md and "pg13" in md
+    # The line of versions: each against the one before it, and its chart.
+    for workload in ("pgecons-read", "pgecons-update"):
+        assert f"### {workload}: each version against the one before it (前バージョン比)" in md
+        assert ("| Clients (クライアント数) | Ratio to the previous version (前バージョン比): pg13 / "
+                "pg96 | Ratio to the previous version (前バージョン比): pg18 / pg13 |") in md
+        assert (report / "charts" / f"{workload}-history.svg").is_file()
+    assert f"pg96 ({pg96.version}) → pg13 ({pg13.version}) → pg18 ({pg18.version})" in md
+    # The builds differ, and say so: their origin and their compiler.
+    assert "| origin | maven | maven | pypi | the build |" in md
+    assert "| compiler | gcc (GCC) 4.4.7" in md
+    ja = run_cli("report", "--store", str(store), "--out", str(workdir / "ja"), "--lang", "ja")
+    assert ja.returncode == 0, ja.stderr
+    ja_md = (workdir / "ja" / "report.md").read_text()
+    assert "前バージョン比（各バージョンとその一つ前のバージョンの比）" in ja_md
     assert clusters_snapshot("versions") == set()

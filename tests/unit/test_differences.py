@@ -95,3 +95,18 @@ def test_servers_read_back_before_defaults_were_recorded_list_no_settings() -> N
     ("1.5", "ms", "1.5 ms"), ("", None, "''"), ("on", None, "on")])
 def test_settings_are_shown_as_show_words_them(setting: str, unit: str | None, shown: str) -> None:
     assert setting_text(setting, unit) == shown
+
+
+def test_the_compiler_of_each_build_is_listed_where_it_differs() -> None:
+    """Maven's zonky builds of old versions were made with old compilers: version() says so,
+    and a compiler that differs is a build difference, not a version's."""
+    a = _server("pg96", "maven:9.6", version="9.6.24", origin="maven")
+    b = _server("pg18", "18", version="18.6", origin="pypi")
+    a.description["version_string"] = ("PostgreSQL 9.6.24 on x86_64-pc-linux-gnu, compiled by gcc "
+                                       "(GCC) 4.4.7 20120313 (Red Hat 4.4.7-23), 64-bit")
+    b.description["version_string"] = ("PostgreSQL 18.6 on x86_64-pc-linux-gnu, compiled by gcc "
+                                       "(Debian 12.2.0-14+deb12u1) 12.2.0, 64-bit")
+    found = {d.what: (d.values, d.cause) for d in differences([a, b])}
+    assert found["compiler"] == (("gcc (GCC) 4.4.7 20120313 (Red Hat 4.4.7-23)",
+                                  "gcc (Debian 12.2.0-14+deb12u1) 12.2.0"), "build")
+    assert found["origin"] == (("maven", "pypi"), "build")

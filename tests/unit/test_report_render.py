@@ -346,7 +346,7 @@ def test_every_finding_repeats_the_numbers_of_its_cell(lang: str) -> None:
     for href, text in dom.findings:
         assert href.startswith("#")
         cell = dom.ids[href[1:]]  # the link points at an existing cell
-        ratio = re.search(r"(?:ratio|前バージョン比) (\d+\.\d)%", text)
+        ratio = re.search(r"(?:ratio|基準比) (\d+\.\d)%", text)
         if ratio:  # faster / slower
             interval = re.search(rf"(\d+\.\d){CI}(\d+\.\d)%", text)
             diff = re.search(r"(\d+\.\d)% (?:faster|slower|高速|低速)", text)
@@ -400,16 +400,16 @@ def test_japanese_report_uses_the_pgecons_vocabulary(ja: ReportData, tmp_path: P
     dom = _parse(doc)
     headings = re.findall(r"<h[23][^>]*>([^<]*)</h[23]>", doc)
     assert "参照系: pgecons-read" in headings and "更新系: pgecons-update" in headings
-    assert "TPS の中央値と前バージョン比" in headings
+    assert "TPS の中央値と基準比" in headings
     assert "性能低下率: pg17 に対する pg18" in headings
     assert "## 参照系: pgecons-read" in text and "## 更新系: pgecons-update" in text
-    for word in ("クライアント数", "前バージョン比", "中央値", "性能低下率", "信頼区間", "有意差"):
+    for word in ("クライアント数", "基準比", "中央値", "性能低下率", "信頼区間", "有意差"):
         assert word in doc and word in text, word
     tps = [rows for c, rows in dom.tables if c == "data tps"][0]
-    assert tps[0] == ["クライアント数", "TPS 中央値", "前バージョン比", "検出可能な最小差"]
+    assert tps[0] == ["クライアント数", "TPS 中央値", "基準比", "検出可能な最小差"]
     texts = {t for _, t in dom.findings}
     assert "pg18 と pg17: クライアント数 1 では有意差はありません。" in texts
-    assert any(t.startswith("pg18 は pg17 よりクライアント数 2 で 10.0% 高速です: 前バージョン比 110.0%")
+    assert any(t.startswith("pg18 は pg17 よりクライアント数 2 で 10.0% 高速です: 基準比 110.0%")
                for t in texts)
     assert "?: 繰り返しが少なく有意差を判定できません。各サーバ 4 回の繰り返しが必要です。" in doc
     # Nothing of the English interface is left over.
@@ -539,7 +539,7 @@ def test_tps_and_latency_charts_have_bands_and_exact_hover(data: ReportData, doc
 
 def test_ratio_chart(data: ReportData, doc: str) -> None:
     svg = _figure(doc, 2, "ratio")
-    assert "pgecons-update: ratio to pg17 (前バージョン比)" in svg
+    assert "pgecons-update: ratio to pg17 (基準比)" in svg
     assert 'stroke-dasharray="6 4"' in svg and ">100% = pg17</text>" in svg
     whiskers = re.findall(r'<path d="M[^"]*" fill="none" stroke="(#[0-9A-F]{6})" stroke-width="1.5"', svg)
     assert whiskers == [PALETTE[1]] * 3 + [PALETTE[2]] * 3  # the servers keep their colours

@@ -11,6 +11,7 @@ asked for.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -106,12 +107,19 @@ def differences(servers: Sequence[ServerRecord]) -> tuple[Difference, ...]:
         add(field, [_flatten(dict(s.spec)).get(field) for s in servers], "declared")
     out += _setting_differences(descs, factors)
     add("origin", [d.get("origin") for d in descs], "build")
+    add("compiler", [_compiler(d.get("version_string")) for d in descs], "build")
     configs = [d.get("pg_config") or {} for d in descs]
     for key in _BUILD_FACTS:
         if all(c.get(key) is not None for c in configs):
             add(f"pg_config {key}", _own_words([str(c[key]) for c in configs]), "build")
     add("pgbench", [d.get("pgbench") for d in descs], "client")
     return tuple(sorted(out, key=lambda d: d.cause != "declared"))
+
+
+def _compiler(version_string: object) -> str | None:
+    """'gcc (GCC) 4.4.7 20120313 (Red Hat 4.4.7-23)' from version()'s 'compiled by ...'."""
+    m = re.search(r"compiled by (.*?)(?:, \d+-bit)?$", str(version_string or ""))
+    return m.group(1) if m else None
 
 
 def _setting_differences(descs: Sequence[Mapping[str, Any]], factors: set[str]) -> list[Difference]:

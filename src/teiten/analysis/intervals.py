@@ -243,7 +243,8 @@ def blocked_pairs(values: Sequence[float], blocks: Sequence[Hashable], baseline:
 def ratio_interval(values: Sequence[float], baseline: Sequence[float], *, confidence: float = 0.95,
                    blocks: Sequence[Hashable] = (), baseline_blocks: Sequence[Hashable] = (),
                    ) -> Interval | None:
-    """median(values) / median(baseline) (前バージョン比), with a distribution-free interval.
+    """median(values) / median(baseline) (基準比; 前バージョン比 when the baseline is the previous
+    version), with a distribution-free interval.
 
     ``blocks`` and ``baseline_blocks`` name the repetition set (block) of each value.
 

@@ -292,6 +292,33 @@ class SuiteResults:
 
 
 @dataclass(frozen=True)
+class HistoryCell:
+    """One version against the one before it at one client count."""
+
+    clients: int
+    ratio: float | None                      # median over median; None: a side measured nothing
+    ci: tuple[float, float] | None = None    # the ratio's interval
+    level: float | None = None               # the level it reaches
+
+
+@dataclass(frozen=True)
+class HistoryStep:
+    server: str
+    version: str
+    previous: str           # the server of the version before
+    previous_version: str
+    cells: tuple[HistoryCell, ...]
+
+
+@dataclass(frozen=True)
+class History:
+    """Versions in order: each step, and the medians along the line (for its chart)."""
+
+    steps: tuple[HistoryStep, ...]
+    line: tuple[tuple[str, str, tuple[float | None, ...]], ...]  # (server, version, median TPS per clients)
+
+
+@dataclass(frozen=True)
 class WorkloadSection:
     workload: str
     description: str
@@ -308,6 +335,7 @@ class WorkloadSection:
     rtt: tuple[RttBound, ...] = ()     # external servers: the round-trip bound of S11
     scale_out: ScaleOut | None = None  # replication topologies: METHODS S7's table
     load_parts: tuple[LoadPartRow, ...] = ()  # several pgbench at once: each one's figures
+    history: History | None = None     # a line of versions: each against the one before it
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from teiten import results
-from teiten.analysis import compare, differences, intervals, loads, rtt, scaleout, stats, suites
+from teiten.analysis import compare, differences, history, intervals, loads, rtt, scaleout, stats, suites
 from teiten.analysis.apps import app_results
 from teiten.analysis.inputs import Graphs, Hot, Locks, ReportOptions, StudyData
 from teiten.analysis.model import (
@@ -423,7 +423,8 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         pgbench_sections[w["key"]], data.apps), rtt=rtt_bounds(
         pgbench_sections[w["key"]], servers, data.statements),
         scale_out=scaleout.scale_out(w["key"], servers, trials, data.metrics),
-        load_parts=loads.load_parts(w["key"], trials, data.loads))
+        load_parts=loads.load_parts(w["key"], trials, data.loads),
+        history=history.history(pgbench_sections[w["key"]], servers))
         if w["key"] in pgbench_sections else
         suite_section(w, trials, [n for n, _ in names], data.steps) for w in spec["workloads"])
     sections = compare.with_holm(sections)

@@ -46,7 +46,35 @@ def workload_charts(section: WorkloadSection,
     for i, family in enumerate(section.core_scaling):
         title = tr("chart.cores", ctx.lang, workload=section.workload, family=family.family)
         out.append((f"cores-{i + 1}", title, cores_chart(section, family, title, ctx)))
+    if section.history is not None:
+        title = tr("chart.history", ctx.lang, workload=section.workload)
+        out.append(("history", title, history_chart(section, title, ctx)))
     return out
+
+
+def history_chart(section: WorkloadSection, title: str, ctx: Context) -> str:
+    """The line of versions: median TPS per version in version order, one line per client
+    count; the band is the median's confidence interval."""
+    assert section.history is not None
+    by_name = {s.server: s for s in section.servers}
+    names = [name for name, _, _ in section.history.line]
+    labels = {float(i + 1): version for i, (_, version, _) in enumerate(section.history.line)}
+    lines = []
+    for j, clients in enumerate(section.clients):
+        pts: list[tuple[float, float | None]] = []
+        band, hover = [], {}
+        for i, name in enumerate(names):
+            point = by_name[name].points[j]
+            pts.append((float(i + 1), point.tps_median))
+            if point.tps_median is not None:
+                hover[float(i + 1)] = (f"{name} ({labels[float(i + 1)]}) · "
+                                       f"{clients_phrase([clients], ctx.lang)} · "
+                                       f"{f.format_tps(point.tps_median)} TPS {f.tps_ci_text(point)}").strip()
+                if point.tps_ci:
+                    band.append((float(i + 1), *point.tps_ci))
+        lines.append(Line(clients_phrase([clients], ctx.lang), pts, band=band, hover=hover, colour=j))
+    return line_chart(title, tr("axis.version", ctx.lang), tr("axis.tps", ctx.lang), lines,
+                      x_labels=labels, no_data=tr("chart.no_data", ctx.lang))
 
 
 def _chart(title: str, y_label: str, lines: list[Line], section: WorkloadSection, ctx: Context, *,
@@ -104,7 +132,7 @@ def latency_chart(section: WorkloadSection, ctx: Context) -> str:
 
 
 def ratio_chart(section: WorkloadSection, ctx: Context) -> str:
-    """前バージョン比 per client count: one line per server other than the baseline, a
+    """基準比 (ratio to the baseline) per client count: one line per server other than the baseline, a
     dashed 100% line for the baseline, the ratio's confidence interval as whiskers."""
     base = baseline_series(section)
     others = [(i, s) for i, s in enumerate(section.servers) if s is not base]

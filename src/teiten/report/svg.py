@@ -93,6 +93,7 @@ def line_chart(
     reference: tuple[float, str] | None = None,
     log_caption: str = "{label} (log scale)",
     no_data: str = "no data",
+    x_labels: Mapping[float, str] | None = None,
 ) -> str:
     """Render a line chart as an ``<svg>`` element.
 
@@ -102,7 +103,7 @@ def line_chart(
     ticked in 1-2-5 steps. A ``None`` y breaks the series' line. ``reference`` draws a
     dashed horizontal line at a y with a label. ``x_unit``, ``y_unit`` and ``y_decimals``
     shape the default hover text of the markers, for example
-    ``"pg18 · 4 clients · 1234.5 TPS"``.
+    ``"pg18 · 4 clients · 1234.5 TPS"``. ``x_labels`` names x values (versions along a line).
     """
     lines = [s if isinstance(s, Line) else Line(s[0], s[1]) for s in series]
     xs = sorted({float(x) for line in lines for x, _ in line.points})
@@ -169,7 +170,7 @@ def line_chart(
     for x in _labelled_ticks(xs, xpos):
         out.append(
             f'<text x="{coord(xpos(x))}" y="{coord(bottom + 17)}" text-anchor="middle" font-size="11" '
-            f'fill="{MUTED}">{esc(format_number(x))}</text>'
+            f'fill="{MUTED}">{esc((x_labels or {}).get(x) or format_number(x))}</text>'
         )
     x_caption = log_caption.format(label=x_label) if log_x else x_label
     out.append(

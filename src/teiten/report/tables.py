@@ -3,7 +3,8 @@
 both reports say the same thing in the same words and numbers.
 
 Per workload: the summary (peak, knee, mean differences), the TPS table (medians with
-their confidence intervals, 前バージョン比 with its interval and significance marker, and
+their confidence intervals, 基準比 (the ratio to the baseline server) with its interval and
+significance marker, and
 the smallest detectable difference), the latency table, and the 性能低下率 tables. Every
 TPS and ratio cell carries the HTML id :func:`teiten.analysis.compare.cell_id` gives, so
 that a finding can link to it.
@@ -33,6 +34,7 @@ from teiten.analysis.scaleout import ScaleOut
 from teiten.report import formats as f
 from teiten.report.app_tables import app_tables
 from teiten.report.cells import Cell, Column, Context, Table
+from teiten.report.history_tables import history_table
 from teiten.report.i18n import clients_phrase, tr
 from teiten.report.suite_tables import suite_tables
 from teiten.report.verdicts import legend, verdict_title
@@ -120,7 +122,7 @@ def detectable_cell(series: ServerSeries, clients: int, ctx: Context) -> Cell:
 
 
 def tps_table(section: WorkloadSection, ctx: Context) -> Table:
-    """Median TPS per server, then 前バージョン比 and the smallest detectable difference."""
+    """Median TPS per server, then 基準比 (ratio to the baseline) and the smallest detectable difference."""
     lang = ctx.lang
     base = baseline_series(section)
     rest = others(section)
@@ -315,7 +317,9 @@ def section_body(section: WorkloadSection, ctx: Context) -> list[Table]:
     each degradation pair, scale-up analysis, LWLock table and application table."""
     if section.suite is not None:
         return suite_tables(section, ctx)
-    return [tps_table(section, ctx), latency_table(section, ctx),
+    return [tps_table(section, ctx),
+            *([history_table(section, section.history, ctx)] if section.history else []),
+            latency_table(section, ctx),
             *(t for deg in section.degradations for t in degradation_tables(deg, ctx)),
             *(scaleup_table(sc, ctx) for sc in section.scaleups),
             *(lock_table(lt, ctx) for lt in section.locks), *app_tables(section, ctx),

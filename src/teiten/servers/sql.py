@@ -70,8 +70,23 @@ def describe(conn: psycopg.Connection, install: Install | None) -> dict[str, obj
     if install is not None:
         info["bindir"] = str(install.bindir)
         info["origin"] = install.origin
-        info["pg_config"] = pg_config(install)
+        info["pg_config"] = pg_config(install) or _pg_config_view(conn)
     return info
+
+
+def _pg_config_view(conn: psycopg.Connection) -> dict[str, str]:
+    """The same from the server's pg_config view (9.6 onwards, superusers), for a build that
+    ships no pg_config program (Maven's zonky builds)."""
+    try:
+        rows = conn.execute("SELECT name, setting FROM pg_config WHERE name = ANY(%s)",
+                            (list(_PG_CONFIG_KEYS),)).fetchall()
+    except psycopg.Error as exc:
+        log.info("no pg_config view: %s", exc)
+        return {}
+    return {str(name): str(setting) for name, setting in rows}
+
+
+_PG_CONFIG_KEYS = ("VERSION", "CONFIGURE", "CC", "CFLAGS", "CPPFLAGS", "LDFLAGS")
 
 
 def pg_config(install: Install) -> dict[str, str]:
@@ -83,11 +98,10 @@ def pg_config(install: Install) -> dict[str, str]:
     except ProcessError as exc:
         log.warning("pg_config failed: %s", exc)
         return {}
-    keep = ("VERSION", "CONFIGURE", "CC", "CFLAGS", "CPPFLAGS", "LDFLAGS")
     out = {}
     for line in done.stdout.splitlines():
         key, sep, value = line.partition(" = ")
-        if sep and key in keep:
+        if sep and key in _PG_CONFIG_KEYS:
             out[key] = value
     return out
 

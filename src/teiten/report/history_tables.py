@@ -1,0 +1,38 @@
+"""The line of versions' table (:mod:`teiten.analysis.history`): per client count, each
+version's 前バージョン比 against the version before it, with its interval and level."""
+
+from __future__ import annotations
+
+from teiten.analysis.model import History, WorkloadSection
+from teiten.report import formats as f
+from teiten.report.cells import Cell, Column, Context, Table
+from teiten.report.i18n import tr
+
+
+def history_table(section: WorkloadSection, history: History, ctx: Context) -> Table:
+    lang = ctx.lang
+    group = tr("history.group", lang)
+    columns = tuple(Column(f"{s.server} / {s.previous}", group, f"{s.version} / {s.previous_version}",
+                           md=f"{group}: {s.server} / {s.previous}") for s in history.steps)
+    rows = []
+    for i, clients in enumerate(section.clients):
+        cells = []
+        for step in history.steps:
+            cell = step.cells[i]
+            if cell.ratio is None:
+                cells.append(Cell(f.MISSING, tone="missing"))
+                continue
+            ci = (f"[{f.pct_number(cell.ci[0])}{f.DASH}{f.pct_number(cell.ci[1])}, "
+                  f"{f.format_level(cell.level)}%]") if cell.ci else ""
+            cells.append(Cell(f.format_ratio(cell.ratio), ci, tone=_tone(cell.ci, cell.level, ctx)))
+        rows.append((str(clients), tuple(cells)))
+    order = " → ".join(f"{name} ({version})" for name, version, _ in history.line)
+    return Table("history", tr("history", lang, workload=section.workload), tr("clients", lang),
+                 columns, tuple(rows), (tr("history.note", lang, order=order),))
+
+
+def _tone(ci: tuple[float, float] | None, level: float | None, ctx: Context) -> str:
+    """better / worse where the interval excludes 1 at the report's level; else none."""
+    if ci is None or level is None or level < ctx.confidence:
+        return ""
+    return "better" if ci[0] > 1 else "worse" if ci[1] < 1 else ""
