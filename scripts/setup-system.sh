@@ -8,10 +8,6 @@
 #   - Chromium and CJK fonts, to check the HTML report in a real browser (make test).
 set -euo pipefail
 
-if [ "$(id -u)" -ne 0 ]; then
-  exit 0
-fi
-
 need=()
 command -v setfacl >/dev/null || need+=(acl)
 command -v ps >/dev/null || need+=(procps)
@@ -47,6 +43,19 @@ command -v pkg-config >/dev/null || need+=(pkg-config)
 if [ "${TEITEN_NO_BROWSER:-}" = "" ]; then
   command -v chromium >/dev/null || need+=(chromium)
   [ -d /usr/share/fonts/opentype/noto ] || need+=(fonts-noto-cjk)
+fi
+if [ ${#need[@]} -gt 0 ]; then  # each package once (fincore and nsenter are both util-linux)
+  mapfile -t need < <(printf '%s\n' "${need[@]}" | awk '!seen[$0]++')
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  # Not root: install nothing, but say what is missing and the one command that installs it.
+  # teiten runs without these (its own PostgreSQL comes from PyPI); what each one is for is
+  # in the comments above: no flame graphs without perf, no browser check without chromium.
+  if [ ${#need[@]} -gt 0 ]; then
+    echo "setup-system: not root, so nothing was installed; missing: ${need[*]}"
+    echo "setup-system: to install them, run: sudo apt-get install -y ${need[*]}"
+  fi
+  exit 0
 fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-system: installing ${need[*]}"

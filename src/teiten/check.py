@@ -4,6 +4,7 @@ its settings. A failure here is bad input (exit status 2) and leaves nothing beh
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import re
 import shutil
 import tempfile
@@ -175,6 +176,11 @@ def _check_suites(loaded: LoadedStudy, workloads: list[Workload]) -> None:
         if w.suite is None:
             continue
         found = statements.suite(w.suite)
+        if w.suite == "fulltext" and not dict(w.options).get("corpus") \
+                and importlib.util.find_spec("wordfreq") is None:
+            raise loaded.error(("workloads", w_index), "the fulltext workload draws its documents "
+                               "from wordfreq, which is not installed: pip install 'teiten[fulltext]' "
+                               "(or pip install wordfreq) in teiten's virtualenv")
         for i, server in loaded.study.server_matrix():
             if server.external is not None and not server.allow_init:
                 raise loaded.error(("servers", i, "allow_init"),

