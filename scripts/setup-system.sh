@@ -52,7 +52,17 @@ if [ "$(id -u)" -ne 0 ]; then
   # teiten runs without these (its own PostgreSQL comes from PyPI); what each one is for is
   # in the comments above: no flame graphs without perf, no browser check without chromium.
   if [ ${#need[@]} -gt 0 ]; then
-    echo "setup-system: not root, so nothing was installed; missing: ${need[*]}"
+    declare -A lacks=([linux-perf]="no flame graphs" [chromium]="no browser check of the report"
+      [fonts-noto-cjk]="no Japanese in the browser check" [pgpool2]="no replication scale-out (S7)"
+      [docker.io]="no docker servers" [openssh-server]="no ssh tests" [openssh-client]="no servers over ssh"
+      [gcc]="no source builds" [make]="no source builds" [acl]="no TEITEN_HOME under /root"
+      [iproute2]="no network namespaces (S5)" [util-linux]="no cold-cache residency or namespaces"
+      [postgresql-15-rum]="no RUM in the full-text study" [postgresql-15-pg-wait-sampling]="no pg_wait_sampling")
+    said=()
+    for p in "${need[@]}"; do
+      [ -n "${lacks[$p]:-}" ] && said+=("$p (${lacks[$p]})") || said+=("$p")
+    done
+    echo "setup-system: not root, so nothing was installed; missing: ${said[*]}"
     echo "setup-system: to install them, run: sudo apt-get install -y ${need[*]}"
   fi
   exit 0

@@ -5,6 +5,7 @@ the user's directories themselves stay."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.conftest import clusters_snapshot, run_cli
@@ -50,6 +51,8 @@ repetitions: 3
     assert set(shown["details"]["devices"]) == {"data", "wal"}
     statements = {s["script_index"] for s in shown["statements"]}
     assert statements == {0, 1}
+    text = run_cli("show", rows[-1]["trial_id"], "--store", str(store)).stdout
+    assert re.search(r"; latency [\d,]+\.\d{2,3} ms \(stddev [\d,]+\.\d{2,3}\)", text), text  # rounded
     # teiten's subdirectories are gone; the user's directories and files stay.
     assert sorted(p.name for p in wal.iterdir()) == ["keep.txt"]
     assert list(space.iterdir()) == []

@@ -111,7 +111,7 @@ def test_an_external_study_reports_the_round_trip_bound(pg18, workdir: Path) -> 
     heading = next(line for line in md.splitlines() if line.startswith("### Round-trip bound (S11): far,"))
     rtt = float(heading.split("round trip ")[1].split(" ms")[0])
     assert 2 * DELAY_S * 1000 * 0.9 <= rtt <= 2 * DELAY_S * 1000 + 15, heading
-    assert heading.endswith("1 statements per transaction")  # select-only: one SELECT, one \set
+    assert heading.endswith("statements per transaction: 1")  # select-only: one SELECT, one \set
     rows = [line for line in md.split(heading, 1)[1].splitlines() if line.startswith("| 1 |")]
     tps, ceiling, of, network = (c.strip() for c in rows[0].strip("|").split("|")[1:5])
     assert float(ceiling.replace(",", "")) == pytest.approx(1000 / rtt, rel=0.02)

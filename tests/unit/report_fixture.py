@@ -170,8 +170,7 @@ def report_data(lang: str = "en") -> ReportData:
         for s in MEASURED
     )
     return ReportData(
-        title="Fixed-point observation <test>",
-        study="s1-read",
+        study="s1-read <test>",
         description="PG 17 vs 18",
         generated_at="2026-05-09T12:00:00+00:00",
         store_path="/tmp/store.sqlite",

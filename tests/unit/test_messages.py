@@ -61,7 +61,7 @@ def test_the_language_helpers() -> None:
 
 
 def test_the_report_module_re_exports_the_helpers_and_words_notices() -> None:
-    for name in ("LANGS", "tr", "lang_of", "join", "clients_phrase", "status_name", "workload_heading"):
+    for name in ("LANGS", "tr", "lang_of", "join", "clients_phrase", "status_name", "word", "workload_heading"):
         assert getattr(i18n, name) is getattr(messages, name)
     notice = Notice("high-noise", {"server": "pg17", "workload": "tpcb", "clients": 4, "cv_pct": 7})
     assert i18n.notice_text(notice, "en") == "pg17, tpcb, 4 clients: the repetitions vary by 7% " \

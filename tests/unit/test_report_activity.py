@@ -247,6 +247,19 @@ def test_clean_window_has_no_highlight(data: ReportData) -> None:
     assert "Flame graphs" not in doc  # no profiles either
 
 
+def test_a_server_without_devices_gets_no_device_heading(data: ReportData, tmp_path: Path) -> None:
+    """An external server has no device figures: its table holds only what fell inside the
+    measured window, and its heading says so."""
+    update = data.sections[1]
+    servers = tuple(replace(s, activity=tuple(replace(a, device_util={}) for a in s.activity))
+                    for s in update.servers)
+    external = replace(data, sections=(replace(update, servers=servers),))
+    doc = render_html(external)
+    assert "Device utilisation" not in doc and "<h4>Inside the measured window (測定区間内)</h4>" in doc
+    text = render_markdown(external, tmp_path).read_text(encoding="utf-8")
+    assert "#### Inside the measured window (測定区間内)" in text
+
+
 def test_flame_graph_links(data: ReportData, doc: str, tmp_path: Path) -> None:
     assert '<li><a href="profiles/pgecons-update-pg18-4.svg">pg18 · 4 clients: flame graph</a></li>' in doc
     # A hostile path stays a relative link, and the server name stays text.

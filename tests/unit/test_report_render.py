@@ -28,7 +28,7 @@ from teiten.report import write_report
 from teiten.report.answer import answer_lines
 from teiten.report.html import render_html
 from teiten.report.markdown import render_markdown
-from teiten.report.series_view import payload
+from teiten.report.series_view import choice_labels, legend_labels, payload, viewer_model
 from teiten.report.svg import PALETTE, line_chart, nice_range, nice_ticks
 
 CI = "–"  # between the bounds of an interval
@@ -217,7 +217,7 @@ def test_html_escapes_user_text(doc: str) -> None:
     assert EVIL not in doc and "dev<script" not in doc
     assert "dev&lt;script&gt;&amp;&quot;x" in doc
     assert "<b>x</b>" not in doc and "&lt;b&gt;x&lt;/b&gt;" in doc
-    assert "Fixed-point observation &lt;test&gt;" in doc
+    assert "teiten report: s1-read &lt;test&gt;" in doc
     assert "Trial t2 (&lt;b&gt;x&lt;/b&gt;, w, 1 client, repetition 1) was skipped: e" in doc
 
 
@@ -594,31 +594,67 @@ def test_svg_axes() -> None:
 # --- The per-second series viewer -------------------------------------------------------
 
 def test_series_viewer(data: ReportData, doc: str, dom: _Dom) -> None:
-    assert dom.options == [
-        "pg17 · pgecons-read · 1 client · repetition 1 · ok",
-        "pg18 · pgecons-update · 4 clients · repetition 2 · ok",
-        f"{EVIL} · pgecons-update · 2 clients · repetition 1 · failed",
-    ]
+    # The points (workload · clients); the script fills the server and trial lists.
+    assert dom.options == ["pgecons-read · 1 client", "pgecons-update · 2 clients",
+                           "pgecons-update · 4 clients"]
+    modes = re.findall(r'<input type="radio" name="series-mode" value="(\w+)"', doc)
+    assert modes == ["trial", "server", "all"]
+    assert dom.ids["series-mode"]["text"] == ("Draw one trial every repetition of one server "
+                                              "every server and repetition")
     assert '<div id="series-viewer" class="viewer" hidden>' in doc  # until the script runs
     raw = re.search(r'<script type="application/json" id="series-data">(.*?)</script>', doc, re.DOTALL)
     assert raw and "<" not in raw[1] and ">" not in raw[1]  # nothing in it can close the element
-    trials = json.loads(raw[1])["trials"]
+    model = json.loads(raw[1])
+    trials = model["trials"]
     assert [t["tps"] for t in trials] == [list(s.tps) for s in SERIES]
     assert [t["steadyFrom"] for t in trials] == [2, 0, 0]
     assert trials[0]["latency"][6] is None
     assert "stalls: 1" in trials[1]["info"] and "-3.2% per minute" in trials[1]["info"]
+    assert [t["legend"] for t in trials] == ["pg17 · repetition 1", "pg18 · repetition 2",
+                                             f"{EVIL} · repetition 1 (failed)"]
+    assert [t["choice"] for t in trials] == ["repetition 1 · ok", "repetition 2 · ok", "repetition 1 · failed"]
+    assert [(t["point"], t["server"], t["ok"]) for t in trials] == [(0, 0, True), (2, 0, True), (1, 0, False)]
+    # A server keeps the colour it has in its workload's charts (pg18 is second there).
+    assert model["points"][2]["servers"] == [{"name": "pg18", "colour": PALETTE[1], "trials": [1]}]
+    assert model["points"][1]["servers"][0]["colour"] == PALETTE[2]
     assert "window.addEventListener('error'" in doc
     # Without JavaScript, the table still lists every trial.
     (table,) = [rows for c, rows in dom.tables if c == "trials"]
     assert [r[0] for r in table[1:]] == ["t-read-1", "t-update-4", "t-evil"]
     assert table[2] == ["t-update-4", "pg18", "pgecons-update", "4", "2", "ok", "—", "6", "0", "1",
                         "-3.2"]  # no TPS figure in the fixture's series
-    # Each trial's id leads to its per-second chart (the script selects it).
+    # Each trial's id leads to it in the viewer (the script selects it).
     assert '<a href="#series" data-series="1">t-update-4</a>' in doc
     assert 'querySelectorAll("a[data-series]")' in doc
-    assert json.loads(payload(list(SERIES), "ja"))["labels"]["rampup"] == "ランプアップ"
+    ja = json.loads(payload(viewer_model(report_data("ja"))))
+    assert ja["labels"]["rampup"] == "ランプアップ"
+    assert [t["legend"] for t in ja["trials"]][:2] == ["pg17 · 1 回目", "pg18 · 2 回目"]
     without = render_html(replace(data, series=()))
     assert 'id="series' not in without and "<script>" in without  # the error hook stays
+    assert "var uPlot" not in without and ".u-cursor-pt" not in without  # nor uPlot and its CSS
+
+
+def test_series_viewer_inlines_uplot_once(doc: str) -> None:
+    """uPlot (vendored) and its stylesheet are in the page, once, with its licence; the
+    script cannot end its element early."""
+    assert doc.count("var uPlot=function()") == 1
+    assert doc.count(".u-cursor-pt {") == 1 and doc.index(".u-cursor-pt {") < doc.index("</head>")
+    script = doc.split('<script type="application/json" id="series-data">')[1].split("<script>\n")[1]
+    assert script.startswith("/*! uPlot v1.6.32, github.com/leeoniya/uPlot\n\nThe MIT License (MIT)")
+    assert "Copyright (c) 2022 Leon Sorokin" in script
+    assert "</" not in script.split("</script>")[0] and "<!--" not in script
+    assert script.index("var uPlot=") < script.index("teitenSeries")
+
+
+def test_legend_labels_never_repeat() -> None:
+    """A repetition measured twice (two trials of one point with one server and repetition)
+    is told apart by its trial id, in the legend and in the list of trials."""
+    one, two = SERIES[1], replace(SERIES[1], trial_id="t-update-4b")
+    other = replace(SERIES[1], trial_id="t-other", clients=1)
+    assert legend_labels([one, two, other], "en") == [
+        "pg18 · repetition 2 · t-update-4", "pg18 · repetition 2 · t-update-4b", "pg18 · repetition 2"]
+    assert choice_labels([one, two, other], "ja") == [
+        "2 回目 · 成功 · t-update-4", "2 回目 · 成功 · t-update-4b", "2 回目 · 成功"]
 
 
 # --- The answer, first -----------------------------------------------------------------

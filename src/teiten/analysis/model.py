@@ -264,6 +264,7 @@ class StepFigures:
     extra: dict[str, float] = field(default_factory=dict)  # medians of numeric extras
     cache: str = ""                   # warm | cold, as recorded
     labels: dict[str, str] = field(default_factory=dict)  # text extras (a keyword's class, ...)
+    occurrence: int = 1               # 2 for the second step of the same name and param in a trial
 
 
 @dataclass(frozen=True)
@@ -392,7 +393,6 @@ class StudyParameters:
 
 @dataclass(frozen=True)
 class ReportData:
-    title: str
     study: str
     description: str
     generated_at: str

@@ -62,7 +62,7 @@ def suite_results(suite: str, axes: Sequence[str], variants: Sequence[str],
     rank = {v: i for i, v in enumerate(variants)}
     server_rank = {s: i for i, s in enumerate(servers)}
     for key in sorted(groups, key=lambda k: (rank.get(k[1], 1 << 20), server_rank.get(k[0], 0), order[k])):
-        server, variant, name, param, _ = key
+        server, variant, name, param, nth = key
         runs = [st for st, _ in groups[key]]
         seconds = [float(r.seconds) for r in runs]
         found = median_interval(seconds) if seconds else None
@@ -85,7 +85,8 @@ def suite_results(suite: str, axes: Sequence[str], variants: Sequence[str],
                   if (m := _median([float(p[f]) for p in plans if p.get(f) is not None])) is not None},
             shape=Counter(p["shape"] for p in plans).most_common(1)[0][0] if plans else "",
             extra={k: m for k, v in extras.items() if (m := _median(v)) is not None},
-            cache=Counter(caches).most_common(1)[0][0] if caches else "", labels=labels))
+            cache=Counter(caches).most_common(1)[0][0] if caches else "", labels=labels,
+            occurrence=nth + 1))
     size_rows = tuple(SizeFigures(server, variant, _median([a for a, _ in v]) or 0.0,
                                   _median([b for _, b in v]) or 0.0)
                       for (server, variant), v in sorted(

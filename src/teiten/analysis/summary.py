@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from teiten import results
+from teiten import results, studies
 from teiten.analysis import compare, differences, history, intervals, loads, rtt, scaleout, stats, suites
 from teiten.analysis.apps import app_results
 from teiten.analysis.inputs import Graphs, Hot, Locks, ReportOptions, StudyData
@@ -30,8 +30,9 @@ from teiten.analysis.model import (
     WorkloadSection,
 )
 from teiten.analysis.noise import noise_notices
+from teiten.messages import clients_phrase, join, tr, word
 from teiten.results import ProgressPoint, ServerRecord, StudyResults, TrialRecord
-from teiten.workloads import statements
+from teiten.workloads import about, statements
 
 CPU_PARTS = ("user", "sys", "iowait", "idle", "steal", "irq")
 Metrics = Mapping[str, Mapping[str, float]]  # trial id -> what the monitors measured
@@ -157,8 +158,8 @@ def section(trials: Sequence[TrialRecord], workload: str, description: str,
 
 
 def _setting_text(value: Mapping[str, Any]) -> str:
-    unit = value.get("unit")
-    return f"{value.get('setting')}{' ' + unit if unit else ''}"
+    """A read-back setting as people read it: ``16384`` in ``8kB`` is ``128MB``."""
+    return differences.setting_text(str(value.get("setting", "")), value.get("unit"))
 
 
 def server_info(row: ServerRecord) -> ServerInfo:
@@ -379,14 +380,14 @@ def rtt_bounds(sec: WorkloadSection, servers: Sequence[ServerRecord],
 
 
 def suite_section(w: Mapping[str, Any], trials: Sequence[TrialRecord],
-                  servers: Sequence[str], steps: suites.Steps) -> WorkloadSection:
+                  servers: Sequence[str], steps: suites.Steps, lang: str = "en") -> WorkloadSection:
     """A measured-statement workload's section: steps, plans and sizes instead of TPS."""
     found = statements.suite(w["suite"])
     variants = statements.variants(w["suite"], w["options"])
     res = suites.suite_results(w["suite"], found.axes, variants, servers, trials, steps, w["key"])
     if w["suite"] == "fulltext":
         res = replace(res, judgements=suites.fulltext_judgements(res))
-    return WorkloadSection(workload=w["key"], description=w.get("description", ""),
+    return WorkloadSection(workload=w["key"], description=about(w, lang),
                            baseline=servers[0] if servers else "", clients=(), servers=(),
                            suite=res)
 
@@ -412,7 +413,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     servers = study.servers
     infos = [server_info(r) for r in servers]
     names = [(i.name, i.version) for i in infos]
-    descriptions = {w["key"]: w.get("description", "") for w in spec["workloads"]}
+    descriptions = {w["key"]: about(w, options.lang) for w in spec["workloads"]}
     families = core_families(servers)
     pgbench_sections = {w["key"]: with_builds_and_cores(
         section(trials, w["key"], descriptions.get(w["key"], ""), names, s["clients"],
@@ -426,7 +427,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         load_parts=loads.load_parts(w["key"], trials, data.loads),
         history=history.history(pgbench_sections[w["key"]], servers))
         if w["key"] in pgbench_sections else
-        suite_section(w, trials, [n for n, _ in names], data.steps) for w in spec["workloads"])
+        suite_section(w, trials, [n for n, _ in names], data.steps, options.lang) for w in spec["workloads"])
     sections = compare.with_holm(sections)
     counts: dict[str, int] = {}
     for t in trials:
@@ -436,14 +437,25 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     warnings = [*notes_first, *notices(trials, sections, series, data.metrics,
                                          repetitions=blocks)]
     return ReportData(
-        title=f"teiten report: {study.name}", study=study.name,
-        description=s.get("description", ""), generated_at=options.generated_at,
+        study=study.name,
+        description=studies.about(study.name, str(s.get("description") or ""), options.lang)
+        or ran(s, infos, spec["workloads"], blocks, options.lang), generated_at=options.generated_at,
         store_path=options.store_path, duration_s=float(s["duration"]),
         repetitions=blocks, scale=int(s["scale"]), order=s["order"],
         seed=int(s["seed"]), fingerprint=dict(study.fingerprint), servers=tuple(infos),
         sections=sections, status_counts=counts, warnings=tuple(warnings), lang=options.lang,
         series=series, differences=differences.differences(servers),
         auto=_auto(s, study.spec.get("auto_decisions") or []), compared=options.compared)
+
+
+def ran(study: Mapping[str, Any], servers: Sequence[ServerInfo], workloads: Sequence[Mapping[str, Any]],
+        blocks: int, lang: str) -> str:
+    """What a study without a description of its own ran, in one sentence (``teiten
+    scaleup`` writes none: its header gives the parameters it ran with)."""
+    return tr("study.ran", lang, servers=join([s.name for s in servers], lang),
+              workloads=join([str(w["key"]) for w in workloads], lang),
+              clients=clients_phrase(list(study["clients"]), lang), duration=f"{float(study['duration']):g}",
+              repetitions=blocks, order=word("study.order", str(study["order"]), lang), scale=study["scale"])
 
 
 def blocks_run(study: Mapping[str, Any], trials: Sequence[TrialRecord]) -> int:

@@ -167,6 +167,7 @@ def cmd_scaleup(args: argparse.Namespace) -> int:
         if getattr(args, key) is not None:
             data[key] = getattr(args, key)
     data["profile"]["points"] = [{"clients": max(data["clients"])}]
+    data.pop("description")  # the built-in's; the report states what this one ran
     command = " ".join(["teiten scaleup", *sys.argv[2:]])
     text = f"# written by: {command}\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     try:

@@ -51,8 +51,8 @@ def render_text(rec: dict[str, Any]) -> str:
     if rec["tps"] is not None:
         out.append(f"TPS {rec['tps']:.1f} (without connection time), {rec['transactions']} "
                    f"transactions, {rec['failed_transactions'] or 0} failed, measured over "
-                   f"{rec['duration_s']:.2f} s; latency {rec['latency_ms_avg']} ms "
-                   f"(stddev {rec['latency_ms_stddev']})")
+                   f"{rec['duration_s']:.2f} s; latency {_ms(rec['latency_ms_avg'])} ms "
+                   f"(stddev {_ms(rec['latency_ms_stddev'])})")
     if rec.get("steps"):
         out += ["", "steps:"] + [_step_line(st) for st in rec["steps"]]
     else:
@@ -86,6 +86,13 @@ def render_text(rec: dict[str, Any]) -> str:
     out += ["", "pgbench stdout:", rec["stdout"] or "(none)", "pgbench stderr:",
             rec["stderr"] or "(none)", "server log:", rec["server_log"] or "(none)"]
     return "\n".join(out)
+
+
+def _ms(value: float | None) -> str:
+    """A latency in ms rounded for people: three significant places, ``-`` when unknown."""
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if abs(value) < 10 else f"{value:,.2f}" if abs(value) < 1000 else f"{value:,.0f}"
 
 
 def _app_text(app: dict[str, Any]) -> str:

@@ -63,10 +63,16 @@ def clients_phrase(clients: Iterable[int], lang: str) -> str:
     return tr("clients.many", lang, list=join(counts, lang))
 
 
+def word(prefix: str, value: str, lang: str) -> str:
+    """A stored value (a status, an order, ...) in ``lang``: the catalogue's
+    ``prefix.value``; a value the catalogue does not know as it is."""
+    key = f"{prefix}.{value}"
+    return tr(key, lang) if key in texts() else value
+
+
 def status_name(status: str, lang: str) -> str:
     """A trial status (ok, failed, ...) in ``lang``; unknown ones as they are."""
-    key = f"status.{status}"
-    return tr(key, lang) if key in texts() else status
+    return word("status", status, lang)
 
 
 def workload_heading(workload: str, lang: str) -> str:

@@ -24,7 +24,6 @@ from teiten.report.i18n import clients_phrase, tr
 ACTIVITY_HEADING = tr("activity")
 CPU_HEADING = tr("activity.cpu")
 WAITS_HEADING = tr("activity.waits")
-DEVICE_HEADING = tr("activity.device")
 PROFILES_HEADING = tr("activity.profiles")
 WINDOW_HEADING = tr("activity.window")
 WINDOW_NOTE = tr("activity.window_note")
@@ -183,6 +182,12 @@ def device_table(section: WorkloadSection, lang: str = "en") -> DeviceTable:
         devices=tuple(DEVICE_NAMES.get(d, d) for d in devices),
         rows=tuple(rows),
     )
+
+
+def device_heading(table: DeviceTable, lang: str = "en") -> str:
+    """The table's heading: device utilisation where it has devices (local servers), else
+    only what fell inside the measured window (an external server's table)."""
+    return tr("activity.device" if table.devices else "activity.window", lang)
 
 
 def violation_text(a: Activity, lang: str = "en") -> str:

@@ -161,9 +161,17 @@ def _legend(items: Sequence[tuple[str, str]], width: int, *, top: float) -> tupl
 
 
 def _clip(text: str, limit: float) -> str:
-    """``text`` cut with an ellipsis to fit ``limit`` pixels at 12 px (full text on hover)."""
+    """``text`` cut with an ellipsis to fit ``limit`` pixels at 12 px (full text on hover).
+    A compared study's server (``study (2)/server``) keeps the start and as much of the end
+    as fits and loses the middle, so the bars of two servers do not read alike."""
     if text_width(text, 12) <= limit:
         return text
+    if "/" in text:
+        head, tail = text[:6], text[6:]
+        while tail and text_width(head + "…" + tail, 12) > limit:
+            tail = tail[1:]
+        if "/" in tail:
+            return head + "…" + tail
     while text and text_width(text + "…", 12) > limit:
         text = text[:-1]
     return text + "…"

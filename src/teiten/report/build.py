@@ -18,6 +18,7 @@ from teiten.analysis.summary import report_data
 from teiten.errors import UserError
 from teiten.monitors.profile import diff_flamegraph, hot_functions
 from teiten.report import write_report
+from teiten.report.i18n import tr
 from teiten.results import Point, ServerRecord, StudyResults, TrialRecord, now
 from teiten.store import Store
 
@@ -218,16 +219,19 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     for g in gathered:
         for srv in g.study.servers:
             names_seen[srv.name] = names_seen.get(srv.name, 0) + 1
-    parts = [_renamed(g, {s.name: (f"{g.study.name}/{s.name}" if names_seen[s.name] > 1 else s.name)
-                          for s in g.study.servers}) for g in gathered]
+    study_names = [g.study.name for g in gathered]
+    labels = [name if study_names.count(name) == 1 else f"{name} ({i})"  # one study twice
+              for i, name in enumerate(study_names, 1)]
+    parts = [_renamed(g, {s.name: (f"{label}/{s.name}" if names_seen[s.name] > 1 else s.name)
+                          for s in g.study.servers}) for g, label in zip(gathered, labels, strict=True)]
     servers: list[ServerRecord] = [s for part in parts for s in part.study.servers]
     study_spec = dict(specs[0]["study"])
     study_spec["clients"] = sorted({c for s in specs for c in s["study"]["clients"]})
     # Each study's own parameters go to the Study table; the whole's are the most blocks run.
     study_spec["repetitions"] = max(summary.blocks_run(g.study.spec["study"], g.study.trials)
                                     for g in gathered)
-    study_spec["description"] = "Compared studies: " + ", ".join(
-        f"{g.study.name} ({g.study.created_at})" for g in gathered)
+    study_spec["description"] = tr("compare.studies", lang, studies=", ".join(
+        f"{g.study.name} ({g.study.created_at})" for g in gathered))
     combined = replace(first, name=" + ".join(g.study.name for g in gathered), spec={
         "study": study_spec, "workloads": [w for w in specs[0]["workloads"] if w["key"] in common]},
         servers=tuple(servers), trials=tuple(t for part in parts for t in part.study.trials))

@@ -41,7 +41,7 @@ DEGRADATION_COLUMNS = ("workload", "a", "b", "clients", "tps_a", "tps_b", "degra
 APP_COLUMNS = ("workload", "server", "clients", "type", "tps", "nopm", "tpm", "tpm_pgbench",
                "theoretical_tps", "share_pct", "target_pct", "avg_ms", "p50_ms", "p95_ms", "p99_ms",
                "response_ms", "n_ok")
-STEP_COLUMNS = ("workload", "server", "variant", "step", "param", "seconds_median", "n", "rows",
+STEP_COLUMNS = ("workload", "server", "variant", "step", "param", "occurrence", "seconds_median", "n", "rows",
                 "cache", "workers_planned", "workers_launched", "shared_hit", "shared_read",
                 "rows_removed_by_filter", "rows_removed_by_index_recheck", "heap_blocks_exact",
                 "heap_blocks_lossy", "shape")
@@ -166,9 +166,10 @@ def suite_data_tables(section: WorkloadSection, stem: str) -> list[DataTable]:
     res = section.suite
     assert res is not None
     w = section.workload
-    steps = tuple((w, st.server, st.variant, st.step, st.param, f.round_or_none(st.seconds, 6),
+    steps = tuple((w, st.server, st.variant, st.step, st.param, st.occurrence,
+                   f.round_or_none(st.seconds, 6),
                    len(st.values), st.rows, st.cache,
-                   *(st.plan.get(k) for k in STEP_COLUMNS[9:17]), st.shape) for st in res.steps)
+                   *(st.plan.get(k) for k in STEP_COLUMNS[10:18]), st.shape) for st in res.steps)
     sizes = tuple((w, s.server, s.variant, round(s.table_bytes), round(s.index_bytes)) for s in res.sizes)
     return [DataTable(f"{stem}-steps", w, "steps", STEP_COLUMNS, steps),
             DataTable(f"{stem}-sizes", w, "sizes", SIZE_COLUMNS, sizes)]

@@ -22,6 +22,7 @@ from teiten.analysis.model import ReportData, WorkloadSection
 from teiten.report.activity import (
     DeviceTable,
     cpu_bars,
+    device_heading,
     device_table,
     has_activity,
     profile_links,
@@ -35,7 +36,7 @@ from teiten.report.exports import section_tables, table_links
 from teiten.report.findings import sentences
 from teiten.report.formats import MISSING
 from teiten.report.i18n import lang_of, notice_text, status_name, tr, workload_heading
-from teiten.report.series_view import ERROR_HOOK, series_section
+from teiten.report.series_view import ERROR_HOOK, series_head, series_section
 from teiten.report.tables import (
     fingerprint_rows,
     section_body,
@@ -67,13 +68,14 @@ def render_html(data: ReportData) -> str:
         '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f'<meta name="generator" content="teiten {e(__version__)}">',
-        f"<title>{e(data.title)}</title>",
+        f"<title>{e(tr('report.title', lang, study=data.study))}</title>",
         f"<script>{ERROR_HOOK}</script>",
         f"<style>\n{stylesheet()}</style>",
+        *series_head(data),
         "</head>",
         "<body>",
         "<main>",
-        f"<h1>{e(data.title)}</h1>",
+        f"<h1>{e(tr('report.title', lang, study=data.study))}</h1>",
     ]
     if data.description:
         out.append(f'<p class="lead">{e(data.description)}</p>')
@@ -262,7 +264,7 @@ def _activity(section: WorkloadSection, lang: str) -> list[str]:
         out += [f"<figure>{svg}</figure>" for svg in (cpu_bars(section, lang), wait_bars(section, lang))]
         out.append("</div>")
         table = device_table(section, lang)
-        out.append(f"<h4>{e(tr('activity.device', lang))}</h4>")
+        out.append(f"<h4>{e(device_heading(table, lang))}</h4>")
         if table.devices or table.has_violations:
             out.append(_device_table(table, lang))
         else:

@@ -8,10 +8,20 @@ and words a study's :class:`Notice`, a type the catalogue package does not impor
 from __future__ import annotations
 
 from teiten.analysis.model import Notice
-from teiten.messages import LANGS, clients_phrase, join, lang_of, notices, status_name, tr, workload_heading
+from teiten.messages import (
+    LANGS,
+    clients_phrase,
+    join,
+    lang_of,
+    notices,
+    status_name,
+    tr,
+    word,
+    workload_heading,
+)
 
 __all__ = ["LANGS", "clients_phrase", "join", "lang_of", "notice_text", "status_name", "tr",
-           "workload_heading"]
+           "word", "workload_heading"]
 
 
 def notice_text(notice: Notice, lang: str = "en") -> str:

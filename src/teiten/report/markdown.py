@@ -18,6 +18,7 @@ from teiten import __version__
 from teiten.analysis.model import ReportData, WorkloadSection
 from teiten.report.activity import (
     cpu_bars,
+    device_heading,
     device_table,
     has_activity,
     profile_links,
@@ -49,7 +50,7 @@ def render_markdown(data: ReportData, out_dir: Path) -> Path:
     ctx = Context.of(data)
     charts_dir = out_dir / "charts"
     charts_dir.mkdir(parents=True, exist_ok=True)
-    lines = [f"# {md(data.title)}", ""]
+    lines = [f"# {md(tr('report.title', lang, study=data.study))}", ""]
     if data.description:
         lines += [md(data.description), ""]
     answer = answer_lines(data)
@@ -151,7 +152,7 @@ def _activity_lines(section: WorkloadSection, stem: str, charts_dir: Path, lang:
             heading = tr(f"activity.{kind}", lang)
             lines.append(f"![{md(f'{section.workload}: {heading}')}](charts/{quote(name)})")
         table = device_table(section, lang)
-        lines += ["", f"#### {tr('activity.device', lang)}", ""]
+        lines += ["", f"#### {device_heading(table, lang)}", ""]
         header = [tr("clients", lang), *(f"{md(s)} {d}" for s in table.servers for d in table.devices)]
         if table.has_violations:
             header.append(tr("activity.window", lang))

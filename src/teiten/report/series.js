@@ -1,118 +1,203 @@
-// The per-second series viewer of teiten's HTML report: draws the trial chosen in the
-// <select> from the JSON embedded in the page. No libraries, no network; without
-// JavaScript the page still shows the table of every trial.
+// The per-second series viewer of teiten's HTML report. At the point (workload and client
+// count) chosen in the page, it draws one trial, every repetition of one server, or every
+// server and repetition, from the JSON embedded in the page, as two uPlot charts (TPS and
+// latency per second) whose cursors and zoom follow each other. uPlot is inlined just before
+// this script: nothing is fetched. Without JavaScript the page still shows the table of
+// every trial.
 (function () {
   "use strict";
-  var NS = "http://www.w3.org/2000/svg";
-  var source = document.getElementById("series-data");
-  var viewer = document.getElementById("series-viewer");
-  var select = document.getElementById("series-select");
-  var figure = document.getElementById("series-chart");
-  var info = document.getElementById("series-info");
-  if (!source || !viewer || !select || !figure || !info) return;
-  var data = JSON.parse(source.textContent);
-  var L = data.labels;
+  const byId = (id) => document.getElementById(id);
+  const source = byId("series-data");
+  const viewer = byId("series-viewer");
+  const pointSelect = byId("series-point");
+  const serverSelect = byId("series-server");
+  const trialSelect = byId("series-select");
+  const serverChoice = byId("series-server-choice");
+  const trialChoice = byId("series-trial-choice");
+  const figure = byId("series-chart");
+  const info = byId("series-info");
+  const drawn = byId("series-drawn");
+  const list = byId("series-trials");
+  if (!source || !viewer || !pointSelect || !serverSelect || !trialSelect || !serverChoice ||
+      !trialChoice || !figure || !info || !drawn || !list || typeof uPlot !== "function") return;
+  const data = JSON.parse(source.textContent);
+  const L = data.labels;
+  const modes = Array.prototype.slice.call(viewer.querySelectorAll('input[name="series-mode"]'));
+  // The repetitions of one server share its colour when every server is drawn; a dash
+  // pattern tells them apart (the legend names each line too).
+  const DASHES = [[], [8, 4], [2, 3], [10, 3, 2, 3], [4, 4], [1, 4]];
+  const HEIGHT = 260;
+  const state = {point: 0, mode: "trial", server: "", repetition: 0, trial: -1};
+  let charts = [];
+  // The charts on show, for tests in a headless browser (and for a curious reader's console).
+  const exposed = {charts: charts};
+  window.teitenSeries = exposed;
 
-  function el(name, attrs, text) {
-    var node = document.createElementNS(NS, name);
-    Object.keys(attrs).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
-    if (text !== undefined) node.textContent = text;
+  function option(value, text) {
+    const node = document.createElement("option");
+    node.value = String(value);
+    node.textContent = text;
     return node;
   }
 
-  function niceStep(max) {
-    var raw = max / 4;
-    var power = Math.pow(10, Math.floor(Math.log10(raw)));
-    var steps = [1, 2, 5, 10];
-    for (var i = 0; i < steps.length; i++) {
-      if (raw <= steps[i] * power * (1 + 1e-9)) return steps[i] * power;
-    }
-    return 10 * power;
+  function point() { return data.points[state.point]; }
+
+  function server() {
+    const servers = point().servers;
+    return servers.find((s) => s.name === state.server) || servers[0];
   }
 
-  function panel(svg, values, box, label, colour, decimals, rampUp, seconds) {
-    var finite = values.filter(function (v) { return v !== null && isFinite(v); });
-    var max = finite.length ? Math.max.apply(null, finite) : 0;
-    var step = max > 0 ? niceStep(max) : 0.25;
-    var top = Math.max(step, Math.ceil(max / step - 1e-9) * step);
-    var left = box.x, right = box.x + box.w, y0 = box.y + box.h, y1 = box.y;
-    function xp(s) { return left + (seconds > 1 ? (s - 1) / (seconds - 1) : 0.5) * (right - left); }
-    function yp(v) { return y0 - v / top * (y0 - y1); }
-    if (rampUp > 0 && seconds > 0) {
-      var edge = rampUp >= seconds ? right : (xp(rampUp) + xp(rampUp + 1)) / 2;
-      svg.appendChild(el("rect", {x: left, y: y1, width: Math.max(0, edge - left), height: y0 - y1,
-                                  fill: "#E69F00", "fill-opacity": 0.14}));
-      svg.appendChild(el("text", {x: left + 4, y: y1 + 12, "font-size": 11, fill: "#8a5a00"},
-                         L.rampup));
+  // The server and the trial keep their name and repetition from one point to the next
+  // when they can, so that stepping through the points compares like with like.
+  function fill() {
+    const servers = point().servers;
+    state.server = server().name;
+    serverSelect.replaceChildren(...servers.map((s) => option(s.name, s.name)));
+    serverSelect.value = state.server;
+    const trials = server().trials;
+    if (!trials.includes(state.trial)) {
+      const same = trials.find((i) => data.trials[i].repetition === state.repetition);
+      state.trial = same === undefined ? trials[0] : same;
     }
-    var decimalsTick = step >= 1 ? 0 : Math.min(3, Math.ceil(-Math.log10(step)));
-    for (var t = 0; t <= top + step / 2; t += step) {
-      var ty = yp(t);
-      svg.appendChild(el("line", {x1: left, y1: ty, x2: right, y2: ty, stroke: "#E3E3E3"}));
-      svg.appendChild(el("text", {x: left - 6, y: ty + 4, "text-anchor": "end", "font-size": 11,
-                                  fill: "#555555"}, t.toFixed(decimalsTick)));
-    }
-    svg.appendChild(el("line", {x1: left, y1: y0, x2: right, y2: y0, stroke: "#888888"}));
-    svg.appendChild(el("text", {x: 14, y: (y0 + y1) / 2, "text-anchor": "middle", fill: "#555555",
-                                transform: "rotate(-90 14 " + (y0 + y1) / 2 + ")"}, label));
-    var d = "", pen = false;
-    values.forEach(function (v, i) {
-      if (v === null || !isFinite(v)) { pen = false; return; }
-      d += (pen ? " L" : "M") + xp(i + 1).toFixed(1) + " " + yp(v).toFixed(1);
-      pen = true;
-    });
-    if (d) svg.appendChild(el("path", {d: d, fill: "none", stroke: colour, "stroke-width": 1.8,
-                                       "stroke-linejoin": "round"}));
-    values.forEach(function (v, i) {
-      if (v === null || !isFinite(v)) return;
-      var dot = el("circle", {cx: xp(i + 1), cy: yp(v), r: 2.4, fill: colour});
-      dot.appendChild(el("title", {}, (i + 1) + " s · " + v.toFixed(decimals) + " " + label));
-      svg.appendChild(dot);
-    });
-    return xp;
+    state.repetition = data.trials[state.trial].repetition;
+    trialSelect.replaceChildren(...trials.map((i) => option(i, data.trials[i].choice)));
+    trialSelect.value = String(state.trial);
+    pointSelect.value = String(state.point);
+    modes.forEach((input) => { input.checked = input.value === state.mode; });
+    serverChoice.hidden = state.mode === "all";
+    trialChoice.hidden = state.mode !== "trial";
   }
 
-  function draw(index) {
-    var trial = data.trials[index];
-    while (figure.firstChild) figure.removeChild(figure.firstChild);
-    if (!trial) return;
-    info.textContent = trial.label + " — " + trial.info;
-    var seconds = trial.tps.length;
-    if (!seconds) {
-      var empty = document.createElement("p");
+  // The lines to draw: [trial index, colour, dash].
+  function lines() {
+    if (state.mode === "trial") return [[state.trial, server().colour, []]];
+    if (state.mode === "server") {
+      return server().trials.map((i, k) => [i, data.palette[k % data.palette.length], []]);
+    }
+    const out = [];
+    point().servers.forEach((s) => s.trials.forEach((i, k) => {
+      out.push([i, s.colour, DASHES[k % DASHES.length]]);
+    }));
+    return out;
+  }
+
+  function width() { return Math.max(320, Math.floor(figure.clientWidth - 12)); }
+
+  // Shades the ramp-up seconds (before the steady state) under the lines, and names them.
+  function shade(u, rampUp) {
+    if (rampUp <= 0) return;
+    const box = u.bbox;
+    const right = Math.min(box.left + box.width, u.valToPos(rampUp + 0.5, "x", true));
+    if (right <= box.left) return;
+    const ratio = window.devicePixelRatio || 1;
+    const ctx = u.ctx;
+    ctx.save();
+    ctx.fillStyle = "rgba(230, 159, 0, 0.14)";
+    ctx.fillRect(box.left, box.top, right - box.left, box.height);
+    ctx.fillStyle = "#8a5a00";
+    ctx.font = Math.round(11 * ratio) + "px system-ui, sans-serif";
+    ctx.textBaseline = "top";
+    ctx.fillText(L.rampup, box.left + 4 * ratio, box.top + 4 * ratio);
+    ctx.restore();
+  }
+
+  // Zooming one chart zooms the other (the cursor follows through uPlot's sync key).
+  function follow(u, key) {
+    if (key !== "x") return;
+    const min = u.scales.x.min, max = u.scales.x.max;
+    charts.forEach((other) => {
+      if (other !== u && (other.scales.x.min !== min || other.scales.x.max !== max)) {
+        other.setScale("x", {min: min, max: max});
+      }
+    });
+  }
+
+  function chart(target, label, decimals, shown, rampUp, columns) {
+    const value = (u, v) => (v === null || v === undefined ? "—" : v.toFixed(decimals));
+    const opts = {
+      width: width(),
+      height: HEIGHT,
+      // Dragging across a chart zooms in on x, a double-click zooms out: uPlot's defaults.
+      cursor: {sync: {key: "teiten-series", setSeries: true}, drag: {x: true, y: false}},
+      scales: {x: {time: false}, y: {range: (u, min, max) => [0, max > 0 ? max * 1.08 : 1]}},
+      axes: [{label: L.seconds}, {label: label, size: 64}],
+      series: [{label: L.seconds, value: (u, v) => (v === null || v === undefined ? "—" : String(v))}]
+        .concat(shown.map((line) => ({label: data.trials[line[0]].legend, stroke: line[1], dash: line[2],
+                                      width: 1.6, spanGaps: false, value: value}))),
+      hooks: {drawClear: [(u) => shade(u, rampUp)], setScale: [follow]},
+    };
+    return new uPlot(opts, columns, target);
+  }
+
+  function listTrials(all) {
+    list.replaceChildren(...all.map((line) => {
+      const t = data.trials[line[0]];
+      const item = document.createElement("li");
+      if (!t.ok) item.className = "failed";
+      item.textContent = t.label + " — " + (t.tps.length ? t.info : L.empty);
+      return item;
+    }));
+    drawn.hidden = state.mode === "trial";
+  }
+
+  function draw() {
+    charts.forEach((u) => u.destroy());
+    charts = [];
+    exposed.charts = charts;
+    figure.replaceChildren();
+    const all = lines();
+    const single = data.trials[all[0][0]];
+    info.textContent = state.mode === "trial" ? single.label + " — " + single.info : point().label;
+    listTrials(all);
+    const shown = all.filter((line) => data.trials[line[0]].tps.length > 0);
+    if (!shown.length) {
+      const empty = document.createElement("p");
       empty.className = "note";
       empty.textContent = L.empty;
       figure.appendChild(empty);
       return;
     }
-    var width = 900, height = 470;
-    var svg = el("svg", {xmlns: NS, width: width, height: height, viewBox: "0 0 " + width + " " + height,
-                         role: "img", "aria-label": trial.label, "font-size": 12, fill: "#222222",
-                         "font-family": "system-ui, sans-serif"});
-    svg.appendChild(el("rect", {width: width, height: height, fill: "#FFFFFF"}));
-    var box = {x: 64, w: width - 64 - 20, h: 160};
-    var xp = panel(svg, trial.tps, {x: box.x, y: 16, w: box.w, h: box.h}, L.tps, "#0072B2", 1,
-                   trial.steadyFrom, seconds);
-    panel(svg, trial.latency, {x: box.x, y: 240, w: box.w, h: box.h}, L.latency, "#D55E00", 3,
-          trial.steadyFrom, seconds);
-    var every = Math.max(1, Math.ceil(seconds / 15));
-    for (var s = 1; s <= seconds; s += every) {
-      svg.appendChild(el("text", {x: xp(s), y: 418, "text-anchor": "middle", "font-size": 11,
-                                  fill: "#555555"}, String(s)));
-    }
-    svg.appendChild(el("text", {x: box.x + box.w / 2, y: 450, "text-anchor": "middle", fill: "#555555"},
-                       L.seconds));
-    figure.appendChild(svg);
+    const trials = shown.map((line) => data.trials[line[0]]);
+    const seconds = Math.max(...trials.map((t) => t.tps.length));
+    const xs = Array.from({length: seconds}, (_, s) => s + 1);
+    const pad = (values) => xs.map((_, s) => (s < values.length ? values[s] : null));
+    // The longest ramp-up among the lines drawn.
+    const rampUp = Math.max(...trials.map((t) => Math.min(t.steadyFrom, t.tps.length)));
+    const tps = document.createElement("div");
+    const latency = document.createElement("div");
+    figure.append(tps, latency);
+    charts.push(chart(tps, L.tps, 1, shown, rampUp, [xs].concat(trials.map((t) => pad(t.tps)))));
+    charts.push(chart(latency, L.latency, 3, shown, rampUp, [xs].concat(trials.map((t) => pad(t.latency)))));
+  }
+
+  function show() {
+    fill();
+    draw();
+  }
+
+  function select(index) {
+    const t = data.trials[index];
+    if (!t) return;
+    state.point = t.point;
+    state.server = data.points[t.point].servers[t.server].name;
+    state.trial = index;
+    state.mode = "trial";
+    show();
   }
 
   viewer.hidden = false;
-  select.addEventListener("change", function () { draw(Number(select.value)); });
-  // A trial's id in the table of every trial shows its chart.
-  Array.prototype.forEach.call(document.querySelectorAll("a[data-series]"), function (a) {
-    a.addEventListener("click", function () {
-      select.value = a.getAttribute("data-series");
-      draw(Number(select.value));
-    });
+  pointSelect.addEventListener("change", () => { state.point = Number(pointSelect.value); show(); });
+  serverSelect.addEventListener("change", () => { state.server = serverSelect.value; show(); });
+  trialSelect.addEventListener("change", () => { state.trial = Number(trialSelect.value); show(); });
+  modes.forEach((input) => input.addEventListener("change", () => {
+    if (input.checked) { state.mode = input.value; show(); }
+  }));
+  window.addEventListener("resize", () => {
+    charts.forEach((u) => u.setSize({width: width(), height: HEIGHT}));
   });
-  draw(Number(select.value || 0));
+  // A trial's id in the table of every trial shows it alone.
+  Array.prototype.forEach.call(document.querySelectorAll("a[data-series]"), (a) => {
+    a.addEventListener("click", () => select(Number(a.getAttribute("data-series"))));
+  });
+  select(0);
 })();

@@ -26,14 +26,15 @@ def seconds_text(seconds: float | None) -> str:
     return f"{seconds * 1000:,.2f} ms" if seconds < 1 else f"{seconds:,.2f} s"
 
 
-def _label(st: StepFigures) -> str:
+def _label(st: StepFigures, lang: str) -> str:
     values = variant_values(st.variant).values()
     shown = st.param if st.param and st.param not in values else ""
-    return " · ".join(x for x in (st.variant, st.step, shown) if x)
+    step = tr("suite.step_again", lang, step=st.step, n=st.occurrence) if st.occurrence > 1 else st.step
+    return " · ".join(x for x in (st.variant, step, shown) if x)
 
 
-def _key(st: StepFigures) -> tuple[str, str, str | None]:
-    return st.variant, st.step, st.param
+def _key(st: StepFigures) -> tuple[str, str, str | None, int]:
+    return st.variant, st.step, st.param, st.occurrence
 
 
 def _bracket(bounds: tuple[float, float] | None, level: float | None, *, decimals: int = 2) -> str:
@@ -52,8 +53,8 @@ def _time_bracket(step: StepFigures) -> str:
 def steps_table(res: SuiteResults, ctx: Context) -> Table:
     """Median time of every step, servers side by side, with the ratio to the baseline."""
     lang = ctx.lang
-    by: dict[tuple[str, str, str | None], dict[str, StepFigures]] = defaultdict(dict)
-    order: list[tuple[str, str, str | None]] = []
+    by: dict[tuple[str, str, str | None, int], dict[str, StepFigures]] = defaultdict(dict)
+    order: list[tuple[str, str, str | None, int]] = []
     for st in res.steps:
         if _key(st) not in by:
             order.append(_key(st))
@@ -85,7 +86,7 @@ def steps_table(res: SuiteResults, ctx: Context) -> Table:
                 and (ci[1] < 1 or ci[0] > 1)
             tone = ("better" if r < 1 else "worse") if sure else ""
             cells.append(Cell(f"{r:.2f}", _bracket(ci, level), tone=tone))
-        rows.append((_label(next(iter(figs.values()))), tuple(cells)))
+        rows.append((_label(next(iter(figs.values())), lang), tuple(cells)))
     notes = [tr("suite.time.note", lang)]
     notes += [tr("suite.not_installed", lang, server=s, variant=v, why=why)
               for s, v, why in res.not_installed]
@@ -113,7 +114,7 @@ def plans_table(res: SuiteResults, ctx: Context) -> Table | None:
                  Cell(n("shared_hit")), Cell(n("shared_read")), Cell(n("rows_removed_by_filter")),
                  Cell(n("rows_removed_by_index_recheck")),
                  Cell(f"{n('heap_blocks_exact')} / {n('heap_blocks_lossy')}"), Cell(st.shape))
-        rows.append((f"{st.server} · {_label(st)}", cells))
+        rows.append((f"{st.server} · {_label(st, lang)}", cells))
     return Table("suite-plans", tr("suite.plans", lang), tr("suite.step", lang), columns,
                  tuple(rows), (tr("suite.plans.note", lang),))
 

@@ -108,10 +108,11 @@ def line_chart(
     lines = [s if isinstance(s, Line) else Line(s[0], s[1]) for s in series]
     xs = sorted({float(x) for line in lines for x, _ in line.points})
     ys = [y for line in lines for _, y in line.points if y is not None]
-    ys += [v for line in lines for _, lo, hi in (*line.band, *line.whiskers) for v in (lo, hi)]
     has_data = bool(ys)
     if reference is not None:
         ys.append(reference[0])
+    ys += _bounds_shown(ys, [v for line in lines for _, lo, hi in (*line.band, *line.whiskers)
+                             for v in (lo, hi)], from_zero=from_zero)
     log_x = log_x and bool(xs) and xs[0] > 0
 
     out: list[str] = svg_head(title, width, str(height))
@@ -131,6 +132,9 @@ def line_chart(
 
     def ypos(y: float) -> float:
         return bottom - (y - y_low) / (y_top - y_low) * (bottom - top)
+
+    def clipped(y: float) -> float:  # a band or whisker past the axis ends at its edge
+        return ypos(min(max(y, y_low), y_top))
 
     def to_axis(x: float) -> float:
         return math.log2(x) if log_x else x
@@ -192,11 +196,12 @@ def line_chart(
     # Bands under everything, then whiskers and lines, markers on top so every marker
     # stays hoverable.
     for i, line in enumerate(lines):
-        out += _bands(line, xpos, ypos, _colour(_index(line, i)))
+        out += _bands(line, xpos, clipped, _colour(_index(line, i)))
     for i, line in enumerate(lines):
         colour = _colour(_index(line, i))
         for x, low, high in line.whiskers:
-            out.append(_whisker(xpos(x) + line.dodge, ypos(low), ypos(high), colour))
+            out.append(_whisker(xpos(x) + line.dodge, clipped(low), clipped(high), colour,
+                                caps=(y_low <= low, high <= y_top)))
         d = _path([(xpos(x) + line.dodge, None if y is None else ypos(y)) for x, y in line.points])
         if d:
             out.append(
@@ -254,11 +259,27 @@ def _bands(line: Line, xpos: Callable[[float], float], ypos: Callable[[float], f
     return out
 
 
-def _whisker(x: float, y_low: float, y_high: float, colour: str) -> str:
-    """An error bar with caps from ``y_low`` to ``y_high`` (pixels)."""
-    d = (f"M{coord(x)} {coord(y_low)} L{coord(x)} {coord(y_high)} "
-         f"M{coord(x - 4)} {coord(y_low)} L{coord(x + 4)} {coord(y_low)} "
-         f"M{coord(x - 4)} {coord(y_high)} L{coord(x + 4)} {coord(y_high)}")
+def _bounds_shown(ys: Sequence[float], bounds: Sequence[float], *, from_zero: bool) -> list[float]:
+    """The bands' and whiskers' bounds the y axis stretches to: those within a quarter of
+    the points' span beyond them. Farther ones are clipped at the axis' edge, so that one
+    wide interval does not flatten every line (an update chart ran to 8,000 TPS for lines
+    at 200-900)."""
+    if not ys:
+        return list(bounds)
+    low, high = (0.0 if from_zero else min(ys)), max(ys)
+    slack = (high - low) / 4 if high > low else abs(high) / 4
+    return [min(max(v, low - slack), high + slack) for v in bounds]
+
+
+def _whisker(x: float, y_low: float, y_high: float, colour: str,
+             caps: tuple[bool, bool] = (True, True)) -> str:
+    """An error bar from ``y_low`` to ``y_high`` (pixels), capped at the ends it reaches
+    (an end clipped at the axis' edge gets no cap)."""
+    d = f"M{coord(x)} {coord(y_low)} L{coord(x)} {coord(y_high)}"
+    if caps[0]:
+        d += f" M{coord(x - 4)} {coord(y_low)} L{coord(x + 4)} {coord(y_low)}"
+    if caps[1]:
+        d += f" M{coord(x - 4)} {coord(y_high)} L{coord(x + 4)} {coord(y_high)}"
     return f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.5" stroke-opacity="0.8"/>'
 
 

@@ -35,7 +35,7 @@ from teiten.report import formats as f
 from teiten.report.app_tables import app_tables
 from teiten.report.cells import Cell, Column, Context, Table
 from teiten.report.history_tables import history_table
-from teiten.report.i18n import clients_phrase, tr
+from teiten.report.i18n import clients_phrase, tr, word
 from teiten.report.suite_tables import suite_tables
 from teiten.report.verdicts import legend, verdict_title
 
@@ -443,7 +443,8 @@ def study_rows(data: ReportData) -> list[tuple[str, str]]:
                                              lambda v: repetitions(*v),
                                              repetitions(data.repetitions, data.auto))),
         *([(tr("study.scale", lang), each(lambda p: p.scale, str, str(data.scale)))] if pgbench else []),
-        (tr("study.order", lang), each(lambda p: p.order, str, data.order)),
+        (tr("study.order", lang), each(lambda p: p.order, lambda v: word("study.order", v, lang),
+                                       word("study.order", data.order, lang))),
         (tr("study.seed", lang), each(lambda p: p.seed, str, str(data.seed))),
         (tr("study.confidence", lang), f"{f.format_confidence(data.confidence)}%"),
         (tr("study.alpha", lang), f.format_alpha(data.alpha)),

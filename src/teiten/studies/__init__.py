@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from teiten.errors import UserError
+from teiten.messages import texts, tr
 from teiten.spec import LoadedStudy, load_file
 
 DIR = Path(__file__).parent
@@ -13,6 +14,15 @@ DEFAULT = "quick-fixed-point"
 
 def names() -> list[str]:
     return sorted(p.stem for p in DIR.glob("*.yaml"))
+
+
+def about(name: str, description: str, lang: str = "en") -> str:
+    """A study's description in ``lang``: a built-in study's own, as it ships, from the
+    catalogue; anything else (the user's words, a changed copy) as it is."""
+    key = f"study.about.{name}"
+    if key in texts() and " ".join(description.split()) == tr(key, "en"):
+        return tr(key, lang)
+    return description
 
 
 def path_of(name: str) -> Path:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from teiten.errors import UserError
+from teiten.messages import texts, tr
 from teiten.spec import (
     BUILTIN_WORKLOADS,
     AppSpec,
@@ -28,7 +30,7 @@ from teiten.spec import (
 from teiten.workloads import apps, statements
 from teiten.workloads.base import Workload
 
-__all__ = ["BUILTINS", "Workload", "from_json", "resolve", "variants"]
+__all__ = ["BUILTINS", "Workload", "about", "from_json", "resolve", "variants"]
 
 PACKAGE_DIR = Path(__file__).parent
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
@@ -45,16 +47,43 @@ class _Builtin:
 BUILTINS: dict[str, _Builtin] = {
     "pgecons-read": _Builtin(
         ((str(PACKAGE_DIR / "pgecons" / "read.pgbench"), 1),), None, False,
-        "PGECons S1 read: count(abalance) over 10,000 consecutive accounts"),
+        tr("workload.about.pgecons-read")),
     "pgecons-update": _Builtin(
         ((str(PACKAGE_DIR / "pgecons" / "update.pgbench"), 1),), 80, True,
-        "PGECons S2 update: one random account's filler, fillfactor 80"),
-    "tpcb-like": _Builtin((("builtin:tpcb-like", 1),), None, True, "pgbench's TPC-B-like builtin"),
+        tr("workload.about.pgecons-update")),
+    "tpcb-like": _Builtin((("builtin:tpcb-like", 1),), None, True, tr("workload.about.tpcb-like")),
     "simple-update": _Builtin((("builtin:simple-update", 1),), None, True,
-                              "pgbench's simple-update builtin (-N)"),
+                              tr("workload.about.simple-update")),
     "select-only": _Builtin((("builtin:select-only", 1),), None, False,
-                            "pgbench's select-only builtin (-S)"),
+                            tr("workload.about.select-only")),
 }
+
+
+def _mix(scripts: Sequence[tuple[str, int]] | Sequence[Sequence[Any]]) -> str:
+    return ", ".join(f"{s}@{w}" for s, w in scripts)
+
+
+def _names(scripts: Sequence[tuple[str, int]] | Sequence[Sequence[Any]]) -> list[tuple[str, int]]:
+    """Scripts by file name and weight (a stored path is where teiten was installed then)."""
+    return [(Path(str(s)).name, int(w)) for s, w in scripts]
+
+
+def about(w: Mapping[str, Any], lang: str = "en") -> str:
+    """What a stored workload is, in ``lang``: a built-in's words from the catalogue (with
+    the options an application or suite ran with), a script mix's scripts; the stored
+    description as it is for anything else (older stores, workloads teiten does not know)."""
+    kind = w.get("app") or w.get("suite")
+    if kind is None and w.get("key") in BUILTINS and _names(w.get("scripts") or ()) == _names(
+            BUILTINS[w["key"]].scripts):
+        kind = w["key"]
+    if kind is not None and f"workload.about.{kind}" in texts():
+        text = tr(f"workload.about.{kind}", lang)
+        options = w.get("options") or {}
+        shown = ", ".join(f"{k}={v}" for k, v in options.items() if v is not None)
+        return f"{text} ({shown})" if shown and (w.get("app") or w.get("suite")) else text
+    if kind is None and w.get("scripts") and str(w.get("description", "")).startswith("mix of "):
+        return tr("workload.about.mix", lang, scripts=_mix(w["scripts"]))
+    return str(w.get("description", ""))
 
 
 def from_json(w: dict[str, Any]) -> Workload:
@@ -125,7 +154,7 @@ def _scripts(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: ScriptSpec) 
             assert ref.script is not None
             scripts.append((_script_path(loaded, (*loc, "scripts", j), ref.script), ref.weight))
     return Workload(spec.key, tuple(scripts), scale, spec.fillfactor, modifies,
-                    "mix of " + ", ".join(f"{s}@{w}" for s, w in scripts))
+                    tr("workload.about.mix", scripts=_mix(scripts)))
 
 
 def _builtin(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: PgbenchSpec) -> Workload:

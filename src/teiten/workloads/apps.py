@@ -34,6 +34,7 @@ from teiten import paths
 from teiten.drivers import pgbench, pgbench_log
 from teiten.drivers.pgbench_output import PgbenchOutput
 from teiten.errors import ServerError
+from teiten.messages import tr
 from teiten.spec import AppSpec, LoadedStudy
 from teiten.workloads.base import TrialOutcome, TrialRequest, Workload
 
@@ -66,11 +67,11 @@ def _bookstore_mix(opts: dict[str, Any]) -> list[tuple[str, int]]:
 
 
 APPS: dict[str, App] = {
-    "tpcc": App("tpcc", "TPROC-C-like: the five TPC-C transactions as PL/pgSQL procedures",
+    "tpcc": App("tpcc", tr("workload.about.tpcc"),
                 {"warehouses": 2, "rampup": 0.0, "all_warehouses": False,
                  "keying_and_think_time": False, "check_consistency": False},
                 ("schema.sql", "load.sql", "procs.sql", "check.sql"), lambda _: list(TPCC_MIX)),
-    "bookstore": App("bookstore", "TPC-W-like online bookstore (after DBT-1), with think time",
+    "bookstore": App("bookstore", tr("workload.about.bookstore"),
                      {"items": 1000, "customers": 2880, "think_time": 0.1, "rampup": 0.0,
                       "mix": "shopping"},
                      ("schema.sql", "load.sql", "procs.sql"), _bookstore_mix),

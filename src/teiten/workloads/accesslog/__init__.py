@@ -27,6 +27,7 @@ from typing import Any
 import psycopg
 
 from teiten.drivers.sql import Session
+from teiten.messages import tr
 from teiten.workloads.statements import Suite
 
 ROW_BYTES = 190  # measured: 3,000,000 rows are 570 MB per copy on 15-18
@@ -114,8 +115,7 @@ def run(session: Session, variant: dict[str, Any], options: dict[str, Any]) -> N
 
 SUITE = Suite(
     name="accesslog",
-    description="an aggregate over one day of an access log: parallel workers, partitions, "
-    "pruning (METHODS S6)",
+    description=tr("workload.about.accesslog"),
     defaults={"rows_per_day": 100_000, "days": 30, "workers": [0, 1, 2, 4],
               "layouts": ["single", "partitioned", "partitioned-unpruned"], "cache": ["warm"]},
     axes=("layouts", "workers", "cache"),

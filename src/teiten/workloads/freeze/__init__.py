@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from teiten.drivers.sql import Session
+from teiten.messages import tr
 from teiten.workloads.statements import Suite
 
 TABLE = "freeze_t"
@@ -65,7 +66,7 @@ def run(session: Session, variant: dict[str, Any], options: dict[str, Any]) -> N
 
 SUITE = Suite(
     name="freeze",
-    description="VACUUM FREEZE after n% of the table was frozen (METHODS S10)",
+    description=tr("workload.about.freeze"),
     defaults={"rows": 3_000_000, "frozen": [0, 20, 40, 60, 80, 100], "cache": ["warm", "cold"]},
     axes=("frozen", "cache"),
     setup=setup,

@@ -20,6 +20,7 @@ from psycopg import sql
 
 from teiten.drivers.sql import Session
 from teiten.errors import UserError
+from teiten.messages import tr
 from teiten.workloads.fulltext import corpus
 from teiten.workloads.fulltext.strengths import judge
 from teiten.workloads.statements import NotInstalled, Suite
@@ -267,8 +268,7 @@ def data_bytes(options: dict[str, Any]) -> int:
 
 SUITE = Suite(
     name="fulltext",
-    description="full-text search for Japanese and English: index build, size and LIKE '%keyword%' "
-                "searches with pg_trgm, pg_bigm, PGroonga, a core bigram index, tsvector and RUM (METHODS S9)",
+    description=tr("workload.about.fulltext"),
     defaults=DEFAULTS,
     axes=("methods", "cache"),
     setup=setup,

@@ -28,6 +28,7 @@ from psycopg import sql
 
 from teiten.drivers.sql import Session
 from teiten.errors import UserError
+from teiten.messages import tr
 from teiten.workloads.statements import Suite
 
 HERE = Path(__file__).parent
@@ -184,8 +185,7 @@ def data_bytes(options: dict[str, Any]) -> int:
 
 SUITE = Suite(
     name="iot",
-    description="IoT sensor records as columns, json, jsonb or hybrids: load, B-tree or BRIN "
-    "on the timestamp, the most recent days per device (METHODS S8)",
+    description=tr("workload.about.iot"),
     defaults={"devices": 10, "interval": 60.0, "period": 365.0 * DAY_S, "query_days": 30,
               "models": ["rdb", "json", "jsonb", "hybrid-json", "hybrid-jsonb"],
               "indexes": ["btree", "brin"], "cache": ["warm"]},
