@@ -222,8 +222,16 @@ FIGURES: dict[str, dict[str, Any]] = {
 }
 
 
+def _worded(row: dict[str, Any], lang: str = "en") -> dict[str, Any]:
+    """A judged row with its sentences worded (the judge gives them as data)."""
+    def words(groups: dict[str, list[dict[str, Any]]]) -> dict[str, list[str]]:
+        return {g: [strengths.say(x, lang) for x in said] for g, said in groups.items()}
+    return {"method": row["method"], "strengths": words(row["strengths"]),
+            "weaknesses": words(row["weaknesses"])}
+
+
 def _row(method: str) -> dict[str, Any]:
-    [row] = [r for r in strengths.judge(FIGURES) if r["method"] == method]
+    [row] = [_worded(r) for r in strengths.judge(FIGURES) if r["method"] == method]
     return row
 
 
@@ -288,6 +296,16 @@ def test_judge_builds_sizes_and_recheck() -> None:
     assert _row("none")["weaknesses"] == {"all": [], "en": [], "ja": []}
 
 
+def test_judge_in_japanese() -> None:
+    """The same sentences, worded from the catalogue in Japanese, with the same figures."""
+    [row] = [_worded(r, "ja") for r in strengths.judge(FIGURES) if r["method"] == "pg_trgm"]
+    assert row["weaknesses"]["all"] == ["索引が表より大きい: 1.2×（索引 30 MB、表 24 MB）"]
+    assert ("日本語 2 文字のキーワードでは索引を使えない: すべての実行計画が表を走査（Seq Scan on docs）、"
+            "中央値 18 ms") in row["weaknesses"]["ja"]
+    assert _worded(strengths.judge({"x": {"not_installed": True}})[0], "ja")["weaknesses"]["all"] == [
+        "このサーバに未インストール"]
+
+
 def test_judge_partial_index_use_and_durations() -> None:
     figures = {
         "none": {"build_s": None, "index_bytes": None, "table_bytes": 1 << 30, "not_installed": False,
@@ -297,7 +315,7 @@ def test_judge_partial_index_use_and_durations() -> None:
                     "searches": [_search("a", "en", 10, 10, 2500, SEQ),
                                  _search("b", "en", 10, 10, 1.0, _bitmap("docs_trgm"), 50)]},
     }
-    [none, trgm] = strengths.judge(figures)
+    [none, trgm] = [_worded(r) for r in strengths.judge(figures)]
     assert trgm["weaknesses"]["en"] == [
         "does not use the index for 1 of 2 English keywords (Seq Scan on docs), median 2.5 s",
         "the recheck discards more rows than it returns for English keywords: 50 removed vs 10 returned (5.0×)",

@@ -19,6 +19,7 @@ from teiten.messages import (
     word,
     workload_heading,
 )
+from teiten.workloads.fulltext.missing import reworded
 
 __all__ = ["LANGS", "clients_phrase", "join", "lang_of", "notice_text", "status_name", "tr",
            "word", "workload_heading"]
@@ -31,6 +32,9 @@ def notice_text(notice: Notice, lang: str = "en") -> str:
         return f"{notice.key}: {notice.params}"
     template = texts.get(lang) or texts["en"]
     params = dict(notice.params)
+    error = params.get("error")
+    if isinstance(error, str):  # a reason teiten stored in English
+        params["error"] = reworded(error, lang)
     clients = params.get("clients")
     if isinstance(clients, int):  # "1 client", "4 clients"
         params["clients_words"] = clients_phrase([clients], "en")

@@ -5,6 +5,7 @@ the swept parameter, and for full-text search the strengths and weaknesses of ea
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from teiten.analysis.model import StepFigures, SuiteResults, WorkloadSection
 from teiten.analysis.suites import step_ratio, variant_values
@@ -13,6 +14,8 @@ from teiten.report.cells import Cell, Column, Context, Table
 from teiten.report.i18n import tr
 from teiten.report.svg import Line, line_chart
 from teiten.report.value_bars import Bar, value_bars
+from teiten.workloads.fulltext.missing import reworded
+from teiten.workloads.fulltext.strengths import say
 
 # suite -> (the step whose time is charted, its x: a variant axis, or "rows")
 CHARTED = {"accesslog": ("aggregate", "workers"), "freeze": ("vacuum freeze", "frozen"),
@@ -88,7 +91,7 @@ def steps_table(res: SuiteResults, ctx: Context) -> Table:
             cells.append(Cell(f"{r:.2f}", _bracket(ci, level), tone=tone))
         rows.append((_label(next(iter(figs.values())), lang), tuple(cells)))
     notes = [tr("suite.time.note", lang)]
-    notes += [tr("suite.not_installed", lang, server=s, variant=v, why=why)
+    notes += [tr("suite.not_installed", lang, server=s, variant=v, why=reworded(why, lang))
               for s, v, why in res.not_installed]
     return Table("suite-steps", tr("suite.steps", lang), tr("suite.step", lang), tuple(columns),
                  tuple(rows), tuple(notes))
@@ -213,11 +216,13 @@ def judgement_table(res: SuiteResults, ctx: Context) -> Table | None:
                  tuple(rows), (tr("suite.judgement.note", lang),))
 
 
-def _sentences(by_group: dict[str, list[str]], lang: str) -> Cell:
-    """The judge's sentences (in English): those of the method as a whole ("all"), then
+def _sentences(by_group: dict[str, list[dict[str, Any]]], lang: str) -> Cell:
+    """The judge's sentences in ``lang``: those of the method as a whole ("all"), then
     those about English keywords, then Japanese ones."""
-    said = [*by_group.get("all", []), *by_group.get("en", []), *by_group.get("ja", [])]
-    return Cell("; ".join(said) + "." if said else f.MISSING, tone="" if said else "missing")
+    said = [say(s, lang) for g in ("all", "en", "ja") for s in by_group.get(g, [])]
+    if not said:
+        return Cell(f.MISSING, tone="missing")
+    return Cell(tr("suite.judgement.sentences", lang, said=tr("suite.judgement.sep", lang).join(said)))
 
 
 def suite_tables(section: WorkloadSection, ctx: Context) -> list[Table]:

@@ -22,6 +22,7 @@ from teiten.drivers.sql import Session
 from teiten.errors import UserError
 from teiten.messages import tr
 from teiten.workloads.fulltext import corpus
+from teiten.workloads.fulltext.missing import missing_text
 from teiten.workloads.fulltext.strengths import judge
 from teiten.workloads.statements import NotInstalled, Suite
 
@@ -58,18 +59,6 @@ DEFAULTS: dict[str, Any] = {
     "cache": ["warm"],
 }
 
-_HOW_TO_GET = {
-    "pg_trgm": "it is part of PostgreSQL's contrib: install the server's contrib package "
-               "(postgresql-contrib, postgresqlNN-contrib) or build contrib/pg_trgm",
-    "pg_bigm": "build it from https://github.com/pgbigm/pg_bigm against this server "
-               "(make USE_PGXS=1 PG_CONFIG=<the server's pg_config> install), or install a "
-               "package of it where your distribution has one (PGDG's RPM repository does)",
-    "pgroonga": "install it from the Groonga project's APT/Yum repositories "
-                "(https://pgroonga.github.io/install/, e.g. postgresql-NN-pgdg-pgroonga on "
-                "Debian/Ubuntu with PGDG's PostgreSQL) or build it with Groonga from source",
-    "rum": "install postgresql-NN-rum (Debian/Ubuntu and PGDG) or build "
-           "https://github.com/postgrespro/rum against this server (make USE_PGXS=1 install)",
-}
 
 
 def _sections(filename: str, marker: str) -> dict[str, str]:
@@ -249,8 +238,7 @@ def _require(session: Session, extension: str) -> None:
     if session.scalar("SELECT count(*) FROM pg_available_extensions WHERE name = %s", (extension,)):
         return
     major = int(session.scalar("SELECT current_setting('server_version_num')::int / 10000"))
-    how = _HOW_TO_GET[extension].replace("NN", str(major))
-    raise NotInstalled(f"{extension} is not installed on this server (PostgreSQL {major}): {how}")
+    raise NotInstalled(missing_text(extension, major))
 
 
 def data_bytes(options: dict[str, Any]) -> int:

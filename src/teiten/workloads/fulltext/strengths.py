@@ -1,6 +1,7 @@
 """Strengths and weaknesses of each full-text method, from measured figures (METHODS S9's
 summary table). A pure function: no I/O, numbers in, short sentences out, each sentence
-carrying the figures it rests on.
+carrying the figures it rests on. A sentence is data (``{"key": ..., figures}``), worded
+in the report's language by :func:`say` from the catalogue's ``fulltext.*`` texts.
 
 The input is one server's figures per method (medians over repetitions, taken by the
 caller)::
@@ -46,6 +47,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from teiten.messages import tr
+
 BUILD_SPREAD = 1.5
 LARGE_INDEX = 1.0
 SMALL_INDEX = 0.3
@@ -57,14 +60,20 @@ BASELINE = "none"
 WORD_METHODS = ("tsvector", "rum")
 
 CLASS_ORDER = ("en", "ja1", "ja2", "ja3", "other")
-CLASS_TEXT = {
-    "en": "English keywords",
-    "ja1": "Japanese 1-character keywords",
-    "ja2": "Japanese 2-character keywords",
-    "ja3": "Japanese keywords of 3+ characters",
-    "other": "keywords of mixed characters",
-}
-NOT_INSTALLED = "not installed on this server"
+CLASSES = frozenset(CLASS_ORDER)
+Sentence = dict[str, Any]  # {"key": a fulltext.* text, its fields}; JSON as it is
+
+
+def say(sentence: Mapping[str, Any], lang: str = "en") -> str:
+    """One sentence in ``lang``; its keyword class (``cls``) worded too."""
+    fields = {k: v for k, v in sentence.items() if k != "key"}
+    if "cls" in fields:
+        fields["text"] = tr(f"fulltext.class.{fields.pop('cls')}", lang)
+    return tr(f"fulltext.{sentence['key']}", lang, **fields)
+
+
+def _said(key: str, **fields: Any) -> Sentence:
+    return {"key": key, **fields}
 
 
 def judge(figures: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -74,7 +83,7 @@ def judge(figures: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     installed = {m: f for m, f in figures.items() if not f.get("not_installed")}
     for method, f in figures.items():
         if f.get("not_installed"):
-            rows[method]["weaknesses"]["all"].append(NOT_INSTALLED)
+            rows[method]["weaknesses"]["all"].append(_said("not_installed"))
     _builds(installed, rows)
     for method, f in installed.items():
         _size(method, f, rows[method])
@@ -103,7 +112,7 @@ def _group(cls: str) -> str:
 def _by_class(searches: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
     out: dict[str, list[Mapping[str, Any]]] = {}
     for s in searches:
-        out.setdefault(s["cls"] if s["cls"] in CLASS_TEXT else "other", []).append(s)
+        out.setdefault(s["cls"] if s["cls"] in CLASSES else "other", []).append(s)
     return out
 
 
@@ -120,63 +129,58 @@ def _builds(installed: Mapping[str, Mapping[str, Any]], rows: dict[str, dict[str
     (fast_s, fast), (next_s, next_m) = builds[0], builds[1]
     n = len(builds)
     rows[fast]["strengths"]["all"].append(
-        f"fastest index build of the {n} ({_duration(fast_s)}; next {_duration(next_s)} by {next_m})")
+        _said("build_fastest", n=n, time=_duration(fast_s), next=_duration(next_s), next_method=next_m))
     slow_s, slow = builds[-1]
     if fast_s > 0 and slow_s >= BUILD_SPREAD * fast_s:
         rows[slow]["weaknesses"]["all"].append(
-            f"slowest index build of the {n} ({_duration(slow_s)}, "
-            f"{_times(slow_s / fast_s)} the fastest, {fast})")
+            _said("build_slowest", n=n, time=_duration(slow_s), times=_times(slow_s / fast_s), fastest=fast))
 
 
 def _size(method: str, f: Mapping[str, Any], row: dict[str, Any]) -> None:
     index, table = f.get("index_bytes"), f.get("table_bytes")
     if method == BASELINE and f.get("build_s") is None:
         if table:
-            row["strengths"]["all"].append(f"no index to build or store (the table alone: {_bytes(table)})")
+            row["strengths"]["all"].append(_said("no_index", table=_bytes(table)))
         return
     if not index or not table:
         return
     ratio = index / table
     if ratio >= LARGE_INDEX:
         row["weaknesses"]["all"].append(
-            f"index larger than the table: {_times(ratio)} ({_bytes(index)} vs {_bytes(table)})")
+            _said("index_large", times=_times(ratio), index=_bytes(index), table=_bytes(table)))
     elif ratio <= SMALL_INDEX:
         row["strengths"]["all"].append(
-            f"small index: {_times(ratio)} the table ({_bytes(index)} vs {_bytes(table)})")
+            _said("index_small", times=_times(ratio), index=_bytes(index), table=_bytes(table)))
 
 
 def _speed(cls: str, per: Mapping[str, Sequence[Mapping[str, Any]]], rows: dict[str, dict[str, Any]]) -> None:
-    text, group = CLASS_TEXT[cls], _group(cls)
+    group = _group(cls)
     medians = {m: _median_s(s) for m, s in per.items()}
     base = medians.get(BASELINE)
     for method, med in medians.items():
         if method == BASELINE or base is None:
             continue
-        against = f"({_duration(med)} vs {_duration(base)})"
+        times = {"time": _duration(med), "scan": _duration(base), "cls": cls}
         if med > 0 and base / med >= FASTER:
-            rows[method]["strengths"][group].append(
-                f"median search {_times(base / med)} faster than a sequential scan for {text} {against}")
+            rows[method]["strengths"][group].append(_said("search_faster", times=_times(base / med), **times))
         elif med <= 0 or base / med < 1:
             slower = med / base if base > 0 else float("inf")
-            rows[method]["weaknesses"][group].append(
-                f"median search {_times(slower)} slower than a sequential scan for {text} {against}")
+            rows[method]["weaknesses"][group].append(_said("search_slower", times=_times(slower), **times))
         elif base / med < NOT_FASTER:
-            rows[method]["weaknesses"][group].append(
-                f"median search hardly faster than a sequential scan for {text}: "
-                f"{_times(base / med)} {against}")
+            rows[method]["weaknesses"][group].append(_said("search_hardly", times=_times(base / med), **times))
     indexed = sorted((med, m) for m, med in medians.items() if m != BASELINE)
     if len(indexed) < 2:
         return
     (fast_s, fast), (next_s, next_m) = indexed[0], indexed[1]
     n = len(indexed)
     rows[fast]["strengths"][group].append(
-        f"fastest of the {n} methods for {text}: median {_duration(fast_s)} "
-        f"(next {_duration(next_s)}, {next_m})")
+        _said("search_fastest", n=n, cls=cls, time=_duration(fast_s), next=_duration(next_s),
+              next_method=next_m))
     slow_s, slow = indexed[-1]
     if fast_s > 0 and slow_s >= SLOWEST_SPREAD * fast_s:
         rows[slow]["weaknesses"][group].append(
-            f"slowest of the {n} methods for {text}: median {_duration(slow_s)}, "
-            f"{_times(slow_s / fast_s)} the fastest ({fast})")
+            _said("search_slowest", n=n, cls=cls, time=_duration(slow_s), times=_times(slow_s / fast_s),
+                  fastest=fast))
 
 
 def _recall_of(searches: Sequence[Mapping[str, Any]]) -> float:
@@ -190,10 +194,8 @@ def _recall(method: str, cls: str, searches: Sequence[Mapping[str, Any]], row: d
     found = sum(int(s["rows"]) for s in searches)
     if hits == 0 or found == hits:
         return
-    why = ": it matches whole words, not substrings" if method in WORD_METHODS else ""
-    row["weaknesses"][_group(cls)].append(
-        f"returns {_pct(found / hits)} of the rows LIKE finds for {CLASS_TEXT[cls]} "
-        f"({found} of {hits}){why}")
+    key = "recall_words" if method in WORD_METHODS else "recall"
+    row["weaknesses"][_group(cls)].append(_said(key, pct=_pct(found / hits), cls=cls, found=found, hits=hits))
 
 
 def _index_use(cls: str, searches: Sequence[Mapping[str, Any]], row: dict[str, Any]) -> None:
@@ -203,13 +205,10 @@ def _index_use(cls: str, searches: Sequence[Mapping[str, Any]], row: dict[str, A
     shape = Counter(str(s.get("shape", "")) for s in without).most_common(1)[0][0]
     med = _duration(_median_s(without))
     if len(without) == len(searches):
-        row["weaknesses"][_group(cls)].append(
-            f"cannot use the index for {CLASS_TEXT[cls]}: every plan scans the table "
-            f"({shape}), median {med}")
+        row["weaknesses"][_group(cls)].append(_said("no_index_use", cls=cls, shape=shape, time=med))
     else:
-        row["weaknesses"][_group(cls)].append(
-            f"does not use the index for {len(without)} of {len(searches)} {CLASS_TEXT[cls]} "
-            f"({shape}), median {med}")
+        row["weaknesses"][_group(cls)].append(_said("some_index_use", n=len(without), of=len(searches),
+                                                    cls=cls, shape=shape, time=med))
 
 
 def _recheck(cls: str, searches: Sequence[Mapping[str, Any]], row: dict[str, Any]) -> None:
@@ -219,10 +218,11 @@ def _recheck(cls: str, searches: Sequence[Mapping[str, Any]], row: dict[str, Any
     returned = sum(int(s["rows"]) for s in used)
     if not used or removed <= returned:
         return
-    ratio = f"{_times(removed / returned)}" if returned else "none returned"
-    row["weaknesses"][_group(cls)].append(
-        f"the recheck discards more rows than it returns for {CLASS_TEXT[cls]}: "
-        f"{removed} removed vs {returned} returned ({ratio})")
+    if returned:
+        row["weaknesses"][_group(cls)].append(_said("recheck", cls=cls, removed=removed, returned=returned,
+                                                    times=_times(removed / returned)))
+    else:
+        row["weaknesses"][_group(cls)].append(_said("recheck_all", cls=cls, removed=removed))
 
 
 # -- numbers as text ------------------------------------------------------------------------
