@@ -144,11 +144,19 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
         for client in ctx.load_clients:
             if client.ssh is not None:
                 client.ssh.close()
-        paths.remove_owned(run_dir)
-        with contextlib.suppress(StoreFull):  # a full disk: resume's leftover check finds it gone
-            store.forget_workdir(study_id, run_dir)
+        try:
+            paths.remove_owned(run_dir)
+        except OSError as exc:  # kept in the store: resume or teiten clean removes it later
+            log.warning("could not remove %s: %s", run_dir, exc)
+        if not run_dir.exists():
+            with contextlib.suppress(StoreFull):  # a full disk: resume's leftover check finds it gone
+                store.forget_workdir(study_id, run_dir)
     counts = store.status_counts(study_id)
-    if not counts.get("planned") and not counts.get("running"):
+    left = [str(p) for p in store.workdirs(study_id) if p.exists()]
+    if left:  # not finished while something of it is left behind
+        report(Event("note", message=f"left behind: {', '.join(left)}; 'teiten clean --store "
+                                     f"{store.path}' removes it"))
+    elif not counts.get("planned") and not counts.get("running"):
         store.set_study_state(study_id, "finished", now())
     return counts
 

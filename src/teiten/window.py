@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from teiten import cpus
 from teiten.drivers import load
+from teiten.messages import tr
 from teiten.monitors import CPU_KEYS, MonitorResult, Monitors, lwlock, replication
 from teiten.monitors.foreign import ForeignLoad, ForeignMeter
 from teiten.monitors.profile import Profile, Profiler, start_profile, stop_profile
@@ -177,5 +178,5 @@ def disturbance(found: ForeignLoad, limit: float) -> str | None:
     on average over its window."""
     if found.cpus <= limit:
         return None
-    return (f"processes outside the trial used {found.cpus:.2f} CPUs over its "
-            f"{found.window_s:.0f} s window (the noise guard's limit is {limit:g}): {who(found)}")
+    return tr("reason.disturbed", "en", cpus=f"{found.cpus:.2f}", window=f"{found.window_s:.0f}",
+              limit=f"{limit:g}", who=who(found))

@@ -134,6 +134,28 @@ def test_sigkill_then_resume_finishes_without_rerunning_finished_trials(
     assert "nothing to resume" in again.stderr
 
 
+def test_teiten_clean_removes_what_a_killed_run_left_and_runs_no_trial(pg17, workdir: Path) -> None:
+    store = workdir / "left.db"
+    before = clusters_snapshot("left")
+    proc = _start("run", str(_study(workdir, "left", duration=3)), "--store", str(store), "--no-report")
+    _wait_for_pgbench(proc)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    servers = [p for d in (TEST_HOME / "clusters").glob("left-*") for p in postgres_processes_under(d)]
+    assert servers, "a killed teiten leaves its server running"
+
+    done = run_cli("clean", "--store", str(store))
+    assert done.returncode == 0, done.stderr
+    assert "killed leftover server process" in done.stderr and "removed " in done.stderr
+    psutil.wait_procs(servers, timeout=10)
+    assert not any(p.is_running() for p in servers)
+    assert clusters_snapshot("left") == before
+    assert [t["status"] for t in _trials(store)] == ["running", "planned"]  # resume runs them
+    again = run_cli("clean", "--store", str(store))
+    assert again.returncode == 0 and again.stderr.strip() == \
+        f"teiten: nothing left behind by the studies of {store}"
+
+
 def test_ctrl_c_stops_cleanly_and_resume_completes(pg17, workdir: Path) -> None:
     store = workdir / "sigint.db"
     before = clusters_snapshot("sigint")

@@ -109,3 +109,26 @@ def test_the_package_imports_nothing_of_teiten() -> None:
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module or "")
     assert not {name for name in imported if name == "teiten" or name.startswith("teiten.")}
+
+
+def test_a_stored_reason_is_worded_again_in_the_reports_language() -> None:
+    """teiten stores a disturbed trial's reason in English (as the CLI says it); a report
+    reads it back through the English text and words it in Japanese. PostgreSQL's and
+    pgbench's own messages stay as they are."""
+    from teiten.monitors.foreign import Consumer, ForeignLoad
+    from teiten.report.i18n import notice_text
+    from teiten.window import disturbance
+
+    found = ForeignLoad(3.0, 1.02, (Consumer(25949, "pytest", 0.9), Consumer(19690, "bash", 0.1)))
+    stored = disturbance(found, 0.25)
+    assert stored == ("processes outside the trial used 0.34 CPUs over its 3 s window (the noise "
+                      "guard's limit is 0.25): pytest (pid 25949) 0.9 s, bash (pid 19690) 0.1 s")
+    assert messages.reason(stored, "ja") == ("試行外のプロセスが 3 秒の測定区間に平均 0.34 CPU を使いました"
+                                             "（ノイズガードの上限は 0.25）: pytest (pid 25949) 0.9 s, "
+                                             "bash (pid 19690) 0.1 s")
+    assert messages.reason(stored, "en") == stored
+    assert messages.reason("FATAL:  the database system is shutting down", "ja") == \
+        "FATAL:  the database system is shutting down"
+    notice = Notice("trial-disturbed", {"trial": "t1", "server": "pg18", "workload": "w", "clients": 2,
+                                        "repetition": 5, "repeat": "t1.2", "error": stored})
+    assert "試行外のプロセスが 3 秒" in notice_text(notice, "ja") and "outside" not in notice_text(notice, "ja")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from teiten import installs, record, runlock, runner, spec, studies, workloads
+from teiten import installs, leftovers, record, runlock, runner, spec, studies, workloads
 from teiten.analysis import differences
 from teiten.check import check, materialise
 from teiten.cli.output import Progress, as_csv, as_json, table
@@ -23,6 +23,7 @@ from teiten.plan import plan
 from teiten.probe import probe
 from teiten.report.build import write_compare_report, write_study_report
 from teiten.report.formats import format_seconds
+from teiten.results import now
 from teiten.store import Store, result_rows
 from teiten.store.db import RESULT_FIELDS
 
@@ -32,7 +33,7 @@ def dispatch(args: argparse.Namespace) -> int:
         "installs": cmd_installs, "install": cmd_install, "study": cmd_study,
         "schema": cmd_schema, "plan": cmd_plan, "run": cmd_run, "scaleup": cmd_scaleup, "resume": cmd_resume,
         "results": cmd_results, "report": cmd_report, "show": cmd_show, "compare": cmd_compare,
-        "probe": cmd_probe,
+        "probe": cmd_probe, "clean": cmd_clean,
     }[args.command]
     return handler(args)
 
@@ -271,6 +272,35 @@ def cmd_resume(args: argparse.Namespace) -> int:
             except KeyboardInterrupt:
                 raise StudyInterrupted(store.path) from None
             return _finish(store, study_id, counts, args)
+    finally:
+        store.close()
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    """Remove what killed or failed runs of a store's studies left behind (servers still
+    running, cluster, WAL, tablespace and socket directories, cgroups, namespaces,
+    containers, clusters on ssh hosts), only where teiten marked it as its own; a study
+    whose every trial is done is finished once nothing of it is left. Runs no trial."""
+    store = Store.open(args.store)
+    try:
+        ids = [int(store.study(args.study_id)["id"])] if args.study_id is not None else \
+            [int(r["id"]) for r in store.studies()]
+        said = 0
+        with runlock.hold(study="(teiten clean)", store=store.path, command=args.command,
+                          wait=runlock.WAIT_LIMIT_S if args.wait else None,
+                          say=functools.partial(print, file=sys.stderr, flush=True)):
+            for study_id in ids:
+                for note in leftovers.clean(store, study_id):
+                    print(f"teiten: study {study_id}: {note}", file=sys.stderr)
+                    said += 1
+                counts = store.status_counts(study_id)
+                if not counts.get("planned") and not counts.get("running") and \
+                        store.study(study_id)["state"] != "finished":
+                    store.set_study_state(study_id, "finished", now())
+                    print(f"teiten: study {study_id} is finished", file=sys.stderr)
+        if not said:
+            print(f"teiten: nothing left behind by the studies of {store.path}", file=sys.stderr)
+        return 0
     finally:
         store.close()
 

@@ -97,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--retry-failed", action="store_true", help="run failed trials again too")
     _running_options(s)
 
+    s = sub.add_parser("clean", help="remove what killed or failed runs left behind (servers, "
+                       "cluster and socket directories), only what teiten marked as its own")
+    s.add_argument("--store", required=True, type=_store, help=_STORE_HELP)
+    s.add_argument("--study-id", type=int, help="only this study of the store (default: all)")
+    s.add_argument("--wait", action="store_true", help="when another benchmark runs on this "
+                   "machine, wait for it to finish (at most 24 h), then clean")
+
     s = sub.add_parser("results", help="list every trial of a store")
     s.add_argument("--store", required=True, type=_store, help=_STORE_HELP)
     s.add_argument("--study-id", type=int, help="only this study of the store (default: all)")

@@ -14,6 +14,7 @@ messages from it.
 from __future__ import annotations
 
 import functools
+import re
 import string
 from collections.abc import Hashable, Iterable, Mapping
 from importlib.resources import files
@@ -61,6 +62,29 @@ def clients_phrase(clients: Iterable[int], lang: str) -> str:
     if len(counts) == 1 and counts[0] == "1":
         return tr("clients.one", lang, n=counts[0])
     return tr("clients.many", lang, list=join(counts, lang))
+
+
+def reason(text: str, lang: str) -> str:
+    """A reason teiten stored in English (a ``reason.*`` text, as the CLI said it) in
+    ``lang``: read back through its English template and worded again; any other text
+    (PostgreSQL's, pgbench's) as it is."""
+    for key, pattern in _reasons():
+        found = pattern.fullmatch(text)
+        if found:
+            return tr(key, lang, **found.groupdict())
+    return text
+
+
+@functools.cache
+def _reasons() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each ``reason.*`` key with its English template as a pattern, fields as groups."""
+    found = []
+    for key, entry in texts().items():
+        if key.startswith("reason."):
+            parts = [re.escape(literal) + (f"(?P<{field}>.+?)" if field else "")
+                     for literal, field, _, _ in string.Formatter().parse(entry["en"])]
+            found.append((key, re.compile("".join(parts), re.DOTALL)))
+    return tuple(found)
 
 
 def word(prefix: str, value: str, lang: str) -> str:

@@ -14,6 +14,7 @@ from teiten.messages import (
     join,
     lang_of,
     notices,
+    reason,
     status_name,
     tr,
     word,
@@ -34,7 +35,7 @@ def notice_text(notice: Notice, lang: str = "en") -> str:
     params = dict(notice.params)
     error = params.get("error")
     if isinstance(error, str):  # a reason teiten stored in English
-        params["error"] = reworded(error, lang)
+        params["error"] = reason(reworded(error, lang), lang)
     clients = params.get("clients")
     if isinstance(clients, int):  # "1 client", "4 clients"
         params["clients_words"] = clients_phrase([clients], "en")

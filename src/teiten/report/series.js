@@ -120,7 +120,8 @@
       // Dragging across a chart zooms in on x, a double-click zooms out: uPlot's defaults.
       cursor: {sync: {key: "teiten-series", setSeries: true}, drag: {x: true, y: false}},
       scales: {x: {time: false}, y: {range: (u, min, max) => [0, max > 0 ? max * 1.08 : 1]}},
-      axes: [{label: L.seconds}, {label: label, size: 64}],
+      axes: [{label: L.seconds, incrs: [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600]},  // whole seconds
+             {label: label, size: 64}],
       series: [{label: L.seconds, value: (u, v) => (v === null || v === undefined ? "—" : String(v))}]
         .concat(shown.map((line) => ({label: data.trials[line[0]].legend, stroke: line[1], dash: line[2],
                                       width: 1.6, spanGaps: false, value: value}))),
