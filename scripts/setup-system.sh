@@ -33,6 +33,9 @@ command -v nsenter >/dev/null || need+=(util-linux)
 # tests check what teiten says when no engine answers; installing it starts no daemon here).
 command -v perf >/dev/null || need+=(linux-perf)
 command -v docker >/dev/null || need+=(docker.io)
+# stress-ng burns CPU beside the test suite, to show it passes on a busy machine (by hand:
+# stress-ng --cpu 2 & make test); nothing in the suite needs it.
+command -v stress-ng >/dev/null || need+=(stress-ng)
 # Source builds (teiten install --from-source; the tests build PostgreSQL 15 once).
 command -v gcc >/dev/null || need+=(gcc)
 command -v make >/dev/null || need+=(make)
@@ -57,7 +60,8 @@ if [ "$(id -u)" -ne 0 ]; then
       [docker.io]="no docker servers" [openssh-server]="no ssh tests" [openssh-client]="no servers over ssh"
       [gcc]="no source builds" [make]="no source builds" [acl]="no TEITEN_HOME under /root"
       [iproute2]="no network namespaces (S5)" [util-linux]="no cold-cache residency or namespaces"
-      [postgresql-15-rum]="no RUM in the full-text study" [postgresql-15-pg-wait-sampling]="no pg_wait_sampling")
+      [postgresql-15-rum]="no RUM in the full-text study" [postgresql-15-pg-wait-sampling]="no pg_wait_sampling"
+      [stress-ng]="no busy-machine check of the suite")
     said=()
     for p in "${need[@]}"; do
       [ -n "${lacks[$p]:-}" ] && said+=("$p (${lacks[$p]})") || said+=("$p")
