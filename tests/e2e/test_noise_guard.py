@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
+import pytest
 from tests.conftest import ROOT, TEST_HOME
 
 STUDY = """
@@ -31,6 +33,10 @@ noise_guard: {max_foreign_cpus: 0.5, repeats: 1}
 
 def test_a_cpu_burner_beside_a_trial_is_caught_named_and_the_trial_repeated(
         pg17, workdir: Path) -> None:
+    busy = psutil.cpu_percent(interval=2) / 100 * (psutil.cpu_count() or 1)
+    if busy > 0.5:  # the study's max_foreign_cpus
+        pytest.skip(f"the machine is already busy ({busy:.1f} CPUs used by other processes): the "
+                    "guard rightly marks every trial, so this test cannot single out its burner")
     (workdir / "guarded.yaml").write_text(STUDY)
     store = workdir / "guarded.db"
     env = dict(os.environ, TEITEN_HOME=str(TEST_HOME), PYTHONPATH=str(ROOT / "src"),

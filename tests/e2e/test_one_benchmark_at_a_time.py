@@ -58,8 +58,9 @@ def _spec(store: Path) -> dict[str, object]:
 def test_a_second_run_or_resume_is_refused_with_one_line_and_creates_nothing(
         pg17, workdir: Path, lock: Path) -> None:  # noqa: ANN001
     first_store, second_store = workdir / "first.db", workdir / "second.db"
-    first = _start("run", str(_study(workdir, "busy-first")), "--store", str(first_store),
-                   "--no-report")
+    # long enough that a busy machine still starts the second before the first ends
+    first = _start("run", str(_study(workdir, "busy-first", duration=3, reps=3)), "--store",
+                   str(first_store), "--no-report")
     try:
         _wait_for_pgbench(first)
         held = _named(lock)
@@ -79,7 +80,7 @@ def test_a_second_run_or_resume_is_refused_with_one_line_and_creates_nothing(
     finally:
         out, err = first.communicate(timeout=300)
     assert first.returncode == 0, err
-    assert [t["status"] for t in _trials(first_store)] == ["ok", "ok"]
+    assert [t["status"] for t in _trials(first_store)] == ["ok", "ok", "ok"]
     assert "beside_others" not in _spec(first_store)
 
 
@@ -131,7 +132,9 @@ def test_ctrl_c_while_waiting_gives_up_and_creates_nothing(
 def test_beside_others_runs_at_once_and_its_report_says_so(
         pg17, workdir: Path, lock: Path) -> None:  # noqa: ANN001
     first_store, second_store = workdir / "first.db", workdir / "second.db"
-    first = _start("run", str(_study(workdir, "beside-first", duration=2, reps=4)), "--store",
+    # long enough to outlast the whole second study (a cluster, its data, a trial, a
+    # report) on a busy machine
+    first = _start("run", str(_study(workdir, "beside-first", duration=3, reps=6)), "--store",
                    str(first_store), "--no-report")
     try:
         _wait_for_pgbench(first)
