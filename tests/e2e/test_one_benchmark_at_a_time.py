@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -132,9 +133,9 @@ def test_ctrl_c_while_waiting_gives_up_and_creates_nothing(
 def test_beside_others_runs_at_once_and_its_report_says_so(
         pg17, workdir: Path, lock: Path) -> None:  # noqa: ANN001
     first_store, second_store = workdir / "first.db", workdir / "second.db"
-    # long enough to outlast the whole second study (a cluster, its data, a trial, a
-    # report) on a busy machine
-    first = _start("run", str(_study(workdir, "beside-first", duration=3, reps=6)), "--store",
+    # More trials than the second study can outlast, however busy the machine: once a trial
+    # of the first has finished after the second's trial started, Ctrl-C ends the first.
+    first = _start("run", str(_study(workdir, "beside-first", reps=100)), "--store",
                    str(first_store), "--no-report")
     try:
         _wait_for_pgbench(first)
@@ -142,10 +143,17 @@ def test_beside_others_runs_at_once_and_its_report_says_so(
                        str(second_store), "--beside-others", "--report", str(workdir / "report"))
         assert done.returncode == 0, done.stderr
         assert first.poll() is None, "the first run ended before the second: not beside it"
+        [trial] = _trials(second_store)
+        deadline = time.monotonic() + 300
+        while not [t for t in _trials(first_store) if t["status"] == "ok" and
+                   str(t["finished_at"]) >= str(trial["started_at"])]:
+            assert time.monotonic() < deadline, "the first run finished no trial after the second began"
+            time.sleep(0.2)
+        time.sleep(0.5)  # the next trial has begun: it reads who joined
+        first.send_signal(signal.SIGINT)
     finally:
         _, err = first.communicate(timeout=300)
-    assert first.returncode == 0, err
-    [trial] = _trials(second_store)
+    assert first.returncode == 130, err
     assert str(trial["started_at"]) < max(str(t["finished_at"]) for t in _trials(first_store))
     assert _spec(second_store)["beside_others"] is True
     assert "beside_others" not in _spec(first_store)
@@ -156,7 +164,7 @@ def test_beside_others_runs_at_once_and_its_report_says_so(
     [joined] = _spec(first_store)["joined_by"]  # type: ignore[misc]
     assert (joined["study"], joined["store"]) == ("beside-second", str(second_store))
     touched = [t for t in _trials(first_store) if t["trial_id"] == joined["trial"]]
-    assert touched and str(touched[0]["finished_at"]) >= str(trial["started_at"])
+    assert touched and str(touched[0]["finished_at"]) >= joined["since"]  # ran after it signed
     assert "another benchmark now runs beside this one with --beside-others: study beside-second" in err
     shown = run_cli("report", "--store", str(first_store), "--out", str(workdir / "first-report"))
     assert shown.returncode == 0, shown.stderr
