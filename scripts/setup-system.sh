@@ -36,6 +36,9 @@ command -v docker >/dev/null || need+=(docker.io)
 # stress-ng burns CPU beside the test suite, to show it passes on a busy machine (by hand:
 # stress-ng --cpu 2 & make test); nothing in the suite needs it.
 command -v stress-ng >/dev/null || need+=(stress-ng)
+# mkfs.xfs makes the loop-mounted XFS (reflink=1) on which the tests and bench.snapshot check
+# restores by reflink clone.
+[ -x /usr/sbin/mkfs.xfs ] || need+=(xfsprogs)
 # Source builds (teiten install --from-source; the tests build PostgreSQL 15 once).
 command -v gcc >/dev/null || need+=(gcc)
 command -v make >/dev/null || need+=(make)
@@ -61,7 +64,7 @@ if [ "$(id -u)" -ne 0 ]; then
       [gcc]="no source builds" [make]="no source builds" [acl]="no TEITEN_HOME under /root"
       [iproute2]="no network namespaces (S5)" [util-linux]="no cold-cache residency or namespaces"
       [postgresql-15-rum]="no RUM in the full-text study" [postgresql-15-pg-wait-sampling]="no pg_wait_sampling"
-      [stress-ng]="no busy-machine check of the suite")
+      [stress-ng]="no busy-machine check of the suite" [xfsprogs]="no reflink-clone restore tests")
     said=()
     for p in "${need[@]}"; do
       [ -n "${lacks[$p]:-}" ] && said+=("$p (${lacks[$p]})") || said+=("$p")

@@ -36,7 +36,7 @@ from teiten.monitors.foreign import quiet_check
 from teiten.plan import plan
 from teiten.record import install_for
 from teiten.remote import Ssh
-from teiten.results import PlannedTrial, TrialResult, now
+from teiten.results import Evidence, PlannedTrial, TrialResult, now
 from teiten.servers import factory, profiles
 from teiten.servers.base import Endpoint, Server, Target
 from teiten.servers.local import check_install
@@ -398,9 +398,14 @@ def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
     watch = Watch(trial, server, notes, WindowOptions(ctx.monitors, ctx.study.profile,
                                                       foreign=ctx.guard is not None),
                   client_cpus=ctx.client_cpus.get(trial.server))
+    cycle = server.new_cycle()
     try:
-        endpoint = server.begin_trial(workload, tid, prewarm=ctx.study.prewarm and workload.prewarm)
-        outcome = workload.run_trial(_request(ctx, trial, server, endpoint), watch.around(endpoint))
+        with cycle.phase("begin"):
+            endpoint = server.begin_trial(workload, tid,
+                                          prewarm=ctx.study.prewarm and workload.prewarm)
+        with cycle.phase("load"):
+            outcome = workload.run_trial(_request(ctx, trial, server, endpoint),
+                                         watch.around(endpoint))
     except (TeitenError, psycopg.Error, OSError) as exc:
         outcome = TrialOutcome(error=f"could not start the trial: {exc}")
     except BaseException:
@@ -408,7 +413,8 @@ def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
         server.end_trial()
         store.reset_interrupted(sid)
         raise
-    end = server.end_trial()
+    with cycle.phase("end"):
+        end = server.end_trial()
     if outcome.not_installed is not None:
         reason = f"not installed: {outcome.not_installed}"
         store.skip_trial(sid, tid, reason, now())
@@ -416,7 +422,9 @@ def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
     run, seen, affinity = outcome.run, watch.seen, watch.affinity
     warnings = seen.warnings if seen else []
     notes = list(end.notes) + warnings + notes + list(outcome.notes)
-    evidence = watch.evidence(end.log, outcome)
+    with cycle.phase("collect"):
+        evidence = watch.evidence(end.log, outcome) or Evidence()
+    evidence.details["cycle"] = cycle.to_json()
     if run is not None:
         error = (_verdict(run, end.crashed) or (affinity.failure() if affinity else None)
                  or outcome.error)

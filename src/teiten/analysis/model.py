@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from teiten.analysis.cycle import MachineTime
 from teiten.analysis.loads import LoadPartRow
 from teiten.analysis.rtt import RttBound
 from teiten.analysis.scaleout import ScaleOut
@@ -414,3 +415,4 @@ class ReportData:
     differences: tuple[Difference, ...] = ()  # between the servers: declared ones first
     auto: Mapping[str, Any] | None = None  # repetitions: auto: its rule and last decision
     compared: tuple[StudyParameters, ...] = ()  # compare: each study's own (empty for one study)
+    machine_time: MachineTime | None = None  # the trials' cycles summed (None: none kept one)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from teiten.analysis import cycle as cycles
 from teiten.cli.output import table
 from teiten.errors import UserError
 from teiten.store import Store
@@ -53,6 +54,9 @@ def render_text(rec: dict[str, Any]) -> str:
                    f"transactions, {rec['failed_transactions'] or 0} failed, measured over "
                    f"{rec['duration_s']:.2f} s; latency {_ms(rec['latency_ms_avg'])} ms "
                    f"(stddev {_ms(rec['latency_ms_stddev'])})")
+    cycle = rec["details"].get("cycle")
+    if cycle:
+        out += _cycle_lines(cycle, rec)
     if rec.get("steps"):
         out += ["", "steps:"] + [_step_line(st) for st in rec["steps"]]
     else:
@@ -86,6 +90,16 @@ def render_text(rec: dict[str, Any]) -> str:
     out += ["", "pgbench stdout:", rec["stdout"] or "(none)", "pgbench stderr:",
             rec["stderr"] or "(none)", "server log:", rec["server_log"] or "(none)"]
     return "\n".join(out)
+
+
+def _cycle_lines(cycle: dict[str, Any], rec: dict[str, Any]) -> list[str]:
+    """Where the trial's machine time went, and what state it started from."""
+    app = rec["details"].get("app") or {}
+    got = cycles.phases(cycle, rec["duration_s"] or app.get("window_s"))
+    ratio = got.overhead()
+    return [f"started from: {cycles.started_from(cycle.get('start') or {})}",
+            f"cycle: {got.text()}; {got.total:.2f} s in all"
+            + (f", {ratio:.2f}x the measured window" if ratio else "")]
 
 
 def _ms(value: float | None) -> str:

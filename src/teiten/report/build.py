@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from teiten import fingerprint
 from teiten.analysis import parameters, summary
 from teiten.analysis.compare import degradation
+from teiten.analysis.cycle import MachineTime, machine_time
 from teiten.analysis.inputs import AppRuns, Graphs, Hot, Locks, ReportOptions, StudyData
 from teiten.analysis.model import Notice, ReportData
 from teiten.analysis.rtt import statements_per_transaction
@@ -160,7 +161,17 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
                    graphs=graphs, graph_diffs=diffs)
     options = ReportOptions(store_path=str(store.path.absolute()), generated_at=now(), lang=lang,
                             exclude_rampup=exclude_rampup)
-    return _finish(report_data(data, options), pairs, out_dir)
+    found = replace(report_data(data, options), machine_time=study_machine_time(store, study))
+    return _finish(found, pairs, out_dir)
+
+
+def study_machine_time(store: Store, study: StudyResults) -> MachineTime | None:
+    """The study's trials' cycles summed, each with its measured window (pgbench's
+    duration, or an application workload's window after its ramp-up)."""
+    apps = store.details_of_kind(study.study_id, "app")
+    windows = {t.trial_id: (t.figures.duration_s if t.figures else None)
+               or apps.get(t.trial_id, {}).get("window_s") for t in study.trials}
+    return machine_time(store.details_of_kind(study.study_id, "cycle"), windows)
 
 
 def _renamed(data: StudyData, rename: Mapping[str, str]) -> StudyData:

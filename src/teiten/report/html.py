@@ -18,6 +18,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from teiten import __version__
+from teiten.analysis.cycle import MachineTime
 from teiten.analysis.model import ReportData, WorkloadSection
 from teiten.report.activity import (
     DeviceTable,
@@ -36,6 +37,7 @@ from teiten.report.exports import section_tables, table_links
 from teiten.report.findings import sentences
 from teiten.report.formats import MISSING
 from teiten.report.i18n import lang_of, notice_text, status_name, tr, workload_heading
+from teiten.report.machine_time import machine_time_text
 from teiten.report.series_view import ERROR_HOOK, series_head, series_section
 from teiten.report.tables import (
     fingerprint_rows,
@@ -126,6 +128,8 @@ def render_html(data: ReportData) -> str:
         out += _section(section, i, stem, ctx)
     out += series_section(data)
 
+    if data.machine_time is not None:
+        out += _machine_time(data.machine_time, lang)
     out.append(f'<h2 id="machine">{e(tr("machine", lang))}</h2>')
     rows = fingerprint_rows(data)
     out.append(_kv_table(rows) if rows else f"<p>{e(tr('machine.none', lang))}</p>")
@@ -305,6 +309,16 @@ def _device_table(table: DeviceTable, lang: str) -> str:
 
 def _missing(cell: str) -> str:
     return ' class="missing"' if cell == MISSING else ""
+
+
+def _machine_time(found: MachineTime, lang: str) -> list[str]:
+    e, told = _e, machine_time_text(found, lang)
+    head = "".join(f'<th scope="col">{e(h)}</th>' for h in told.header)
+    body = "".join(f'<tr><th scope="row">{e(a)}</th><td class="num">{e(b)}</td>'
+                   f'<td class="num">{e(c)}</td></tr>' for a, b, c in told.rows)
+    return [f'<h2 id="machine-time">{e(tr("machine_time", lang))}</h2>', f"<p>{e(told.intro)}</p>",
+            f'<table class="kv time"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>',
+            f"<p>{e(told.starts)}</p>"]
 
 
 def _kv_table(rows: list[tuple[str, str]]) -> str:

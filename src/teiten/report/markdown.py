@@ -31,6 +31,7 @@ from teiten.report.differences import declared_sentence, difference_table
 from teiten.report.exports import DataTable, section_tables, table_links
 from teiten.report.findings import sentences
 from teiten.report.i18n import notice_text, status_name, tr, workload_heading
+from teiten.report.machine_time import machine_time_text
 from teiten.report.tables import (
     fingerprint_rows,
     section_body,
@@ -75,6 +76,12 @@ def render_markdown(data: ReportData, out_dir: Path) -> Path:
     for section, stem in zip(data.sections, section_stems(data), strict=True):
         lines += _section(section, stem, charts_dir, ctx)
 
+    if data.machine_time is not None:
+        told = machine_time_text(data.machine_time, lang)
+        lines += ["", f"## {tr('machine_time', lang)}", "", md(told.intro), ""]
+        lines += _table([md(h) for h in told.header],
+                        [[md(a), b, c] for a, b, c in told.rows], numeric=True)
+        lines += ["", md(told.starts)]
     lines += ["", f"## {tr('machine', lang)}", ""]
     rows = fingerprint_rows(data)
     lines += _kv_table((tr("kv.key", lang), tr("kv.value", lang)), rows) if rows else [

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -110,6 +112,33 @@ class DataSet(Protocol):
         ...
 
 
+# The phases of a trial's cycle: what the runner times around the server, and the parts of
+# its begin and end the server times itself (they fall inside 'begin' and 'end').
+OUTER_PHASES = ("begin", "load", "end", "collect")
+INNER_PHASES = ("restore", "start", "prewarm", "checkpoint", "stop")
+
+
+@dataclass
+class Cycle:
+    """Where one trial's machine time went, phase by phase, and how the state it started
+    from was made (``start``: data restored how, or left as it was; server restarted or
+    not). The runner opens one per trial; the server's begin_trial and end_trial fill in."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+    start: dict[str, object] = field(default_factory=dict)
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        began = time.monotonic()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.monotonic() - began
+
+    def to_json(self) -> dict[str, object]:
+        return {"seconds": {k: round(v, 4) for k, v in self.seconds.items()}, "start": self.start}
+
+
 @dataclass(frozen=True)
 class Target:
     """Where one pgbench goes: a node (or its Pgpool-II) of the server under test."""
@@ -126,6 +155,19 @@ class Server:
     name: str
     kind: str
     placement: Placement | None = None  # the CPUs it is confined to, once they are
+    _cycle: Cycle | None = None
+
+    @property
+    def cycle(self) -> Cycle:
+        """The record of the current trial's cycle, which begin_trial and end_trial fill."""
+        if self._cycle is None:
+            self._cycle = Cycle()
+        return self._cycle
+
+    def new_cycle(self) -> Cycle:
+        """A fresh record for the next trial."""
+        self._cycle = Cycle()
+        return self._cycle
 
     def prepare(self, workload: DataSet) -> None:
         """Make the workload's data exist (and a snapshot of it, where teiten can)."""

@@ -70,6 +70,7 @@ class Cluster:
         self.socket_dir: Path | None = None
         self.log_dir: Path | None = None
         self._manifests: dict[str, snapshot.Manifest] = {}
+        self._clones: dict[str, float | None] = {}  # part -> seconds of a whole clone, if it clones
         self.placement: Placement | None = None  # the CPUs the server runs on
         self.tablespaces: list[Path] = []  # tablespace locations outside the data directory
         self.netns: Namespace | None = None  # the network namespace the server runs in
@@ -287,21 +288,37 @@ class Cluster:
     # -- snapshots -------------------------------------------------------------------------
 
     def snapshot(self, dest: Path) -> float:
-        """Save a stopped copy of the cluster (pgsql-save-db). Returns seconds taken."""
+        """Save a stopped copy of the cluster (pgsql-save-db), and find out how each part of
+        it can be restored (a whole clone where the filesystem shares extents). Returns
+        seconds taken."""
         if self.is_running():
             raise ServerError(f"cannot snapshot {self.data} while the server runs")
         started = time.monotonic()
         dest.mkdir(parents=True, exist_ok=True)
         self._manifests = {part: snapshot.take(path, dest / part) for part, path in self._parts().items()}
+        self._clones = {part: snapshot.clone_seconds(dest / part, path)
+                        for part, path in self._parts().items()}
         return time.monotonic() - started
 
+    def restore_method(self) -> tuple[str, float | None]:
+        """How :meth:`restore` brings the data back, and what one whole clone took at
+        prepare (None when it copies incrementally)."""
+        clones = list(self._clones.values())
+        if clones and all(c is not None for c in clones):
+            return snapshot.CLONE, sum(c for c in clones if c is not None)
+        return snapshot.INCREMENTAL, None
+
     def restore(self, src: Path) -> float:
-        """Bring back the saved copy (pgsql-reload-db), copying only the files that changed
-        since. Returns seconds taken."""
+        """Bring back the saved copy (pgsql-reload-db): clone it whole where the filesystem
+        can, else copy only the files that changed since. Returns seconds taken."""
         if self.is_running():
             raise ServerError(f"cannot restore {self.data} while the server runs")
         started = time.monotonic()
         for part, target in self._parts().items():
+            if self._clones.get(part) is not None:
+                snapshot.clone(src / part, target)
+                log.info("restored %s by a reflink clone", target)
+                continue
             self._manifests[part], copied = snapshot.restore(
                 src / part, target, self._manifests.get(part, {}))
             log.info("restored %s: %d MB copied", target, copied >> 20)

@@ -194,6 +194,7 @@ class _Slot:
     image: str | None = None  # volume: container: the committed image of the loaded data
     saved: Path | None = None  # volume: host: the saved data directory
     manifest: snapshot.Manifest = field(default_factory=dict)
+    trials: int = 0  # begun since the data was loaded
     serial: int = 0
     dirty: bool = False
     broken: bool = False
@@ -365,28 +366,41 @@ class DockerServer(Server):
     def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
         slot = self.slots[workload.key]
         self.current = slot
+        cycle = self.cycle
         if self._running(slot):  # left over from an interrupted trial
-            self._stop(slot)
+            with cycle.phase("stop"):
+                self._stop(slot)
         if slot.dirty or slot.broken:
-            if self.volume == "host":
-                assert slot.saved is not None
-                slot.manifest, copied = snapshot.restore(slot.saved, slot.root / "data",
-                                                         slot.manifest)
-                log.info("%s: restored %d MB", self.name, copied >> 20)
-            elif slot.container is not None:
-                self._remove(slot.container)
-                slot.container = None
+            with cycle.phase("restore"):
+                if self.volume == "host":
+                    assert slot.saved is not None
+                    slot.manifest, copied = snapshot.restore(slot.saved, slot.root / "data",
+                                                             slot.manifest)
+                    log.info("%s: restored %d MB", self.name, copied >> 20)
+                elif slot.container is not None:
+                    self._remove(slot.container)
+                    slot.container = None
+            cycle.start.update({"data": "restored", "after": "crash" if slot.broken else "changed",
+                                "restore": snapshot.INCREMENTAL if self.volume == "host"
+                                else "container made again from the loaded image"})
             slot.dirty = slot.broken = False
-        if slot.container is None:
-            assert slot.image is not None
-            self._run_container(slot, slot.image)
         else:
-            self._start(slot)
+            cycle.start["data"] = "as loaded" if slot.trials == 0 else "as the last trial left it"
+        with cycle.phase("start"):
+            if slot.container is None:
+                assert slot.image is not None
+                self._run_container(slot, slot.image)
+            else:
+                self._start(slot)
+        cycle.start["server"] = "restarted"
         with self._connect(slot, workload.database) as conn:
             if prewarm:
-                prewarm_all(conn)
-            conn.execute("CHECKPOINT")  # moves the next timed checkpoint out of the window
+                with cycle.phase("prewarm"):
+                    prewarm_all(conn)
+            with cycle.phase("checkpoint"):
+                conn.execute("CHECKPOINT")  # moves the next timed checkpoint out of the window
         slot.dirty = workload.modifies_data
+        slot.trials += 1
         return Endpoint(host="127.0.0.1", port=slot.port, user=SUPERUSER,
                         dbname=workload.database)
 
@@ -399,7 +413,8 @@ class DockerServer(Server):
         text = self._logs(slot)[slot.log_offset:]
         notes: list[str] = []
         try:
-            self._stop(slot)
+            with self.cycle.phase("stop"):
+                self._stop(slot)
         except ServerError as exc:
             notes.append(str(exc))
         crashed = crash_verdict({f"container {slot.container}": alive}, {"": text})

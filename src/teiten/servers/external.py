@@ -49,6 +49,7 @@ class ExternalServer(Server):
         self.password: str | None = None
         self.created: set[str] = set()
         self.dirty: set[str] = set()
+        self.began = False  # whether a trial has begun here (the data is as loaded before)
         self.description: dict[str, object] | None = None
 
     def _conninfo(self, dbname: str | None = None) -> str:
@@ -143,18 +144,26 @@ class ExternalServer(Server):
                 log.warning("%s: no round-trip probe: %s", self.name, exc)
 
     def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
-        dbname = self._dbname(workload)
+        dbname, cycle = self._dbname(workload), self.cycle
         if dbname is not None and dbname in self.dirty:
-            self._init(workload)  # S11: load, vacuum, run, drop, for every trial
+            with cycle.phase("restore"):
+                self._init(workload)  # S11: load, vacuum, run, drop, for every trial
             self.dirty.discard(dbname)
+            cycle.start.update({"data": "restored", "restore": "loaded again", "after": "changed"})
+        else:
+            cycle.start["data"] = "as the last trial left it" if self.began else "as loaded"
+        cycle.start["server"] = "not restarted (external)"
+        self.began = True
         with self._connect(dbname) as conn:
             if prewarm:
                 try:
-                    prewarm_all(conn)
+                    with cycle.phase("prewarm"):
+                        prewarm_all(conn)
                 except psycopg.Error as exc:
                     log.info("no prewarm on %s: %s", self.name, exc)
             try:
-                conn.execute("CHECKPOINT")
+                with cycle.phase("checkpoint"):
+                    conn.execute("CHECKPOINT")
             except psycopg.Error as exc:
                 log.info("no CHECKPOINT on %s: %s", self.name, exc)
         if dbname is not None and workload.modifies_data:

@@ -15,6 +15,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
@@ -26,10 +27,13 @@ from teiten.installs import Install
 from teiten.monitors.system import device_of
 from teiten.netns import Namespace
 from teiten.servers import profiles
-from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict
+from teiten.servers.base import Cycle, DataSet, Endpoint, Server, TrialEnd, crash_verdict
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.servers.sql import create_database, describe, prewarm_all
 from teiten.spec import ServerSpec
+
+if TYPE_CHECKING:
+    from teiten.servers.replication import Topology
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +48,21 @@ class _Slot:
     broken: bool = False
     restore_s: list[float] = field(default_factory=list)
     database: str = ""
+    trials: int = 0  # begun since the data was loaded
+
+
+def restored_data(slot: _Slot, restorer: Cluster | Topology, cycle: Cycle) -> dict[str, object]:
+    """Restore the slot's data when the last trial changed it (or crashed), timed as the
+    cycle's 'restore'; returns how the trial's data was made, for its record."""
+    if not (slot.dirty or slot.broken):
+        return {"data": "as loaded" if slot.trials == 0 else "as the last trial left it"}
+    why = "crash" if slot.broken else "changed"
+    with cycle.phase("restore"):
+        slot.restore_s.append(restorer.restore(slot.snapshot))
+    slot.dirty = slot.broken = False
+    method, clone_s = restorer.restore_method()
+    return {"data": "restored", "restore": method, "after": why,
+            **({"clone_at_prepare_s": round(clone_s, 4)} if clone_s is not None else {})}
 
 
 class LocalServer(Server):
@@ -253,19 +272,23 @@ class LocalServer(Server):
     def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
         slot = self.slots[workload.key]
         self.current = slot
-        cluster = slot.cluster
+        cluster, cycle = slot.cluster, self.cycle
         if cluster.is_running():  # left over from an interrupted trial
-            cluster.stop()
-        if slot.dirty or slot.broken:
-            slot.restore_s.append(cluster.restore(slot.snapshot))
-            slot.dirty = slot.broken = False
-        cluster.start(cluster.root / "logs" / trial_id)
+            with cycle.phase("stop"):
+                cluster.stop()
+        cycle.start.update(restored_data(slot, cluster, cycle))
+        with cycle.phase("start"):
+            cluster.start(cluster.root / "logs" / trial_id)
+        cycle.start["server"] = "restarted"
         with cluster.connect(workload.database) as conn:
             if prewarm:
-                prewarm_all(conn)
+                with cycle.phase("prewarm"):
+                    prewarm_all(conn)
             # A checkpoint now moves the next timed one (checkpoint_timeout) out of the window.
-            conn.execute("CHECKPOINT")
+            with cycle.phase("checkpoint"):
+                conn.execute("CHECKPOINT")
         slot.dirty = workload.modifies_data
+        slot.trials += 1
         host = cluster.tcp_host if self.tcp else cluster.host
         assert cluster.port is not None
         return Endpoint(host=host, port=cluster.port, user=SUPERUSER, dbname=workload.database)
@@ -277,7 +300,8 @@ class LocalServer(Server):
         self.current = None
         cluster = slot.cluster
         crashed = crash_verdict({"": cluster.is_running()}, {"": cluster.read_logs()})
-        notes = cluster.stop(fast=crashed is None)
+        with self.cycle.phase("stop"):
+            notes = cluster.stop(fast=crashed is None)
         text = cluster.read_logs()
         if crashed:
             slot.broken = True

@@ -239,6 +239,13 @@ class Topology:
             raise ServerError(f"cannot restore the topology in {self.root} while a node runs")
         return sum(node.restore(src / node_name(i)) for i, node in enumerate(self.nodes))
 
+    def restore_method(self) -> tuple[str, float | None]:
+        """How :meth:`restore` brings the nodes back (Cluster.restore_method of each)."""
+        found = [node.restore_method() for node in self.nodes]
+        methods = {m for m, _ in found}
+        clones = [c for _, c in found if c is not None]
+        return " + ".join(sorted(methods)), sum(clones) if len(clones) == len(found) else None
+
     # -- teardown ----------------------------------------------------------------------
 
     def close(self) -> list[str]:

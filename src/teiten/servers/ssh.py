@@ -302,24 +302,36 @@ class SshServer(Server):
     def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
         slot = self.slots[workload.key]
         self.current = slot
+        cycle = self.cycle
         if any(self._running(node) for node in slot.nodes):  # left over from an interrupted trial
-            self._stop_nodes(slot)
+            with cycle.phase("stop"):
+                self._stop_nodes(slot)
         if slot.dirty or slot.broken:
             started = time.monotonic()
-            for node in slot.nodes:
-                self.ssh.shell('set -e; rm -rf -- "$2"; cp -a -- "$1/data" "$2"', node.snapshot,
-                               node.data, timeout=3600, what="restoring the snapshot")
+            with cycle.phase("restore"):
+                for node in slot.nodes:
+                    self.ssh.shell('set -e; rm -rf -- "$2"; cp -a -- "$1/data" "$2"', node.snapshot,
+                                   node.data, timeout=3600, what="restoring the snapshot")
             slot.restore_s.append(time.monotonic() - started)
+            cycle.start.update({"data": "restored", "restore": "full copy",
+                                "after": "crash" if slot.broken else "changed"})
             slot.dirty = slot.broken = False
-        self._start_nodes(slot, f"{slot.root}/logs/{trial_id}")
+        else:
+            cycle.start["data"] = "as loaded" if slot.trials == 0 else "as the last trial left it"
+        with cycle.phase("start"):
+            self._start_nodes(slot, f"{slot.root}/logs/{trial_id}")
+        cycle.start["server"] = "restarted"
         for node in slot.nodes:
             with self._connect(node, workload.database) as conn:
                 if prewarm:
-                    prewarm_all(conn)
+                    with cycle.phase("prewarm"):
+                        prewarm_all(conn)
                 # A checkpoint now moves the next timed one (checkpoint_timeout) out of the
                 # window (on a standby: a restartpoint).
-                conn.execute("CHECKPOINT")
+                with cycle.phase("checkpoint"):
+                    conn.execute("CHECKPOINT")
         slot.dirty = workload.modifies_data
+        slot.trials += 1
         return self._endpoint(slot, workload.database)
 
     def _start_nodes(self, slot: Slot, log_dir: str) -> None:
@@ -348,7 +360,8 @@ class SshServer(Server):
             {name: self._running(node) for name, node in zip(slot.names, slot.nodes, strict=True)},
             {name: self._read_logs(node.log_dir)
              for name, node in zip(slot.names, slot.nodes, strict=True)})
-        notes = self._stop_nodes(slot, fast=crashed is None)
+        with self.cycle.phase("stop"):
+            notes = self._stop_nodes(slot, fast=crashed is None)
         text = "".join(f"\n## {name}\n{self._read_logs(node.log_dir)}" if name
                        else self._read_logs(node.log_dir)
                        for name, node in zip(slot.names, slot.nodes, strict=True))

@@ -22,6 +22,7 @@ class Slot:
     dirty: bool = False
     broken: bool = False
     restore_s: list[float] = field(default_factory=list)
+    trials: int = 0  # begun since the data was loaded
     device: str | None = None
     socket_dir: str | None = None  # only for standbys' replication connections (mode 0700)
     standbys: list[Slot] = field(default_factory=list)

@@ -25,7 +25,7 @@ from teiten.installs import Install
 from teiten.servers import profiles
 from teiten.servers.base import DataSet, Endpoint, Target, TrialEnd, crash_verdict
 from teiten.servers.cluster import SUPERUSER, Cluster
-from teiten.servers.local import LocalServer
+from teiten.servers.local import LocalServer, restored_data
 from teiten.servers.pgpool import Pgpool
 from teiten.servers.replication import Mode, Topology, node_name
 from teiten.servers.sql import prewarm_all
@@ -83,19 +83,24 @@ class TopologyServer(LocalServer):
         slot = self.slots[workload.key]
         topology = self.topologies[workload.key]
         self.current, self.workload = slot, workload
+        cycle = self.cycle
         if any(node.is_running() for node in topology.nodes):
-            topology.stop()  # left over from an interrupted trial
-        if slot.dirty or slot.broken:
-            slot.restore_s.append(topology.restore(slot.snapshot))
-            slot.dirty = slot.broken = False
+            with cycle.phase("stop"):
+                topology.stop()  # left over from an interrupted trial
+        cycle.start.update(restored_data(slot, topology, cycle))
         logs = slot.cluster.root.parent / "logs" / trial_id
-        topology.start(lambda i: logs / node_name(i))
+        with cycle.phase("start"):
+            topology.start(lambda i: logs / node_name(i))
+        cycle.start["server"] = "restarted"
         for node in topology.nodes:
             with node.connect(workload.database) as conn:
                 if prewarm:
-                    prewarm_all(conn)
-                conn.execute("CHECKPOINT")
+                    with cycle.phase("prewarm"):
+                        prewarm_all(conn)
+                with cycle.phase("checkpoint"):
+                    conn.execute("CHECKPOINT")
         slot.dirty = workload.modifies_data
+        slot.trials += 1
         if self.spec.pgpool:
             self._start_pgpools(topology, logs)
         return self._endpoint(topology.primary, workload)
@@ -167,7 +172,8 @@ class TopologyServer(LocalServer):
         topology = self.topologies[workload.key]
         crashed = crash_verdict({node_name(i): node.is_running()
                                  for i, node in enumerate(topology.nodes)}, topology.read_logs())
-        notes += topology.stop(fast=crashed is None)
+        with self.cycle.phase("stop"):
+            notes += topology.stop(fast=crashed is None)
         logs = topology.read_logs()
         text = "".join(f"\n## {name}\n{body}" for name, body in logs.items()) + pool_log
         if crashed:

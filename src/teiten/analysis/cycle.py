@@ -1,0 +1,128 @@
+"""Where a trial's machine time went: its cycle, phase by phase, from the record the runner
+and the server keep (teiten.servers.base.Cycle), and how the state it started from was made.
+
+The runner times four phases around the server: ``begin`` (bring the server to the trial's
+starting state), ``load`` (the workload with its monitors, the measured window inside it),
+``end`` (stop the server, read its log) and ``collect`` (what the monitors saw). The server
+times the parts of its begin and end it knows (restore, start, prewarm, checkpoint, stop); what
+is left of begin and end is shown as "other". A study's wall time is the sum of its trials'
+cycles and of what happens between them (loading the data, the noise guard, the store).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# Shown in this order; "begin other" and "end other" are what the server did not time itself.
+PHASES = ("restore", "start", "prewarm", "checkpoint", "begin other", "window", "around window",
+          "stop", "end other", "collect")
+
+
+@dataclass(frozen=True)
+class Phases:
+    """Seconds per phase of one trial or of a sum of trials."""
+
+    seconds: dict[str, float]
+
+    @property
+    def total(self) -> float:
+        return sum(self.seconds.values())
+
+    @property
+    def window(self) -> float:
+        return self.seconds.get("window", 0.0)
+
+    def overhead(self) -> float | None:
+        """Wall time divided by the measured window (None without a window)."""
+        return self.total / self.window if self.window > 0 else None
+
+    def text(self) -> str:
+        """``restore 0.31 s, start 0.52 s, ...`` for the phases that took any time."""
+        return ", ".join(f"{name} {s:.2f} s" for name, s in self.seconds.items() if s >= 0.005)
+
+
+def phases(cycle: Mapping[str, Any], window_s: float | None) -> Phases:
+    """The phases of one trial's stored cycle. ``window_s``: its measured window (pgbench's
+    duration; None when the workload measures statements, whose load phase is all window)."""
+    got = {k: float(v) for k, v in (cycle.get("seconds") or {}).items()}
+    load = got.get("load", 0.0)
+    window = min(load, window_s) if window_s is not None else load
+    inner_begin = sum(got.get(k, 0.0) for k in ("restore", "start", "prewarm", "checkpoint"))
+    # A stop of a server left over from an interrupted trial falls in begin, the usual one in end.
+    stop = got.get("stop", 0.0)
+    values = {
+        "restore": got.get("restore", 0.0), "start": got.get("start", 0.0),
+        "prewarm": got.get("prewarm", 0.0), "checkpoint": got.get("checkpoint", 0.0),
+        "begin other": max(0.0, got.get("begin", 0.0) - inner_begin),
+        "window": window, "around window": max(0.0, load - window),
+        "stop": stop, "end other": max(0.0, got.get("end", 0.0) - stop),
+        "collect": got.get("collect", 0.0)}
+    return Phases({name: values[name] for name in PHASES})
+
+
+def add(many: Iterable[Phases]) -> Phases:
+    """The sum of several trials' phases."""
+    total = dict.fromkeys(PHASES, 0.0)
+    for one in many:
+        for name, s in one.seconds.items():
+            total[name] += s
+    return Phases(total)
+
+
+def started_from(start: Mapping[str, Any]) -> str:
+    """How the trial's starting state was made, in a few words (English; the report
+    translates the same keys)."""
+    data = start.get("data")
+    if data == "restored":
+        why = " after a crash" if start.get("after") == "crash" else ""
+        text = f"data restored from the snapshot by {start.get('restore', 'a copy')}{why}"
+    elif data:
+        text = f"data {data}"
+    else:
+        return "not recorded (a trial from before teiten kept its cycle)"
+    server = start.get("server")
+    return text + (f"; server {server}" if server else "")
+
+
+# How a trial's data was made, as keys of the report's catalogue (cycle.data.*).
+_STARTS = {"as loaded": "loaded", "as the last trial left it": "unchanged",
+           "reflink clone": "reflink", "incremental copy": "incremental", "full copy": "full",
+           "loaded again": "reloaded", "container made again from the loaded image": "container"}
+
+
+def start_key(start: Mapping[str, Any]) -> str:
+    """The catalogue key (below ``cycle.data.``) of how a trial's data was made."""
+    data = start.get("data")
+    if data == "restored":
+        return _STARTS.get(str(start.get("restore")), "restored")
+    return _STARTS.get(str(data), "unknown")
+
+
+@dataclass(frozen=True)
+class MachineTime:
+    """A study's trials' cycles summed: where the machine time went, and how many trials
+    started from each kind of state."""
+
+    phases: Phases
+    trials: int
+    starts: dict[str, int]  # start_key -> trials
+    restarted: int  # trials before which the server was started afresh
+
+
+def machine_time(cycles: Mapping[str, Mapping[str, Any]],
+                 windows: Mapping[str, float | None]) -> MachineTime | None:
+    """The sum over the trials that kept a cycle (trial id -> stored cycle); ``windows``:
+    each trial's measured window. None when no trial kept one (a store from before)."""
+    if not cycles:
+        return None
+    starts: dict[str, int] = {}
+    restarted = 0
+    for cycle in cycles.values():
+        start = cycle.get("start") or {}
+        key = start_key(start)
+        starts[key] = starts.get(key, 0) + 1
+        restarted += str(start.get("server", "")).startswith("restarted")
+    total = add(phases(cycle, windows.get(tid)) for tid, cycle in cycles.items())
+    return MachineTime(total, len(cycles), starts, restarted)

@@ -1,0 +1,46 @@
+"""The report's "Machine time" part: where the trials' time went, phase by phase, and how
+each trial's starting state was made (teiten.analysis.cycle), worded in the report's
+language for both the Markdown and the HTML report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from teiten.analysis.cycle import MachineTime
+from teiten.report.i18n import tr
+
+
+@dataclass(frozen=True)
+class MachineTimeText:
+    intro: str
+    header: tuple[str, str, str]
+    rows: tuple[tuple[str, str, str], ...]  # phase, seconds, share
+    starts: str
+
+
+def _duration(seconds: float, lang: str) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    if minutes == 0:
+        return f"{seconds:.1f} s" if lang == "en" else f"{seconds:.1f} 秒"
+    return f"{minutes} min {rest:02d} s" if lang == "en" else f"{minutes} 分 {rest:02d} 秒"
+
+
+def machine_time_text(found: MachineTime, lang: str) -> MachineTimeText:
+    """The sentences and the table of ``found``."""
+    phases = found.phases
+    total = phases.total
+    ratio = phases.overhead()
+    rows = tuple((tr(f"cycle.phase.{name.replace(' ', '_')}", lang), f"{s:.1f}",
+                  f"{s / total * 100:.1f}%" if total > 0 else "-")
+                 for name, s in phases.seconds.items() if s >= 0.05)
+    starts = tr("list.sep", lang).join(tr(f"cycle.data.{key}", lang, n=n)
+                                       for key, n in found.starts.items())
+    return MachineTimeText(
+        intro=tr("machine_time.intro", lang, trials=found.trials, total=_duration(total, lang),
+                 window=_duration(phases.window, lang),
+                 ratio=f"{ratio:.2f}×" if ratio else "-"),
+        header=(tr("machine_time.phase", lang), tr("machine_time.seconds", lang),
+                tr("machine_time.share", lang)),
+        rows=rows,
+        starts=tr("machine_time.starts", lang, starts=starts, restarted=found.restarted,
+                  trials=found.trials))

@@ -1,0 +1,61 @@
+"""A trial's cycle as the report and 'teiten show' read it (teiten.analysis.cycle): the phases
+the server timed are taken out of the runner's begin and end, the measured window out of the
+load, and a study's trials add up."""
+
+from __future__ import annotations
+
+import pytest
+
+from teiten.analysis.cycle import PHASES, add, machine_time, phases, start_key, started_from
+from teiten.servers.base import Cycle
+
+STORED = {"seconds": {"begin": 1.0, "restore": 0.4, "start": 0.3, "prewarm": 0.1,
+                      "checkpoint": 0.05, "load": 10.2, "end": 0.5, "stop": 0.3, "collect": 0.2},
+          "start": {"data": "restored", "restore": "reflink clone", "after": "changed",
+                    "server": "restarted"}}
+
+
+def test_phases_split_begin_end_and_load() -> None:
+    got = phases(STORED, 10.0).seconds
+    assert list(got) == list(PHASES)
+    assert got["begin other"] == pytest.approx(0.15)
+    assert got["window"] == 10.0 and got["around window"] == pytest.approx(0.2)
+    assert got["end other"] == pytest.approx(0.2)
+    assert sum(got.values()) == pytest.approx(1.0 + 10.2 + 0.5 + 0.2)  # nothing counted twice
+    assert phases(STORED, 10.0).overhead() == pytest.approx(11.9 / 10.0)
+
+
+def test_a_workload_without_a_window_is_all_window() -> None:
+    got = phases(STORED, None)
+    assert got.window == 10.2 and got.seconds["around window"] == 0
+
+
+def test_a_study_adds_up_and_counts_its_starting_states() -> None:
+    loaded = {"seconds": {"begin": 0.5, "start": 0.4, "load": 5.0, "end": 0.2, "stop": 0.2},
+              "start": {"data": "as loaded", "server": "restarted"}}
+    external = {"seconds": {"begin": 0.1, "load": 5.0, "end": 0.0},
+                "start": {"data": "as the last trial left it", "server": "not restarted (external)"}}
+    found = machine_time({"a": STORED, "b": loaded, "c": external}, {"a": 10.0, "b": 5.0, "c": 5.0})
+    assert found is not None and found.trials == 3 and found.restarted == 2
+    assert found.starts == {"reflink": 1, "loaded": 1, "unchanged": 1}
+    assert found.phases.total == pytest.approx(
+        add([phases(STORED, 10.0), phases(loaded, 5.0), phases(external, 5.0)]).total)
+    assert found.phases.window == 20.0
+    assert machine_time({}, {}) is None
+
+
+def test_how_a_trial_started_in_words() -> None:
+    assert started_from(STORED["start"]) == ("data restored from the snapshot by reflink clone; "
+                                            "server restarted")
+    assert started_from({"data": "restored", "restore": "incremental copy", "after": "crash"}) == (
+        "data restored from the snapshot by incremental copy after a crash")
+    assert start_key({"data": "restored", "restore": "full copy"}) == "full"
+    assert "not recorded" in started_from({})
+
+
+def test_the_cycle_record_adds_up_repeated_phases() -> None:
+    cycle = Cycle()
+    for _ in range(2):
+        with cycle.phase("stop"):
+            pass
+    assert set(cycle.to_json()["seconds"]) == {"stop"}  # type: ignore[arg-type]
