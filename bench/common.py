@@ -33,12 +33,16 @@ def workload(name: str, scale: int) -> Workload:
 
 
 @contextmanager
-def local_server(inst: Install, w: Workload, *, max_clients: int = 4) -> Iterator[LocalServer]:
+def local_server(inst: Install, w: Workload, *, max_clients: int = 4,
+                 directory: Path | None = None) -> Iterator[LocalServer]:
+    """A local server of ``inst`` for ``w``; its clusters in ``directory`` when given (e.g.
+    a loop-mounted XFS), else in teiten's clusters directory."""
     run_dir = paths.make_owned(paths.clusters_dir() / f"bench-{os.getpid()}-{time.time_ns()}",
                                "benchmark")
-    sizing = Sizing(psutil.virtual_memory().total, psutil.disk_usage(str(run_dir)).free,
+    sizing = Sizing(psutil.virtual_memory().total, psutil.disk_usage(str(directory or run_dir)).free,
                     max_clients, w.data_bytes())
-    server = LocalServer(ServerSpec(name=f"pg{inst.major}", install=str(inst.major)), inst,
+    server = LocalServer(ServerSpec(name=f"pg{inst.major}", install=str(inst.major),
+                                    directory=str(directory) if directory else None), inst,
                          run_dir, sizing)
     try:
         yield server

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import psutil
 import psycopg
 
-from teiten import cpus, installs, leftovers, paths, runlock, workloads
+from teiten import cpus, estimate, installs, leftovers, paths, runlock, workloads
 from teiten.analysis import differences, stopping
 from teiten.drivers import load, pgbench
 from teiten.errors import StoreFull, TeitenError
@@ -93,6 +93,7 @@ class _Context:
     since: str = ""  # when this run started (UTC, ISO)
     joined: list[dict[str, Any]] = field(default_factory=list)  # runs beside it (spec joined_by)
     secrets: Secrets = field(default_factory=Secrets)  # the study file's passwords (memory only)
+    prepares: list[tuple[str, float]] = field(default_factory=list)  # (workload, seconds) loading
 
 
 def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False,
@@ -128,7 +129,11 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
                    joined=list(spec_json.get("joined_by", [])), secrets=secrets or Secrets())
     try:
         _setup_servers(ctx)
-        _loop(ctx)
+        loop_s = _loop(ctx)
+        try:  # this machine's rates, for the next 'teiten plan' (never fails the study)
+            estimate.learn_from_run(store, study_id, ctx.since, ctx.workloads, ctx.prepares, loop_s)
+        except (OSError, ValueError) as exc:
+            log.warning("could not keep this run's rates for teiten plan: %s", exc)
     except BaseException:
         # On a full disk this write fails too: the study stays 'running', which resume takes
         # up all the same (its trial cut short goes back to planned).
@@ -218,7 +223,8 @@ def _client_resolution() -> Resolution:
     return installs.resolve("18")
 
 
-def _loop(ctx: _Context) -> None:
+def _loop(ctx: _Context) -> float:
+    """Run the trials; returns the seconds the trials took, from the first one's start."""
     if ctx.guard is not None:  # a run killed between a disturbed trial and its repeat
         for r in ctx.store.records(ctx.study_id):
             if r.status == "disturbed":
@@ -256,6 +262,7 @@ def _loop(ctx: _Context) -> None:
             message += f"; repeated as trial {repeat.trial_id}"
         ctx.report(Event("trial-end", index=done, total=total, trial=trial,
                          status=status, message=message, elapsed=time.monotonic() - started))
+    return time.monotonic() - started
 
 
 def _note_joined(ctx: _Context, trial: PlannedTrial) -> None:
@@ -336,11 +343,13 @@ def _prepare_all(ctx: _Context, todo: list[PlannedTrial]) -> None:
         if key in ctx.broken or key in ctx.unprepared or key in ctx.prepared:
             continue
         server = ctx.servers[trial.server]
+        began = time.monotonic()
         try:
             server.prepare(ctx.workloads[trial.workload])
         except (TeitenError, psycopg.Error, OSError) as exc:
             ctx.unprepared[key] = _unprepared(ctx, trial, exc)
             continue
+        ctx.prepares.append((trial.workload, time.monotonic() - began))
         ctx.prepared.add(key)
         _describe(ctx, trial.server, server)
     stored = ctx.store.study_results(ctx.study_id).servers

@@ -44,7 +44,27 @@ def finished(pg17, pg18, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     store = work / "e2e.db"
     plan = run_cli("plan", str(study), "--format", "json", check=True)
     done = run_cli("run", str(study), "--store", str(store), "--report", str(work / "report"))
-    return {"work": work, "store": store, "plan": json.loads(plan.stdout), "run": done}
+    replanned = run_cli("plan", str(study), check=True)
+    return {"work": work, "store": store, "plan": json.loads(plan.stdout), "run": done,
+            "estimates": (plan.stderr, replanned.stderr)}
+
+
+def test_plan_estimates_the_cost_from_this_machines_rates(finished: dict[str, object]) -> None:
+    """Before the run, from whatever rates this TEITEN_HOME has; after it, from the rates the
+    run measured (the estimate's accuracy is bench.plan_accuracy's figure, not a test)."""
+    before, after = finished["estimates"]  # type: ignore[misc]
+    shape = (r"teiten: note: estimate: about (\d+) s of wall time for 16 trials \(16 s of "
+             r"measured windows, (\d+) s loading the data\), and about (\d+) MB of disk at most; "
+             r"from (.*)")
+    for text in (before, after):
+        found = re.search(shape, text)
+        assert found, text
+        wall, loading, disk = (int(found.group(i)) for i in (1, 2, 3))
+        assert wall > 16 + loading and 2 * 4 * 30 < disk < 2000, text  # 4 clusters of ~32 MB
+    assert "rates measured on this machine by" in after
+    from tests.conftest import TEST_HOME
+    rates = json.loads((TEST_HOME / "rates.json").read_text())
+    assert rates["studies"] >= 1 and 0 < rates["trial_fixed_s"] < 30
 
 
 def test_run_exits_0_with_a_summary(finished: dict[str, object]) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from teiten import installs, leftovers, record, runlock, runner, spec, studies, workloads
+from teiten import estimate, installs, leftovers, record, runlock, runner, spec, studies, workloads
 from teiten.analysis import differences
 from teiten.check import check, materialise
 from teiten.cli.output import Progress, as_csv, as_json, table
@@ -110,10 +110,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print("teiten: note: " + tr("auto.plan", floor=auto.floor, ceiling=auto.ceiling,
                                     target=f"{auto.target_pct:g}",
                                     budget=format_seconds(auto.budget)), file=sys.stderr)
+    found = workloads.variants(loaded.study)
+    planned = plan(loaded.study, found)
+    most = (plan(loaded.study, found, blocks=loaded.study.auto_repetitions.ceiling)
+            if loaded.study.repetitions == "auto" else None)
+    cost = estimate.estimate(loaded.study, {w.key: w for w in workloads.resolve(loaded)}, planned,
+                             estimate.Rates.load(), most=most)
+    print(f"teiten: note: {cost.text()}", file=sys.stderr)
     rows = [{"order_index": t.order_index, "trial_id": t.trial_id, "server": t.server,
              "workload": t.workload, "variant": t.variant, "clients": t.clients,
              "threads": t.threads, "repetition": t.repetition, "duration_s": t.duration_s}
-            for t in plan(loaded.study, workloads.variants(loaded.study))]
+            for t in planned]
     if not any(r["variant"] for r in rows):
         for r in rows:
             del r["variant"]

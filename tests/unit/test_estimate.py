@@ -1,0 +1,94 @@
+"""teiten plan's estimate (teiten.estimate): the arithmetic of the model, the rates learnt
+back from what a run measured, and the file that keeps them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from teiten.estimate import MB, Observed, Rates, estimate, learn
+from teiten.plan import plan
+from teiten.spec import load_text
+from teiten.workloads import resolve
+
+STUDY = """
+study: est
+servers: [{name: a, install: "17"}]
+workloads: [tpcb-like, select-only]
+scale: 10
+clients: [1, 2]
+duration: 10s
+repetitions: 3
+order: sequential
+"""
+
+RATES = Rates(prepare_fixed_s=2.0, pgbench_load_bytes_per_s=50 * MB, trial_fixed_s=0.5,
+              prewarm_bytes_per_s=500 * MB, restore_fixed_s=0.1, restore_bytes_per_s=100 * MB,
+              wal_bytes_per_s=10 * MB)
+
+
+def _study(text: str = STUDY):  # noqa: ANN202
+    loaded = load_text(text, Path("est.yaml"))
+    return loaded.study, {w.key: w for w in resolve(loaded)}
+
+
+def test_the_estimate_adds_loading_windows_cycles_and_restores() -> None:
+    study, found = _study()
+    trials = plan(study)
+    got = estimate(study, found, trials, RATES)
+    update, read = found["tpcb-like"].data_bytes(), found["select-only"].data_bytes()
+    loading = 2 * 2.0 + (update + read) / (50 * MB)
+    # 12 trials of 10 s; each prewarms its data; every tpcb-like trial after the first of
+    # its cluster (5 of 6) restores it.
+    around = 12 * 0.5 + 6 * (update + read) / (500 * MB) + 5 * (0.1 + update / (100 * MB))
+    assert got.trials == 12 and got.windows_s == 120
+    assert got.loading_s == pytest.approx(loading)
+    assert got.wall_s == pytest.approx(loading + 120 + around)
+    assert got.disk_bytes == pytest.approx(2 * (update + read) + 10 * 10 * MB + 64 * MB, abs=1)
+    assert "from default rates" in estimate(study, found, trials, Rates()).text()
+
+
+def test_a_read_only_study_writes_no_wal_and_restores_nothing() -> None:
+    study, found = _study(STUDY.replace("[tpcb-like, select-only]", "[select-only]"))
+    got = estimate(study, found, plan(study), RATES)
+    read = found["select-only"].data_bytes()
+    assert got.disk_bytes == 2 * read
+    assert got.wall_s == pytest.approx(2.0 + read / (50 * MB) + 60 + 6 * (0.5 + read / (500 * MB)))
+
+
+def test_auto_repetitions_give_a_range_bounded_by_the_budget() -> None:
+    text = STUDY.replace("repetitions: 3", "repetitions: auto\nauto_repetitions: "
+                         "{floor: 5, ceiling: 20, target_pct: 5, budget: 5min}")
+    study, found = _study(text)
+    got = estimate(study, found, plan(study), RATES,
+                   most=plan(study, blocks=study.auto_repetitions.ceiling))
+    assert got.trials == 20 and got.wall_s_most is not None
+    assert got.wall_s < got.wall_s_most == pytest.approx(got.loading_s + 300)  # the budget
+    assert "from its floor of blocks to its ceiling or budget" in got.text()
+
+
+def test_rates_are_learnt_back_from_what_a_run_measured() -> None:
+    size = 500 * MB
+    cycle = {"seconds": {"begin": 2.0, "restore": 1.0, "prewarm": 0.5, "start": 0.3,
+                         "load": 10.2, "end": 0.3, "stop": 0.25, "collect": 0.1}}
+    seen = [Observed(cycle, size, 10.0, 200 * MB), Observed(cycle, size, 10.0, 100 * MB)]
+    got = learn(Rates(), seen, [(size, False, 12.0), (10 * MB, False, 1.5)], between_s=0.4,
+                when="2026-11-25T10:00:00+00:00")
+    assert got.prepare_fixed_s == 1.5  # the small data set
+    assert got.pgbench_load_bytes_per_s == pytest.approx(size / 10.5)
+    assert got.restore_bytes_per_s == pytest.approx(size / 1.0)
+    assert got.prewarm_bytes_per_s == pytest.approx(size / 0.5)
+    # Everything but the window, the prewarm and the restore, with the time between trials.
+    assert got.trial_fixed_s == pytest.approx(12.6 - 10.0 - 0.5 - 1.0 + 0.4)
+    assert got.wal_bytes_per_s == pytest.approx(20 * MB)  # the most a trial wrote
+    assert got.studies == 1 and "1 earlier run " in got.source()
+    assert learn(got, [], [], between_s=0, when="x") is got
+
+
+def test_the_rates_file_round_trips_and_a_bad_one_gives_the_defaults(tmp_path: Path) -> None:
+    RATES.save(tmp_path)
+    assert Rates.load(tmp_path) == RATES
+    (tmp_path / "rates.json").write_text("{not json")
+    assert Rates.load(tmp_path) == Rates()
+    assert Rates.load(tmp_path / "nowhere") == Rates()
