@@ -219,7 +219,7 @@ class TrialRecord:
                 "latency_ms_avg": f.latency_ms_avg if f else None,
                 "latency_ms_stddev": f.latency_ms_stddev if f else None,
                 "started_at": self.started_at, "finished_at": self.finished_at, "error": self.error,
-                "variant": p.variant}
+                "variant": p.variant, "study_id": self.study_id}
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import os
 import re
 import sys
@@ -33,7 +34,7 @@ def dispatch(args: argparse.Namespace) -> int:
         "installs": cmd_installs, "install": cmd_install, "study": cmd_study,
         "schema": cmd_schema, "plan": cmd_plan, "run": cmd_run, "scaleup": cmd_scaleup, "resume": cmd_resume,
         "results": cmd_results, "report": cmd_report, "show": cmd_show, "compare": cmd_compare,
-        "probe": cmd_probe, "clean": cmd_clean,
+        "probe": cmd_probe, "clean": cmd_clean, "studies": cmd_studies,
     }[args.command]
     return handler(args)
 
@@ -312,9 +313,44 @@ def cmd_clean(args: argparse.Namespace) -> int:
         store.close()
 
 
+STUDY_FIELDS = ("study_id", "name", "machine", "started_at", "finished_at", "state", "trials",
+                "ok", "failed", "disturbed", "skipped", "planned", "source")
+
+
+def cmd_studies(args: argparse.Namespace) -> int:
+    """Every study of a store, one row each."""
+    store = Store.open(args.store)
+    try:
+        rows = []
+        for r in store.studies():
+            counts = store.status_counts(int(r["id"]))
+            machine = json.loads(r["fingerprint"])
+            rows.append({
+                "study_id": r["id"], "name": r["name"], "machine": machine.get("hostname"),
+                "started_at": r["created_at"], "finished_at": r["finished_at"], "state": r["state"],
+                "trials": sum(counts.values()),
+                **{k: counts.get(k, 0) for k in ("ok", "failed", "disturbed", "skipped")},
+                "planned": counts.get("planned", 0) + counts.get("running", 0),
+                "source": r["source"]})
+    finally:
+        store.close()
+    if not rows and args.format == "table":
+        print(f"teiten: {args.store} holds no study yet", file=sys.stderr)
+        return 0
+    if args.format == "json":
+        print(as_json(rows))
+    elif args.format == "csv":
+        sys.stdout.write(as_csv(rows, STUDY_FIELDS))
+    else:
+        print(table(rows, [f for f in STUDY_FIELDS if f not in ("finished_at", "source")]))
+    return 0
+
+
 def cmd_results(args: argparse.Namespace) -> int:
     store = Store.open(args.store)
     try:
+        if args.study_id is not None:
+            store.study(args.study_id)  # one that does not exist is an error, not an empty list
         rows = result_rows(store, args.study_id)
     finally:
         store.close()
@@ -324,8 +360,8 @@ def cmd_results(args: argparse.Namespace) -> int:
         sys.stdout.write(as_csv(rows, RESULT_FIELDS))
     else:
         varied = ["variant"] if any(r["variant"] for r in rows) else []
-        print(table(rows, ["order_index", "trial_id", "server", "workload", *varied, "clients",
-                           "repetition", "status", "tps", "latency_ms_avg", "error"]))
+        print(table(rows, ["study_id", "order_index", "trial_id", "server", "workload", *varied,
+                           "clients", "repetition", "status", "tps", "latency_ms_avg", "error"]))
     return 0
 
 

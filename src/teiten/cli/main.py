@@ -104,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--wait", action="store_true", help="when another benchmark runs on this "
                    "machine, wait for it to finish (at most 24 h), then clean")
 
+    s = sub.add_parser("studies", help="list the studies of a store: id, name, machine, "
+                       "started, state and trial counts")
+    s.add_argument("--store", required=True, type=_store, help=_STORE_HELP)
+    s.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                   help="a table, JSON or CSV")
+
     s = sub.add_parser("results", help="list every trial of a store")
     s.add_argument("--store", required=True, type=_store, help=_STORE_HELP)
     s.add_argument("--study-id", type=int, help="only this study of the store (default: all)")

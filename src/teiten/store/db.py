@@ -35,7 +35,7 @@ RESULT_FIELDS = (
     "trial_id", "study", "server", "workload", "clients", "threads", "repetition",
     "order_index", "status", "tps", "transactions", "failed_transactions", "duration_s",
     "latency_ms_avg", "latency_ms_stddev", "started_at", "finished_at", "error",
-    "variant",  # last, so that existing CSV readers keep their columns
+    "variant", "study_id",  # last, so that existing CSV readers keep their columns
 )
 
 
@@ -180,7 +180,8 @@ class Store:
     def study(self, study_id: int) -> sqlite3.Row:
         row = self.conn.execute("SELECT * FROM studies WHERE id=?", (study_id,)).fetchone()
         if row is None:
-            raise UserError(f"{self.path} has no study {study_id}")
+            raise UserError(f"{self.path} has no study {study_id}; 'teiten studies --store "
+                            f"{self.path}' lists them")
         return row
 
     def update_spec(self, study_id: int, changes: Mapping[str, Any]) -> None:
