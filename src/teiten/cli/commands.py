@@ -26,7 +26,7 @@ from teiten.report.build import write_compare_report, write_study_report
 from teiten.report.formats import format_seconds
 from teiten.results import now
 from teiten.store import Store, result_rows
-from teiten.store.db import RESULT_FIELDS
+from teiten.store.rows import CSV_FIELDS, csv_row
 
 
 def dispatch(args: argparse.Namespace) -> int:
@@ -357,7 +357,7 @@ def cmd_results(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(as_json(rows))
     elif args.format == "csv":
-        sys.stdout.write(as_csv(rows, RESULT_FIELDS))
+        sys.stdout.write(as_csv([csv_row(r) for r in rows], CSV_FIELDS))
     else:
         varied = ["variant"] if any(r["variant"] for r in rows) else []
         print(table(rows, ["study_id", "order_index", "trial_id", "server", "workload", *varied,

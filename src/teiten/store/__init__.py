@@ -1,5 +1,6 @@
 """The results store (SQLite by default): it writes and reads the model of teiten.results."""
 
-from teiten.store.db import Store, result_rows
+from teiten.store.db import Store
+from teiten.store.rows import result_rows
 
 __all__ = ["Store", "result_rows"]

@@ -31,13 +31,6 @@ from teiten.results import (
 )
 from teiten.store.schema import MIGRATIONS, SCHEMA_VERSION
 
-RESULT_FIELDS = (
-    "trial_id", "study", "server", "workload", "clients", "threads", "repetition",
-    "order_index", "status", "tps", "transactions", "failed_transactions", "duration_s",
-    "latency_ms_avg", "latency_ms_stddev", "started_at", "finished_at", "error",
-    "variant", "study_id",  # last, so that existing CSV readers keep their columns
-)
-
 
 class _Connection(sqlite3.Connection):
     """SQLite's connection, whose "database or disk is full" is :class:`StoreFull`: one line
@@ -449,10 +442,6 @@ def _insert_planned(c: sqlite3.Connection, study_id: int, trials: Sequence[Plann
           t.repetition, t.duration_s, t.variant, t.repeat_of) for t in trials])
 
 
-MONITOR_FIELDS = ("cpu_user", "cpu_sys", "cpu_iowait", "cpu_idle", "cpu_steal", "wal_bytes",
-                  "blks_hit", "blks_read", "checkpoints_in_window")
-
-
 def _record(row: sqlite3.Row) -> TrialRecord:
     planned = PlannedTrial(
         trial_id=row["trial_id"], order_index=row["order_index"], server=row["server"],
@@ -469,17 +458,3 @@ def _record(row: sqlite3.Row) -> TrialRecord:
     return TrialRecord(planned, study_id=row["study_id"], study=row["study"], status=row["status"],
                        attempts=row["attempts"], started_at=row["started_at"],
                        finished_at=row["finished_at"], error=row["error"], figures=figures)
-
-
-def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any]]:
-    """Every trial as a plain dict with the fields of ``teiten results``, and what the
-    monitors saw (None where they did not run)."""
-    rows = []
-    for record in store.records(study_id):
-        out = record.row()
-        metrics = store.metrics(record.study_id, record.trial_id)
-        for k in MONITOR_FIELDS:
-            out[k] = metrics.get(k)
-        out["top_waits"] = store.top_waits(record.study_id, record.trial_id)
-        rows.append(out)
-    return rows

@@ -1,0 +1,73 @@
+"""Every trial as one flat row, as ``teiten results`` exports it (table, JSON, CSV): the
+load's figures, what the monitors saw, and each workload's headline figures (issue 21): an
+application workload's window rate, NOPM and TPM (tpcc) or BT/s (bookstore); a measured
+statement workload's steps and the sizes of its relations. The README lists the columns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from teiten.store.db import Store
+
+RESULT_FIELDS = (
+    "trial_id", "study", "server", "workload", "clients", "threads", "repetition",
+    "order_index", "status", "tps", "transactions", "failed_transactions", "duration_s",
+    "latency_ms_avg", "latency_ms_stddev", "started_at", "finished_at", "error",
+    "variant", "study_id",  # later columns are added at the end, so CSV readers keep theirs
+)
+MONITOR_FIELDS = ("cpu_user", "cpu_sys", "cpu_iowait", "cpu_idle", "cpu_steal", "wal_bytes",
+                  "blks_hit", "blks_read", "checkpoints_in_window")
+# app_tps: an application workload's transactions per second over its window (the
+# bookstore's BT/s); nopm and tpm: tpcc's; steps and sizes: a measured-statement workload's.
+HEADLINE_FIELDS = ("app_tps", "nopm", "tpm", "window_s", "steps", "sizes")
+CSV_FIELDS = (*RESULT_FIELDS, *MONITOR_FIELDS, *HEADLINE_FIELDS)
+
+
+def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any]]:
+    """Every trial as a plain dict with the fields of ``teiten results``: what the monitors
+    saw and the workload's headline figures (None where there are none)."""
+    rows = []
+    apps: dict[int, dict[str, Any]] = {}
+    steps: dict[int, dict[str, list[dict[str, Any]]]] = {}
+    for record in store.records(study_id):
+        sid = record.study_id
+        if sid not in apps:
+            apps[sid] = store.details_of_kind(sid, "app")
+            steps[sid] = {}
+            for st in store.steps(sid):
+                steps[sid].setdefault(st["trial_id"], []).append(st)
+        out = record.row()
+        metrics = store.metrics(sid, record.trial_id)
+        for k in MONITOR_FIELDS:
+            out[k] = metrics.get(k)
+        out["top_waits"] = store.top_waits(sid, record.trial_id)
+        out.update(_headline(apps[sid].get(record.trial_id), steps[sid].get(record.trial_id)))
+        rows.append(out)
+    return rows
+
+
+def _headline(app: dict[str, Any] | None, steps: list[dict[str, Any]] | None) -> dict[str, Any]:
+    out: dict[str, Any] = dict.fromkeys(HEADLINE_FIELDS)
+    if app:
+        out.update(app_tps=app.get("tps"), nopm=app.get("nopm"), tpm=app.get("tpm"),
+                   window_s=app.get("window_s"))
+    if steps:
+        out["steps"] = [{"name": st["name"], "param": st["param"], "seconds": st["seconds"],
+                         "rows": st["rows"]} for st in steps]
+        sizes: dict[str, int] = {}
+        for st in steps:  # the sizes after the last step that measured them
+            sizes.update(st.get("sizes") or {})
+        out["sizes"] = sizes or None
+    return out
+
+
+def csv_row(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with its steps and sizes written as one cell each, for CSV:
+    ``load[2 devices x 960 steps]=0.00554; index[brin]=0.00193`` and ``iot_rdb=188416; ...``."""
+    out = dict(row)
+    if row.get("steps"):
+        out["steps"] = "; ".join(f"{st['name']}" + (f"[{st['param']}]" if st["param"] else "")
+                                 + f"={st['seconds']:.6g}" for st in row["steps"])
+    if row.get("sizes"):
+        out["sizes"] = "; ".join(f"{k}={v}" for k, v in row["sizes"].items())
+    return out
