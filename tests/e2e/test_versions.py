@@ -66,6 +66,17 @@ def test_a_study_of_96_13_and_18_runs_with_one_pgbench(
             "SELECT t.server, sum(w.samples) FROM waits w JOIN trials t USING (study_id, trial_id) "
             "WHERE w.backend_type = 'client backend' GROUP BY t.server").fetchall())
     assert set(sampled) == {"pg96", "pg13", "pg18"} and min(sampled.values()) > 0, sampled
+    # WAL bytes on every version (before 14 from the WAL position); records only from 14.
+    for server, workload, wal, records in (
+            ("pg96", "pgecons-update", True, False), ("pg13", "pgecons-update", True, False),
+            ("pg18", "pgecons-update", True, True)):
+        mine = [r for r in rows if (r["server"], r["workload"]) == (server, workload)]
+        assert all((r["wal_bytes"] or 0) > 100_000 for r in mine) == wal, (server, mine)
+        with sqlite3.connect(store) as conn:
+            names = {n for (n,) in conn.execute(
+                "SELECT DISTINCT m.name FROM metrics m JOIN trials t USING (study_id, trial_id) "
+                "WHERE t.server = ? AND t.workload = ?", (server, workload))}
+        assert ("wal_records" in names) == records, (server, names)
     # Each server ran its own version.
     assert {n: d["version"] for n, d in described.items()} == {
         "pg96": pg96.version, "pg13": pg13.version, "pg18": pg18.version}

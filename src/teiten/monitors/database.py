@@ -3,8 +3,9 @@ PostgreSQL's cumulative statistics over it.
 
 Wait events come from pg_stat_activity at 10 Hz (the modern stand-in for the 2014 team's
 LWLOCK_STATS builds, METHODS S2), or from the pg_wait_sampling extension when it is
-installed. Statistics views differ between versions (pg_stat_wal from 14, pg_stat_io
-from 16, pg_stat_checkpointer from 17, columns moved in 17 and 18): rather than naming
+installed. Statistics views differ between versions (pg_stat_wal from 14, before which the WAL's bytes
+come from its position and its records and full-page images are not known; pg_stat_io from
+16, pg_stat_checkpointer from 17, columns moved in 17 and 18): rather than naming
 columns per version, every numeric column of each view present is snapshotted and
 differenced, and the few figures teiten interprets are looked up by the names each
 version uses.
@@ -159,6 +160,11 @@ def _views(conn: psycopg.Connection) -> dict[str, tuple[str, tuple[str, ...]]]:
     }
     if version >= 140000:
         views["wal"] = ("SELECT * FROM pg_stat_wal", ())
+    elif version >= 100000:  # no pg_stat_wal: the bytes from the WAL position (not records, FPIs)
+        views["wal"] = ("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') AS wal_bytes", ())
+    else:
+        views["wal"] = ("SELECT pg_xlog_location_diff(pg_current_xlog_location(), '0/0') "
+                        "AS wal_bytes", ())
     if version >= 160000:
         views["io"] = ("SELECT * FROM pg_stat_io", ("backend_type", "object", "context"))
     if version >= 170000:
