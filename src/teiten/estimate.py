@@ -21,6 +21,7 @@ The model, per study:
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -60,10 +61,24 @@ class Rates:
         path = (home or paths.home()) / FILE
         try:
             found = json.loads(path.read_text())
-            known = {f.name for f in fields(cls)}
-            return cls(**{k: v for k, v in found.items() if k in known})
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError):
             return cls()
+        if not isinstance(found, dict):
+            return cls()
+        good: dict[str, object] = {}
+        for f in fields(cls):  # each field checked on its own; a bad one keeps its default
+            value = found.get(f.name)
+            if f.name == "measured_at":
+                ok = isinstance(value, str)
+            elif f.name == "studies":
+                ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+            else:
+                ok = (isinstance(value, int | float) and not isinstance(value, bool)
+                      and math.isfinite(value)
+                      and (value > 0 if f.name.endswith("_per_s") else value >= 0))
+            if ok:
+                good[f.name] = value
+        return cls(**good)  # type: ignore[arg-type]
 
     def save(self, home: Path | None = None) -> None:
         """Keep these rates for the next estimate (written whole, then renamed)."""
@@ -184,8 +199,9 @@ class Observed:
 
     cycle: Mapping[str, Mapping[str, float]]  # the stored cycle ("seconds", "start")
     data_bytes: int
-    window_s: float | None  # None: a measured statement
+    window_s: float | None  # None: a measured statement (its load is all window)
     wal_bytes: float | None
+    rampup_s: float = 0.0  # an application workload's, before its window
 
 
 def learn(old: Rates, trials: Iterable[Observed], prepares: Iterable[tuple[int, bool, float]],
@@ -202,7 +218,8 @@ def learn(old: Rates, trials: Iterable[Observed], prepares: Iterable[tuple[int, 
         load = s.get("load", 0.0)
         window = load if t.window_s is None else min(load, t.window_s)
         total = sum(s.get(k, 0.0) for k in ("begin", "load", "end", "collect"))
-        fixed.append(total - window - s.get("prewarm", 0.0) - s.get("restore", 0.0) + between_s)
+        fixed.append(total - window - t.rampup_s - s.get("prewarm", 0.0) - s.get("restore", 0.0)
+                     + between_s)
         if t.window_s is None:
             statements.append(load)
         if s.get("prewarm", 0.0) > 0.01 and t.data_bytes > 64 * MB:
@@ -240,16 +257,21 @@ def learn_from_run(store: Store, study_id: int, since: str, workloads: Mapping[s
     apps = store.details_of_kind(study_id, "app")
     metrics = store.metrics_by_trial(study_id)
     ran = [t for t in store.records(study_id) if t.finished_at and t.finished_at >= since
-           and t.trial_id in cycles and t.status in ("ok", "disturbed")]
+           and t.trial_id in cycles]
     seen = [Observed(
         cycles[t.trial_id], workloads[t.planned.workload].data_bytes(),
         None if t.planned.variant else
-        (t.figures.duration_s if t.figures else None) or apps.get(t.trial_id, {}).get("window_s"),
-        metrics.get(t.trial_id, {}).get("wal_bytes")) for t in ran]
+        (t.figures.duration_s if t.figures else None) or apps.get(t.trial_id, {}).get("window_s")
+        or 0.0, metrics.get(t.trial_id, {}).get("wal_bytes"),
+        float(apps.get(t.trial_id, {}).get("rampup_s") or 0.0)) for t in ran]
+    # Every trial that ran shares the time between trials; only those that measured teach
+    # the rates.
     in_cycles = sum(sum(o.cycle.get("seconds", {}).get(k, 0.0) for k in ("begin", "load", "end",
                                                                            "collect"))
                     for o in seen)
     between = max(0.0, loop_s - in_cycles) / len(seen) if seen else 0.0
+    ok = {t.trial_id for t in ran if t.status in ("ok", "disturbed")}
+    seen = [o for o, t in zip(seen, ran, strict=True) if t.trial_id in ok]
     old = Rates.load()
     new = learn(old, seen, [(workloads[k].data_bytes(), workloads[k].sql_loaded, s)
                             for k, s in prepares], between_s=between, when=now())

@@ -132,7 +132,7 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
         loop_s = _loop(ctx)
         try:  # this machine's rates, for the next 'teiten plan' (never fails the study)
             estimate.learn_from_run(store, study_id, ctx.since, ctx.workloads, ctx.prepares, loop_s)
-        except (OSError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 - the study's results stand whatever happens here
             log.warning("could not keep this run's rates for teiten plan: %s", exc)
     except BaseException:
         # On a full disk this write fails too: the study stays 'running', which resume takes

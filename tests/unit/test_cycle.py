@@ -59,3 +59,16 @@ def test_the_cycle_record_adds_up_repeated_phases() -> None:
         with cycle.phase("stop"):
             pass
     assert set(cycle.to_json()["seconds"]) == {"stop"}  # type: ignore[arg-type]
+
+
+def test_a_leftover_stop_is_counted_once() -> None:
+    cycle = {"seconds": {"begin": 3.0, "stop_leftover": 1.5, "start": 0.5, "load": 10.0,
+                         "end": 0.5, "stop": 0.4, "collect": 0.1}}
+    got = phases(cycle, 10.0)
+    assert got.seconds["stop"] == pytest.approx(1.9) and got.seconds["begin other"] == pytest.approx(1.0)
+    assert got.total == pytest.approx(3.0 + 10.0 + 0.5 + 0.1)
+
+
+def test_a_trial_that_measured_nothing_has_no_window() -> None:
+    got = phases({"seconds": {"begin": 1.0, "load": 4.0, "end": 0.2}}, 0.0)
+    assert got.window == 0 and got.seconds["around window"] == 4.0 and got.overhead() is None

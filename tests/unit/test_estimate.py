@@ -92,3 +92,23 @@ def test_the_rates_file_round_trips_and_a_bad_one_gives_the_defaults(tmp_path: P
     (tmp_path / "rates.json").write_text("{not json")
     assert Rates.load(tmp_path) == Rates()
     assert Rates.load(tmp_path / "nowhere") == Rates()
+
+
+@pytest.mark.parametrize("body", ["[]", "null", '"x"', '{"trial_fixed_s": 0, "prewarm_bytes_per_s": 0}',
+                                  '{"restore_bytes_per_s": "fast", "studies": true}',
+                                  '{"wal_bytes_per_s": NaN, "measured_at": 5}',
+                                  '{"restore_fixed_s": -1, "studies": -2}'])
+def test_a_damaged_rates_file_never_breaks_the_estimate(body: str, tmp_path: Path) -> None:
+    (tmp_path / "rates.json").write_text(body)
+    rates = Rates.load(tmp_path)
+    study, found = _study()
+    assert estimate(study, found, plan(study), rates).wall_s > 0
+    assert rates.prewarm_bytes_per_s > 0 and rates.restore_bytes_per_s > 0
+    assert isinstance(rates.measured_at, str) and rates.studies >= 0 and rates.restore_fixed_s >= 0
+
+
+def test_an_applications_ramp_up_is_not_learnt_as_fixed_cost() -> None:
+    cycle = {"seconds": {"begin": 1.0, "load": 72.0, "end": 0.5, "collect": 0.5}}
+    got = learn(Rates(), [Observed(cycle, 10 * MB, 10.0, None, rampup_s=60.0)], [], between_s=0,
+                when="x")
+    assert got.trial_fixed_s == pytest.approx(74.0 - 10.0 - 60.0)

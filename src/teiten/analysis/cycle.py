@@ -5,8 +5,10 @@ The runner times four phases around the server: ``begin`` (bring the server to t
 starting state), ``load`` (the workload with its monitors, the measured window inside it),
 ``end`` (stop the server, read its log) and ``collect`` (what the monitors saw). The server
 times the parts of its begin and end it knows (restore, start, prewarm, checkpoint, stop); what
-is left of begin and end is shown as "other". A study's wall time is the sum of its trials'
-cycles and of what happens between them (loading the data, the noise guard, the store).
+is left of begin and end is shown as "other", and what is left of the load around its window
+(client start, an application's ramp-up, the monitors) as "around window". A study's wall
+time is the sum of its trials' cycles and of what happens between them (loading the data,
+the noise guard, the store).
 """
 
 from __future__ import annotations
@@ -45,19 +47,20 @@ class Phases:
 
 def phases(cycle: Mapping[str, Any], window_s: float | None) -> Phases:
     """The phases of one trial's stored cycle. ``window_s``: its measured window (pgbench's
-    duration; None when the workload measures statements, whose load phase is all window)."""
+    duration, an application's window; 0 for a trial that measured nothing; None when the
+    workload measures statements, whose load phase is all window)."""
     got = {k: float(v) for k, v in (cycle.get("seconds") or {}).items()}
     load = got.get("load", 0.0)
     window = min(load, window_s) if window_s is not None else load
-    inner_begin = sum(got.get(k, 0.0) for k in ("restore", "start", "prewarm", "checkpoint"))
     # A stop of a server left over from an interrupted trial falls in begin, the usual one in end.
-    stop = got.get("stop", 0.0)
+    leftover, stop = got.get("stop_leftover", 0.0), got.get("stop", 0.0)
+    inner_begin = sum(got.get(k, 0.0) for k in ("restore", "start", "prewarm", "checkpoint"))
     values = {
         "restore": got.get("restore", 0.0), "start": got.get("start", 0.0),
         "prewarm": got.get("prewarm", 0.0), "checkpoint": got.get("checkpoint", 0.0),
-        "begin other": max(0.0, got.get("begin", 0.0) - inner_begin),
+        "begin other": max(0.0, got.get("begin", 0.0) - inner_begin - leftover),
         "window": window, "around window": max(0.0, load - window),
-        "stop": stop, "end other": max(0.0, got.get("end", 0.0) - stop),
+        "stop": stop + leftover, "end other": max(0.0, got.get("end", 0.0) - stop),
         "collect": got.get("collect", 0.0)}
     return Phases({name: values[name] for name in PHASES})
 

@@ -95,7 +95,8 @@ def render_text(rec: dict[str, Any]) -> str:
 def _cycle_lines(cycle: dict[str, Any], rec: dict[str, Any]) -> list[str]:
     """Where the trial's machine time went, and what state it started from."""
     app = rec["details"].get("app") or {}
-    got = cycles.phases(cycle, rec["duration_s"] or app.get("window_s"))
+    got = cycles.phases(cycle, None if rec.get("variant") else
+                        rec["duration_s"] or app.get("window_s") or 0.0)
     ratio = got.overhead()
     return [f"started from: {cycles.started_from(cycle.get('start') or {})}",
             f"cycle: {got.text()}; {got.total:.2f} s in all"

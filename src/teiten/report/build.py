@@ -167,10 +167,12 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
 
 def study_machine_time(store: Store, study: StudyResults) -> MachineTime | None:
     """The study's trials' cycles summed, each with its measured window (pgbench's
-    duration, or an application workload's window after its ramp-up)."""
+    duration, or an application workload's window after its ramp-up; none for a trial that
+    measured nothing; all of a measured statement's load)."""
     apps = store.details_of_kind(study.study_id, "app")
-    windows = {t.trial_id: (t.figures.duration_s if t.figures else None)
-               or apps.get(t.trial_id, {}).get("window_s") for t in study.trials}
+    windows = {t.trial_id: None if t.planned.variant else
+               (t.figures.duration_s if t.figures else None)
+               or apps.get(t.trial_id, {}).get("window_s") or 0.0 for t in study.trials}
     return machine_time(store.details_of_kind(study.study_id, "cycle"), windows)
 
 

@@ -112,17 +112,13 @@ class DataSet(Protocol):
         ...
 
 
-# The phases of a trial's cycle: what the runner times around the server, and the parts of
-# its begin and end the server times itself (they fall inside 'begin' and 'end').
-OUTER_PHASES = ("begin", "load", "end", "collect")
-INNER_PHASES = ("restore", "start", "prewarm", "checkpoint", "stop")
-
-
 @dataclass
 class Cycle:
     """Where one trial's machine time went, phase by phase, and how the state it started
     from was made (``start``: data restored how, or left as it was; server restarted or
-    not). The runner opens one per trial; the server's begin_trial and end_trial fill in."""
+    not). The runner opens one per trial and times begin, load, end and collect; the
+    server's begin_trial times restore, start, prewarm, checkpoint (and stop_leftover, a
+    server an interrupted trial left running) inside begin, its end_trial stop inside end."""
 
     seconds: dict[str, float] = field(default_factory=dict)
     start: dict[str, object] = field(default_factory=dict)

@@ -306,6 +306,8 @@ class Cluster:
         clones = list(self._clones.values())
         if clones and all(c is not None for c in clones):
             return snapshot.CLONE, sum(c for c in clones if c is not None)
+        if any(c is not None for c in clones):  # e.g. the data on XFS, the WAL elsewhere
+            return f"{snapshot.CLONE} + {snapshot.INCREMENTAL}", None
         return snapshot.INCREMENTAL, None
 
     def restore(self, src: Path) -> float:

@@ -368,7 +368,7 @@ class DockerServer(Server):
         self.current = slot
         cycle = self.cycle
         if self._running(slot):  # left over from an interrupted trial
-            with cycle.phase("stop"):
+            with cycle.phase("stop_leftover"):
                 self._stop(slot)
         if slot.dirty or slot.broken:
             with cycle.phase("restore"):

@@ -49,7 +49,7 @@ class ExternalServer(Server):
         self.password: str | None = None
         self.created: set[str] = set()
         self.dirty: set[str] = set()
-        self.began = False  # whether a trial has begun here (the data is as loaded before)
+        self.began: set[str | None] = set()  # databases a trial has begun in (before: as loaded)
         self.description: dict[str, object] | None = None
 
     def _conninfo(self, dbname: str | None = None) -> str:
@@ -151,9 +151,9 @@ class ExternalServer(Server):
             self.dirty.discard(dbname)
             cycle.start.update({"data": "restored", "restore": "loaded again", "after": "changed"})
         else:
-            cycle.start["data"] = "as the last trial left it" if self.began else "as loaded"
+            cycle.start["data"] = "as the last trial left it" if dbname in self.began else "as loaded"
         cycle.start["server"] = "not restarted (external)"
-        self.began = True
+        self.began.add(dbname)
         with self._connect(dbname) as conn:
             if prewarm:
                 try:

@@ -274,7 +274,7 @@ class LocalServer(Server):
         self.current = slot
         cluster, cycle = slot.cluster, self.cycle
         if cluster.is_running():  # left over from an interrupted trial
-            with cycle.phase("stop"):
+            with cycle.phase("stop_leftover"):
                 cluster.stop()
         cycle.start.update(restored_data(slot, cluster, cycle))
         with cycle.phase("start"):

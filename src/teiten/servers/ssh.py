@@ -304,7 +304,7 @@ class SshServer(Server):
         self.current = slot
         cycle = self.cycle
         if any(self._running(node) for node in slot.nodes):  # left over from an interrupted trial
-            with cycle.phase("stop"):
+            with cycle.phase("stop_leftover"):
                 self._stop_nodes(slot)
         if slot.dirty or slot.broken:
             started = time.monotonic()

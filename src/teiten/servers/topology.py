@@ -85,7 +85,7 @@ class TopologyServer(LocalServer):
         self.current, self.workload = slot, workload
         cycle = self.cycle
         if any(node.is_running() for node in topology.nodes):
-            with cycle.phase("stop"):
+            with cycle.phase("stop_leftover"):
                 topology.stop()  # left over from an interrupted trial
         cycle.start.update(restored_data(slot, topology, cycle))
         logs = slot.cluster.root.parent / "logs" / trial_id
