@@ -99,10 +99,11 @@ def run(fs: str, scales: list[int], rounds: int, load_s: float) -> dict[int, dic
         return found
     for scale in scales:
         print(f"-- loop-mounted XFS (reflink=1), scale {scale}", flush=True)
-        # The cluster, its re-initialisation's churn and a full copy: three times the data
-        # (the snapshot shares its extents with the cluster).
-        size_mb = max(600, scale * BYTES_PER_SCALE * 4 >> 20)
-        if not _fits(scale, Path(tempfile.gettempdir()), copies=4):
+        # The cluster, the snapshot's blocks an update trial unshares, a full copy, and the
+        # re-initialisation's new tables and WAL beside the old ones: room for eight times
+        # the data (the image is sparse: only what is written takes space on the disk).
+        size_mb = max(600, scale * BYTES_PER_SCALE * 8 >> 20)
+        if not _fits(scale, Path(tempfile.gettempdir()), copies=5):
             continue
         with tempfile.TemporaryDirectory(prefix="teiten-bench-xfs-") as tmp, \
                 reflink_xfs(Path(tmp), size_mb) as mount:

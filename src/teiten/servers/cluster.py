@@ -311,18 +311,15 @@ class Cluster:
         return snapshot.INCREMENTAL, None
 
     def restore(self, src: Path) -> float:
-        """Bring back the saved copy (pgsql-reload-db): clone it whole where the filesystem
-        can, else copy only the files that changed since. Returns seconds taken."""
+        """Bring back the saved copy (pgsql-reload-db): only the files that changed since,
+        cloned where the filesystem can, else copied. Returns seconds taken."""
         if self.is_running():
             raise ServerError(f"cannot restore {self.data} while the server runs")
         started = time.monotonic()
         for part, target in self._parts().items():
-            if self._clones.get(part) is not None:
-                snapshot.clone(src / part, target)
-                log.info("restored %s by a reflink clone", target)
-                continue
             self._manifests[part], copied = snapshot.restore(
-                src / part, target, self._manifests.get(part, {}))
+                src / part, target, self._manifests.get(part, {}),
+                clone=self._clones.get(part) is not None)
             log.info("restored %s: %d MB copied", target, copied >> 20)
         return time.monotonic() - started
 
