@@ -62,11 +62,11 @@ def main(duration: int = 10, reps: int = 1) -> float:
 
 
 def _estimated_s(line: str) -> float:
-    """The seconds in 'about 2 min of wall time' / 'about 95 s of wall time'."""
-    m = re.search(r"about (?:(\d+) h )?(\d+) (min|s) of wall time", line)
+    """The seconds in 'about 1 min 43 s of wall time' / 'about 95 s of ...' / '2 h 05 min'."""
+    m = re.search(r"about (?:(\d+) h )?(?:(\d+) min ?)?(?:(\d+) s)? of wall time", line)
     assert m, line
-    hours = int(m.group(1) or 0)
-    return hours * 3600 + int(m.group(2)) * (60 if m.group(3) == "min" else 1)
+    hours, minutes, seconds = (int(g or 0) for g in m.groups())
+    return hours * 3600 + minutes * 60 + seconds
 
 
 def _breakdown(store: Path, wall: float) -> None:

@@ -121,9 +121,13 @@ class Estimate:
 
 
 def _duration(seconds: float) -> str:
-    minutes = round(seconds / 60)
+    """``45 s``, ``3 min 05 s`` (under 10 minutes), ``42 min``, ``4 h 41 min``."""
     if seconds < 90:
         return f"{seconds:.0f} s"
+    if seconds < 600:
+        minutes, rest = divmod(round(seconds), 60)
+        return f"{minutes} min {rest:02d} s"
+    minutes = round(seconds / 60)
     if minutes < 90:
         return f"{minutes} min"
     return f"{minutes // 60} h {minutes % 60:02d} min"

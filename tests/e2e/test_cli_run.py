@@ -51,15 +51,17 @@ def finished(pg17, pg18, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
 
 def test_plan_estimates_the_cost_from_this_machines_rates(finished: dict[str, object]) -> None:
     """Before the run, from whatever rates this TEITEN_HOME has; after it, from the rates the
-    run measured (the estimate's accuracy is bench.plan_accuracy's figure, not a test)."""
+    run measured (the estimate's accuracy is bench.orchestration's figure, not a test)."""
     before, after = finished["estimates"]  # type: ignore[misc]
-    shape = (r"teiten: note: estimate: about (\d+) s of wall time for 16 trials \(16 s of "
-             r"measured windows, (\d+) s loading the data\), and about (\d+) MB of disk at most; "
+    took = r"(?:(\d+) min )?(\d+) s"
+    shape = (rf"teiten: note: estimate: about {took} of wall time for 16 trials \(16 s of "
+             rf"measured windows, {took} loading the data\), and about (\d+) MB of disk at most; "
              r"from (.*)")
     for text in (before, after):
         found = re.search(shape, text)
         assert found, text
-        wall, loading, disk = (int(found.group(i)) for i in (1, 2, 3))
+        wall_min, wall_s, load_min, load_s, disk = (int(g or 0) for g in found.groups()[:5])
+        wall, loading = wall_min * 60 + wall_s, load_min * 60 + load_s
         assert wall > 16 + loading and 2 * 4 * 30 < disk < 2000, text  # 4 clusters of ~32 MB
     assert "rates measured on this machine by" in after
     from tests.conftest import TEST_HOME
