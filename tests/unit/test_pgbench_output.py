@@ -313,3 +313,28 @@ def test_results_are_frozen() -> None:
         out.tps = 1.0  # type: ignore[misc]
     assert isinstance(out.scripts[0], ScriptStats)
     assert not math.isnan(out.tps or 0.0)
+
+
+LIMITS = GOLDEN.parent / "pgbench-limits"
+
+
+@pytest.mark.parametrize(("case", "want"), [
+    # -M prepared -R 300 -L 5: on schedule, nothing late or skipped
+    ("17/rate_select_only", {"skipped": 0, "late": 0, "latency_limit_ms": 5.0,
+                             "lag_ms_avg": 0.116, "lag_ms_max": 3.757}),
+    # -M extended -L 0.05 (printed as 0.1 ms), no rate: every transaction late, none skipped
+    ("17/extended_late", {"late": 1454, "latency_limit_ms": 0.1}),
+    # -R 100000 -L 0.2: most transactions skipped, and left out of the latencies
+    ("17/rate_skipped", {"skipped": 298342, "late": 1210, "latency_limit_ms": 0.2,
+                         "lag_ms_avg": 0.191, "lag_ms_max": 0.2}),
+])
+def test_rate_and_latency_limits_are_read(case: str, want: dict[str, float]) -> None:
+    base = LIMITS / case
+    out = parse(base.with_suffix(".stdout").read_text(), base.with_suffix(".stderr").read_text())
+    assert out.limits() == want
+    assert not out.aborted and out.transactions > 0 and out.tps
+
+
+def test_a_run_without_limits_has_none() -> None:
+    out, _ = load("17/select_only")
+    assert out.limits() is None

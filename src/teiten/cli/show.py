@@ -54,6 +54,9 @@ def render_text(rec: dict[str, Any]) -> str:
                    f"transactions, {rec['failed_transactions'] or 0} failed, measured over "
                    f"{rec['duration_s']:.2f} s; latency {_ms(rec['latency_ms_avg'])} ms "
                    f"(stddev {_ms(rec['latency_ms_stddev'])})")
+    limits = rec["details"].get("pgbench")
+    if limits:
+        out.append(_limits_line(limits, rec))
     cycle = rec["details"].get("cycle")
     if cycle:
         out += _cycle_lines(cycle, rec)
@@ -90,6 +93,21 @@ def render_text(rec: dict[str, Any]) -> str:
     out += ["", "pgbench stdout:", rec["stdout"] or "(none)", "pgbench stderr:",
             rec["stderr"] or "(none)", "server log:", rec["server_log"] or "(none)"]
     return "\n".join(out)
+
+
+def _limits_line(limits: dict[str, Any], rec: dict[str, Any]) -> str:
+    """What a rate-limited or latency-limited pgbench run reported."""
+    parts = []
+    if "latency_limit_ms" in limits:
+        parts.append(f"{limits.get('late', 0)} of {rec['transactions']} transactions above the "
+                     f"{limits['latency_limit_ms']:g} ms latency limit")
+    if "skipped" in limits:
+        parts.append(f"{limits['skipped']} skipped (would have started too late; not in the "
+                     "latencies)")
+    if "lag_ms_avg" in limits:
+        parts.append(f"schedule lag {_ms(limits['lag_ms_avg'])} ms on average, "
+                     f"{_ms(limits.get('lag_ms_max'))} at most")
+    return "limits: " + "; ".join(parts)
 
 
 def _cycle_lines(cycle: dict[str, Any], rec: dict[str, Any]) -> list[str]:

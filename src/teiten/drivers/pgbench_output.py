@@ -75,6 +75,21 @@ class PgbenchOutput:
     progress: tuple[ProgressPoint, ...]
     statements: tuple[StatementLatency, ...]
     scripts: tuple[ScriptStats, ...]
+    # With --rate and --latency-limit: transactions skipped because they would have started
+    # later than the limit (they are not in the latencies), transactions that ended later
+    # than the limit, and the schedule lag behind the rate.
+    skipped: int | None = None
+    late: int | None = None
+    latency_limit_ms: float | None = None
+    lag_ms_avg: float | None = None
+    lag_ms_max: float | None = None
+
+    def limits(self) -> dict[str, float | int] | None:
+        """What a rate-limited or latency-limited run reported, None for other runs."""
+        found = {"skipped": self.skipped, "late": self.late,
+                 "latency_limit_ms": self.latency_limit_ms, "lag_ms_avg": self.lag_ms_avg,
+                 "lag_ms_max": self.lag_ms_max}
+        return {k: v for k, v in found.items() if v is not None} or None
 
     def measured_duration(self) -> float | None:
         """The seconds pgbench measured over: transactions / tps (tps excludes the time spent
@@ -106,6 +121,12 @@ _SCRIPT = re.compile(r"^SQL script (\d+): (.*)$")
 # " - 123 transactions (66.1% of total)" (18).
 _SCRIPT_XACTS = re.compile(rf"^(\d+) transactions \(.*?(?:tps = {_NUM})?\)")
 _STATEMENTS_HEADER = re.compile(r"^statement latencies in milliseconds(.*):$")
+# --rate / --latency-limit: "number of transactions skipped: 12 (0.400%)", "number of
+# transactions above the 5.0 ms latency limit: 3/886 (0.339%)", "rate limit schedule lag:
+# avg 0.116 (max 3.757) ms".
+_SKIPPED = re.compile(r"^number of transactions skipped: (\d+)")
+_LATE = re.compile(rf"^number of transactions above the {_NUM} ms latency limit: (\d+)/")
+_LAG = re.compile(rf"^rate limit schedule lag: avg {_NUM} \(max {_NUM}\) ms")
 # A stderr line that starts a new error message.
 _ERROR_START = re.compile(
     r"pgbench: (?:error|fatal): .*"  # 14+
@@ -257,6 +278,12 @@ def parse(stdout: str, stderr: str) -> PgbenchOutput:
                 top["tps"] = _num(m.group(1))
         elif not per_script and (m := _HEADER_FIELD.match(line)):
             top[m.group(1)] = int(m.group(2))
+        elif not per_script and (m := _SKIPPED.match(line)):
+            top["skipped"] = int(m.group(1))
+        elif not per_script and (m := _LATE.match(line)):
+            top["latency_limit_ms"], top["late"] = _num(m.group(1)), int(m.group(2))
+        elif not per_script and (m := _LAG.match(line)):
+            top["lag_ms_avg"], top["lag_ms_max"] = _num(m.group(1)), _num(m.group(2))
 
     out_progress, out_errors = _scan_messages(stdout)
     err_progress, err_errors = _scan_messages(stderr)
@@ -296,4 +323,9 @@ def parse(stdout: str, stderr: str) -> PgbenchOutput:
             )
             for s in scripts
         ),
+        skipped=top.get("skipped"),
+        late=top.get("late"),
+        latency_limit_ms=top.get("latency_limit_ms"),
+        lag_ms_avg=top.get("lag_ms_avg"),
+        lag_ms_max=top.get("lag_ms_max"),
     )

@@ -21,7 +21,7 @@ from teiten.errors import SpecError
 from teiten.spec import secrets
 from teiten.spec.secrets import Secrets
 from teiten.spec.study import Study
-from teiten.spec.workloads import KINDS
+from teiten.spec.workloads import KINDS, PGBENCH_OPTIONS
 
 WORKLOAD_KINDS: dict[str, type[BaseModel]] = {k.__name__: k for k in KINDS}
 
@@ -113,6 +113,7 @@ def _message(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
         key = str(loc[-1])
         model = _model_for(raw[:-1])
         allowed = list(model.model_fields) if model else []
+        allowed.sort(key=lambda f: f in PGBENCH_OPTIONS)  # the entry's own keys first
         close = difflib.get_close_matches(key, allowed, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         parent = _where(loc[:-1])

@@ -108,7 +108,28 @@ class _Named(_Workload):
         return super()._foreign(key, entry)
 
 
-class PgbenchSpec(_Named):
+PGBENCH_OPTIONS = ("protocol", "rate", "latency_limit_ms")
+
+
+class _PgbenchOptions(Model):
+    """How pgbench sends and paces a pgbench workload's transactions."""
+
+    protocol: Literal["simple", "extended", "prepared"] | None = Field(
+        None, description="pgbench -M: how statements are sent (pgbench's default: simple)")
+    rate: Annotated[float, Field(gt=0)] | None = Field(
+        None, description="pgbench -R: the target transactions per second of all clients "
+        "together (latency at a fixed throughput); latencies then count from each "
+        "transaction's scheduled start")
+    latency_limit_ms: Annotated[float, Field(gt=0)] | None = Field(
+        None, description="pgbench -L: count the transactions that take longer; with 'rate', "
+        "those that would start that late are skipped (counted apart, not in the latencies)")
+
+    def pgbench_options(self) -> dict[str, Any]:
+        """The options given, by name."""
+        return {k: v for k in PGBENCH_OPTIONS if (v := getattr(self, k)) is not None}
+
+
+class PgbenchSpec(_PgbenchOptions, _Named):
     """A workload that pgbench initialises (pgbench -i) and drives with its built-in scripts
     or the PGECons ones."""
 
@@ -122,7 +143,7 @@ class PgbenchSpec(_Named):
         None, description="restore the snapshot before every trial; default: the workload's")
 
 
-class ScriptSpec(_Workload):
+class ScriptSpec(_Workload, _PgbenchOptions):
     """pgbench scripts of your own: one script file, or a named weighted mix of scripts."""
 
     name: Annotated[str, Field(pattern=NAME)] | None = Field(

@@ -18,8 +18,9 @@ RESULT_FIELDS = (
 MONITOR_FIELDS = ("cpu_user", "cpu_sys", "cpu_iowait", "cpu_idle", "cpu_steal", "wal_bytes",
                   "blks_hit", "blks_read", "checkpoints_in_window")
 # app_tps: an application workload's transactions per second over its window (the
-# bookstore's BT/s); nopm and tpm: tpcc's; steps and sizes: a measured-statement workload's.
-HEADLINE_FIELDS = ("app_tps", "nopm", "tpm", "window_s", "steps", "sizes")
+# bookstore's BT/s); nopm and tpm: tpcc's; steps and sizes: a measured-statement workload's;
+# skipped and late: a pgbench workload's with a rate and a latency limit.
+HEADLINE_FIELDS = ("app_tps", "nopm", "tpm", "window_s", "steps", "sizes", "skipped", "late")
 CSV_FIELDS = (*RESULT_FIELDS, *MONITOR_FIELDS, *HEADLINE_FIELDS)
 
 
@@ -28,11 +29,13 @@ def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any
     saw and the workload's headline figures (None where there are none)."""
     rows = []
     apps: dict[int, dict[str, Any]] = {}
+    limits: dict[int, dict[str, Any]] = {}
     steps: dict[int, dict[str, list[dict[str, Any]]]] = {}
     for record in store.records(study_id):
         sid = record.study_id
         if sid not in apps:
             apps[sid] = store.details_of_kind(sid, "app")
+            limits[sid] = store.details_of_kind(sid, "pgbench")
             steps[sid] = {}
             for st in store.steps(sid):
                 steps[sid].setdefault(st["trial_id"], []).append(st)
@@ -42,6 +45,8 @@ def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any
             out[k] = metrics.get(k)
         out["top_waits"] = store.top_waits(sid, record.trial_id)
         out.update(_headline(apps[sid].get(record.trial_id), steps[sid].get(record.trial_id)))
+        limited = limits[sid].get(record.trial_id) or {}
+        out.update(skipped=limited.get("skipped"), late=limited.get("late"))
         rows.append(out)
     return rows
 

@@ -144,7 +144,7 @@ def _scripts(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: ScriptSpec) 
     if spec.script is not None:
         path = _script_path(loaded, (*loc, "script"), spec.script)
         return Workload(spec.key, ((path, spec.weight),), scale, spec.fillfactor, modifies,
-                        f"script {spec.script}")
+                        f"script {spec.script}", options=_sorted(spec.pgbench_options()))
     assert spec.scripts is not None
     scripts = []
     for j, ref in enumerate(spec.scripts):
@@ -154,7 +154,12 @@ def _scripts(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: ScriptSpec) 
             assert ref.script is not None
             scripts.append((_script_path(loaded, (*loc, "scripts", j), ref.script), ref.weight))
     return Workload(spec.key, tuple(scripts), scale, spec.fillfactor, modifies,
-                    tr("workload.about.mix", scripts=_mix(scripts)))
+                    tr("workload.about.mix", scripts=_mix(scripts)),
+                    options=_sorted(spec.pgbench_options()))
+
+
+def _sorted(options: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(options.items()))
 
 
 def _builtin(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: PgbenchSpec) -> Workload:
@@ -169,4 +174,4 @@ def _builtin(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: PgbenchSpec)
         spec.key, builtin.scripts, spec.scale or loaded.study.scale,
         spec.fillfactor if spec.fillfactor is not None else builtin.fillfactor,
         spec.modifies_data if spec.modifies_data is not None else builtin.modifies_data,
-        builtin.description)
+        builtin.description, options=_sorted(spec.pgbench_options()))

@@ -134,9 +134,11 @@ class Workload:
                                     threads=request.threads, duration_s=request.duration_s,
                                     cpus=request.cpus)
                 return TrialOutcome(run=together.combined(), together=together)
-            return TrialOutcome(run=pgbench.run(
-                request.install, request.endpoint, self, clients=request.sessions,
-                threads=request.threads, duration_s=request.duration_s, cpus=request.cpus))
+            run = pgbench.run(request.install, request.endpoint, self, clients=request.sessions,
+                              threads=request.threads, duration_s=request.duration_s,
+                              cpus=request.cpus)
+            limits = run.output.limits()
+            return TrialOutcome(run=run, details={"pgbench": limits} if limits else {})
 
     def digest(self) -> str | None:
         """What the workload's SQL and scripts are, for those teiten ships: a study is
@@ -155,7 +157,13 @@ class Workload:
         return args
 
     def script_args(self) -> list[str]:
+        """-M/-R/-L as the study asked (a pgbench workload's options), then ``-b NAME@W`` /
+        ``-f PATH@W`` for each script."""
+        given = dict(self.options) if self.app is None and self.suite is None else {}
         args: list[str] = []
+        for key, flag in (("protocol", "-M"), ("rate", "-R"), ("latency_limit_ms", "-L")):
+            if given.get(key) is not None:
+                args += [flag, f"{given[key]:g}" if key != "protocol" else given[key]]
         for selector, weight in self.scripts:
             if selector.startswith("builtin:"):
                 args += ["-b", f"{selector.removeprefix('builtin:')}@{weight}"]

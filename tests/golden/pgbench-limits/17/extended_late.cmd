@@ -1,0 +1,3 @@
+# pgbench 17.11 against PostgreSQL 17.11, pgbench -i -s 1
+argv: pgbench -n -h SOCK -p 54399 -c 2 -j 1 -T 3 -M extended -L 0.05 -P 1 -r -b tpcb-like postgres
+exit_code: 0
