@@ -192,6 +192,7 @@ def _setup_servers(ctx: _Context) -> None:
         ctx.servers[spec.name] = factory.build(spec, inst, ctx.run_dir, sizing,
                                                connect=ctx.study.connect, cpus=server_cpus,
                                                max_clients=_per_pool(ctx.study), client=ctx.client)
+        ctx.servers[spec.name].keep_running = ctx.study.restart == "after-changes"
     for spec in matrix:
         if factory.runs_here(spec):
             continue
@@ -410,6 +411,10 @@ def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
     cycle = server.new_cycle()
     try:
         with cycle.phase("begin"):
+            # One server runs at a time: what a read-only trial left running (restart:
+            # after-changes) is stopped, unless this trial goes on with it.
+            cycle.seconds["stop_leftover"] = sum(
+                s.park(trial.workload if s is server else None) for s in ctx.servers.values())
             endpoint = server.begin_trial(workload, tid,
                                           prewarm=ctx.study.prewarm and workload.prewarm)
         with cycle.phase("load"):

@@ -23,7 +23,8 @@ from teiten.results import StudyResults
 # The notice a compare report made with differing parameters carries (notices.yaml).
 NOTICE = "different-parameters"
 # The study fields that must be equal, in the order a message names them.
-STUDY_FIELDS = ("scale", "duration", "threads", "prewarm", "connect", "client_cpus", "load_clients")
+STUDY_FIELDS = ("scale", "duration", "threads", "prewarm", "restart", "connect", "client_cpus",
+                "load_clients")
 # A workload's own words, not what it measures.
 IGNORED_WORKLOAD_FIELDS = ("key", "description")
 _MISSING = object()  # a field a stored spec lacks (an older store)

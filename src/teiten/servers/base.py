@@ -151,6 +151,9 @@ class Server:
     name: str
     kind: str
     placement: Placement | None = None  # the CPUs it is confined to, once they are
+    # restart: after-changes: a read-only trial's server may be left running for the next
+    # trial of the same workload (where the kind of server can; others restart every trial).
+    keep_running: bool = False
     _cycle: Cycle | None = None
 
     @property
@@ -184,6 +187,11 @@ class Server:
     def close(self) -> None:
         """Stop everything and remove what teiten created. Safe to call twice."""
         raise NotImplementedError
+
+    def park(self, keep: str | None = None) -> float:
+        """Stop what a trial left running on purpose (keep_running), except the cluster of
+        workload ``keep``, which the next trial uses. Returns the seconds it took."""
+        return 0.0
 
     def devices(self) -> dict[str, str]:
         """The block devices of the current trial's data and WAL ({} when unknown)."""

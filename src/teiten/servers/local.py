@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,8 @@ class _Slot:
     restore_s: list[float] = field(default_factory=list)
     database: str = ""
     trials: int = 0  # begun since the data was loaded
+    kept: bool = False  # left running after a read-only trial, for the next one (keep_running)
+    log_from: int = 0  # where the current trial's part of the running server's log starts
 
 
 def restored_data(slot: _Slot, restorer: Cluster | Topology, cycle: Cycle) -> dict[str, object]:
@@ -273,13 +276,21 @@ class LocalServer(Server):
         slot = self.slots[workload.key]
         self.current = slot
         cluster, cycle = slot.cluster, self.cycle
-        if cluster.is_running():  # left over from an interrupted trial
-            with cycle.phase("stop_leftover"):
-                cluster.stop()
-        cycle.start.update(restored_data(slot, cluster, cycle))
-        with cycle.phase("start"):
-            cluster.start(cluster.root / "logs" / trial_id)
-        cycle.start["server"] = "restarted"
+        kept = slot.kept and cluster.is_running() and not (slot.dirty or slot.broken)
+        slot.kept = False
+        if kept:  # restart: after-changes, after a read-only trial of this workload
+            cycle.start.update({"data": "as the last trial left it",
+                                "server": "kept running from the trial before"})
+            slot.log_from = len(cluster.read_logs())
+        else:
+            if cluster.is_running():  # left over from an interrupted trial
+                with cycle.phase("stop_leftover"):
+                    cluster.stop()
+            cycle.start.update(restored_data(slot, cluster, cycle))
+            with cycle.phase("start"):
+                cluster.start(cluster.root / "logs" / trial_id)
+            cycle.start["server"] = "restarted"
+            slot.log_from = 0
         with cluster.connect(workload.database) as conn:
             if prewarm:
                 with cycle.phase("prewarm"):
@@ -299,13 +310,26 @@ class LocalServer(Server):
             return TrialEnd()
         self.current = None
         cluster = slot.cluster
-        crashed = crash_verdict({"": cluster.is_running()}, {"": cluster.read_logs()})
+        crashed = crash_verdict({"": cluster.is_running()},
+                                {"": cluster.read_logs()[slot.log_from:]})
+        if crashed is None and self.keep_running and not slot.dirty:
+            slot.kept = True  # the next trial of this workload may go on with it (park stops it)
+            return TrialEnd(log=cluster.read_logs()[slot.log_from:])
         with self.cycle.phase("stop"):
             notes = cluster.stop(fast=crashed is None)
-        text = cluster.read_logs()
+        text = cluster.read_logs()[slot.log_from:]
         if crashed:
             slot.broken = True
         return TrialEnd(log=text, crashed=crashed, notes=notes)
+
+    def park(self, keep: str | None = None) -> float:
+        began = time.monotonic()
+        for key, slot in self.slots.items():
+            if slot.kept and key != keep:
+                slot.kept = False
+                if slot.cluster.is_running():
+                    slot.cluster.stop()
+        return time.monotonic() - began
 
     def devices(self) -> dict[str, str]:
         if self.current is None:
@@ -322,8 +346,11 @@ class LocalServer(Server):
         return self.cold_restart
 
     def log_mark(self) -> int | None:
-        """How much the running server has logged so far: the start of a window of its log."""
-        return len(self.current.cluster.read_logs()) if self.current else None
+        """How much the running server has logged so far in this trial: the start of a window
+        of the log end_trial returns."""
+        if self.current is None:
+            return None
+        return len(self.current.cluster.read_logs()) - self.current.log_from
 
     def server_pid(self) -> int | None:
         return self.current.cluster.postmaster_pid() if self.current else None

@@ -108,6 +108,11 @@ class Study(Model):
     order: Literal["random", "sequential"] = "random"
     seed: Annotated[int, Field(ge=0)] = 0
     prewarm: bool = Field(True, description="pg_prewarm the workload's relations before each trial")
+    restart: Literal["every-trial", "after-changes"] = Field(
+        "every-trial", description="restart a local server before every trial, or only after a "
+        "trial that changed its data (PGECons restarted only for updates): a read-only trial "
+        "then starts on the server the read-only trial before it left running, when it is the "
+        "same server and workload; every trial records which")
     connect: Literal["socket", "tcp"] = Field(
         "socket", description="how pgbench reaches local clusters: unix socket or TCP loopback")
     profile: ProfileSpec | None = Field(
