@@ -43,7 +43,7 @@ GOLDEN = {
         BASE + "repetiton: 3\n",
         "study.yaml:6: unknown key 'repetiton' (did you mean 'repetitions'?); allowed: study, "
         "description, servers, workloads, scale, clients, threads, duration, repetitions, "
-        "auto_repetitions, order, seed, prewarm, connect, profile, cores, pgbench, client_cpus, "
+        "auto_repetitions, order, seed, prewarm, restart, connect, profile, cores, pgbench, client_cpus, "
         "load_clients, environments, noise_guard",
     ),
     "unknown server key": (
