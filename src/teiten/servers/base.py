@@ -135,6 +135,18 @@ class Cycle:
         return {"seconds": {k: round(v, 4) for k, v in self.seconds.items()}, "start": self.start}
 
 
+def unrestored(begun: bool) -> dict[str, object]:
+    """A trial's starting state when nothing restored its data: as loaded (no trial has
+    begun on it yet), or as the trial before left it (that trial changed nothing)."""
+    return {"data": "as the last trial left it" if begun else "as loaded"}
+
+
+def restored(how: str, *, crashed: bool) -> dict[str, object]:
+    """A trial's starting state when its data was restored (``how``), after a trial that
+    changed it or crashed."""
+    return {"data": "restored", "restore": how, "after": "crash" if crashed else "changed"}
+
+
 @dataclass(frozen=True)
 class Target:
     """Where one pgbench goes: a node (or its Pgpool-II) of the server under test."""

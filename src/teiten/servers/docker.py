@@ -45,7 +45,7 @@ from teiten.errors import ProcessError, ServerError, UserError
 from teiten.installs import Install
 from teiten.monitors.system import device_of
 from teiten.servers import snapshot
-from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict
+from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict, restored, unrestored
 from teiten.servers.cluster import free_port
 from teiten.servers.sql import create_database, describe, prewarm_all
 from teiten.waiting import wait_until
@@ -380,12 +380,12 @@ class DockerServer(Server):
                 elif slot.container is not None:
                     self._remove(slot.container)
                     slot.container = None
-            cycle.start.update({"data": "restored", "after": "crash" if slot.broken else "changed",
-                                "restore": snapshot.INCREMENTAL if self.volume == "host"
-                                else "container made again from the loaded image"})
+            cycle.start.update(restored(
+                snapshot.INCREMENTAL if self.volume == "host"
+                else "container made again from the loaded image", crashed=slot.broken))
             slot.dirty = slot.broken = False
         else:
-            cycle.start["data"] = "as loaded" if slot.trials == 0 else "as the last trial left it"
+            cycle.start.update(unrestored(slot.trials > 0))
         with cycle.phase("start"):
             if slot.container is None:
                 assert slot.image is not None

@@ -18,7 +18,7 @@ from teiten import procs
 from teiten.errors import ServerError
 from teiten.installs import Install
 from teiten.probe import parse_conninfo, probe
-from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd
+from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, restored, unrestored
 from teiten.servers.sql import (
     create_database,
     database_comment,
@@ -149,9 +149,9 @@ class ExternalServer(Server):
             with cycle.phase("restore"):
                 self._init(workload)  # S11: load, vacuum, run, drop, for every trial
             self.dirty.discard(dbname)
-            cycle.start.update({"data": "restored", "restore": "loaded again", "after": "changed"})
+            cycle.start.update(restored("loaded again", crashed=False))
         else:
-            cycle.start["data"] = "as the last trial left it" if dbname in self.began else "as loaded"
+            cycle.start.update(unrestored(dbname in self.began))
         cycle.start["server"] = "not restarted (external)"
         self.began.add(dbname)
         with self._connect(dbname) as conn:

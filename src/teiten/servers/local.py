@@ -28,7 +28,16 @@ from teiten.installs import Install
 from teiten.monitors.system import device_of
 from teiten.netns import Namespace
 from teiten.servers import profiles
-from teiten.servers.base import Cycle, DataSet, Endpoint, Server, TrialEnd, crash_verdict
+from teiten.servers.base import (
+    Cycle,
+    DataSet,
+    Endpoint,
+    Server,
+    TrialEnd,
+    crash_verdict,
+    restored,
+    unrestored,
+)
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.servers.sql import create_database, describe, prewarm_all
 from teiten.spec import ServerSpec
@@ -58,13 +67,13 @@ def restored_data(slot: _Slot, restorer: Cluster | Topology, cycle: Cycle) -> di
     """Restore the slot's data when the last trial changed it (or crashed), timed as the
     cycle's 'restore'; returns how the trial's data was made, for its record."""
     if not (slot.dirty or slot.broken):
-        return {"data": "as loaded" if slot.trials == 0 else "as the last trial left it"}
-    why = "crash" if slot.broken else "changed"
+        return unrestored(slot.trials > 0)
+    crashed = slot.broken
     with cycle.phase("restore"):
         slot.restore_s.append(restorer.restore(slot.snapshot))
     slot.dirty = slot.broken = False
     method, clone_s = restorer.restore_method()
-    return {"data": "restored", "restore": method, "after": why,
+    return {**restored(method, crashed=crashed),
             **({"clone_at_prepare_s": round(clone_s, 4)} if clone_s is not None else {})}
 
 
@@ -279,8 +288,7 @@ class LocalServer(Server):
         kept = slot.kept and cluster.is_running() and not (slot.dirty or slot.broken)
         slot.kept = False
         if kept:  # restart: after-changes, after a read-only trial of this workload
-            cycle.start.update({"data": "as the last trial left it",
-                                "server": "kept running from the trial before"})
+            cycle.start.update({**unrestored(True), "server": "kept running from the trial before"})
             slot.log_from = len(cluster.read_logs())
         else:
             if cluster.is_running():  # left over from an interrupted trial

@@ -39,7 +39,7 @@ from teiten.installs import Install
 from teiten.monitors.remote_system import RemoteBackend
 from teiten.remote import Ssh
 from teiten.servers import profiles
-from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict
+from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict, restored, unrestored
 from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER
 from teiten.servers.scripts import script
 from teiten.servers.sql import create_database, describe, prewarm_all
@@ -313,11 +313,10 @@ class SshServer(Server):
                     self.ssh.shell('set -e; rm -rf -- "$2"; cp -a -- "$1/data" "$2"', node.snapshot,
                                    node.data, timeout=3600, what="restoring the snapshot")
             slot.restore_s.append(time.monotonic() - started)
-            cycle.start.update({"data": "restored", "restore": "full copy",
-                                "after": "crash" if slot.broken else "changed"})
+            cycle.start.update(restored("full copy", crashed=slot.broken))
             slot.dirty = slot.broken = False
         else:
-            cycle.start["data"] = "as loaded" if slot.trials == 0 else "as the last trial left it"
+            cycle.start.update(unrestored(slot.trials > 0))
         with cycle.phase("start"):
             self._start_nodes(slot, f"{slot.root}/logs/{trial_id}")
         cycle.start["server"] = "restarted"
