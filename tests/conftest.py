@@ -15,6 +15,7 @@ root) stay skips that say why.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -128,6 +129,40 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600,
     if check and done.returncode != 0:
         raise AssertionError(f"teiten {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
     return done
+
+
+_STARTED: list[subprocess.Popen[str]] = []
+
+
+def start_cli(*args: str, cwd: Path | None = None,
+              env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """Start the real ``teiten`` command in the background (stdout and stderr piped). One that
+    a test leaves running, because an assertion failed before it ended, is interrupted as
+    Ctrl-C would after the test (see _stop_what_the_test_left), so that its servers stop and
+    the next test does not find the machine lock held."""
+    env = dict(os.environ, TEITEN_HOME=str(TEST_HOME), PYTHONPATH=str(ROOT / "src"), **(env or {}))
+    proc = subprocess.Popen([*TEITEN, *args], cwd=cwd, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _STARTED.append(proc)
+    return proc
+
+
+@pytest.fixture(autouse=True)
+def _stop_what_the_test_left() -> Iterator[None]:
+    # pytest loads this file as the module 'conftest'; the tests import it as 'tests.conftest',
+    # a second module with a list of its own: the one start_cli filled is that one.
+    from tests import conftest as imported
+
+    yield
+    while imported._STARTED:
+        proc = imported._STARTED.pop()
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
 
 
 def postgres_processes_under(path: Path) -> list[psutil.Process]:

@@ -8,13 +8,12 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
-from tests.conftest import ROOT, TEST_HOME, clusters_snapshot, postgres_processes_under, run_cli
+from tests.conftest import TEST_HOME, clusters_snapshot, postgres_processes_under, run_cli, start_cli
 
 STUDY = """
 study: {name}
@@ -37,10 +36,7 @@ def _study(workdir: Path, name: str, *, workload: str = "pgecons-update", client
     return path
 
 
-def _start(*args: str) -> subprocess.Popen[str]:
-    env = dict(os.environ, TEITEN_HOME=str(TEST_HOME), PYTHONPATH=str(ROOT / "src"))
-    return subprocess.Popen([sys.executable, "-m", "teiten", *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+_start = start_cli
 
 
 def _wait_for_pgbench(proc: subprocess.Popen[str], *, timeout: float = 120) -> psutil.Process:

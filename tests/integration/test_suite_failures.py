@@ -6,15 +6,12 @@ the study goes on."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from tests.conftest import ROOT, TEST_HOME, clusters_snapshot, run_cli
+from tests.conftest import clusters_snapshot, run_cli, start_cli
 
 STUDY = """\
 study: {name}
@@ -38,7 +35,11 @@ def _finished(store: Path) -> dict[str, tuple[int, str]]:
     if not store.exists():
         return {}
     with sqlite3.connect(store) as conn:
-        rows = conn.execute("SELECT trial_id, attempts FROM trials WHERE status = 'ok'").fetchall()
+        try:
+            rows = conn.execute("SELECT trial_id, attempts FROM trials WHERE status = 'ok'"
+                                ).fetchall()
+        except sqlite3.OperationalError:  # the store is being created: no tables yet
+            return {}
         return {tid: (attempts, json.dumps(conn.execute(
             "SELECT step_index, name, param, seconds, rows, body FROM steps WHERE trial_id = ? "
             "ORDER BY step_index", (tid,)).fetchall())) for tid, attempts in rows}
@@ -47,11 +48,8 @@ def _finished(store: Path) -> dict[str, tuple[int, str]]:
 def test_kill_9_then_resume_keeps_finished_steps_and_runs_the_rest(pg18, workdir: Path) -> None:  # noqa: ANN001
     store = workdir / "killed.db"
     before = clusters_snapshot("killed-suite")
-    env = dict(os.environ, TEITEN_HOME=str(TEST_HOME), PYTHONPATH=str(ROOT / "src"))
-    proc = subprocess.Popen([sys.executable, "-m", "teiten", "run",
-                             str(_study(workdir, "killed-suite", 400_000)), "--store", str(store),
-                             "--no-report"], env=env, text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = start_cli("run", str(_study(workdir, "killed-suite", 400_000)), "--store", str(store),
+                     "--no-report")
     deadline = time.monotonic() + 300
     while not _finished(store) and time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()[1]
