@@ -2,7 +2,7 @@
 
 Each one also runs alone: python -m bench.overhead, bench.snapshot, bench.orchestration,
 bench.monitors, bench.report_size, bench.tpcc, bench.iot_load, bench.interval_coverage,
-bench.noise_guard, bench.stopping_coverage, bench.cores.
+bench.noise_guard, bench.stopping_coverage, bench.cores, bench.percentiles.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from bench import (
     noise_guard,
     orchestration,
     overhead,
+    percentiles,
     report_size,
     snapshot,
     stopping_coverage,
@@ -45,3 +46,6 @@ if __name__ == "__main__":
     stopping_coverage.main([])
     print("== noise guard: its cost (TPS on/off) and what it catches ==", flush=True)
     noise_guard.main()
+    print("== latency percentiles: the transaction log's cost, and reading 10 M transactions ==",
+          flush=True)
+    percentiles.main()

@@ -70,6 +70,10 @@ STORES: dict[str, tuple[str, dict[str, Any]]] = {
     "versions": ("quick-fixed-point", {**SMALL, "workloads": ["select-only"], "servers": [
         {"name": "pg9.6", "install": "maven:9.6"}, {"name": "pg13", "install": "maven:13"},
         {"name": "pg17", "install": "17"}, {"name": "pg18", "install": "18"}]}),
+    "percentiles": ("quick-fixed-point", {**SMALL, "workloads": [
+        {"name": "at-500", "scripts": [{"builtin": "select-only"}], "rate": 500,
+         "latency_limit_ms": 5, "percentiles": True}], "servers": [
+        {"name": "pg17", "install": "17"}, {"name": "pg18", "install": "18"}]}),
     # Two studies of one shape for `teiten compare` (the test compares them).
     "compare-a": ("quick-fixed-point", {**SMALL, "workloads": ["select-only"],
                                         "servers": [{"name": "pg17", "install": "17"}]}),

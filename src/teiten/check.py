@@ -150,7 +150,15 @@ def _check_topologies(loaded: LoadedStudy, workloads: list[Workload]) -> None:
                                  ("docker", server.docker is not None)) if on]
         if many:
             kinds.append("load_clients")
-        for w in workloads:
+        for w_index, w in enumerate(workloads):
+            several = [k for k in kinds if k in ("replicas", "pgpool")] or \
+                (["load_clients"] if study.load_clients is not None else [])
+            if several and w.pgbench_option("percentiles"):
+                raise loaded.error(("workloads", w_index, "percentiles"),
+                                   f"percentiles come from one pgbench's transaction log, and "
+                                   f"'{several[0]}' (server {server.name}) runs several at once; "
+                                   "remove 'percentiles' (or the several pgbench) in this "
+                                   "version of teiten")
             if kinds and (w.app is not None or w.suite is not None):
                 where = ("load_clients",) if kinds[0] == "load_clients" else ("servers", i, kinds[0])
                 raise loaded.error(where, f"the {w.key} workload drives one server directly; "

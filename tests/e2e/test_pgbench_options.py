@@ -1,19 +1,22 @@
-"""pgbench's protocol, rate and latency limit (issue 21, item 4, first part): study keys that
-reach pgbench's argv, and the late and skipped transactions it reports, in 'teiten results'
-and 'teiten show'. Real clusters, real pgbench, the real CLI."""
+"""pgbench's protocol, rate and latency limit (issue 21, item 4): study keys that reach
+pgbench's argv, the late and skipped transactions it reports, and the latency percentiles of
+its transaction log, in 'teiten results' (JSON and CSV) and 'teiten show'. Real clusters,
+real pgbench, the real CLI."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
-from tests.conftest import run_cli
+from tests.conftest import clusters_snapshot, run_cli
 
 STUDY = """
 study: limits
 servers: [{name: pg17, install: "17"}]
 workloads:
-  - {name: select-only, protocol: prepared, rate: 200, latency_limit_ms: 50}
+  - {name: select-only, protocol: prepared, rate: 200, latency_limit_ms: 50, percentiles: true}
   - {name: tpcb-like, protocol: extended, rate: 100000, latency_limit_ms: 0.1}
 scale: 1
 clients: [2]
@@ -48,6 +51,19 @@ def test_protocol_rate_and_latency_limit_reach_pgbench_and_the_results(pg17, wor
     assert (f"limits: {flooded['late']} of {flooded['transactions']} transactions above the 0.1 ms "
             f"latency limit; {flooded['skipped']} skipped") in text
 
+    # percentiles where asked for (select-only), in order; none where not (tpcb-like)
+    found = [paced[k] for k in ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms")]
+    assert all(v is not None for v in found) and found == sorted(found), found
+    assert flooded["p99_ms"] is None
+    counted = shown["select-only"]["details"]["pgbench"]["percentiles"]
+    assert counted["count"] == paced["transactions"] and counted["skipped"] == paced["skipped"]
+    assert " -l --log-prefix " in argv and clusters_snapshot("limits") == set()
+    text = run_cli("show", paced["trial_id"], "--store", "s.db", cwd=workdir, check=True).stdout
+    assert f"latency percentiles (ms): p50 {paced['p50_ms']:.3f} · " in text
+    table = run_cli("results", "--store", "s.db", "--format", "csv", cwd=workdir, check=True).stdout
+    by_workload = {r["workload"]: r for r in csv.DictReader(io.StringIO(table))}
+    assert float(by_workload["select-only"]["p95_ms"]) == paced["p95_ms"]
+
 
 def test_bad_limits_are_refused_before_anything_runs(workdir: Path) -> None:
     for bad, says in (("rate: 0", "rate"), ("protocol: binary", "protocol"),
@@ -61,3 +77,13 @@ def test_bad_limits_are_refused_before_anything_runs(workdir: Path) -> None:
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and says in lines[0] and "Traceback" not in done.stderr, lines
     assert not (workdir / "s.db").exists()
+
+
+def test_percentiles_with_several_pgbench_at_once_are_refused(workdir: Path) -> None:
+    (workdir / "several.yaml").write_text(STUDY + "load_clients: [{name: here}, {name: again}]\n")
+    done = run_cli("plan", "several.yaml", cwd=workdir)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "teiten: error: several.yaml:5: percentiles come from one "
+        "pgbench's transaction log, and 'load_clients' (server pg17) runs several at once; "
+        "remove 'percentiles' (or the several pgbench) in this version of teiten"]

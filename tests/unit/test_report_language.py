@@ -145,7 +145,7 @@ def _study_id(store: Store) -> int:
 
 def test_there_is_a_fixture_for_every_shape() -> None:
     assert {"quick", "cores", "checksums", "bookstore", "scaleup", "environments", "parallel",
-            "replication", "iot", "fulltext", "freeze", "tpcc", "versions"} <= set(NAMES)
+            "replication", "iot", "fulltext", "freeze", "tpcc", "versions", "percentiles"} <= set(NAMES)
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

@@ -62,7 +62,7 @@ GOLDEN = {
     "unknown workload key": (
         BASE + "  - {name: x, scael: 5}\n",
         "study.yaml:6: unknown key 'scael' in workloads[1] (did you mean 'scale'?); allowed: "
-        "name, scale, fillfactor, modifies_data, protocol, rate, latency_limit_ms",
+        "name, scale, fillfactor, modifies_data, protocol, rate, latency_limit_ms, percentiles",
     ),
     "unknown key of an app lists the app's own options": (
         BASE + "  - {name: tpcc, warehouse: 5}\n",
@@ -74,7 +74,7 @@ GOLDEN = {
         BASE + "  - {script: a.pgbench, wieght: 2}\n",
         "study.yaml:6: unknown key 'wieght' in workloads[1] (did you mean 'weight'?); allowed: "
         "name, script, weight, scripts, scale, fillfactor, modifies_data, protocol, rate, "
-        "latency_limit_ms",
+        "latency_limit_ms, percentiles",
     ),
     "unknown key in a script of a mix": (
         BASE + "  - name: mix\n    scripts:\n      - {builtin: tpcb-like, wieght: 2}\n",

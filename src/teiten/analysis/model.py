@@ -11,6 +11,7 @@ from typing import Any
 
 from teiten.analysis.cycle import MachineTime
 from teiten.analysis.loads import LoadPartRow
+from teiten.analysis.percentiles import PercentileRow
 from teiten.analysis.rtt import RttBound
 from teiten.analysis.scaleout import ScaleOut
 
@@ -338,6 +339,7 @@ class WorkloadSection:
     scale_out: ScaleOut | None = None  # replication topologies: METHODS S7's table
     load_parts: tuple[LoadPartRow, ...] = ()  # several pgbench at once: each one's figures
     history: History | None = None     # a line of versions: each against the one before it
+    percentiles: tuple[PercentileRow, ...] = ()  # pgbench workloads with percentiles: true
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,18 @@ from dataclasses import replace
 from typing import Any
 
 from teiten import results, studies
-from teiten.analysis import compare, differences, history, intervals, loads, rtt, scaleout, stats, suites
+from teiten.analysis import (
+    compare,
+    differences,
+    history,
+    intervals,
+    loads,
+    percentiles,
+    rtt,
+    scaleout,
+    stats,
+    suites,
+)
 from teiten.analysis.apps import app_results
 from teiten.analysis.inputs import Graphs, Hot, Locks, ReportOptions, StudyData
 from teiten.analysis.model import (
@@ -425,6 +436,8 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         pgbench_sections[w["key"]], servers, data.statements),
         scale_out=scaleout.scale_out(w["key"], servers, trials, data.metrics),
         load_parts=loads.load_parts(w["key"], trials, data.loads),
+        percentiles=percentiles.percentile_rows(w["key"], trials, data.latencies, servers=[
+            n for n, _ in names], baseline=pgbench_sections[w["key"]].baseline, block_of=block_of),
         history=history.history(pgbench_sections[w["key"]], servers))
         if w["key"] in pgbench_sections else
         suite_section(w, trials, [n for n, _ in names], data.steps, options.lang) for w in spec["workloads"])

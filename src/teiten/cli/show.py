@@ -54,9 +54,12 @@ def render_text(rec: dict[str, Any]) -> str:
                    f"transactions, {rec['failed_transactions'] or 0} failed, measured over "
                    f"{rec['duration_s']:.2f} s; latency {_ms(rec['latency_ms_avg'])} ms "
                    f"(stddev {_ms(rec['latency_ms_stddev'])})")
-    limits = rec["details"].get("pgbench")
+    limits = dict(rec["details"].get("pgbench") or {})
+    found = limits.pop("percentiles", None)
     if limits:
         out.append(_limits_line(limits, rec))
+    if found:
+        out.append(_percentiles_line(found))
     cycle = rec["details"].get("cycle")
     if cycle:
         out += _cycle_lines(cycle, rec)
@@ -108,6 +111,15 @@ def _limits_line(limits: dict[str, Any], rec: dict[str, Any]) -> str:
         parts.append(f"schedule lag {_ms(limits['lag_ms_avg'])} ms on average, "
                      f"{_ms(limits.get('lag_ms_max'))} at most")
     return "limits: " + "; ".join(parts)
+
+
+def _percentiles_line(found: dict[str, Any]) -> str:
+    """The latency percentiles of a trial with a transaction log."""
+    shown = " · ".join(f"{label} {_ms(found.get(key))}" for label, key in (
+        ("p50", "p50_ms"), ("p90", "p90_ms"), ("p95", "p95_ms"), ("p99", "p99_ms"),
+        ("p99.9", "p999_ms"), ("max", "max_ms")))
+    return (f"latency percentiles (ms): {shown}; of {found['count']} transactions in "
+            f"pgbench's log, within {found['precision'] * 100:.1f}%")
 
 
 def _cycle_lines(cycle: dict[str, Any], rec: dict[str, Any]) -> list[str]:

@@ -122,6 +122,8 @@ def study_data(store: Store, study_id: int) -> StudyData:
         study, metrics=store.metrics_by_trial(study_id), waits=store.waits_by_trial(study_id),
         progress=store.progress_by_trial(study_id), steps=store.steps_by_trial(study_id),
         loads=store.details_of_kind(study_id, "load"),
+        latencies={trial_id: found["percentiles"] for trial_id, found in
+                   store.details_of_kind(study_id, "pgbench").items() if found.get("percentiles")},
         apps=app_runs(study.trials, store.details_of_kind(study_id, "app")),
         statements=rtt_statements(store, study))
 
@@ -194,6 +196,7 @@ def _renamed(data: StudyData, rename: Mapping[str, str]) -> StudyData:
         progress={new: data.progress.get(old, ()) for old, new in ids.items()},
         steps={new: data.steps.get(old, ()) for old, new in ids.items()},
         loads={ids[old]: found for old, found in data.loads.items() if old in ids},
+        latencies={ids[old]: found for old, found in data.latencies.items() if old in ids},
         apps={replace(at, server=rename[at.server]): v for at, v in data.apps.items()},
         statements={(rename[server], workload): n
                     for (server, workload), n in data.statements.items()})
@@ -255,7 +258,8 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     data = StudyData(
         combined, metrics=_merged(p.metrics for p in parts), waits=_merged(p.waits for p in parts),
         progress=_merged(p.progress for p in parts), steps=_merged(p.steps for p in parts),
-        loads=_merged(p.loads for p in parts), apps=apps,
+        loads=_merged(p.loads for p in parts), latencies=_merged(p.latencies for p in parts),
+        apps=apps,
         statements=_merged(p.statements for p in parts))
     pairs = _pairs([s.name for s in servers], degradations or [])
     notices: tuple[Notice, ...] = (

@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from teiten.analysis.model import ReportData, WorkloadSection
+from teiten.analysis.percentiles import NAMES, WITH_INTERVALS, PercentileRow
 from teiten.report import formats as f
 from teiten.report.i18n import tr
 from teiten.report.tables import baseline_series, file_stem, latency_ratio, others, point_at, section_stems
@@ -52,6 +53,14 @@ SCALEOUT_COLUMNS = ("workload", "server", "method", "pgpool", "nodes", "clients"
                     "per_node_tps", "lag_bytes_max", "replay_lag_ms_max", "skew_ms")
 LOAD_COLUMNS = ("workload", "server", "clients", "load_client", "node", "tps", "latency_ms",
                 "share_pct", "skew_ms")
+# Medians over the repetitions (ms); the p95 and p99 intervals and levels; their ratios to the
+# baseline server's in percent (empty for the baseline) with their intervals and levels.
+PERCENTILE_COLUMNS = ("workload", "server", "clients", "n_ok", "p50_ms", "p90_ms", "p95_ms",
+                      "p99_ms", "p999_ms", "max_ms", "p95_ci_low_ms", "p95_ci_high_ms",
+                      "p95_ci_level_pct", "p99_ci_low_ms", "p99_ci_high_ms", "p99_ci_level_pct",
+                      "p95_ratio_pct", "p95_ratio_ci_low_pct", "p95_ratio_ci_high_pct",
+                      "p95_ratio_ci_level_pct", "p99_ratio_pct", "p99_ratio_ci_low_pct",
+                      "p99_ratio_ci_high_pct", "p99_ratio_ci_level_pct", "precision_pct")
 
 
 @dataclass(frozen=True)
@@ -158,7 +167,25 @@ def topology_tables(section: WorkloadSection, stem: str) -> list[DataTable]:
                       f.round_or_none(None if r.share is None else r.share * 100, pct),
                       f.round_or_none(r.skew_ms, 1)) for r in section.load_parts)
         out.append(DataTable(f"{stem}-load", w, "load", LOAD_COLUMNS, rows))
+    if section.percentiles:
+        out.append(DataTable(f"{stem}-percentiles", w, "percentiles", PERCENTILE_COLUMNS,
+                             tuple(_percentile_row(w, r) for r in section.percentiles)))
     return out
+
+
+def _percentile_row(w: str, r: PercentileRow) -> tuple[Value, ...]:
+    ms = f.LATENCY_DECIMALS
+    out: list[Value] = [w, r.server, r.clients, r.n,
+                        *(f.round_or_none(r.medians.get(n), ms) for n in NAMES)]
+    for n in WITH_INTERVALS:
+        ci = r.ci.get(n)
+        out += [None, None, None] if ci is None else [
+            round(ci.low, ms), round(ci.high, ms), f.level_pct(ci.confidence)]
+    for n in WITH_INTERVALS:
+        ci = r.ratio_ci.get(n)
+        out += [f.pct_or_none(r.ratio.get(n)), *([None, None, None] if ci is None else [
+            f.pct_or_none(ci.low), f.pct_or_none(ci.high), f.level_pct(ci.confidence)])]
+    return (*out, round(r.precision * 100, 2))
 
 
 def suite_data_tables(section: WorkloadSection, stem: str) -> list[DataTable]:

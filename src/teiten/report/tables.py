@@ -36,6 +36,7 @@ from teiten.report.app_tables import app_tables
 from teiten.report.cells import Cell, Column, Context, Table
 from teiten.report.history_tables import history_table
 from teiten.report.i18n import clients_phrase, tr, word
+from teiten.report.latency_tables import percentiles_table
 from teiten.report.suite_tables import suite_tables
 from teiten.report.verdicts import legend, verdict_title
 
@@ -325,7 +326,8 @@ def section_body(section: WorkloadSection, ctx: Context) -> list[Table]:
             *(lock_table(lt, ctx) for lt in section.locks), *app_tables(section, ctx),
             *(rtt_table(b, ctx) for b in section.rtt),
             *([scale_out_table(section.scale_out, ctx)] if section.scale_out else []),
-            *([load_parts_table(section, ctx)] if section.load_parts else [])]
+            *([load_parts_table(section, ctx)] if section.load_parts else []),
+            *([percentiles_table(section, ctx)] if section.percentiles else [])]
 
 
 def load_parts_table(section: WorkloadSection, ctx: Context) -> Table:

@@ -108,7 +108,7 @@ class _Named(_Workload):
         return super()._foreign(key, entry)
 
 
-PGBENCH_OPTIONS = ("protocol", "rate", "latency_limit_ms")
+PGBENCH_OPTIONS = ("protocol", "rate", "latency_limit_ms", "percentiles")
 
 
 class _PgbenchOptions(Model):
@@ -123,10 +123,14 @@ class _PgbenchOptions(Model):
     latency_limit_ms: Annotated[float, Field(gt=0)] | None = Field(
         None, description="pgbench -L: count the transactions that take longer; with 'rate', "
         "those that would start that late are skipped (counted apart, not in the latencies)")
+    percentiles: bool | None = Field(
+        None, description="latency percentiles (p50, p90, p95, p99, p99.9, max) from pgbench's "
+        "transaction log (pgbench -l), which costs a line of disk per transaction while the "
+        "trial runs; default: false")
 
     def pgbench_options(self) -> dict[str, Any]:
         """The options given, by name."""
-        return {k: v for k in PGBENCH_OPTIONS if (v := getattr(self, k)) is not None}
+        return {k: v for k in PGBENCH_OPTIONS if (v := getattr(self, k)) not in (None, False)}
 
 
 class PgbenchSpec(_PgbenchOptions, _Named):

@@ -19,8 +19,11 @@ MONITOR_FIELDS = ("cpu_user", "cpu_sys", "cpu_iowait", "cpu_idle", "cpu_steal", 
                   "blks_hit", "blks_read", "checkpoints_in_window")
 # app_tps: an application workload's transactions per second over its window (the
 # bookstore's BT/s); nopm and tpm: tpcc's; steps and sizes: a measured-statement workload's;
-# skipped and late: a pgbench workload's with a rate and a latency limit.
-HEADLINE_FIELDS = ("app_tps", "nopm", "tpm", "window_s", "steps", "sizes", "skipped", "late")
+# skipped and late: a pgbench workload's with a rate and a latency limit; the latency
+# percentiles and the largest latency (ms): a pgbench workload's with 'percentiles: true'.
+PERCENTILE_FIELDS = ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms")
+HEADLINE_FIELDS = ("app_tps", "nopm", "tpm", "window_s", "steps", "sizes", "skipped", "late",
+                   *PERCENTILE_FIELDS)
 CSV_FIELDS = (*RESULT_FIELDS, *MONITOR_FIELDS, *HEADLINE_FIELDS)
 
 
@@ -47,6 +50,7 @@ def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any
         out.update(_headline(apps[sid].get(record.trial_id), steps[sid].get(record.trial_id)))
         limited = limits[sid].get(record.trial_id) or {}
         out.update(skipped=limited.get("skipped"), late=limited.get("late"))
+        out.update({k: (limited.get("percentiles") or {}).get(k) for k in PERCENTILE_FIELDS})
         rows.append(out)
     return rows
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from teiten.drivers import load, pgbench
+from teiten import paths
+from teiten.drivers import load, pgbench, pgbench_log
 from teiten.drivers.pgbench_output import PgbenchOutput
 from teiten.installs import Install
 from teiten.results import StepRecord
@@ -127,6 +128,8 @@ class Workload:
         """Run pgbench for the trial's duration (one per target when ``several``), measured
         from its start to its end. Raises TeitenError (or psycopg.Error, OSError) when the
         trial cannot start; pgbench's own failures are in the outcome's run."""
+        if self.pgbench_option("percentiles") and not request.several:
+            return self._logged_trial(request, measuring)
         with measuring:
             if request.several:
                 together = load.run(request.install, list(request.clients) or [load.Client("local")],
@@ -139,6 +142,36 @@ class Workload:
                               cpus=request.cpus)
             limits = run.output.limits()
             return TrialOutcome(run=run, details={"pgbench": limits} if limits else {})
+
+    def _logged_trial(self, request: TrialRequest,
+                      measuring: AbstractContextManager[object]) -> TrialOutcome:
+        """pgbench with a transaction log (-l), read into a histogram after the run: the
+        latency percentiles of every transaction (skipped and failed ones counted apart)."""
+        log_dir = paths.make_owned(request.work_dir / f"pgbench-log-{request.trial_id}",
+                                   "pgbench's transaction log")
+        try:
+            with measuring:
+                run = pgbench.run(request.install, request.endpoint, self,
+                                  clients=request.sessions, threads=request.threads,
+                                  duration_s=request.duration_s, cpus=request.cpus,
+                                  extra=["-l", "--log-prefix", str(log_dir / "tx")])
+            details: dict[str, Any] = dict(run.output.limits() or {})
+            try:
+                hist = pgbench_log.histogram_of_files(
+                    log_dir, "tx", latency_limit_ms=self.pgbench_option("latency_limit_ms"))
+            except (OSError, ValueError) as exc:
+                return TrialOutcome(run=run, details={"pgbench": details},
+                                    error=f"reading pgbench's transaction log failed: {exc}")
+            details["percentiles"] = hist.summary()
+            return TrialOutcome(run=run, details={"pgbench": details})
+        finally:
+            paths.remove_owned(log_dir)
+
+    def pgbench_option(self, name: str) -> Any:
+        """A pgbench option the study gave this pgbench workload (protocol, rate,
+        latency_limit_ms, percentiles), None when not given (or not a pgbench workload)."""
+        given = dict(self.options) if self.app is None and self.suite is None else {}
+        return given.get(name)
 
     def digest(self) -> str | None:
         """What the workload's SQL and scripts are, for those teiten ships: a study is
@@ -159,11 +192,10 @@ class Workload:
     def script_args(self) -> list[str]:
         """-M/-R/-L as the study asked (a pgbench workload's options), then ``-b NAME@W`` /
         ``-f PATH@W`` for each script."""
-        given = dict(self.options) if self.app is None and self.suite is None else {}
         args: list[str] = []
         for key, flag in (("protocol", "-M"), ("rate", "-R"), ("latency_limit_ms", "-L")):
-            if given.get(key) is not None:
-                args += [flag, f"{given[key]:g}" if key != "protocol" else given[key]]
+            if (value := self.pgbench_option(key)) is not None:
+                args += [flag, value if key == "protocol" else f"{value:g}"]
         for selector, weight in self.scripts:
             if selector.startswith("builtin:"):
                 args += ["-b", f"{selector.removeprefix('builtin:')}@{weight}"]

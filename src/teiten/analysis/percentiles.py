@@ -1,0 +1,78 @@
+"""Latency percentiles of the pgbench workloads that asked for them (``percentiles: true``,
+issue 21): per server and client count, the median over the ok repetitions of each trial's
+p50 ... p99.9 and largest latency, with the same intervals as TPS (STATISTICS.md): the
+median's order-statistic interval for p95 and p99, and their ratio to the baseline server's
+at the same client count, paired by block where the two share blocks. A ratio above 100%
+is a slower tail."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from teiten.analysis import intervals
+from teiten.analysis.stats import median_known
+from teiten.results import TrialRecord
+
+Latencies = Mapping[str, Mapping[str, Any]]  # trial id -> its percentiles (details 'pgbench')
+NAMES = ("p50", "p90", "p95", "p99", "p999", "max")  # the figures, each "{name}_ms"
+WITH_INTERVALS = ("p95", "p99")
+
+
+@dataclass(frozen=True)
+class PercentileRow:
+    server: str
+    clients: int
+    n: int                              # ok repetitions with percentiles
+    medians: Mapping[str, float | None]  # name -> median over the repetitions (ms)
+    # name -> the median's interval (p95, p99); None for a single repetition
+    ci: Mapping[str, intervals.Interval | None]
+    # name -> the ratio of the medians to the baseline server's at these clients (p95, p99),
+    # and its interval (None for one value a side); both empty for the baseline
+    ratio: Mapping[str, float | None]
+    ratio_ci: Mapping[str, intervals.Interval | None]
+    precision: float                    # the histogram's relative precision
+
+
+def percentile_rows(workload: str, trials: Sequence[TrialRecord], found: Latencies, *,
+                    servers: Sequence[str], baseline: str,
+                    block_of: Callable[[TrialRecord], str],
+                    confidence: float = 0.95) -> tuple[PercentileRow, ...]:
+    """One row per server (in ``servers`` order) and client count where an ok trial of
+    ``workload`` has percentiles; empty when none has."""
+    groups: dict[tuple[str, int], list[tuple[TrialRecord, Mapping[str, Any]]]] = {}
+    for t in trials:
+        if t.planned.workload == workload and t.status == "ok" and t.trial_id in found:
+            groups.setdefault((t.planned.server, t.planned.clients), []).append((t, found[t.trial_id]))
+    rows = []
+    for (server, clients), seen in sorted(groups.items(), key=lambda kv: (
+            servers.index(kv[0][0]) if kv[0][0] in servers else len(servers), kv[0][1])):
+        base = groups.get((baseline, clients)) if server != baseline else None
+        ci: dict[str, intervals.Interval | None] = {}
+        ratio: dict[str, float | None] = {}
+        ratio_ci: dict[str, intervals.Interval | None] = {}
+        for name in WITH_INTERVALS:
+            values, blocks = _values(seen, name, block_of)
+            ci[name] = intervals.median_interval(values, confidence=confidence) if values else None
+            if server == baseline:
+                continue
+            theirs, their_blocks = _values(base or [], name, block_of)
+            mine, below = median_known(values), median_known(theirs)
+            ratio[name] = mine / below if mine is not None and below else None
+            ratio_ci[name] = intervals.ratio_interval(
+                values, theirs, confidence=confidence, blocks=blocks,
+                baseline_blocks=their_blocks) if ratio[name] is not None else None
+        rows.append(PercentileRow(
+            server=server, clients=clients, n=len(seen),
+            medians={name: median_known(p.get(f"{name}_ms") for _, p in seen) for name in NAMES},
+            ci=ci, ratio=ratio, ratio_ci=ratio_ci,
+            precision=max(float(p.get("precision") or 0.0) for _, p in seen)))
+    return tuple(rows)
+
+
+def _values(seen: Sequence[tuple[TrialRecord, Mapping[str, Any]]], name: str,
+            block_of: Callable[[TrialRecord], str]) -> tuple[list[float], list[str]]:
+    pairs = [(float(v), block_of(t)) for t, p in seen if (v := p.get(f"{name}_ms")) is not None]
+    return [v for v, _ in pairs], [b for _, b in pairs]
+
