@@ -37,6 +37,7 @@ from teiten.workloads import Workload
 MB = 1 << 20
 GB = 1 << 30
 FILE = "rates.json"
+SMALL = 64 * MB  # a data set at most this large teaches fixed costs; a larger one, rates
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,10 @@ class Rates:
     prewarm_bytes_per_s: float = 1 * GB
     restore_fixed_s: float = 0.05
     restore_bytes_per_s: float = 300 * MB  # the incremental copy after an update trial
-    statement_trial_s: float = 5.0  # a measured-statement variant (it has no window)
+    statement_trial_s: float = 5.0  # a measured-statement variant on a small data set (no window)
+    # and the rate at which a variant's steps go through its data beyond that: its load,
+    # index builds, scans and VACUUMs all grow with it (the defaults are a guess, stated so)
+    statement_bytes_per_s: float = 50 * MB
     wal_bytes_per_s: float = 20 * MB  # written by a data-changing trial
     studies: int = 0  # how many runs measured these (0: the defaults)
     measured_at: str = ""
@@ -184,7 +188,7 @@ def _trials_cost(study: Study, workloads: Mapping[str, Workload], trials: Sequen
         w = workloads[t.workload]
         slot = (t.server, t.workload)
         rampup = float(dict(w.options).get("rampup") or 0.0) if w.app else 0.0
-        windows += t.duration_s if not t.variant else rates.statement_trial_s
+        windows += t.duration_s if not t.variant else statement_trial_s(w.data_bytes(), rates)
         around += rates.trial_fixed_s + rampup
         if study.prewarm and w.prewarm:
             around += w.data_bytes() / rates.prewarm_bytes_per_s
@@ -192,6 +196,13 @@ def _trials_cost(study: Study, workloads: Mapping[str, Workload], trials: Sequen
             around += rates.restore_fixed_s + w.data_bytes() / rates.restore_bytes_per_s
         last_changed[slot] = w.modifies_data
     return windows, around
+
+
+def statement_trial_s(data_bytes: int, rates: Rates) -> float:
+    """The seconds of a measured-statement variant's steps: the fixed part measured on small
+    data sets, and the rest at the rate measured on large ones."""
+    return rates.statement_trial_s + max(0, data_bytes - SMALL) / rates.statement_bytes_per_s
+
 
 
 # -- learning the rates from a run ---------------------------------------------------------
@@ -216,7 +227,8 @@ def learn(old: Rates, trials: Iterable[Observed], prepares: Iterable[tuple[int, 
     seen = list(trials)
     if not seen:
         return old
-    fixed, prewarm, restore, statements, wal = [], [], [], [], []
+    fixed, prewarm, restore, wal = [], [], [], []
+    statements: list[tuple[int, float]] = []
     for t in seen:
         s = t.cycle.get("seconds", {})
         load = s.get("load", 0.0)
@@ -225,27 +237,33 @@ def learn(old: Rates, trials: Iterable[Observed], prepares: Iterable[tuple[int, 
         fixed.append(total - window - t.rampup_s - s.get("prewarm", 0.0) - s.get("restore", 0.0)
                      + between_s)
         if t.window_s is None:
-            statements.append(load)
-        if s.get("prewarm", 0.0) > 0.01 and t.data_bytes > 64 * MB:
+            statements.append((t.data_bytes, load))
+        if s.get("prewarm", 0.0) > 0.01 and t.data_bytes > SMALL:
             prewarm.append(t.data_bytes / s["prewarm"])
-        if "restore" in s and t.data_bytes > 64 * MB:
+        if "restore" in s and t.data_bytes > SMALL:
             restore.append(t.data_bytes / max(s["restore"], 1e-3))
         if t.wal_bytes and t.window_s:
             wal.append(t.wal_bytes / t.window_s)
     med = statistics.median
+    # Small data sets give the fixed part of a statement trial, large ones its rate.
+    few = [seconds for size, seconds in statements if size <= SMALL]
+    fixed_statement = med(few) if few else old.statement_trial_s
+    through = [(size - SMALL) / (seconds - fixed_statement) for size, seconds in statements
+               if size > SMALL and seconds > fixed_statement]
     # Small data sets give the fixed part of a preparation, large ones the loading rate.
     made = list(prepares)
-    small = [seconds for size, _, seconds in made if size <= 64 * MB]
+    small = [seconds for size, _, seconds in made if size <= SMALL]
     base = med(small) if small else old.prepare_fixed_s
     loads: dict[bool, list[float]] = {True: [], False: []}
     for size, by_sql, seconds in made:
-        if size > 64 * MB and seconds > base:
+        if size > SMALL and seconds > base:
             loads[by_sql].append(size / (seconds - base))
     return replace(
         old, trial_fixed_s=med(fixed), prepare_fixed_s=base,
         prewarm_bytes_per_s=med(prewarm) if prewarm else old.prewarm_bytes_per_s,
         restore_bytes_per_s=med(restore) if restore else old.restore_bytes_per_s,
-        statement_trial_s=med(statements) if statements else old.statement_trial_s,
+        statement_trial_s=fixed_statement,
+        statement_bytes_per_s=med(through) if through else old.statement_bytes_per_s,
         wal_bytes_per_s=max(wal) if wal else old.wal_bytes_per_s,
         pgbench_load_bytes_per_s=med(loads[False]) if loads[False] else old.pgbench_load_bytes_per_s,
         sql_load_bytes_per_s=med(loads[True]) if loads[True] else old.sql_load_bytes_per_s,

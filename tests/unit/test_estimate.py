@@ -10,7 +10,7 @@ import pytest
 from teiten.estimate import MB, Observed, Rates, estimate, learn
 from teiten.plan import plan
 from teiten.spec import load_text
-from teiten.workloads import resolve
+from teiten.workloads import resolve, variants
 
 STUDY = """
 study: est
@@ -112,3 +112,23 @@ def test_an_applications_ramp_up_is_not_learnt_as_fixed_cost() -> None:
     got = learn(Rates(), [Observed(cycle, 10 * MB, 10.0, None, rampup_s=60.0)], [], between_s=0,
                 when="x")
     assert got.trial_fixed_s == pytest.approx(74.0 - 10.0 - 60.0)
+
+
+def test_a_statement_trial_grows_with_its_data() -> None:
+    """The fixed part from small data sets, the rate from large ones: a full-size built-in's
+    variants are not estimated at a small copy's seconds."""
+    small, large = 10 * MB, 64 * MB + 1000 * MB
+    seen = [Observed({"seconds": {"load": 2.0}}, small, None, None),
+            Observed({"seconds": {"load": 2.5}}, small, None, None),
+            Observed({"seconds": {"load": 22.25}}, large, None, None)]
+    got = learn(Rates(), seen, [], between_s=0, when="x")
+    assert got.statement_trial_s == pytest.approx(2.25)
+    assert got.statement_bytes_per_s == pytest.approx(1000 * MB / 20.0)
+    study, found = _study("study: s\nservers: [{name: a, install: \"17\"}]\nworkloads:\n"
+                          "  - {name: freeze, rows: 1000000000, frozen: [0, 100], cache: [warm]}\n"
+                          "repetitions: 1\n")
+    [w] = found.values()
+    trials = plan(study, variants(study))
+    windows = estimate(study, found, trials, got).windows_s
+    assert len(trials) == 2 and w.data_bytes() > 100 * 1024 * MB
+    assert windows == pytest.approx(2 * (2.25 + (w.data_bytes() - 64 * MB) / (50 * MB)))
