@@ -73,10 +73,24 @@ def machine(data_dir: Path) -> dict[str, Any]:
     }
 
 
-# Fields whose difference makes TPS figures incomparable.
-CHECKED = ("cpu_model", "cpu_logical", "memory_bytes", "kernel", "os", "arch")
+# The machine's identity: fields whose difference makes TPS figures incomparable (another
+# machine). The filesystem type of the data directory counts where both fingerprints have it.
+IDENTITY = ("cpu_model", "cpu_logical", "memory_bytes", "arch")
+# Its software: the same machine after an upgrade. Results over the years span such changes,
+# so a difference here is said beside the numbers, not refused.
+SOFTWARE = ("kernel", "os")
 
 
 def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    """The checked fields on which two fingerprints differ."""
-    return [k for k in CHECKED if a.get(k) != b.get(k)]
+    """The identity fields on which two fingerprints differ: not the same machine."""
+    found = [k for k in IDENTITY if a.get(k) != b.get(k)]
+    fs_a, fs_b = ((f.get("data_filesystem") or {}).get("fstype") for f in (a, b))
+    if fs_a and fs_b and fs_a != fs_b:
+        found.append("data_filesystem")
+    return found
+
+
+def software_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """How the software of the same machine changed from ``a`` to ``b``: "kernel 6.1.0-18 →
+    6.1.0-25" for each field that differs."""
+    return [f"{k} {a.get(k) or '?'} → {b.get(k) or '?'}" for k in SOFTWARE if a.get(k) != b.get(k)]

@@ -38,9 +38,20 @@ def test_compare_two_years_and_refuse_mixed_machines(pg17, pg18, workdir: Path) 
     md = (out / "report.md").read_text()
     assert "pg17" in md and "pg18" in md and "year2025 + year2026" in md
     assert "pg18 / pg17" in md  # the first study's first server is the baseline
-    # A store from another machine: same data, another CPU model in its fingerprint.
+    # The same machine a year on, its kernel and OS upgraded: compared, and said (issue 19).
     with sqlite3.connect(new) as conn:
         fp = json.loads(conn.execute("SELECT fingerprint FROM studies").fetchone()[0])
+        old_kernel, old_os = fp["kernel"], fp["os"]
+        fp.update(kernel="9.9.9-teiten", os="Debian GNU/Linux 14 (forky)")
+        conn.execute("UPDATE studies SET fingerprint = ?", (json.dumps(fp),))
+    upgraded = run_cli("compare", "--store", str(old), "--store", str(new), "--out",
+                       str(workdir / "cmp2"), "--lang", "en")
+    assert upgraded.returncode == 0, upgraded.stderr
+    said = " ".join((workdir / "cmp2" / "report.md").read_text().replace("\\", "").split())
+    assert (f"The studies ran on the same machine with different software (kernel {old_kernel} → "
+            f"9.9.9-teiten; os {old_os} → Debian GNU/Linux 14 (forky))") in said, said[:3000]
+    # A store from another machine: same data, another CPU model in its fingerprint.
+    with sqlite3.connect(new) as conn:
         fp["cpu_model"] = "Some Other CPU"
         conn.execute("UPDATE studies SET fingerprint = ?", (json.dumps(fp),))
     _refused(workdir, old, new, "the studies ran on machines that differ in cpu_model; their "

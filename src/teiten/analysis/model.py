@@ -373,7 +373,7 @@ class Notice:
 
     Keys: trial-failed, trial-skipped, unfinished, checkpoint-in-window,
     autovacuum-in-window, too-few-repetitions, comparisons, comparison-one, unstable-series, high-noise,
-    mixed-fingerprints, different-parameters. ``params`` holds the figures the sentence needs.
+    mixed-fingerprints, software-changed, different-parameters. ``params`` holds the figures the sentence needs.
     """
 
     key: str

@@ -264,6 +264,10 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     pairs = _pairs([s.name for s in servers], degradations or [])
     notices: tuple[Notice, ...] = (
         (Notice("mixed-fingerprints", {"fields": ", ".join(differ)}),) if differ else ())
+    upgraded = sorted({c for g in gathered[1:] for c in fingerprint.software_changes(
+        dict(first.fingerprint), dict(g.study.fingerprint))})
+    if upgraded:
+        notices += (Notice("software-changed", {"changes": "; ".join(upgraded)}),)
     names = [g.study.name for g in gathered]  # a study compared with another run of itself: its id
     labels = [n if names.count(n) == 1 else f"{n} #{g.study.study_id}"
               for n, g in zip(names, gathered, strict=True)]
