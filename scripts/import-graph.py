@@ -35,7 +35,7 @@ RANKS = {
     "workloads": 6,
     "check": 7, "leftovers": 7, "estimate": 7,
     "analysis": 8, "record": 8,
-    "report": 9, "window": 9,
+    "report": 9, "window": 9, "blocks": 9,
     "runner": 10,
     "cli": 11, "__main__": 12, "__init__": 12,
 }

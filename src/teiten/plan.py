@@ -22,10 +22,21 @@ from teiten.spec import Study
 
 
 def trial_id(study: str, server: str, workload: str, clients: int, repetition: int,
-             variant: str = "") -> str:
-    """A stable id for one point at one repetition."""
-    parts = (study, server, workload, str(clients), str(repetition)) + ((variant,) if variant else ())
+             variant: str = "", purpose: str = "") -> str:
+    """A stable id for one point at one repetition (or run for ``purpose``)."""
+    parts = (study, server, workload, str(clients), str(repetition)) + ((variant,) if variant else ()) \
+        + ((purpose,) if purpose else ())
     return hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:12]
+
+
+def profile_trials(study: Study, points: Sequence[tuple[str, int]]) -> list[PlannedTrial]:
+    """A profile trial of every server at each (workload, clients) point, after the blocks
+    (profile: {at: largest-difference}); their order_index is the store's to give."""
+    return [PlannedTrial(
+        trial_id=trial_id(study.study, s.name, workload, clients, 1, purpose="profile"),
+        order_index=0, server=s.name, workload=workload, clients=clients,
+        threads=study.threads_for(clients), repetition=1, duration_s=study.duration,
+        purpose="profile") for workload, clients in points for _, s in study.server_matrix()]
 
 
 def _points(study: Study, variants: Sequence[str] | None) -> list[tuple[int, str]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -56,6 +56,9 @@ class PlannedTrial:
     duration_s: float
     variant: str = ""  # a measured-statement workload's variant, e.g. "models=jsonb indexes=brin"
     repeat_of: str | None = None  # the disturbed trial this one repeats, in the same block
+    # "" for a trial of the blocks; "profile" for one run after them to profile the point
+    # where the servers differ most, which no figure of the analysis counts
+    purpose: str = ""
 
     def __post_init__(self) -> None:
         if self.repetition < 1 or self.threads < 1 or self.duration_s < 0:
@@ -219,7 +222,7 @@ class TrialRecord:
                 "latency_ms_avg": f.latency_ms_avg if f else None,
                 "latency_ms_stddev": f.latency_ms_stddev if f else None,
                 "started_at": self.started_at, "finished_at": self.finished_at, "error": self.error,
-                "variant": p.variant, "study_id": self.study_id}
+                "variant": p.variant, "study_id": self.study_id, "purpose": p.purpose}
 
 
 @dataclass(frozen=True)
@@ -254,6 +257,10 @@ class StudyResults:
 
     def ok(self) -> tuple[TrialRecord, ...]:
         return tuple(t for t in self.trials if t.status == "ok")
+
+    def measured(self) -> StudyResults:
+        """The study without its profile trials: what every figure of the analysis counts."""
+        return replace(self, trials=tuple(t for t in self.trials if not t.planned.purpose))
 
     def spec_json(self) -> str:
         return json.dumps(self.spec)

@@ -19,21 +19,19 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 import psutil
 import psycopg
 
-from teiten import cpus, estimate, installs, leftovers, paths, runlock, workloads
-from teiten.analysis import differences, stopping
+from teiten import blocks, cpus, estimate, installs, leftovers, paths, runlock, workloads
+from teiten.analysis import differences
 from teiten.drivers import load, pgbench
 from teiten.errors import StoreFull, TeitenError
 from teiten.installs import Install, Resolution
 from teiten.messages import tr
 from teiten.monitors.foreign import quiet_check
-from teiten.plan import plan
 from teiten.record import install_for
 from teiten.remote import Ssh
 from teiten.results import Evidence, PlannedTrial, TrialResult, now
@@ -239,7 +237,8 @@ def _loop(ctx: _Context) -> float:
     spent: list[float] = []
     while True:
         if not todo:
-            todo = _next_block(ctx) if ctx.study.repetitions == "auto" else []
+            todo = blocks.after_blocks(ctx.store, ctx.study_id, ctx.study,
+                                       lambda m: ctx.report(Event("note", message=m)))
             if not todo:
                 break
             total += len(todo)
@@ -278,35 +277,6 @@ def _note_joined(ctx: _Context, trial: PlannedTrial) -> None:
     ctx.store.update_spec(ctx.study_id, {"joined_by": ctx.joined})
     for h in new:
         ctx.report(Event("note", message=tr("joined", who=h.describe(), trial=trial.trial_id)))
-
-
-def _next_block(ctx: _Context) -> list[PlannedTrial]:
-    """repetitions: auto, after a block: stop on width, at the ceiling or the budget, or
-    plan one more block (saved before it runs, with the decision, so that resume goes on)."""
-    auto = ctx.study.auto_repetitions
-    stored = ctx.store.study_results(ctx.study_id)
-    blocks = max(t.planned.repetition for t in stored.trials)
-    spent = sum((datetime.fromisoformat(t.finished_at) - datetime.fromisoformat(t.started_at))
-                .total_seconds() for t in stored.trials if t.started_at and t.finished_at)
-    found = stopping.widest(stored.trials, stored.servers[0].name, stopping.DECIDE_CONFIDENCE)
-    decision = stopping.decide(found, blocks=blocks, target_pct=auto.target_pct,
-                               ceiling=auto.ceiling, spent_s=spent, block_s=spent / blocks,
-                               budget_s=auto.budget)
-    added: list[PlannedTrial] = []
-    if decision == stopping.ADD:
-        added = ctx.store.add_block(ctx.study_id, [
-            t for t in plan(ctx.study, workloads.variants(ctx.study), blocks=blocks + 1)
-            if t.repetition == blocks + 1])
-    ctx.store.update_spec(ctx.study_id, {"auto_decisions": [*stored.spec.get("auto_decisions", []), {
-        "blocks": blocks, "decision": decision, "spent_s": round(spent, 1),
-        "widest_pct": None if found is None or found.pct is None else round(found.pct, 2),
-        "where": found.where if found else None}]})
-    key = "auto.nothing" if found is None else f"auto.{decision}" if found.pct is not None \
-        else f"auto.unknown.{decision}"
-    ctx.report(Event("note", message=tr(
-        key, blocks=blocks, target=f"{auto.target_pct:g}", where=found.where if found else "-",
-        widest=f"{found.pct:.1f}" if found is not None and found.pct is not None else "-")))
-    return added
 
 
 def _repeat(ctx: _Context, trial: PlannedTrial, *, after_kill: bool = False

@@ -162,7 +162,7 @@ def _profiler(wanted: ProfileSpec | None, trial: PlannedTrial, server: Server,
               notes: list[str]) -> Profiler | None:
     """A started profiler when the study asks for a profile of this trial."""
     if wanted is None or not wanted.wants(trial.server, trial.workload, trial.clients,
-                                          trial.repetition):
+                                          trial.repetition, trial.purpose):
         return None
     return start_profile(server.server_pid(), wanted.event, wanted.frequency, notes,
                          title=f"{trial.server} · {trial.workload} · {trial.clients} clients")

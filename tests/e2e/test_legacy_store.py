@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from tests.conftest import run_cli
 
-from teiten.store.rows import HEADLINE_FIELDS
+from teiten.store.rows import HEADLINE_FIELDS, LATER_FIELDS
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "store-b08acca"
 # Columns an interval method decides; everything else must be equal.
@@ -36,11 +36,12 @@ def test_every_trial_reads_as_before(store: Path) -> None:
     before = json.loads((GOLDEN / "results.json").read_text())
     assert len(before) == 24 and len(now) == 24
     # Every field b08acca printed, as it printed it; the columns added since (the study id,
-    # the workloads' headline figures) come on top, and are empty for this pgbench study.
+    # the workloads' headline figures, why a trial ran) come on top, and are empty for this
+    # pgbench study (every trial of it ran in the blocks).
     assert [{k: r[k] for k in b} for r, b in zip(now, before, strict=True)] == before
     added = {k for r, b in zip(now, before, strict=True) for k in set(r) - set(b)}
-    assert added == {"study_id", *HEADLINE_FIELDS}
-    assert {r["study_id"] for r in now} == {1}
+    assert added == {"study_id", *HEADLINE_FIELDS, *LATER_FIELDS}
+    assert {r["study_id"] for r in now} == {1} and {r["purpose"] for r in now} == {""}
     assert all(r[k] is None for r in now for k in HEADLINE_FIELDS)
 
 

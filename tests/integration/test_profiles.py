@@ -3,9 +3,12 @@ clear message when perf cannot run."""
 
 from __future__ import annotations
 
+import csv
 import json
+import math
 import shutil
 import sqlite3
+import statistics
 from pathlib import Path
 
 import pytest
@@ -70,3 +73,46 @@ def test_without_perf_the_trial_says_so(pg17, workdir: Path, monkeypatch: pytest
     assert "perf is not installed" in rows[0][2]
     assert "profile" not in rows[1][2]
     assert not _profiles(store)
+
+
+LARGEST = STUDY.replace("study: prof", "study: prof-largest").replace(
+    "profile: {points: [{clients: 1}]}", "profile: {at: largest-difference}").replace(
+    "repetitions: 1", "repetitions: 2")
+
+
+@pytest.mark.requires(None if shutil.which("perf") else "perf is not installed here")
+def test_after_the_blocks_the_point_of_largest_difference_is_profiled(
+        pg17, pg18, workdir: Path) -> None:  # noqa: ANN001
+    """profile: {at: largest-difference} (issue 23): no block trial is profiled; after the
+    blocks, every server is profiled at the client count where the medians differ most, in
+    trials that the report's figures leave out; the report says where and why."""
+    (workdir / "largest.yaml").write_text(LARGEST)
+    store = workdir / "largest.db"
+    done = run_cli("run", str(workdir / "largest.yaml"), "--store", str(store), "--report",
+                   str(workdir / "report"), "--lang", "en")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(run_cli("results", "--store", str(store), "--format", "json",
+                              check=True).stdout)
+    blocks = [r for r in rows if r["purpose"] == ""]
+    extra = [r for r in rows if r["purpose"] == "profile"]
+    assert len(blocks) == 8 and len(extra) == 2
+    assert min(r["order_index"] for r in extra) > max(r["order_index"] for r in blocks)
+    # the point: the largest |log ratio| of pg18's median TPS to pg17's, from the block trials
+    def median_tps(server: str, clients: int) -> float:
+        return statistics.median(r["tps"] for r in blocks
+                                 if r["server"] == server and r["clients"] == clients)
+    far = max((1, 2), key=lambda c: abs(math.log(median_tps("pg18", c) / median_tps("pg17", c))))
+    assert {(r["server"], r["clients"]) for r in extra} == {("pg17", far), ("pg18", far)}
+    assert f"pgecons-read: the servers differ most at {far} clients (pg18 at " in done.stderr
+    profiles = _profiles(store)
+    assert set(profiles) == {f"pg17/{far}", f"pg18/{far}"}
+    assert all(int(p["samples"]) > 20 for p in profiles.values())  # type: ignore[call-overload]
+    report = workdir / "report"
+    assert (report / "flamegraphs" / f"diff-pg17-vs-pg18-pgecons-read-c{far}.svg").is_file()
+    with (report / "tables" / "pgecons-read-tps.csv").open() as f:
+        assert {row["n_ok"] for row in csv.DictReader(f)} == {"2"}  # the profile trials: none
+    md = (report / "report.md").read_text()
+    assert (f"Profiled after the blocks, at the client count where the servers differ most "
+            f"({far} client{'s' if far > 1 else ''})") in md
+    again = run_cli("resume", "--store", str(store), "--no-report")
+    assert again.returncode == 2 and "nothing to resume" in again.stderr

@@ -53,6 +53,16 @@ GOLDEN = {
         "tablespace, directory, network, ssh, ssh_config, replicas, replication, "
         "synchronous_commit, pgpool, docker",
     ),
+    "a profile at the largest difference takes no points": (
+        BASE + "profile: {at: largest-difference, points: [{clients: 1}]}\n",
+        "study.yaml:6: profile: 'at: largest-difference' chooses the point itself; remove "
+        "'points' and 'repetition' (or the 'at')",
+    ),
+    "unknown profile key": (
+        BASE + "profile: {at: largest-difference, frequncy: 99}\n",
+        "study.yaml:6: unknown key 'frequncy' in profile (did you mean 'frequency'?); allowed: "
+        "at, points, repetition, event, frequency",
+    ),
     "unknown initdb key": (
         "study: s\nservers:\n  - name: a\n    install: \"17\"\n    initdb:\n"
         "      encodng: UTF8\nworkloads: [pgecons-read]\n",

@@ -340,6 +340,9 @@ class WorkloadSection:
     load_parts: tuple[LoadPartRow, ...] = ()  # several pgbench at once: each one's figures
     history: History | None = None     # a line of versions: each against the one before it
     percentiles: tuple[PercentileRow, ...] = ()  # pgbench workloads with percentiles: true
+    # client counts profiled after the blocks, where the servers differ most (profile: {at:
+    # largest-difference}); empty when the profiles were taken inside the blocks, or none
+    profiled_after: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -175,7 +175,6 @@ def cmd_scaleup(args: argparse.Namespace) -> int:
     for key in ("scale", "duration", "repetitions"):
         if getattr(args, key) is not None:
             data[key] = getattr(args, key)
-    data["profile"]["points"] = [{"clients": max(data["clients"])}]
     data.pop("description")  # the built-in's; the report states what this one ran
     command = " ".join(["teiten scaleup", *sys.argv[2:]])
     text = f"# written by: {command}\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
@@ -360,8 +359,10 @@ def cmd_results(args: argparse.Namespace) -> int:
         sys.stdout.write(as_csv([csv_row(r) for r in rows], CSV_FIELDS))
     else:
         varied = ["variant"] if any(r["variant"] for r in rows) else []
+        why = ["purpose"] if any(r["purpose"] for r in rows) else []
         print(table(rows, ["study_id", "order_index", "trial_id", "server", "workload", *varied,
-                           "clients", "repetition", "status", "tps", "latency_ms_avg", "error"]))
+                           "clients", "repetition", *why, "status", "tps", "latency_ms_avg",
+                           "error"]))
     return 0
 
 

@@ -62,7 +62,7 @@ class Progress:
         t = event.trial
         assert t is not None, event.kind
         point = t.variant if t.variant else f"clients={t.clients}"
-        label = f"{t.server} {t.workload} {point} rep={t.repetition}"
+        label = f"{t.server} {t.workload} {point} " + ("profile" if t.purpose else f"rep={t.repetition}")
         done = event.index if event.kind == "trial-end" else event.index - 1
         width = 20
         filled = int(width * done / event.total) if event.total else width

@@ -202,6 +202,14 @@ def violation_text(a: Activity, lang: str = "en") -> str:
     return tr("list.sep", lang).join(parts)
 
 
+def profiles_note(section: WorkloadSection, lang: str = "en") -> str:
+    """Where the flame graphs come from, when they were taken after the blocks."""
+    if not section.profiled_after:
+        return ""
+    return tr("activity.profiles.after", lang,
+              clients=", ".join(clients_text(c, lang) for c in section.profiled_after))
+
+
 def profile_links(section: WorkloadSection, lang: str = "en") -> list[tuple[str, str]]:
     """``("pg18 · 4 clients: flame graph", href)`` per flame graph, href percent-encoded.
 

@@ -117,7 +117,7 @@ def rtt_statements(store: Store, study: StudyResults) -> dict[tuple[str, str], f
 def study_data(store: Store, study_id: int) -> StudyData:
     """One study and what its trials left beside their figures, as analysis reads them (no
     flame graphs: :func:`write_study_report` writes them and adds their paths)."""
-    study = store.study_results(study_id)
+    study = store.study_results(study_id).measured()  # profile trials: flame graphs only
     return StudyData(
         study, metrics=store.metrics_by_trial(study_id), waits=store.waits_by_trial(study_id),
         progress=store.progress_by_trial(study_id), steps=store.steps_by_trial(study_id),
@@ -157,13 +157,17 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
     pairs = _pairs(names, degradations or [])
     out_dir.mkdir(parents=True, exist_ok=True)
     profiles = store.details_of_kind(study_id, "profile")
-    graphs, diffs = write_flamegraphs(study.trials, profiles, out_dir, study.servers[0].name)
-    data = replace(data, hot=hot_spots(study.trials, profiles),
+    every = store.study_results(study_id)  # with the profile trials run after the blocks
+    graphs, diffs = write_flamegraphs(every.trials, profiles, out_dir, study.servers[0].name)
+    data = replace(data, hot=hot_spots(every.trials, profiles),
                    locks=lwlock_runs(study.trials, store.details_of_kind(study_id, "lwlock")),
                    graphs=graphs, graph_diffs=diffs)
     options = ReportOptions(store_path=str(store.path.absolute()), generated_at=now(), lang=lang,
                             exclude_rampup=exclude_rampup)
-    found = replace(report_data(data, options), machine_time=study_machine_time(store, study))
+    found = replace(report_data(data, options), machine_time=study_machine_time(store, every))
+    after = {(t.planned.workload, t.planned.clients) for t in every.trials if t.planned.purpose}
+    found = replace(found, sections=tuple(replace(sec, profiled_after=tuple(sorted(
+        c for w, c in after if w == sec.workload))) for sec in found.sections))
     return _finish(found, pairs, out_dir)
 
 

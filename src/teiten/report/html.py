@@ -27,6 +27,7 @@ from teiten.report.activity import (
     device_table,
     has_activity,
     profile_links,
+    profiles_note,
     wait_bars,
 )
 from teiten.report.answer import answer_lines
@@ -278,6 +279,8 @@ def _activity(section: WorkloadSection, lang: str) -> list[str]:
     links = profile_links(section, lang)
     if links:
         out.append(f"<h4>{e(tr('activity.profiles', lang))}</h4>")
+        if note := profiles_note(section, lang):
+            out.append(f"<p>{e(note)}</p>")
         out.append('<ul class="profiles">')
         out += [f'<li><a href="{e(href)}">{e(text)}</a></li>' for text, href in links]
         out.append("</ul>")

@@ -22,6 +22,7 @@ from teiten.report.activity import (
     device_table,
     has_activity,
     profile_links,
+    profiles_note,
     wait_bars,
 )
 from teiten.report.answer import answer_lines
@@ -178,6 +179,8 @@ def _activity_lines(section: WorkloadSection, stem: str, charts_dir: Path, lang:
     links = profile_links(section, lang)
     if links:
         lines += ["", f"#### {tr('activity.profiles', lang)}", ""]
+        if note := profiles_note(section, lang):
+            lines += [md(note), ""]
         lines += [f"- [{md(text)}]({href})" for text, href in links]
     return lines
 

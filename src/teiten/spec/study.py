@@ -23,17 +23,32 @@ class ProfilePoint(Model):
 class ProfileSpec(Model):
     """perf profiles of the server during the measured window of chosen trials."""
 
+    at: Literal["points", "largest-difference"] = Field(
+        "points", description="points: profile one repetition of the chosen points, inside "
+        "the blocks; largest-difference: after the blocks, profile each workload's point where "
+        "a server differs most from the baseline (its peak with one server), every server "
+        "there, in extra trials that no figure counts")
     points: list[ProfilePoint] = Field(
         default_factory=lambda: [ProfilePoint()],
         description="the (server, workload, clients) points to profile; default: all")
     repetition: Annotated[int, Field(ge=1)] = Field(
         1, description="which repetition of each point is profiled (the others are not, so "
         "that the profiler's own cost stays out of the medians' other samples)")
+
+    @model_validator(mode="after")
+    def _one_way(self) -> ProfileSpec:
+        if self.at == "largest-difference" and self.model_fields_set & {"points", "repetition"}:
+            raise ValueError("'at: largest-difference' chooses the point itself; remove "
+                             "'points' and 'repetition' (or the 'at')")
+        return self
     event: str = Field("auto", description="perf event; auto: cycles where the hardware "
                        "counts them, else the cpu-clock software event")
     frequency: Annotated[int, Field(ge=1, le=20000)] = 99
 
-    def wants(self, server: str, workload: str, clients: int, repetition: int) -> bool:
+    def wants(self, server: str, workload: str, clients: int, repetition: int,
+              purpose: str = "") -> bool:
+        if self.at == "largest-difference" or purpose:
+            return self.at == "largest-difference" and purpose == "profile"
         return repetition == self.repetition and any(
             (p.server in (None, server)) and (p.workload in (None, workload))
             and (p.clients in (None, clients)) for p in self.points)

@@ -436,10 +436,10 @@ class Store:
 def _insert_planned(c: sqlite3.Connection, study_id: int, trials: Sequence[PlannedTrial]) -> None:
     c.executemany(
         "INSERT INTO trials (study_id, trial_id, order_index, server, workload, clients, threads,"
-        " repetition, planned_duration_s, variant, repeat_of, status) VALUES"
-        " (?,?,?,?,?,?,?,?,?,?,?, 'planned')",
+        " repetition, planned_duration_s, variant, repeat_of, purpose, status) VALUES"
+        " (?,?,?,?,?,?,?,?,?,?,?,?, 'planned')",
         [(study_id, t.trial_id, t.order_index, t.server, t.workload, t.clients, t.threads,
-          t.repetition, t.duration_s, t.variant, t.repeat_of) for t in trials])
+          t.repetition, t.duration_s, t.variant, t.repeat_of, t.purpose) for t in trials])
 
 
 def _record(row: sqlite3.Row) -> TrialRecord:
@@ -447,7 +447,7 @@ def _record(row: sqlite3.Row) -> TrialRecord:
         trial_id=row["trial_id"], order_index=row["order_index"], server=row["server"],
         workload=row["workload"], clients=row["clients"], threads=row["threads"],
         repetition=row["repetition"], duration_s=row["planned_duration_s"], variant=row["variant"],
-        repeat_of=row["repeat_of"])
+        repeat_of=row["repeat_of"], purpose=row["purpose"])
     figures = None
     if row["transactions"] is not None:
         figures = LoadFigures(

@@ -24,7 +24,9 @@ MONITOR_FIELDS = ("cpu_user", "cpu_sys", "cpu_iowait", "cpu_idle", "cpu_steal", 
 PERCENTILE_FIELDS = ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms")
 HEADLINE_FIELDS = ("app_tps", "nopm", "tpm", "window_s", "steps", "sizes", "skipped", "late",
                    *PERCENTILE_FIELDS)
-CSV_FIELDS = (*RESULT_FIELDS, *MONITOR_FIELDS, *HEADLINE_FIELDS)
+# purpose: "profile" for a trial run after the blocks to profile (counted in no figure).
+LATER_FIELDS = ("purpose",)
+CSV_FIELDS = (*RESULT_FIELDS, *MONITOR_FIELDS, *HEADLINE_FIELDS, *LATER_FIELDS)
 
 
 def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -205,6 +205,18 @@ def _to_v4(conn: sqlite3.Connection) -> None:
     _execute_all(conn, _V4)
 
 
+# 5: why a trial ran: '' for a trial of the blocks, 'profile' for one run after them to
+# profile the point where the servers differ most (profile: {at: largest-difference}), which
+# no figure of the analysis counts.
+_V5 = """
+ALTER TABLE trials ADD COLUMN purpose TEXT NOT NULL DEFAULT ''
+"""
+
+
+def _to_v5(conn: sqlite3.Connection) -> None:
+    _execute_all(conn, _V5)
+
+
 def _execute_all(conn: sqlite3.Connection, script: str) -> None:
     # Not executescript(): it commits first, and a migration step is one transaction.
     for statement in script.split(";\n"):
@@ -218,4 +230,4 @@ def _to_v1(conn: sqlite3.Connection) -> None:
 
 # MIGRATIONS[n] turns a store of version n - 1 into version n.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _to_v1, 2: _to_v2, 3: _to_v3, 4: _to_v4}
+    1: _to_v1, 2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5}
