@@ -87,6 +87,9 @@ def test_after_the_blocks_the_point_of_largest_difference_is_profiled(
     blocks, every server is profiled at the client count where the medians differ most, in
     trials that the report's figures leave out; the report says where and why."""
     (workdir / "largest.yaml").write_text(LARGEST)
+    planned = run_cli("plan", str(workdir / "largest.yaml"), check=True).stderr
+    assert "after the blocks, 2 profile trials: every server at each workload's point" in planned
+    assert " of wall time for 10 trials (" in planned  # 8 of the blocks and those 2
     store = workdir / "largest.db"
     done = run_cli("run", str(workdir / "largest.yaml"), "--store", str(store), "--report",
                    str(workdir / "report"), "--lang", "en")

@@ -20,7 +20,7 @@ from teiten.cli.show import render_text, trial_record
 from teiten.errors import SpecError, StudyInterrupted, UserError
 from teiten.installs.source import build as build_from_source
 from teiten.messages import tr
-from teiten.plan import plan
+from teiten.plan import plan, profile_trials
 from teiten.probe import probe
 from teiten.report.build import write_compare_report, write_study_report
 from teiten.report.formats import format_seconds
@@ -115,7 +115,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
     planned = plan(loaded.study, found)
     most = (plan(loaded.study, found, blocks=loaded.study.auto_repetitions.ceiling)
             if loaded.study.repetitions == "auto" else None)
-    cost = estimate.estimate(loaded.study, {w.key: w for w in workloads.resolve(loaded)}, planned,
+    study = loaded.study
+    if study.profile is not None and study.profile.at == "largest-difference":
+        # Where is known after the blocks only; what they cost is known now.
+        later = profile_trials(study, [(w.key, max(study.clients)) for w in study.workloads
+                                       if w.key not in found])
+        print("teiten: note: " + tr("profile.plan", n=len(later)), file=sys.stderr)
+        most = [*most, *later] if most is not None else None
+        planned_cost = [*planned, *later]
+    else:
+        planned_cost = planned
+    cost = estimate.estimate(study, {w.key: w for w in workloads.resolve(loaded)}, planned_cost,
                              estimate.Rates.load(), most=most)
     print(f"teiten: note: {cost.text()}", file=sys.stderr)
     rows = [{"order_index": t.order_index, "trial_id": t.trial_id, "server": t.server,
