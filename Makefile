@@ -30,7 +30,7 @@ lint: setup
 	$(BIN)/mypy
 
 test: setup system lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=30
 
 bench: setup system
 	$(BIN)/python -m bench.run
