@@ -26,7 +26,7 @@ workloads:
     rows_per_day: 15000  # over 53,000 rows in all: row numbers times constants overflow int4
     days: 4
     workers: [0, 2]
-    layouts: [single, partitioned, partitioned-unpruned]
+    layouts: [single, partitioned, partitioned-unpruned, join]
   - {name: freeze, rows: 40000, frozen: [0, 50, 100], cache: [warm, cold]}
   - {name: iot, devices: 2, interval: 1h, period: 40d, models: [rdb, jsonb], indexes: [btree, brin]}
 repetitions: 2
@@ -63,8 +63,8 @@ def finished(pg18, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]: 
 def test_every_variant_is_a_trial_and_all_finish(finished: dict[str, Any]) -> None:
     done = finished["run"]
     assert done.returncode == 0, done.stderr
-    # 6 accesslog variants + 6 freeze variants + 4 iot variants, twice
-    assert "32 trials: 32 ok" in done.stderr
+    # 8 accesslog variants + 6 freeze variants + 4 iot variants, twice
+    assert "36 trials: 36 ok" in done.stderr
     assert "layouts=partitioned-unpruned workers=2 cache=warm" in finished["plan"]
     assert finished["after"] == finished["before"]
 
@@ -95,9 +95,18 @@ def test_freeze_times_vacuum_after_the_asked_share_was_frozen(finished: dict[str
 
 def test_accesslog_reads_workers_and_partitions_back_from_explain(finished: dict[str, Any]) -> None:
     runs = [s for s in finished["steps"] if s["workload"] == "accesslog"]
-    assert len(runs) == 12 and {s["name"] for s in runs} == {"aggregate"}
+    assert len(runs) == 16 and {s["name"] for s in runs} == {"aggregate", "join"}
     for s in runs:
         plan, layout = s["plan"], s["variant"].split()[0]
+        if layout == "layouts=join":  # one row per page category; who scanned which table
+            assert s["name"] == "join" and s["rows"] == plan["rows"] == 10
+            assert set(plan["scans"]) == {"access_log", "pages"}
+            if s["extra"]["workers"] == 0:
+                assert plan["scans"] == {"access_log": 1, "pages": 1} and plan["divided"] == []
+            else:  # the leader and each launched worker scan the log, dividing it
+                assert plan["scans"]["access_log"] == 1 + plan["workers_launched"]
+                assert "access_log" in plan["divided"]
+            continue
         assert s["rows"] == plan["rows"] and 1 <= s["rows"] <= 4  # one row per HTTP status
         assert s["extra"]["workers"] in (0, 2)
         if s["extra"]["workers"] == 0:
@@ -138,6 +147,8 @@ def test_the_report_shows_steps_plans_sizes_and_charts(finished: dict[str, Any])
     md = (out / "report.md").read_text()
     assert "## Workload: accesslog" in md and "## Workload: freeze" in md
     for heading in ("### Parallel query: time, speed-up, workers (S6)", "### Timed steps",
+                    "### Parallel join of tables of different parallel degrees: which processes "
+                    "scanned each (S6)",
                     "### Query plans (EXPLAIN ANALYZE, medians)", "### Sizes built"):
         assert heading in md
     assert "| freeze_t" not in md  # sizes are per variant, summed over tables and indexes
@@ -146,6 +157,9 @@ def test_the_report_shows_steps_plans_sizes_and_charts(finished: dict[str, Any])
     assert "pg18 · cache=cold" in svg and "pg18 · cache=warm" in svg
     with (out / "tables" / "freeze-steps.csv").open() as f:
         rows = list(csv.DictReader(f))
+    with (out / "tables" / "accesslog-steps.csv").open() as f:
+        joined = [r for r in csv.DictReader(f) if r["step"] == "join"]
+    assert len(joined) == 2 and all(r["scans"].startswith("access_log=") for r in joined)
     vac = [r for r in rows if r["step"] == "vacuum freeze"]
     assert len(vac) == 6 and all(r["n"] == "2" for r in vac)
     html = (out / "report.html").read_text()

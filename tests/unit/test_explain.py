@@ -165,7 +165,26 @@ def test_every_golden_is_checked() -> None:
 @pytest.mark.parametrize("name", sorted(GOLDENS))
 def test_summary(name: str) -> None:
     case = name.split("-", 1)[1]
-    assert summarise(golden(name)) == PlanSummary(**CASES[case], **GOLDENS[name])
+    found = dataclasses.replace(summarise(golden(name)), scans={}, divided=[])  # below
+    assert found == PlanSummary(**CASES[case], **GOLDENS[name])
+
+
+@pytest.mark.parametrize("version", ["pg15", "pg17", "pg18"])
+def test_scans_say_how_many_processes_read_each_relation_and_whether_they_divided_it(
+        version: str) -> None:
+    """Read off the plans: the parallel aggregate's Parallel Seq Scan ran in the leader and
+    its 2 workers (3 loops) dividing the table; the serial one once; the index scan inner to
+    the nested loop once per outer row (50); every partition of the unpruned parallel
+    append is divided, the 10 read in (10 + the launched workers' extra) loops."""
+    parallel = summarise(golden(f"{version}-parallel-agg"))
+    assert parallel.scans == {"access_log": 1 + parallel.workers_launched}
+    assert parallel.divided == ["access_log"]
+    serial = summarise(golden(f"{version}-serial-agg"))
+    assert (serial.scans, serial.divided) == ({"access_log": 1}, [])
+    nested = summarise(golden(f"{version}-nestloop-filter"))
+    assert nested.scans["access_log"] == 50 and nested.divided == []
+    unpruned = summarise(golden(f"{version}-partition-unpruned"))
+    assert len(unpruned.scans) == 10 and unpruned.divided == sorted(unpruned.scans)
 
 
 @pytest.mark.parametrize("name", sorted(n for n in GOLDENS if "parallel" in n or "sort-temp" in n))

@@ -267,6 +267,10 @@ class StepFigures:
     cache: str = ""                   # warm | cold, as recorded
     labels: dict[str, str] = field(default_factory=dict)  # text extras (a keyword's class, ...)
     occurrence: int = 1               # 2 for the second step of the same name and param in a trial
+    # per relation, the median loops of its scans (under a Gather: the processes that scanned
+    # it), and the relations those processes divided between them (the most common plan's)
+    scans: dict[str, float] = field(default_factory=dict)
+    divided: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

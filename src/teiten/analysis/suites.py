@@ -72,6 +72,10 @@ def suite_results(suite: str, axes: Sequence[str], variants: Sequence[str],
             for k, v in (r.body.get("extra") or {}).items():
                 if isinstance(v, int | float) and not isinstance(v, bool):
                     extras[k].append(float(v))
+        scans: dict[str, list[float]] = defaultdict(list)
+        for p in plans:
+            for relation, loops in (p.get("scans") or {}).items():
+                scans[relation].append(float(loops))
         caches = [str((r.body.get("cache") or {}).get("state", "")) for r in runs]
         labels = {k: v for k, v in (runs[0].body.get("extra") or {}).items() if isinstance(v, str)}
         figures.append(StepFigures(
@@ -86,7 +90,9 @@ def suite_results(suite: str, axes: Sequence[str], variants: Sequence[str],
             shape=Counter(p["shape"] for p in plans).most_common(1)[0][0] if plans else "",
             extra={k: m for k, v in extras.items() if (m := _median(v)) is not None},
             cache=Counter(caches).most_common(1)[0][0] if caches else "", labels=labels,
-            occurrence=nth + 1))
+            occurrence=nth + 1, scans={k: m for k, v in scans.items() if (m := _median(v)) is not None},
+            divided=Counter(tuple(p.get("divided") or ()) for p in plans).most_common(1)[0][0]
+            if plans else ()))
     size_rows = tuple(SizeFigures(server, variant, _median([a for a, _ in v]) or 0.0,
                                   _median([b for _, b in v]) or 0.0)
                       for (server, variant), v in sorted(

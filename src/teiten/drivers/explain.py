@@ -63,7 +63,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 # Aggregate "Strategy" -> the name text EXPLAIN uses ("Plain" stays "Aggregate").
@@ -101,6 +101,13 @@ class PlanSummary:
     workers_launched: int
     partitions_scanned: int  # distinct relations scanned below Append / Merge Append
     subplans_removed: int  # members pruned at executor startup
+    # Per relation: the loops of the nodes that scan it, added up: under a Gather each
+    # process that ran the scan (the leader and each launched worker) counts once, and the
+    # inner of a nested loop once per outer row. And the relations whose scan was
+    # parallel-aware: its processes divided its pages between them (a parallel join's side
+    # that every process reads whole, as under a non-parallel Hash, is not among them).
+    scans: dict[str, int] = field(default_factory=dict)
+    divided: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -130,7 +137,20 @@ def summarise(text_or_obj: str | list[Any]) -> PlanSummary:
         workers_launched=_sum(all_nodes, "Workers Launched"),
         partitions_scanned=_partitions_scanned(all_nodes),
         subplans_removed=_sum(all_nodes, "Subplans Removed"),
+        scans=_scans(all_nodes),
+        divided=sorted({n["Relation Name"] for n in all_nodes
+                        if "Relation Name" in n and n.get("Parallel Aware") is True}),
     )
+
+
+def _scans(all_nodes: list[Node]) -> dict[str, int]:
+    """Relation -> the loops of the nodes that scan it, added up."""
+    out: dict[str, int] = {}
+    for node in all_nodes:
+        if "Relation Name" in node:
+            name = node["Relation Name"]
+            out[name] = out.get(name, 0) + int(_number(node, "Actual Loops"))
+    return out
 
 
 def shape(node: Node, named: bool = True) -> str:

@@ -45,7 +45,9 @@ APP_COLUMNS = ("workload", "server", "clients", "type", "tps", "nopm", "tpm", "t
 STEP_COLUMNS = ("workload", "server", "variant", "step", "param", "occurrence", "seconds_median", "n", "rows",
                 "cache", "workers_planned", "workers_launched", "shared_hit", "shared_read",
                 "rows_removed_by_filter", "rows_removed_by_index_recheck", "heap_blocks_exact",
-                "heap_blocks_lossy", "shape")
+                "heap_blocks_lossy", "shape",
+                # each relation's scans ("access_log=3; pages=3") and those its processes divided
+                "scans", "divided")
 SIZE_COLUMNS = ("workload", "server", "variant", "table_bytes", "index_bytes")
 RTT_COLUMNS = ("workload", "server", "rtt_ms", "statements_per_transaction", "clients", "tps",
                "ceiling_tps", "of_ceiling_pct", "network_pct")
@@ -196,7 +198,9 @@ def suite_data_tables(section: WorkloadSection, stem: str) -> list[DataTable]:
     steps = tuple((w, st.server, st.variant, st.step, st.param, st.occurrence,
                    f.round_or_none(st.seconds, 6),
                    len(st.values), st.rows, st.cache,
-                   *(st.plan.get(k) for k in STEP_COLUMNS[10:18]), st.shape) for st in res.steps)
+                   *(st.plan.get(k) for k in STEP_COLUMNS[10:18]), st.shape,
+                   "; ".join(f"{r}={n:g}" for r, n in sorted(st.scans.items())) or None,
+                   "; ".join(st.divided) or None) for st in res.steps)
     sizes = tuple((w, s.server, s.variant, round(s.table_bytes), round(s.index_bytes)) for s in res.sizes)
     return [DataTable(f"{stem}-steps", w, "steps", STEP_COLUMNS, steps),
             DataTable(f"{stem}-sizes", w, "sizes", SIZE_COLUMNS, sizes)]

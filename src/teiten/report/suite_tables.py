@@ -150,7 +150,7 @@ def speedup_table(res: SuiteResults, ctx: Context) -> Table | None:
     if res.suite != "accesslog":
         return None
     lang = ctx.lang
-    steps = [st for st in res.steps if st.step == "aggregate"]
+    steps = [st for st in res.steps if st.step in ("aggregate", "join")]
     serial = {(st.server, _without(st.variant, "workers")): st.seconds for st in steps
               if variant_values(st.variant).get("workers") == "0"}
     columns = (Column(tr("suite.time", lang)), Column(tr("suite.speedup", lang)),
@@ -164,6 +164,29 @@ def speedup_table(res: SuiteResults, ctx: Context) -> Table | None:
             Cell(f"{st.plan.get('workers_launched', 0):.0f} / {st.plan.get('workers_planned', 0):.0f}"))))
     return Table("suite-speedup", tr("suite.speedup.heading", lang), tr("suite.variant", lang),
                  columns, tuple(rows), (tr("suite.speedup.note", lang),))
+
+
+def join_table(res: SuiteResults, ctx: Context) -> Table | None:
+    """accesslog's join (S6): per variant, the workers launched of planned, and for each
+    table how many processes scanned it and whether they divided it or each read it whole."""
+    steps = [st for st in res.steps if st.step == "join"]
+    if not steps:
+        return None
+    lang = ctx.lang
+    tables = sorted({r for st in steps for r in st.scans})
+    columns = (Column(tr("suite.time", lang)), Column(tr("suite.plan.workers", lang)),
+               *(Column(tr("suite.join.scans", lang, table=t)) for t in tables))
+    rows = []
+    for st in steps:
+        sides = [Cell(f.MISSING) if t not in st.scans else Cell(tr(
+            "suite.join.divided" if t in st.divided else "suite.join.whole", lang,
+            n=f"{st.scans[t]:.0f}")) for t in tables]
+        rows.append((f"{st.server} · {st.variant}", (
+            Cell(seconds_text(st.seconds)),
+            Cell(f"{st.plan.get('workers_launched', 0):.0f} / {st.plan.get('workers_planned', 0):.0f}"),
+            *sides)))
+    return Table("suite-join", tr("suite.join.heading", lang), tr("suite.variant", lang),
+                 columns, tuple(rows), (tr("suite.join.note", lang),))
 
 
 def iot_table(res: SuiteResults, ctx: Context) -> Table | None:
@@ -228,7 +251,8 @@ def _sentences(by_group: dict[str, list[dict[str, Any]]], lang: str) -> Cell:
 def suite_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
     res = section.suite
     assert res is not None
-    found = [judgement_table(res, ctx), speedup_table(res, ctx), iot_table(res, ctx),
+    found = [judgement_table(res, ctx), speedup_table(res, ctx), join_table(res, ctx),
+             iot_table(res, ctx),
              steps_table(res, ctx),
              sizes_table(res, ctx), plans_table(res, ctx)]
     return [t for t in found if t is not None]

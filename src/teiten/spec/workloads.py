@@ -315,8 +315,9 @@ class AccesslogSpec(_Suite):
     days: Annotated[int, Field(ge=1, le=3660)] | None = Field(None, description="days")
     workers: Axis[Annotated[int, Field(ge=0, le=1024)]] | None = Field(
         None, description="values of max_parallel_workers_per_gather")
-    layouts: Axis[Literal["single", "partitioned", "partitioned-unpruned"]] | None = Field(
-        None, description="one table, partitioned by day with pruning, or without")
+    layouts: Axis[Literal["single", "partitioned", "partitioned-unpruned", "join"]] | None = Field(
+        None, description="one table, partitioned by day with pruning, or without; or the "
+        "table joined to a page table of another parallel degree")
 
 
 class FreezeSpec(_Suite):

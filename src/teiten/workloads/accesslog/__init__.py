@@ -8,7 +8,12 @@ of the study's values, on one layout:
 - ``single``: the one table, no index: the day is found by a (parallel) sequential scan;
 - ``partitioned``: the partitioned table with partition pruning on: one partition is read;
 - ``partitioned-unpruned``: the same with ``enable_partition_pruning = off``: every
-  partition is read, as before pruning existed (S6: "partition pruning off and on").
+  partition is read, as before pruning existed (S6: "partition pruning off and on");
+- ``join``: the one table's day joined to ``pages`` (a row per path: 20,000), whose
+  ``parallel_workers`` is 1 where the log's is the largest value swept (S6's third
+  question: tables of different degrees of parallelism joined, which workers start). The
+  plan's figures say, per table, how many processes scanned it and whether they divided it
+  (a Parallel Hash) or each read it whole (a Hash built in every process).
 
 Every table has the storage parameter ``parallel_workers`` set to the largest value swept,
 so that the planner may plan as many workers as asked however small the table (otherwise
@@ -57,6 +62,14 @@ FROM generate_series(0::bigint, {rows} - 1) AS g
 """
 
 
+# Every path the log has (5 kinds x 4000), with a category and a weight.
+_PAGES = """
+INSERT INTO pages
+SELECT '/shop/' || kind || '/' || n, kind || (CASE WHEN n % 3 = 0 THEN '-sale' ELSE '' END), n % 97
+FROM unnest(ARRAY['item','cart','search','user','order']) AS kind, generate_series(0, 3999) AS n
+"""
+
+
 def _settings(options: dict[str, Any]) -> dict[str, str]:
     most = max(options["workers"])
     return {"max_worker_processes": str(max(8, most + 2)), "max_parallel_workers": str(max(8, most))}
@@ -87,6 +100,12 @@ def setup(conninfo: str, options: dict[str, Any], jobs: int) -> dict[str, float]
                 f"WITH (autovacuum_enabled = off, parallel_workers = {most})")
         conn.execute("INSERT INTO access_log_part SELECT * FROM access_log")
         took["partitioned_s"] = time.monotonic() - t0
+        if "join" in options["layouts"]:
+            t0 = time.monotonic()
+            conn.execute("CREATE TABLE pages (path text NOT NULL, category text NOT NULL, "
+                         "weight int NOT NULL) WITH (autovacuum_enabled = off, parallel_workers = 1)")
+            conn.execute(_PAGES)
+            took["pages_s"] = time.monotonic() - t0
         t0 = time.monotonic()
         conn.execute("VACUUM ANALYZE")
         took["vacuum_s"] = time.monotonic() - t0
@@ -100,10 +119,19 @@ def _partitions(session: Session) -> list[str]:
 
 def run(session: Session, variant: dict[str, Any], options: dict[str, Any]) -> None:
     layout, workers = variant["layouts"], int(variant["workers"])
-    table = "access_log" if layout == "single" else "access_log_part"
+    table = "access_log" if layout in ("single", "join") else "access_log_part"
     day = _day(options)
     session.set(max_parallel_workers_per_gather=workers,
                 enable_partition_pruning=layout != "partitioned-unpruned")
+    if layout == "join":
+        session.cache(variant["cache"], ["access_log", "pages"])
+        session.query(
+            "join",
+            "SELECT p.category, count(*), sum(a.bytes) FROM access_log a JOIN pages p ON "
+            f"p.path = a.path WHERE a.ts >= timestamptz '{day} 00:00:00+00' AND a.ts < "
+            f"timestamptz '{day} 00:00:00+00' + interval '1 day' GROUP BY p.category "
+            "ORDER BY p.category", param=day, workers=workers)
+        return
     session.cache(variant["cache"], [table] if layout == "single" else _partitions(session))
     session.query(
         "aggregate",
