@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -77,8 +78,19 @@ repetitions: 2
     # How much faster 2 cores are is a figure of the machine and its load, not of teiten's
     # mechanism: bench/cores.py prints it (the suite must pass on a busy machine).
 
+    # The CPU picture of a confined server is its own CPUs' (issue 23): every part of it,
+    # summing to about 100% as the machine's does.
+    with sqlite3.connect(store) as conn:
+        measured = {(t, n): v for t, n, v in conn.execute(
+            "SELECT trial_id, name, value FROM metrics WHERE name LIKE 'server_cpu_%'")}
+    for row in rows:
+        parts = [measured.get((row["trial_id"], f"server_cpu_{p}")) for p in
+                 ("user", "sys", "iowait", "idle", "steal", "irq")]
+        assert None not in parts and 95 < sum(parts) < 105, (row["server"], parts)  # type: ignore[arg-type]
     report = (workdir / "report" / "report.md").read_text()
     assert "select-only: median TPS against cores (pg17)" in report
+    assert "A server confined to some CPUs (cores, cpus) has the bar of those CPUs alone." in \
+        " ".join((workdir / "report" / "charts" / "select-only-cpu.svg").read_text().split())
     assert (workdir / "report" / "charts" / "select-only-cores-1.svg").is_file()
     html = (workdir / "report" / "report.html").read_text()
     assert '<figure class="cores-1">' in html and "CPUs" in html

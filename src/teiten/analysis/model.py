@@ -61,6 +61,8 @@ class Activity:
     checkpoints: int                  # checkpoints inside the measured windows (sum over repetitions)
     autovacuum: int                   # trials in which autovacuum ran inside the window
     server_cpu_idle: float | None = None  # % idle of a confined server's own CPUs
+    # a confined server's own CPUs: the same parts as ``cpu`` (empty for a server on all)
+    server_cpu: dict[str, float] = field(default_factory=dict)
     # The server's own host, for a server on another machine (ssh): same parts as ``cpu``,
     # which is then this machine's, the client's. Empty for a server on this machine.
     host_cpu: dict[str, float] = field(default_factory=dict)

@@ -121,7 +121,8 @@ def activity(trials: Iterable[TrialRecord], metrics: Metrics, waits: Waits, serv
             checkpoints=int(sum(m.get("checkpoints_in_window", 0) for m, _ in seen)),
             autovacuum=sum(1 for m, _ in seen if m.get("autovacuum_in_window", 0) > 0),
             server_cpu_idle=median([m["server_cpu_idle"] for m, _ in seen if "server_cpu_idle" in m]),
-            host_cpu=host_cpu))
+            host_cpu=host_cpu, server_cpu={p: v for p in CPU_PARTS if (v := median(
+                [m[f"server_cpu_{p}"] for m, _ in seen if f"server_cpu_{p}" in m])) is not None}))
     return tuple(out)
 
 

@@ -77,12 +77,13 @@ class Monitors:
             for key, name in CPU_KEYS.items():
                 if name in r.system.summary:
                     r.summary[key] = r.system.summary[name]
-            if self.server_cpus:
-                for part in ("idle", "user", "system"):
+            if self.server_cpus:  # server_cpu_user ... server_cpu_irq: the mean of its CPUs
+                for key, name in CPU_KEYS.items():
+                    part = name.split(".", 1)[1]
                     values = [r.system.summary[f"cpu{i}.{part}"] for i in self.server_cpus
                               if f"cpu{i}.{part}" in r.system.summary]
                     if values:
-                        r.summary[f"server_cpu_{part}"] = sum(values) / len(values)
+                        r.summary[f"server_{key}"] = sum(values) / len(values)
             for role, dev in r.system.devices.items():
                 util = r.system.summary.get(f"disk.{dev}.util")
                 if util is not None:

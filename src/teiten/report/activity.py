@@ -86,8 +86,9 @@ def cpu_bars(section: WorkloadSection, lang: str = "en") -> str:
     not exactly, 100); the hover text gives the percentage as measured.
     """
     def segments(a: Activity) -> tuple[Segment, ...] | None:
-        names = [p for p in CPU_PARTS if p in a.cpu] + sorted(set(a.cpu) - set(CPU_PARTS))
-        parts = tuple(Segment(p, a.cpu[p], CPU_COLOURS.get(p, FALLBACK_COLOUR)) for p in names)
+        cpu = a.server_cpu or a.cpu  # a confined server: its own CPUs
+        names = [p for p in CPU_PARTS if p in cpu] + sorted(set(cpu) - set(CPU_PARTS))
+        parts = tuple(Segment(p, cpu[p], CPU_COLOURS.get(p, FALLBACK_COLOUR)) for p in names)
         return parts if sum(s.percent for s in parts) > 0 else None
 
     def host_segments(a: Activity) -> tuple[Segment, ...] | None:
@@ -95,8 +96,10 @@ def cpu_bars(section: WorkloadSection, lang: str = "en") -> str:
 
     legend = [(p, CPU_COLOURS[p]) for p in CPU_PARTS]
     hosts = any(a.host_cpu for s in section.servers for a in s.activity)
+    confined = any(a.server_cpu for s in section.servers for a in s.activity)
     caption = tr("activity.cpu_caption", lang) + (
-        " " + tr("activity.cpu_hosts", lang) if hosts else "")
+        " " + tr("activity.cpu_hosts", lang) if hosts else "") + (
+        " " + tr("activity.cpu_confined", lang) if confined else "")
     return stacked_bars(
         f"{section.workload}: {tr('activity.cpu', lang)}", legend,
         _rows(section, segments, lang, host=host_segments if hosts else None),
