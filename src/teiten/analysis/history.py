@@ -12,10 +12,20 @@ baseline is the newer one. The intervals are not corrected for the comparisons t
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Sequence
 
-from teiten.analysis import differences, intervals
-from teiten.analysis.model import History, HistoryCell, HistoryStep, Point, WorkloadSection
+from teiten.analysis import changepoints, differences, intervals
+from teiten.analysis.model import (
+    ChangePoint,
+    History,
+    HistoryCell,
+    HistoryStep,
+    Point,
+    ServerSeries,
+    WorkloadSection,
+)
 from teiten.installs.model import version_key
 from teiten.results import ServerRecord
 
@@ -41,7 +51,32 @@ def history(section: WorkloadSection, servers: Sequence[ServerRecord]) -> Histor
         cells = tuple(_cell(a, b) for a, b in zip(after.points, before.points, strict=True))
         steps.append(HistoryStep(after.server, after.version, before.server, before.version, cells))
     line = tuple((s.server, s.version, tuple(p.tps_median for p in s.points)) for s in ordered)
-    return History(tuple(steps), line)
+    if len(ordered) < 3:
+        return History(tuple(steps), line)
+    alpha = changepoints.ALPHA / len(section.clients)  # Bonferroni over the client counts
+    return History(tuple(steps), line, _changes(ordered, section.clients, alpha), alpha)
+
+
+def _changes(ordered: Sequence[ServerSeries], clients: Sequence[int],
+             alpha: float) -> tuple[ChangePoint, ...]:
+    """The change points of each client count's line of log TPS values."""
+    out = []
+    for i, c in enumerate(clients):
+        groups = [[math.log(v) for v in s.points[i].tps_values if v > 0] for s in ordered]
+        found = changepoints.change_points(groups, alpha=alpha)
+        bounds = [0, *(f.boundary for f in found), len(ordered)]
+        for j, f in enumerate(found):
+            before = [v for s in ordered[bounds[j]:f.boundary] for v in s.points[i].tps_values]
+            after = [v for s in ordered[f.boundary:bounds[j + 2]] for v in s.points[i].tps_values]
+            ratio = intervals.ratio_interval(after, before)  # across versions: unpaired
+            b = max((k for k in range(f.boundary) if groups[k]), default=f.boundary - 1)
+            a, z = ordered[b], ordered[f.boundary]
+            out.append(ChangePoint(
+                c, a.server, a.version, z.server, z.version,
+                ratio.value if ratio else statistics.median(after) / statistics.median(before),
+                (ratio.low, ratio.high) if ratio else None, ratio.confidence if ratio else None,
+                f.p))
+    return tuple(out)
 
 
 def _cell(after: Point, before: Point) -> HistoryCell:

@@ -320,11 +320,33 @@ class HistoryStep:
 
 
 @dataclass(frozen=True)
+class ChangePoint:
+    """Where performance changed along the line of versions, at one client count: between
+    the version before and the version after, the ratio of the medians of the segments on
+    either side (up to the neighbouring change points) with its interval, and the
+    permutation p of the split (teiten.analysis.changepoints)."""
+
+    clients: int
+    before: str             # the server of the last version before the change
+    before_version: str
+    after: str
+    after_version: str
+    ratio: float
+    ci: tuple[float, float] | None
+    level: float | None
+    p: float
+
+
+@dataclass(frozen=True)
 class History:
     """Versions in order: each step, and the medians along the line (for its chart)."""
 
     steps: tuple[HistoryStep, ...]
     line: tuple[tuple[str, str, tuple[float | None, ...]], ...]  # (server, version, median TPS per clients)
+    # with three versions or more: the change points found, and the level each client
+    # count's search was held to (None: not searched)
+    changes: tuple[ChangePoint, ...] = ()
+    change_alpha: float | None = None
 
 
 @dataclass(frozen=True)

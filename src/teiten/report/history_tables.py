@@ -6,7 +6,7 @@ from __future__ import annotations
 from teiten.analysis.model import History, WorkloadSection
 from teiten.report import formats as f
 from teiten.report.cells import Cell, Column, Context, Table
-from teiten.report.i18n import tr
+from teiten.report.i18n import clients_phrase, tr
 
 
 def history_table(section: WorkloadSection, history: History, ctx: Context) -> Table:
@@ -28,7 +28,27 @@ def history_table(section: WorkloadSection, history: History, ctx: Context) -> T
         rows.append((str(clients), tuple(cells)))
     order = " → ".join(f"{name} ({version})" for name, version, _ in history.line)
     return Table("history", tr("history", lang, workload=section.workload), tr("clients", lang),
-                 columns, tuple(rows), (tr("history.note", lang, order=order),))
+                 columns, tuple(rows), (tr("history.note", lang, order=order),
+                                        *change_notes(history, ctx)))
+
+
+def change_notes(history: History, ctx: Context) -> list[str]:
+    """Where performance changed along the line (E-divisive), or that it found no change."""
+    if history.change_alpha is None:
+        return []
+    lang = ctx.lang
+    alpha = f"{history.change_alpha:.3g}"
+    if not history.changes:
+        return [tr("history.changes.none", lang, alpha=alpha)]
+    out = [tr("history.changes", lang, alpha=alpha)]
+    for c in history.changes:
+        ci = (f" [{f.pct_number(c.ci[0])}{f.DASH}{f.pct_number(c.ci[1])}, "
+              f"{f.format_level(c.level)}%]") if c.ci else ""
+        out.append(tr("history.change", lang, clients=clients_phrase([c.clients], lang),
+                      before=f"{c.before} ({c.before_version})",
+                      after=f"{c.after} ({c.after_version})",
+                      ratio=f.format_ratio(c.ratio) + ci, p=f.format_p(c.p)))
+    return out
 
 
 def _tone(ci: tuple[float, float] | None, level: float | None, ctx: Context) -> str:
