@@ -10,6 +10,7 @@ import itertools
 
 import numpy as np
 import pytest
+
 from teiten.analysis.changepoints import _q_all, best_split, change_points
 
 
