@@ -48,6 +48,9 @@ class Rates:
     pgbench_load_bytes_per_s: float = 60 * MB  # pgbench -i with its vacuum, keys, checkpoint, snapshot
     sql_load_bytes_per_s: float = 15 * MB  # the application and statement workloads' own SQL
     trial_fixed_s: float = 0.6  # start, checkpoint, stop, monitors, the store, between trials
+    # the same for a trial that goes on with the running server (restart: after-changes):
+    # no start, no stop
+    kept_fixed_s: float = 0.3
     prewarm_bytes_per_s: float = 1 * GB
     restore_fixed_s: float = 0.05
     restore_bytes_per_s: float = 300 * MB  # the incremental copy after an update trial
@@ -184,12 +187,20 @@ def _trials_cost(study: Study, workloads: Mapping[str, Workload], trials: Sequen
     """Seconds of measured windows, and of everything around them, for ``trials`` in order."""
     windows = around = 0.0
     last_changed: dict[tuple[str, str], bool] = {}
+    before: tuple[str, str] | None = None  # the slot of the trial before
+    local = {s.name for _, s in study.server_matrix() if s.external is None and s.ssh is None
+             and s.docker is None}
     for t in trials:
         w = workloads[t.workload]
         slot = (t.server, t.workload)
         rampup = float(dict(w.options).get("rampup") or 0.0) if w.app else 0.0
         windows += t.duration_s if not t.variant else statement_trial_s(w.data_bytes(), rates)
-        around += rates.trial_fixed_s + rampup
+        # restart: after-changes: a trial right after a read-only one of the same server and
+        # workload goes on with its running server (teiten.servers.local)
+        kept = (study.restart == "after-changes" and before == slot and t.server in local
+                and not w.modifies_data and not last_changed.get(slot, True))
+        around += (rates.kept_fixed_s if kept else rates.trial_fixed_s) + rampup
+        before = slot
         if study.prewarm and w.prewarm:
             around += w.data_bytes() / rates.prewarm_bytes_per_s
         if last_changed.get(slot):
@@ -227,15 +238,19 @@ def learn(old: Rates, trials: Iterable[Observed], prepares: Iterable[tuple[int, 
     seen = list(trials)
     if not seen:
         return old
-    fixed, prewarm, restore, wal = [], [], [], []
+    fixed: list[float] = []
+    kept: list[float] = []
+    prewarm, restore, wal = [], [], []
     statements: list[tuple[int, float]] = []
     for t in seen:
         s = t.cycle.get("seconds", {})
         load = s.get("load", 0.0)
         window = load if t.window_s is None else min(load, t.window_s)
         total = sum(s.get(k, 0.0) for k in ("begin", "load", "end", "collect"))
-        fixed.append(total - window - t.rampup_s - s.get("prewarm", 0.0) - s.get("restore", 0.0)
-                     + between_s)
+        outside = total - window - t.rampup_s - s.get("prewarm", 0.0) - s.get("restore", 0.0) \
+            + between_s
+        went_on = str((t.cycle.get("start") or {}).get("server", "")).startswith("kept running")
+        (kept if went_on else fixed).append(outside)
         if t.window_s is None:
             statements.append((t.data_bytes, load))
         if s.get("prewarm", 0.0) > 0.01 and t.data_bytes > SMALL:
@@ -259,7 +274,8 @@ def learn(old: Rates, trials: Iterable[Observed], prepares: Iterable[tuple[int, 
         if size > SMALL and seconds > base:
             loads[by_sql].append(size / (seconds - base))
     return replace(
-        old, trial_fixed_s=med(fixed), prepare_fixed_s=base,
+        old, trial_fixed_s=med(fixed) if fixed else old.trial_fixed_s,
+        kept_fixed_s=med(kept) if kept else old.kept_fixed_s, prepare_fixed_s=base,
         prewarm_bytes_per_s=med(prewarm) if prewarm else old.prewarm_bytes_per_s,
         restore_bytes_per_s=med(restore) if restore else old.restore_bytes_per_s,
         statement_trial_s=fixed_statement,

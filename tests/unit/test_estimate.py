@@ -3,6 +3,7 @@ back from what a run measured, and the file that keeps them."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,25 @@ def test_a_statement_trial_grows_with_its_data() -> None:
     windows = estimate(study, found, trials, got).windows_s
     assert len(trials) == 2 and w.data_bytes() > 100 * 1024 * MB
     assert windows == pytest.approx(2 * (2.25 + (w.data_bytes() - 64 * MB) / (50 * MB)))
+
+
+def test_restart_after_changes_counts_the_trials_that_go_on_with_a_running_server() -> None:
+    """restart: after-changes (issue 24): a read-only trial right after one of the same server
+    and workload keeps the server (no stop, no start): the estimate counts those at the
+    fixed cost such trials were measured at; a data-changing workload is restarted as ever."""
+    text = STUDY.replace("order: sequential", "order: sequential\nrestart: after-changes")
+    study, found = _study(text)
+    trials = plan(study)
+    every = estimate(study, found, trials, replace(RATES, kept_fixed_s=0.2))
+    study_all, _ = _study(STUDY)
+    restarted = estimate(study_all, found, trials, replace(RATES, kept_fixed_s=0.2))
+    # Per block, sequential: tpcb-like 1, 2 (restarted: they change data), select-only 1
+    # (restarted: another workload before it), select-only 2 (kept): 3 of the 12 are kept.
+    assert restarted.wall_s - every.wall_s == pytest.approx(3 * (0.5 - 0.2))
+    cycle = {"seconds": {"begin": 1.0, "load": 10.3, "end": 0.1, "collect": 0.1},
+             "start": {"server": "kept running from the trial before"}}
+    fresh = {"seconds": {"begin": 2.0, "load": 10.3, "end": 0.4, "collect": 0.1},
+             "start": {"server": "restarted"}}
+    got = learn(Rates(), [Observed(cycle, 10 * MB, 10.0, None), Observed(fresh, 10 * MB, 10.0, None)],
+                [], between_s=0.0, when="x")
+    assert got.kept_fixed_s == pytest.approx(1.5) and got.trial_fixed_s == pytest.approx(2.8)
