@@ -138,7 +138,7 @@ def start_cli(*args: str, cwd: Path | None = None,
               env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """Start the real ``teiten`` command in the background (stdout and stderr piped). One that
     a test leaves running, because an assertion failed before it ended, is interrupted as
-    Ctrl-C would after the test (see _stop_what_the_test_left), so that its servers stop and
+    Ctrl-C would after the test (see pytest_runtest_teardown), so that its servers stop and
     the next test does not find the machine lock held."""
     env = dict(os.environ, TEITEN_HOME=str(TEST_HOME), PYTHONPATH=str(ROOT / "src"), **(env or {}))
     proc = subprocess.Popen([*TEITEN, *args], cwd=cwd, env=env, text=True,
@@ -147,13 +147,14 @@ def start_cli(*args: str, cwd: Path | None = None,
     return proc
 
 
-@pytest.fixture(autouse=True)
-def _stop_what_the_test_left() -> Iterator[None]:
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Before the test's fixtures are torn down (a mount, a work directory), interrupt every
+    teiten it left running, as Ctrl-C would, then kill what does not stop in 120 s."""
     # pytest loads this file as the module 'conftest'; the tests import it as 'tests.conftest',
     # a second module with a list of its own: the one start_cli filled is that one.
     from tests import conftest as imported
 
-    yield
     while imported._STARTED:
         proc = imported._STARTED.pop()
         if proc.poll() is None:
@@ -163,6 +164,7 @@ def _stop_what_the_test_left() -> Iterator[None]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.communicate()
+    yield
 
 
 def postgres_processes_under(path: Path) -> list[psutil.Process]:

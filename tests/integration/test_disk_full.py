@@ -59,13 +59,13 @@ def _ok(store: Path) -> int:
 
 
 def _fill(mount: Path) -> Path:
-    """Write zeros into ``mount`` until it is full."""
+    """Write zeros into ``mount`` until it is full. Unbuffered: a buffered file would keep
+    the bytes the full disk refused and raise ENOSPC again when it is closed."""
     filler = mount / "filler"
-    with filler.open("wb") as fh:
+    with filler.open("wb", buffering=0) as fh:
         try:
             while True:
                 fh.write(b"\0" * 65536)
-                fh.flush()
         except OSError as exc:
             assert exc.errno == errno.ENOSPC, exc
     return filler
