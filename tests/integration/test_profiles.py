@@ -106,7 +106,7 @@ def test_after_the_blocks_the_point_of_largest_difference_is_profiled(
                                  if r["server"] == server and r["clients"] == clients)
     far = max((1, 2), key=lambda c: abs(math.log(median_tps("pg18", c) / median_tps("pg17", c))))
     assert {(r["server"], r["clients"]) for r in extra} == {("pg17", far), ("pg18", far)}
-    assert f"pgecons-read: the servers differ most at {far} clients (pg18 at " in done.stderr
+    assert f"pgecons-read: the servers differ most at clients={far} (pg18 at " in done.stderr
     profiles = _profiles(store)
     assert set(profiles) == {f"pg17/{far}", f"pg18/{far}"}
     assert all(int(p["samples"]) > 20 for p in profiles.values())  # type: ignore[call-overload]
