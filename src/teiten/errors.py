@@ -7,8 +7,6 @@ time (exit 1). Messages say what failed, what was checked, and how to fix it, on
 
 from __future__ import annotations
 
-from pathlib import Path
-
 
 class TeitenError(Exception):
     """Base of every error teiten raises on purpose."""
@@ -68,6 +66,11 @@ class StoreFull(StoreError):
     """The store's disk is full: what was committed is safe, the run cannot go on (exit 1)."""
 
 
+class StoreUnreachable(StoreError):
+    """The connection to a PostgreSQL store was lost mid-run: what was committed is safe, the
+    run cannot go on (exit 1)."""
+
+
 class UnusableStore(StoreError, UserError):
     """The path given as a store is no teiten store: a directory, a text file, another
     program's SQLite file, a file SQLite cannot read (bad input: exit 2)."""
@@ -89,6 +92,6 @@ class StudyInterrupted(KeyboardInterrupt):
     """Ctrl-C (or SIGTERM) while a study ran: its store, which 'teiten resume' finishes. A
     plain KeyboardInterrupt means nothing was started (e.g. while waiting for the machine)."""
 
-    def __init__(self, store: Path):
-        super().__init__(str(store))
+    def __init__(self, store: str):
+        super().__init__(store)
         self.store = store

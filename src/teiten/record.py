@@ -17,9 +17,10 @@ from teiten.installs import Install, discover
 from teiten.plan import plan
 from teiten.results import now
 from teiten.store import Store
+from teiten.store.address import StoreAddress
 
 
-def create(checked: CheckedStudy, store_path: Path, source: str) -> tuple[Store, int]:
+def create(checked: CheckedStudy, address: StoreAddress, source: str) -> tuple[Store, int]:
     """Save the study and its whole plan in the store, before any trial runs."""
     loaded = checked.loaded
     study = loaded.study
@@ -44,7 +45,7 @@ def create(checked: CheckedStudy, store_path: Path, source: str) -> tuple[Store,
                                         "bindir": str(client.install.bindir) if client.install else None},
                             "workloads": [w.to_json() for w in checked.workloads],
                             "omitted": [{"server": n, "reason": r} for n, r in checked.omitted]})
-    store = Store.open(store_path, create=True)
+    store = Store.open(address, create=True)
     study_id = store.create_study(
         name=study.study, source=source, spec_yaml=loaded.text, spec_json=spec_json,
         seed=study.seed, created_at=now(), fingerprint=fingerprint.machine(paths.home()),

@@ -93,7 +93,7 @@ def lock_path() -> Path:
 
 
 @contextlib.contextmanager
-def hold(*, study: str, store: Path, command: str, wait: float | None = None,
+def hold(*, study: str, store: str | Path, command: str, wait: float | None = None,
          beside_others: bool = False, say: Callable[[str], None] | None = None) -> Iterator[None]:
     """Hold the machine for the run of ``study`` into ``store`` while the block runs.
 
@@ -103,7 +103,8 @@ def hold(*, study: str, store: Path, command: str, wait: float | None = None,
     over once it is free, so that no later run starts beside this one unawares.
     """
     path = lock_path()
-    me = Holder(os.getpid(), study, str(Path(store).absolute()), _now(), command)
+    me = Holder(os.getpid(), study, str(store.absolute()) if isinstance(store, Path) else store,
+                _now(), command)
     fd = _open(path)
     held = threading.Event()
     stop = threading.Event()

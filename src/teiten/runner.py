@@ -120,7 +120,7 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
     store.set_study_state(study_id, "running")
     run_dir = paths.make_owned(
         paths.clusters_dir() / f"{study.study}-{study_id}-{time.strftime('%Y%m%d%H%M%S')}",
-        f"clusters of study {study.study} ({store.path})")
+        f"clusters of study {study.study} ({store})")
     store.add_workdir(study_id, run_dir)
     ctx = _Context(store, study_id, study, _workloads_from(spec_json), run_dir, report,
                    monitors=monitors, guard=guard if enabled else None, since=now(),
@@ -158,7 +158,7 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
     left = [str(p) for p in store.workdirs(study_id) if p.exists()]
     if left:  # not finished while something of it is left behind
         report(Event("note", message=f"left behind: {', '.join(left)}; 'teiten clean --store "
-                                     f"{store.path}' removes it"))
+                                     f"{store}' removes it"))
     elif not counts.get("planned") and not counts.get("running"):
         store.set_study_state(study_id, "finished", now())
     return counts
@@ -338,7 +338,7 @@ def _unprepared(ctx: _Context, trial: PlannedTrial, exc: Exception) -> str:
     how to go on."""
     reason = f"preparing {trial.server}/{trial.workload} failed: {exc}"
     if "No space left on device" in reason:
-        reason += (f"; free space on that disk, then 'teiten resume --store {ctx.store.path} "
+        reason += (f"; free space on that disk, then 'teiten resume --store {ctx.store} "
                    "--retry-failed' runs the trials it failed")
     return reason
 

@@ -317,13 +317,13 @@ def test_a_password_on_the_command_line_is_refused(run_bad: BadInput, args: tupl
                     f"service file (see 'teiten {args[0]} --help')")
 
 
-def test_a_store_that_is_a_connection_string_is_refused(workdir: Path, run_bad: BadInput) -> None:
-    line = run_bad("results", "--store", "postgresql://bench@db.example/teiten", cwd=workdir)
-    assert line == ("teiten: error: argument --store: 'postgresql://bench@db.example/teiten' is a "
-                    "connection string; a store is the path of a file (SQLite), for instance "
-                    "teiten.db (see 'teiten results --help')")
-    assert not (workdir / "postgresql:").exists()
-
+def test_a_postgresql_store_that_cannot_be_reached_is_one_line(workdir: Path, run_bad: BadInput) -> None:
+    line = run_bad("results", "--store", "postgresql://bench@127.0.0.1:1/teiten", cwd=workdir)
+    assert line.startswith("teiten: error: cannot reach the store postgresql://bench@127.0.0.1:1/"
+                           "teiten (connection failed: "), line
+    assert line.endswith("check its address, and give a password with PGPASSWORD, a passfile "
+                         "(~/.pgpass) or a service file"), line
+    assert not (workdir / "postgresql:").exists(), "a connection string is never taken as a path"
 
 
 def test_unknown_flag(workdir: Path, run_bad: BadInput) -> None:

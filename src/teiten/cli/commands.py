@@ -26,6 +26,8 @@ from teiten.report.build import write_compare_report, write_study_report
 from teiten.report.formats import format_seconds
 from teiten.results import now
 from teiten.store import Store, result_rows
+from teiten.store import copy as store_copy
+from teiten.store.address import StoreAddress
 from teiten.store.rows import CSV_FIELDS, csv_row
 
 
@@ -34,7 +36,7 @@ def dispatch(args: argparse.Namespace) -> int:
         "installs": cmd_installs, "install": cmd_install, "study": cmd_study,
         "schema": cmd_schema, "plan": cmd_plan, "run": cmd_run, "scaleup": cmd_scaleup, "resume": cmd_resume,
         "results": cmd_results, "report": cmd_report, "show": cmd_show, "compare": cmd_compare,
-        "probe": cmd_probe, "clean": cmd_clean, "studies": cmd_studies,
+        "probe": cmd_probe, "clean": cmd_clean, "studies": cmd_studies, "store": cmd_store,
     }[args.command]
     return handler(args)
 
@@ -146,16 +148,16 @@ def _finish(store: Store, study_id: int, counts: dict[str, int], args: argparse.
     total = sum(counts.values())
     parts = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("ok", "failed", "skipped", "disturbed")
                       if counts.get(k) or k == "ok")
-    print(f"teiten: {total} trials: {parts}; store: {store.path}", file=sys.stderr)
+    print(f"teiten: {total} trials: {parts}; store: {store}", file=sys.stderr)
     if not args.no_report:
-        out = Path(args.report) if args.report else store_report_dir(str(store.path))
+        out = Path(args.report) if args.report else store.address.report_dir()
         written = write_study_report(store, study_id, out, lang=getattr(args, "lang", "en"))
         print(f"teiten: report: {written['html']} (and {written['markdown'].name})",
               file=sys.stderr)
     if total and not counts.get("ok"):
         # A study that measured nothing has no answer: scripts and CI must not read it as done.
         print(f"teiten: no trial succeeded; the reasons are in 'teiten results --store "
-              f"{store.path}'", file=sys.stderr)
+              f"{store}'", file=sys.stderr)
         return 1
     return 0
 
@@ -225,23 +227,23 @@ def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
         raise UserError(f"teiten {args.command}: {exc.bare}") from None
     # One benchmark at a time on this machine: held from before anything is created or
     # downloaded until the report is written.
-    with runlock.hold(study=loaded.study.study, store=Path(args.store), command=args.command,
+    address = StoreAddress.parse(args.store)
+    with runlock.hold(study=loaded.study.study, store=address.absolute(), command=args.command,
                       wait=runlock.WAIT_LIMIT_S if args.wait else None,
                       beside_others=args.beside_others,
                       say=functools.partial(print, file=sys.stderr, flush=True)):
-        if Path(args.store).exists():  # an unusable store is refused before any download
-            Store.open(args.store).close()
+        Store.check(address)  # an unusable store is refused before any download
         checked = materialise(checked)  # downloads into the install cache, if anything is missing
         for name, why in checked.omitted:
             print(f"teiten: note: optional server {name} left out: {why}")
-        store, study_id = record.create(checked, Path(args.store), source)
+        store, study_id = record.create(checked, address, source)
         try:
             counts = runner.execute(store, study_id, Progress(), monitors=not args.no_monitors,
                                     beside_others=args.beside_others,
                                     noise_guard=_noise_guard(args), secrets=loaded.secrets)
             return _finish(store, study_id, counts, args)
         except KeyboardInterrupt:
-            raise StudyInterrupted(store.path) from None
+            raise StudyInterrupted(str(store)) from None
         finally:
             store.close()
 
@@ -255,11 +257,6 @@ def _noise_guard(args: argparse.Namespace) -> bool | None:
     return None if not given else given == "on"
 
 
-def store_report_dir(store: str) -> Path:
-    p = Path(store)
-    return p.with_name(p.stem + "-report")
-
-
 def _pick_study(store: Store, study_id: int | None, *, unfinished: bool = False) -> int:
     rows = store.studies()
     if study_id is not None:
@@ -267,9 +264,9 @@ def _pick_study(store: Store, study_id: int | None, *, unfinished: bool = False)
     if unfinished:
         rows = [r for r in rows if r["state"] != "finished"]
         if not rows:
-            raise UserError(f"every study in {store.path} is finished; nothing to resume")
+            raise UserError(f"every study in {store} is finished; nothing to resume")
     if not rows:
-        raise UserError(f"{store.path} holds no study yet")
+        raise UserError(f"{store} holds no study yet")
     return int(rows[-1]["id"])
 
 
@@ -277,7 +274,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     store = Store.open(args.store)
     try:
         study_id = _pick_study(store, args.study_id, unfinished=not args.retry_failed)
-        with runlock.hold(study=str(store.study(study_id)["name"]), store=store.path,
+        with runlock.hold(study=str(store.study(study_id)["name"]), store=store.address.absolute(),
                           command=args.command, wait=runlock.WAIT_LIMIT_S if args.wait else None,
                           beside_others=args.beside_others,
                           say=functools.partial(print, file=sys.stderr, flush=True)):
@@ -287,7 +284,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
                                         beside_others=args.beside_others,
                                         noise_guard=_noise_guard(args))
             except KeyboardInterrupt:
-                raise StudyInterrupted(store.path) from None
+                raise StudyInterrupted(str(store)) from None
             return _finish(store, study_id, counts, args)
     finally:
         store.close()
@@ -303,7 +300,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
         ids = [int(store.study(args.study_id)["id"])] if args.study_id is not None else \
             [int(r["id"]) for r in store.studies()]
         said = 0
-        with runlock.hold(study="(teiten clean)", store=store.path, command=args.command,
+        with runlock.hold(study="(teiten clean)", store=store.address.absolute(), command=args.command,
                           wait=runlock.WAIT_LIMIT_S if args.wait else None,
                           say=functools.partial(print, file=sys.stderr, flush=True)):
             for study_id in ids:
@@ -316,7 +313,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
                     store.set_study_state(study_id, "finished", now())
                     print(f"teiten: study {study_id} is finished", file=sys.stderr)
         if not said:
-            print(f"teiten: nothing left behind by the studies of {store.path}", file=sys.stderr)
+            print(f"teiten: nothing left behind by the studies of {store}", file=sys.stderr)
         return 0
     finally:
         store.close()
@@ -324,6 +321,25 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
 STUDY_FIELDS = ("study_id", "name", "machine", "started_at", "finished_at", "state", "trials",
                 "ok", "failed", "disturbed", "skipped", "planned", "source")
+
+
+def cmd_store(args: argparse.Namespace) -> int:
+    """``teiten store copy FROM TO``: one line per study, as it is copied."""
+    source = Store.open(args.source)
+    try:
+        if StoreAddress.parse(args.source).absolute() == StoreAddress.parse(args.dest).absolute():
+            raise UserError(f"{args.source} is both FROM and TO; give another store to copy into")
+        dest = Store.open(args.dest, create=True)
+        try:
+            for done in store_copy.copy(source, dest, args.study_id):
+                what = "copied" if done.added else "already there"
+                print(f"study {done.source_id} ({done.name}, {done.trials} trials) -> "
+                      f"{args.dest} study {done.dest_id}: {what}")
+        finally:
+            dest.close()
+    finally:
+        source.close()
+    return 0
 
 
 def cmd_studies(args: argparse.Namespace) -> int:

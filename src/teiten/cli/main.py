@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import re
 import signal
 import sys
 from types import FrameType
@@ -17,6 +16,7 @@ from types import FrameType
 from teiten import __version__
 from teiten.cli import commands
 from teiten.errors import StudyInterrupted, TeitenError, UserError
+from teiten.store import address
 
 log = logging.getLogger("teiten")
 
@@ -28,7 +28,9 @@ class _Parser(argparse.ArgumentParser):
                         if " " in self.prog else f"{message} (see 'teiten --help')")
 
 
-_STORE_HELP = "the results store (an SQLite file) that 'teiten run' wrote"
+_STORE_HELP = ("the results store that 'teiten run' wrote: an SQLite file, or a PostgreSQL "
+               "database (postgresql://user@host/db; the password from PGPASSWORD, ~/.pgpass "
+               "or a service file)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,6 +106,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--wait", action="store_true", help="when another benchmark runs on this "
                    "machine, wait for it to finish (at most 24 h), then clean")
 
+    s = sub.add_parser("store", help="move studies between stores (SQLite files and PostgreSQL "
+                       "databases)")
+    store_sub = s.add_subparsers(dest="store_command", required=True, parser_class=_Parser)
+    c = store_sub.add_parser("copy", help="copy the studies of one store into another (made if "
+                             "missing); a study already there is not copied twice")
+    c.add_argument("source", metavar="FROM", type=_store, help="the store to copy from")
+    c.add_argument("dest", metavar="TO", type=_store, help="the store to copy into")
+    c.add_argument("--study-id", type=int, action="append", help="only this study of FROM "
+                   "(repeat it for several; default: all)")
+
     s = sub.add_parser("studies", help="list the studies of a store: id, name, machine, "
                        "started, state and trial counts")
     s.add_argument("--store", required=True, type=_store, help=_STORE_HELP)
@@ -172,7 +184,9 @@ def _report_options(s: argparse.ArgumentParser) -> None:
 
 def _run_options(s: argparse.ArgumentParser) -> None:
     """The options of every command that starts a study (run, scaleup)."""
-    s.add_argument("--store", default="teiten.db", type=_store, help="results store (default: teiten.db)")
+    s.add_argument("--store", default="teiten.db", type=_store,
+                   help="results store (default: teiten.db; or a PostgreSQL database, "
+                   "postgresql://user@host/db)")
     _running_options(s)
 
 
@@ -201,20 +215,10 @@ def _machine_options(s: argparse.ArgumentParser) -> None:
                    "when set, else the study's noise_guard, which is on)")
 
 
-_URI = re.compile(r"postgres(?:ql)?://", re.IGNORECASE)
-_KEYWORDS = re.compile(r"(?:^|\s)(?:host|hostaddr|port|dbname|user|password|service)\s*=")
-
-
-def _password_in(text: str) -> bool:
-    """A password written into a connection string or URI (``password=``, ``user:secret@``)."""
-    return bool(re.search(r"(?:^|\s)password\s*=", text)) or bool(
-        _URI.match(text) and re.match(r"[^:/]+://[^/@]*:[^/@]*@", text))
-
-
 def _no_password(text: str) -> str:
     """An argument that may be a connection string, without a password in it: a command line is
     readable by every local user (ps), and shells keep it in their history."""
-    if _password_in(text):
+    if address.password_in(text):
         raise argparse.ArgumentTypeError(
             "a password on the command line is readable by every user of this machine (ps); "
             "remove it and give it with PGPASSWORD, a passfile (~/.pgpass) or a service file")
@@ -222,13 +226,13 @@ def _no_password(text: str) -> str:
 
 
 def _store(text: str) -> str:
-    """A store: the path of an SQLite file. A connection string is refused (a PostgreSQL store
-    is not supported yet), and one with a password first of all for its password."""
+    """A store: the path of an SQLite file, or a PostgreSQL database (a postgresql:// URI or a
+    libpq keyword string), never with a password in it."""
     _no_password(text)
-    if _URI.match(text) or _KEYWORDS.search(text):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is a connection string; a store is the path of a file (SQLite), "
-            "for instance teiten.db")
+    try:
+        address.StoreAddress.parse(text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return text
 
 

@@ -16,11 +16,11 @@ def trial_record(store: Store, trial_id: str) -> dict[str, Any]:
     rows = [r for r in store.trials() if r["trial_id"] == trial_id or
             f"{r['study_id']}:{r['trial_id']}" == trial_id]
     if not rows:
-        raise UserError(f"no trial {trial_id} in {store.path}; 'teiten results --store "
-                        f"{store.path}' lists them")
+        raise UserError(f"no trial {trial_id} in {store}; 'teiten results --store "
+                        f"{store}' lists them")
     if len(rows) > 1:
         ids = ", ".join(f"{r['study_id']}:{r['trial_id']}" for r in rows)
-        raise UserError(f"trial {trial_id} is in several studies of {store.path}; give one of {ids}")
+        raise UserError(f"trial {trial_id} is in several studies of {store}; give one of {ids}")
     row = rows[0]
     sid, tid = row["study_id"], row["trial_id"]
     record = {k: row[k] for k in row.keys()}  # noqa: SIM118 - sqlite3.Row

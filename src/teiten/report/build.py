@@ -162,7 +162,7 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
     data = replace(data, hot=hot_spots(every.trials, profiles),
                    locks=lwlock_runs(study.trials, store.details_of_kind(study_id, "lwlock")),
                    graphs=graphs, graph_diffs=diffs)
-    options = ReportOptions(store_path=str(store.path.absolute()), generated_at=now(), lang=lang,
+    options = ReportOptions(store_path=store.address.absolute(), generated_at=now(), lang=lang,
                             exclude_rampup=exclude_rampup)
     found = replace(report_data(data, options), machine_time=study_machine_time(store, every))
     after = {(t.planned.workload, t.planned.clients) for t in every.trials if t.planned.purpose}
@@ -277,7 +277,7 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
               for n, g in zip(names, gathered, strict=True)]
     notices += (parameters.notice(changed),) if changed else ()
     options = ReportOptions(
-        store_path=", ".join(str(store.path.absolute()) for store, _ in sources),
+        store_path=", ".join(store.address.absolute() for store, _ in sources),
         generated_at=now(), lang=lang, exclude_rampup=exclude_rampup, extra_notices=notices,
         compared=tuple(summary.study_parameters(g.study, label)
                        for g, label in zip(gathered, labels, strict=True)))

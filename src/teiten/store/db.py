@@ -1,4 +1,5 @@
-"""The results store: SQLite in WAL mode, one transaction per finished trial.
+"""The results store: SQLite in WAL mode (or a shared PostgreSQL database, teiten.store.pg),
+one transaction per finished trial.
 
 Finished results are never lost: each trial's result, series, statements and logs are
 committed together, and a store is only ever appended to or updated in place.
@@ -11,14 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from teiten.errors import StoreFull, StoreVersionError, UnusableStore, UserError
+from teiten.errors import StoreError, StoreVersionError, UnusableStore, UserError
 from teiten.results import (
     LoadFigures,
     PlannedTrial,
@@ -29,59 +29,31 @@ from teiten.results import (
     TrialRecord,
     TrialResult,
 )
+from teiten.store import pg
+from teiten.store.address import StoreAddress
+from teiten.store.lite import SqliteConnection
 from teiten.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
-class _Connection(sqlite3.Connection):
-    """SQLite's connection, whose "database or disk is full" is :class:`StoreFull`: one line
-    that names the store and says that resume finishes the study once there is space (a
-    transaction cut short by it is rolled back, so every finished trial is intact)."""
-
-    store_path: Path = Path()
-
-    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
-        try:
-            return super().execute(sql, parameters)
-        except sqlite3.OperationalError as exc:
-            if _is_full(exc):
-                raise _full(self.store_path, exc) from None
-            raise
-
-    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
-        try:
-            return super().executemany(sql, parameters)
-        except sqlite3.OperationalError as exc:
-            if _is_full(exc):
-                raise _full(self.store_path, exc) from None
-            raise
-
-
-def _is_full(exc: sqlite3.OperationalError) -> bool:
-    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(exc)
-
-
-def _full(path: Path, exc: sqlite3.OperationalError) -> StoreFull:
-    try:
-        free = f"{shutil.disk_usage(path.parent).free / 2**20:.1f} MiB free"
-    except OSError:
-        free = "its free space unknown"
-    return StoreFull(f"the disk of the store {path} is full ({free}: {exc}); every finished "
-                     f"trial is kept in it: free some space, then 'teiten resume --store {path}' "
-                     "finishes the study")
-
-
 class Store:
-    """A results store at ``path``. Use :meth:`open` or :meth:`create`."""
+    """A results store at ``address``: an SQLite file or a PostgreSQL database. Use
+    :meth:`open`."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection):
-        self.path = path
+    def __init__(self, address: StoreAddress, conn: pg.Connection):
+        self.address = address
+        self.path = address.path  # None for a PostgreSQL store
         self.conn = conn
+        self.postgres = address.is_postgres
 
     # -- opening ---------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path | str, *, create: bool = False) -> Store:
-        p = Path(path)
+    def open(cls, where: Path | str | StoreAddress, *, create: bool = False) -> Store:
+        address = StoreAddress.parse(where)
+        if address.is_postgres:
+            return cls._open_postgres(address, create=create)
+        assert address.path is not None
+        p = address.path
         if p.is_dir():
             raise UnusableStore(f"{p} is a directory; a store is the path of a file, for "
                                 f"instance {p / 'teiten.db'}")
@@ -90,13 +62,13 @@ class Store:
         if create:
             p.parent.mkdir(parents=True, exist_ok=True)
         try:
-            conn = sqlite3.connect(p, timeout=30, isolation_level=None, factory=_Connection)
+            conn = sqlite3.connect(p, timeout=30, isolation_level=None, factory=SqliteConnection)
             conn.store_path = p
             conn.row_factory = sqlite3.Row
             # Known to be ours (or empty) before anything is written: another program's SQLite
             # file is left exactly as it was, journal mode included.
             try:
-                cls(p, conn)._version()
+                cls(address, conn)._version()
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
                 conn.execute("PRAGMA foreign_keys=ON")
@@ -105,14 +77,46 @@ class Store:
                 raise
         except sqlite3.DatabaseError as exc:
             raise UnusableStore(f"{p} is not a teiten store: {exc}") from exc
-        store = cls(p, conn)
+        store = cls(address, conn)
         store._migrate()
+        return store
+
+    @classmethod
+    def check(cls, where: Path | str | StoreAddress) -> None:
+        """Refuse, before anything is made or downloaded, a store that a run could not write
+        into: reachable, ours or empty, of a schema this teiten knows. Creates nothing."""
+        address = StoreAddress.parse(where)
+        if address.is_postgres:
+            store = cls(address, pg.connect(address))
+            try:
+                store._refuse_newer(store._version())
+            finally:
+                store.close()
+        elif address.path is not None and address.path.exists():
+            cls.open(address).close()
+
+    @classmethod
+    def _open_postgres(cls, address: StoreAddress, *, create: bool) -> Store:
+        store = cls(address, pg.connect(address))
+        try:
+            if not create and store._version() == 0:
+                raise UserError(f"no teiten store in {address} (its schema {pg.SCHEMA} has none); "
+                                "give the --store that 'teiten run' wrote")
+            store._migrate()
+        except BaseException:
+            store.close()
+            raise
         return store
 
     def close(self) -> None:
         self.conn.close()
 
+    def __str__(self) -> str:
+        return str(self.address)
+
     def _version(self) -> int:
+        if self.postgres:
+            return pg.version(self.conn, str(self.address))
         has_meta = self.conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
         if not has_meta:
@@ -129,24 +133,31 @@ class Store:
             version = self._version()
         except sqlite3.DatabaseError as exc:
             raise UnusableStore(f"{self.path} is not a teiten store: {exc}") from exc
-        if version > SCHEMA_VERSION:
-            raise StoreVersionError(
-                f"{self.path} has store schema {version}, newer than this teiten's "
-                f"{SCHEMA_VERSION}; upgrade teiten to read it")
+        self._refuse_newer(version)
         for step in range(version + 1, SCHEMA_VERSION + 1):
             with self.transaction():
+                if self.postgres:
+                    pg.lock_migrations(self.conn)
+                if self._version() >= step:  # another process took this step meanwhile
+                    continue
                 MIGRATIONS[step](self.conn)
-                self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
-                                  (str(step),))
+                self.conn.execute("INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT (key)"
+                                  " DO UPDATE SET value = excluded.value", (str(step),))
+
+    def _refuse_newer(self, version: int) -> None:
+        if version > SCHEMA_VERSION:
+            raise StoreVersionError(
+                f"{self} has store schema {version}, newer than this teiten's "
+                f"{SCHEMA_VERSION}; upgrade teiten to read it")
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[pg.Connection]:
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("BEGIN" if self.postgres else "BEGIN IMMEDIATE")
             yield self.conn
             self.conn.execute("COMMIT")
         except BaseException:
-            with contextlib.suppress(sqlite3.Error):
+            with contextlib.suppress(sqlite3.Error, pg.psycopg.Error, StoreError):
                 self.conn.execute("ROLLBACK")
             raise
 
@@ -158,23 +169,22 @@ class Store:
                      ) -> int:
         """Save a study, its servers and its whole plan in one transaction."""
         with self.transaction() as c:
-            cur = c.execute(
+            study_id = int(c.execute(
                 "INSERT INTO studies (name, source, spec_yaml, spec_json, seed, state, created_at,"
-                " fingerprint, teiten_version) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
-                (name, source, spec_yaml, spec_json, seed, created_at, json.dumps(fingerprint),
-                 teiten_version))
-            study_id = int(cur.lastrowid or 0)
+                " fingerprint, teiten_version) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?) "
+                "RETURNING id", (name, source, spec_yaml, spec_json, seed, created_at,
+                                 json.dumps(fingerprint), teiten_version)).fetchone()[0])
             c.executemany(
                 "INSERT INTO servers (study_id, name, position, kind, spec_json) VALUES (?,?,?,?,?)",
                 [(study_id, n, i, kind, spec) for i, (n, kind, spec) in enumerate(servers)])
             _insert_planned(c, study_id, trials)
         return study_id
 
-    def study(self, study_id: int) -> sqlite3.Row:
+    def study(self, study_id: int) -> pg.Row:
         row = self.conn.execute("SELECT * FROM studies WHERE id=?", (study_id,)).fetchone()
         if row is None:
-            raise UserError(f"{self.path} has no study {study_id}; 'teiten studies --store "
-                            f"{self.path}' lists them")
+            raise UserError(f"{self} has no study {study_id}; 'teiten studies --store "
+                            f"{self}' lists them")
         return row
 
     def update_spec(self, study_id: int, changes: Mapping[str, Any]) -> None:
@@ -186,7 +196,7 @@ class Store:
             spec = {**json.loads(row[0]), **changes}
             c.execute("UPDATE studies SET spec_json=? WHERE id=?", (json.dumps(spec), study_id))
 
-    def studies(self) -> list[sqlite3.Row]:
+    def studies(self) -> list[pg.Row]:
         return list(self.conn.execute("SELECT * FROM studies ORDER BY id"))
 
     def set_study_state(self, study_id: int, state: str, finished_at: str | None = None) -> None:
@@ -194,7 +204,7 @@ class Store:
             c.execute("UPDATE studies SET state=?, finished_at=? WHERE id=?",
                       (state, finished_at, study_id))
 
-    def servers(self, study_id: int) -> list[sqlite3.Row]:
+    def servers(self, study_id: int) -> list[pg.Row]:
         return list(self.conn.execute(
             "SELECT * FROM servers WHERE study_id=? ORDER BY position", (study_id,)))
 
@@ -205,7 +215,8 @@ class Store:
 
     def add_workdir(self, study_id: int, path: Path) -> None:
         with self.transaction() as c:
-            c.execute("INSERT OR IGNORE INTO workdirs VALUES (?, ?)", (study_id, str(path)))
+            c.execute("INSERT INTO workdirs VALUES (?, ?) ON CONFLICT DO NOTHING",
+                      (study_id, str(path)))
 
     def workdirs(self, study_id: int) -> list[Path]:
         return [Path(r[0]) for r in self.conn.execute(
@@ -217,7 +228,7 @@ class Store:
 
     # -- trials ---------------------------------------------------------------------------------
 
-    def trials(self, study_id: int | None = None) -> list[sqlite3.Row]:
+    def trials(self, study_id: int | None = None) -> list[pg.Row]:
         sql = ("SELECT t.*, s.name AS study FROM trials t JOIN studies s ON s.id = t.study_id")
         if study_id is None:
             return list(self.conn.execute(sql + " ORDER BY t.study_id, t.order_index"))
@@ -242,12 +253,12 @@ class Store:
             fingerprint=json.loads(row["fingerprint"]), teiten_version=row["teiten_version"],
             servers=servers, trials=tuple(self.records(study_id)))
 
-    def progress(self, study_id: int, trial_id: str) -> list[sqlite3.Row]:
+    def progress(self, study_id: int, trial_id: str) -> list[pg.Row]:
         return list(self.conn.execute(
             "SELECT * FROM progress WHERE study_id=? AND trial_id=? ORDER BY t",
             (study_id, trial_id)))
 
-    def statements(self, study_id: int, trial_id: str) -> list[sqlite3.Row]:
+    def statements(self, study_id: int, trial_id: str) -> list[pg.Row]:
         return list(self.conn.execute(
             "SELECT * FROM statements WHERE study_id=? AND trial_id=? "
             "ORDER BY script_index, line_no", (study_id, trial_id)))
@@ -256,7 +267,7 @@ class Store:
         return {r[0]: r[1] for r in self.conn.execute(
             "SELECT name, value FROM metrics WHERE study_id=? AND trial_id=?", (study_id, trial_id))}
 
-    def waits(self, study_id: int, trial_id: str) -> list[sqlite3.Row]:
+    def waits(self, study_id: int, trial_id: str) -> list[pg.Row]:
         return list(self.conn.execute(
             "SELECT * FROM waits WHERE study_id=? AND trial_id=? ORDER BY samples DESC",
             (study_id, trial_id)))
@@ -264,7 +275,8 @@ class Store:
     def top_waits(self, study_id: int, trial_id: str, n: int = 5) -> list[dict[str, Any]]:
         """The ``n`` largest wait events of a trial (CPU included), with their shares."""
         rows = list(self.conn.execute(
-            "SELECT wait_event_type, wait_event, sum(samples) AS n FROM waits WHERE study_id=? "
+            "SELECT wait_event_type, wait_event, CAST(sum(samples) AS BIGINT) AS n FROM waits "
+            "WHERE study_id=? "
             "AND trial_id=? GROUP BY 1, 2 ORDER BY n DESC, 1, 2", (study_id, trial_id)))
         total = sum(r["n"] for r in rows)
         return [{"wait_event_type": r[0], "wait_event": r[1], "samples": r["n"],
@@ -288,7 +300,7 @@ class Store:
                 StepRecord.from_json({k: v for k, v in st.items() if k != "trial_id"}))
         return {k: tuple(v) for k, v in out.items()}
 
-    def series(self, study_id: int, trial_id: str, source: str = "system") -> list[sqlite3.Row]:
+    def series(self, study_id: int, trial_id: str, source: str = "system") -> list[pg.Row]:
         return list(self.conn.execute(
             "SELECT t, name, value FROM series WHERE study_id=? AND trial_id=? AND source=? "
             "ORDER BY t, name", (study_id, trial_id, source)))
@@ -384,11 +396,15 @@ class Store:
                       (study_id, trial_id))
             if o is not None:
                 c.executemany(
-                    "INSERT OR REPLACE INTO progress VALUES (?,?,?,?,?,?,?)",
+                    "INSERT INTO progress VALUES (?,?,?,?,?,?,?) ON CONFLICT (study_id, trial_id, t)"
+                    " DO UPDATE SET tps = excluded.tps, latency_ms = excluded.latency_ms, "
+                    "latency_stddev_ms = excluded.latency_stddev_ms, failed = excluded.failed",
                     [(study_id, trial_id, p.t, p.tps, p.latency_ms, p.latency_stddev_ms,
                       p.failed) for p in o.progress])
                 c.executemany(
-                    "INSERT OR REPLACE INTO statements VALUES (?,?,?,?,?,?,?)",
+                    "INSERT INTO statements VALUES (?,?,?,?,?,?,?) ON CONFLICT (study_id, trial_id,"
+                    " script_index, line_no) DO UPDATE SET latency_ms = excluded.latency_ms, "
+                    "failures = excluded.failures, command = excluded.command",
                     [(study_id, trial_id, s.script_index, s.line_no, s.latency_ms, s.failures,
                       s.command) for s in o.statements])
 
@@ -433,7 +449,7 @@ class Store:
             "SELECT status, count(*) FROM trials WHERE study_id=? GROUP BY status", (study_id,))}
 
 
-def _insert_planned(c: sqlite3.Connection, study_id: int, trials: Sequence[PlannedTrial]) -> None:
+def _insert_planned(c: pg.Connection, study_id: int, trials: Sequence[PlannedTrial]) -> None:
     c.executemany(
         "INSERT INTO trials (study_id, trial_id, order_index, server, workload, clients, threads,"
         " repetition, planned_duration_s, variant, repeat_of, purpose, status) VALUES"
@@ -442,7 +458,7 @@ def _insert_planned(c: sqlite3.Connection, study_id: int, trials: Sequence[Plann
           t.repetition, t.duration_s, t.variant, t.repeat_of, t.purpose) for t in trials])
 
 
-def _record(row: sqlite3.Row) -> TrialRecord:
+def _record(row: pg.Row) -> TrialRecord:
     planned = PlannedTrial(
         trial_id=row["trial_id"], order_index=row["order_index"], server=row["server"],
         workload=row["workload"], clients=row["clients"], threads=row["threads"],

@@ -1,0 +1,79 @@
+"""``teiten store copy FROM TO``: studies move between stores, SQLite and PostgreSQL both ways.
+
+Every row of a study goes across as it was read (its spec, fingerprint, plan, each trial's
+figures, series, statements, waits, steps and details), so a figure read from the copy is the
+one written by the run. A study takes the next free id of the destination, in one transaction
+per study: a copy cut short leaves whole studies only. A study the destination already holds
+(same name, creation time and machine fingerprint) is not copied twice, so a copy can be
+repeated. The directories a run recorded for ``teiten clean`` stay with the source store: they
+belong to the machine that ran the study, which cleans them from there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from teiten.store import pg
+from teiten.store.db import Store
+
+# The tables of a study's rows (besides ``studies``), in the order their keys need.
+STUDY_TABLES = ("servers", "trials", "progress", "statements", "series", "metrics", "waits",
+                "details", "steps")
+
+
+@dataclass(frozen=True)
+class Copied:
+    """One study of the source: its id there, its id in the destination, and whether this copy
+    added it (False: the destination held it already)."""
+
+    name: str
+    source_id: int
+    dest_id: int
+    added: bool
+    trials: int
+
+
+def copy(source: Store, dest: Store, study_ids: list[int] | None = None) -> Iterator[Copied]:
+    """Copy the studies ``study_ids`` (default: all) of ``source`` into ``dest``, one by one."""
+    rows = source.studies()
+    if study_ids is not None:
+        rows = [source.study(i) for i in study_ids]
+    for study in rows:
+        sid = int(study["id"])
+        trials = len(source.trials(sid))
+        twin = _twin(dest, study)
+        if twin is not None:
+            yield Copied(study["name"], sid, twin, False, trials)
+            continue
+        columns = [k for k in study.keys() if k not in ("id", "run_dir")]  # noqa: SIM118 - a row
+        with dest.transaction() as c:
+            new_id = int(c.execute(
+                f"INSERT INTO studies ({', '.join(columns)}) VALUES ({_marks(columns)}) "  # noqa: S608
+                "RETURNING id", tuple(study[k] for k in columns)).fetchone()[0])
+            for table in STUDY_TABLES:
+                _copy_table(source, c, table, sid, new_id)
+        yield Copied(study["name"], sid, new_id, True, trials)
+
+
+def _twin(dest: Store, study: pg.Row) -> int | None:
+    for row in dest.studies():
+        if all(row[k] == study[k] for k in ("name", "created_at", "fingerprint")):
+            return int(row["id"])
+    return None
+
+
+def _marks(columns: list[str]) -> str:
+    return ", ".join("?" * len(columns))
+
+
+def _copy_table(source: Store, dest: pg.Connection, table: str, source_id: int, dest_id: int) -> None:
+    cur = source.conn.execute(f"SELECT * FROM {table} WHERE study_id=?", (source_id,))  # noqa: S608
+    rows = cur.fetchall()
+    if not rows:
+        return
+    columns = list(rows[0].keys())
+    at = columns.index("study_id")
+    dest.executemany(
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({_marks(columns)})",  # noqa: S608
+        [tuple(dest_id if i == at else v for i, v in enumerate(r)) for r in rows])

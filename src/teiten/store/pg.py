@@ -1,0 +1,160 @@
+"""A PostgreSQL store: the same tables, schema versions and transactions as the SQLite file,
+in the schema ``teiten`` of a database that a team shares (several machines write their own
+studies into it at once).
+
+:class:`PgConnection` lets :class:`teiten.store.db.Store` speak one SQL to both: ``?``
+parameters, rows readable by position and by column name (as ``sqlite3.Row``), ``executemany``
+on the connection. Floats travel at full precision (``extra_float_digits = 3``), so a figure
+read back is the one written. PostgreSQL's text cannot hold a NUL character: one in a captured
+log becomes U+FFFD. The password comes from libpq (``PGPASSWORD``, a passfile, a service file),
+never from the address (see :mod:`teiten.store.address`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Protocol
+
+import psycopg
+from psycopg import conninfo as pg_conninfo
+
+from teiten.errors import StoreFull, StoreUnreachable, UnusableStore, UserError
+from teiten.store.address import StoreAddress
+
+SCHEMA = "teiten"
+# pg_advisory_xact_lock's key while a store's schema is created or migrated ("teiten" in ASCII):
+# two machines that open a new store at once create it once.
+MIGRATION_LOCK = 0x746569746560
+
+
+class Cursor(Protocol):
+    rowcount: int
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """What the store needs of a connection: sqlite3's, or :class:`PgConnection`."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any: ...
+
+    def executemany(self, sql: str, parameters: Any, /) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+class Row(Sequence[Any]):
+    """A row read by position or by column name, with ``keys()``, as ``sqlite3.Row``."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, index: dict[str, int], values: Sequence[Any]):
+        self._index = index
+        self._values = values
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return self._values[self._index[key]]
+        return self._values[key]
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+
+def _rows(cursor: Any) -> Any:
+    index = {d.name: i for i, d in enumerate(cursor.description or ())}
+    return lambda values: Row(index, values)
+
+
+def _sql(statement: str) -> str:
+    return statement.replace("%", "%%").replace("?", "%s")
+
+
+def _param(value: Any) -> Any:
+    return value.replace("\x00", "\ufffd") if isinstance(value, str) else value
+
+
+def _params(values: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(_param(v) for v in values)
+
+
+class PgConnection:
+    """A psycopg connection in autocommit mode (the store says BEGIN and COMMIT itself)."""
+
+    dialect = "postgresql"
+
+    def __init__(self, conn: psycopg.Connection[Any], location: str):
+        self.conn = conn
+        self.location = location
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        try:
+            return self.conn.execute(_sql(sql), _params(parameters))
+        except psycopg.OperationalError as exc:
+            raise self._lost(exc) from None
+
+    def executemany(self, sql: str, parameters: Any, /) -> Any:
+        cur = self.conn.cursor()
+        try:
+            cur.executemany(_sql(sql), [_params(p) for p in parameters])
+        except psycopg.OperationalError as exc:
+            raise self._lost(exc) from None
+        return cur
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def _lost(self, exc: psycopg.OperationalError) -> Exception:
+        line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, psycopg.errors.DiskFull):
+            return StoreFull(f"the disk of the store {self.location} is full ({line}); every "
+                             "finished trial is kept in it: free some space, then 'teiten resume "
+                             f"--store {self.location}' finishes the study")
+        return StoreUnreachable(
+            f"the store {self.location} stopped answering ({line}); every finished trial is kept "
+            f"in it: once it answers again, 'teiten resume --store {self.location}' finishes the "
+            "study")
+
+
+def connect(address: StoreAddress) -> PgConnection:
+    """Connect to a PostgreSQL store; a clean line when it cannot be reached."""
+    assert address.conninfo is not None
+    params = pg_conninfo.conninfo_to_dict(address.conninfo)
+    params.setdefault("application_name", "teiten")
+    params.setdefault("connect_timeout", "10")
+    try:
+        conn = psycopg.connect(pg_conninfo.make_conninfo(**params), autocommit=True,  # type: ignore[arg-type]
+                               row_factory=_rows)
+    except psycopg.Error as exc:
+        line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"cannot reach the store {address} ({line}); check its address, and give "
+                        "a password with PGPASSWORD, a passfile (~/.pgpass) or a service "
+                        "file") from None
+    conn.execute("SET extra_float_digits = 3")
+    conn.execute(f"SET search_path TO {SCHEMA}")
+    return PgConnection(conn, str(address))
+
+
+def version(conn: Connection, location: str) -> int:
+    """The schema version of the store in the database (0: there is none yet)."""
+    tables = {r[0] for r in conn.execute(
+        "SELECT tablename FROM pg_tables WHERE schemaname = ?", (SCHEMA,))}
+    if "meta" not in tables:
+        if tables:
+            raise UnusableStore(f"the schema {SCHEMA} of {location} holds tables that are not a "
+                                "teiten store's; give another database")
+        return 0
+    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def lock_migrations(conn: Connection) -> None:
+    """Inside a step's transaction: wait for any other process that migrates the store."""
+    conn.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))

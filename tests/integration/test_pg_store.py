@@ -1,0 +1,213 @@
+"""A PostgreSQL store (issue 21, item 1): a real cluster that the test starts (not one being
+benchmarked) holds the results; two runs write into it at once; report, compare, results and
+``teiten store copy`` give the same figures as an SQLite file; an older schema is migrated; the
+password comes from libpq's usual places and reaches no store, output or argv."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from tests.conftest import run_cli, start_cli
+
+from teiten import paths
+from teiten.servers.cluster import Cluster
+from teiten.spec import InitdbOptions
+from teiten.store import Store
+from teiten.store.address import StoreAddress
+from teiten.store.pg import connect
+from teiten.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+STUDY = """
+study: {name}
+servers: [{{name: pg18, install: "18"}}]
+workloads: [select-only]
+scale: 1
+clients: [1]
+duration: 1s
+repetitions: 2
+"""
+SECRET = "Store-Secret-7q"
+
+
+@pytest.fixture
+def store_server(pg18, teiten_home: Path) -> Iterator[Cluster]:  # noqa: ANN001
+    """A running cluster with an empty database teiten_store and a role bench whose password
+    is required over TCP (scram-sha-256)."""
+    root = paths.make_owned(paths.clusters_dir() / f"pgstore-{os.getpid()}-{time.monotonic_ns()}",
+                            "PostgreSQL store for a test")
+    cluster = Cluster(pg18, root)
+    cluster.initdb(InitdbOptions())
+    cluster.start(root / "logs")
+    try:
+        with cluster.connect() as conn:
+            conn.execute("CREATE DATABASE teiten_store")
+            conn.execute(f"CREATE ROLE bench LOGIN PASSWORD '{SECRET}'")
+            conn.execute("ALTER DATABASE teiten_store OWNER TO bench")
+        hba = cluster.data / "pg_hba.conf"
+        hba.write_text("host all bench 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
+        with cluster.connect() as conn:
+            conn.execute("SELECT pg_reload_conf()")
+        yield cluster
+    finally:
+        cluster.stop()
+        if cluster.socket_dir:
+            paths.remove_owned(cluster.socket_dir)
+        paths.remove_owned(root)
+
+
+def _url(cluster: Cluster) -> str:
+    return f"postgresql://bench@127.0.0.1:{cluster.port}/teiten_store"
+
+
+def _cli(*args: str, cwd: Path | None = None, password: str | None = SECRET) -> tuple[int, str, str]:
+    env = {"PGPASSWORD": password} if password else {"PGPASSFILE": "/nonexistent"}
+    proc = start_cli(*args, cwd=cwd, env=env)
+    out, err = proc.communicate(timeout=600)
+    return proc.returncode, out, err
+
+
+def _figures(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+    """A results export without the ids a copy renumbers."""
+    return [{k: v for k, v in r.items() if k != "study_id"} for r in rows]
+
+
+def _every_text(cluster: Cluster) -> str:
+    with cluster.connect("teiten_store") as conn:
+        tables = [r[0] for r in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'teiten'")]
+        return "\n".join(str(row[0]) for t in tables
+                         for row in conn.execute(f"SELECT t::text FROM teiten.{t} t"))  # noqa: S608
+
+
+def test_two_runs_at_once_into_one_postgresql_store_report_as_sqlite_does(
+        store_server: Cluster, workdir: Path) -> None:
+    url = _url(store_server)
+    for name in ("pgstore-a", "pgstore-b"):
+        (workdir / f"{name}.yaml").write_text(STUDY.format(name=name))
+    # Two shells, one store: the second with the option that lets two runs share a machine.
+    first = start_cli("run", str(workdir / "pgstore-a.yaml"), "--store", url, "--no-report",
+                      "--beside-others", env={"PGPASSWORD": SECRET})
+    code, _, err = _cli("run", str(workdir / "pgstore-b.yaml"), "--store", url, "--no-report",
+                        "--beside-others")
+    out_a, err_a = first.communicate(timeout=600)
+    assert first.returncode == 0, err_a
+    assert code == 0, err
+    assert f"store: {url}" in err
+
+    code, out, err = _cli("studies", "--store", url, "--format", "json")
+    assert code == 0, err
+    studies = json.loads(out)
+    assert sorted(s["name"] for s in studies) == ["pgstore-a", "pgstore-b"]
+    assert all(s["state"] == "finished" and s["ok"] == 2 for s in studies)
+
+    # The same studies in an SQLite file, by copy; a second copy adds nothing.
+    lite = workdir / "copy.db"
+    code, out, err = _cli("store", "copy", url, str(lite))
+    assert code == 0, err
+    assert out.count(": copied") == 2, out
+    code, out, err = _cli("store", "copy", url, str(lite))
+    assert out.count(": already there") == 2 and code == 0, out
+
+    code, pg_rows, err = _cli("results", "--store", url, "--format", "json")
+    assert code == 0, err
+    lite_rows = run_cli("results", "--store", str(lite), "--format", "json", check=True).stdout
+    assert _figures(json.loads(pg_rows)) == _figures(json.loads(lite_rows))
+    assert all(r["tps"] > 0 for r in json.loads(pg_rows))
+
+    for store, out_dir in ((url, workdir / "pg-report"), (str(lite), workdir / "lite-report")):
+        code, _, err = _cli("report", "--store", store, "--out", str(out_dir), "--study-id",
+                            str(next(s["study_id"] for s in studies if s["name"] == "pgstore-a")))
+        assert code == 0, err
+    assert (workdir / "pg-report" / "tables.json").read_text() == \
+        (workdir / "lite-report" / "tables.json").read_text()
+
+    ids = ",".join(str(s["study_id"]) for s in studies)
+    code, _, err = _cli("compare", "--store", url, "--studies", ids, "--out",
+                        str(workdir / "pg-compare"))
+    assert code == 0, err
+    assert (workdir / "pg-compare" / "report.html").is_file()
+
+    assert SECRET not in _every_text(store_server), "the password never reaches the store"
+    assert SECRET not in out_a + err_a + out + err
+
+
+def test_store_copy_round_trips_figures_byte_equal(store_server: Cluster, workdir: Path) -> None:
+    (workdir / "s.yaml").write_text(STUDY.format(name="pgstore-copy"))
+    lite = workdir / "first.db"
+    run_cli("run", str(workdir / "s.yaml"), "--store", str(lite), "--no-report", check=True)
+    url = _url(store_server)
+    back = workdir / "back.db"
+    for source, dest in ((str(lite), url), (url, str(back))):
+        code, out, err = _cli("store", "copy", source, dest)
+        assert code == 0 and ": copied" in out, err
+    tables = ("trials", "progress", "series", "metrics", "waits", "details", "statements", "steps")
+    with sqlite3.connect(lite) as a, sqlite3.connect(back) as b:
+        for table in tables:
+            query = f"SELECT * FROM {table} ORDER BY 1, 2, 3"  # noqa: S608
+            assert a.execute(query).fetchall() == b.execute(query).fetchall(), table
+        query = "SELECT name, spec_yaml, spec_json, fingerprint, seed, created_at FROM studies"
+        assert a.execute(query).fetchall() == b.execute(query).fetchall()
+
+
+def test_a_postgresql_store_of_the_previous_schema_is_migrated(
+        store_server: Cluster, workdir: Path) -> None:
+    url = _url(store_server)
+    os.environ["PGPASSWORD"] = SECRET
+    try:
+        conn = connect(StoreAddress.parse(url))
+        for step in range(1, SCHEMA_VERSION):  # the store as the previous teiten left it
+            conn.execute("BEGIN")
+            MIGRATIONS[step](conn)
+            conn.execute("INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT (key) DO "
+                         "UPDATE SET value = excluded.value", (str(step),))
+            conn.execute("COMMIT")
+        conn.execute("INSERT INTO studies (name, source, spec_yaml, spec_json, seed, state, "
+                     "created_at, fingerprint, teiten_version) VALUES ('old', 'builtin:x', '', "
+                     "'{}', 1, 'finished', 't0', '{}', '0')")
+        conn.execute("INSERT INTO trials (study_id, trial_id, order_index, server, workload, "
+                     "clients, threads, repetition, planned_duration_s, status, tps) VALUES "
+                     "(1, 'a1', 0, 's', 'select-only', 1, 1, 1, 1.0, 'ok', 1234.5)")
+        conn.close()
+        store = Store.open(url)
+        try:
+            assert store._version() == SCHEMA_VERSION
+            [record] = store.records(1)
+            assert record.planned.purpose == "" and record.figures is None
+            assert store.trials(1)[0]["tps"] == 1234.5
+        finally:
+            store.close()
+    finally:
+        del os.environ["PGPASSWORD"]
+
+
+def test_without_a_password_the_store_is_refused_in_one_line(
+        store_server: Cluster, workdir: Path) -> None:
+    code, out, err = _cli("studies", "--store", _url(store_server), password=None)
+    assert code == 2, err
+    assert err.startswith(f"teiten: error: cannot reach the store {_url(store_server)} ("), err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_database_whose_teiten_schema_is_not_a_store_is_refused(
+        store_server: Cluster, workdir: Path) -> None:
+    with psycopg.connect(host="127.0.0.1", port=store_server.port, user="bench",
+                         password=SECRET, dbname="teiten_store", autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA teiten")
+        conn.execute("CREATE TABLE teiten.orders (id int)")
+    (workdir / "s.yaml").write_text(STUDY.format(name="pgstore-foreign"))
+    code, _, err = _cli("run", str(workdir / "s.yaml"), "--store", _url(store_server))
+    assert code == 2, err
+    assert err.strip() == (f"teiten: error: the schema teiten of {_url(store_server)} holds tables "
+                           "that are not a teiten store's; give another database")
+    with psycopg.connect(host="127.0.0.1", port=store_server.port, user="bench",
+                         password=SECRET, dbname="teiten_store") as conn:
+        tables = {r[0] for r in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'teiten'")}
+    assert tables == {"orders"}, "nothing is added to a schema that is not ours"
