@@ -28,7 +28,7 @@ import psycopg
 from teiten import blocks, cpus, estimate, installs, leftovers, paths, runlock, workloads
 from teiten.analysis import differences
 from teiten.drivers import load, pgbench
-from teiten.errors import StoreFull, TeitenError
+from teiten.errors import StoreFull, StoreUnreachable, TeitenError
 from teiten.installs import Install, Resolution
 from teiten.messages import tr
 from teiten.monitors.foreign import quiet_check
@@ -133,9 +133,10 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
         except Exception as exc:  # noqa: BLE001 - the study's results stand whatever happens here
             log.warning("could not keep this run's rates for teiten plan: %s", exc)
     except BaseException:
-        # On a full disk this write fails too: the study stays 'running', which resume takes
-        # up all the same (its trial cut short goes back to planned).
-        with contextlib.suppress(StoreFull):
+        # On a full disk, or with the store gone, this write fails too: the study stays
+        # 'running', which resume takes up all the same (its trial cut short goes back to
+        # planned).
+        with contextlib.suppress(StoreFull, StoreUnreachable):
             store.set_study_state(study_id, "interrupted")
         raise
     finally:
@@ -152,7 +153,7 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
         except OSError as exc:  # kept in the store: resume or teiten clean removes it later
             log.warning("could not remove %s: %s", run_dir, exc)
         if not run_dir.exists():
-            with contextlib.suppress(StoreFull):  # a full disk: resume's leftover check finds it gone
+            with contextlib.suppress(StoreFull, StoreUnreachable):  # resume's leftover check finds it gone
                 store.forget_workdir(study_id, run_dir)
     counts = store.status_counts(study_id)
     left = [str(p) for p in store.workdirs(study_id) if p.exists()]

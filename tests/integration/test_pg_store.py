@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from tests.conftest import run_cli, start_cli
+from tests.conftest import clusters_snapshot, run_cli, start_cli
 
 from teiten import paths
 from teiten.servers.cluster import Cluster
@@ -211,3 +211,46 @@ def test_a_database_whose_teiten_schema_is_not_a_store_is_refused(
         tables = {r[0] for r in conn.execute(
             "SELECT tablename FROM pg_tables WHERE schemaname = 'teiten'")}
     assert tables == {"orders"}, "nothing is added to a schema that is not ours"
+
+
+def _ok(cluster: Cluster) -> int:
+    try:
+        with psycopg.connect(host="127.0.0.1", port=cluster.port, user="bench", password=SECRET,
+                             dbname="teiten_store", connect_timeout=5) as conn:
+            return int(conn.execute("SELECT count(*) FROM teiten.trials WHERE status='ok'")
+                       .fetchone()[0])
+    except psycopg.Error:  # no store yet
+        return 0
+
+
+def test_a_store_that_goes_away_mid_study_keeps_its_trials_and_resume_finishes(
+        store_server: Cluster, workdir: Path) -> None:
+    (workdir / "s.yaml").write_text(STUDY.format(name="pgstore-gone").replace(
+        "repetitions: 2", "repetitions: 4"))
+    url = _url(store_server)
+    before = clusters_snapshot("pgstore-gone")
+    proc = start_cli("run", str(workdir / "s.yaml"), "--store", url, "--no-report",
+                     env={"PGPASSWORD": SECRET})
+    deadline = time.monotonic() + 300
+    while _ok(store_server) < 1:
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() < deadline, "no trial finished"
+        time.sleep(0.2)
+    store_server.stop()
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"teiten: error: the store {url} stopped answering ("), last
+    assert last.endswith(f"every finished trial is kept in it: once it answers again, 'teiten "
+                         f"resume --store {url}' finishes the study"), last
+    assert clusters_snapshot("pgstore-gone") == before, "its clusters are gone"
+
+    store_server.start(store_server.root / "logs")
+    url = _url(store_server)  # a fresh port
+    assert _ok(store_server) >= 1, "the trials finished before it went away are kept"
+    code, _, err = _cli("resume", "--store", url, "--no-report")
+    assert code == 0, err
+    code, out, err = _cli("results", "--store", url, "--format", "json")
+    assert [r["status"] for r in json.loads(out)] == ["ok"] * 4, out
+    assert clusters_snapshot("pgstore-gone") == before
