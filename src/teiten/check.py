@@ -144,6 +144,13 @@ def _check_topologies(loaded: LoadedStudy, workloads: list[Workload]) -> None:
     study = loaded.study
     many = study.load_clients is not None and (len(study.load_clients) > 1
                                                or study.load_clients[0].ssh is not None)
+    for w in workloads:
+        if study.tenants and (w.app is not None or w.suite is not None
+                              or w.pgbench_option("percentiles")):
+            what = "percentiles come from one pgbench's transaction log" \
+                if w.pgbench_option("percentiles") else f"the {w.key} workload drives one server"
+            raise loaded.error(("tenants",), f"{what}, and 'tenants' loads several servers at "
+                               "once with pgbench workloads only; give it in a study of its own")
     for i, server in study.server_matrix():
         kinds = [k for k, on in (("replicas", server.replicas > 0), ("pgpool", server.pgpool),
                                  ("ssh", server.ssh is not None),

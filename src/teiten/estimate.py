@@ -190,6 +190,7 @@ def _trials_cost(study: Study, workloads: Mapping[str, Workload], trials: Sequen
     before: tuple[str, str] | None = None  # the slot of the trial before
     local = {s.name for _, s in study.server_matrix() if s.external is None and s.ssh is None
              and s.docker is None}
+    groups = dict(study.tenant_groups())
     for t in trials:
         w = workloads[t.workload]
         slot = (t.server, t.workload)
@@ -199,12 +200,14 @@ def _trials_cost(study: Study, workloads: Mapping[str, Workload], trials: Sequen
         # workload goes on with its running server (teiten.servers.local)
         kept = (study.restart == "after-changes" and before == slot and t.server in local
                 and not w.modifies_data and not last_changed.get(slot, True))
-        around += (rates.kept_fixed_s if kept else rates.trial_fixed_s) + rampup
+        # a group of tenants brings each of its servers to its trial's state, one by one
+        n = len(groups.get(t.server, ())) or 1
+        around += n * (rates.kept_fixed_s if kept else rates.trial_fixed_s) + rampup
         before = slot
         if study.prewarm and w.prewarm:
-            around += w.data_bytes() / rates.prewarm_bytes_per_s
+            around += n * w.data_bytes() / rates.prewarm_bytes_per_s
         if last_changed.get(slot):
-            around += rates.restore_fixed_s + w.data_bytes() / rates.restore_bytes_per_s
+            around += n * (rates.restore_fixed_s + w.data_bytes() / rates.restore_bytes_per_s)
         last_changed[slot] = w.modifies_data
     return windows, around
 

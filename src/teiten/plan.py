@@ -57,7 +57,7 @@ def plan(study: Study, variants: Mapping[str, Sequence[str]] | None = None, *,
     rng = random.Random(study.seed)
     ordered: list[tuple[int, str, str, int, str]] = []
     for rep in range(1, (blocks or study.blocks) + 1):
-        block = [(rep, s.name, w.key, c, v) for _, s in study.server_matrix() for w in study.workloads
+        block = [(rep, name, w.key, c, v) for name in study.points() for w in study.workloads
                  for c, v in _points(study, found.get(w.key))]
         if study.order == "random":
             rng.shuffle(block)

@@ -38,6 +38,7 @@ from teiten.results import Evidence, PlannedTrial, TrialResult, now
 from teiten.servers import factory, profiles
 from teiten.servers.base import Endpoint, Server, Target
 from teiten.servers.local import check_install
+from teiten.servers.tenants import TenantsServer
 from teiten.spec import NoiseGuardSpec, Study, load_text
 from teiten.spec.secrets import Secrets
 from teiten.store import Store
@@ -202,6 +203,9 @@ def _setup_servers(ctx: _Context) -> None:
         ctx.servers[spec.name] = factory.build(
             spec, ctx.client, ctx.run_dir, sizing, max_clients=_per_pool(ctx.study),
             password=ctx.secrets.password(spec.external) if spec.external else None)
+    for name, members in ctx.study.tenant_groups():  # loaded at once: the members' own servers
+        ctx.servers[name] = TenantsServer(name, [ctx.servers[m] for m in members])
+        ctx.installs[name] = ctx.installs[members[0]]
     ctx.load_clients = [load.Client(c.name, ssh=Ssh(c.ssh, _path(c.ssh_config), label=c.name)
                                     if c.ssh else None, pgbench=c.pgbench)
                         for c in ctx.study.load_clients or []]
@@ -345,7 +349,7 @@ def _unprepared(ctx: _Context, trial: PlannedTrial, exc: Exception) -> str:
 
 
 def _describe(ctx: _Context, name: str, server: Server) -> None:
-    if name in ctx.described:
+    if name in ctx.described or isinstance(server, TenantsServer):  # its members are described
         return
     # The pgbench that drives the server is part of what is compared (load clients bring
     # their own, recorded with their figures).

@@ -60,7 +60,7 @@ class Watch:
         self.log_mark = server.log_mark()
         watch_lag, watch_host = _server_watches(options.monitors, server)
         # Ours: teiten (pgbench is its child) and the server's processes; the rest is foreign.
-        meter = ForeignMeter(lambda: [os.getpid(), *filter(None, [server.server_pid()])]) \
+        meter = ForeignMeter(lambda: [os.getpid(), *server.server_pids()]) \
             if options.foreign else None
         if watch is not None:
             watch.start()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from teiten import cpus
-from teiten.analysis.summary import core_families
+from teiten.analysis.scaleups import core_families
 from teiten.errors import UserError
 from teiten.results import Point as At
 from teiten.results import ServerRecord
@@ -104,7 +104,7 @@ def test_hot_functions_count_the_leaf_frames() -> None:
 
 def test_scaleup_finds_where_cores_stop_helping() -> None:
     from teiten.analysis.model import Activity, CoreScaling, Point, ServerSeries, WorkloadSection
-    from teiten.analysis.summary import scaleup
+    from teiten.analysis.scaleups import scaleup
 
     def series(name: str, tps: dict[int, float], idle: float) -> ServerSeries:
         pts = tuple(Point(clients=c, tps_median=t, latency_ms_median=1.0, tps_values=(t,), n_ok=1,
@@ -137,7 +137,7 @@ def test_scaleup_gains_carry_their_intervals_and_colour_only_what_they_can_tell(
     cannot be told from none."""
     from teiten.analysis import intervals
     from teiten.analysis.model import CoreScaling, Point, ServerSeries, WorkloadSection
-    from teiten.analysis.summary import scaleup
+    from teiten.analysis.scaleups import scaleup
     from teiten.report.cells import Context
     from teiten.report.tables import scaleup_table
 

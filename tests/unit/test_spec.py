@@ -44,7 +44,7 @@ GOLDEN = {
         "study.yaml:6: unknown key 'repetiton' (did you mean 'repetitions'?); allowed: study, "
         "description, servers, workloads, scale, clients, threads, duration, repetitions, "
         "auto_repetitions, order, seed, prewarm, restart, connect, profile, cores, pgbench, client_cpus, "
-        "load_clients, environments, noise_guard",
+        "load_clients, environments, tenants, noise_guard",
     ),
     "unknown server key": (
         "study: s\nservers:\n  - name: a\n    instal: \"17\"\nworkloads: [pgecons-read]\n",

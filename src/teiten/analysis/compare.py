@@ -113,6 +113,7 @@ def findings(section: WorkloadSection) -> tuple[Finding, ...]:
                                cell=cell_id("tps", section.workload, series.server, peak)))
         if series.server == base:
             continue
+        against = series.reference or base  # a tenant beside others: the same server alone
         rest: list[int] = []
         too_few: list[int] = []
         needed = 0
@@ -122,7 +123,7 @@ def findings(section: WorkloadSection) -> tuple[Finding, ...]:
             if p.significant:
                 lo, hi = p.ratio_ci or (p.ratio, p.ratio)
                 out.append(Finding(
-                    "faster" if p.ratio > 1 else "slower", series.server, base, (p.clients,),
+                    "faster" if p.ratio > 1 else "slower", series.server, against, (p.clients,),
                     pct=(p.ratio - 1) * 100, ci_pct=((lo - 1) * 100, (hi - 1) * 100),
                     cell=cell_id("ratio", section.workload, series.server, p.clients)))
             elif p.significant is None:
@@ -131,10 +132,10 @@ def findings(section: WorkloadSection) -> tuple[Finding, ...]:
             else:
                 rest.append(p.clients)
         if rest:
-            out.append(Finding("no-difference", series.server, base, tuple(rest),
+            out.append(Finding("no-difference", series.server, against, tuple(rest),
                                cell=cell_id("ratio", section.workload, series.server, rest[0])))
         if too_few:
-            out.append(Finding("too-few", series.server, base, tuple(too_few), needed=needed,
+            out.append(Finding("too-few", series.server, against, tuple(too_few), needed=needed,
                                cell=cell_id("ratio", section.workload, series.server,
                                             too_few[0])))
     return tuple(out)

@@ -3,37 +3,31 @@ baseline, mean differences. Pure functions over the typed model (teiten.results)
 
 from __future__ import annotations
 
-import json
-import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from teiten import results, studies
+from teiten import studies
 from teiten.analysis import (
     compare,
     differences,
     history,
-    intervals,
     loads,
     percentiles,
     rtt,
     scaleout,
     stats,
     suites,
+    tenants,
 )
 from teiten.analysis.apps import app_results
-from teiten.analysis.inputs import Graphs, Hot, Locks, ReportOptions, StudyData
+from teiten.analysis.inputs import Graphs, ReportOptions, StudyData
 from teiten.analysis.model import (
     Activity,
-    CoreScaling,
-    LockTable,
     Notice,
     Point,
     ReportData,
-    Scaleup,
-    ScaleupRow,
     ServerInfo,
     ServerSeries,
     StudyParameters,
@@ -41,6 +35,7 @@ from teiten.analysis.model import (
     WorkloadSection,
 )
 from teiten.analysis.noise import noise_notices
+from teiten.analysis.scaleups import core_families, with_builds_and_cores
 from teiten.messages import clients_phrase, join, tr, word
 from teiten.results import ProgressPoint, ServerRecord, StudyResults, TrialRecord
 from teiten.workloads import about, statements
@@ -135,28 +130,31 @@ def mean_diff_pct(mine: Sequence[float | None], base: Sequence[float | None]) ->
 def section(trials: Sequence[TrialRecord], workload: str, description: str,
             servers: Sequence[tuple[str, str]], clients: Sequence[int],
             metrics: Metrics | None = None, waits: Waits | None = None,
-            graphs: Graphs | None = None, diffs: Graphs | None = None) -> WorkloadSection:
-    """One workload's table: ``servers`` is [(name, version)], baseline first."""
-    base_pts = points(trials, servers[0][0], workload, clients)
-    base_tps = [p[1] for p in base_pts]
-    base_lat = [p[2] for p in base_pts]
+            graphs: Graphs | None = None, diffs: Graphs | None = None,
+            references: Mapping[str, str] | None = None) -> WorkloadSection:
+    """One workload's table: ``servers`` is [(name, version)], baseline first. A server named
+    in ``references`` is compared with the server given there instead of the baseline."""
+    rows = {name: points(trials, name, workload, clients) for name, _ in servers}
+    plain: dict[str, list[Point]] = {}
     series = []
-    base_points: list[Point] = []
     for i, (name, version) in enumerate(servers):
-        pts = base_pts if i == 0 else points(trials, name, workload, clients)
-        plain = [Point(clients=c, tps_median=tps, latency_ms_median=lat, tps_values=vals,
-                       n_ok=ok, n_failed=failed, latency_values=lats,
-                       ratio=(tps / b) if tps is not None and b else None, tps_blocks=blocks)
-                 for (c, tps, lat, vals, ok, failed, lats, blocks), b in zip(pts, base_tps, strict=True)]
-        if i == 0:
-            base_points = plain
+        ref = (references or {}).get(name, servers[0][0])
+        pts, ref_pts = rows[name], rows[ref]
+        plain[name] = [Point(clients=c, tps_median=tps, latency_ms_median=lat, tps_values=vals,
+                             n_ok=ok, n_failed=failed, latency_values=lats,
+                             ratio=(tps / b[1]) if tps is not None and b[1] else None,
+                             tps_blocks=blocks)
+                       for (c, tps, lat, vals, ok, failed, lats, blocks), b
+                       in zip(pts, ref_pts, strict=True)]
         full = tuple(compare.with_statistics(p, b, is_baseline=i == 0)
-                     for p, b in zip(plain, base_points, strict=True))
+                     for p, b in zip(plain[name], plain.get(ref, plain[name]), strict=True))
         series.append(ServerSeries(
             server=name, version=version,
-            points=full,
-            mean_tps_diff_pct=None if i == 0 else mean_diff_pct([p[1] for p in pts], base_tps),
-            mean_latency_diff_pct=None if i == 0 else mean_diff_pct([p[2] for p in pts], base_lat),
+            points=full, reference=ref if ref != servers[0][0] else None,
+            mean_tps_diff_pct=None if i == 0 else mean_diff_pct(
+                [p[1] for p in pts], [p[1] for p in ref_pts]),
+            mean_latency_diff_pct=None if i == 0 else mean_diff_pct(
+                [p[2] for p in pts], [p[2] for p in ref_pts]),
             saturation=compare.saturation_of(ServerSeries(name, version, full, None, None)),
             activity=activity(trials, metrics or {}, waits or {}, name, workload, clients),
             profiles=tuple((at.clients, p) for at, p in sorted((graphs or {}).items())
@@ -188,114 +186,6 @@ def server_info(row: ServerRecord) -> ServerInfo:
         client_cpus=(spec.get("placement") or {}).get("client_cpus"))
 
 
-_CORE_SUFFIX = re.compile(r"-\d+cores?$")
-
-
-def lock_tables(sec: WorkloadSection, locks: Locks, *, top: int = 8) -> tuple[LockTable, ...]:
-    """Per server of the section with LWLOCK_STATS, the ``top`` locks by requests per
-    transaction at its largest client count, with medians over repetitions."""
-    out = []
-    for s in sec.servers:
-        counts = [c for c in sec.clients if locks.get(results.Point(s.server, sec.workload, c))]
-        if not counts:
-            continue
-        med: dict[int, dict[str, tuple[float, float]]] = {}
-        for c in counts:
-            runs = locks[results.Point(s.server, sec.workload, c)]
-            names = {row["lock"] for run in runs for row in run}
-            med[c] = {}
-            for name in names:
-                found = [next((r for r in run if r["lock"] == name), None) for run in runs]
-                req = median([r["requests_per_tx"] if r else 0.0 for r in found]) or 0.0
-                cont = median([r["contentions_per_tx"] if r else 0.0 for r in found]) or 0.0
-                med[c][name] = (req, cont)
-        ranked = sorted(med[counts[-1]].items(), key=lambda kv: (-kv[1][0], kv[0]))[:top]
-        out.append(LockTable(s.server, tuple(counts), tuple(
-            (name, tuple(med[c].get(name) for c in counts)) for name, _ in ranked)))
-    return tuple(out)
-
-
-def with_builds_and_cores(sec: WorkloadSection, families: Sequence[CoreScaling], hot: Hot,
-                          locks: Locks) -> WorkloadSection:
-    """The section with its core families, the scale-up analysis of each, and the LWLock
-    tables of servers built with LWLOCK_STATS."""
-    return replace(sec, core_scaling=tuple(families),
-                   scaleups=tuple(scaleup(sec, fam, hot) for fam in families),
-                   locks=lock_tables(sec, locks))
-
-
-def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot) -> Scaleup:
-    """Peak TPS per core count, the gain over the previous count, and the evidence at the
-    peak: CPU idle, the top wait events, and the hottest functions where a profile exists
-    (at the largest profiled client count)."""
-    by_name = {s.server: s for s in sec.servers}
-    rows: list[ScaleupRow] = []
-    previous: float | None = None
-    before: Point | None = None  # the previous core count's peak
-    peaks: dict[int, Point] = {}
-    for cores, name in family.servers:
-        series = by_name.get(name)
-        measured = [p for p in (series.points if series else ()) if p.tps_median is not None]
-        peak = max(measured, key=lambda p: p.tps_median or 0.0, default=None)
-        act = next((a for a in (series.activity if series else ()) if peak and a.clients == peak.clients),
-                   None)
-        profiled = sorted(at.clients for at in hot if at.server == name and at.workload == sec.workload)
-        tps = peak.tps_median if peak else None
-        if peak:
-            peaks[cores] = peak
-        gain = _peak_ratio(peak, before) if peak and before else None
-        rows.append(ScaleupRow(
-            cores=cores, server=name, peak_clients=peak.clients if peak else None, peak_tps=tps,
-            gain_pct=(tps / previous - 1) * 100 if tps is not None and previous else None,
-            cpu_idle=(act.server_cpu_idle if act.server_cpu_idle is not None
-                      else act.cpu.get("idle")) if act else None,
-            waits=tuple(list(act.waits.items())[:3]) if act else (),
-            hot=tuple(hot[results.Point(name, sec.workload, profiled[-1])][:5]) if profiled else (),
-            hot_clients=profiled[-1] if profiled else None,
-            peak_ci=peak.tps_ci if peak else None, peak_level=peak.tps_ci_level if peak else None,
-            gain_ci=((gain.low - 1) * 100, (gain.high - 1) * 100) if gain else None,
-            gain_level=gain.confidence if gain else None))
-        previous = tps if tps is not None else previous
-        before = peak or before
-    measured_rows = [(r.cores, r.peak_tps) for r in rows if r.peak_tps is not None]
-    best = max(measured_rows, key=lambda r: r[1])[0] if measured_rows else None
-    sat = stats.saturation(measured_rows)
-    last = rows[-1].cores if rows else None
-    beyond = _peak_ratio(peaks[last], peaks[best]) if best is not None and last in peaks \
-        and last != best else None
-    return Scaleup(family.family, tuple(rows), best, sat.knee_clients if sat else None,
-                   beyond_ci=((beyond.low - 1) * 100, (beyond.high - 1) * 100) if beyond else None,
-                   beyond_level=beyond.confidence if beyond else None)
-
-
-def _peak_ratio(peak: Point, other: Point) -> intervals.Interval | None:
-    """One peak's median TPS over another's, with the ratio's interval (by block)."""
-    if not peak.tps_values or not other.tps_values:
-        return None
-    return intervals.ratio_interval(peak.tps_values, other.tps_values, blocks=peak.tps_blocks,
-                                    baseline_blocks=other.tps_blocks)
-
-
-def core_families(servers: Sequence[ServerRecord]) -> tuple[CoreScaling, ...]:
-    """Groups of confined servers whose specs differ only in name and CPUs, when a group has
-    two core counts or more. A group is named after its servers without the -Ncores suffix."""
-    groups: dict[str, list[tuple[int, str]]] = {}
-    for row in servers:
-        spec = row.spec
-        placement = spec.get("placement")
-        if not placement:
-            continue
-        rest = {k: v for k, v in spec.items() if k not in ("name", "cores", "cpus", "placement")}
-        key = json.dumps(rest, sort_keys=True)
-        groups.setdefault(key, []).append((int(placement["cores"]), row.name))
-    out = []
-    for members in groups.values():
-        if len({cores for cores, _ in members}) < 2:
-            continue
-        members.sort()
-        family = _CORE_SUFFIX.sub("", members[0][1])
-        out.append(CoreScaling(family=family, servers=tuple(members)))
-    return tuple(out)
 
 
 def trial_series(trials: Sequence[TrialRecord], progress: Progress) -> tuple[TrialSeries, ...]:
@@ -429,7 +319,8 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     families = core_families(servers)
     pgbench_sections = {w["key"]: with_builds_and_cores(
         section(trials, w["key"], descriptions.get(w["key"], ""), names, s["clients"],
-                data.metrics, data.waits, data.graphs, data.graph_diffs),
+                data.metrics, data.waits, data.graphs, data.graph_diffs,
+                references={b: a for a, b in tenants.pairs(spec)}),
         families, data.hot, data.locks)
         for w in spec["workloads"] if not w.get("suite")}
     sections: tuple[WorkloadSection, ...] = tuple(replace(pgbench_sections[w["key"]], apps=app_results(

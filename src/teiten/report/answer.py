@@ -25,7 +25,7 @@ def answer_lines(data: ReportData) -> list[str]:
                 continue
             parts = _parts(series.points, data.lang)
             lines.append(tr("answer.line", data.lang, workload=section.workload,
-                            server=series.server, baseline=section.baseline,
+                            server=series.server, baseline=series.reference or section.baseline,
                             parts=tr("answer.sep", data.lang).join(parts) if parts
                             else tr("answer.nothing", data.lang)))
     return lines

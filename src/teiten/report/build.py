@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from teiten import fingerprint
-from teiten.analysis import parameters, summary
+from teiten.analysis import parameters, summary, tenants
 from teiten.analysis.compare import degradation
 from teiten.analysis.cycle import MachineTime, machine_time
 from teiten.analysis.inputs import AppRuns, Graphs, Hot, Locks, ReportOptions, StudyData
@@ -118,14 +118,14 @@ def study_data(store: Store, study_id: int) -> StudyData:
     """One study and what its trials left beside their figures, as analysis reads them (no
     flame graphs: :func:`write_study_report` writes them and adds their paths)."""
     study = store.study_results(study_id).measured()  # profile trials: flame graphs only
-    return StudyData(
+    return tenants.apart(StudyData(
         study, metrics=store.metrics_by_trial(study_id), waits=store.waits_by_trial(study_id),
         progress=store.progress_by_trial(study_id), steps=store.steps_by_trial(study_id),
         loads=store.details_of_kind(study_id, "load"),
         latencies={trial_id: found["percentiles"] for trial_id, found in
                    store.details_of_kind(study_id, "pgbench").items() if found.get("percentiles")},
         apps=app_runs(study.trials, store.details_of_kind(study_id, "app")),
-        statements=rtt_statements(store, study))
+        statements=rtt_statements(store, study)))
 
 
 def _pairs(names: list[str], degradations: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -152,8 +152,11 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
     data = study_data(store, study_id)
     study = data.study
     names = [s.name for s in study.servers]
-    if not degradations and study.spec["study"].get("environments"):
-        degradations = [(names[0], n) for n in names[1:]]  # METHODS S5: each against the first
+    if not degradations:  # METHODS S5: each tenant alone and beside its neighbours ...
+        degradations = tenants.pairs(study.spec)
+        if study.spec["study"].get("environments"):  # ... and each environment against the first
+            beside = {b for _, b in degradations}
+            degradations = [(names[0], n) for n in names[1:] if n not in beside] + degradations
     pairs = _pairs(names, degradations or [])
     out_dir.mkdir(parents=True, exist_ok=True)
     profiles = store.details_of_kind(study_id, "profile")

@@ -148,7 +148,7 @@ def ratio_chart(section: WorkloadSection, ctx: Context) -> str:
             if p.ratio_ci:
                 whiskers.append((float(p.clients), p.ratio_ci[0] * 100, p.ratio_ci[1] * 100))
         dodge = (n - (len(others) - 1) / 2) * 7.0
-        lines.append(Line(f"{s.server} / {base.server}",
+        lines.append(Line(f"{s.server} / {s.reference or base.server}",
                           [(p.clients, None if p.ratio is None else p.ratio * 100) for p in s.points],
                           whiskers=whiskers, hover=hover, colour=i, dodge=dodge))
     return _chart(tr("chart.ratio", ctx.lang, workload=section.workload, baseline=base.server),

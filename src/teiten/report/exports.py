@@ -20,7 +20,15 @@ from teiten.analysis.model import ReportData, WorkloadSection
 from teiten.analysis.percentiles import NAMES, WITH_INTERVALS, PercentileRow
 from teiten.report import formats as f
 from teiten.report.i18n import tr
-from teiten.report.tables import baseline_series, file_stem, latency_ratio, others, point_at, section_stems
+from teiten.report.tables import (
+    baseline_series,
+    file_stem,
+    latency_ratio,
+    others,
+    point_at,
+    reference_series,
+    section_stems,
+)
 
 Value = str | int | float | None
 
@@ -103,7 +111,7 @@ def section_tables(section: WorkloadSection, stem: str) -> list[DataTable]:
                         f.round_or_none(low, f.TPS_DECIMALS), f.round_or_none(high, f.TPS_DECIMALS),
                         f.round_or_none(None if p.cv is None else p.cv * 100, f.PCT_DECIMALS),
                         p.n_ok, p.n_failed, f.level_pct(p.tps_ci_level)))
-            lat = latency_ratio(p, point_at(base, c)) if s is not base else None
+            lat = latency_ratio(p, point_at(reference_series(section, s), c)) if s is not base else None
             latency.append((w, s.server, c, f.round_or_none(p.latency_ms_median, f.LATENCY_DECIMALS),
                             f.pct_or_none(lat), p.n_ok, p.n_failed))
         peak = s.saturation
@@ -117,7 +125,8 @@ def section_tables(section: WorkloadSection, stem: str) -> list[DataTable]:
             if p is None:
                 continue
             low, high = p.ratio_ci or (None, None)
-            ratio.append((w, s.server, base.server, c, f.pct_or_none(p.ratio), f.pct_or_none(low),
+            ratio.append((w, s.server, s.reference or base.server, c, f.pct_or_none(p.ratio),
+                          f.pct_or_none(low),
                           f.pct_or_none(high), significance(p.significant, p.ratio),
                           f.round_or_none(p.p_value, 4), p.needed if p.ratio is not None else None,
                           f.round_or_none(p.detectable_pct, f.PCT_DECIMALS), f.level_pct(p.ratio_ci_level),

@@ -19,7 +19,6 @@ from typing import Any
 
 from teiten.analysis import compare
 from teiten.analysis.model import (
-    Degradation,
     LockTable,
     Point,
     ReportData,
@@ -34,6 +33,7 @@ from teiten.analysis.scaleout import ScaleOut
 from teiten.report import formats as f
 from teiten.report.app_tables import app_tables
 from teiten.report.cells import Cell, Column, Context, Table
+from teiten.report.degradation_tables import degradation_tables
 from teiten.report.history_tables import history_table
 from teiten.report.i18n import clients_phrase, tr, word
 from teiten.report.latency_tables import percentiles_table
@@ -50,6 +50,11 @@ def baseline_series(section: WorkloadSection) -> ServerSeries:
         if s.server == section.baseline:
             return s
     return section.servers[0]
+
+
+def reference_series(section: WorkloadSection, series: ServerSeries) -> ServerSeries:
+    """The series ``series``' ratios are taken against: its reference, else the baseline."""
+    return next((s for s in section.servers if s.server == series.reference), baseline_series(section))
 
 
 def others(section: WorkloadSection) -> list[ServerSeries]:
@@ -130,8 +135,8 @@ def tps_table(section: WorkloadSection, ctx: Context) -> Table:
     tps_group, ratio_group = tr("tps.group", lang), tr("ratio.group", lang)
     detect_group = tr("detectable.group", lang)
     columns = [Column(s.server, tps_group, _version_sub(s, base, lang)) for s in section.servers]
-    columns += [Column(f"{s.server} / {base.server}", ratio_group, tr("ratio.sub", lang),
-                       md=f"{ratio_group}: {s.server} / {base.server}") for s in rest]
+    columns += [Column(f"{s.server} / {s.reference or base.server}", ratio_group, tr("ratio.sub", lang),
+                       md=f"{ratio_group}: {s.server} / {s.reference or base.server}") for s in rest]
     columns += [Column(s.server, detect_group, md=f"{detect_group}: {s.server}") for s in rest]
     rows = []
     for c in section.clients:
@@ -174,8 +179,8 @@ def latency_table(section: WorkloadSection, ctx: Context) -> Table:
     rest = others(section)
     group, ratio_group = tr("latency.group", lang), tr("ratio.group", lang)
     columns = [Column(s.server, group, _version_sub(s, base, lang)) for s in section.servers]
-    columns += [Column(f"{s.server} / {base.server}", ratio_group,
-                       md=f"{ratio_group}: {s.server} / {base.server}") for s in rest]
+    columns += [Column(f"{s.server} / {s.reference or base.server}", ratio_group,
+                       md=f"{ratio_group}: {s.server} / {s.reference or base.server}") for s in rest]
     rows = []
     for c in section.clients:
         cells = []
@@ -189,7 +194,7 @@ def latency_table(section: WorkloadSection, ctx: Context) -> Table:
             cells.append(Cell(f.format_latency(value), failed=_failed(p, ctx), id=cid, title=title,
                               tone="missing" if value is None else ""))
         for s in rest:
-            ratio = latency_ratio(point_at(s, c), point_at(base, c))
+            ratio = latency_ratio(point_at(s, c), point_at(reference_series(section, s), c))
             cells.append(Cell(f.format_ratio(ratio), id=compare.cell_id("latency-ratio", section.workload,
                                                                  s.server, c),
                               tone=_untested_tone(ratio_class(ratio, lower_is_better=True))))
@@ -377,41 +382,6 @@ def rtt_table(b: RttBound, ctx: Context) -> Table:
     return Table("rtt", tr("rtt", lang, server=b.server, rtt=f"{b.rtt_ms:.3f}",
                            statements=f"{b.statements:g}"),
                  tr("clients", lang), columns, rows, (tr("rtt.note", lang),))
-
-
-def degradation_table(deg: Degradation, ctx: Context) -> Table:
-    """METHODS S5: clients, TPS(a), TPS(b), 性能低下率 %, TPS difference."""
-    lang = ctx.lang
-    columns = (Column(tr("degradation.tps", lang, server=deg.a)),
-               Column(tr("degradation.tps", lang, server=deg.b)),
-               Column(tr("degradation.rate", lang)), Column(tr("degradation.diff", lang)))
-    rows = tuple(
-        (str(r.clients), (Cell(f.format_tps(r.tps_a)), Cell(f.format_tps(r.tps_b)),
-                          Cell(f.format_pct(r.rate_pct), f.bracketed(r.rate_ci, r.rate_level,
-                                                                     decimals=f.PCT_DECIMALS),
-                               tone="missing" if r.rate_pct is None else ""),
-                          Cell(f.format_tps(r.difference))))
-        for r in deg.rows)
-    return Table("degradation", tr("degradation", lang, a=deg.a, b=deg.b), tr("clients", lang),
-                 columns, rows, (tr("degradation.note", lang, a=deg.a, b=deg.b),))
-
-
-def degradation_tables(deg: Degradation, ctx: Context) -> list[Table]:
-    """The S5 table of a pair, and the CPU breakdown of both side by side."""
-    return [degradation_table(deg, ctx), *([cpu_pair_table(deg, ctx)] if deg.cpu else [])]
-
-
-def cpu_pair_table(deg: Degradation, ctx: Context) -> Table:
-    """METHODS S5: %usr %sys %iowait %steal %idle of the reference and of the environment,
-    per client count (the median over repetitions of each window's mean)."""
-    lang = ctx.lang
-    parts = ("user", "sys", "iowait", "steal", "idle")
-    columns = tuple(Column(f"%{part}", group=server, md=f"{server} %{part}")
-                    for server in (deg.a, deg.b) for part in parts)
-    rows = tuple((str(clients), tuple(Cell(f"{cpu.get(part, 0.0):.1f}") for cpu in (ca, cb)
-                                      for part in parts)) for clients, ca, cb in deg.cpu)
-    return Table("cpu-pair", tr("degradation.cpu", lang, a=deg.a, b=deg.b), tr("clients", lang),
-                 columns, rows, (tr("degradation.cpu_note", lang),))
 
 
 def _version_sub(series: ServerSeries, base: ServerSeries, lang: str) -> str:

@@ -213,6 +213,12 @@ class Server:
         """The postmaster of the current trial, when one runs on this machine (to profile)."""
         return None
 
+    def server_pids(self) -> list[int]:
+        """Every postmaster of the current trial that runs on this machine (several for a
+        group of tenants): their processes are the trial's, not foreign load."""
+        pid = self.server_pid()
+        return [pid] if pid is not None else []
+
     def confined_cpus(self) -> list[int] | None:
         """The CPUs this server's processes are confined to (None: not confined by teiten)."""
         return None

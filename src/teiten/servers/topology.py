@@ -183,6 +183,12 @@ class TopologyServer(LocalServer):
     def server_pid(self) -> int | None:
         return None  # several postmasters: no single process to profile or confine
 
+    def server_pids(self) -> list[int]:
+        """Every node's postmaster: the noise guard counts their processes as the trial's."""
+        if self.workload is None:
+            return []
+        return [pid for node in self._topology().nodes if (pid := node.postmaster_pid())]
+
     def log_mark(self) -> int | None:
         return None
 

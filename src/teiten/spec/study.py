@@ -149,6 +149,11 @@ class Study(Model):
     environments: bool = Field(
         False, description="the servers are environments of the same PostgreSQL (METHODS S5): "
         "the report gives each one's degradation against the first, with the CPU breakdown")
+    tenants: list[list[str]] | None = Field(
+        None, description="groups of servers loaded at once (METHODS S5: two guests at once; "
+        "noisy neighbours): each server of a group gets its own pgbench with the trial's "
+        "clients, all started together, in trials beside the servers' own, in the same blocks; "
+        "the report gives each one's degradation against running alone")
     noise_guard: NoiseGuardSpec = Field(
         default_factory=NoiseGuardSpec,  # type: ignore[arg-type]
         description="detect trials disturbed by other load on the machine, and repeat them")
@@ -223,10 +228,45 @@ class Study(Model):
                                  "of its own")
         if self.environments and len(self.servers) < 2:
             raise ValueError("'environments' compares servers: list two or more")
+        self._check_tenants()
         if "auto_repetitions" in self.model_fields_set and self.repetitions != "auto":
             raise ValueError("'auto_repetitions' applies to repetitions: auto; remove it or "
                              "write repetitions: auto")
         return self
+
+    def _check_tenants(self) -> None:
+        by_name = {s.name: s for s in self.servers}
+        for group in self.tenants or []:
+            if len(group) < 2:
+                raise ValueError(f"a group of 'tenants' loads two servers or more at once; "
+                                 f"[{', '.join(group)}] has {len(group)}")
+            if self.cores is not None:
+                raise ValueError("'tenants' names servers, and the 'cores' axis renames them; "
+                                 "give each server its own cores instead")
+            if self.load_clients is not None:
+                raise ValueError("'tenants' loads each server from this machine; remove "
+                                 "'load_clients' or 'tenants'")
+            for name in group:
+                if name not in by_name:
+                    raise ValueError(f"'tenants' names server '{name}', which is not in "
+                                     f"'servers' ({', '.join(by_name)})")
+                if group.count(name) > 1:
+                    raise ValueError(f"'tenants' lists server '{name}' twice in one group")
+                if by_name[name].replicas or by_name[name].pgpool:
+                    raise ValueError(f"server '{name}' has several nodes, which 'tenants' cannot "
+                                     "load as one tenant; give it alone")
+            if "+".join(group) in by_name:
+                raise ValueError(f"a server is named '{'+'.join(group)}', the name of a "
+                                 "tenants group; rename it")
+
+    def tenant_groups(self) -> list[tuple[str, list[str]]]:
+        """Each group of tenants, with its name (its servers joined by +, e.g. guest1+guest2),
+        in the order written."""
+        return [("+".join(g), list(g)) for g in self.tenants or []]
+
+    def points(self) -> list[str]:
+        """What a trial loads: every server of the matrix, then every group of tenants."""
+        return [s.name for _, s in self.server_matrix()] + [n for n, _ in self.tenant_groups()]
 
     @property
     def blocks(self) -> int:

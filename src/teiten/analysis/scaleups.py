@@ -1,0 +1,125 @@
+"""The scale-up side of a report (METHODS S2/S4): servers alike but for their cores grouped
+into families, each family's scale-up table (peak, gain, CPU idle, waits and hot functions at
+the peak), and the LWLock tables of builds that count them."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from teiten import results
+from teiten.analysis import intervals, stats
+from teiten.analysis.inputs import Hot, Locks
+from teiten.analysis.model import CoreScaling, LockTable, Point, Scaleup, ScaleupRow, WorkloadSection
+from teiten.results import ServerRecord
+
+_CORE_SUFFIX = re.compile(r"-\d+cores?$")
+
+
+def lock_tables(sec: WorkloadSection, locks: Locks, *, top: int = 8) -> tuple[LockTable, ...]:
+    """Per server of the section with LWLOCK_STATS, the ``top`` locks by requests per
+    transaction at its largest client count, with medians over repetitions."""
+    out = []
+    for s in sec.servers:
+        counts = [c for c in sec.clients if locks.get(results.Point(s.server, sec.workload, c))]
+        if not counts:
+            continue
+        med: dict[int, dict[str, tuple[float, float]]] = {}
+        for c in counts:
+            runs = locks[results.Point(s.server, sec.workload, c)]
+            names = {row["lock"] for run in runs for row in run}
+            med[c] = {}
+            for name in names:
+                found = [next((r for r in run if r["lock"] == name), None) for run in runs]
+                req = stats.median_known([r["requests_per_tx"] if r else 0.0 for r in found]) or 0.0
+                cont = stats.median_known([r["contentions_per_tx"] if r else 0.0 for r in found]) or 0.0
+                med[c][name] = (req, cont)
+        ranked = sorted(med[counts[-1]].items(), key=lambda kv: (-kv[1][0], kv[0]))[:top]
+        out.append(LockTable(s.server, tuple(counts), tuple(
+            (name, tuple(med[c].get(name) for c in counts)) for name, _ in ranked)))
+    return tuple(out)
+
+
+def with_builds_and_cores(sec: WorkloadSection, families: Sequence[CoreScaling], hot: Hot,
+                          locks: Locks) -> WorkloadSection:
+    """The section with its core families, the scale-up analysis of each, and the LWLock
+    tables of servers built with LWLOCK_STATS."""
+    return replace(sec, core_scaling=tuple(families),
+                   scaleups=tuple(scaleup(sec, fam, hot) for fam in families),
+                   locks=lock_tables(sec, locks))
+
+
+def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot) -> Scaleup:
+    """Peak TPS per core count, the gain over the previous count, and the evidence at the
+    peak: CPU idle, the top wait events, and the hottest functions where a profile exists
+    (at the largest profiled client count)."""
+    by_name = {s.server: s for s in sec.servers}
+    rows: list[ScaleupRow] = []
+    previous: float | None = None
+    before: Point | None = None  # the previous core count's peak
+    peaks: dict[int, Point] = {}
+    for cores, name in family.servers:
+        series = by_name.get(name)
+        measured = [p for p in (series.points if series else ()) if p.tps_median is not None]
+        peak = max(measured, key=lambda p: p.tps_median or 0.0, default=None)
+        act = next((a for a in (series.activity if series else ()) if peak and a.clients == peak.clients),
+                   None)
+        profiled = sorted(at.clients for at in hot if at.server == name and at.workload == sec.workload)
+        tps = peak.tps_median if peak else None
+        if peak:
+            peaks[cores] = peak
+        gain = _peak_ratio(peak, before) if peak and before else None
+        rows.append(ScaleupRow(
+            cores=cores, server=name, peak_clients=peak.clients if peak else None, peak_tps=tps,
+            gain_pct=(tps / previous - 1) * 100 if tps is not None and previous else None,
+            cpu_idle=(act.server_cpu_idle if act.server_cpu_idle is not None
+                      else act.cpu.get("idle")) if act else None,
+            waits=tuple(list(act.waits.items())[:3]) if act else (),
+            hot=tuple(hot[results.Point(name, sec.workload, profiled[-1])][:5]) if profiled else (),
+            hot_clients=profiled[-1] if profiled else None,
+            peak_ci=peak.tps_ci if peak else None, peak_level=peak.tps_ci_level if peak else None,
+            gain_ci=((gain.low - 1) * 100, (gain.high - 1) * 100) if gain else None,
+            gain_level=gain.confidence if gain else None))
+        previous = tps if tps is not None else previous
+        before = peak or before
+    measured_rows = [(r.cores, r.peak_tps) for r in rows if r.peak_tps is not None]
+    best = max(measured_rows, key=lambda r: r[1])[0] if measured_rows else None
+    sat = stats.saturation(measured_rows)
+    last = rows[-1].cores if rows else None
+    beyond = _peak_ratio(peaks[last], peaks[best]) if best is not None and last in peaks \
+        and last != best else None
+    return Scaleup(family.family, tuple(rows), best, sat.knee_clients if sat else None,
+                   beyond_ci=((beyond.low - 1) * 100, (beyond.high - 1) * 100) if beyond else None,
+                   beyond_level=beyond.confidence if beyond else None)
+
+
+def _peak_ratio(peak: Point, other: Point) -> intervals.Interval | None:
+    """One peak's median TPS over another's, with the ratio's interval (by block)."""
+    if not peak.tps_values or not other.tps_values:
+        return None
+    return intervals.ratio_interval(peak.tps_values, other.tps_values, blocks=peak.tps_blocks,
+                                    baseline_blocks=other.tps_blocks)
+
+
+def core_families(servers: Sequence[ServerRecord]) -> tuple[CoreScaling, ...]:
+    """Groups of confined servers whose specs differ only in name and CPUs, when a group has
+    two core counts or more. A group is named after its servers without the -Ncores suffix."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for row in servers:
+        spec = row.spec
+        placement = spec.get("placement")
+        if not placement:
+            continue
+        rest = {k: v for k, v in spec.items() if k not in ("name", "cores", "cpus", "placement")}
+        key = json.dumps(rest, sort_keys=True)
+        groups.setdefault(key, []).append((int(placement["cores"]), row.name))
+    out = []
+    for members in groups.values():
+        if len({cores for cores, _ in members}) < 2:
+            continue
+        members.sort()
+        family = _CORE_SUFFIX.sub("", members[0][1])
+        out.append(CoreScaling(family=family, servers=tuple(members)))
+    return tuple(out)

@@ -1,0 +1,74 @@
+"""Tenants (``tenants:``, METHODS S5's two guests at once): a group's trial, as the analysis
+reads it, is one trial per tenant.
+
+The store keeps a group's trial as one row (its figures the sum of the tenants' pgbench) and
+each tenant's own figures as a part of its load. Here each part becomes a trial of a server
+of its own, ``guest1 (with guest2)``: the tenant as its neighbours found it, in the block and
+at the point of the group's trial. The report then compares it with the same server alone by
+the usual blocked ratio and its interval (the S5 degradation table), like any two servers.
+The machine's CPU breakdown of the group's trial goes with each tenant; the database
+monitors, which watch one server, do not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from teiten.analysis.inputs import StudyData
+from teiten.results import ServerRecord, TrialRecord
+
+
+def tenant_name(member: str, group: Sequence[str]) -> str:
+    """The server that stands for ``member`` loaded beside the rest of ``group``."""
+    return f"{member} (with {'+'.join(m for m in group if m != member)})"
+
+
+def groups(spec: Mapping[str, Any]) -> list[list[str]]:
+    """The study's groups of tenants (its ``tenants``), from its stored spec."""
+    return [list(g) for g in (spec.get("study", {}).get("tenants") or [])]
+
+
+def pairs(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Each tenant alone, and beside its neighbours: the degradation pairs of the report."""
+    return [(m, tenant_name(m, g)) for g in groups(spec) for m in g]
+
+
+def apart(data: StudyData) -> StudyData:
+    """``data`` with each group trial replaced by one trial per tenant (see the module)."""
+    found = {"+".join(g): g for g in groups(data.study.spec)}
+    if not found:
+        return data
+    study = data.study
+    by_name = {s.name: s for s in study.servers}
+    added: dict[str, ServerRecord] = {}
+    trials: list[TrialRecord] = []
+    metrics = dict(data.metrics)
+    for t in study.trials:
+        group = found.get(t.planned.server)
+        if group is None:
+            trials.append(t)
+            continue
+        parts = {p["node"]: p for p in (data.loads.get(t.trial_id) or {}).get("parts", ())}
+        for member in group:
+            name = tenant_name(member, group)
+            if name not in added:
+                added[name] = replace(by_name[member], name=name,
+                                      position=len(study.servers) + len(added))
+            tid = f"{t.trial_id}/{member}"
+            part = parts.get(member)
+            figures = None
+            if t.figures is not None and part is not None and part.get("transactions"):
+                figures = replace(t.figures, tps=part.get("tps"),
+                                  transactions=int(part["transactions"]),
+                                  latency_ms_avg=part.get("latency_ms_avg"),
+                                  latency_ms_stddev=None, failed_transactions=None)
+            trials.append(replace(t, planned=replace(t.planned, trial_id=tid, server=name),
+                                  figures=figures,
+                                  status=t.status if figures is not None or t.status != "ok"
+                                  else "failed"))
+            metrics[tid] = {k: v for k, v in data.metrics.get(t.trial_id, {}).items()
+                            if k.startswith("cpu_")}
+    return replace(data, study=replace(study, servers=(*study.servers, *added.values()),
+                                       trials=tuple(trials)), metrics=metrics)

@@ -1,0 +1,75 @@
+"""Tenants: several servers of a study loaded at once (METHODS S5, the 2014 report's two KVM
+guests running the update benchmark at the same time; the noisy-neighbour question of
+containers and cloud instances).
+
+A group is a server as the runner sees it: its trial brings every member to the state of its
+own trials (restored, started, prewarmed, checkpointed, one after the other, before the window
+opens), then the load is one pgbench per member with the trial's clients, all released by one
+barrier (teiten.drivers.load), and every member is stopped after it. The members are the
+study's own servers, prepared once for their own trials and the group's alike, so a tenant
+runs on the very data and settings it runs alone on. The trial's figures are the sum; each
+member's own are kept as the load's parts (node: the member), from which the report takes each
+tenant's degradation against its own trials alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from teiten.servers.base import DataSet, Endpoint, Server, Target, TrialEnd
+
+
+class TenantsServer(Server):
+    kind = "tenants"
+
+    def __init__(self, name: str, members: Sequence[Server]):
+        self.name = name
+        self.members = list(members)
+        self.endpoints: list[Endpoint] = []
+
+    def prepare(self, workload: DataSet) -> None:
+        for m in self.members:
+            m.prepare(workload)
+
+    def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
+        self.endpoints = []
+        try:
+            for m in self.members:
+                cycle = m.new_cycle()
+                self.endpoints.append(m.begin_trial(workload, trial_id, prewarm=prewarm))
+                for phase, seconds in cycle.seconds.items():
+                    self.cycle.seconds[phase] = self.cycle.seconds.get(phase, 0.0) + seconds
+                self.cycle.start[m.name] = dict(cycle.start)
+        except BaseException:
+            self.end_trial()
+            raise
+        return self.endpoints[0]
+
+    def end_trial(self) -> TrialEnd:
+        """Every member that began is ended, even when one of them fails to."""
+        ends: list[tuple[str, TrialEnd]] = []
+        for m in self.members[:len(self.endpoints)]:
+            ends.append((m.name, m.end_trial()))
+        self.endpoints = []
+        crashed = next((f"{name}: {end.crashed}" for name, end in ends if end.crashed), None)
+        return TrialEnd(log="\n".join(f"## {name}\n{end.log}" for name, end in ends),
+                        crashed=crashed,
+                        notes=[f"{name}: {n}" for name, end in ends for n in end.notes])
+
+    def describe(self) -> dict[str, object]:
+        return {"tenants": [m.name for m in self.members]}
+
+    def close(self) -> None:
+        """The members are the study's own servers, which the runner closes."""
+
+    def targets(self) -> list[Target]:
+        return [Target(m.name, e) for m, e in zip(self.members, self.endpoints, strict=False)]
+
+    def devices(self) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for m in self.members:
+            found.update({f"{m.name} {k}": v for k, v in m.devices().items()})
+        return found
+
+    def server_pids(self) -> list[int]:
+        return [pid for m in self.members for pid in m.server_pids()]
