@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
+import os
 import re
 import shutil
 import tempfile
@@ -42,6 +43,7 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
     study = loaded.study
     _check_cpus(loaded)
     _check_directories(loaded)
+    _check_hooks(loaded)
     _check_suites(loaded, workloads)
     _check_topologies(loaded, workloads)
     for i, server in study.server_matrix():
@@ -267,6 +269,19 @@ def _check_directories(loaded: LoadedStudy) -> None:
             except OSError as exc:
                 raise loaded.error(where, f"{label}: teiten cannot make a directory in {path} "
                                    f"({exc.strerror}); give a directory it can write") from None
+
+
+def _check_hooks(loaded: LoadedStudy) -> None:
+    """A snapshot hook must be a file teiten can execute."""
+    for i, server in loaded.study.server_matrix():
+        if not server.snapshot_hook:
+            continue
+        path = Path(server.snapshot_hook).expanduser().absolute()
+        if not path.is_file() or not os.access(path, os.X_OK):
+            why = "is not executable (chmod +x it)" if path.is_file() else "is not a file"
+            raise loaded.error(("servers", i, "snapshot_hook"),
+                               f"servers[{i}].snapshot_hook: {path} {why}; give the program "
+                               "that saves and restores the data directory")
 
 
 def _check_cpus(loaded: LoadedStudy) -> None:

@@ -50,7 +50,7 @@ GOLDEN = {
         "study: s\nservers:\n  - name: a\n    instal: \"17\"\nworkloads: [pgecons-read]\n",
         "study.yaml:4: unknown key 'instal' in servers[0] (did you mean 'install'?); allowed: "
         "name, install, external, allow_init, profile, settings, initdb, cores, cpus, optional, "
-        "tablespace, directory, network, ssh, ssh_config, replicas, replication, "
+        "tablespace, directory, snapshot_hook, network, ssh, ssh_config, replicas, replication, "
         "synchronous_commit, pgpool, docker",
     ),
     "a profile at the largest difference takes no points": (
@@ -482,3 +482,15 @@ workloads: [select-only]
     assert connect_params(a or "", None) == {"host": "db1", "user": "bench", "dbname": "x"}
     assert connect_params(a or "", "pw")["password"] == "pw"
     assert redacted(c) == (c, None)
+
+
+@pytest.mark.parametrize(("server", "message"), [
+    ('{name: a, install: "17", snapshot_hook: /h, tablespace: /t}', "'tablespace' puts part"),
+    ('{name: a, install: "17", snapshot_hook: /h, initdb: {waldir: /w}}', "'initdb.waldir' puts part"),
+    ('{name: a, install: "17", snapshot_hook: /h, replicas: 1}', "'replicas' puts part"),
+    ('{name: a, ssh: h, install: "17", snapshot_hook: /h}', "'snapshot_hook' cannot be combined with 'ssh'"),
+])
+def test_a_snapshot_hook_saves_the_data_directory_only(server: str, message: str) -> None:
+    with pytest.raises(SpecError) as info:
+        load_text(f"study: s\nservers:\n  - {server}\nworkloads: [pgecons-read]\n", FILE)
+    assert message in str(info.value), str(info.value)

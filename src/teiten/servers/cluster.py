@@ -74,6 +74,10 @@ class Cluster:
         self.placement: Placement | None = None  # the CPUs the server runs on
         self.tablespaces: list[Path] = []  # tablespace locations outside the data directory
         self.netns: Namespace | None = None  # the network namespace the server runs in
+        # An executable that saves and restores the data directory itself (snapshot_hook:
+        # a ZFS or LVM snapshot); None: teiten's own copy (teiten.servers.snapshot).
+        self.hook: Path | None = None
+        self._hooked = False  # the hook saved a snapshot, which 'discard' drops
 
     # -- helpers -------------------------------------------------------------------
 
@@ -295,6 +299,10 @@ class Cluster:
             raise ServerError(f"cannot snapshot {self.data} while the server runs")
         started = time.monotonic()
         dest.mkdir(parents=True, exist_ok=True)
+        if self.hook is not None:
+            self._call_hook("save", dest)
+            self._hooked = True
+            return time.monotonic() - started
         self._manifests = {part: snapshot.take(path, dest / part) for part, path in self._parts().items()}
         self._clones = {part: snapshot.clone_seconds(dest / part, path)
                         for part, path in self._parts().items()}
@@ -303,6 +311,8 @@ class Cluster:
     def restore_method(self) -> tuple[str, float | None]:
         """How :meth:`restore` brings the data back, and what one whole clone took at
         prepare (None when it copies incrementally)."""
+        if self.hook is not None:
+            return f"snapshot hook {self.hook.name}", None
         clones = list(self._clones.values())
         if clones and all(c is not None for c in clones):
             return snapshot.CLONE, sum(c for c in clones if c is not None)
@@ -316,12 +326,29 @@ class Cluster:
         if self.is_running():
             raise ServerError(f"cannot restore {self.data} while the server runs")
         started = time.monotonic()
+        if self.hook is not None:
+            self._call_hook("restore", src)
+            return time.monotonic() - started
         for part, target in self._parts().items():
             self._manifests[part], copied = snapshot.restore(
                 src / part, target, self._manifests.get(part, {}),
                 clone=self._clones.get(part) is not None)
             log.info("restored %s: %d MB copied", target, copied >> 20)
         return time.monotonic() - started
+
+
+    def discard_snapshot(self, dest: Path) -> None:
+        """Let the hook drop the snapshot it saved (teiten's own copy goes with the root)."""
+        if self.hook is not None and self._hooked:
+            self._hooked = False
+            self._call_hook("discard", dest)
+
+    def _call_hook(self, action: str, dest: Path) -> None:
+        """``HOOK ACTION DATA_DIR SNAPSHOT_DIR`` with the server stopped; its failure is the
+        cluster's (one line with the hook's last words)."""
+        assert self.hook is not None
+        procs.run([str(self.hook), action, str(self.data), str(dest)], timeout=3600,
+                  what=f"snapshot hook {self.hook} {action}")
 
 
 def _quote(value: str) -> str:

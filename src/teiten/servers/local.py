@@ -146,6 +146,8 @@ class LocalServer(Server):
             cluster = self._new_cluster(root, workload)
             cluster.placement = self._placement()
             cluster.netns = self._namespace()
+            if self.spec.snapshot_hook:
+                cluster.hook = Path(self.spec.snapshot_hook).expanduser().absolute()
             cluster.initdb(self.spec.initdb_options(), waldir=waldir)
             cluster.configure(self._settings_for(workload))
             space = None
@@ -201,6 +203,7 @@ class LocalServer(Server):
         try:
             if cluster is not None:
                 cluster.stop()
+                cluster.discard_snapshot(root / "snapshot")
         finally:
             if cluster is not None and cluster.socket_dir is not None:
                 paths.remove_owned(cluster.socket_dir)

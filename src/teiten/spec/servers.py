@@ -36,8 +36,9 @@ class InitdbOptions(Model):
 
 # What only a cluster on this machine can do, per other place a server can run.
 _NOT_WITH: dict[str, tuple[str, ...]] = {
-    "ssh": ("cores", "cpus", "tablespace", "directory"),
-    "docker": ("cores", "cpus", "tablespace", "directory", "replicas", "pgpool", "ssh_config"),
+    "ssh": ("cores", "cpus", "tablespace", "directory", "snapshot_hook"),
+    "docker": ("cores", "cpus", "tablespace", "directory", "replicas", "pgpool", "ssh_config",
+               "snapshot_hook"),
     "network: netns": ("replicas", "pgpool"),
 }
 
@@ -81,6 +82,10 @@ class ServerSpec(Model):
     directory: str | None = Field(
         None, description="put the cluster (data and WAL) in a marked subdirectory of this "
         "directory instead of teiten's home, e.g. /dev/shm for data on tmpfs")
+    snapshot_hook: str | None = Field(
+        None, description="an executable that saves and restores the cluster's data directory "
+        "itself (a ZFS, LVM or other filesystem snapshot), run as HOOK save|restore|discard "
+        "DATA_DIR SNAPSHOT_DIR; teiten then keeps no copy of its own (see the README)")
     network: Literal["loopback", "netns"] = Field(
         "loopback", description="netns: run the server in a network namespace teiten creates, "
         "reached through a veth pair over TCP (needs root and 'ip')")
@@ -141,7 +146,7 @@ class ServerSpec(Model):
             raise ValueError("'cpus' and 'cores' both choose CPUs: give one of them")
         if self.external is not None:
             fixed = [k for k in ("settings", "initdb", "profile", "cores", "cpus", "tablespace",
-                                 "directory", "replicas", "pgpool")
+                                 "directory", "replicas", "pgpool", "snapshot_hook")
                      if k in self.model_fields_set]
             if fixed:
                 raise ValueError(
@@ -151,6 +156,7 @@ class ServerSpec(Model):
             raise ValueError("'allow_init' applies to external servers only")
         self._one_place()
         self._replication()
+        self._hook()
         return self
 
     def initdb_options(self) -> InitdbOptions:
@@ -179,6 +185,17 @@ class ServerSpec(Model):
         if given:
             raise ValueError(f"'{given[0]}' cannot be combined with '{places[0]}' in this version "
                              f"of teiten: use a cluster on this machine for it")
+
+    def _hook(self) -> None:
+        """A snapshot hook saves and restores the data directory: what lives outside it would
+        not come back, and a topology's nodes are made from copies of their own."""
+        if self.snapshot_hook is None:
+            return
+        outside = [k for k, on in (("initdb.waldir", self.initdb.waldir), ("tablespace", self.tablespace),
+                                   ("replicas", self.replicas), ("pgpool", self.pgpool)) if on]
+        if outside:
+            raise ValueError(f"'snapshot_hook' saves the data directory only, and '{outside[0]}' "
+                             "puts part of the server elsewhere: give one of them")
 
     def _replication(self) -> None:
         if self.ssh_config is not None and self.ssh is None:
