@@ -338,6 +338,10 @@ class ChangePoint:
     ci: tuple[float, float] | None
     level: float | None
     p: float
+    # the differential flame graph from before to after (relative path), where both were
+    # profiled at one client count of the workload, and that client count
+    graph: str | None = None
+    graph_clients: int | None = None
 
 
 @dataclass(frozen=True)

@@ -230,6 +230,11 @@ def profile_links(section: WorkloadSection, lang: str = "en") -> list[tuple[str,
         for s in section.servers
         for clients, path in sorted(s.profile_diffs)
     ]
+    links += [
+        (tr("activity.changegraph", lang, before=c.before, after=c.after,
+            clients=clients_text(c.graph_clients or c.clients, lang)), quote(c.graph, safe="/"))
+        for c in (section.history.changes if section.history else ()) if c.graph
+    ]
     return links
 
 

@@ -95,6 +95,39 @@ def write_flamegraphs(trials: Sequence[TrialRecord], profiles: Details, out_dir:
     return graphs, diffs
 
 
+def change_graphs(data: ReportData, trials: Sequence[TrialRecord], profiles: Details,
+                  out_dir: Path) -> ReportData:
+    """For every change point of a line of versions, the differential flame graph from the
+    version before to the version after, where both were profiled at one client count of
+    the workload (the change's own, else the first both share): written beside the report
+    and named in the change's note (issue 19)."""
+    folded = {t.point: prof["folded"] for t in trials
+              if (prof := profiles.get(t.trial_id)) and prof.get("folded")}
+    sections = []
+    for sec in data.sections:
+        if sec.history is None or not sec.history.changes:
+            sections.append(sec)
+            continue
+        changes = []
+        for c in sec.history.changes:
+            both = sorted(at.clients for at in folded if at.workload == sec.workload and
+                          at.server == c.before and replace(at, server=c.after) in folded)
+            clients = c.clients if c.clients in both else (both[0] if both else None)
+            svg = None if clients is None else diff_flamegraph(
+                folded[Point(c.before, sec.workload, clients)],
+                folded[Point(c.after, sec.workload, clients)],
+                title=f"{c.before} → {c.after} · {sec.workload} · {clients} clients")
+            if svg:
+                rel = (f"flamegraphs/change-{_safe(c.before)}-to-{_safe(c.after)}-"
+                       f"{_safe(sec.workload)}-c{clients}.svg")
+                (out_dir / "flamegraphs").mkdir(parents=True, exist_ok=True)
+                (out_dir / rel).write_text(svg)
+                c = replace(c, graph=rel, graph_clients=clients)
+            changes.append(c)
+        sections.append(replace(sec, history=replace(sec.history, changes=tuple(changes))))
+    return replace(data, sections=tuple(sections))
+
+
 def rtt_statements(store: Store, study: StudyResults) -> dict[tuple[str, str], float]:
     """(server, workload) -> SQL statements per transaction, from the first ok trial's
     pgbench -r lines, for the servers probed from this client (S11's round-trip bound)."""
@@ -168,6 +201,7 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
     options = ReportOptions(store_path=store.address.absolute(), generated_at=now(), lang=lang,
                             exclude_rampup=exclude_rampup)
     found = replace(report_data(data, options), machine_time=study_machine_time(store, every))
+    found = change_graphs(found, every.trials, profiles, out_dir)
     after = {(t.planned.workload, t.planned.clients) for t in every.trials if t.planned.purpose}
     found = replace(found, sections=tuple(replace(sec, profiled_after=tuple(sorted(
         c for w, c in after if w == sec.workload))) for sec in found.sections))

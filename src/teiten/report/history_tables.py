@@ -47,7 +47,10 @@ def change_notes(history: History, ctx: Context) -> list[str]:
         out.append(tr("history.change", lang, clients=clients_phrase([c.clients], lang),
                       before=f"{c.before} ({c.before_version})",
                       after=f"{c.after} ({c.after_version})",
-                      ratio=f.format_ratio(c.ratio) + ci, p=f.format_p(c.p)))
+                      ratio=f.format_ratio(c.ratio) + ci, p=f.format_p(c.p))
+                   + (tr("history.change.graph", lang, path=c.graph,
+                         clients=clients_phrase([c.graph_clients or c.clients], lang))
+                      if c.graph else ""))
     return out
 
 

@@ -1,0 +1,61 @@
+"""A change point of a line of versions names the differential flame graph from the version
+before to the version after (issue 19), where both were profiled; none is made up where
+they were not."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from teiten.analysis.inputs import ReportOptions
+from teiten.analysis.model import ChangePoint, History
+from teiten.analysis.summary import report_data
+from teiten.monitors.profile import tool
+from teiten.report.activity import profile_links
+from teiten.report.build import change_graphs, study_data
+from teiten.report.cells import Context
+from teiten.report.history_tables import change_notes
+from teiten.store import Store
+
+STORE = Path(__file__).resolve().parent.parent / "golden" / "report-stores" / "versions.db"
+FOLDED = {"pg13": "postgres;exec_simple_query;ExecScan 70\npostgres;PostgresMain;pq_getbyte 30\n",
+          "pg17": "postgres;exec_simple_query;ExecScan 40\npostgres;PostgresMain;pq_getbyte 60\n"}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    copy = tmp_path / "versions.db"
+    shutil.copy(STORE, copy)
+    return Store.open(copy)
+
+
+def test_a_change_between_profiled_versions_gets_its_differential_graph(
+        store: Store, tmp_path: Path) -> None:
+    if tool("inferno-diff-folded") is None or tool("inferno-flamegraph") is None:
+        pytest.fail("inferno is missing: make setup builds it")
+    sid = store.studies()[0]["id"]
+    data = report_data(study_data(store, sid), ReportOptions(store_path="s", generated_at="t"))
+    sec = next(s for s in data.sections if s.workload == "select-only")
+    change = ChangePoint(2, "pg13", "13", "pg17", "17", 0.8, (0.7, 0.9), 0.95, 0.01)
+    data = replace(data, sections=(replace(sec, history=History((), (), (change,), 0.05)),))
+    trials = store.study_results(sid).trials
+    profiled = {t.planned.server: t.trial_id for t in trials
+                if t.planned.workload == "select-only" and t.planned.clients == 1}
+    profiles = {profiled[s]: {"folded": text} for s, text in FOLDED.items()}
+
+    found = change_graphs(data, trials, profiles, tmp_path)
+    [c] = found.sections[0].history.changes  # type: ignore[union-attr]
+    assert c.graph == "flamegraphs/change-pg13-to-pg17-select-only-c1.svg"
+    assert c.graph_clients == 1, "the change's own client count was not profiled: the one that was"
+    svg = (tmp_path / c.graph).read_text()
+    assert svg.startswith("<?xml") and "ExecScan" in svg and "pg13 → pg17" in svg
+    note = change_notes(found.sections[0].history, Context("en"))[-1]  # type: ignore[arg-type]
+    assert note.endswith(f"Differential flame graph of the change at 1 client: {c.graph}"), note
+    assert any(href == c.graph for _, href in profile_links(found.sections[0], "ja"))
+
+    unprofiled = change_graphs(data, trials, {}, tmp_path / "none")
+    assert unprofiled.sections[0].history.changes[0].graph is None  # type: ignore[union-attr]
+    assert not (tmp_path / "none").exists()
