@@ -14,11 +14,9 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from tests.conftest import clusters_snapshot, run_cli, start_cli
+from tests.conftest import clusters_snapshot, run_cli, scratch_database, start_cli
 
-from teiten import paths
 from teiten.servers.cluster import Cluster
-from teiten.spec import InitdbOptions
 from teiten.store import Store
 from teiten.store.address import StoreAddress
 from teiten.store.pg import connect
@@ -40,12 +38,9 @@ SECRET = "Store-Secret-7q"
 def store_server(pg18, teiten_home: Path) -> Iterator[Cluster]:  # noqa: ANN001
     """A running cluster with an empty database teiten_store and a role bench whose password
     is required over TCP (scram-sha-256)."""
-    root = paths.make_owned(paths.clusters_dir() / f"pgstore-{os.getpid()}-{time.monotonic_ns()}",
-                            "PostgreSQL store for a test")
-    cluster = Cluster(pg18, root)
-    cluster.initdb(InitdbOptions())
-    cluster.start(root / "logs")
-    try:
+    with scratch_database(pg18) as scratch:
+        cluster = scratch.cluster
+        assert isinstance(cluster, Cluster)
         with cluster.connect() as conn:
             conn.execute("CREATE DATABASE teiten_store")
             conn.execute(f"CREATE ROLE bench LOGIN PASSWORD '{SECRET}'")
@@ -55,11 +50,6 @@ def store_server(pg18, teiten_home: Path) -> Iterator[Cluster]:  # noqa: ANN001
         with cluster.connect() as conn:
             conn.execute("SELECT pg_reload_conf()")
         yield cluster
-    finally:
-        cluster.stop()
-        if cluster.socket_dir:
-            paths.remove_owned(cluster.socket_dir)
-        paths.remove_owned(root)
 
 
 def _url(cluster: Cluster) -> str:
