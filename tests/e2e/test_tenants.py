@@ -5,6 +5,7 @@ tenant's degradation against itself alone, with intervals, and compares it with 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 from contextlib import closing
@@ -64,6 +65,9 @@ def test_each_tenant_had_its_own_pgbench_started_together(finished: dict[str, An
         assert all(p["transactions"] > 0 and p["returncode"] == 0 for p in parts.values())
         assert transactions == sum(p["transactions"] for p in parts.values())
         assert load["skew_s"] < 1.0, "released by one barrier, they ran at the same time"
+    shown = run_cli("show", group[-1][0], "--store", str(finished["work"] / "r.db"), check=True)
+    assert re.search(r"started from: guest1: data [^;]+(; server [^;]+)?; guest2: data ",
+                     shown.stdout), shown.stdout
 
 
 def test_the_report_gives_each_tenant_against_itself_alone(finished: dict[str, Any]) -> None:

@@ -75,3 +75,13 @@ def test_a_group_trial_becomes_one_trial_per_tenant_from_its_parts() -> None:
     assert data.metrics["x1/g1"] == {"cpu_user": 80.0}, "the machine's CPU, not one server's WAL"
     assert pairs(spec) == [("g1", "g1 (with g2)"), ("g2", "g2 (with g1)")]
     assert tenant_name("g2", ["g1", "g2", "g3"]) == "g2 (with g1+g3)"
+
+
+def test_a_group_trial_says_how_each_server_started() -> None:
+    from teiten.analysis.cycle import start_key, started_from
+
+    start = {"tenants": {"g1": {"data": "restored", "restore": "reflink clone", "after": "changed",
+                                "server": "restarted"}, "g2": {"data": "as loaded"}}}
+    assert started_from(start) == ("g1: data restored from the snapshot by reflink clone; server "
+                                   "restarted; g2: data as loaded")
+    assert start_key(start) == "reflink"

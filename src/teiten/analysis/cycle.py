@@ -76,7 +76,9 @@ def add(many: Iterable[Phases]) -> Phases:
 
 def started_from(start: Mapping[str, Any]) -> str:
     """How the trial's starting state was made, in a few words (English; the report
-    translates the same keys)."""
+    translates the same keys). A group of tenants: each server's, by name."""
+    if tenants := start.get("tenants"):
+        return "; ".join(f"{name}: {started_from(each)}" for name, each in tenants.items())
     data = start.get("data")
     if data == "restored":
         why = " after a crash" if start.get("after") == "crash" else ""
@@ -95,8 +97,16 @@ _STARTS = {"as loaded": "loaded", "as the last trial left it": "unchanged",
            "loaded again": "reloaded", "container made again from the loaded image": "container"}
 
 
+def first_start(start: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A trial's starting state; a group of tenants': its first server's."""
+    tenants = start.get("tenants")
+    return next(iter(tenants.values())) if tenants else start
+
+
 def start_key(start: Mapping[str, Any]) -> str:
-    """The catalogue key (below ``cycle.data.``) of how a trial's data was made."""
+    """The catalogue key (below ``cycle.data.``) of how a trial's data was made (a group of
+    tenants: as its first server's)."""
+    start = first_start(start)
     data = start.get("data")
     if data == "restored":
         return _STARTS.get(str(start.get("restore")), "restored")
@@ -126,6 +136,6 @@ def machine_time(cycles: Mapping[str, Mapping[str, Any]],
         start = cycle.get("start") or {}
         key = start_key(start)
         starts[key] = starts.get(key, 0) + 1
-        restarted += str(start.get("server", "")).startswith("restarted")
+        restarted += str(first_start(start).get("server", "")).startswith("restarted")
     total = add(phases(cycle, windows.get(tid)) for tid, cycle in cycles.items())
     return MachineTime(total, len(cycles), starts, restarted)

@@ -33,13 +33,15 @@ class TenantsServer(Server):
 
     def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
         self.endpoints = []
+        starts: dict[str, dict[str, object]] = {}
+        self.cycle.start["tenants"] = starts  # how each server's data and server were made
         try:
             for m in self.members:
                 cycle = m.new_cycle()
                 self.endpoints.append(m.begin_trial(workload, trial_id, prewarm=prewarm))
                 for phase, seconds in cycle.seconds.items():
                     self.cycle.seconds[phase] = self.cycle.seconds.get(phase, 0.0) + seconds
-                self.cycle.start[m.name] = dict(cycle.start)
+                starts[m.name] = dict(cycle.start)
         except BaseException:
             self.end_trial()
             raise
