@@ -76,7 +76,7 @@ def _check_standbys(loaded: LoadedStudy, index: int, server: ServerSpec, res: Re
     if not server.replicas or server.replication == "native":
         return
     where = ("servers", index, "replicas")
-    if int(res.version.split(".")[0]) < 12:
+    if version_key(res.version)[0] < 12:
         raise loaded.error(where, f"servers[{index}].replicas: streaming standbys of PostgreSQL "
                            f"{res.version} are configured by recovery.conf, which this version of "
                            "teiten does not write (it starts standbys with standby.signal, "
@@ -138,7 +138,14 @@ def without_missing_optionals(loaded: LoadedStudy, found: list[Install]
     if not kept:
         raise loaded.error(("servers",), f"every server is optional and none has its install "
                            f"here: {omitted[0][1]}")
-    return replace(loaded, study=loaded.study.model_copy(update={"servers": kept})), tuple(omitted)
+    gone = {name for name, _ in omitted}
+    groups = [g for g in loaded.study.tenants or [] if not gone & set(g)]
+    omitted += [("+".join(g), f"tenants group without {', '.join(sorted(gone & set(g)))}")
+                for g in loaded.study.tenants or [] if gone & set(g)]
+    update: dict[str, object] = {"servers": kept}
+    if loaded.study.tenants is not None:
+        update["tenants"] = groups or None
+    return replace(loaded, study=loaded.study.model_copy(update=update)), tuple(omitted)
 
 
 def materialise(checked: CheckedStudy) -> CheckedStudy:

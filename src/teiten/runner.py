@@ -206,6 +206,8 @@ def _setup_servers(ctx: _Context) -> None:
     for name, members in ctx.study.tenant_groups():  # loaded at once: the members' own servers
         ctx.servers[name] = TenantsServer(name, [ctx.servers[m] for m in members])
         ctx.installs[name] = ctx.installs[members[0]]
+        if all(m in ctx.client_cpus for m in members):  # each pgbench where it runs alone
+            ctx.client_cpus[name] = sorted({c for m in members for c in ctx.client_cpus[m]})
     ctx.load_clients = [load.Client(c.name, ssh=Ssh(c.ssh, _path(c.ssh_config), label=c.name)
                                     if c.ssh else None, pgbench=c.pgbench)
                         for c in ctx.study.load_clients or []]
@@ -325,7 +327,8 @@ def _prepare_all(ctx: _Context, todo: list[PlannedTrial]) -> None:
         except (TeitenError, psycopg.Error, OSError) as exc:
             ctx.unprepared[key] = _unprepared(ctx, trial, exc)
             continue
-        ctx.prepares.append((trial.workload, time.monotonic() - began))
+        if not isinstance(server, TenantsServer):  # its servers' own preparations count
+            ctx.prepares.append((trial.workload, time.monotonic() - began))
         ctx.prepared.add(key)
         _describe(ctx, trial.server, server)
     stored = ctx.store.study_results(ctx.study_id).servers

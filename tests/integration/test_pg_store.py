@@ -239,6 +239,19 @@ def test_a_store_that_goes_away_mid_study_keeps_its_trials_and_resume_finishes(
     store_server.start(store_server.root / "logs")
     url = _url(store_server)  # a fresh port
     assert _ok(store_server) >= 1, "the trials finished before it went away are kept"
+    code, out, err = _cli("store", "copy", url, str(workdir / "early.db"))
+    assert code == 0 and out.endswith(": not copied: running\n"), out + err
+    os.environ["PGPASSWORD"] = SECRET
+    try:
+        other = Store.open(url)  # another teiten, on this machine or another, holds the study
+        with other.claimed(1):
+            code, _, err = _cli("resume", "--store", url, "--no-report")
+        other.close()
+    finally:
+        del os.environ["PGPASSWORD"]
+    assert code == 2 and err.strip().endswith(
+        f"study 1 of {url} is being run, resumed or cleaned by another teiten (on this machine "
+        "or another); wait until it ends"), err
     code, _, err = _cli("resume", "--store", url, "--no-report")
     assert code == 0, err
     code, out, err = _cli("results", "--store", url, "--format", "json")

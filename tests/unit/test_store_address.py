@@ -18,7 +18,9 @@ from teiten.store.schema import _V1, for_postgres
 def test_a_connection_string_names_a_postgresql_store(text: str) -> None:
     address = StoreAddress.parse(text)
     assert address.is_postgres and address.path is None
-    assert str(address) == text == address.absolute()
+    assert address.absolute() == text
+    # as a message shows it, ready to paste after 'teiten resume --store'
+    assert str(address) == (f"'{text}'" if " " in text else text)
 
 
 @pytest.mark.parametrize("text", ["teiten.db", "results/teiten.db", "./dbname=x.db", "a b.db"])

@@ -39,10 +39,13 @@ def test_a_group_is_a_point_of_every_block_beside_its_servers() -> None:
     ("tenants: [[g1, g1]]", "'tenants' lists server 'g1' twice in one group"),
     ("tenants: [[g1]]", "a group of 'tenants' loads two servers or more at once; [g1] has 1"),
     ("tenants: [[g1, g2]]\ncores: [1, 2]", "'tenants' names servers, and the 'cores' axis renames"),
+    ("tenants: [[g1, g2], [g1, g2]]", "'tenants' lists the group g1+g2 twice; list each group once"),
+    ("tenants: [[g1, g2]]\nrepetitions: auto", "with 'tenants', give a number of repetitions"),
 ])
 def test_a_group_that_cannot_run_is_refused(line: str, message: str) -> None:
     with pytest.raises(SpecError) as info:
-        load_text(HEAD + line + "\n", "t.yaml")
+        head = HEAD.replace("repetitions: 2\n", "") if "repetitions" in line else HEAD
+        load_text(head + line + "\n", "t.yaml")
     assert message in str(info.value), str(info.value)
 
 
@@ -85,3 +88,14 @@ def test_a_group_trial_says_how_each_server_started() -> None:
     assert started_from(start) == ("g1: data restored from the snapshot by reflink clone; server "
                                    "restarted; g2: data as loaded")
     assert start_key(start) == "reflink"
+
+
+def test_a_group_whose_optional_server_is_not_here_is_left_out_with_it() -> None:
+    from teiten.check import without_missing_optionals
+
+    text = HEAD.replace('{name: g3, install: "18"}', '{name: g3, install: "/nonexistent/bin", '
+                        'optional: true}') + "tenants: [[g1, g2], [g2, g3]]\n"
+    loaded, omitted = without_missing_optionals(load_text(text, "t.yaml"), [])
+    assert loaded.study.tenants == [["g1", "g2"]]
+    assert [name for name, _ in omitted] == ["g3", "g2+g3"]
+    assert omitted[1][1] == "tenants group without g3"

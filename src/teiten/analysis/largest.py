@@ -32,7 +32,8 @@ class Largest:
 
 
 def largest_differences(study: StudyResults) -> list[Largest]:
-    """One point per workload that measured TPS, in the order of the study's workloads."""
+    """One point per workload that measured TPS, in the order the workloads first appear
+    among the trials; the study's own servers only (a group of tenants is not one)."""
     servers = [s.name for s in study.servers]
     if not servers:
         return []
@@ -40,7 +41,7 @@ def largest_differences(study: StudyResults) -> list[Largest]:
     tps: dict[tuple[str, str, int], list[float]] = {}
     for t in study.measured().trials:
         p = t.planned
-        if t.status == "ok" and t.tps is not None and not p.variant:
+        if t.status == "ok" and t.tps is not None and not p.variant and p.server in servers:
             tps.setdefault((p.workload, p.server, p.clients), []).append(float(t.tps))
     medians = {k: median(v) for k, v in tps.items()}
     out = []

@@ -56,7 +56,9 @@ def apart(data: StudyData) -> StudyData:
             if name not in added:
                 added[name] = replace(by_name[member], name=name,
                                       position=len(study.servers) + len(added))
-            tid = f"{t.trial_id}/{member}"
+            # a repeat of a disturbed group trial, X.2, stands as X/member.2 (repeat of X/member)
+            original, dot, attempt = t.trial_id.partition(".")
+            tid = f"{original}/{member}{dot}{attempt}"
             part = parts.get(member)
             figures = None
             if t.figures is not None and part is not None and part.get("transactions"):
@@ -64,7 +66,9 @@ def apart(data: StudyData) -> StudyData:
                                   transactions=int(part["transactions"]),
                                   latency_ms_avg=part.get("latency_ms_avg"),
                                   latency_ms_stddev=None, failed_transactions=None)
-            trials.append(replace(t, planned=replace(t.planned, trial_id=tid, server=name),
+            repeat_of = f"{t.planned.repeat_of}/{member}" if t.planned.repeat_of else None
+            trials.append(replace(t, planned=replace(t.planned, trial_id=tid, server=name,
+                                                     repeat_of=repeat_of),
                                   figures=figures,
                                   status=t.status if figures is not None or t.status != "ok"
                                   else "failed"))

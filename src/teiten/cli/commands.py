@@ -12,7 +12,19 @@ from pathlib import Path
 
 import yaml
 
-from teiten import estimate, installs, leftovers, record, runlock, runner, spec, studies, workloads
+from teiten import (
+    estimate,
+    fingerprint,
+    installs,
+    leftovers,
+    paths,
+    record,
+    runlock,
+    runner,
+    spec,
+    studies,
+    workloads,
+)
 from teiten.analysis import differences
 from teiten.check import check, materialise
 from teiten.cli.output import Progress, as_csv, as_json, table
@@ -238,9 +250,10 @@ def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
             print(f"teiten: note: optional server {name} left out: {why}")
         store, study_id = record.create(checked, address, source)
         try:
-            counts = runner.execute(store, study_id, Progress(), monitors=not args.no_monitors,
-                                    beside_others=args.beside_others,
-                                    noise_guard=_noise_guard(args), secrets=loaded.secrets)
+            with store.claimed(study_id):
+                counts = runner.execute(store, study_id, Progress(), monitors=not args.no_monitors,
+                                        beside_others=args.beside_others,
+                                        noise_guard=_noise_guard(args), secrets=loaded.secrets)
             return _finish(store, study_id, counts, args)
         except KeyboardInterrupt:
             raise StudyInterrupted(str(store)) from None
@@ -279,10 +292,12 @@ def cmd_resume(args: argparse.Namespace) -> int:
                           beside_others=args.beside_others,
                           say=functools.partial(print, file=sys.stderr, flush=True)):
             try:
-                counts = runner.execute(store, study_id, Progress(), retry_failed=args.retry_failed,
-                                        monitors=not args.no_monitors,
-                                        beside_others=args.beside_others,
-                                        noise_guard=_noise_guard(args))
+                with store.claimed(study_id):
+                    counts = runner.execute(store, study_id, Progress(),
+                                            retry_failed=args.retry_failed,
+                                            monitors=not args.no_monitors,
+                                            beside_others=args.beside_others,
+                                            noise_guard=_noise_guard(args))
             except KeyboardInterrupt:
                 raise StudyInterrupted(str(store)) from None
             return _finish(store, study_id, counts, args)
@@ -297,21 +312,25 @@ def cmd_clean(args: argparse.Namespace) -> int:
     whose every trial is done is finished once nothing of it is left. Runs no trial."""
     store = Store.open(args.store)
     try:
+        # A store several machines share: each cleans what its own runs left.
+        here = fingerprint.machine(paths.home()).get("hostname") if store.postgres else None
         ids = [int(store.study(args.study_id)["id"])] if args.study_id is not None else \
-            [int(r["id"]) for r in store.studies()]
+            [int(r["id"]) for r in store.studies()
+             if here is None or json.loads(r["fingerprint"]).get("hostname") == here]
         said = 0
         with runlock.hold(study="(teiten clean)", store=store.address.absolute(), command=args.command,
                           wait=runlock.WAIT_LIMIT_S if args.wait else None,
                           say=functools.partial(print, file=sys.stderr, flush=True)):
             for study_id in ids:
-                for note in leftovers.clean(store, study_id):
-                    print(f"teiten: study {study_id}: {note}", file=sys.stderr)
-                    said += 1
-                counts = store.status_counts(study_id)
-                if not counts.get("planned") and not counts.get("running") and \
-                        store.study(study_id)["state"] != "finished":
-                    store.set_study_state(study_id, "finished", now())
-                    print(f"teiten: study {study_id} is finished", file=sys.stderr)
+                with store.claimed(study_id):
+                    for note in leftovers.clean(store, study_id):
+                        print(f"teiten: study {study_id}: {note}", file=sys.stderr)
+                        said += 1
+                    counts = store.status_counts(study_id)
+                    if not counts.get("planned") and not counts.get("running") and \
+                            store.study(study_id)["state"] != "finished":
+                        store.set_study_state(study_id, "finished", now())
+                        print(f"teiten: study {study_id} is finished", file=sys.stderr)
         if not said:
             print(f"teiten: nothing left behind by the studies of {store}", file=sys.stderr)
         return 0
@@ -332,9 +351,9 @@ def cmd_store(args: argparse.Namespace) -> int:
         dest = Store.open(args.dest, create=True)
         try:
             for done in store_copy.copy(source, dest, args.study_id):
-                what = "copied" if done.added else "already there"
                 print(f"study {done.source_id} ({done.name}, {done.trials} trials) -> "
-                      f"{args.dest} study {done.dest_id}: {what}")
+                      f"{dest}" + (f" study {done.dest_id}" if done.dest_id else "")
+                      + f": {done.outcome}")
         finally:
             dest.close()
     finally:

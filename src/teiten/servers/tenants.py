@@ -26,6 +26,7 @@ class TenantsServer(Server):
         self.name = name
         self.members = list(members)
         self.endpoints: list[Endpoint] = []
+        self.begun: list[Server] = []
 
     def prepare(self, workload: DataSet) -> None:
         for m in self.members:
@@ -33,11 +34,13 @@ class TenantsServer(Server):
 
     def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
         self.endpoints = []
+        self.begun = []  # each member from the moment its begin_trial is called
         starts: dict[str, dict[str, object]] = {}
         self.cycle.start["tenants"] = starts  # how each server's data and server were made
         try:
             for m in self.members:
                 cycle = m.new_cycle()
+                self.begun.append(m)  # a member that fails halfway may have started its server
                 self.endpoints.append(m.begin_trial(workload, trial_id, prewarm=prewarm))
                 for phase, seconds in cycle.seconds.items():
                     self.cycle.seconds[phase] = self.cycle.seconds.get(phase, 0.0) + seconds
@@ -48,11 +51,18 @@ class TenantsServer(Server):
         return self.endpoints[0]
 
     def end_trial(self) -> TrialEnd:
-        """Every member that began is ended, even when one of them fails to."""
+        """Every member that began is ended, even when ending one of them fails (the first
+        failure is raised once all were ended)."""
         ends: list[tuple[str, TrialEnd]] = []
-        for m in self.members[:len(self.endpoints)]:
-            ends.append((m.name, m.end_trial()))
-        self.endpoints = []
+        failure: BaseException | None = None
+        for m in self.begun:
+            try:
+                ends.append((m.name, m.end_trial()))
+            except BaseException as exc:  # noqa: BLE001 - raised below, after the others
+                failure = failure or exc
+        self.begun, self.endpoints = [], []
+        if failure is not None:
+            raise failure
         crashed = next((f"{name}: {end.crashed}" for name, end in ends if end.crashed), None)
         return TrialEnd(log="\n".join(f"## {name}\n{end.log}" for name, end in ends),
                         crashed=crashed,

@@ -236,6 +236,12 @@ class Study(Model):
 
     def _check_tenants(self) -> None:
         by_name = {s.name: s for s in self.servers}
+        groups = [tuple(g) for g in self.tenants or []]
+        if twice := sorted({"+".join(g) for g in groups if groups.count(g) > 1}):
+            raise ValueError(f"'tenants' lists the group {twice[0]} twice; list each group once")
+        if groups and self.repetitions == "auto":
+            raise ValueError("repetitions: auto stops on the servers' ratios, not on the "
+                             "tenants' degradations; with 'tenants', give a number of repetitions")
         for group in self.tenants or []:
             if len(group) < 2:
                 raise ValueError(f"a group of 'tenants' loads two servers or more at once; "

@@ -10,6 +10,7 @@ for the servers of a study, so that it reaches no argv, store, log or report.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,8 +64,9 @@ class StoreAddress:
 
     def __str__(self) -> str:
         """For messages and ``teiten resume --store ...``: the path or the connection string,
-        as given (a connection string holds no password)."""
-        return self.conninfo if self.conninfo is not None else str(self.path)
+        as given (a connection string holds no password), quoted for a shell where it needs
+        it (host=db1 dbname=perf)."""
+        return shlex.quote(self.conninfo if self.conninfo is not None else str(self.path))
 
     def absolute(self) -> str:
         """For reports and the machine lock: the absolute path, or the connection string."""

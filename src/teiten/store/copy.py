@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from teiten.store import pg
 from teiten.store.db import Store
 
+COPY_LOCK = 0x74656974656E  # pg_advisory_xact_lock's key while a copy looks for its twin
 # The tables of a study's rows (besides ``studies``), in the order their keys need.
 STUDY_TABLES = ("servers", "trials", "progress", "statements", "series", "metrics", "waits",
                 "details", "steps")
@@ -24,36 +25,46 @@ STUDY_TABLES = ("servers", "trials", "progress", "statements", "series", "metric
 
 @dataclass(frozen=True)
 class Copied:
-    """One study of the source: its id there, its id in the destination, and whether this copy
-    added it (False: the destination held it already)."""
+    """One study of the source: its id there, its id in the destination (None: not copied),
+    and what became of it: copied, already there, or not finished (a study still running,
+    or interrupted, is copied once it is finished)."""
 
     name: str
     source_id: int
-    dest_id: int
-    added: bool
+    dest_id: int | None
+    outcome: str
     trials: int
 
 
 def copy(source: Store, dest: Store, study_ids: list[int] | None = None) -> Iterator[Copied]:
-    """Copy the studies ``study_ids`` (default: all) of ``source`` into ``dest``, one by one."""
+    """Copy the studies ``study_ids`` (default: all) of ``source`` into ``dest``, one by one,
+    each read from one snapshot of the source and written in one transaction."""
     rows = source.studies()
     if study_ids is not None:
         rows = [source.study(i) for i in study_ids]
     for study in rows:
         sid = int(study["id"])
         trials = len(source.trials(sid))
-        twin = _twin(dest, study)
-        if twin is not None:
-            yield Copied(study["name"], sid, twin, False, trials)
+        if study["state"] != "finished":
+            yield Copied(study["name"], sid, None, f"not copied: {study['state']}", trials)
             continue
+        with source.snapshot():
+            found = {table: source.conn.execute(
+                f"SELECT * FROM {table} WHERE study_id=?", (sid,)).fetchall()  # noqa: S608
+                for table in STUDY_TABLES}
         columns = [k for k in study.keys() if k not in ("id", "run_dir")]  # noqa: SIM118 - a row
         with dest.transaction() as c:
-            new_id = int(c.execute(
-                f"INSERT INTO studies ({', '.join(columns)}) VALUES ({_marks(columns)}) "  # noqa: S608
-                "RETURNING id", tuple(study[k] for k in columns)).fetchone()[0])
-            for table in STUDY_TABLES:
-                _copy_table(source, c, table, sid, new_id)
-        yield Copied(study["name"], sid, new_id, True, trials)
+            if dest.postgres:  # two copies at once: one looks for the twin after the other
+                c.execute("SELECT pg_advisory_xact_lock(?)", (COPY_LOCK,))
+            twin = _twin(dest, study)
+            if twin is None:
+                new_id = int(c.execute(
+                    f"INSERT INTO studies ({', '.join(columns)}) VALUES ({_marks(columns)}) "  # noqa: S608
+                    "RETURNING id", tuple(study[k] for k in columns)).fetchone()[0])
+                for table, table_rows in found.items():
+                    _insert(c, table, table_rows, new_id)
+        yield Copied(study["name"], sid, twin if twin is not None else new_id,
+                     "already there" if twin is not None else "copied", trials)
 
 
 def _twin(dest: Store, study: pg.Row) -> int | None:
@@ -67,9 +78,7 @@ def _marks(columns: list[str]) -> str:
     return ", ".join("?" * len(columns))
 
 
-def _copy_table(source: Store, dest: pg.Connection, table: str, source_id: int, dest_id: int) -> None:
-    cur = source.conn.execute(f"SELECT * FROM {table} WHERE study_id=?", (source_id,))  # noqa: S608
-    rows = cur.fetchall()
+def _insert(dest: pg.Connection, table: str, rows: list[pg.Row], dest_id: int) -> None:
     if not rows:
         return
     columns = list(rows[0].keys())

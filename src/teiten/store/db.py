@@ -20,7 +20,6 @@ from typing import Any
 
 from teiten.errors import StoreError, StoreVersionError, UnusableStore, UserError
 from teiten.results import (
-    LoadFigures,
     PlannedTrial,
     ProgressPoint,
     ServerRecord,
@@ -33,6 +32,8 @@ from teiten.store import pg
 from teiten.store.address import StoreAddress
 from teiten.store.lite import SqliteConnection
 from teiten.store.schema import MIGRATIONS, SCHEMA_VERSION
+from teiten.store.trial_rows import insert_planned as _insert_planned
+from teiten.store.trial_rows import record as _record
 
 
 class Store:
@@ -144,6 +145,15 @@ class Store:
                 self.conn.execute("INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT (key)"
                                   " DO UPDATE SET value = excluded.value", (str(step),))
 
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads that see one moment of the store, while others write (a copy of a study)."""
+        self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ" if self.postgres else "BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
+
     def _refuse_newer(self, version: int) -> None:
         if version > SCHEMA_VERSION:
             raise StoreVersionError(
@@ -186,6 +196,23 @@ class Store:
             raise UserError(f"{self} has no study {study_id}; 'teiten studies --store "
                             f"{self}' lists them")
         return row
+
+    @contextlib.contextmanager
+    def claimed(self, study_id: int) -> Iterator[None]:
+        """Work on one study alone: in a PostgreSQL store that several machines share, run,
+        resume and clean hold the study (a session advisory lock, gone with the session);
+        one another teiten holds is refused. In an SQLite file the machine lock does it."""
+        if not self.postgres:
+            yield
+            return
+        if not pg.claim(self.conn, study_id):
+            raise UserError(f"study {study_id} of {self} is being run, resumed or cleaned by "
+                            "another teiten (on this machine or another); wait until it ends")
+        try:
+            yield
+        finally:
+            with contextlib.suppress(StoreError):
+                pg.release(self.conn, study_id)
 
     def update_spec(self, study_id: int, changes: Mapping[str, Any]) -> None:
         """Set top-level keys of a study's stored spec_json (what it was run with), read and
@@ -447,30 +474,3 @@ class Store:
     def status_counts(self, study_id: int) -> dict[str, int]:
         return {r[0]: r[1] for r in self.conn.execute(
             "SELECT status, count(*) FROM trials WHERE study_id=? GROUP BY status", (study_id,))}
-
-
-def _insert_planned(c: pg.Connection, study_id: int, trials: Sequence[PlannedTrial]) -> None:
-    c.executemany(
-        "INSERT INTO trials (study_id, trial_id, order_index, server, workload, clients, threads,"
-        " repetition, planned_duration_s, variant, repeat_of, purpose, status) VALUES"
-        " (?,?,?,?,?,?,?,?,?,?,?,?, 'planned')",
-        [(study_id, t.trial_id, t.order_index, t.server, t.workload, t.clients, t.threads,
-          t.repetition, t.duration_s, t.variant, t.repeat_of, t.purpose) for t in trials])
-
-
-def _record(row: pg.Row) -> TrialRecord:
-    planned = PlannedTrial(
-        trial_id=row["trial_id"], order_index=row["order_index"], server=row["server"],
-        workload=row["workload"], clients=row["clients"], threads=row["threads"],
-        repetition=row["repetition"], duration_s=row["planned_duration_s"], variant=row["variant"],
-        repeat_of=row["repeat_of"], purpose=row["purpose"])
-    figures = None
-    if row["transactions"] is not None:
-        figures = LoadFigures(
-            tps=row["tps"], transactions=row["transactions"],
-            failed_transactions=row["failed_transactions"], duration_s=row["duration_s"],
-            latency_ms_avg=row["latency_ms_avg"], latency_ms_stddev=row["latency_ms_stddev"],
-            initial_connection_ms=row["initial_connection_ms"], pgbench_version=row["pgbench_version"])
-    return TrialRecord(planned, study_id=row["study_id"], study=row["study"], status=row["status"],
-                       attempts=row["attempts"], started_at=row["started_at"],
-                       finished_at=row["finished_at"], error=row["error"], figures=figures)

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import psycopg
 from psycopg import conninfo as pg_conninfo
 
-from teiten.errors import StoreFull, StoreUnreachable, UnusableStore, UserError
+from teiten.errors import StoreError, StoreFull, StoreUnreachable, UnusableStore, UserError
 from teiten.store.address import StoreAddress
 
 SCHEMA = "teiten"
@@ -113,6 +113,10 @@ class PgConnection:
 
     def _lost(self, exc: psycopg.OperationalError) -> Exception:
         line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        gone = self.conn.broken or self.conn.closed or (exc.sqlstate or "08").startswith("08")
+        if not gone and not isinstance(exc, psycopg.errors.DiskFull):
+            return StoreError(f"the store {self.location} refused a statement ({line}); every "
+                              "finished trial is kept in it")
         if isinstance(exc, psycopg.errors.DiskFull):
             return StoreFull(f"the disk of the store {self.location} is full ({line}); every "
                              "finished trial is kept in it: free some space, then 'teiten resume "
@@ -153,6 +157,21 @@ def version(conn: Connection, location: str) -> int:
         return 0
     row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     return int(row[0]) if row else 0
+
+
+STUDY_LOCK = 0x7465  # pg_try_advisory_lock(STUDY_LOCK, study id): a study one teiten works on
+
+
+def claim(conn: Connection, study_id: int) -> bool:
+    """Hold the study for this session (released when it ends, even by a kill); False when
+    another session holds it."""
+    return bool(conn.execute("SELECT pg_try_advisory_lock(CAST(? AS integer), CAST(? AS integer))",
+                             (STUDY_LOCK, study_id)).fetchone()[0])
+
+
+def release(conn: Connection, study_id: int) -> None:
+    conn.execute("SELECT pg_advisory_unlock(CAST(? AS integer), CAST(? AS integer))",
+                 (STUDY_LOCK, study_id))
 
 
 def lock_migrations(conn: Connection) -> None:
