@@ -97,16 +97,29 @@ class PgConnection:
     def execute(self, sql: str, parameters: Any = (), /) -> Any:
         try:
             return self.conn.execute(_sql(sql), _params(parameters))
-        except psycopg.OperationalError as exc:
-            raise self._lost(exc) from None
+        except psycopg.Error as exc:
+            raise self._failed(exc) from None
 
     def executemany(self, sql: str, parameters: Any, /) -> Any:
         cur = self.conn.cursor()
         try:
             cur.executemany(_sql(sql), [_params(p) for p in parameters])
-        except psycopg.OperationalError as exc:
-            raise self._lost(exc) from None
+        except psycopg.Error as exc:
+            raise self._failed(exc) from None
         return cur
+
+    def _failed(self, exc: psycopg.Error) -> Exception:
+        """One line for every error of the store's database: a lost connection or a full
+        disk (resume finishes the study), a missing privilege (bad input), anything else."""
+        if isinstance(exc, psycopg.OperationalError):
+            return self._lost(exc)
+        line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+            return UnusableStore(f"the store {self.location} refused: {line}; give a role that "
+                                 f"may create the schema {SCHEMA} and its tables there (GRANT "
+                                 "CREATE ON DATABASE ...), or another database")
+        return StoreError(f"the store {self.location} refused a statement ({line}); every "
+                          "finished trial is kept in it")
 
     def close(self) -> None:
         self.conn.close()
