@@ -73,6 +73,12 @@ def _rows(cursor: Any) -> Any:
     return lambda values: Row(index, values)
 
 
+def _first_line(exc: BaseException) -> str:
+    """An error's first line (its name when it says nothing), for a one-line message."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def _sql(statement: str) -> str:
     return statement.replace("%", "%%").replace("?", "%s")
 
@@ -113,7 +119,7 @@ class PgConnection:
         disk (resume finishes the study), a missing privilege (bad input), anything else."""
         if isinstance(exc, psycopg.OperationalError):
             return self._lost(exc)
-        line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        line = _first_line(exc)
         if isinstance(exc, psycopg.errors.InsufficientPrivilege):
             return UnusableStore(f"the store {self.location} refused: {line}; give a role that "
                                  f"may create the schema {SCHEMA} and its tables there (GRANT "
@@ -125,7 +131,7 @@ class PgConnection:
         self.conn.close()
 
     def _lost(self, exc: psycopg.OperationalError) -> Exception:
-        line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        line = _first_line(exc)
         gone = self.conn.broken or self.conn.closed or (exc.sqlstate or "08").startswith("08")
         if not gone and not isinstance(exc, psycopg.errors.DiskFull):
             return StoreError(f"the store {self.location} refused a statement ({line}); every "
@@ -150,7 +156,7 @@ def connect(address: StoreAddress) -> PgConnection:
         conn = psycopg.connect(pg_conninfo.make_conninfo(**params), autocommit=True,  # type: ignore[arg-type]
                                row_factory=_rows)
     except psycopg.Error as exc:
-        line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        line = _first_line(exc)
         raise UserError(f"cannot reach the store {address} ({line}); check its address, and give "
                         "a password with PGPASSWORD, a passfile (~/.pgpass) or a service "
                         "file") from None
