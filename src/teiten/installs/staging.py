@@ -1,6 +1,7 @@
 """Putting a downloaded install into teiten's cache so that a killed install leaves nothing
 that looks finished: unpacked into a staging directory beside its place, checked, described
-(``teiten-install.json``), marked as teiten's own, then renamed into place in one step."""
+(``teiten-install.json``), its postgres run once, marked as teiten's own, then renamed into
+place in one step."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from teiten import paths
-from teiten.errors import InstallError
+from teiten import paths, procs
+from teiten.errors import InstallError, ProcessError
 from teiten.installs.discover import METADATA
 
 
@@ -30,6 +31,12 @@ def install_into(target: Path, unpack: Callable[[Path], None], meta: Mapping[str
         unpack(staging)
         if not (staging / "bin" / "postgres").is_file():
             raise InstallError(f"{what}: no bin/postgres inside")
+        try:  # a build that cannot run here (a library missing) is not put in place
+            procs.run([str(staging / "bin" / "postgres"), "--version"], timeout=60,
+                      what="postgres --version")
+        except ProcessError as exc:
+            raise InstallError(f"{what}: its postgres does not run here, so nothing was "
+                               f"installed: {str(exc).splitlines()[0]}") from None
         staging.chmod(0o755)
         (staging / METADATA).write_text(json.dumps(dict(meta), indent=2) + "\n")
         paths.mark_owned(staging, purpose)
