@@ -70,18 +70,21 @@ def _estimated_s(line: str) -> float:
 
 
 def _breakdown(store: Path, wall: float) -> None:
-    """Every trial's cycle summed, and what is left of the wall time (loading the data,
-    starting teiten, the noise guard's quiet check)."""
+    """Every trial's cycle summed, and the run's wall time by part as the report gives it
+    (loading the data, starting teiten, the noise guard's quiet check, between the trials)."""
     st = Store.open(store)
     try:
         found = study_machine_time(st, st.study_results(1))
     finally:
         st.close()
-    assert found is not None
-    print(f"  trials' cycles: {found.phases.total:.1f} s of {wall:.1f} s wall; by phase: "
+    assert found is not None and found.run is not None
+    print(f"  trials' cycles: {found.phases.total:.1f} s of {wall:.1f} s wall "
+          f"({found.phases.total / found.phases.window:.3f} of their windows); by phase: "
           f"{found.phases.text()}")
-    print(f"  outside the trials' cycles: {wall - found.phases.total:.1f} s (loading 4 clusters, "
-          "starting teiten, the quiet check, the store)")
+    parts = found.run.parts(found.phases.total)
+    assert parts is not None
+    print(f"  the run as teiten kept it: {found.run.wall:.1f} s; "
+          + ", ".join(f"{name} {s:.1f} s" for name, s in parts.items()))
 
 
 if __name__ == "__main__":

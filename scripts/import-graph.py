@@ -33,7 +33,7 @@ RANKS = {
     "servers": 4,
     "drivers": 5,
     "workloads": 6,
-    "check": 7, "leftovers": 7, "estimate": 7,
+    "check": 7, "leftovers": 7, "estimate": 7, "runclock": 7,
     "analysis": 8, "record": 8,
     "report": 9, "window": 9, "blocks": 9,
     "runner": 10,

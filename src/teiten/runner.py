@@ -25,7 +25,7 @@ from typing import Any, Literal
 import psutil
 import psycopg
 
-from teiten import blocks, cpus, estimate, installs, leftovers, paths, runlock, workloads
+from teiten import blocks, cpus, estimate, installs, leftovers, paths, runclock, runlock, workloads
 from teiten.analysis import differences
 from teiten.drivers import load, pgbench
 from teiten.errors import StoreFull, StoreUnreachable, TeitenError
@@ -93,6 +93,7 @@ class _Context:
     joined: list[dict[str, Any]] = field(default_factory=list)  # runs beside it (spec joined_by)
     secrets: Secrets = field(default_factory=Secrets)  # the study file's passwords (memory only)
     prepares: list[tuple[str, float]] = field(default_factory=list)  # (workload, seconds) loading
+    clock: dict[str, float] = field(default_factory=dict)  # this run's parts (see runclock)
 
 
 def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False,
@@ -126,9 +127,11 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
     ctx = _Context(store, study_id, study, _workloads_from(spec_json), run_dir, report,
                    monitors=monitors, guard=guard if enabled else None, since=now(),
                    joined=list(spec_json.get("joined_by", [])), secrets=secrets or Secrets())
+    began = time.monotonic()
     try:
         _setup_servers(ctx)
-        loop_s = _loop(ctx)
+        ctx.clock["setup"] = time.monotonic() - began
+        loop_s = ctx.clock["trials"] = _loop(ctx)
         try:  # this machine's rates, for the next 'teiten plan' (never fails the study)
             estimate.learn_from_run(store, study_id, ctx.since, ctx.workloads, ctx.prepares, loop_s)
         except Exception as exc:  # noqa: BLE001 - the study's results stand whatever happens here
@@ -156,6 +159,8 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
         if not run_dir.exists():
             with contextlib.suppress(StoreFull, StoreUnreachable):  # resume's leftover check finds it gone
                 store.forget_workdir(study_id, run_dir)
+    runclock.keep(store, study_id, since=ctx.since, clock=ctx.clock,
+                  clusters_loaded=len(ctx.prepares), execute_s=time.monotonic() - began)
     counts = store.status_counts(study_id)
     left = [str(p) for p in store.workdirs(study_id) if p.exists()]
     if left:  # not finished while something of it is left behind
@@ -238,9 +243,12 @@ def _loop(ctx: _Context) -> float:
     rows = ctx.store.records(ctx.study_id)
     todo = [r.planned for r in rows if r.status == "planned"]
     total, done = len(rows), len(rows) - len(todo)
+    t0 = time.monotonic()
     _prepare_all(ctx, todo)
+    ctx.clock["load data"] = time.monotonic() - t0
     _quiet_check(ctx)
     started = time.monotonic()
+    ctx.clock["quiet check"] = started - t0 - ctx.clock["load data"]
     spent: list[float] = []
     while True:
         if not todo:

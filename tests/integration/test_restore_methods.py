@@ -10,6 +10,7 @@ import filecmp
 import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,7 +131,9 @@ order: sequential
 
 def test_every_trial_says_how_it_started_and_where_its_time_went(xfs: Path, workdir: Path) -> None:
     (workdir / "s.yaml").write_text(STUDY.format(directory=xfs))
+    t0 = time.monotonic()
     done = run_cli("run", "s.yaml", "--store", "s.db", "--lang", "en", cwd=workdir, timeout=600)
+    wall = time.monotonic() - t0
     assert done.returncode == 0, done.stderr
     listed = json.loads(run_cli("results", "--store", "s.db", "--format", "json", cwd=workdir,
                                 check=True).stdout)
@@ -162,3 +165,19 @@ def test_every_trial_says_how_it_started_and_where_its_time_went(xfs: Path, work
     assert "| measured window | 4.0 |" in part or "| measured window | 3.9 |" in part, part
     assert "1 restored from the snapshot by reflink clones of the files that changed" in part
     assert "2 as loaded" in part and "before 4 of the 4 trials" in part
+    # The run's own wall time, from teiten's start to its end, and its parts: they add up to
+    # it, and it is what the test measured around the CLI (less the report, written after).
+    said = re.search(r"The study's 1 run\(s\) took ([\d.]+) s from teiten's start to its end, "
+                     r"([\d.]+)× its 4\.\d s of measured windows", part)
+    assert said, part
+    assert 4.0 < float(said.group(1)) <= wall + 0.1, (said.group(1), wall)
+    rows = dict(re.findall(r"^\| (.+?) \| ([\d.]+) \| [\d.]+% \|$", part.split(said.group(0))[1], re.M))
+    assert list(rows) == [
+        "the trials' cycles (the table above)",
+        "between the trials (the store, the monitors' rows, the progress line)",
+        "loading the data of 2 cluster(s) (initdb, pgbench -i, the snapshot)",
+        "the noise guard's quiet check before the first trial",
+        "starting (Python, reading the study, the installs and servers)",
+        "finishing (removing the clusters, keeping the rates for teiten plan)"], rows
+    assert abs(sum(float(v) for v in rows.values()) - float(said.group(1))) < 0.4, rows
+    assert float(rows["loading the data of 2 cluster(s) (initdb, pgbench -i, the snapshot)"]) > 0.5

@@ -7,8 +7,9 @@ starting state), ``load`` (the workload with its monitors, the measured window i
 times the parts of its begin and end it knows (restore, start, prewarm, checkpoint, stop); what
 is left of begin and end is shown as "other", and what is left of the load around its window
 (client start, an application's ramp-up, the monitors) as "around window". A study's wall
-time is the sum of its trials' cycles and of what happens between them (loading the data,
-the noise guard, the store).
+time is the sum of its trials' cycles and of what happens outside them (starting teiten,
+loading the data, the noise guard's quiet check, the store between trials, removing the
+clusters), which the runner keeps per run (:class:`RunTime`).
 """
 
 from __future__ import annotations
@@ -114,20 +115,63 @@ def start_key(start: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class RunTime:
+    """A study's runs (the first and each resume) from teiten's start to its end, as the
+    runner keeps them (teiten.runner._keep_run_time): where the wall time went beyond the
+    trials' cycles."""
+
+    runs: int
+    wall: float
+    seconds: dict[str, float]  # start, setup, load data, quiet check, trials, finish
+    clusters_loaded: int
+
+    def parts(self, cycles: float) -> dict[str, float] | None:
+        """The wall time by part, with the trials split into their cycles (``cycles``, the
+        sum of the trials' phases) and what ran between them (the store, the monitors' rows,
+        the progress line): the parts sum to the wall time. None when the cycles do not fit
+        in the kept runs (trials of a run that was interrupted, which kept no time)."""
+        got = dict(self.seconds)
+        trials = got.pop("trials", 0.0)
+        if cycles > trials + 0.5:
+            return None
+        return {"cycles": cycles, "between": max(0.0, trials - cycles),
+                "load data": got.get("load data", 0.0), "quiet check": got.get("quiet check", 0.0),
+                "start": got.get("start", 0.0) + got.get("setup", 0.0),
+                "finish": got.get("finish", 0.0)}
+
+
+def run_time(runs: Iterable[Mapping[str, Any]]) -> RunTime | None:
+    """The sum of a study's stored runs (its spec's ``runs``); None when none was kept (a
+    store from before, or a run that was interrupted)."""
+    kept = list(runs)
+    if not kept:
+        return None
+    seconds: dict[str, float] = {}
+    for run in kept:
+        for name, s in (run.get("seconds") or {}).items():
+            seconds[name] = seconds.get(name, 0.0) + float(s)
+    return RunTime(len(kept), sum(float(r.get("wall_s", 0.0)) for r in kept), seconds,
+                   sum(int(r.get("clusters_loaded", 0)) for r in kept))
+
+
+@dataclass(frozen=True)
 class MachineTime:
     """A study's trials' cycles summed: where the machine time went, and how many trials
-    started from each kind of state."""
+    started from each kind of state; ``run``: the wall time of its runs, where kept."""
 
     phases: Phases
     trials: int
     starts: dict[str, int]  # start_key -> trials
     restarted: int  # trials before which the server was started afresh
+    run: RunTime | None = None
 
 
 def machine_time(cycles: Mapping[str, Mapping[str, Any]],
-                 windows: Mapping[str, float | None]) -> MachineTime | None:
+                 windows: Mapping[str, float | None],
+                 runs: Iterable[Mapping[str, Any]] = ()) -> MachineTime | None:
     """The sum over the trials that kept a cycle (trial id -> stored cycle); ``windows``:
-    each trial's measured window. None when no trial kept one (a store from before)."""
+    each trial's measured window; ``runs``: the study's kept runs (see :func:`run_time`).
+    None when no trial kept one (a store from before)."""
     if not cycles:
         return None
     starts: dict[str, int] = {}
@@ -138,4 +182,4 @@ def machine_time(cycles: Mapping[str, Mapping[str, Any]],
         starts[key] = starts.get(key, 0) + 1
         restarted += str(first_start(start).get("server", "")).startswith("restarted")
     total = add(phases(cycle, windows.get(tid)) for tid, cycle in cycles.items())
-    return MachineTime(total, len(cycles), starts, restarted)
+    return MachineTime(total, len(cycles), starts, restarted, run_time(runs))

@@ -216,7 +216,8 @@ def study_machine_time(store: Store, study: StudyResults) -> MachineTime | None:
     windows = {t.trial_id: None if t.planned.variant else
                (t.figures.duration_s if t.figures else None)
                or apps.get(t.trial_id, {}).get("window_s") or 0.0 for t in study.trials}
-    return machine_time(store.details_of_kind(study.study_id, "cycle"), windows)
+    return machine_time(store.details_of_kind(study.study_id, "cycle"), windows,
+                        study.spec.get("runs", []))
 
 
 def _renamed(data: StudyData, rename: Mapping[str, str]) -> StudyData:

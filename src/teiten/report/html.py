@@ -317,11 +317,17 @@ def _missing(cell: str) -> str:
 def _machine_time(found: MachineTime, lang: str) -> list[str]:
     e, told = _e, machine_time_text(found, lang)
     head = "".join(f'<th scope="col">{e(h)}</th>' for h in told.header)
-    body = "".join(f'<tr><th scope="row">{e(a)}</th><td class="num">{e(b)}</td>'
-                   f'<td class="num">{e(c)}</td></tr>' for a, b, c in told.rows)
-    return [f'<h2 id="machine-time">{e(tr("machine_time", lang))}</h2>', f"<p>{e(told.intro)}</p>",
-            f'<table class="kv time"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>',
-            f"<p>{e(told.starts)}</p>"]
+
+    def table(rows: tuple[tuple[str, str, str], ...]) -> str:
+        body = "".join(f'<tr><th scope="row">{e(a)}</th><td class="num">{e(b)}</td>'
+                       f'<td class="num">{e(c)}</td></tr>' for a, b, c in rows)
+        return f'<table class="kv time"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+    out = [f'<h2 id="machine-time">{e(tr("machine_time", lang))}</h2>', f"<p>{e(told.intro)}</p>",
+           table(told.rows), f"<p>{e(told.starts)}</p>"]
+    if told.run_intro is not None:
+        out += [f"<p>{e(told.run_intro)}</p>", table(told.run_rows)]
+    return out
 
 
 def _kv_table(rows: list[tuple[str, str]]) -> str:

@@ -16,6 +16,8 @@ class MachineTimeText:
     header: tuple[str, str, str]
     rows: tuple[tuple[str, str, str], ...]  # phase, seconds, share
     starts: str
+    run_intro: str | None = None  # the study's wall time, where its runs kept it
+    run_rows: tuple[tuple[str, str, str], ...] = ()  # part, seconds, share of the wall
 
 
 def _duration(seconds: float, lang: str) -> str:
@@ -26,7 +28,7 @@ def _duration(seconds: float, lang: str) -> str:
 
 
 def machine_time_text(found: MachineTime, lang: str) -> MachineTimeText:
-    """The sentences and the table of ``found``."""
+    """The sentences and the tables of ``found``."""
     phases = found.phases
     total = phases.total
     ratio = phases.overhead()
@@ -35,7 +37,19 @@ def machine_time_text(found: MachineTime, lang: str) -> MachineTimeText:
                  for name, s in phases.seconds.items() if s >= 0.05)
     starts = tr("list.sep", lang).join(tr(f"cycle.data.{key}", lang, n=n)
                                        for key, n in found.starts.items())
+    run = found.run
+    parts = run.parts(total) if run is not None else None
+    run_intro: str | None = None
+    run_rows: tuple[tuple[str, str, str], ...] = ()
+    if run is not None and parts is not None and run.wall > 0:
+        run_intro = tr("machine_time.run", lang, runs=run.runs, wall=_duration(run.wall, lang),
+                       window=_duration(phases.window, lang),
+                       ratio=f"{run.wall / phases.window:.2f}×" if phases.window > 0 else "-")
+        run_rows = tuple((tr(f"machine_time.part.{name.replace(' ', '_')}", lang,
+                             n=run.clusters_loaded), f"{s:.1f}", f"{s / run.wall * 100:.1f}%")
+                         for name, s in parts.items())
     return MachineTimeText(
+        run_intro=run_intro, run_rows=run_rows,
         intro=tr("machine_time.intro", lang, trials=found.trials, total=_duration(total, lang),
                  window=_duration(phases.window, lang),
                  ratio=f"{ratio:.2f}×" if ratio else "-"),

@@ -83,6 +83,10 @@ def render_markdown(data: ReportData, out_dir: Path) -> Path:
         lines += _table([md(h) for h in told.header],
                         [[md(a), b, c] for a, b, c in told.rows], numeric=True)
         lines += ["", md(told.starts)]
+        if told.run_intro is not None:
+            lines += ["", md(told.run_intro), ""]
+            lines += _table([md(h) for h in told.header],
+                            [[md(a), b, c] for a, b, c in told.run_rows], numeric=True)
     lines += ["", f"## {tr('machine', lang)}", ""]
     rows = fingerprint_rows(data)
     lines += _kv_table((tr("kv.key", lang), tr("kv.value", lang)), rows) if rows else [
