@@ -60,31 +60,44 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
             resolved[server.name] = installs.resolve(server.install, installed=found)
         except UserError as exc:
             raise loaded.error(("servers", i, "install"), str(exc)) from None
-        _check_standbys(loaded, i, server, resolved[server.name])
         inst = resolved[server.name].install
         if inst is not None and server.settings:
             _check_settings(loaded, i, inst, dict(server.settings))
     client = _client(loaded, resolved, found)
+    for i, server in study.server_matrix():
+        if server.name in resolved:
+            _check_standbys(loaded, i, server, resolved[server.name], client)
     _check_scripts(loaded, workloads, [client.install] if client.install is not None else [])
     return CheckedStudy(loaded, workloads, resolved, client, omitted)
 
 
-def _check_standbys(loaded: LoadedStudy, index: int, server: ServerSpec, res: Resolution) -> None:
-    """Streaming standbys are made with pg_basebackup and started with standby.signal (12 and
-    later): an install without pg_basebackup (Maven's zonky builds, npm's), or older, is refused here
-    rather than failing at its first trial."""
+def _check_standbys(loaded: LoadedStudy, index: int, server: ServerSpec, res: Resolution,
+                    client: Resolution) -> None:
+    """Streaming standbys need 9.6 or later (slots reserved at once, the settings teiten
+    writes), and a pg_basebackup: the server's own (10 or later), else the client install's
+    (of its major or newer: pg_basebackup backs up older servers). Maven's and npm's builds
+    have none, so a study of them takes the client's; where neither has one, it is refused
+    here rather than failing at its first trial."""
     if not server.replicas or server.replication == "native":
         return
     where = ("servers", index, "replicas")
-    if version_key(res.version)[0] < 12:
-        raise loaded.error(where, f"servers[{index}].replicas: streaming standbys of PostgreSQL "
-                           f"{res.version} are configured by recovery.conf, which this version of "
-                           "teiten does not write (it starts standbys with standby.signal, "
-                           "PostgreSQL 12 and later); use 12 or later, or replication: native")
-    if not res.has("pg_basebackup"):
-        raise loaded.error(where, f"servers[{index}].replicas: streaming standbys are made with "
-                           f"pg_basebackup, which PostgreSQL {res.describe()} does not ship; use an "
-                           "install that has it (PyPI's, the system's or a source build)")
+    if _release(res.version) < (9, 6):
+        raise loaded.error(where, f"servers[{index}].replicas: streaming standbys need PostgreSQL "
+                           f"9.6 or later, not {res.version}; use replication: native")
+    own = res.has("pg_basebackup") and _release(res.version) >= (10,)
+    if not own and not (client.has("pg_basebackup")
+                        and _release(client.version)[:1] >= _release(res.version)[:1]):
+        raise loaded.error(where, f"servers[{index}].replicas: streaming standbys are made with a "
+                           "pg_basebackup of the server's major or newer, which neither "
+                           f"PostgreSQL {res.describe()} nor the study's pgbench install "
+                           f"{client.describe()} has; name a newer install that has it (PyPI's, "
+                           "the system's) in 'pgbench:'")
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """(9, 6) for "9.6.24", (17,) for "17.11": the major as a comparable tuple."""
+    nums = tuple(int(n) for n in re.findall(r"\d+", version))
+    return nums[:2] if nums and nums[0] < 10 else nums[:1]
 
 
 def _client(loaded: LoadedStudy, resolved: dict[str, Resolution], found: list[Install]) -> Resolution:

@@ -5,7 +5,8 @@ Per standby (its application_name) it records how far behind the primary's curre
 position each stage is, in bytes (sent, written, flushed, replayed), and the lag times
 PostgreSQL measures (write_lag, flush_lag, replay_lag). PostgreSQL reports those times as
 NULL when a standby has caught up and nothing new was sent for a while: NULL means "not
-measured", not zero, so such a sample adds no point to the series.
+measured", not zero, so such a sample adds no point to the series. 9.6 has the byte
+positions only (as "locations"): its lag times are not measured.
 """
 
 from __future__ import annotations
@@ -31,6 +32,17 @@ SELECT application_name, state, sync_state,
        extract(epoch FROM write_lag) * 1000,
        extract(epoch FROM flush_lag) * 1000,
        extract(epoch FROM replay_lag) * 1000
+FROM pg_stat_replication
+ORDER BY application_name
+"""
+# Before 10 the positions are "locations" of the "xlog", and there are no lag times.
+_QUERY_9 = """
+SELECT application_name, state, sync_state,
+       pg_xlog_location_diff(pg_current_xlog_location(), sent_location),
+       pg_xlog_location_diff(pg_current_xlog_location(), write_location),
+       pg_xlog_location_diff(pg_current_xlog_location(), flush_location),
+       pg_xlog_location_diff(pg_current_xlog_location(), replay_location),
+       NULL, NULL, NULL
 FROM pg_stat_replication
 ORDER BY application_name
 """
@@ -83,7 +95,8 @@ class LagMonitor:
         try:
             if self._conn is None or self._conn.closed:
                 self._conn = self._connect()
-            rows = self._conn.execute(_QUERY).fetchall()
+            query = _QUERY if self._conn.info.server_version >= 100000 else _QUERY_9
+            rows = self._conn.execute(query).fetchall()
         except psycopg.Error as exc:
             message = f"replication sample at {at:g} s failed: {str(exc).strip().splitlines()[0]}"
             self.result.warnings.append(message)

@@ -12,6 +12,14 @@ standby's ``primary_conninfo`` is written into its runtime conf at each start, n
 ``pg_basebackup -R`` (which writes postgresql.auto.conf, which overrides every other file).
 Each standby has a physical replication slot on the primary, so the WAL it still needs is
 kept however long it was stopped.
+
+Before PostgreSQL 12 (9.6, 10, 11) a standby is configured by ``recovery.conf``
+(``standby_mode``, ``primary_conninfo``, ``primary_slot_name`` are no settings there), which
+teiten writes at each start instead of ``standby.signal`` and the runtime settings. The slot
+is made by SQL, as ``pg_basebackup -C`` needs a 10 server. The builds of Maven and npm have no
+``pg_basebackup``: the study's client install (the one whose pgbench drives every server, the
+newest) takes the backup, as pg_basebackup backs up servers of its own major or older, down
+to 9.1.
 """
 
 from __future__ import annotations
@@ -59,7 +67,7 @@ class Topology:
     """
 
     def __init__(self, install: Install, root: Path, *, replicas: int, mode: Mode,
-                 synchronous_commit: str | None = None):
+                 synchronous_commit: str | None = None, client: Install | None = None):
         if mode not in ("async", "sync", "native"):
             raise UserError(f"replication mode '{mode}' is unknown: use async, sync or native")
         if replicas < 0 or (mode != "native" and replicas == 0):
@@ -69,6 +77,7 @@ class Topology:
             raise UserError(f"synchronous_commit '{synchronous_commit}' applies to sync "
                             f"replication only, as one of {', '.join(SYNCHRONOUS_COMMIT)}")
         self.install = install
+        self.basebackup = basebackup_install(install, client)
         self.root = root
         self.mode = mode
         self.synchronous_commit = synchronous_commit or "on"
@@ -107,6 +116,7 @@ class Topology:
             if not primary.is_running():
                 raise ServerError(f"cannot build {self.mode} standbys: the primary in "
                                   f"{primary.data} is not running; start it first")
+            self._allow_replication()
             self._ensure_wal_senders()
             for i, node in enumerate(self.standbys, start=1):
                 self._base_backup(node, node_name(i))
@@ -120,6 +130,21 @@ class Topology:
                     procs.run(["cp", "-a", str(primary.wal), str(node.data / "pg_wal")],
                               timeout=3600, what="cp")
         self.built = True
+
+    def _allow_replication(self) -> None:
+        """Before 10, initdb leaves the replication lines of pg_hba.conf commented out: let
+        pg_basebackup and the standbys in the way 10 does (local and loopback, trust)."""
+        primary = self.primary
+        if primary.install.major >= 10:
+            return
+        hba = primary.data / "pg_hba.conf"
+        mark = "# teiten: replication, as 10 allows it"
+        kept = [line for line in hba.read_text().splitlines() if not line.endswith(mark)]
+        hba.write_text("\n".join([*kept, *(f"{line} {mark}" for line in (
+            "local replication all trust", "host replication all 127.0.0.1/32 trust",
+            "host replication all ::1/128 trust"))]) + "\n")
+        with primary.connect() as conn:
+            conn.execute("SELECT pg_reload_conf()")
 
     def _ensure_wal_senders(self) -> None:
         """pg_basebackup needs wal_level replica and free WAL senders (two for -X stream):
@@ -139,12 +164,20 @@ class Topology:
     def _base_backup(self, node: Cluster, name: str) -> None:
         primary = self.primary
         assert primary.port is not None
+        if self.basebackup is None:
+            raise UserError(f"streaming standbys are made with pg_basebackup, which neither "
+                            f"PostgreSQL {self.install.version} ({self.install.bindir}) nor the "
+                            "study's pgbench install has; name one that has it in 'pgbench:'")
         privileges.give(node.root)
+        # The slot, made first (by SQL: pg_basebackup -C needs a 10 server), keeps the WAL
+        # from the backup's start on; reserved at once (the second argument, 9.6 onwards).
+        with primary.connect() as conn:
+            conn.execute("SELECT pg_create_physical_replication_slot(%s, true)", (name,))
         # -c fast: a spread checkpoint could take most of checkpoint_timeout (an hour with
-        # the PGECons profile). -C -S: the slot keeps the WAL from the backup's start on.
-        procs.run([str(self.install.binary("pg_basebackup")), "-D", str(node.data),
+        # the PGECons profile).
+        procs.run([str(self.basebackup.binary("pg_basebackup")), "-D", str(node.data),
                    "-h", primary.host, "-p", str(primary.port), "-U", SUPERUSER,
-                   "-X", "stream", "-c", "fast", "-C", "-S", name, "--no-sync"],
+                   "-X", "stream", "-c", "fast", "-S", name, "--no-sync"],
                   timeout=3600, run_as=node.account, cwd=str(node.root),
                   env=procs.build_env({"LC_ALL": "C"}, run_as=node.account),
                   what=f"pg_basebackup for {name}")
@@ -155,7 +188,8 @@ class Topology:
         if not self.streaming:
             return []
         return primary_settings(self.mode, len(self.nodes), self.synchronous_commit,
-                                wal_level=_configured(self.primary, "wal_level"))
+                                wal_level=_configured(self.primary, "wal_level"),
+                                major=self.install.major)
 
     def _standby_settings(self, index: int) -> list[str]:
         primary = self.primary
@@ -175,11 +209,17 @@ class Topology:
                 if not self.streaming:
                     node.start(log_dir_for(i), timeout=timeout)
                     continue
-                signal = node.data / "standby.signal"
-                if not signal.exists():
-                    signal.touch()
-                    privileges.give(signal)
-                node.start(log_dir_for(i), timeout=timeout, extra=self._standby_settings(i))
+                settings = self._standby_settings(i)
+                if self.install.major >= 12:
+                    marker, text = node.data / "standby.signal", ""
+                else:  # recovery.conf, with this start's port of the primary
+                    marker, text = node.data / "recovery.conf", "".join(
+                        f"{line}\n" for line in ["standby_mode = 'on'", *settings[:-1]])
+                    settings = settings[-1:]  # hot_standby: a setting of the server
+                if not marker.exists() or marker.read_text() != text:
+                    marker.write_text(text)
+                    privileges.give(marker)
+                node.start(log_dir_for(i), timeout=timeout, extra=settings)
             if self.streaming:
                 self.wait_streaming(timeout=timeout)
         except BaseException:
@@ -266,24 +306,39 @@ class Topology:
 
 
 def primary_settings(mode: Mode, nodes: int, synchronous_commit: str, *,
-                     wal_level: str | None) -> list[str]:
+                     wal_level: str | None, major: int = 18) -> list[str]:
     """The primary's settings for ``nodes - 1`` streaming standbys: WAL senders and slots
-    for each (and room for pg_basebackup's two), and for sync, every standby in ANY n.
-    ``wal_level``: what the study set (minimal, or None for the default, becomes replica)."""
+    for each (and room for pg_basebackup's two), and for sync, every standby in ANY n (in
+    9.6, which has no ANY, ``n (names)``: the first n by priority, which for all of them waits
+    for the same standbys). ``wal_level``: what the study set (minimal, or None for the
+    default, becomes replica)."""
     room = nodes + 4
     lines = [f"max_wal_senders = {max(10, room)}", f"max_replication_slots = {max(10, room)}"]
     if wal_level in (None, "minimal"):
         lines.append("wal_level = 'replica'")
     if mode == "sync":
         names = ", ".join(node_name(i) for i in range(1, nodes))
-        lines += [f"synchronous_standby_names = 'ANY {nodes - 1} ({names})'",
+        quorum = "ANY " if major >= 10 else ""
+        lines += [f"synchronous_standby_names = '{quorum}{nodes - 1} ({names})'",
                   f"synchronous_commit = '{synchronous_commit}'"]
     return lines
 
 
+def basebackup_install(install: Install, client: Install | None) -> Install | None:
+    """Whose pg_basebackup makes the standbys: the server's own, where it has one of 10 or
+    later (older ones lack --no-sync), else the client's if it is of the server's major or
+    newer; None: neither can."""
+    if install.has("pg_basebackup") and install.major >= 10:
+        return install
+    if client is not None and client.has("pg_basebackup") and client.major >= install.major:
+        return client
+    return None
+
+
 def standby_settings(index: int, host: str, port: int) -> list[str]:
     """Standby ``index``'s settings: stream from the primary at ``host`` (a socket directory
-    or an address) and ``port`` through its own slot, named as the primary will list it."""
+    or an address) and ``port`` through its own slot, named as the primary will list it
+    (hot_standby last: before 12 the others go to recovery.conf, it stays a setting)."""
     conninfo = make_conninfo(host=host, port=port, user=SUPERUSER,
                              application_name=node_name(index))
     return [f"primary_conninfo = '{_quote(conninfo)}'",

@@ -51,7 +51,7 @@ class TopologyServer(LocalServer):
     def _new_cluster(self, root: Path, workload: DataSet) -> Cluster:
         mode: Mode = self.spec.replication if self.spec.replicas else "native"
         topology = Topology(self.install, root, replicas=self.spec.replicas, mode=mode,
-                            synchronous_commit=self.spec.synchronous_commit)
+                            synchronous_commit=self.spec.synchronous_commit, client=self.client)
         self.topologies[workload.key] = topology
         return topology.primary
 
