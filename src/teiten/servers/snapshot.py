@@ -13,10 +13,17 @@ from the snapshot (the FICLONE ioctl) instead of copied: no data is copied, so a
 about the same whatever the trial changed and whatever the size of the data (a clone of a
 whole tree would clone and then remove every file, unchanged ones too). :func:`clone_seconds`
 finds out at prepare, by cloning the snapshot once beside the cluster.
+
+Whatever a snapshot or a restore wrote is written back to the disk before it returns
+(:func:`settle`, syncfs(2)): a copy leaves its data dirty in the page cache, and XFS frees the
+extents of removed files in the background, and both would otherwise go on inside the next
+trial's measured window (the kernel writes dirty pages back after 30 s). The restore's time
+includes it, as it should.
 """
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import os
 import shutil
@@ -56,6 +63,7 @@ def take(src: Path, dest: Path) -> Manifest:
     # GNU cp -a keeps owners, modes, times and symlinks (a separate pg_wal); with
     # --reflink=auto it clones extents where the filesystem can (btrfs, XFS).
     procs.run(["cp", "-a", "--reflink=auto", str(src), str(dest)], timeout=3600, what="cp")
+    settle(dest)
     return manifest(src)
 
 
@@ -68,6 +76,7 @@ def restore(snapshot: Path, target: Path, known: Manifest, *, clone: bool = Fals
     if not target.exists():
         procs.run(["cp", "-a", "--reflink=auto", str(snapshot), str(target)], timeout=3600,
                   what="cp")
+        settle(target)
         return manifest(target), sum(s[0] for s in manifest(snapshot).values())
     wanted = set()
     copied = 0
@@ -104,6 +113,7 @@ def restore(snapshot: Path, target: Path, known: Manifest, *, clone: bool = Fals
             rel = os.path.normpath(os.path.join(os.path.relpath(dirpath, target), name))
             if rel not in wanted:
                 _remove(os.path.join(target, rel))
+    settle(target)
     return manifest(target), copied
 
 
@@ -122,6 +132,26 @@ def clone_seconds(snapshot: Path, target: Path) -> float | None:
         return None
     finally:
         _remove(str(probe))
+        settle(target.parent)
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def settle(path: Path) -> None:
+    """Write back everything written to the filesystem that holds ``path`` (syncfs(2); the
+    other filesystems are left alone), and wait for it."""
+    syncfs = getattr(_LIBC, "syncfs", None)
+    if syncfs is None:  # a C library without it: every filesystem
+        os.sync()
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if syncfs(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), str(path))
+    finally:
+        os.close(fd)
 
 
 FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
