@@ -22,7 +22,7 @@ from tests.requirements import missing
 
 from teiten.installs import Install
 
-BUILTINS = ("quick-fixed-point, s1-read, s10-freeze, s10-freeze-full, s11-tpcc, s11-tpcc-full, "
+BUILTINS = ("history, quick-fixed-point, s1-read, s10-freeze, s10-freeze-full, s11-tpcc, s11-tpcc-full, "
             "s2-cores, s2-cores-2014, s2-update, s3-checksums, s4-bookstore, s4-scaleup, "
             "s5-environments, s5-two-guests, s6-parallel, s6-parallel-full, s7-replication, s8-iot-json, "
             "s8-iot-json-full, s9-fulltext, s9-fulltext-full")

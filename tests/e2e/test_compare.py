@@ -62,6 +62,23 @@ def test_compare_two_years_and_refuse_mixed_machines(pg17, pg18, workdir: Path) 
     assert "differ in cpu_model" in (workdir / "cmp3" / "report.md").read_text().replace("\\_", "_")
 
 
+def test_three_years_make_one_line_of_versions(pg17, pg18, workdir: Path) -> None:
+    """This year's run joins the years before it on the same machine as one line of versions
+    (issue 19): each version against the one before it, the line's chart, and intervals
+    that pair no blocks across studies (each year ran its own)."""
+    years = [_run(workdir, f"year{year}", f"pg{major}", major)
+             for year, major in ((2024, "16"), (2025, "17"), (2026, "18"))]
+    out = workdir / "line"
+    done = run_cli("compare", *(a for y in years for a in ("--store", str(y))), "--out", str(out),
+                   "--lang", "en")
+    assert done.returncode == 0, done.stderr
+    md = (out / "report.md").read_text()
+    assert "### select-only: each version against the one before it (前バージョン比)" in md, md[:2000]
+    assert ("| Clients (クライアント数) | Ratio to the previous version (前バージョン比): pg17 / "
+            "pg16 | Ratio to the previous version (前バージョン比): pg18 / pg17 |") in md
+    assert (out / "charts" / "select-only-history.svg").is_file()
+
+
 def _refused(workdir: Path, a: Path, b: Path, line: str) -> None:
     """``teiten compare`` of the stores ``a`` and ``b`` exits 2 with ``line`` and writes nothing."""
     out = workdir / "refused"

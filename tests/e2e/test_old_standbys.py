@@ -1,5 +1,5 @@
 """Streaming standbys of PostgreSQL before 12 (issue 19; the 2016 report's S7 ran 9.6, whose
-remote_apply was new) through ``teiten run``: Maven's 9.6 (synchronous, remote_apply) and 11
+remote_apply was new) through ``teiten run``: Maven's 9.6 (synchronous, remote_apply) and 10
 (asynchronous) builds, which have no pg_basebackup, made into a primary and a standby by the
 pg_basebackup of the study's pgbench install (18), configured by recovery.conf, slots made by
 SQL, 9.6's ``n (names)`` in synchronous_standby_names; the lag monitor's byte positions on
@@ -21,7 +21,7 @@ pgbench: "pypi:18"
 servers:
   - {name: pg96-sync, install: "maven:9.6", replicas: 1, replication: sync,
      synchronous_commit: remote_apply}
-  - {name: pg11-async, install: "maven:11", replicas: 1, replication: async}
+  - {name: pg10-async, install: "maven:10", replicas: 1, replication: async}
 workloads:
   - {name: pgecons-update, fillfactor: 80}
 scale: 1
@@ -56,14 +56,14 @@ def finished() -> dict[str, Any]:
             "before": before, "after": clusters_snapshot("old-standbys-e2e")}
 
 
-def test_standbys_of_9_6_and_11_stream_and_nothing_is_left(finished: dict[str, Any]) -> None:
+def test_standbys_of_9_6_and_10_stream_and_nothing_is_left(finished: dict[str, Any]) -> None:
     done = finished["run"]
     assert done.returncode == 0, done.stderr
     assert "2 trials: 2 ok" in done.stderr, done.stderr
     assert finished["after"] == finished["before"]
     assert not postgres_processes_under(TEST_HOME / "clusters")
     assert finished["spec"]["pgbench"]["version"].startswith("18.")
-    for server, version in (("pg96-sync", "9.6."), ("pg11-async", "11.")):
+    for server, version in (("pg96-sync", "9.6."), ("pg10-async", "10.")):
         t = finished["trials"][server]
         load = finished["details"][(t["trial_id"], "load")]
         assert [p["node"] for p in load["parts"]] == ["node0", "node1 (to the primary)"], load
@@ -72,7 +72,7 @@ def test_standbys_of_9_6_and_11_stream_and_nothing_is_left(finished: dict[str, A
         assert start["data"] == "as loaded", start
         assert finished["versions"][server].startswith(version)
     # The report's answer names what the ratio is against, and claims nothing of one repetition.
-    assert ("pgecons-update: pg11-async against pg96-sync: cannot tell at 2 clients: one "
+    assert ("pgecons-update: pg10-async against pg96-sync: cannot tell at 2 clients: one "
             "repetition gives no interval.") in finished["md"]
 
 
@@ -82,6 +82,6 @@ def test_9_6_waits_for_its_standby_and_its_lag_is_in_bytes(finished: dict[str, A
     assert states == {"node1": {**states["node1"], "state": "streaming", "sync_state": "sync"}}
     assert (sync, "replication_lag_bytes_max") in finished["metrics"]
     assert (sync, "replication_replay_lag_ms_max") not in finished["metrics"]  # 9.6 has no times
-    lagging = finished["trials"]["pg11-async"]["trial_id"]
+    lagging = finished["trials"]["pg10-async"]["trial_id"]
     assert finished["details"][(lagging, "replication")]["node1"]["sync_state"] == "async"
     assert (lagging, "replication_lag_bytes_max") in finished["metrics"]

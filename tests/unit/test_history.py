@@ -95,3 +95,46 @@ def test_the_line_of_versions_chart_puts_the_versions_in_order_on_its_axis() -> 
     labels = [svg.index(f">{v}</text>") for v in ("9.6.24", "13.23", "18.6")]
     assert labels == sorted(labels)  # left to right in version order
     assert "PostgreSQL version" in svg and "pg13 (13.23) · 1 client · 75.4 TPS" in svg
+
+
+# What version() and pg_config say of Maven's zonky builds (read back from real 10 and 11
+# servers): gcc 4.4.7 and -O2 for 10, gcc 7.5 and -Os from 11 on, warning flags by version.
+ZONKY_10 = {"origin": "maven", "version_string": "PostgreSQL 10.23 on x86_64-pc-linux-gnu, "
+            "compiled by gcc (GCC) 4.4.7 20120313 (Red Hat 4.4.7-23), 64-bit",
+            "pg_config": {"CFLAGS": "-Wall -Wmissing-prototypes -g -O2",
+                          "CONFIGURE": "'--enable-debug' '--prefix=/mnt/hgfs/staging'"}}
+ZONKY_11 = {"origin": "maven", "version_string": "PostgreSQL 11.22 on x86_64-pc-linux-gnu, "
+            "compiled by gcc (Ubuntu 7.5.0-3ubuntu1~18.04) 7.5.0, 64-bit",
+            "pg_config": {"CFLAGS": "-Wall -fexcess-precision=standard -Wno-format-truncation -Os",
+                          "CONFIGURE": "'CFLAGS=-Os -DMAP_HUGETLB=0x40000' '--prefix=/other'"}}
+ZONKY_12 = {**ZONKY_11, "pg_config": {**ZONKY_11["pg_config"],  # type: ignore[dict-item]
+                                      "CFLAGS": "-Wall -Werror=vla -Wno-format-truncation -Os"}}
+
+
+def test_a_step_or_change_across_another_build_says_so() -> None:
+    from teiten.analysis.differences import build_changes, speed_flags
+
+    assert speed_flags(ZONKY_10) == ("-O2",) and speed_flags(ZONKY_11) == ("-Os",)
+    assert speed_flags({"pg_config": {}}) is None
+    r10, r11, r12 = (ServerRecord(n, 0, "local", {"name": n, "install": f"maven:{n[2:]}"},
+                                  description=d)
+                     for n, d in (("pg10", ZONKY_10), ("pg11", ZONKY_11), ("pg12", ZONKY_12)))
+    assert build_changes(r10, r11) == (
+        ("compiler", "gcc (GCC) 4.4.7 20120313 (Red Hat 4.4.7-23)",
+         "gcc (Ubuntu 7.5.0-3ubuntu1~18.04) 7.5.0"), ("optimisation", "-O2", "-Os"))
+    assert build_changes(r11, r12) == ()  # another warning flag, another prefix: alike
+    # A 20% drop from 10 to 11 is a change point, and both it and the step say the build changed.
+    series = (_series("pg10", "10.23", 100.0), _series("pg11", "11.22", 80.0),
+              _series("pg12", "12.22", 80.0))
+    found = history(_section(*series), [r10, r11, r12])
+    assert found is not None
+    assert [s.build != () for s in found.steps] == [True, False]
+    assert [c.build for c in found.changes] == [build_changes(r10, r11)] * 2  # 1 and 4 clients
+    notes = history_table(_section(*series), found, Context()).notes
+    assert any(n.startswith("The build changes too at pg11 / pg10 (compiler gcc (GCC) 4.4.7")
+               for n in notes), notes
+    assert sum("The build changes here too (compiler" in n and "the change may be the build's"
+               in n for n in notes) == 2, notes
+    ja = history_table(_section(*series), found, Context(lang="ja")).notes
+    assert any("ビルドも変わっています" in n and "コンパイラ gcc (GCC) 4.4.7" in n
+               and "最適化オプション -O2 → -Os" in n for n in ja), ja

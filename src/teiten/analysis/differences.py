@@ -116,6 +116,45 @@ def differences(servers: Sequence[ServerRecord]) -> tuple[Difference, ...]:
     return tuple(sorted(out, key=lambda d: d.cause != "declared"))
 
 
+# Build flags that change the code's speed: optimisation level, target CPU, link-time and
+# profile-guided optimisation, assertions. Warnings (-W...), -g and the like do not.
+_SPEED_FLAG = re.compile(r"^(-O\S*|-march=\S+|-mtune=\S+|-flto\S*|-fprofile-\S+|--enable-cassert)$")
+
+
+def speed_flags(desc: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The build flags of a server's description that change its speed (from pg_config's
+    CFLAGS and the CFLAGS its CONFIGURE was given), in order; None when it has no pg_config."""
+    config = desc.get("pg_config") or {}
+    if config.get("CFLAGS") is None:
+        return None
+    tokens = str(config["CFLAGS"]).split()
+    try:
+        for arg in shlex.split(str(config.get("CONFIGURE") or "")):
+            name, _, value = arg.partition("=")
+            tokens += value.split() if name == "CFLAGS" else [arg]
+    except ValueError:  # unbalanced quotes: CFLAGS alone
+        pass
+    return tuple(dict.fromkeys(t for t in tokens if _SPEED_FLAG.match(t)))
+
+
+def build_changes(before: ServerRecord, after: ServerRecord) -> tuple[tuple[str, str, str], ...]:
+    """How the build of ``after`` differs from that of ``before`` in what can change its
+    speed: (what, before, after) with what one of origin, compiler, optimisation (the flags
+    of :func:`speed_flags`); nothing for builds alike (warning flags and install paths do
+    not count)."""
+    a, b = before.description or {}, after.description or {}
+    out = []
+    for what, x, y in (("origin", a.get("origin"), b.get("origin")),
+                       ("compiler", _compiler(a.get("version_string")),
+                        _compiler(b.get("version_string")))):
+        if x and y and x != y:
+            out.append((what, str(x), str(y)))
+    fa, fb = speed_flags(a), speed_flags(b)
+    if fa is not None and fb is not None and fa != fb:
+        out.append(("optimisation", " ".join(fa) or "—", " ".join(fb) or "—"))
+    return tuple(out)
+
+
 def _compiler(version_string: object) -> str | None:
     """'gcc (GCC) 4.4.7 20120313 (Red Hat 4.4.7-23)' from version()'s 'compiled by ...'."""
     m = re.search(r"compiled by (.*?)(?:, \d+-bit)?$", str(version_string or ""))

@@ -8,13 +8,16 @@ blocks, as the TPS table's), and the medians along the line for its chart.
 
 It is shown where it says more than the TPS table: three versions or more, or two whose
 baseline is the newer one. The intervals are not corrected for the comparisons they add.
+A step, or a change point, across which the build changes in what can change its speed
+(compiler, optimisation flags, origin) carries that change, so that the report can say the
+ratio is the build's as much as the version's.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from teiten.analysis import changepoints, differences, intervals
 from teiten.analysis.model import (
@@ -46,19 +49,27 @@ def history(section: WorkloadSection, servers: Sequence[ServerRecord]) -> Histor
     ordered = sorted(series, key=lambda s: version_key(s.version))
     if len(ordered) == 2 and ordered[0].server == section.baseline:
         return None  # the TPS table's ratio is already the ratio to the previous version
+    records = {s.name: s for s in servers}
+
+    def build(before: ServerSeries, after: ServerSeries) -> tuple[tuple[str, str, str], ...]:
+        a, z = records.get(before.server), records.get(after.server)
+        return differences.build_changes(a, z) if a is not None and z is not None else ()
+
     steps = []
     for before, after in zip(ordered, ordered[1:], strict=False):
         cells = tuple(_cell(a, b) for a, b in zip(after.points, before.points, strict=True))
-        steps.append(HistoryStep(after.server, after.version, before.server, before.version, cells))
+        steps.append(HistoryStep(after.server, after.version, before.server, before.version, cells,
+                                 build(before, after)))
     line = tuple((s.server, s.version, tuple(p.tps_median for p in s.points)) for s in ordered)
     if len(ordered) < 3:
         return History(tuple(steps), line)
     alpha = changepoints.ALPHA / len(section.clients)  # Bonferroni over the client counts
-    return History(tuple(steps), line, _changes(ordered, section.clients, alpha), alpha)
+    return History(tuple(steps), line, _changes(ordered, section.clients, alpha, build), alpha)
 
 
-def _changes(ordered: Sequence[ServerSeries], clients: Sequence[int],
-             alpha: float) -> tuple[ChangePoint, ...]:
+def _changes(ordered: Sequence[ServerSeries], clients: Sequence[int], alpha: float,
+             build: Callable[[ServerSeries, ServerSeries], tuple[tuple[str, str, str], ...]]
+             ) -> tuple[ChangePoint, ...]:
     """The change points of each client count's line of log TPS values."""
     out = []
     for i, c in enumerate(clients):
@@ -75,7 +86,7 @@ def _changes(ordered: Sequence[ServerSeries], clients: Sequence[int],
                 c, a.server, a.version, z.server, z.version,
                 ratio.value if ratio else statistics.median(after) / statistics.median(before),
                 (ratio.low, ratio.high) if ratio else None, ratio.confidence if ratio else None,
-                f.p))
+                f.p, build=build(a, z)))
     return tuple(out)
 
 

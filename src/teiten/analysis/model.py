@@ -320,6 +320,7 @@ class HistoryStep:
     previous: str           # the server of the version before
     previous_version: str
     cells: tuple[HistoryCell, ...]
+    build: tuple[tuple[str, str, str], ...] = ()  # how the build changes too (differences.build_changes)
 
 
 @dataclass(frozen=True)
@@ -342,6 +343,7 @@ class ChangePoint:
     # profiled at one client count of the workload, and that client count
     graph: str | None = None
     graph_clients: int | None = None
+    build: tuple[tuple[str, str, str], ...] = ()  # how the build changes too at the change
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,17 @@ def history_table(section: WorkloadSection, history: History, ctx: Context) -> T
             cells.append(Cell(f.format_ratio(cell.ratio), ci, tone=_tone(cell.ci, cell.level, ctx)))
         rows.append((str(clients), tuple(cells)))
     order = " → ".join(f"{name} ({version})" for name, version, _ in history.line)
+    built = [f"{s.server} / {s.previous} ({build_words(s.build, lang)})"
+             for s in history.steps if s.build]
+    builds = [tr("history.builds", lang, steps=tr("list.sep", lang).join(built))] if built else []
     return Table("history", tr("history", lang, workload=section.workload), tr("clients", lang),
-                 columns, tuple(rows), (tr("history.note", lang, order=order),
+                 columns, tuple(rows), (tr("history.note", lang, order=order), *builds,
                                         *change_notes(history, ctx)))
+
+
+def build_words(build: tuple[tuple[str, str, str], ...], lang: str) -> str:
+    """'compiler gcc 4.4.7 → gcc 7.5.0; optimisation -O2 → -Os', in the report's language."""
+    return "; ".join(f"{tr(f'history.build.{what}', lang)} {a} → {b}" for what, a, b in build)
 
 
 def change_notes(history: History, ctx: Context) -> list[str]:
@@ -50,7 +58,9 @@ def change_notes(history: History, ctx: Context) -> list[str]:
                       ratio=f.format_ratio(c.ratio) + ci, p=f.format_p(c.p))
                    + (tr("history.change.graph", lang, path=c.graph,
                          clients=clients_phrase([c.graph_clients or c.clients], lang))
-                      if c.graph else ""))
+                      if c.graph else "")
+                   + (tr("history.change.build", lang, what=build_words(c.build, lang))
+                      if c.build else ""))
     return out
 
 

@@ -76,7 +76,9 @@ def settings(profile: str, sizing: Sizing) -> dict[str, str]:
     shared_buffers, _ = shared_buffers_for(sizing)
     work_mem = min(GB, max(4 * MB, sizing.ram_bytes // (4 * max_connections)))
     maintenance = min(20 * GB, max(64 * MB, sizing.ram_bytes // 16))
-    max_wal = min(160 * GB, max(GB, sizing.disk_free_bytes // 4))
+    # A whole number of 16 MB WAL segments: before 10 max_wal_size counts segments, and
+    # rounds any other value, so that every version gets the very same setting.
+    max_wal = min(160 * GB, max(GB, sizing.disk_free_bytes // 4)) // (16 * MB) * (16 * MB)
     return {
         "max_connections": str(max_connections),
         "shared_buffers": _mb(shared_buffers),
