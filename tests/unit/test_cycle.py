@@ -74,7 +74,7 @@ def test_a_trial_that_measured_nothing_has_no_window() -> None:
     assert got.window == 0 and got.seconds["around window"] == 4.0 and got.overhead() is None
 
 
-RUN = {"started": "2026-11-26T00:00:00Z", "wall_s": 30.0, "clusters_loaded": 2,
+RUN = {"started": "2026-11-26T00:00:00Z", "wall_s": 30.0, "clusters_loaded": 2, "trials_run": 1,
        "seconds": {"start": 0.8, "setup": 0.4, "load data": 6.0, "quiet check": 2.0,
                    "trials": 20.0, "finish": 0.8}}
 
@@ -84,12 +84,15 @@ def test_the_runs_wall_time_splits_into_cycles_between_and_outside() -> None:
     assert found is not None and found.run is not None
     run = found.run
     assert (run.runs, run.wall, run.clusters_loaded) == (2, 60.0, 2)
-    parts = run.parts(found.phases.total)
+    parts = run.parts(found.phases.total, found.trials)
     assert parts is not None
     assert parts == pytest.approx({"cycles": 11.9, "between": 40.0 - 11.9, "load data": 12.0,
                                    "quiet check": 4.0, "start": 2.4, "finish": 1.6})
     assert sum(parts.values()) == pytest.approx(run.wall)  # the parts are the whole wall time
-    # Cycles that do not fit in the kept runs' trials (a run interrupted before, which kept
-    # no time): no split is claimed.
-    assert run.parts(41.0) is None
+    # Trials that ran in a run that kept no time (it was interrupted): no split is claimed,
+    # whether their cycles fit in the kept runs' time or not.
+    assert run.parts(found.phases.total, 3) is None
+    assert run.parts(41.0, 1) is None
+    assert machine_time({"a": STORED}, {"a": 10.0}, [{**RUN, "trials_run": None}]
+                        ).run.parts(11.9, 1) is None  # type: ignore[union-attr]
     assert machine_time({"a": STORED}, {"a": 10.0}).run is None  # type: ignore[union-attr]

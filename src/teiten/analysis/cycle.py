@@ -117,22 +117,24 @@ def start_key(start: Mapping[str, Any]) -> str:
 @dataclass(frozen=True)
 class RunTime:
     """A study's runs (the first and each resume) from teiten's start to its end, as the
-    runner keeps them (teiten.runner._keep_run_time): where the wall time went beyond the
-    trials' cycles."""
+    runner keeps them (teiten.runclock.keep): where the wall time went beyond the trials'
+    cycles."""
 
     runs: int
     wall: float
     seconds: dict[str, float]  # start, setup, load data, quiet check, trials, finish
     clusters_loaded: int
+    trials_run: int | None = None  # None: a run kept before it was counted
 
-    def parts(self, cycles: float) -> dict[str, float] | None:
+    def parts(self, cycles: float, trials_kept: int) -> dict[str, float] | None:
         """The wall time by part, with the trials split into their cycles (``cycles``, the
-        sum of the trials' phases) and what ran between them (the store, the monitors' rows,
-        the progress line): the parts sum to the wall time. None when the cycles do not fit
-        in the kept runs (trials of a run that was interrupted, which kept no time)."""
+        sum of the phases of the ``trials_kept`` trials that kept one) and what ran between
+        them (the store, the monitors' rows, the progress line): the parts sum to the wall
+        time. None when some of those trials ran in a run that kept no time (it was
+        interrupted), which the kept runs' count of trials shows."""
         got = dict(self.seconds)
         trials = got.pop("trials", 0.0)
-        if cycles > trials + 0.5:
+        if self.trials_run is None or self.trials_run < trials_kept or cycles > trials:
             return None
         return {"cycles": cycles, "between": max(0.0, trials - cycles),
                 "load data": got.get("load data", 0.0), "quiet check": got.get("quiet check", 0.0),
@@ -150,8 +152,10 @@ def run_time(runs: Iterable[Mapping[str, Any]]) -> RunTime | None:
     for run in kept:
         for name, s in (run.get("seconds") or {}).items():
             seconds[name] = seconds.get(name, 0.0) + float(s)
+    counted = [r.get("trials_run") for r in kept]
     return RunTime(len(kept), sum(float(r.get("wall_s", 0.0)) for r in kept), seconds,
-                   sum(int(r.get("clusters_loaded", 0)) for r in kept))
+                   sum(int(r.get("clusters_loaded", 0)) for r in kept),
+                   None if None in counted else sum(int(n) for n in counted if n is not None))
 
 
 @dataclass(frozen=True)

@@ -134,7 +134,19 @@ def speed_flags(desc: Mapping[str, Any]) -> tuple[str, ...] | None:
             tokens += value.split() if name == "CFLAGS" else [arg]
     except ValueError:  # unbalanced quotes: CFLAGS alone
         pass
-    return tuple(dict.fromkeys(t for t in tokens if _SPEED_FLAG.match(t)))
+    found = [t for t in tokens if _SPEED_FLAG.match(t)]
+    level = [t for t in found if t.startswith("-O")][-1:]  # the last -O is the one that applies
+    return (*level, *sorted({t for t in found if not t.startswith("-O")}))
+
+
+def _compiler_release(version_string: object) -> str | None:
+    """'gcc 4.4.7' from version()'s compiler, without the distribution's package revision
+    (a rebuild of one gcc release is the same compiler); the whole text when unrecognised."""
+    text = _compiler(version_string)
+    if text is None:
+        return None
+    m = re.search(r"\b(gcc|clang|icc|icx)\b.*?(\d+\.\d+(?:\.\d+)?)", text)
+    return f"{m.group(1)} {m.group(2)}" if m else text
 
 
 def build_changes(before: ServerRecord, after: ServerRecord) -> tuple[tuple[str, str, str], ...]:
@@ -145,8 +157,8 @@ def build_changes(before: ServerRecord, after: ServerRecord) -> tuple[tuple[str,
     a, b = before.description or {}, after.description or {}
     out = []
     for what, x, y in (("origin", a.get("origin"), b.get("origin")),
-                       ("compiler", _compiler(a.get("version_string")),
-                        _compiler(b.get("version_string")))):
+                       ("compiler", _compiler_release(a.get("version_string")),
+                        _compiler_release(b.get("version_string")))):
         if x and y and x != y:
             out.append((what, str(x), str(y)))
     fa, fb = speed_flags(a), speed_flags(b)

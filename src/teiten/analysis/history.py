@@ -58,8 +58,12 @@ def history(section: WorkloadSection, servers: Sequence[ServerRecord]) -> Histor
     steps = []
     for before, after in zip(ordered, ordered[1:], strict=False):
         cells = tuple(_cell(a, b) for a, b in zip(after.points, before.points, strict=True))
+        known = [(set(a.tps_blocks), set(b.tps_blocks))
+                 for a, b in zip(after.points, before.points, strict=True)
+                 if a.tps_blocks and b.tps_blocks]
+        apart = bool(known) and not any(x & y for x, y in known)
         steps.append(HistoryStep(after.server, after.version, before.server, before.version, cells,
-                                 build(before, after)))
+                                 build(before, after), apart))
     line = tuple((s.server, s.version, tuple(p.tps_median for p in s.points)) for s in ordered)
     if len(ordered) < 3:
         return History(tuple(steps), line)

@@ -321,6 +321,7 @@ class HistoryStep:
     previous_version: str
     cells: tuple[HistoryCell, ...]
     build: tuple[tuple[str, str, str], ...] = ()  # how the build changes too (differences.build_changes)
+    apart: bool = False  # the two versions share no block: they ran in different studies
 
 
 @dataclass(frozen=True)

@@ -161,9 +161,17 @@ def install(package: Package) -> Path:
         native = whole / "package" / "native"
         if not native.is_dir():
             raise InstallError(f"{package.filename}: no package/native/ inside")
-        for part in native.iterdir():
-            part.rename(into / part.name)
-        hydrate_symlinks(into, into / "pg-symlinks.json", what=package.filename)
+        for dirpath, dirs, files in os.walk(whole):  # npm tarballs cannot hold links
+            if any(os.path.islink(os.path.join(dirpath, n)) for n in dirs + files):
+                raise InstallError(f"{package.filename}: holds a symlink, which npm packages "
+                                   "cannot; nothing was installed")
+        try:
+            for part in native.iterdir():
+                part.rename(into / part.name)
+            hydrate_symlinks(into, into / "pg-symlinks.json", what=package.filename)
+        except OSError as exc:
+            raise InstallError(f"{package.filename}: cannot put it in place: {exc}; nothing "
+                               "was installed") from None
         shutil.rmtree(whole)  # the rest of the package: its JavaScript, README
 
     return staging.install_into(
@@ -188,12 +196,15 @@ def hydrate_symlinks(root: Path, listing: Path, *, what: str) -> None:
     real_root = Path(os.path.realpath(root))
     for source, target in pairs:
         src, dst = (_inside_native(p, real_root, what) for p in (source, target))
-        if not src.is_file():
-            raise InstallError(f"{what}: pg-symlinks.json names {source!r}, which is not in it")
+        if not src.is_file() or src.is_symlink():
+            raise InstallError(f"{what}: pg-symlinks.json names {source!r}, which is not a file in it")
         if dst.exists() or dst.is_symlink():
             continue
         dst.parent.mkdir(parents=True, exist_ok=True)
-        dst.symlink_to(os.path.relpath(src, dst.parent))
+        dst.symlink_to(os.path.relpath(os.path.realpath(src), os.path.realpath(dst.parent)))
+        if not Path(os.path.realpath(dst)).is_relative_to(real_root):  # never, after the above
+            dst.unlink()
+            raise InstallError(f"{what}: pg-symlinks.json's {target!r} would point outside it")
 
 
 def _inside_native(path: str, root: Path, what: str) -> Path:

@@ -34,7 +34,7 @@ def install_into(target: Path, unpack: Callable[[Path], None], meta: Mapping[str
         try:  # a build that cannot run here (a library missing) is not put in place
             procs.run([str(staging / "bin" / "postgres"), "--version"], timeout=60,
                       what="postgres --version")
-        except ProcessError as exc:
+        except (ProcessError, OSError) as exc:  # OSError: another architecture (ENOEXEC)
             raise InstallError(f"{what}: its postgres does not run here, so nothing was "
                                f"installed: {str(exc).splitlines()[0]}") from None
         staging.chmod(0o755)

@@ -30,6 +30,9 @@ def history_table(section: WorkloadSection, history: History, ctx: Context) -> T
     built = [f"{s.server} / {s.previous} ({build_words(s.build, lang)})"
              for s in history.steps if s.build]
     builds = [tr("history.builds", lang, steps=tr("list.sep", lang).join(built))] if built else []
+    apart = [f"{s.server} / {s.previous}" for s in history.steps if s.apart]
+    if apart:
+        builds.append(tr("history.apart", lang, steps=tr("list.sep", lang).join(apart)))
     return Table("history", tr("history", lang, workload=section.workload), tr("clients", lang),
                  columns, tuple(rows), (tr("history.note", lang, order=order), *builds,
                                         *change_notes(history, ctx)))

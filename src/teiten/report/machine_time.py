@@ -38,7 +38,7 @@ def machine_time_text(found: MachineTime, lang: str) -> MachineTimeText:
     starts = tr("list.sep", lang).join(tr(f"cycle.data.{key}", lang, n=n)
                                        for key, n in found.starts.items())
     run = found.run
-    parts = run.parts(total) if run is not None else None
+    parts = run.parts(total, found.trials) if run is not None else None
     run_intro: str | None = None
     run_rows: tuple[tuple[str, str, str], ...] = ()
     if run is not None and parts is not None and run.wall > 0:

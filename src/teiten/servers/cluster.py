@@ -302,6 +302,7 @@ class Cluster:
         if self.hook is not None:
             self._call_hook("save", dest)
             self._hooked = True
+            snapshot.settle(self.data.parent)  # what the hook wrote, before any trial
             return time.monotonic() - started
         self._manifests = {part: snapshot.take(path, dest / part) for part, path in self._parts().items()}
         self._clones = {part: snapshot.clone_seconds(dest / part, path)
@@ -328,6 +329,7 @@ class Cluster:
         started = time.monotonic()
         if self.hook is not None:
             self._call_hook("restore", src)
+            snapshot.settle(self.data.parent)  # what the hook wrote, before the trial
             return time.monotonic() - started
         for part, target in self._parts().items():
             self._manifests[part], copied = snapshot.restore(

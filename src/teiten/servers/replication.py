@@ -173,14 +173,19 @@ class Topology:
         # from the backup's start on; reserved at once (the second argument, 9.6 onwards).
         with primary.connect() as conn:
             conn.execute("SELECT pg_create_physical_replication_slot(%s, true)", (name,))
-        # -c fast: a spread checkpoint could take most of checkpoint_timeout (an hour with
-        # the PGECons profile).
-        procs.run([str(self.basebackup.binary("pg_basebackup")), "-D", str(node.data),
-                   "-h", primary.host, "-p", str(primary.port), "-U", SUPERUSER,
-                   "-X", "stream", "-c", "fast", "-S", name, "--no-sync"],
-                  timeout=3600, run_as=node.account, cwd=str(node.root),
-                  env=procs.build_env({"LC_ALL": "C"}, run_as=node.account),
-                  what=f"pg_basebackup for {name}")
+        try:
+            # -c fast: a spread checkpoint could take most of checkpoint_timeout (an hour
+            # with the PGECons profile).
+            procs.run([str(self.basebackup.binary("pg_basebackup")), "-D", str(node.data),
+                       "-h", primary.host, "-p", str(primary.port), "-U", SUPERUSER,
+                       "-X", "stream", "-c", "fast", "-S", name, "--no-sync"],
+                      timeout=3600, run_as=node.account, cwd=str(node.root),
+                      env=procs.build_env({"LC_ALL": "C"}, run_as=node.account),
+                      what=f"pg_basebackup for {name}")
+        except BaseException:  # the slot would hold the primary's WAL, and block a rebuild
+            with contextlib.suppress(Exception), primary.connect() as conn:
+                conn.execute("SELECT pg_drop_replication_slot(%s)", (name,))
+            raise
 
     # -- settings ----------------------------------------------------------------------
 
@@ -326,11 +331,12 @@ def primary_settings(mode: Mode, nodes: int, synchronous_commit: str, *,
 
 def basebackup_install(install: Install, client: Install | None) -> Install | None:
     """Whose pg_basebackup makes the standbys: the server's own, where it has one of 10 or
-    later (older ones lack --no-sync), else the client's if it is of the server's major or
-    newer; None: neither can."""
+    later (older ones lack --no-sync), else the client's if it is of 10 or later and of the
+    server's major or newer; None: neither can."""
     if install.has("pg_basebackup") and install.major >= 10:
         return install
-    if client is not None and client.has("pg_basebackup") and client.major >= install.major:
+    if (client is not None and client.has("pg_basebackup") and client.major >= 10
+            and client.major >= install.major):
         return client
     return None
 

@@ -23,6 +23,7 @@ includes it, as it should.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import fcntl
 import os
@@ -127,12 +128,14 @@ def clone_seconds(snapshot: Path, target: Path) -> float | None:
     try:
         procs.run(["cp", "-a", "--reflink=always", str(snapshot), str(probe)], timeout=3600,
                   what="cp --reflink=always")
+        settle(probe)  # timed as a restore is
         return time.monotonic() - started
     except ProcessError:
         return None
     finally:
         _remove(str(probe))
-        settle(target.parent)
+        with contextlib.suppress(OSError):  # the probe's frees; never hides the first error
+            settle(target.parent)
 
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
