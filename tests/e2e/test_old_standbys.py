@@ -7,13 +7,11 @@ SQL, 9.6's ``n (names)`` in synchronous_standby_names; the lag monitor's byte po
 
 from __future__ import annotations
 
-import json
-import shutil
-import sqlite3
 from typing import Any
 
 import pytest
-from tests.conftest import TEST_HOME, clusters_snapshot, postgres_processes_under, run_cli
+from tests.conftest import TEST_HOME, postgres_processes_under
+from tests.studyrun import run_study
 
 STUDY = """\
 study: old-standbys-e2e
@@ -34,26 +32,7 @@ seed: 7
 
 @pytest.fixture(scope="module")
 def finished() -> dict[str, Any]:
-    work = TEST_HOME / "work" / "e2e-old-standbys"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    (work / "s.yaml").write_text(STUDY)
-    before = clusters_snapshot("old-standbys-e2e")
-    done = run_cli("run", str(work / "s.yaml"), "--store", str(work / "r.db"),
-                   "--report", str(work / "report"), "--lang", "en", timeout=900)
-    conn = sqlite3.connect(work / "r.db")
-    conn.row_factory = sqlite3.Row
-    trials = {r["server"]: dict(r) for r in conn.execute("SELECT * FROM trials")}
-    details = {(r["trial_id"], r["kind"]): json.loads(r["body"])
-               for r in conn.execute("SELECT * FROM details")}
-    metrics = {(r["trial_id"], r["name"]): r["value"] for r in conn.execute("SELECT * FROM metrics")}
-    spec = json.loads(conn.execute("SELECT spec_json FROM studies").fetchone()[0])
-    versions = {r["name"]: json.loads(r["description"])["version"]
-                for r in conn.execute("SELECT name, description FROM servers")}
-    return {"run": done, "trials": trials, "details": details, "metrics": metrics, "spec": spec,
-            "versions": versions, "md": (work / "report" / "report.md").read_text()
-            if done.returncode == 0 else "",
-            "before": before, "after": clusters_snapshot("old-standbys-e2e")}
+    return run_study("old-standbys-e2e", STUDY, work="e2e-old-standbys", lang="en")
 
 
 def test_standbys_of_9_6_and_10_stream_and_nothing_is_left(finished: dict[str, Any]) -> None:

@@ -5,13 +5,13 @@ together; the replication lag recorded every second; the S7 table in the report.
 
 from __future__ import annotations
 
-import json
-import shutil
 import sqlite3
+from contextlib import closing
 from typing import Any
 
 import pytest
-from tests.conftest import TEST_HOME, clusters_snapshot, postgres_processes_under, run_cli
+from tests.conftest import TEST_HOME, postgres_processes_under
+from tests.studyrun import run_study
 
 from teiten.servers import pgpool
 
@@ -40,24 +40,13 @@ seed: 7
 
 @pytest.fixture(scope="module")
 def finished() -> dict[str, Any]:
-    work = TEST_HOME / "work" / "e2e-s7"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    (work / "s.yaml").write_text(STUDY)
-    before = clusters_snapshot("s7-e2e")
-    done = run_cli("run", str(work / "s.yaml"), "--store", str(work / "r.db"),
-                   "--report", str(work / "report"), timeout=900)
-    conn = sqlite3.connect(work / "r.db")
-    conn.row_factory = sqlite3.Row
-    trials = {(r["server"], r["workload"]): dict(r) for r in conn.execute("SELECT * FROM trials")}
-    details = {(r["trial_id"], r["kind"]): json.loads(r["body"])
-               for r in conn.execute("SELECT * FROM details")}
-    metrics = {(r["trial_id"], r["name"]): r["value"] for r in conn.execute("SELECT * FROM metrics")}
-    series = [dict(r) for r in conn.execute("SELECT * FROM series WHERE source = 'replication'")]
-    return {"run": done, "trials": trials, "details": details, "metrics": metrics,
-            "series": series, "before": before, "after": clusters_snapshot("s7-e2e"),
-            "md": (work / "report" / "report.md").read_text() if done.returncode == 0 else "",
-            "work": work}
+    found = run_study("s7-e2e", STUDY, work="e2e-s7",
+                      key=lambda r: (r["server"], r["workload"]))
+    with closing(sqlite3.connect(found["store"])) as conn:
+        conn.row_factory = sqlite3.Row
+        found["series"] = [dict(r) for r in conn.execute(
+            "SELECT * FROM series WHERE source = 'replication'")]
+    return found
 
 
 def _detail(f: dict[str, Any], server: str, workload: str, key: str) -> Any:

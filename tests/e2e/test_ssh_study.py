@@ -5,15 +5,14 @@ pgbench from two load clients at once, one of them over ssh."""
 
 from __future__ import annotations
 
-import json
-import shutil
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from typing import Any
 
 import pytest
-from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
 from tests.sshd import Sshd, available, free_port, running_sshd
+from tests.studyrun import run_study
 
 WHY_NOT = available()
 pytestmark = pytest.mark.requires(WHY_NOT and f"sshd: {WHY_NOT}")
@@ -49,24 +48,10 @@ def sshd() -> Iterator[Sshd]:
 
 @pytest.fixture(scope="module")
 def finished(sshd: Sshd) -> dict[str, Any]:
-    work = TEST_HOME / "work" / "e2e-ssh"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    (work / "s.yaml").write_text(STUDY.format(config=sshd.config))
-    before = clusters_snapshot("ssh-e2e")
-    done = run_cli("run", str(work / "s.yaml"), "--store", str(work / "r.db"),
-                   "--report", str(work / "report"), timeout=600)
-    conn = sqlite3.connect(work / "r.db")
-    conn.row_factory = sqlite3.Row
-    trials = {r["server"]: dict(r) for r in conn.execute("SELECT * FROM trials")}
-    details = {(r["trial_id"], r["kind"]): json.loads(r["body"])
-               for r in conn.execute("SELECT * FROM details")}
-    sources = {(r["trial_id"], r["source"]) for r in conn.execute(
-        "SELECT DISTINCT trial_id, source FROM series")}
-    remote_dir = "/var/lib/postgresql/.cache/teiten/clusters"
-    return {"run": done, "trials": trials, "details": details, "sources": sources,
-            "before": before, "after": clusters_snapshot("ssh-e2e"), "remote_dir": remote_dir,
-            "work": work}
+    found = run_study("ssh-e2e", STUDY.format(config=sshd.config), work="e2e-ssh", timeout=600)
+    with closing(sqlite3.connect(found["store"])) as conn:
+        found["sources"] = set(conn.execute("SELECT DISTINCT trial_id, source FROM series"))
+    return {**found, "remote_dir": "/var/lib/postgresql/.cache/teiten/clusters"}
 
 
 def test_an_unreachable_host_fails_its_trials_and_the_study_goes_on(
