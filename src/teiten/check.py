@@ -19,6 +19,7 @@ from teiten.installs import Install, Resolution
 from teiten.installs.model import version_key
 from teiten.probe import parse_conninfo
 from teiten.servers import docker, factory, pgpool, profiles
+from teiten.servers.replication import basebackup_choice
 from teiten.spec import LoadedStudy, ServerSpec
 from teiten.workloads import Workload, statements
 from teiten.workloads import resolve as resolve_workloads
@@ -84,9 +85,8 @@ def _check_standbys(loaded: LoadedStudy, index: int, server: ServerSpec, res: Re
     if _release(res.version) < (9, 6):
         raise loaded.error(where, f"servers[{index}].replicas: streaming standbys need PostgreSQL "
                            f"9.6 or later, not {res.version}; use replication: native")
-    own = res.has("pg_basebackup") and _release(res.version) >= (10,)
-    if not own and not (client.has("pg_basebackup") and _release(client.version) >= (10,)
-                        and _release(client.version) >= _release(res.version)):
+    candidates = [(r, _release(r.version)[0]) for r in (res, client) if r.has("pg_basebackup")]
+    if basebackup_choice(_release(res.version)[0], candidates) is None:
         raise loaded.error(where, f"servers[{index}].replicas: streaming standbys are made with a "
                            "pg_basebackup of the server's major or newer, which neither "
                            f"PostgreSQL {res.describe()} nor the study's pgbench install "

@@ -191,3 +191,50 @@ def test_pgpool_next_to_each_node_over_ssh_streaming_and_native(
         finally:
             server.close()
         assert _pgpools() == before
+
+
+def test_a_9_6_primary_and_standby_over_ssh_made_by_the_hosts_newer_pg_basebackup(
+        sshd: Sshd, pg15: Install, pg96: Install, run_dir: Path) -> None:
+    """Before 10 an ssh server authenticates with md5 and its standby gets recovery.conf; the
+    Maven build has no pg_basebackup, so the host's newest (Debian's 15) makes the standby."""
+    assert not pg96.has("pg_basebackup")
+    w = _workload("tpcb-like")
+    spec = ServerSpec(name="old", install=str(pg96.bindir), ssh=sshd.alias,
+                      ssh_config=str(sshd.config), replicas=1, replication="sync",
+                      synchronous_commit="remote_apply")
+    server = SshTopologyServer(spec, pg15, run_dir, SIZING)
+    try:
+        server.prepare(w)
+        slot = server.slots[w.key]
+        assert server.install is not None and server.install.version.startswith("9.6.")
+        assert server.host is not None
+        hba = (Path(slot.data) / "pg_hba.conf").read_text()
+        assert f"host all all {server.host.client_ip}/32 md5" in hba, hba
+        standby = Path(slot.standbys[0].data)
+        assert not (standby / "standby.signal").exists()
+
+        endpoint = server.begin_trial(w, "t1", prewarm=True)
+        recovery = (standby / "recovery.conf").read_text()
+        assert "standby_mode = 'on'" in recovery and "primary_slot_name = 'node1'" in recovery
+        primary = server.lag_conninfo()
+        assert primary is not None
+        states = _states(primary)
+        assert states == {"node1": ("streaming", "sync", "remote_apply")}, states
+        together = load.run(pg15, [load.Client("here")], server.targets(), w, sessions=2,
+                            threads=1, duration_s=1)
+        assert [p.run.returncode for p in together.parts] == [0, 0], together.parts[0].run.stderr
+        with psycopg.connect(endpoint.conninfo()) as conn:
+            committed = conn.execute("SELECT count(*) FROM pgbench_history").fetchone()
+        node = slot.standbys[0]
+        with psycopg.connect(host=endpoint.host, port=node.port, user="postgres",
+                             password=node.password, dbname=w.database) as conn:
+            assert conn.execute("SELECT count(*) FROM pgbench_history").fetchone() == committed
+        end = server.end_trial()
+        assert end.crashed is None, end.crashed
+        # The next start writes recovery.conf again, with the primary's new port.
+        server.begin_trial(w, "t2", prewarm=False)
+        assert f"port={slot.port}" in (standby / "recovery.conf").read_text()
+        assert _states(server.lag_conninfo() or "")["node1"][:2] == ("streaming", "sync")
+        assert server.end_trial().crashed is None
+    finally:
+        server.close()

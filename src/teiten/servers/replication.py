@@ -28,7 +28,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from psycopg.conninfo import make_conninfo
 
@@ -214,13 +214,9 @@ class Topology:
                 if not self.streaming:
                     node.start(log_dir_for(i), timeout=timeout)
                     continue
-                settings = self._standby_settings(i)
-                if self.install.major >= 12:
-                    marker, text = node.data / "standby.signal", ""
-                else:  # recovery.conf, with this start's port of the primary
-                    marker, text = node.data / "recovery.conf", "".join(
-                        f"{line}\n" for line in ["standby_mode = 'on'", *settings[:-1]])
-                    settings = settings[-1:]  # hot_standby: a setting of the server
+                name, text, settings = standby_files(self.install.major,
+                                                     self._standby_settings(i))
+                marker = node.data / name
                 if not marker.exists() or marker.read_text() != text:
                     marker.write_text(text)
                     privileges.give(marker)
@@ -330,15 +326,33 @@ def primary_settings(mode: Mode, nodes: int, synchronous_commit: str, *,
 
 
 def basebackup_install(install: Install, client: Install | None) -> Install | None:
-    """Whose pg_basebackup makes the standbys: the server's own, where it has one of 10 or
-    later (older ones lack --no-sync), else the client's if it is of 10 or later and of the
-    server's major or newer; None: neither can."""
-    if install.has("pg_basebackup") and install.major >= 10:
-        return install
-    if (client is not None and client.has("pg_basebackup") and client.major >= 10
-            and client.major >= install.major):
-        return client
-    return None
+    """Whose pg_basebackup makes the standbys of ``install``: see :func:`basebackup_choice`,
+    over the server's install and the study's client install."""
+    return basebackup_choice(install.major, [(i, i.major) for i in (install, client)
+                                             if i is not None and i.has("pg_basebackup")])
+
+
+T = TypeVar("T")
+
+
+def basebackup_choice(major: int, candidates: list[tuple[T, int]]) -> T | None:
+    """The pg_basebackup (of ``candidates``, (which, its major), the server's own first) that
+    makes standbys of a server of ``major``: the server's own where it is of 10 or later (older
+    ones lack --no-sync), else the first of 10 or later and of the server's major or newer (it
+    backs up servers of its major or older); None: none can."""
+    return next((which for which, its in candidates if its >= 10 and its >= major), None)
+
+
+def standby_files(major: int, settings: list[str]) -> tuple[str, str, list[str]]:
+    """What makes a node a standby on a server of ``major``, given its
+    :func:`standby_settings`: the file in its data directory, that file's text, and the
+    settings left for the server. From 12, an empty standby.signal and every setting; before,
+    recovery.conf with standby_mode and the settings of streaming (this start's port of the
+    primary: written at each start), and hot_standby stays a setting."""
+    if major >= 12:
+        return "standby.signal", "", settings
+    lines = ["standby_mode = 'on'", *settings[:-1]]
+    return "recovery.conf", "".join(f"{line}\n" for line in lines), settings[-1:]
 
 
 def standby_settings(index: int, host: str, port: int) -> list[str]:

@@ -10,7 +10,7 @@ afresh with prewarm and CHECKPOINT. pgbench runs here, on the client, against th
 Network and authentication: the cluster listens on the host's address as this client
 reaches it (the server side of ``$SSH_CONNECTION`` there) and on 127.0.0.1, with no unix
 socket. pg_hba.conf admits only this client's address (the client side of
-``$SSH_CONNECTION``), with scram-sha-256 for a random password that teiten makes for each
+``$SSH_CONNECTION``), with scram-sha-256 (md5 before 10) for a random password that teiten makes for each
 cluster and keeps in memory only: it goes to initdb on stdin, to pgbench as PGPASSWORD, and
 to teiten's own connections as a parameter, and is never written to a file or a command line
 (except, while it runs, the pool_passwd of a Pgpool-II in front of the nodes: servers/ssh_pgpool.py).
@@ -191,10 +191,15 @@ class SshServer(Server):
                         "capped at 40%% of the host's memory (%d MB)", self.name,
                         sizing.data_bytes >> 20, shared_buffers >> 20)
 
+    def _auth_method(self) -> str:
+        assert self.install is not None
+        return "scram-sha-256" if self.install.major >= 10 else "md5"
+
     def _initdb(self, slot: Slot) -> None:
         assert self.host is not None and self.install is not None
-        args = ["-D", slot.data, "-U", SUPERUSER, "-A", "scram-sha-256",
-                "--pwfile=/dev/stdin", "--no-sync",
+        # scram-sha-256 from 10 on, md5 before; -N (no fsync): --no-sync only from 10 on.
+        method = self._auth_method()
+        args = ["-D", slot.data, "-U", SUPERUSER, "-A", method, "--pwfile=/dev/stdin", "-N",
                 *self.spec.initdb_options().args(self.install.major)]
         # The password goes on stdin: never in a file, never on a command line (ps shows those).
         self._pg("initdb", *args, timeout=300, input=slot.password + "\n")
@@ -204,7 +209,7 @@ class SshServer(Server):
         self.ssh.write_text(f"{slot.data}/pg_hba.conf", text=(
             "# written by teiten: only the client that runs the benchmark, with the password\n"
             "# teiten made for this cluster (kept in its memory only)\n"
-            f"host all all {cidr(self.host.client_ip)} scram-sha-256\n"))
+            f"host all all {cidr(self.host.client_ip)} {method}\n"))
         lines = [f"{k} = '{_quote(v)}'" for k, v in self.settings.items()]
         self.ssh.write_text(f"{slot.data}/{SETTINGS_CONF}",
                             "# written by teiten\n" + "\n".join(lines) + "\n")

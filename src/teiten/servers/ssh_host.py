@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from teiten.errors import ServerError
 from teiten.installs.model import parse_version
 from teiten.remote import Ssh
+from teiten.servers.replication import basebackup_choice
 from teiten.servers.scripts import script
 
 log = logging.getLogger(__name__)
@@ -80,24 +81,19 @@ def find_install(ssh: Ssh, ref: str, *, server: str, where: str) -> RemoteInstal
     """
     if "/" in ref:
         looked = [ref.rstrip("/"), f"{ref.rstrip('/')}/bin"]
-        want_major, want_version = None, None
+        want_major, want_version, series = None, None, 1
     else:
-        want_major = ref.split(".")[0]
-        want_version = ref if "." in ref else None
+        parts = ref.split(".")
+        series = 2 if parts[0].isdigit() and int(parts[0]) < 10 else 1  # 9.6, then 10
+        want_major = ".".join(parts[:series])
+        want_version = ref if len(parts) > series else None
         looked = [f"/usr/lib/postgresql/{want_major}/bin"]
-    found = ssh.shell(script("find_install.sh"), *looked, timeout=60,
-                      what="looking for PostgreSQL")
     seen = []
-    for line in found.stdout.splitlines():
-        bindir, _, text = line.partition("\t")
-        parsed = parse_version(text)
-        if parsed is None:
-            continue
-        version, major = parsed
+    for bindir, version, major in _programs(ssh, "postgres", looked):
         seen.append(f"{version} in {bindir}")
         if "/" in ref and bindir not in looked:
             continue  # a path names its bindir; pg_config's is another install
-        if want_major is not None and str(major) != want_major:
+        if want_major is not None and version.split(".")[:series] != want_major.split("."):
             continue
         if want_version is not None and version != want_version:
             continue
@@ -110,8 +106,33 @@ def find_install(ssh: Ssh, ref: str, *, server: str, where: str) -> RemoteInstal
                           "/usr/lib/postgresql/17/bin")
     raise ServerError(
         f"PostgreSQL {ref} is not installed on {ssh.target} (server {server}; looked in "
-        f"{looked[0]} and pg_config on the PATH there{there}); install it there, e.g. "
+        f"/usr/lib/postgresql/*/bin and pg_config on the PATH there{there}); install it there, e.g. "
         f"apt-get install postgresql-{want_major}")
+
+
+def find_basebackup(ssh: Ssh, install: RemoteInstall) -> str | None:
+    """The pg_basebackup on the host that makes standbys of ``install``: its own where it is
+    of 10 or later, else the newest there of 10 or later (replication.basebackup_choice);
+    None when there is none."""
+    found = {f"{bindir}/pg_basebackup": major
+             for bindir, _, major in _programs(ssh, "pg_basebackup", [install.bindir])}
+    own = f"{install.bindir}/pg_basebackup"
+    others = sorted((p for p in found if p != own), key=lambda p: -found[p])
+    return basebackup_choice(install.major, [(p, found[p]) for p in [own, *others] if p in found])
+
+
+def _programs(ssh: Ssh, program: str, looked: list[str]) -> list[tuple[str, str, int]]:
+    """(bindir, version, major) of every ``program`` on the host: in ``looked`` first, then
+    in every /usr/lib/postgresql/*/bin and pg_config's bindir (scripts/find_install.sh)."""
+    found = ssh.shell(script("find_install.sh"), program, *looked, timeout=60,
+                      what=f"looking for {program}")
+    programs = []
+    for line in dict.fromkeys(found.stdout.splitlines()):
+        bindir, _, text = line.partition("\t")
+        parsed = parse_version(text)
+        if parsed is not None:
+            programs.append((bindir, *parsed))
+    return programs
 
 
 def pg_config(ssh: Ssh, install: RemoteInstall) -> dict[str, str]:

@@ -19,6 +19,7 @@ in-memory password.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from pathlib import Path
@@ -36,12 +37,13 @@ from teiten.servers.replication import (
     Mode,
     node_name,
     primary_settings,
+    standby_files,
     standby_settings,
     wait_for_standbys,
 )
 from teiten.servers.scripts import script
 from teiten.servers.ssh import SshServer
-from teiten.servers.ssh_host import cidr, marker
+from teiten.servers.ssh_host import cidr, find_basebackup, marker
 from teiten.servers.ssh_pgpool import RemotePgpool
 from teiten.servers.ssh_slot import Slot
 from teiten.servers.topology import node_targets
@@ -89,10 +91,21 @@ class SshTopologyServer(SshServer):
                 slot.standbys.append(self._copy(slot, i))
             super()._save(slot)
             return
+        assert self.install is not None
+        if self.install.major < 10 and not self.install.version.startswith("9.6"):
+            raise ServerError(f"{self._where()}: streaming standbys need PostgreSQL 9.6 or "
+                              f"later, not {self.install.version}; use replication: native")
+        basebackup = find_basebackup(self.ssh, self.install)
+        if basebackup is None:
+            raise ServerError(
+                f"{self._where()}: standbys of PostgreSQL {self.install.version} are made with "
+                f"a pg_basebackup of 10 or later (and of {self.install.major} or later), and "
+                "the host has none in its install or /usr/lib/postgresql/*/bin; install one "
+                "there, e.g. apt-get install postgresql-client-17")
         self._start(slot, f"{slot.root}/logs/build", extra=self._primary_settings())
         try:
             for i in range(1, self.spec.replicas + 1):
-                slot.standbys.append(self._base_backup(slot, i))
+                slot.standbys.append(self._base_backup(slot, i, basebackup))
         finally:
             self._stop_nodes(slot)
         super()._save(slot)
@@ -117,22 +130,32 @@ class SshTopologyServer(SshServer):
         self._created.append(made)
         slot.socket_dir = made
 
-    def _base_backup(self, primary: Slot, index: int) -> Slot:
+    def _base_backup(self, primary: Slot, index: int, basebackup: str) -> Slot:
         name = node_name(index)
         node = self._node(primary, index)
         assert primary.socket_dir is not None and primary.port is not None
-        # -c fast: a spread checkpoint could take most of checkpoint_timeout. -C -S: the
-        # slot keeps the WAL from the backup's start on, however long the standby is down.
-        self._pg("pg_basebackup", "-D", node.data, "-h", primary.socket_dir,
-                 "-p", str(primary.port), "-U", SUPERUSER, "-X", "stream", "-c", "fast",
-                 "-C", "-S", name, "--no-sync", timeout=3600, what=f"pg_basebackup for {name}")
-        self.ssh.run(["touch", f"{node.data}/standby.signal"], timeout=30)
+        # The slot, made first (by SQL, as on this machine: pg_basebackup -C needs a 10
+        # server), keeps the WAL from the backup's start on, however long the standby is down.
+        with self._connect(primary) as conn:
+            conn.execute("SELECT pg_create_physical_replication_slot(%s, true)", (name,))
+        try:
+            # -c fast: a spread checkpoint could take most of checkpoint_timeout.
+            self.ssh.run(["env", "LC_ALL=C", basebackup, "-D", node.data, "-h",
+                          primary.socket_dir, "-p", str(primary.port), "-U", SUPERUSER,
+                          "-X", "stream", "-c", "fast", "-S", name, "--no-sync"],
+                         timeout=3600, what=f"pg_basebackup for {name}")
+        except BaseException:  # the slot would hold the primary's WAL
+            with contextlib.suppress(Exception), self._connect(primary) as conn:
+                conn.execute("SELECT pg_drop_replication_slot(%s)", (name,))
+            raise
         return node
 
     def _primary_settings(self) -> list[str]:
+        assert self.install is not None
         return primary_settings(self.mode, self.spec.replicas + 1,
                                 self.spec.synchronous_commit or "on",
-                                wal_level=self.settings.get("wal_level"))
+                                wal_level=self.settings.get("wal_level"),
+                                major=self.install.major)
 
     # -- trials ----------------------------------------------------------------------------
 
@@ -181,9 +204,12 @@ class SshTopologyServer(SshServer):
                 return
             self._start(slot, f"{log_dir}/{node_name(0)}", extra=self._primary_settings())
             assert slot.socket_dir is not None and slot.port is not None
+            assert self.install is not None
             for i, node in enumerate(slot.standbys, start=1):
-                self._start(node, f"{log_dir}/{node_name(i)}",
-                            extra=standby_settings(i, slot.socket_dir, slot.port))
+                name, text, settings = standby_files(
+                    self.install.major, standby_settings(i, slot.socket_dir, slot.port))
+                self.ssh.write_text(f"{node.data}/{name}", text)
+                self._start(node, f"{log_dir}/{node_name(i)}", extra=settings)
             self._wait_streaming(slot)
         except BaseException:
             self._stop_nodes(slot, fast=False)
