@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 import shutil
 import sqlite3
 import statistics
@@ -36,29 +37,45 @@ def _profiles(store: Path) -> dict[str, dict[str, object]]:
             "USING (study_id, trial_id) WHERE d.kind = 'profile'")}
 
 
+OLD_AND_NEW = STUDY.replace('{name: pg17, install: "17"}', '{name: pg96, install: "maven:9.6"}')
+
+
 @pytest.mark.requires(None if shutil.which("perf") else "perf is not installed here")
-def test_profiles_of_the_chosen_points_with_flame_graphs(pg17, pg18, workdir: Path) -> None:
-    (workdir / "prof.yaml").write_text(STUDY)
+def test_profiles_of_the_chosen_points_with_flame_graphs(pg96, pg18, workdir: Path) -> None:
+    """9.6 (Maven's build, whose postgres is stripped) beside 18: both are profiled, and the
+    report says which profile has frames perf could not name, and what that does to the
+    differential graph."""
+    (workdir / "prof.yaml").write_text(OLD_AND_NEW)
     store = workdir / "prof.db"
     done = run_cli("run", str(workdir / "prof.yaml"), "--store", str(store), "--report",
-                   str(workdir / "report"))
+                   str(workdir / "report"), "--lang", "en")
     assert done.returncode == 0, done.stderr
     profiles = _profiles(store)
-    assert set(profiles) == {"pg17/1", "pg18/1"}, "only the chosen points are profiled"
+    assert set(profiles) == {"pg96/1", "pg18/1"}, "only the chosen points are profiled"
     for key, prof in profiles.items():
         assert prof["event"] in ("cycles", "cpu-clock")
         assert int(prof["samples"]) > 20, key  # type: ignore[call-overload]
         folded = str(prof["folded"])
-        # Server-side frames of the S1 read query, resolved from the postgres binary.
+        # Server-side frames of the S1 read query, resolved from the postgres binary (on
+        # 9.6 from the exported functions alone).
         assert "postgres" in folded and ("ExecScan" in folded or "_bt_" in folded
                                           or "ExecAgg" in folded), key
         assert str(prof["svg"]).lstrip().startswith("<?xml"), key
+    assert "[postgres]" in str(profiles["pg96/1"]["folded"])
+    assert "[postgres]" not in str(profiles["pg18/1"]["folded"])
     report = workdir / "report"
     graphs = sorted(p.name for p in (report / "flamegraphs").iterdir())
     assert any(g.startswith("diff-") for g in graphs), graphs
-    assert len(graphs) == 3, graphs  # pg17, pg18, and the differential one
+    assert len(graphs) == 3, graphs  # pg96, pg18, and the differential one
     html = (report / "report.html").read_text()
     assert "flamegraphs/" in html
+    md = (report / "report.md").read_text()
+    said = re.search(r"perf could not name some of the server's functions in (.*?)\. They are "
+                     r"drawn as \\\[postgres\\\]", md)
+    assert said, md
+    assert re.fullmatch(r"pg96 · 1 client \((\d+)% of the samples pass through such a frame, "
+                        r"(\d+)% end in one\)", said.group(1)), said.group(1)
+    assert "perf could not name some of the server&#x27;s functions in pg96 · 1 client" in html
 
 
 def test_without_perf_the_trial_says_so(pg17, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

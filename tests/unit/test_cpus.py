@@ -102,6 +102,17 @@ def test_hot_functions_count_the_leaf_frames() -> None:
     assert hot_functions("") == []
 
 
+def test_unnamed_frames_are_counted_through_the_stack_and_at_its_top() -> None:
+    from teiten.monitors.profile import unnamed_shares
+
+    folded = ("postgres;main;PostgresMain;[postgres];[postgres];secure_write 30\n"
+              "postgres;main;PostgresMain;ExecAgg;[postgres] 10\n"
+              "postgres;main;[unknown] 10\n"
+              "postgres;main;PostgresMain;_bt_compare 50\n")
+    assert unnamed_shares(folded) == (0.5, 0.2)
+    assert unnamed_shares("") == (0.0, 0.0)
+
+
 def test_scaleup_finds_where_cores_stop_helping() -> None:
     from teiten.analysis.model import Activity, CoreScaling, Point, ServerSeries, WorkloadSection
     from teiten.analysis.scaleups import scaleup

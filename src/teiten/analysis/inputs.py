@@ -22,6 +22,8 @@ Locks = Mapping[Point, Sequence[Sequence[Mapping[str, Any]]]]
 AppRuns = Mapping[Point, Sequence[Mapping[str, Any]]]
 # Per point: the relative path of a flame graph written beside the report.
 Graphs = Mapping[Point, str]
+# (share of samples through a frame perf could not name, share ending in one) per profile
+Unnamed = Mapping[Point, tuple[float, float]]
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class StudyData:
     locks: Locks = field(default_factory=dict)
     graphs: Graphs = field(default_factory=dict)
     graph_diffs: Graphs = field(default_factory=dict)  # differential graphs against the baseline
+    unnamed: Unnamed = field(default_factory=dict)
     # (server, workload) -> SQL statements per transaction, for the servers probed from this
     # client (S11's round-trip bound)
     statements: Mapping[tuple[str, str], float] = field(default_factory=dict)

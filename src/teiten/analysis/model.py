@@ -79,6 +79,8 @@ class ServerSeries:
     activity: tuple[Activity, ...] = ()  # one per client count where the monitors ran
     profiles: tuple[tuple[int, str], ...] = ()  # (clients, relative path of a flame graph SVG)
     profile_diffs: tuple[tuple[int, str], ...] = ()  # (clients, differential graph vs the baseline)
+    # (clients, share of samples through frames perf could not name, share ending in one)
+    profile_unnamed: tuple[tuple[int, float, float], ...] = ()
     # The server its ratios are taken against when not the section's baseline: a tenant beside
     # its neighbours against the same server alone (tenants:).
     reference: str | None = None

@@ -22,7 +22,7 @@ from teiten.analysis import (
     tenants,
 )
 from teiten.analysis.apps import app_results
-from teiten.analysis.inputs import Graphs, ReportOptions, StudyData
+from teiten.analysis.inputs import Graphs, ReportOptions, StudyData, Unnamed
 from teiten.analysis.model import (
     Activity,
     Notice,
@@ -131,7 +131,8 @@ def section(trials: Sequence[TrialRecord], workload: str, description: str,
             servers: Sequence[tuple[str, str]], clients: Sequence[int],
             metrics: Metrics | None = None, waits: Waits | None = None,
             graphs: Graphs | None = None, diffs: Graphs | None = None,
-            references: Mapping[str, str] | None = None) -> WorkloadSection:
+            references: Mapping[str, str] | None = None,
+            unnamed: Unnamed | None = None) -> WorkloadSection:
     """One workload's table: ``servers`` is [(name, version)], baseline first. A server named
     in ``references`` is compared with the server given there instead of the baseline."""
     rows = {name: points(trials, name, workload, clients) for name, _ in servers}
@@ -161,6 +162,9 @@ def section(trials: Sequence[TrialRecord], workload: str, description: str,
                            if at.server == name and at.workload == workload),
             profile_diffs=tuple((at.clients, p) for at, p in sorted((diffs or {}).items())
                                 if at.server == name and at.workload == workload),
+            profile_unnamed=tuple((at.clients, *shares) for at, shares
+                                  in sorted((unnamed or {}).items())
+                                  if at.server == name and at.workload == workload),
         ))
     sec = WorkloadSection(workload=workload, description=description, baseline=servers[0][0],
                           clients=tuple(clients), servers=tuple(series))
@@ -320,7 +324,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     pgbench_sections = {w["key"]: with_builds_and_cores(
         section(trials, w["key"], descriptions.get(w["key"], ""), names, s["clients"],
                 data.metrics, data.waits, data.graphs, data.graph_diffs,
-                references={b: a for a, b in tenants.pairs(spec)}),
+                references={b: a for a, b in tenants.pairs(spec)}, unnamed=data.unnamed),
         families, data.hot, data.locks)
         for w in spec["workloads"] if not w.get("suite")}
     sections: tuple[WorkloadSection, ...] = tuple(replace(pgbench_sections[w["key"]], apps=app_results(

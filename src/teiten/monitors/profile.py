@@ -197,6 +197,24 @@ def hot_functions(folded: str, *, top: int = 10) -> list[tuple[str, float]]:
     return [(name, n / total) for name, n in ranked] if total else []
 
 
+def unnamed_shares(folded: str) -> tuple[float, float]:
+    """The share of the samples whose stack passes through a frame perf could not name
+    (written ``[postgres]``, after the binary, or ``[unknown]``: a build without symbols for
+    its static functions), and the share whose top frame is one (self time there)."""
+    total = through = top = 0
+    for line in folded.splitlines():
+        stack, _, number = line.rpartition(" ")
+        if not stack or not number.isdigit():
+            continue
+        n = int(number)
+        total += n
+        frames = stack.split(";")
+        if any(f.startswith("[") and f.endswith("]") for f in frames):
+            through += n
+            top += n if frames[-1].startswith("[") else 0
+    return (through / total, top / total) if total else (0.0, 0.0)
+
+
 def start_profile(pid: int | None, event: str, frequency: int, notes: list[str], *,
           title: str) -> Profiler | None:
     """A started profiler of the postmaster ``pid`` and its children, or None with a note

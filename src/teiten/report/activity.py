@@ -205,12 +205,24 @@ def violation_text(a: Activity, lang: str = "en") -> str:
     return tr("list.sep", lang).join(parts)
 
 
+# Below this share of samples through unnamed frames, a profile is not flagged.
+UNNAMED_FLAG = 0.01
+
+
 def profiles_note(section: WorkloadSection, lang: str = "en") -> str:
-    """Where the flame graphs come from, when they were taken after the blocks."""
-    if not section.profiled_after:
-        return ""
-    return tr("activity.profiles.after", lang,
-              clients=", ".join(clients_text(c, lang) for c in section.profiled_after))
+    """Where the flame graphs come from, when they were taken after the blocks; and which
+    profiles have frames perf could not name (a build without symbols for them), and why."""
+    notes = []
+    if section.profiled_after:
+        notes.append(tr("activity.profiles.after", lang, clients=", ".join(
+            clients_text(c, lang) for c in section.profiled_after)))
+    unnamed = [tr("activity.unnamed.one", lang, who=f"{s.server} · {clients_text(c, lang)}",
+                  through=f"{through * 100:.0f}", top=f"{top * 100:.0f}")
+               for s in section.servers for c, through, top in s.profile_unnamed
+               if through >= UNNAMED_FLAG]
+    if unnamed:
+        notes.append(tr("activity.unnamed", lang, who=tr("list.sep", lang).join(unnamed)))
+    return " ".join(notes)
 
 
 def profile_links(section: WorkloadSection, lang: str = "en") -> list[tuple[str, str]]:

@@ -12,12 +12,12 @@ from teiten import fingerprint
 from teiten.analysis import parameters, summary, tenants
 from teiten.analysis.compare import degradation
 from teiten.analysis.cycle import MachineTime, machine_time
-from teiten.analysis.inputs import AppRuns, Graphs, Hot, Locks, ReportOptions, StudyData
+from teiten.analysis.inputs import AppRuns, Graphs, Hot, Locks, ReportOptions, StudyData, Unnamed
 from teiten.analysis.model import Notice, ReportData
 from teiten.analysis.rtt import statements_per_transaction
 from teiten.analysis.summary import report_data
 from teiten.errors import UserError
-from teiten.monitors.profile import diff_flamegraph, hot_functions
+from teiten.monitors.profile import diff_flamegraph, hot_functions, unnamed_shares
 from teiten.report import write_report
 from teiten.report.i18n import tr
 from teiten.results import Point, ServerRecord, StudyResults, TrialRecord, now
@@ -40,6 +40,12 @@ def hot_spots(trials: Sequence[TrialRecord], profiles: Details) -> Hot:
         if prof and prof.get("folded"):
             out[t.point] = hot_functions(prof["folded"])
     return out
+
+
+def unnamed_frames(trials: Sequence[TrialRecord], profiles: Details) -> Unnamed:
+    """Of every profiled point, how much of the profile perf could not name."""
+    return {t.point: unnamed_shares(prof["folded"]) for t in trials
+            if (prof := profiles.get(t.trial_id)) and prof.get("folded")}
 
 
 def lwlock_runs(trials: Sequence[TrialRecord], stats: Details) -> Locks:
@@ -197,7 +203,8 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
     graphs, diffs = write_flamegraphs(every.trials, profiles, out_dir, study.servers[0].name)
     data = replace(data, hot=hot_spots(every.trials, profiles),
                    locks=lwlock_runs(study.trials, store.details_of_kind(study_id, "lwlock")),
-                   graphs=graphs, graph_diffs=diffs)
+                   graphs=graphs, graph_diffs=diffs,
+                   unnamed=unnamed_frames(every.trials, profiles))
     options = ReportOptions(store_path=store.address.absolute(), generated_at=now(), lang=lang,
                             exclude_rampup=exclude_rampup)
     found = replace(report_data(data, options), machine_time=study_machine_time(store, every))
