@@ -81,7 +81,14 @@ def test_report_in_a_browser(pg17, pg18, workdir: Path) -> None:
             assert word in html, word
         # Every table is there as CSV, and all of them in tables.json.
         csvs = sorted(p.name for p in (out / "tables").iterdir())
-        assert csvs == [f"select-only-{t}.csv" for t in ("latency", "ratio", "summary", "tps")]
+        assert csvs == ["differences.csv", *(f"select-only-{t}.csv"
+                                             for t in ("latency", "ratio", "summary", "tps"))]
+        with (out / "tables" / "differences.csv").open(newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        assert rows[0] == {"what": "version", "pg17": rows[0]["pg17"], "pg18": rows[0]["pg18"],
+                           "cause": "declared"}
+        assert rows[0]["pg17"].startswith("17.") and rows[0]["pg18"].startswith("18.")
+        assert any(r["cause"] == "version-only" and r["pg17"] == "—" for r in rows), rows
         with (out / "tables" / "select-only-tps.csv").open(newline="") as fh:
             assert len(list(csv.DictReader(fh))) == 4  # 2 servers × 2 client counts
         names = [t["name"] for t in json.loads((out / "tables.json").read_text())["tables"]]

@@ -110,3 +110,28 @@ def test_the_compiler_of_each_build_is_listed_where_it_differs() -> None:
     assert found["compiler"] == (("gcc (GCC) 4.4.7 20120313 (Red Hat 4.4.7-23)",
                                   "gcc (Debian 12.2.0-14+deb12u1) 12.2.0"), "build")
     assert found["origin"] == (("maven", "pypi"), "build")
+
+
+def test_a_long_list_of_settings_one_version_has_is_counted_and_kept_whole_in_a_csv() -> None:
+    import csv
+    import io
+    from types import SimpleNamespace
+    from typing import cast
+
+    from teiten.analysis.model import ReportData
+    from teiten.report.differences import difference_table, differences_csv
+
+    old = _server("pg96", "9.6", version="9.6.24",
+                  defaults={f"old_{i:02}": "on" for i in range(3)})
+    new = _server("pg18", "18", version="18.6",
+                  defaults={f"new_{i:02}": str(i) for i in range(20)})
+    data = cast(ReportData, SimpleNamespace(
+        differences=differences([old, new]), servers=[old, new], lang="en"))
+    notes = difference_table(data).notes
+    assert notes[1] == ("Settings only some of the versions have: pg96: old_00 = on, old_01 = on, "
+                        "old_02 = on; pg18: 20 settings (new_00 = 0, new_01 = 1, new_02 = 2, "
+                        "new_03 = 3, new_04 = 4, new_05 = 5, and 14 more).")
+    assert notes[2] == "Every difference, each of these settings included, is in tables/differences.csv."
+    rows = list(csv.DictReader(io.StringIO(differences_csv(data))))
+    assert len([r for r in rows if r["cause"] == "version-only"]) == 23
+    assert {"what": "new_19", "pg96": "—", "pg18": "19", "cause": "version-only"} in rows

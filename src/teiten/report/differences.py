@@ -4,12 +4,20 @@ reader sees at once whether the comparison holds everything else equal."""
 
 from __future__ import annotations
 
+import csv
+import io
+
 from teiten.analysis.model import Difference, ReportData
 from teiten.report.cells import Cell, Column, Table
 from teiten.report.i18n import tr
 
-# A version has many settings an older one lacks: named in one note, not one row each.
+# A version has many settings an older one lacks: named in one note, not one row each; a
+# server with more than _NAMED of them has its first _FIRST named and the rest counted (every
+# one is in the report's tables/differences.csv).
 _ONE_NOTE = "version-only"
+_NAMED = 12
+_FIRST = 6
+DIFFERENCES_CSV = "tables/differences.csv"
 
 
 def declared_sentence(data: ReportData) -> str:
@@ -32,16 +40,35 @@ def difference_table(data: ReportData) -> Table:
         d.cause != "declared" for d in data.differences) else [tr("differences.alike", lang)]
     if only:
         # servers with the same such settings (the same version) share one list
-        groups: dict[str, list[str]] = {}
+        groups: dict[tuple[str, ...], list[str]] = {}
         for i, server in enumerate(data.servers):
-            have = ", ".join(f"{d.what} = {d.values[i]}" for d in only if d.values[i] != "—")
+            have = tuple(f"{d.what} = {d.values[i]}" for d in only if d.values[i] != "—")
             if have:
                 groups.setdefault(have, []).append(server.name)
         notes.append(tr("differences.only", lang, items="; ".join(
-            f"{', '.join(names)}: {have}" for have, names in groups.items())))
+            f"{', '.join(names)}: {_some(have, lang)}" for have, names in groups.items())))
+        if any(len(have) > _NAMED for have in groups):
+            notes.append(tr("differences.only.all", lang, file=DIFFERENCES_CSV))
     columns = (*(Column(s.name) for s in data.servers), Column(tr("differences.why", lang)))
     return Table("differences", tr("differences.heading", lang), tr("differences.what", lang),
                  columns, rows, tuple(notes))
+
+
+def _some(have: tuple[str, ...], lang: str) -> str:
+    if len(have) <= _NAMED:
+        return ", ".join(have)
+    return tr("differences.only.many", lang, n=len(have), first=", ".join(have[:_FIRST]),
+              more=len(have) - _FIRST)
+
+
+def differences_csv(data: ReportData) -> str:
+    """Every difference between the servers, the version-only settings included: what, the
+    value of each server (— where it has none), and why it differs."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["what", *(s.name for s in data.servers), "cause"])
+    writer.writerows([d.what, *d.values, d.cause] for d in data.differences)
+    return buf.getvalue()
 
 
 def _cause(d: Difference, lang: str) -> str:

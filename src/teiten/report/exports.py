@@ -19,6 +19,7 @@ from urllib.parse import quote
 from teiten.analysis.model import ReportData, WorkloadSection
 from teiten.analysis.percentiles import NAMES, WITH_INTERVALS, PercentileRow
 from teiten.report import formats as f
+from teiten.report.differences import DIFFERENCES_CSV, differences_csv
 from teiten.report.i18n import tr
 from teiten.report.tables import (
     baseline_series,
@@ -282,6 +283,10 @@ def write_tables(data: ReportData, out_dir: Path) -> dict[str, Path]:
             path = out_dir / t.file
             path.write_text(csv_text(t), encoding="utf-8")
             written[f"csv:{t.name}"] = path
+    if data.differences:
+        path = out_dir / DIFFERENCES_CSV
+        path.write_text(differences_csv(data), encoding="utf-8")
+        written["csv:differences"] = path
     path = out_dir / "tables.json"
     path.write_text(json_text(data, tables), encoding="utf-8")
     written["json"] = path
