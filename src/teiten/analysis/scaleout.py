@@ -31,6 +31,9 @@ class ScaleOutRow:
 class ScaleOut:
     rows: tuple[ScaleOutRow, ...]
     same_machine: bool    # every node ran on this machine: totals cannot grow with nodes
+    # streaming servers of a version whose pg_stat_replication has no lag times (before 10):
+    # their replay lag is missing for that reason, not for want of WAL to replay
+    no_lag_times: tuple[str, ...] = ()
 
 
 def method(spec: Mapping[str, Any]) -> tuple[str, int]:
@@ -70,5 +73,7 @@ def scale_out(workload: str, servers: Sequence[ServerRecord], trials: Sequence[T
                                 for m in seen)))
     # In this version every node of a topology runs on one machine: this one, or the ssh
     # host (standbys are made there). Nodes on machines of their own would lift this.
+    old = tuple(row.name for row in servers if method(row.spec)[0] not in ("single", "native")
+                and str((row.description or {}).get("version", "")).startswith("9."))
     return ScaleOut(tuple(sorted(rows, key=lambda r: (r.method, r.nodes, r.clients))),
-                    same_machine=True)
+                    same_machine=True, no_lag_times=old)

@@ -368,6 +368,8 @@ def scale_out_table(so: ScaleOut, ctx: Context) -> Table:
     notes = [tr("scaleout.note", lang)]
     if so.same_machine:
         notes.append(tr("scaleout.same_machine", lang))
+    if so.no_lag_times:
+        notes.append(tr("scaleout.no_lag_times", lang, servers=", ".join(so.no_lag_times)))
     return Table("scaleout", tr("scaleout", lang), tr("scaleout.server", lang), columns, rows,
                  tuple(notes))
 
