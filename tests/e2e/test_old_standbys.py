@@ -7,6 +7,8 @@ SQL, 9.6's ``n (names)`` in synchronous_standby_names; the lag monitor's byte po
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from typing import Any
 
 import pytest
@@ -67,3 +69,21 @@ def test_9_6_waits_for_its_standby_and_its_lag_is_in_bytes(finished: dict[str, A
     # The S7 table says why 9.6's replay lag is missing (and 10's is not named).
     assert ("*pg96-sync: no replay lag, because pg\\_stat\\_replication has no lag times before "
             "PostgreSQL 10; their lag is in bytes only") in finished["md"], finished["md"]
+
+
+def test_the_monitors_read_9_6_and_10_alike(finished: dict[str, Any]) -> None:
+    """Every monitor's figures on 9.6 and 10 (with 13, 14 and 18 in test_versions): no trial
+    note, wait events sampled, the same statistics, and only 10 has replay-lag times."""
+    with closing(sqlite3.connect(finished["store"])) as conn:
+        notes = dict(conn.execute("SELECT server, notes FROM trials"))
+        sampled = dict(conn.execute(
+            "SELECT t.server, sum(w.samples) FROM waits w JOIN trials t USING (study_id, trial_id) "
+            "GROUP BY t.server"))
+    assert notes == {"pg96-sync": "[]", "pg10-async": "[]"}
+    assert set(sampled) == {"pg96-sync", "pg10-async"} and min(sampled.values()) > 0, sampled
+    names = {server: {n for (t, n) in finished["metrics"] if t == trial["trial_id"]}
+             for server, trial in finished["trials"].items()}
+    assert names["pg10-async"] - names["pg96-sync"] == {"replication_replay_lag_ms_max"}
+    assert names["pg96-sync"] <= names["pg10-async"]
+    assert {"wal_bytes", "checkpoints_in_window", "autovacuum_in_window", "blks_hit",
+            "cpu_user", "data_device_util"} <= names["pg96-sync"]
