@@ -97,9 +97,10 @@ class SshTopologyServer(SshServer):
                               f"later, not {self.install.version}; use replication: native")
         basebackup = find_basebackup(self.ssh, self.install)
         if basebackup is None:
+            major = "9.6" if self.install.major < 10 else self.install.major
             raise ServerError(
                 f"{self._where()}: standbys of PostgreSQL {self.install.version} are made with "
-                f"a pg_basebackup of 10 or later (and of {self.install.major} or later), and "
+                f"a pg_basebackup of 10 or later (and of {major} or later), and "
                 "the host has none in its install or /usr/lib/postgresql/*/bin; install one "
                 "there, e.g. apt-get install postgresql-client-17")
         self._start(slot, f"{slot.root}/logs/build", extra=self._primary_settings())
