@@ -46,6 +46,8 @@ def test_a_study_of_96_13_14_and_18_runs_with_one_pgbench(pg18: Install, workdir
     store, report = workdir / "versions.db", workdir / "report"
     plan = run_cli("plan", str(workdir / "versions.yaml"))
     assert plan.returncode == 0, plan.stderr
+    assert ("teiten: note: the versions come from 2 origins (maven: pg96, pg13; pypi: pg14, "
+            "pg18), which build PostgreSQL differently") in plan.stderr, plan.stderr
     done = run_cli("run", str(workdir / "versions.yaml"), "--store", str(store), "--report",
                    str(report))
     assert done.returncode == 0, done.stderr

@@ -135,3 +135,13 @@ def test_a_long_list_of_settings_one_version_has_is_counted_and_kept_whole_in_a_
     rows = list(csv.DictReader(io.StringIO(differences_csv(data))))
     assert len([r for r in rows if r["cause"] == "version-only"]) == 23
     assert {"what": "new_19", "pg96": "—", "pg18": "19", "cause": "version-only"} in rows
+
+
+def test_versions_across_origins_are_named_and_builds_of_one_version_are_not() -> None:
+    from teiten.analysis.differences import origins_across_versions
+
+    assert origins_across_versions({"a": ("17.0", "maven"), "b": ("17.1", "npm"),
+                                    "c": ("17.2", "maven")}) == {"maven": ["a", "c"], "npm": ["b"]}
+    assert origins_across_versions({"a": ("17.0", "maven"), "b": ("17.2", "maven")}) == {}
+    # the same version from two origins: the build is what the study compares
+    assert origins_across_versions({"a": ("15.14", "system"), "b": ("15.14", "pypi")}) == {}

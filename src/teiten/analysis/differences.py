@@ -61,6 +61,18 @@ def declared(servers: Sequence[ServerRecord]) -> set[str]:
     return {field for field, _ in declared_values([s.spec for s in servers])}
 
 
+def origins_across_versions(installs: Mapping[str, tuple[str, str]]) -> dict[str, list[str]]:
+    """The servers of each origin (``installs``: server -> (version, origin)), when the study
+    compares versions across several origins; empty when one origin builds them all, or when
+    the versions are the same (then the origins are what the study compares)."""
+    if len({v for v, _ in installs.values()}) < 2 or len({o for _, o in installs.values()}) < 2:
+        return {}
+    found: dict[str, list[str]] = {}
+    for server, (_, origin) in installs.items():
+        found.setdefault(origin, []).append(server)
+    return found
+
+
 def declared_values(specs: Sequence[Mapping[str, Any]]) -> list[tuple[str, tuple[str, ...]]]:
     """Each spec field that differs between the servers' specs, with its values (the
     :meth:`ServerSpec.model_dump` of each server, in server order)."""

@@ -120,6 +120,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print("teiten: note: " + (tr("differences.plan", factors="; ".join(
             f"{field} ({' / '.join(values)})" for field, values in factors)) if factors
             else tr("differences.plan_none")), file=sys.stderr)
+    mixed = differences.origins_across_versions(
+        {name: (r.version, r.origin) for name, r in checked.installs.items()})
+    if mixed:
+        print("teiten: note: " + tr("differences.origins", n=len(mixed), who="; ".join(
+            f"{origin}: {', '.join(names)}" for origin, names in mixed.items())), file=sys.stderr)
     if loaded.study.repetitions == "auto":
         auto = loaded.study.auto_repetitions
         print("teiten: note: " + tr("auto.plan", floor=auto.floor, ceiling=auto.ceiling,
