@@ -88,7 +88,8 @@ def _check_standbys(loaded: LoadedStudy, index: int, server: ServerSpec, res: Re
     candidates = [(r, _release(r.version)[0]) for r in (res, client) if r.has("pg_basebackup")]
     if basebackup_choice(_release(res.version)[0], candidates) is None:
         raise loaded.error(where, f"servers[{index}].replicas: streaming standbys are made with a "
-                           "pg_basebackup of the server's major or newer, which neither "
+                           "pg_basebackup of 10 or later and of the server's major or newer, "
+                           "which neither "
                            f"PostgreSQL {res.describe()} nor the study's pgbench install "
                            f"{client.describe()} has; name a newer install that has it (PyPI's, "
                            "the system's) in 'pgbench:'")

@@ -428,7 +428,8 @@ def test_standbys_no_install_of_the_study_can_make_are_refused_before_anything(
     # the description of an install says whether it is cached yet (its bindir) or not
     assert re.fullmatch(
         rf"teiten: error: {re.escape(str(study))}:4: servers\[0\]\.replicas: streaming standbys "
-        r"are made with a pg_basebackup of the server's major or newer, which neither PostgreSQL "
+        r"are made with a pg_basebackup of 10 or later and of the server's major or newer, which "
+        r"neither PostgreSQL "
         r"18\.\d+ \(.*\) nor the study's pgbench install 17\.\d+ \(.*\) has; name a newer "
         r"install that has it \(PyPI's, the system's\) in 'pgbench:'", line), line
 

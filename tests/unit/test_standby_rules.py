@@ -39,3 +39,12 @@ def test_sync_standby_names_without_any_before_10() -> None:
     assert "synchronous_standby_names = '2 (node1, node2)'" in primary_settings(
         "sync", 3, "remote_apply", wal_level=None, major=9)
     assert "wal_level = 'replica'" not in primary_settings("async", 2, "on", wal_level="logical")
+
+
+def test_a_series_on_an_ssh_host_holds_its_releases_betas_and_development_builds() -> None:
+    from teiten.servers.ssh_host import _in_series
+
+    assert _in_series("18.1", 18, "18", 1) and _in_series("18beta1", 18, "18", 1)
+    assert _in_series("18devel", 18, "18", 1) and not _in_series("17.6", 17, "18", 1)
+    assert _in_series("9.6.24", 9, "9.6", 2) and _in_series("9.6beta1", 9, "9.6", 2)
+    assert not _in_series("9.5.25", 9, "9.6", 2) and not _in_series("9.61", 9, "9.6", 2)

@@ -73,7 +73,9 @@ def scale_out(workload: str, servers: Sequence[ServerRecord], trials: Sequence[T
                                 for m in seen)))
     # In this version every node of a topology runs on one machine: this one, or the ssh
     # host (standbys are made there). Nodes on machines of their own would lift this.
-    old = tuple(row.name for row in servers if method(row.spec)[0] not in ("single", "native")
+    shown = {r.server for r in rows}
+    old = tuple(row.name for row in servers if row.name in shown
+                and method(row.spec)[0] not in ("single", "native")
                 and str((row.description or {}).get("version", "")).startswith("9."))
     return ScaleOut(tuple(sorted(rows, key=lambda r: (r.method, r.nodes, r.clients))),
                     same_machine=True, no_lag_times=old)

@@ -197,10 +197,13 @@ def hot_functions(folded: str, *, top: int = 10) -> list[tuple[str, float]]:
     return [(name, n / total) for name, n in ranked] if total else []
 
 
-def unnamed_shares(folded: str) -> tuple[float, float]:
-    """The share of the samples whose stack passes through a frame perf could not name
-    (written ``[postgres]``, after the binary, or ``[unknown]``: a build without symbols for
-    its static functions), and the share whose top frame is one (self time there)."""
+def unnamed_shares(folded: str, binary: str = "postgres") -> tuple[float, float]:
+    """The share of the samples whose stack passes through a function of the server that perf
+    could not name (a frame written ``[postgres]``, after the binary: a build stripped of its
+    static functions' symbols), and the share whose top frame is one (self time there).
+    Other unnamed frames (``[unknown]`` kernel addresses, JIT code) are not the build's, and
+    not counted."""
+    unnamed = f"[{binary}]"
     total = through = top = 0
     for line in folded.splitlines():
         stack, _, number = line.rpartition(" ")
@@ -209,9 +212,9 @@ def unnamed_shares(folded: str) -> tuple[float, float]:
         n = int(number)
         total += n
         frames = stack.split(";")
-        if any(f.startswith("[") and f.endswith("]") for f in frames):
+        if unnamed in frames:
             through += n
-            top += n if frames[-1].startswith("[") else 0
+            top += n if frames[-1] == unnamed else 0
     return (through / total, top / total) if total else (0.0, 0.0)
 
 

@@ -93,7 +93,7 @@ def find_install(ssh: Ssh, ref: str, *, server: str, where: str) -> RemoteInstal
         seen.append(f"{version} in {bindir}")
         if "/" in ref and bindir not in looked:
             continue  # a path names its bindir; pg_config's is another install
-        if want_major is not None and version.split(".")[:series] != want_major.split("."):
+        if want_major is not None and not _in_series(version, major, want_major, series):
             continue
         if want_version is not None and version != want_version:
             continue
@@ -108,6 +108,14 @@ def find_install(ssh: Ssh, ref: str, *, server: str, where: str) -> RemoteInstal
         f"PostgreSQL {ref} is not installed on {ssh.target} (server {server}; looked in "
         f"/usr/lib/postgresql/*/bin and pg_config on the PATH there{there}); install it there, e.g. "
         f"apt-get install postgresql-{want_major}")
+
+
+def _in_series(version: str, major: int, want: str, parts: int) -> bool:
+    """Whether ``version`` (of ``major``) is of the series ``want``: "18" holds 18.1,
+    18beta1 and 18devel; "9.6" (``parts`` 2) holds 9.6.24 and 9.6beta1, not 9.5.25."""
+    if parts == 1 and want.isdigit():
+        return major == int(want)
+    return re.match(rf"{re.escape(want)}(\D|$)", version) is not None
 
 
 def find_basebackup(ssh: Ssh, install: RemoteInstall) -> str | None:

@@ -62,6 +62,7 @@ class SshTopologyServer(SshServer):
         self.max_clients = max_clients  # per Pgpool-II: the trial's clients times load clients
         self.pgpool_binary: str | None = None
         self.pgpools: list[RemotePgpool] = []
+        self.basebackup: str | None = None  # on the host: makes the standbys
 
     @property
     def mode(self) -> Mode:
@@ -75,7 +76,28 @@ class SshTopologyServer(SshServer):
         if self.spec.pgpool and self.pgpool_binary is None:
             self.connect()
             self.pgpool_binary = ssh_pgpool.find(self.ssh)
+        if self.streaming and self.basebackup is None:
+            self.connect()
+            self.basebackup = self._find_basebackup()
         super().prepare(workload)
+
+    def _find_basebackup(self) -> str:
+        """The host's pg_basebackup that makes the standbys (found before any data is
+        loaded); refused in one line for a server before 9.6, or a host without one."""
+        install = self.install
+        assert install is not None
+        if install.major < 10 and not install.version.startswith("9.6"):
+            raise ServerError(f"{self._where()}: streaming standbys need PostgreSQL 9.6 or "
+                              f"later, not {install.version}; use replication: native")
+        found = find_basebackup(self.ssh, install)
+        if found is None:
+            major = "9.6" if install.major < 10 else str(install.major)
+            raise ServerError(
+                f"{self._where()}: standbys of PostgreSQL {install.version} are made with a "
+                f"pg_basebackup of 10 or later and of {major} or later, and the host has none "
+                "(in its install, /usr/lib/postgresql/*/bin or pg_config's bindir); install "
+                f"one there, e.g. apt-get install postgresql-client-{max(17, install.major)}")
+        return found
 
     def _save(self, slot: Slot) -> None:
         """Make the other nodes from the loaded primary (standbys: base backups of it
@@ -91,22 +113,11 @@ class SshTopologyServer(SshServer):
                 slot.standbys.append(self._copy(slot, i))
             super()._save(slot)
             return
-        assert self.install is not None
-        if self.install.major < 10 and not self.install.version.startswith("9.6"):
-            raise ServerError(f"{self._where()}: streaming standbys need PostgreSQL 9.6 or "
-                              f"later, not {self.install.version}; use replication: native")
-        basebackup = find_basebackup(self.ssh, self.install)
-        if basebackup is None:
-            major = "9.6" if self.install.major < 10 else self.install.major
-            raise ServerError(
-                f"{self._where()}: standbys of PostgreSQL {self.install.version} are made with "
-                f"a pg_basebackup of 10 or later (and of {major} or later), and "
-                "the host has none in its install or /usr/lib/postgresql/*/bin; install one "
-                "there, e.g. apt-get install postgresql-client-17")
+        assert self.basebackup is not None
         self._start(slot, f"{slot.root}/logs/build", extra=self._primary_settings())
         try:
             for i in range(1, self.spec.replicas + 1):
-                slot.standbys.append(self._base_backup(slot, i, basebackup))
+                slot.standbys.append(self._base_backup(slot, i, self.basebackup))
         finally:
             self._stop_nodes(slot)
         super()._save(slot)
