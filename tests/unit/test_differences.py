@@ -119,7 +119,8 @@ def test_a_long_list_of_settings_one_version_has_is_counted_and_kept_whole_in_a_
     from typing import cast
 
     from teiten.analysis.model import ReportData
-    from teiten.report.differences import difference_table, differences_csv
+    from teiten.report.differences import difference_table
+    from teiten.report.exports import csv_text, differences_table
 
     old = _server("pg96", "9.6", version="9.6.24",
                   defaults={f"old_{i:02}": "on" for i in range(3)})
@@ -132,7 +133,7 @@ def test_a_long_list_of_settings_one_version_has_is_counted_and_kept_whole_in_a_
                         "old_02 = on; pg18: 20 settings (new_00 = 0, new_01 = 1, new_02 = 2, "
                         "new_03 = 3, new_04 = 4, new_05 = 5, and 14 more).")
     assert notes[2] == "Every difference, each of these settings included, is in tables/differences.csv."
-    rows = list(csv.DictReader(io.StringIO(differences_csv(data))))
+    rows = list(csv.DictReader(io.StringIO(csv_text(differences_table(data)))))
     assert len([r for r in rows if r["cause"] == "version-only"]) == 23
     assert {"what": "new_19", "pg96": "—", "pg18": "19", "cause": "version-only"} in rows
 

@@ -4,9 +4,6 @@ reader sees at once whether the comparison holds everything else equal."""
 
 from __future__ import annotations
 
-import csv
-import io
-
 from teiten.analysis.model import Difference, ReportData
 from teiten.report.cells import Cell, Column, Table
 from teiten.report.i18n import tr
@@ -17,7 +14,8 @@ from teiten.report.i18n import tr
 _ONE_NOTE = "version-only"
 _NAMED = 12
 _FIRST = 6
-DIFFERENCES_CSV = "tables/differences.csv"
+DIFFERENCES = "differences"  # its table, tables/differences.csv beside the report
+DIFFERENCES_CSV = f"tables/{DIFFERENCES}.csv"
 
 
 def declared_sentence(data: ReportData) -> str:
@@ -59,16 +57,6 @@ def _some(have: tuple[str, ...], lang: str) -> str:
         return ", ".join(have)
     return tr("differences.only.many", lang, n=len(have), first=", ".join(have[:_FIRST]),
               more=len(have) - _FIRST)
-
-
-def differences_csv(data: ReportData) -> str:
-    """Every difference between the servers, the version-only settings included: what, the
-    value of each server (— where it has none), and why it differs."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["what", *(s.name for s in data.servers), "cause"])
-    writer.writerows([d.what, *d.values, d.cause] for d in data.differences)
-    return buf.getvalue()
 
 
 def _cause(d: Difference, lang: str) -> str:

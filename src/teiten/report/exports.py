@@ -19,7 +19,7 @@ from urllib.parse import quote
 from teiten.analysis.model import ReportData, WorkloadSection
 from teiten.analysis.percentiles import NAMES, WITH_INTERVALS, PercentileRow
 from teiten.report import formats as f
-from teiten.report.differences import DIFFERENCES_CSV, differences_csv
+from teiten.report.differences import DIFFERENCES
 from teiten.report.i18n import tr
 from teiten.report.tables import (
     baseline_series,
@@ -244,6 +244,14 @@ def table_links(tables: list[DataTable], lang: str) -> list[tuple[str, str]]:
     return links
 
 
+def differences_table(data: ReportData) -> DataTable:
+    """Every difference between the servers, the version-only settings included: what, the
+    value of each server (— where it has none), and why it differs."""
+    return DataTable(DIFFERENCES, "", "differences",
+                     ("what", *(s.name for s in data.servers), "cause"),
+                     tuple((d.what, *d.values, d.cause) for d in data.differences))
+
+
 def all_tables(data: ReportData) -> list[list[DataTable]]:
     """The tables of every section, in section order."""
     return [section_tables(s, stem) for s, stem in zip(data.sections, section_stems(data), strict=True)]
@@ -284,9 +292,10 @@ def write_tables(data: ReportData, out_dir: Path) -> dict[str, Path]:
             path.write_text(csv_text(t), encoding="utf-8")
             written[f"csv:{t.name}"] = path
     if data.differences:
-        path = out_dir / DIFFERENCES_CSV
-        path.write_text(differences_csv(data), encoding="utf-8")
-        written["csv:differences"] = path
+        table = differences_table(data)
+        path = out_dir / table.file
+        path.write_text(csv_text(table), encoding="utf-8")
+        written[f"csv:{table.name}"] = path
     path = out_dir / "tables.json"
     path.write_text(json_text(data, tables), encoding="utf-8")
     written["json"] = path
