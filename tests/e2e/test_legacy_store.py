@@ -21,7 +21,7 @@ from teiten.store.rows import HEADLINE_FIELDS, LATER_FIELDS
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "store-b08acca"
 # Columns an interval method decides; everything else must be equal.
-INTERVAL_WORDS = ("ci_", "significance", "p_value", "needed", "detectable")
+INTERVAL_WORDS = ("ci_", "significance", "p_value", "needed", "detectable", "estimate", "verdict", "margin")
 
 
 @pytest.fixture()

@@ -54,7 +54,7 @@ def test_standbys_of_9_6_and_10_stream_and_nothing_is_left(finished: dict[str, A
         assert finished["versions"][server].startswith(version)
     # The report's answer names what the ratio is against, and claims nothing of one repetition.
     assert ("pgecons-update: pg10-async against pg96-sync: cannot tell at 2 clients: one "
-            "repetition gives no interval.") in finished["md"]
+            "block gives no interval.") in finished["md"]
 
 
 def test_9_6_waits_for_its_standby_and_its_lag_is_in_bytes(finished: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ report's own formatting functions, so a formatting slip shows.
 from __future__ import annotations
 
 import csv
+import html
 import json
 import math
 import re
@@ -159,16 +160,28 @@ def _tps_text(p: Point) -> str:
     return f"{text} ({p.n_failed} failed)" if p.n_failed else text
 
 
+MARKS = {"faster": "▲", "slower": "▼", "no-difference": "≈", "cannot-tell": "?"}
+
+
 def _mark(p: Point) -> str:
-    return {None: "?", True: "*", False: "ns"}[p.significant]
+    return MARKS[p.verdict]
 
 
 def _ratio_text(p: Point) -> str:
-    if p.ratio is None:
-        return "—"
+    """The cell: the interval's own estimate (never the ratio of the medians), its interval at
+    the family's level, the level it reaches, the verdict's marker."""
+    if p.estimate is None:
+        return "— ?" if p.verdict == "cannot-tell" else "—"
     assert p.ratio_ci is not None
     low, high = p.ratio_ci
-    return f"{p.ratio * 100:.1f}% [{low * 100:.1f}{CI}{high * 100:.1f}, {_level(p.ratio_ci_level)}] {_mark(p)}"
+    assert low <= p.estimate <= high
+    return (f"{p.estimate * 100:.1f}% [{low * 100:.1f}{CI}{high * 100:.1f}, {_level(p.ratio_ci_level)}] "
+            f"{_mark(p)}")
+
+
+def _ci(p: Point) -> str:
+    assert p.ratio_ci is not None
+    return f"{p.ratio_ci[0] * 100:.1f}{CI}{p.ratio_ci[1] * 100:.1f}"
 
 
 def _points(data: ReportData) -> list[tuple[WorkloadSection, ServerSeries, Point]]:
@@ -247,29 +260,36 @@ def test_ratio_cells_show_ci_and_significance(data: ReportData, dom: _Dom) -> No
             continue
         cell = dom.ids[ident]
         assert cell["text"] == _ratio_text(p)
-        if p.significant is None and p.ratio is not None:
-            assert cell["title"] == f"too few repetitions to tell: needs {p.needed} repetitions per server"
-        elif p.ratio is not None:
-            verdict = "significant" if p.significant else "no significant difference"
-            assert cell["title"] == (f"p = {p.p_value:.3f} (Mann-Whitney U): {verdict} at "
-                                     "α = 0.05")
+        if p.reason == "short":
+            assert cell["title"] == (f"cannot tell: these blocks reach 90%, short of the 99.3% each of the "
+                                     f"report's 8 comparisons needs ({p.needed} blocks reach it)")
+        elif p.verdict in ("faster", "slower"):
+            side = "above" if p.verdict == "faster" else "below"
+            assert cell["title"] == (f"{p.verdict}: the 99.5% interval {_ci(p)}% (Hodges–Lehmann interval "
+                                     f"of the two sets of repetitions) lies wholly {side} 100%")
     update = {c: dom.ids[f"ratio--pgecons_2d_update--pg18--{c}"]["text"] for c in (1, 2, 4)}
-    assert update[1].endswith(" ns") and update[2].endswith(" *") and update[4].endswith(" *")
+    assert update[1].endswith(" ≈") and update[2].endswith(" ▲") and update[4].endswith(" ▼")
     assert update[2].startswith("110.0% [")
-    assert dom.ids["ratio--pgecons_2d_read--pg18--2"]["text"] == "—"
+    assert dom.ids["ratio--pgecons_2d_update--pg18--1"]["title"] == (
+        "no difference within ±5%: the 99.5% interval 98.0–104.3% (Hodges–Lehmann interval of the two "
+        "sets of repetitions) lies inside 95–105%")
+    assert dom.ids["ratio--pgecons_2d_read--pg18--2"]["text"] == "— ?"
+    assert dom.ids["ratio--pgecons_2d_read--pg18--2"]["title"] == (
+        "cannot tell: a server has no successful trial here, so there is no ratio")
 
 
 def test_too_few_repetitions_marker_and_footnote(data: ReportData, doc: str, dom: _Dom,
                                                  tmp_path: Path) -> None:
-    read_html, update_html = doc.split('<section class="workload"')[1:3]
+    read_html, update_html = html.unescape(doc).split('<section class="workload"')[1:3]
     for c in (1, 4):
         assert dom.ids[f"ratio--pgecons_2d_read--pg18--{c}"]["text"].endswith(" ?")
-        assert _point(_section(data, "pgecons-read"), "pg18", c).needed == 4
-    footnote = "?: too few repetitions to tell; needs 4 repetitions per server."
+        # 8 comparisons: each interval at 1 - 0.05/8; 3 repetitions a side reach 90%, 6 reach it.
+        assert _point(_section(data, "pgecons-read"), "pg18", c).needed == 6
+    footnote = "?: where the blocks are too few for the level the report's comparisons need, 6 blocks reach it."
     assert footnote in read_html and footnote not in update_html
     assert '<span class="mark unsure">?</span>' in read_html
-    assert '<span class="mark sig">*</span>' in update_html
-    assert '<span class="mark ns">ns</span>' in update_html
+    assert '<span class="mark sig">▲</span>' in update_html and '<span class="mark sig">▼</span>' in update_html
+    assert '<span class="mark ns">≈</span>' in update_html
     text = render_markdown(data, tmp_path).read_text(encoding="utf-8")
     assert f"*{footnote}*" in text
     assert "| 1 | 1000.0 \\[999.0–1002.0, 75%\\] | 1050.0 \\[1049.0–1052.0, 75%\\] | 105.0% \\[" in text
@@ -324,10 +344,10 @@ def test_degradation_table(data: ReportData, dom: _Dom) -> None:
                           f"{r.rate_pct:.1f}% [{r.rate_ci[0]:.1f}{CI}{r.rate_ci[1]:.1f}, "
                           f"{_level(r.rate_level)}]", f"{r.difference:.1f}"]
                          for r in deg.rows if r.rate_ci is not None]
-    # 4 repetitions a side, no shared blocks in the fixture: the Hodges-Lehmann interval of
-    # the ratio, as a degradation rate, at the 97.1% it reaches.
+    # 6 repetitions a side, no shared blocks in the fixture: the Hodges-Lehmann interval of
+    # the ratio, as a degradation rate, at the 95.8% it reaches.
     assert table[3][:3] == ["4", "1500.0", "1470.0"] and table[3][3].startswith("2.0% [")
-    assert table[3][3].endswith(", 97.1%]")
+    assert table[3][3].endswith(", 95.8%]")
 
 
 # --- Findings --------------------------------------------------------------------------
@@ -342,7 +362,7 @@ def test_every_finding_repeats_the_numbers_of_its_cell(lang: str) -> None:
     expected = sum(len(s.findings) for s in data.sections)
     assert len(dom.findings) == expected > 0
     kinds = {f.kind for s in data.sections for f in s.findings}
-    assert kinds == {"faster", "slower", "no-difference", "too-few", "peak"}
+    assert kinds == {"faster", "slower", "no-difference", "cannot-tell", "peak", "peak-unsure"}
     for href, text in dom.findings:
         assert href.startswith("#")
         cell = dom.ids[href[1:]]  # the link points at an existing cell
@@ -350,20 +370,24 @@ def test_every_finding_repeats_the_numbers_of_its_cell(lang: str) -> None:
         if ratio:  # faster / slower
             interval = re.search(rf"(\d+\.\d){CI}(\d+\.\d)%", text)
             diff = re.search(r"(\d+\.\d)% (?:faster|slower|高速|低速)", text)
-            p = re.search(r"p = (\S+?)[)）]", text)
-            assert interval and diff and p, text
+            assert interval and diff, text
             level = re.search(r"[(（](\d+(?:\.\d)?)% (?:CI|信頼区間)", text)
             assert level, text
-            assert cell["text"].startswith(f"{ratio[1]}% [{interval[1]}{CI}{interval[2]}, {level[1]}%] *")
+            mark = "▲" if re.search("faster|高速", text) else "▼"
+            assert cell["text"] == f"{ratio[1]}% [{interval[1]}{CI}{interval[2]}, {level[1]}%] {mark}"
             assert Decimal(diff[1]) == abs(Decimal(ratio[1]) - 100)
-            assert re.match(rf"p = {re.escape(p[1])}[ （]", cell["title"])
+            assert cell["title"].startswith(("faster", "slower", "高速", "低速"))
         elif "TPS" in text:  # peak
             tps = re.search(r"(\d+\.\d) TPS", text)
             assert tps and cell["text"].startswith(f"{tps[1]} ["), text
-        else:  # no difference / too few: numbers are client counts and the repetitions needed
-            assert cell["text"].split()[-1] in ("ns", "?"), (text, cell)
-            if "needs" in text or "必要" in text:
-                assert re.search(r"needs (\d+) repetitions|各サーバ (\d+) 回", text)
+        elif "peak" in text or "最大" in text:  # where it peaks cannot be told: the cell is its TPS
+            assert href.startswith("#tps--"), (text, href)
+        else:  # no difference / cannot tell: the span of the intervals, as the cells print them
+            assert cell["text"].split()[-1] in ("≈", "?"), (text, cell)
+            span = re.search(rf"(\d+\.\d){CI}(\d+\.\d)%", text)
+            if span:
+                low, high = re.search(rf"\[(\d+\.\d){CI}(\d+\.\d),", cell["text"]).groups()  # type: ignore[union-attr]
+                assert Decimal(span[1]) <= Decimal(low) and Decimal(high) <= Decimal(span[2]), (text, cell)
 
 
 def test_finding_sentences(data: ReportData, dom: _Dom) -> None:
@@ -371,16 +395,20 @@ def test_finding_sentences(data: ReportData, dom: _Dom) -> None:
     assert p.ratio_ci is not None
     low, high = (f"{v * 100:.1f}" for v in p.ratio_ci)
     texts = {text for _, text in dom.findings}
-    # 4 repetitions a side, unpaired: the Hodges-Lehmann interval reaches 97.1% (1 - 2/70).
-    assert (f"pg18 is 10.0% faster than pg17 at 2 clients: ratio 110.0% (97.1% CI {low}{CI}{high}%), "
-            f"significant (p = {p.p_value:.3f}).") in texts
-    assert "pg18 vs pg17: no significant difference at 1 client." in texts
-    assert ("pg18 vs pg17: too few repetitions to tell at 1, 4 clients (needs 4 repetitions per "
-            "server).") in texts
+    # 6 repetitions a side, unpaired, 8 comparisons: the Hodges-Lehmann interval at 1 - 0.05/8
+    # reaches 99.5%.
+    assert (f"pg18 is 10.0% faster than pg17 at 2 clients: ratio 110.0% (99.5% CI {low}{CI}{high}%).") in texts
+    same = "pg18 vs pg17: no difference within ±5% at 1 client (every interval within 98.0–104.3%, 99.5% CI)."
+    assert same in texts
+    assert ("pg18 vs pg17: cannot tell at 1, 4 clients: the intervals span 96.8–105.3% at 90%, short of the "
+            "99.3% this report's 8 comparisons need each (6 blocks reach it).") in texts
+    assert ("pg18 vs pg17: cannot tell at 2 clients: no ratio, as a server has no successful trial there "
+            "(see the warnings).") in texts
     assert "pg17 peaks at 4 clients (1500.0 TPS) and scales until 2 clients." in texts
+    assert ("pg18: cannot tell where it peaks (as few as 0 successful trials at a client count; stating a "
+            "peak needs 3 at each).") in texts
     links = dict((text, href) for href, text in dom.findings)
-    assert links["pg18 vs pg17: no significant difference at 1 client."] == \
-        "#ratio--pgecons_2d_update--pg18--1"
+    assert links[same] == "#ratio--pgecons_2d_update--pg18--1"
     assert links["pg17 peaks at 4 clients (1500.0 TPS) and scales until 2 clients."] == \
         "#tps--pgecons_2d_update--pg17--4"
 
@@ -388,7 +416,8 @@ def test_finding_sentences(data: ReportData, dom: _Dom) -> None:
 def test_findings_in_markdown(data: ReportData, tmp_path: Path) -> None:
     text = render_markdown(data, tmp_path).read_text(encoding="utf-8")
     assert "### Findings" in text
-    assert "- pg18 vs pg17: no significant difference at 1 client." in text
+    assert ("- pg18 vs pg17: no difference within ±5% at 1 client (every interval within 98.0–104.3%, "
+            "99.5% CI).") in text
     assert "- dev&lt;script&gt;&amp;\"x is 20.0% slower than pg17 at 1 client: ratio 80.0%" in text
 
 
@@ -403,15 +432,16 @@ def test_japanese_report_uses_the_pgecons_vocabulary(ja: ReportData, tmp_path: P
     assert "TPS の中央値と基準比" in headings
     assert "性能低下率: pg17 に対する pg18" in headings
     assert "## 参照系: pgecons-read" in text and "## 更新系: pgecons-update" in text
-    for word in ("クライアント数", "基準比", "中央値", "性能低下率", "信頼区間", "有意差"):
+    for word in ("クライアント数", "基準比", "中央値", "性能低下率", "信頼区間", "差なし", "判定できません"):
         assert word in doc and word in text, word
     tps = [rows for c, rows in dom.tables if c == "data tps"][0]
     assert tps[0] == ["クライアント数", "TPS 中央値", "基準比", "検出可能な最小差"]
     texts = {t for _, t in dom.findings}
-    assert "pg18 と pg17: クライアント数 1 では有意差はありません。" in texts
+    assert ("pg18 と pg17: クライアント数 1 で差なし（±5% 以内。区間はすべて 98.0–104.3%、99.5% 信頼区間）。"
+            in texts)
     assert any(t.startswith("pg18 は pg17 よりクライアント数 2 で 10.0% 高速です: 基準比 110.0%")
                for t in texts)
-    assert "?: 繰り返しが少なく有意差を判定できません。各サーバ 4 回の繰り返しが必要です。" in doc
+    assert "?: ブロック数がこの報告の比較に必要な水準に届かない点は、6 ブロックで届きます。" in doc
     # Nothing of the English interface is left over.
     for english in ("Findings", "Summary", "Workload:", "Ratio to baseline", "Median TPS",
                     "Trial status", "Warnings", " clients", "nothing recorded", "log scale",
@@ -451,10 +481,12 @@ def test_csv_and_json_match_the_tables(data: ReportData, tmp_path: Path) -> None
             if row["ratio_pct"]:
                 r, low, high, level = (float(row[k]) for k in ("ratio_pct", "ratio_ci_low_pct",
                                                                 "ratio_ci_high_pct", "ratio_ci_level_pct"))
-                mark = {"significant": "*", "not-significant": "ns", "too-few": "?"}[row["significance"]]
-                assert cell == f"{r:.1f}% [{low:.1f}{CI}{high:.1f}, {level:g}%] {mark}"
+                estimate = float(row["estimate_pct"])
+                assert low <= estimate <= high and abs(estimate - r) < 1  # the ratio of medians stays
+                mark = {"faster": "▲", "slower": "▼", "no-difference": "≈", "cannot-tell": "?"}[row["verdict"]]
+                assert cell == f"{estimate:.1f}% [{low:.1f}{CI}{high:.1f}, {level:g}%] {mark}"
             else:
-                assert cell == "—"
+                assert cell == "— ?" and row["verdict"] == "cannot-tell" and row["verdict_reason"] == "no-ratio"
             checked += 1
         for row in _csv(tmp_path / "tables" / f"{workload}-latency.csv"):
             cell = dom.ids[cell_id("latency", workload, row["server"], int(row["clients"]))]["text"]
@@ -527,7 +559,7 @@ def test_tps_and_latency_charts_have_bands_and_exact_hover(data: ReportData, doc
     bands = re.findall(r'<polygon points="[^"]*" fill="(#[0-9A-F]{6})" fill-opacity="0.15"', tps)
     assert bands == list(PALETTE[:3])  # one band per server, in its colour
     p = _point(_section(data, "pgecons-update"), "pg18", 4)
-    assert f"<title>pg18 · 4 clients · {p.tps_median:.1f} TPS [1460.0–1480.0, 87.5%]</title>" in tps
+    assert f"<title>pg18 · 4 clients · {p.tps_median:.1f} TPS [1456.0–1484.0, 96.8%]</title>" in tps
     latency = _figure(doc, 2, "latency")
     assert len(re.findall(r'<polygon [^>]*fill-opacity="0.15"', latency)) == 3
     assert "<title>pg18 · 4 clients · 2.721 ms (range 2.667–2.803)</title>" in latency
@@ -544,7 +576,8 @@ def test_ratio_chart(data: ReportData, doc: str) -> None:
     whiskers = re.findall(r'<path d="M[^"]*" fill="none" stroke="(#[0-9A-F]{6})" stroke-width="1.5"', svg)
     assert whiskers == [PALETTE[1]] * 3 + [PALETTE[2]] * 3  # the servers keep their colours
     p = _point(_section(data, "pgecons-update"), "pg18", 2)
-    assert f"<title>pg18 · 2 clients · {_ratio_text(p)}</title>" in svg
+    assert (f"<title>pg18 · 2 clients · {_ratio_text(p)} faster: the 99.5% interval {_ci(p)}% (Hodges–Lehmann "
+            "interval of the two sets of repetitions) lies wholly above 100%</title>") in svg
     assert "pg17 / pg17" not in svg  # no line for the baseline itself
     ticks = [float(t) for t in re.findall(r'text-anchor="end" font-size="11" fill="#555555">([\d.]+)<', svg)]
     assert ticks[0] < 80 and ticks[-1] > 110 and ticks[0] > 0  # spans the data, not from 0
@@ -670,8 +703,9 @@ def test_the_report_opens_with_the_answer(data: ReportData, doc: str, tmp_path: 
     assert read.startswith("pgecons-read: pg18 against pg17: cannot tell at 1, 4 clients: the "
                            "intervals span ")
     assert update.startswith(f"pgecons-update: pg18 against pg17: 10.0% faster at 2 clients (ratio "
-                             f"110.0%, 97.1% CI {low}{CI}{high}%); ")
-    assert "slower at 4 clients" in update and "; no difference at 1 client (every ratio within " in update
+                             f"110.0%, 99.5% CI {low}{CI}{high}%); ")
+    assert "slower at 4 clients" in update
+    assert "; no difference within ±5% at 1 client (every interval within " in update
     text = render_markdown(data, tmp_path).read_text(encoding="utf-8")
     assert text.index("## The answer") < text.index("## Warnings") < text.index("## Study") \
         < text.index("## Workload")

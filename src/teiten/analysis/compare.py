@@ -3,11 +3,12 @@ findings sentences (as data) that repeat them. Pure functions."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from teiten.analysis import intervals, stats
+from teiten.analysis import intervals, stats, verdicts
 from teiten.analysis.model import Degradation, DegradationRow, Finding, Point, ServerSeries, WorkloadSection
 
 
@@ -18,8 +19,9 @@ def with_statistics(point: Point, baseline: Point | None, *, is_baseline: bool,
     within-block ratios where the ratio is paired).
 
     The ratio is paired by block where both points carry the blocks of their values
-    (``tps_blocks``; :func:`teiten.analysis.stats.compare` says how). The verdict is that of
-    this one comparison; :func:`with_holm` corrects it for the others of a report.
+    (``tps_blocks``; :func:`teiten.analysis.stats.compare` says how). The interval is that of
+    this one comparison; :func:`with_family` widens it for the others of a report and reads
+    the verdict from it.
     """
     values = list(point.tps_values)
     if not values:
@@ -33,9 +35,9 @@ def with_statistics(point: Point, baseline: Point | None, *, is_baseline: bool,
                              blocks=point.tps_blocks, baseline_blocks=baseline.tps_blocks)
         r = diff.ratio
         extra.update(ratio_ci=(r.low, r.high) if r else None, ratio_ci_level=r.confidence if r else None,
+                     estimate=r.value if r else None,
                      ratio_method=intervals.SIGNED_RANK if diff.paired else intervals.HODGES_LEHMANN,
-                     p_value=diff.p_value, p_min=diff.p_min, significant=diff.significant,
-                     needed=diff.needed)
+                     p_value=diff.p_value, p_min=diff.p_min, needed=diff.needed)
         cv_a, cv_b = stats.cv(values), stats.cv(base)
         pairs = intervals.blocked_pairs(values, point.tps_blocks, base, baseline.tps_blocks)
         if diff.paired and pairs:
@@ -54,36 +56,60 @@ def comparisons(sections: Sequence[WorkloadSection]) -> list[tuple[int, int, int
             if s.server != sec.baseline for k, p in enumerate(s.points) if p.ratio is not None]
 
 
-def with_holm(sections: Sequence[WorkloadSection], *,
-              alpha: float = stats.ALPHA) -> tuple[WorkloadSection, ...]:
-    """The sections with every verdict corrected for the report's m comparisons (Holm's
-    step-down method, :func:`teiten.analysis.stats.holm`), and their findings worded again.
+def with_family(sections: Sequence[WorkloadSection], *, alpha: float = stats.ALPHA,
+                margin_pct: float = verdicts.MARGIN_PCT) -> tuple[WorkloadSection, ...]:
+    """The sections with every ratio's interval at the family's level and its verdict read
+    from that interval (:mod:`teiten.analysis.verdicts`), and their findings worded again.
 
-    A comparison is tested only when its smallest possible p could pass Holm's first
-    threshold, alpha / m; otherwise it stays "too few repetitions to tell", with the
-    repetitions that would let it. The untested ones count in m as p = 1, so the correction
-    stays valid (conservative) whichever comparisons could be tested.
+    The family is every ratio of the report (m of them): each interval is computed at
+    1 - alpha / m (Bonferroni), with its Hodges-Lehmann estimate, so that the printed interval,
+    the printed estimate and the verdict are one thing. A point that has no ratio (a server
+    without a successful trial there) cannot tell. Holm's adjusted p (over the same family)
+    stays in the CSV's p_value_holm column only.
     """
     family = comparisons(sections)
     m = len(family)
-    if m == 0:
-        return tuple(sections)
+    required = verdicts.family_level(m, alpha)
     points = [sections[i].servers[j].points[k] for i, j, k in family]
     tested = [p.p_value is not None and p.p_min is not None and p.p_min * m <= alpha for p in points]
     adjusted = stats.holm([p.p_value if ok and p.p_value is not None else 1.0
-                           for p, ok in zip(points, tested, strict=True)])
-    changed: dict[tuple[int, int, int], Point] = {}
-    for at, p, ok, p_holm in zip(family, points, tested, adjusted, strict=True):
-        needed = stats.repetitions_needed(alpha / m, paired=p.ratio_method == intervals.SIGNED_RANK)
-        changed[at] = replace(p, comparisons=m, needed=needed, p_value=p.p_value if ok else None,
-                              p_holm=p_holm if ok else None, significant=(p_holm <= alpha) if ok else None)
+                           for p, ok in zip(points, tested, strict=True)]) if m else []
+    holm = {at: (p_holm if ok else None) for at, ok, p_holm in zip(family, tested, adjusted, strict=True)}
     out = []
     for i, sec in enumerate(sections):
-        series = tuple(replace(s, points=tuple(changed.get((i, j, k), p) for k, p in enumerate(s.points)))
-                       for j, s in enumerate(sec.servers))
-        fixed = replace(sec, servers=series)
+        by_name = {s.server: s for s in sec.servers}
+        series = []
+        for j, s in enumerate(sec.servers):
+            if s.server == sec.baseline or sec.suite is not None:
+                series.append(s)
+                continue
+            ref = by_name.get(s.reference or sec.baseline)
+            pts = []
+            for k, p in enumerate(s.points):
+                base = ref.points[k] if ref is not None and k < len(ref.points) else None
+                pts.append(_judged(p, base, m=m, required=required, alpha=alpha, margin_pct=margin_pct,
+                                   p_holm=holm.get((i, j, k))))
+            series.append(replace(s, points=tuple(pts)))
+        fixed = replace(sec, servers=tuple(series))
         out.append(replace(fixed, findings=findings(fixed)) if sec.suite is None else fixed)
     return tuple(out)
+
+
+def _judged(p: Point, base: Point | None, *, m: int, required: float, alpha: float,
+            margin_pct: float, p_holm: float | None) -> Point:
+    """``p`` with its interval at the family's level ``required`` and the verdict read from it."""
+    if p.ratio is None or base is None or not p.tps_values or not base.tps_values:
+        return replace(p, verdict=verdicts.UNSURE, reason=verdicts.NO_RATIO, margin_pct=margin_pct,
+                       comparisons=max(m, 1), estimate=None, ratio_ci=None, ratio_ci_level=None)
+    r = intervals.ratio_interval(p.tps_values, base.tps_values, confidence=required,
+                                 blocks=p.tps_blocks, baseline_blocks=base.tps_blocks)
+    ci = (r.low, r.high) if r else None
+    found = verdicts.judge(ci, r.confidence if r else None, required=required, margin_pct=margin_pct)
+    needed = stats.repetitions_needed(alpha / m, paired=p.ratio_method == intervals.SIGNED_RANK)
+    return replace(p, ratio_ci=ci, ratio_ci_level=r.confidence if r else None,
+                   estimate=r.value if r else None, verdict=found.word, reason=found.reason,
+                   margin_pct=margin_pct, comparisons=m, needed=needed,
+                   p_value=p.p_value if p_holm is not None else None, p_holm=p_holm)
 
 
 def saturation_of(series: ServerSeries) -> tuple[int, float, int] | None:
@@ -102,43 +128,68 @@ def cell_id(kind: str, workload: str, server: str, clients: int) -> str:
 
 
 def findings(section: WorkloadSection) -> tuple[Finding, ...]:
-    """What the tables say, as sentences-to-be: for each server against the baseline, the
-    significant differences one by one, then one line for the rest; and the peak."""
+    """What the tables say, as sentences-to-be: for each server against the baseline, each
+    faster or slower point one by one, then the points with no difference within the margin
+    together, then those that cannot tell, grouped by why; and the peak, where the repetitions
+    can place it (:func:`peak_finding`)."""
     out: list[Finding] = []
     base = section.baseline
     for series in section.servers:
-        if series.saturation:
-            peak, tps, knee = series.saturation
-            out.append(Finding("peak", series.server, base, (peak, knee), pct=tps,
-                               cell=cell_id("tps", section.workload, series.server, peak)))
+        out.append(peak_finding(section, series))
         if series.server == base:
             continue
         against = series.reference or base  # a tenant beside others: the same server alone
-        rest: list[int] = []
-        too_few: list[int] = []
-        needed = 0
         for p in series.points:
-            if p.ratio is None:
-                continue
-            if p.significant:
-                lo, hi = p.ratio_ci or (p.ratio, p.ratio)
+            if p.verdict in (verdicts.FASTER, verdicts.SLOWER):
+                shown = p.shown_ratio
+                assert shown is not None
+                lo, hi = p.ratio_ci or (shown, shown)
                 out.append(Finding(
-                    "faster" if p.ratio > 1 else "slower", series.server, against, (p.clients,),
-                    pct=(p.ratio - 1) * 100, ci_pct=((lo - 1) * 100, (hi - 1) * 100),
+                    "faster" if p.verdict == verdicts.FASTER else "slower", series.server, against,
+                    (p.clients,), pct=(shown - 1) * 100, ci_pct=((lo - 1) * 100, (hi - 1) * 100),
                     cell=cell_id("ratio", section.workload, series.server, p.clients)))
-            elif p.significant is None:
-                too_few.append(p.clients)
-                needed = max(needed, p.needed)
-            else:
-                rest.append(p.clients)
-        if rest:
-            out.append(Finding("no-difference", series.server, against, tuple(rest),
-                               cell=cell_id("ratio", section.workload, series.server, rest[0])))
-        if too_few:
-            out.append(Finding("too-few", series.server, against, tuple(too_few), needed=needed,
-                               cell=cell_id("ratio", section.workload, series.server,
-                                            too_few[0])))
-    return tuple(out)
+        for kind, reasons in (("no-difference", ("",)),
+                              ("cannot-tell", (verdicts.WIDE, verdicts.SHORT)),
+                              ("cannot-tell", (verdicts.NO_INTERVAL,)),
+                              ("cannot-tell", (verdicts.NO_RATIO,))):
+            word = verdicts.SAME if kind == "no-difference" else verdicts.UNSURE
+            group = [p for p in series.points if p.verdict == word and p.reason in reasons]
+            if group:
+                out.append(Finding(kind, series.server, against, tuple(p.clients for p in group),
+                                   needed=max(p.needed for p in group), reason=group[0].reason,
+                                   cell=cell_id("ratio", section.workload, series.server,
+                                                group[0].clients)))
+    return tuple(f for f in out if f.kind)
+
+
+MIN_TRIALS_FOR_PEAK = 3  # ok trials each point needs before a peak or knee is stated
+
+
+def peak_finding(section: WorkloadSection, series: ServerSeries) -> Finding:
+    """Where ``series`` peaks, only where its repetitions show it: every point has at least
+    :data:`MIN_TRIALS_FOR_PEAK` ok trials and the peak's median interval lies above every other
+    point's. "Scales until" the knee is added only where each step up to the knee also grew
+    beyond the intervals. Otherwise "peak-unsure" with the fewest ok trials of a point, or
+    "peak-overlap" where the intervals overlap (no finding for a series of one client count)."""
+    if not series.saturation or len(series.points) < 2:
+        return Finding("", series.server, section.baseline, ())
+    peak, tps, knee = series.saturation
+    pts = sorted(series.points, key=lambda p: p.clients)
+    fewest = min(p.n_ok for p in pts)
+    at_peak = next(p for p in pts if p.clients == peak)
+    cell = cell_id("tps", section.workload, series.server, peak)
+
+    def above(a: Point, b: Point) -> bool:  # a's median interval wholly above b's
+        return a.tps_ci is not None and b.tps_ci is not None and a.tps_ci[0] > b.tps_ci[1]
+
+    if fewest < MIN_TRIALS_FOR_PEAK:
+        return Finding("peak-unsure", series.server, section.baseline, (), needed=fewest, cell=cell)
+    if not all(above(at_peak, p) for p in pts if p is not at_peak):
+        return Finding("peak-overlap", series.server, section.baseline, (peak,), pct=tps, cell=cell)
+    rising = [p for p in pts if p.clients <= knee]
+    scales = knee != pts[0].clients and all(above(b, a) for a, b in itertools.pairwise(rising))
+    return Finding("peak", series.server, section.baseline, (peak, knee) if scales else (peak,),
+                   pct=tps, cell=cell)
 
 
 def degradation(section: WorkloadSection, a: str, b: str) -> Degradation:

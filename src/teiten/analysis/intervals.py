@@ -192,6 +192,20 @@ def _median(values: Sequence[float]) -> float:
     return float(statistics.median(values))
 
 
+def walsh_estimate(d: np.ndarray) -> float:
+    """The Hodges-Lehmann estimate of the centre of one sample: the median of its Walsh
+    averages (d_i + d_j) / 2, i <= j (Hollander, Wolfe and Chicken §3.2). It is the point that
+    :func:`walsh_bounds` brackets, so it always lies inside that interval."""
+    i, j = np.triu_indices(len(d))
+    return float(np.median((d[i] + d[j]) / 2))
+
+
+def shift_estimate(x: np.ndarray, y: np.ndarray) -> float:
+    """The two-sample Hodges-Lehmann estimate of the shift x - y: the median of every
+    difference x_i - y_j (Hollander, Wolfe and Chicken §4.2); inside :func:`shift_bounds`."""
+    return float(np.median(x[:, None] - y[None, :]))
+
+
 def median_interval(values: Sequence[float], *, confidence: float = 0.95) -> Interval | None:
     """The median of the repetitions with its distribution-free interval, or None for a single
     repetition (which gives no interval, not a zero-width one).
@@ -243,8 +257,8 @@ def blocked_pairs(values: Sequence[float], blocks: Sequence[Hashable], baseline:
 def ratio_interval(values: Sequence[float], baseline: Sequence[float], *, confidence: float = 0.95,
                    blocks: Sequence[Hashable] = (), baseline_blocks: Sequence[Hashable] = (),
                    ) -> Interval | None:
-    """median(values) / median(baseline) (基準比; 前バージョン比 when the baseline is the previous
-    version), with a distribution-free interval.
+    """The ratio of ``values`` to ``baseline`` (基準比; 前バージョン比 when the baseline is the
+    previous version), with a distribution-free interval.
 
     ``blocks`` and ``baseline_blocks`` name the repetition set (block) of each value.
 
@@ -272,24 +286,30 @@ def ratio_interval(values: Sequence[float], baseline: Sequence[float], *, confid
     two-sample Hodges-Lehmann interval of the shift of log TPS, k from the exact Mann-Whitney
     distribution, exponentiated.
 
-    The point estimate stays the ratio of the medians of all the values. None when no interval
+    The point estimate is the interval's own (DESIGN.md, "Estimate, interval, verdict"): the
+    Hodges-Lehmann estimate of the same method, exponentiated (:func:`walsh_estimate` of the
+    within-block log ratios, or :func:`shift_estimate` of the two sets of log TPS), so it always
+    lies inside the interval. The ratio of the medians, a different quantity that can fall
+    outside it, is the report's ``ratio_pct`` column and nothing else. None when no interval
     exists (one value a side, or a value that is not positive).
     """
     if not values or not baseline:
         raise ValueError("no values")
-    value = _median(values) / _median(baseline) if _median(baseline) else math.inf
     pairs = blocked_pairs(values, blocks, baseline, baseline_blocks)
     if pairs:
         d = np.asarray([[math.log(a) - math.log(b) for a, b in pairs]])
         found = walsh_bounds(d, confidence)
+        estimate = walsh_estimate(d[0])
         method = SIGNED_RANK
     else:
         if any(v <= 0 for v in (*values, *baseline)):
             return None
-        found = shift_bounds(np.log(np.asarray([values], dtype=float)),
-                             np.log(np.asarray([baseline], dtype=float)), confidence)
+        x, y = np.log(np.asarray([values], dtype=float)), np.log(np.asarray([baseline], dtype=float))
+        found = shift_bounds(x, y, confidence)
+        estimate = shift_estimate(x[0], y[0])
         method = HODGES_LEHMANN
     if found is None:
         return None
     low, high, level = found
-    return Interval(value, math.exp(float(low[0])), math.exp(float(high[0])), level, confidence, method)
+    return Interval(math.exp(estimate), math.exp(float(low[0])), math.exp(float(high[0])), level,
+                    confidence, method)

@@ -26,14 +26,15 @@ class Point:
     tps_values: tuple[float, ...]     # every successful repetition
     n_ok: int
     n_failed: int
-    ratio: float | None               # tps_median / the baseline's tps_median at these clients
+    # tps_median / the baseline's tps_median at these clients: the CSV's ratio_pct, never printed
+    # beside an interval (``estimate`` is, the interval's own).
+    ratio: float | None
     # The median's order-statistic interval; None for fewer than 2 repetitions.
     tps_ci: tuple[float, float] | None = None
     latency_values: tuple[float, ...] = ()         # latency of every successful repetition (ms)
     ratio_ci: tuple[float, float] | None = None    # the ratio's interval (see ratio_method)
     p_value: float | None = None      # the test's p, when the sizes can reach alpha (see ratio_method)
-    significant: bool | None = None   # None: too few repetitions to tell (or the baseline)
-    needed: int = 0                   # repetitions per server that could reach alpha (alpha / comparisons)
+    needed: int = 0                   # blocks that could reach the family's level (1 - alpha / comparisons)
     cv: float | None = None           # coefficient of variation of the repetitions
     detectable_pct: float | None = None  # smallest difference these repetitions could detect
     # The repetition set (block) of each value of tps_values, aligned with it; empty: unknown.
@@ -45,8 +46,22 @@ class Point:
     # Mann-Whitney test); "" for the baseline.
     ratio_method: str = ""
     p_min: float | None = None        # the smallest p the test can give with these sizes
-    p_holm: float | None = None       # p after Holm's correction across the report's comparisons
-    comparisons: int = 1              # how many comparisons that correction was over
+    p_holm: float | None = None       # p after Holm's correction across the report's comparisons (CSV only)
+    comparisons: int = 1              # the report's family: ratio_ci is at 1 - alpha / comparisons
+    # The Hodges-Lehmann estimate of ratio_ci's own method (analysis.intervals.ratio_interval),
+    # always inside it; None where no interval exists.
+    estimate: float | None = None
+    # The verdict read from ratio_ci (analysis.verdicts): faster | slower | no-difference |
+    # cannot-tell, "" for the baseline; why it cannot tell; the margin it was judged with.
+    verdict: str = ""
+    reason: str = ""
+    margin_pct: float = 5.0
+
+    @property
+    def shown_ratio(self) -> float | None:
+        """The ratio a report prints: the interval's estimate where there is an interval, else
+        the ratio of the medians (with no interval beside it)."""
+        return self.estimate if self.estimate is not None else self.ratio
 
 
 @dataclass(frozen=True)
@@ -91,14 +106,16 @@ class Finding:
     """A sentence of the findings, as data: each one points at a table cell (``cell``, an
     HTML id such as "tps-pgecons-read-pg18-4") whose numbers it repeats."""
 
-    kind: str          # faster | slower | no-difference | too-few | peak | failed
+    # faster | slower | no-difference | cannot-tell | peak | peak-unsure | peak-overlap | failed
+    kind: str
     server: str
     baseline: str
     clients: tuple[int, ...]
     pct: float | None = None            # (ratio - 1) * 100
     ci_pct: tuple[float, float] | None = None
-    needed: int = 0
+    needed: int = 0                     # cannot-tell: blocks needed; peak-unsure: fewest ok trials
     cell: str = ""
+    reason: str = ""                    # cannot-tell: why (analysis.verdicts)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ baseline, mean differences. Pure functions over the typed model (teiten.results)
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -20,6 +21,7 @@ from teiten.analysis import (
     stats,
     suites,
     tenants,
+    verdicts,
 )
 from teiten.analysis.apps import app_results
 from teiten.analysis.inputs import Graphs, ReportOptions, StudyData, Unnamed
@@ -251,9 +253,10 @@ def notices(trials: Sequence[TrialRecord], sections: Sequence[WorkloadSection],
             out.append(Notice("autovacuum-in-window", _where(t)))
     family = [sections[i].servers[j].points[k] for i, j, k in compare.comparisons(sections)]
     if family:
-        out.append(Notice("comparisons", {"count": len(family), "alpha": alpha})
+        out.append(Notice("comparisons", {"count": len(family), "alpha": alpha,
+                                          "level_pct": _level_pct(verdicts.family_level(len(family), alpha))})
                    if len(family) > 1 else Notice("comparison-one", {"alpha": alpha}))
-    too_few = [p.needed for p in family if p.significant is None]
+    too_few = [p.needed for p in family if p.reason == verdicts.SHORT]
     if too_few:
         out.append(Notice("too-few-repetitions", {"repetitions": repetitions, "needed": max(too_few)}))
     for sec in sections:
@@ -337,7 +340,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         history=history.history(pgbench_sections[w["key"]], servers))
         if w["key"] in pgbench_sections else
         suite_section(w, trials, [n for n, _ in names], data.steps, options.lang) for w in spec["workloads"])
-    sections = compare.with_holm(sections)
+    sections = compare.with_family(sections, margin_pct=margin_pct(s))
     counts: dict[str, int] = {}
     for t in trials:
         counts[t.status] = counts.get(t.status, 0) + 1
@@ -355,6 +358,17 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         sections=sections, status_counts=counts, warnings=tuple(warnings), lang=options.lang,
         series=series, differences=differences.differences(servers),
         auto=_auto(s, study.spec.get("auto_decisions") or []), compared=options.compared)
+
+
+def _level_pct(level: float) -> str:
+    """0.991666 → "99.1": rounded down, as every level the report prints."""
+    return f"{math.floor(level * 1000 + 1e-6) / 10:.1f}".removesuffix(".0")
+
+
+def margin_pct(study: Mapping[str, Any]) -> float:
+    """The study's margin of "no difference within ±m%" (studies stored before it existed: the
+    default)."""
+    return float(study.get("margin_pct") or verdicts.MARGIN_PCT)
 
 
 def ran(study: Mapping[str, Any], servers: Sequence[ServerInfo], workloads: Sequence[Mapping[str, Any]],

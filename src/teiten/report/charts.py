@@ -16,6 +16,7 @@ from teiten.report.i18n import clients_phrase, tr
 from teiten.report.suite_tables import suite_charts
 from teiten.report.svg import LOG_X_MIN_SPAN, Line, line_chart
 from teiten.report.tables import baseline_series
+from teiten.report.verdicts import marker, verdict_title
 
 CHART_KINDS = ("tps", "latency", "ratio")
 
@@ -133,23 +134,25 @@ def latency_chart(section: WorkloadSection, ctx: Context) -> str:
 
 def ratio_chart(section: WorkloadSection, ctx: Context) -> str:
     """基準比 (ratio to the baseline) per client count: one line per server other than the baseline, a
-    dashed 100% line for the baseline, the ratio's confidence interval as whiskers."""
+    dashed 100% line for the baseline, the ratio's confidence interval as whiskers around the
+    interval's own estimate (the figure the ratio cell prints), and the verdict in the hover."""
     base = baseline_series(section)
     others = [(i, s) for i, s in enumerate(section.servers) if s is not base]
     lines = []
     for n, (i, s) in enumerate(others):
         whiskers, hover = [], {}
         for p in s.points:
-            if p.ratio is None:
+            if p.shown_ratio is None:
                 continue
-            text = " ".join(part for part in (f.format_ratio(p.ratio), f.ratio_ci_text(p), f.marker(p))
-                            if part)
+            text = " ".join(part for part in (f.format_ratio(p.shown_ratio), f.ratio_ci_text(p),
+                                              marker(p), verdict_title(p, ctx)) if part)
             hover[float(p.clients)] = f"{_who(s.server, p.clients, ctx.lang)} · {text}"
             if p.ratio_ci:
                 whiskers.append((float(p.clients), p.ratio_ci[0] * 100, p.ratio_ci[1] * 100))
         dodge = (n - (len(others) - 1) / 2) * 7.0
         lines.append(Line(f"{s.server} / {s.reference or base.server}",
-                          [(p.clients, None if p.ratio is None else p.ratio * 100) for p in s.points],
+                          [(p.clients, None if p.shown_ratio is None else p.shown_ratio * 100)
+                           for p in s.points],
                           whiskers=whiskers, hover=hover, colour=i, dodge=dodge))
     return _chart(tr("chart.ratio", ctx.lang, workload=section.workload, baseline=base.server),
                   tr("axis.ratio", ctx.lang), lines, section, ctx, from_zero=False,

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from teiten.analysis.model import ReportData, WorkloadSection
+from teiten.analysis import verdicts
+from teiten.analysis.model import Point, ReportData, WorkloadSection
 from teiten.analysis.percentiles import NAMES, WITH_INTERVALS, PercentileRow
 from teiten.report import formats as f
 from teiten.report.differences import DIFFERENCES
@@ -36,11 +37,18 @@ Value = str | int | float | None
 # Columns are only ever appended (DESIGN.md): scripts read them by position too.
 TPS_COLUMNS = ("workload", "server", "version", "clients", "tps_median", "tps_ci_low", "tps_ci_high",
                "cv_pct", "n_ok", "n_failed", "tps_ci_level_pct")
-# ratio_ci_method: signed-rank (paired by repetition set) or hodges-lehmann (unpaired); p_value_holm:
-# p after Holm's correction over p_value_family_size comparisons (the report's ratios).
+# ratio_pct: the ratio of the medians; estimate_pct: the interval's own (Hodges-Lehmann) estimate,
+# the figure the report prints, always inside [ratio_ci_low_pct, ratio_ci_high_pct], which is at
+# 1 - alpha / p_value_family_size (Bonferroni over the report's ratios). ratio_ci_method:
+# signed-rank (paired by block) or hodges-lehmann (unpaired); p_value_holm: p after Holm's
+# correction over the same family (informative: the verdict is read from the interval).
+# verdict: faster | slower | no-difference | cannot-tell, within ±margin_pct; verdict_reason says
+# why it cannot tell (no-ratio | no-interval | short | wide). significance keeps its three values:
+# significant (faster or slower), not-significant, too-few (the blocks cannot reach the level).
 RATIO_COLUMNS = ("workload", "server", "baseline", "clients", "ratio_pct", "ratio_ci_low_pct",
                  "ratio_ci_high_pct", "significance", "p_value", "needed", "detectable_pct",
-                 "ratio_ci_level_pct", "ratio_ci_method", "p_value_holm", "p_value_family_size")
+                 "ratio_ci_level_pct", "ratio_ci_method", "p_value_holm", "p_value_family_size",
+                 "estimate_pct", "estimate_method", "verdict", "verdict_reason", "margin_pct")
 LATENCY_COLUMNS = ("workload", "server", "clients", "latency_ms_median", "latency_ratio_pct",
                    "n_ok", "n_failed")
 SUMMARY_COLUMNS = ("workload", "server", "version", "peak_tps", "peak_clients", "knee_clients",
@@ -88,10 +96,13 @@ class DataTable:
         return f"tables/{self.name}.csv"
 
 
-def significance(significant: bool | None, ratio: float | None) -> str:
-    if ratio is None:
+def significance(p: Point) -> str:
+    """The column as it was before the verdicts (scripts read it): from the verdict now."""
+    if p.ratio is None:
         return ""
-    return {True: "significant", False: "not-significant", None: "too-few"}[significant]
+    if p.verdict in (verdicts.FASTER, verdicts.SLOWER):
+        return "significant"
+    return "too-few" if p.reason in (verdicts.SHORT, verdicts.NO_INTERVAL) else "not-significant"
 
 
 def section_tables(section: WorkloadSection, stem: str) -> list[DataTable]:
@@ -128,12 +139,15 @@ def section_tables(section: WorkloadSection, stem: str) -> list[DataTable]:
             low, high = p.ratio_ci or (None, None)
             ratio.append((w, s.server, s.reference or base.server, c, f.pct_or_none(p.ratio),
                           f.pct_or_none(low),
-                          f.pct_or_none(high), significance(p.significant, p.ratio),
+                          f.pct_or_none(high), significance(p),
                           f.round_or_none(p.p_value, 4), p.needed if p.ratio is not None else None,
                           f.round_or_none(p.detectable_pct, f.PCT_DECIMALS), f.level_pct(p.ratio_ci_level),
                           (p.ratio_method or None) if p.ratio is not None else None,
                           f.round_or_none(p.p_holm, 4),
-                          p.comparisons if p.ratio is not None else None))
+                          p.comparisons if p.ratio is not None else None,
+                          f.pct_or_none(p.estimate),
+                          (p.ratio_method or None) if p.estimate is not None else None,
+                          p.verdict or None, p.reason or None, p.margin_pct))
     out = [DataTable(f"{stem}-tps", w, "tps", TPS_COLUMNS, tuple(tps))]
     if ratio:
         out.append(DataTable(f"{stem}-ratio", w, "ratio", RATIO_COLUMNS, tuple(ratio)))

@@ -1,21 +1,24 @@
 """The findings of a workload as sentences, worded from :attr:`WorkloadSection.findings`.
 
 Each sentence repeats the numbers of the table cell it points to, printed by the same
-functions as the cell (:mod:`teiten.report.formats`): a ratio, its interval and its p
-come from the point behind the cell, not from the finding's own rounded copies, so a
-sentence can never disagree with its cell. The "3.1% faster" is worked out from the
-printed "103.1%" in exact decimal arithmetic for the same reason.
+functions as the cell (:mod:`teiten.report.formats`): a ratio and its interval come from the
+point behind the cell, not from the finding's own rounded copies, and the grouped verdicts are
+the answer's own phrases, so a sentence can never disagree with its cell or the answer. The
+"3.1% faster" is worked out from the printed "103.1%" in exact decimal arithmetic for the same
+reason.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from teiten.analysis.model import Finding, WorkloadSection
+from teiten.analysis.compare import MIN_TRIALS_FOR_PEAK
+from teiten.analysis.model import Finding, Point, WorkloadSection
 from teiten.report import formats as f
 from teiten.report.cells import Context
 from teiten.report.i18n import clients_phrase, tr
 from teiten.report.tables import point_at
+from teiten.report.verdicts import phrases
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,7 @@ class Sentence:
 def sentences(section: WorkloadSection, ctx: Context) -> list[Sentence]:
     """One sentence per finding: the comparisons with the baseline first, then where each
     server peaks (otherwise in the order of the findings)."""
-    ordered = sorted(section.findings, key=lambda finding: finding.kind == "peak")
+    ordered = sorted(section.findings, key=lambda finding: finding.kind.startswith("peak"))
     return [Sentence(finding.kind, sentence(section, finding, ctx), finding.cell) for finding in ordered]
 
 
@@ -41,33 +44,50 @@ def sentence(section: WorkloadSection, finding: Finding, ctx: Context) -> str:
         worded = _difference(section, finding, ctx)
         if worded is not None:
             return worded
-    if kind == "peak" and len(finding.clients) == 2:
-        peak, knee = finding.clients
-        return tr("finding.peak", lang, **who, peak=clients_phrase([peak], lang),
-                  knee=clients_phrase([knee], lang), tps=f.format_tps(finding.pct))
-    if kind == "no-difference":
-        return tr("finding.no-difference", lang, **who, clients=clients)
-    if kind == "too-few":
-        return tr("finding.too-few", lang, **who, clients=clients, needed=finding.needed)
+    if kind == "peak":
+        peak = clients_phrase(finding.clients[:1], lang)
+        if len(finding.clients) == 2:
+            return tr("finding.peak", lang, **who, peak=peak, knee=clients_phrase(finding.clients[1:], lang),
+                      tps=f.format_tps(finding.pct))
+        return tr("finding.peak_only", lang, **who, peak=peak, tps=f.format_tps(finding.pct))
+    if kind == "peak-overlap":
+        return tr("finding.peak-overlap", lang, **who, peak=clients, tps=f.format_tps(finding.pct))
+    if kind == "peak-unsure":
+        return tr("finding.peak-unsure", lang, **who, n=finding.needed, min=MIN_TRIALS_FOR_PEAK)
+    if kind in ("no-difference", "cannot-tell"):
+        worded = _grouped(section, finding, ctx)
+        if worded is not None:
+            return worded
     if kind == "failed":
         return tr("finding.failed", lang, **who, clients=clients)
     return tr("finding.other", lang, **who, clients=clients, kind=kind)
 
 
-def _difference(section: WorkloadSection, finding: Finding, ctx: Context) -> str | None:
-    """"pg18 is 3.1% faster than pg17 at 4 clients: ratio 103.1% (97.1% CI 101.2–105.0%),
-    significant (p = 0.029)." — from the point the ratio cell shows, with the level its
-    interval reaches, and the p after Holm's correction when the report makes several
-    comparisons (the p the cell's hover text starts with)."""
+def _points(section: WorkloadSection, finding: Finding) -> list[Point]:
     series = next((s for s in section.servers if s.server == finding.server), None)
-    point = point_at(series, finding.clients[0]) if series and finding.clients else None
-    if point is None or point.ratio is None:
+    found = [point_at(series, c) for c in finding.clients] if series else []
+    return [p for p in found if p is not None]
+
+
+def _grouped(section: WorkloadSection, finding: Finding, ctx: Context) -> str | None:
+    """"pg18 vs pg17: no difference within ±5% at 1, 2 clients (…)." — the answer's own
+    phrase for these points (:func:`teiten.report.verdicts.phrases`)."""
+    parts = phrases(_points(section, finding), ctx)
+    if len(parts) != 1:
         return None
-    ratio = f.pct_number(point.ratio)
-    holm = point.p_holm is not None and point.comparisons > 1
-    return tr(f"finding.{finding.kind}" + ("_holm" if holm else ""), ctx.lang, server=finding.server,
+    return tr("finding.grouped", ctx.lang, server=finding.server, baseline=finding.baseline, part=parts[0])
+
+
+def _difference(section: WorkloadSection, finding: Finding, ctx: Context) -> str | None:
+    """"pg18 is 3.1% faster than pg17 at 4 clients: ratio 103.1% (99.1% CI 101.2–105.0%)." —
+    from the point the ratio cell shows: the interval's own estimate, the interval at the
+    report's family level, and the level it reaches."""
+    point = next(iter(_points(section, finding)), None)
+    if point is None or point.shown_ratio is None:
+        return None
+    ratio = f.pct_number(point.shown_ratio)
+    return tr(f"finding.{finding.kind}", ctx.lang, server=finding.server,
               baseline=finding.baseline, clients=clients_phrase(finding.clients, ctx.lang),
               diff=f.diff_from_ratio(ratio), ratio=f"{ratio}%",
               conf=f.format_level(point.ratio_ci_level) if point.ratio_ci else ctx.conf,
-              ci=f.ratio_ci_bounds(point) or f.MISSING, m=point.comparisons,
-              p=f.format_p(point.p_holm if holm else point.p_value))
+              ci=f.ratio_ci_bounds(point) or f.MISSING)

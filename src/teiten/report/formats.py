@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from decimal import Decimal
 
+from teiten.analysis import verdicts
 from teiten.analysis.model import Point
 
 MISSING = "—"
@@ -21,7 +22,7 @@ DASH = "–"  # between the bounds of an interval
 
 TPS_DECIMALS = 1
 LATENCY_DECIMALS = 3
-PCT_DECIMALS = 1
+PCT_DECIMALS = verdicts.PRINTED_PCT_DECIMALS  # the digits verdicts are read from
 
 
 def format_tps(value: float | None) -> str:
@@ -120,15 +121,6 @@ def format_p(p: float | None) -> str:
     if p is None:
         return MISSING
     return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def marker(point: Point) -> str:
-    """The significance marker of a ratio cell: ``*``, ``ns``, or ``?`` (too few to tell)."""
-    if point.ratio is None:
-        return ""
-    if point.significant is None:
-        return "?"
-    return "*" if point.significant else "ns"
 
 
 def format_cv(cv: float | None) -> str:

@@ -30,7 +30,7 @@ from teiten.report.activity import (
     profiles_note,
     wait_bars,
 )
-from teiten.report.answer import answer_lines
+from teiten.report.answer import answer_intro, answer_lines
 from teiten.report.cells import Cell, Context, Table
 from teiten.report.charts import workload_charts
 from teiten.report.differences import declared_sentence, difference_table
@@ -94,7 +94,7 @@ def render_html(data: ReportData) -> str:
 
     answer = answer_lines(data)
     if answer:
-        out += [f'<h2 id="answer">{e(tr("answer", lang))}</h2>', f"<p>{e(tr('answer.intro', lang))}</p>",
+        out += [f'<h2 id="answer">{e(tr("answer", lang))}</h2>', f"<p>{e(answer_intro(data))}</p>",
                 '<ul class="answer">', *(f"<li>{e(line)}</li>" for line in answer), "</ul>"]
     if len(data.servers) > 1:
         out += [f'<h2 id="differences">{e(tr("differences", lang))}</h2>',
@@ -237,7 +237,7 @@ def _head(label: str, sub: str) -> str:
     return _e(label) + (f'<span class="sub">{_e(sub)}</span>' if sub else "")
 
 
-MARK_CLASS = {"*": "sig", "ns": "ns", "?": "unsure"}
+MARK_CLASS = {"▲": "sig", "▼": "sig", "≈": "ns", "?": "unsure"}
 
 
 def _td(cell: Cell) -> str:

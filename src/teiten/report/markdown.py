@@ -25,7 +25,7 @@ from teiten.report.activity import (
     profiles_note,
     wait_bars,
 )
-from teiten.report.answer import answer_lines
+from teiten.report.answer import answer_intro, answer_lines
 from teiten.report.cells import Context, Table
 from teiten.report.charts import workload_charts
 from teiten.report.differences import declared_sentence, difference_table
@@ -57,7 +57,7 @@ def render_markdown(data: ReportData, out_dir: Path) -> Path:
         lines += [md(data.description), ""]
     answer = answer_lines(data)
     if answer:  # the answer first, then what else differs, then what may disturb it
-        lines += [f"## {tr('answer', lang)}", "", md(tr("answer.intro", lang)), ""]
+        lines += [f"## {tr('answer', lang)}", "", md(answer_intro(data)), ""]
         lines += [f"- {md(line)}" for line in answer] + [""]
     if len(data.servers) > 1:
         lines += [f"## {tr('differences', lang)}", "", md(declared_sentence(data))]

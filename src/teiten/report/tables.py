@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from teiten.analysis import compare
+from teiten.analysis import compare, verdicts
 from teiten.analysis.model import (
     LockTable,
     Point,
@@ -38,7 +38,7 @@ from teiten.report.history_tables import history_table
 from teiten.report.i18n import clients_phrase, tr, word
 from teiten.report.latency_tables import percentiles_table
 from teiten.report.suite_tables import suite_tables
-from teiten.report.verdicts import legend, verdict_title
+from teiten.report.verdicts import legend, marker, tone, verdict_title
 
 # A ratio within this of 1 is shown as no change.
 NEUTRAL_BAND = 0.01
@@ -100,23 +100,16 @@ def tps_cell(section: WorkloadSection, series: ServerSeries, clients: int, ctx: 
 def ratio_cell(section: WorkloadSection, series: ServerSeries, clients: int, ctx: Context) -> Cell:
     p = point_at(series, clients)
     cid = compare.cell_id("ratio", section.workload, series.server, clients)
-    if p is None or p.ratio is None:
-        return Cell(f.MISSING, id=cid, tone="missing")
-    return Cell(f.format_ratio(p.ratio), f.ratio_ci_text(p), f.marker(p), id=cid,
-                title=verdict_title(p, ctx), tone=_ratio_tone(p.ratio, f.marker(p)))
+    if p is None or p.shown_ratio is None:
+        return Cell(f.MISSING, marker=marker(p) if p else "", id=cid, tone="missing",
+                    title=verdict_title(p, ctx) if p else "")
+    return Cell(f.format_ratio(p.shown_ratio), f.ratio_ci_text(p), marker(p), id=cid,
+                title=verdict_title(p, ctx), tone=tone(p))
 
 
 def _untested_tone(tone: str) -> str:
     """A pale tint for a direction no test stands behind (latency ratios)."""
     return tone if tone in ("same", "missing") else f"{tone} unsure"
-
-
-def _ratio_tone(ratio: float, mark: str) -> str:
-    """Colours follow the verdict: full colour for a significant difference, "same" for a
-    tested one that is not, and none where the repetitions cannot tell."""
-    if mark == "*":
-        return f"{ratio_class(ratio)} sig"
-    return "same" if mark == "ns" else ""
 
 
 def detectable_cell(series: ServerSeries, clients: int, ctx: Context) -> Cell:
@@ -150,11 +143,11 @@ def tps_table(section: WorkloadSection, ctx: Context) -> Table:
 
 def tps_notes(section: WorkloadSection, ctx: Context) -> tuple[str, ...]:
     """The legend of the markers, the "?" footnote and the detectable-difference line."""
-    points = [p for s in others(section) for p in s.points if p.ratio is not None]
+    points = [p for s in others(section) for p in s.points if p.shown_ratio is not None]
     if not points:
         return ()
     notes = [legend(points, ctx)]
-    too_few = [p.needed for p in points if p.significant is None]
+    too_few = [p.needed for p in points if p.reason == verdicts.SHORT]
     if too_few:
         notes.append(tr("note.too_few", ctx.lang, needed=max(too_few)))
     detectable = [p.detectable_pct for p in points if p.detectable_pct is not None]

@@ -1,0 +1,87 @@
+"""The verdict of a ratio, read from its printed interval (DESIGN.md, "Verdicts"; STATISTICS.md,
+"Stopping when the answer is good enough"). Pure functions.
+
+Four words, the same everywhere a ratio is judged:
+- **faster** / **slower**: the interval lies wholly above / below 100%;
+- **no difference within ±m%**: the interval lies inside [100 − m, 100 + m] (equivalence, as in
+  two one-sided tests: a difference larger than the margin is excluded at the interval's level);
+- **cannot tell**: anything else, with its reason: no ratio exists (a server has no successful
+  trial there), one block gives no interval, the blocks are too few for the interval to reach
+  the level the report's comparisons need, or the interval straddles 100% and reaches beyond
+  the margin.
+
+"Not significant" is never read as "no difference": an interval of 72–309% cannot tell.
+
+The intervals are Bonferroni-corrected over the report's family of m comparisons: each at
+1 − α/m, so that every printed interval holds at once with at least 1 − α and no verdict read
+from one can disagree with it (Holm's step-down, used before, has no matching intervals). An
+interval whose blocks cannot reach 1 − α/m is printed with the level it reaches and judges
+nothing. A difference that is real and inside the margin (an interval of 101–103%) is called
+faster: the direction is known, and the figure says how small it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+ALPHA = 0.05
+MARGIN_PCT = 5.0  # the default margin of "no difference within ±m%" (a study's margin_pct)
+PRINTED_PCT_DECIMALS = 1  # a ratio is printed as 103.1%: verdicts judge the printed digits
+
+FASTER = "faster"
+SLOWER = "slower"
+SAME = "no-difference"
+UNSURE = "cannot-tell"
+WORDS = (FASTER, SLOWER, SAME, UNSURE)
+
+# Why a point cannot tell.
+NO_RATIO = "no-ratio"          # a server has no successful trial at the point
+NO_INTERVAL = "no-interval"    # one value a side (one block) gives no interval
+SHORT = "short"                # the blocks cannot reach the level the family needs
+WIDE = "wide"                  # the interval straddles 100% and reaches beyond the margin
+
+
+@dataclass(frozen=True)
+class Verdict:
+    word: str          # one of WORDS
+    reason: str = ""   # for UNSURE: NO_RATIO, NO_INTERVAL, SHORT or WIDE
+
+    @property
+    def decided(self) -> bool:
+        return self.word != UNSURE
+
+
+def family_level(comparisons: int, alpha: float = ALPHA) -> float:
+    """The level each interval of a family of ``comparisons`` is computed at (Bonferroni):
+    1 − α/m, so that all of them hold at once with at least 1 − α."""
+    return 1 - alpha / max(1, comparisons)
+
+
+def judge(interval: tuple[float, float] | None, level: float | None, *, required: float,
+          margin_pct: float = MARGIN_PCT, has_ratio: bool = True) -> Verdict:
+    """The verdict of a ratio whose interval is ``interval`` (as ratios, 1.0 = equal) at the
+    level ``level`` it reaches, in a family that needs ``required``."""
+    if not has_ratio:
+        return Verdict(UNSURE, NO_RATIO)
+    if interval is None or level is None:
+        return Verdict(UNSURE, NO_INTERVAL)
+    if level < required - 1e-9:
+        return Verdict(UNSURE, SHORT)
+    low, high = printed_pct(interval[0]), printed_pct(interval[1])
+    if low > 100:
+        return Verdict(FASTER)
+    if high < 100:
+        return Verdict(SLOWER)
+    m = Decimal(str(margin_pct))
+    if 100 - m <= low and high <= 100 + m:
+        return Verdict(SAME)
+    return Verdict(UNSURE, WIDE)
+
+
+def printed_pct(ratio: float) -> Decimal:
+    """A ratio in percent as the report prints it (``1.03149`` → ``103.1``): verdicts are read
+    from the printed bounds, so that a reader who checks "wholly above 100%" or "inside ±5%"
+    against the digits always agrees (an interval from 99.996% prints as 100.0% and is not
+    called faster)."""
+    return Decimal(f"{ratio * 100:.{PRINTED_PCT_DECIMALS}f}")
