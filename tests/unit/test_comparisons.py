@@ -104,22 +104,25 @@ def test_bonferroni_widens_the_family_and_says_what_a_verdict_needs() -> None:
     assert {f.kind for s in corrected for f in s.findings} >= {"cannot-tell"}
     # With 8 blocks it reaches 1 - 2/256 = 99.2% >= 98.75%: faster, read from that interval.
     sections = [_section(_trials(8, ("r", "u"), (1, 2)), w, (1, 2)) for w in ("r", "u")]
-    family = [p for s in compare.with_family(sections) for p in s.servers[1].points]
+    family = [p for s in compare.with_family(sections, margin_pct=2) for p in s.servers[1].points]
     assert all(p.ratio_ci_level == pytest.approx(1 - 2 / 256) and p.verdict == "faster" for p in family)
+    # At the default margin of 5%, the same interval (103.7-104.3%) is no difference within ±5%.
+    assert {p.verdict for s in compare.with_family(sections) for p in s.servers[1].points} == {"no-difference"}
     assert all(p.ratio_ci and p.ratio_ci[0] <= p.estimate <= p.ratio_ci[1] for p in family if p.estimate)
     assert all(p.p_holm == pytest.approx(4 * 2 / 256) for p in family)  # the CSV's column, as before
 
 
 def test_a_single_comparison_is_at_95_percent() -> None:
-    (sec,) = compare.with_family([_section(_trials(6))])
+    (sec,) = compare.with_family([_section(_trials(6))], margin_pct=2)
     p = sec.servers[1].points[0]
     assert p.comparisons == 1 and p.p_holm == pytest.approx(p.p_value) and p.verdict == "faster"
     assert p.ratio_ci_level == pytest.approx(1 - 2 / 64)
 
 
 def _study(trials: list[TrialRecord], reps: int) -> StudyResults:
+    # b is 4% faster: a margin of 2% lets the verdict say so (at 5% it is no difference).
     spec = {"study": {"clients": [1, 2], "repetitions": reps, "duration": 1, "scale": 1,
-                      "order": "random", "seed": 1},
+                      "order": "random", "seed": 1, "margin_pct": 2},
             "workloads": [{"key": "r"}, {"key": "u"}]}
     servers = tuple(ServerRecord(name, i, "local", {}, {"version": v}) for i, (name, v) in
                     enumerate((("a", "17.5"), ("b", "18.1"))))
@@ -135,11 +138,11 @@ def _report(reps: int, lang: str = "en"):  # type: ignore[no-untyped-def]
 def test_the_report_says_how_many_comparisons_it_makes() -> None:
     data = _report(3)
     keys = {n.key: n.params for n in data.warnings}
-    assert keys["comparisons"] == {"count": 4, "alpha": 0.05, "level_pct": "98.7"}
+    assert keys["comparisons"] == {"count": 4, "alpha": 0.05, "level_pct": "98.75"}
     assert keys["too-few-repetitions"] == {"repetitions": 3, "needed": 8}
     doc = html.unescape(render_html(data))
     assert ("This report compares 4 points with their baseline (servers × workloads × client counts); "
-            "each ratio's interval is computed at 98.7% (Bonferroni: 1 − α/4, α = 0.05)") in doc
+            "each ratio's interval is computed at 98.75% (Bonferroni: 1 − α/4, α = 0.05)") in doc
     assert "Holm" not in doc
     ja = html.unescape(render_html(replace(data, lang="ja")))
     assert "基準サーバとの比較を 4 件" in ja and "Bonferroni 法" in ja
@@ -170,11 +173,11 @@ def test_too_few_blocks_cannot_tell_and_say_how_many_would(tmp_path: Path) -> No
     data = _report(3)
     text = render_markdown(data, tmp_path).read_text(encoding="utf-8")
     assert ("- r: b against a: cannot tell at 1, 2 clients: the intervals span 103.7–104.2% at 75%, "
-            "short of the 98.7% this report's 4 comparisons need each (8 blocks reach it).") in text
+            "short of the 98.75% this report's 4 comparisons need each (8 blocks reach it).") in text
     assert "104.0% \\[103.7–104.2, 75%\\] ? |" in text
     ja = render_markdown(replace(data, lang="ja"), tmp_path / "ja").read_text(encoding="utf-8")
     assert ("クライアント数 1、2 では判定できません: 区間は 103.7–104.2%（75%）で、この報告の 4 件の比較が"
-            "それぞれ必要とする 98.7% に届きません（8 ブロックで届きます）。") in ja
+            "それぞれ必要とする 98.75% に届きません（8 ブロックで届きます）。") in ja
 
 
 def test_exports_append_the_levels_and_the_correction() -> None:
@@ -190,7 +193,7 @@ def test_exports_append_the_levels_and_the_correction() -> None:
     assert {r["p_value_family_size"] for r in ratio} == {4}
     assert {r["significance"] for r in ratio} == {"too-few"}
     verdicts = {(r["verdict"], r["verdict_reason"], r["margin_pct"]) for r in ratio}
-    assert verdicts == {("cannot-tell", "short", 5.0)}
+    assert verdicts == {("cannot-tell", "short", 2.0)}
     assert all(r["ratio_ci_low_pct"] <= r["estimate_pct"] <= r["ratio_ci_high_pct"] for r in ratio)
     tps = [dict(zip(TPS_COLUMNS, row, strict=True)) for row in tables["r-tps"].rows]
     assert {r["tps_ci_level_pct"] for r in tps} == {75.0}

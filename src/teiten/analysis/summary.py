@@ -3,7 +3,6 @@ baseline, mean differences. Pure functions over the typed model (teiten.results)
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -254,7 +253,8 @@ def notices(trials: Sequence[TrialRecord], sections: Sequence[WorkloadSection],
     family = [sections[i].servers[j].points[k] for i, j, k in compare.comparisons(sections)]
     if family:
         out.append(Notice("comparisons", {"count": len(family), "alpha": alpha,
-                                          "level_pct": _level_pct(verdicts.family_level(len(family), alpha))})
+                                          "level_pct": verdicts.required_text(
+                                              verdicts.family_level(len(family), alpha))})
                    if len(family) > 1 else Notice("comparison-one", {"alpha": alpha}))
     too_few = [p.needed for p in family if p.reason == verdicts.SHORT]
     if too_few:
@@ -358,11 +358,6 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         sections=sections, status_counts=counts, warnings=tuple(warnings), lang=options.lang,
         series=series, differences=differences.differences(servers),
         auto=_auto(s, study.spec.get("auto_decisions") or []), compared=options.compared)
-
-
-def _level_pct(level: float) -> str:
-    """0.991666 → "99.1": rounded down, as every level the report prints."""
-    return f"{math.floor(level * 1000 + 1e-6) / 10:.1f}".removesuffix(".0")
 
 
 def margin_pct(study: Mapping[str, Any]) -> float:

@@ -2,9 +2,9 @@
 "Stopping when the answer is good enough"). Pure functions.
 
 Four words, the same everywhere a ratio is judged:
-- **faster** / **slower**: the interval lies wholly above / below 100%;
 - **no difference within ±m%**: the interval lies inside [100 − m, 100 + m] (equivalence, as in
   two one-sided tests: a difference larger than the margin is excluded at the interval's level);
+- **faster** / **slower**: otherwise, the interval lies wholly above / below 100%;
 - **cannot tell**: anything else, with its reason: no ratio exists (a server has no successful
   trial there), one block gives no interval, the blocks are too few for the interval to reach
   the level the report's comparisons need, or the interval straddles 100% and reaches beyond
@@ -16,12 +16,19 @@ The intervals are Bonferroni-corrected over the report's family of m comparisons
 1 − α/m, so that every printed interval holds at once with at least 1 − α and no verdict read
 from one can disagree with it (Holm's step-down, used before, has no matching intervals). An
 interval whose blocks cannot reach 1 − α/m is printed with the level it reaches and judges
-nothing. A difference that is real and inside the margin (an interval of 101–103%) is called
-faster: the direction is known, and the figure says how small it is.
+nothing.
+
+An interval inside the margin is "no difference within ±m%" even where it also excludes 100%
+(99.1–99.9%): the margin is the study's statement of a difference that does not matter, and with
+enough blocks every pair of builds differs by some tenth of a percent; the cell's interval still
+shows the direction. So equal servers measured precisely read "no difference" (not, in one study
+of twenty, "0.7% slower"), and a difference is called faster or slower only when it may exceed
+the margin and its direction is known.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -58,6 +65,14 @@ def family_level(comparisons: int, alpha: float = ALPHA) -> float:
     return 1 - alpha / max(1, comparisons)
 
 
+def required_text(level: float) -> str:
+    """The level a family needs, as printed: in percent with two decimals rounded *up*
+    (1 − 0.05/6 → "99.17", 1 − 0.05/4 → "98.75", 0.95 → "95"), so that it never reads the same
+    as a level reached just short of it, which is printed rounded down ("99.2% short of 99.29%")."""
+    pct = math.ceil(level * 10000 - 1e-6) / 100
+    return f"{pct:.2f}".rstrip("0").rstrip(".")
+
+
 def judge(interval: tuple[float, float] | None, level: float | None, *, required: float,
           margin_pct: float = MARGIN_PCT, has_ratio: bool = True) -> Verdict:
     """The verdict of a ratio whose interval is ``interval`` (as ratios, 1.0 = equal) at the
@@ -69,13 +84,13 @@ def judge(interval: tuple[float, float] | None, level: float | None, *, required
     if level < required - 1e-9:
         return Verdict(UNSURE, SHORT)
     low, high = printed_pct(interval[0]), printed_pct(interval[1])
+    m = Decimal(str(margin_pct))
+    if 100 - m <= low and high <= 100 + m:
+        return Verdict(SAME)
     if low > 100:
         return Verdict(FASTER)
     if high < 100:
         return Verdict(SLOWER)
-    m = Decimal(str(margin_pct))
-    if 100 - m <= low and high <= 100 + m:
-        return Verdict(SAME)
     return Verdict(UNSURE, WIDE)
 
 

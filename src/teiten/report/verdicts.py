@@ -36,7 +36,7 @@ def _margin(p: Point) -> str:
 
 
 def _required(p: Point, ctx: Context) -> str:
-    return f.format_level(v.family_level(p.comparisons, ctx.alpha))
+    return v.required_text(v.family_level(p.comparisons, ctx.alpha))
 
 
 def verdict_title(p: Point, ctx: Context) -> str:

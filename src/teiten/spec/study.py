@@ -120,6 +120,10 @@ class Study(Model):
     auto_repetitions: AutoRepetitions = Field(
         default_factory=AutoRepetitions,  # type: ignore[arg-type]
         description="with repetitions: auto, when to stop adding blocks")
+    margin_pct: Annotated[float, Field(gt=0, le=50)] = Field(
+        5.0, description="a ratio whose interval lies within ± this many percent of 100% is "
+        "reported as no difference; one that lies wholly above or below 100% as faster or slower; "
+        "anything else as cannot tell")
     order: Literal["random", "sequential"] = "random"
     seed: Annotated[int, Field(ge=0)] = 0
     prewarm: bool = Field(True, description="pg_prewarm the workload's relations before each trial")
