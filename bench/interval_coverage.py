@@ -1,7 +1,7 @@
 """Interval coverage: how often each interval of the report covers the true value, against the level
 it states, per method, noise and number of repetitions (python -m bench.interval_coverage).
 
-The simulation of ../shared/STATISTICS.md "Testing a method": repetitions drawn from normal noise
+The simulation of docs/STATISTICS.md "Testing a method": repetitions drawn from normal noise
 (CV 5%), log-normal noise, Student-t with 3 degrees of freedom, a bimodal mixture (80% at 1.0, 20% at
 0.3: a machine that was busy for a while) and a slow linear drift, n = 3 ... 30, with a fixed seed. It
 runs the report's own code (teiten.analysis.intervals, whose batch functions take one sample per row),

@@ -1,13 +1,15 @@
 """The stopping rule of ``repetitions: auto`` keeps the intervals' label (python -m bench.stopping_coverage).
 
 A study with ``repetitions: auto`` runs ``floor`` blocks, then adds one block at a time until every
-ratio's 99% interval is within ±target (teiten.analysis.stopping.known at DECIDE_CONFIDENCE) or the
-ceiling is reached. The interval it then prints is the 95% signed-rank interval of the within-block
-log ratios of all its blocks. ``--decide 0.95`` shows the rule that judges the printed interval
-itself, which covers up to about 1.7 points less than it states.
+ratio's interval is within ±target (teiten.analysis.stopping.known at decide_level: the report's
+Bonferroni level, at least 99%) or the ceiling is reached. The coverage part checks a single
+comparison: the interval it then prints is the 95% signed-rank interval of the within-block log
+ratios of all its blocks, judged at 99%. ``--decide 0.95`` shows the rule that judges the printed
+interval itself, which covers up to about 1.7 points less than it states. The verdict part shows how
+studies of the quick study's six comparisons end, at several noise levels and true ratios.
 Because the number of blocks depends on the data, that interval's coverage could differ from the
 fixed-n coverage the label states; stopping on width (precision) is known to change it little, and
-stopping on significance to inflate false verdicts badly (../shared/STATISTICS.md). This simulation
+stopping on significance to inflate false verdicts badly (docs/STATISTICS.md). This simulation
 checks both, with the report's own code, on the noise cases of bench/interval_coverage.py:
 
 - stop on width: the coverage of the final interval against the level it states (the smallest level
@@ -26,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from bench import interval_coverage as ic
-from teiten.analysis import intervals, stopping
+from teiten.analysis import intervals, stopping, verdicts
+from teiten.spec.study import stop_target
 
 FLOOR, CEILING = 8, 16  # the defaults of repetitions: auto (spec.study.AutoRepetitions)
 TARGETS = (4.0, 5.0, 6.0, 8.0)  # ±%: at CV 5%, from mostly the ceiling to mostly the floor
@@ -99,6 +102,55 @@ def stop_on_significance(case: ic.Case, draws: int, rng: np.random.Generator, *,
     return float(false.mean())
 
 
+@dataclass(frozen=True)
+class VerdictRates:
+    """How studies that stop on width end, at one per-trial noise and one true ratio: the share
+    of each verdict of the printed (Bonferroni-corrected) interval."""
+
+    cv: float
+    ratio: float
+    target_pct: float
+    margin_pct: float
+    comparisons: int
+    rates: dict[str, float]
+    mean_blocks: float
+
+
+def verdict_rates(cv: float, ratio: float, draws: int, rng: np.random.Generator, *,
+                  margin_pct: float = verdicts.MARGIN_PCT, target_pct: float | None = None,
+                  comparisons: int = 6, floor: int = FLOOR, ceiling: int = CEILING) -> VerdictRates:
+    """Studies of ``comparisons`` ratios (the quick study's six by default), each block's two
+    trials with normal noise of ``cv`` and a drift both share, stopped by the rule
+    (teiten.analysis.stopping.decide_level, the target of teiten.spec.study.stop_target), and
+    judged as the report judges (teiten.analysis.verdicts.judge) one of the ratios."""
+    target = stop_target(target_pct, margin_pct)
+    level = verdicts.family_level(comparisons)
+    decide = stopping.decide_level(comparisons)
+    a = ratio * (1 + cv * rng.standard_normal((draws, ceiling)))
+    b = 1 + cv * rng.standard_normal((draws, ceiling))
+    d = np.log(a) - np.log(b)
+    stopped = np.zeros(draws, dtype=bool)
+    words = np.full(draws, "", dtype=object)
+    blocks = np.full(draws, ceiling)
+    for n in range(floor, ceiling + 1):
+        judged = intervals.walsh_bounds(d[:, :n], decide)
+        printed = intervals.walsh_bounds(d[:, :n], level)
+        assert judged is not None and printed is not None
+        done = stopping.known(np.exp(judged[0]), np.exp(judged[1]), judged[2], decide, target) \
+            if n < ceiling else np.ones(draws, dtype=bool)
+        now = done & ~stopped
+        for i in np.flatnonzero(now):
+            words[i] = verdicts.judge((float(np.exp(printed[0][i])), float(np.exp(printed[1][i]))),
+                                      printed[2], required=level, margin_pct=margin_pct).word
+        blocks[now] = n
+        stopped |= now
+    rates = {w: float(np.mean(words == w)) for w in verdicts.WORDS}
+    return VerdictRates(cv, ratio, target, margin_pct, comparisons, rates, float(blocks.mean()))
+
+
+VERDICT_CVS = (0.01, 0.02, 0.03, 0.05)  # per trial, within a block
+
+
 def asserted(draws: int = DRAWS, seed: int = SEED, *,
              decide: float = stopping.DECIDE_CONFIDENCE) -> list[StopCoverage]:
     """Every noise case whose studies do stop on width at these targets (the log-normal case's
@@ -129,6 +181,15 @@ def main(argv: list[str] | None = None) -> None:
     for case in ic.CASES:
         print(f"{case.noise:<12} {100 * stop_on_significance(case, args.draws, rng):6.2f}% "
               f"(a fixed-n test allows 5%)")
+    print(f"\nverdicts after stopping: margin ±{verdicts.MARGIN_PCT:g}%, target ±{stop_target(None, 5):g}%, "
+          f"6 comparisons, floor {FLOOR}, ceiling {CEILING}, {args.draws // 10} draws each")
+    print(f"{'cv':>5} {'ratio':>6} {'no diff':>8} {'faster':>7} {'slower':>7} {'cannot':>7} {'blocks':>7}")
+    for cv in VERDICT_CVS:
+        for ratio in (1.0, 1.05, 1.10):
+            r = verdict_rates(cv, ratio, args.draws // 10, rng)
+            print(f"{cv:>5g} {ratio:>6g} {100 * r.rates[verdicts.SAME]:>7.1f}% "
+                  f"{100 * r.rates[verdicts.FASTER]:>6.1f}% {100 * r.rates[verdicts.SLOWER]:>6.1f}% "
+                  f"{100 * r.rates[verdicts.UNSURE]:>6.1f}% {r.mean_blocks:>7.2f}")
     print(f"\n({time.monotonic() - t0:.1f} s)")
 
 

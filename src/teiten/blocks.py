@@ -46,8 +46,8 @@ def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[Pl
     blocks = max(t.planned.repetition for t in stored.trials)
     spent = sum((datetime.fromisoformat(t.finished_at) - datetime.fromisoformat(t.started_at))
                 .total_seconds() for t in stored.trials if t.started_at and t.finished_at)
-    found = stopping.widest(stored.trials, stored.servers[0].name, stopping.DECIDE_CONFIDENCE)
-    decision = stopping.decide(found, blocks=blocks, target_pct=auto.target_pct,
+    found = stopping.widest(stored.trials, stored.servers[0].name)
+    decision = stopping.decide(found, blocks=blocks, target_pct=study.target_pct,
                                ceiling=auto.ceiling, spent_s=spent, block_s=spent / blocks,
                                budget_s=auto.budget)
     added: list[PlannedTrial] = []
@@ -62,7 +62,7 @@ def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[Pl
     key = "auto.nothing" if found is None else f"auto.{decision}" if found.pct is not None \
         else f"auto.unknown.{decision}"
     note(tr(
-        key, blocks=blocks, target=f"{auto.target_pct:g}", where=found.where if found else "-",
+        key, blocks=blocks, target=f"{study.target_pct:g}", where=found.where if found else "-",
         widest=f"{found.pct:.1f}" if found is not None and found.pct is not None else "-"))
     return added
 

@@ -1,4 +1,4 @@
-"""The intervals keep their label: a seeded simulation of their coverage (../shared/STATISTICS.md,
+"""The intervals keep their label: a seeded simulation of their coverage (docs/STATISTICS.md,
 "Testing a method"), run through the report's own code.
 
 Every method (median, paired ratio, unpaired ratio), noise (normal CV 5%, log-normal, Student-t(3),

@@ -39,6 +39,7 @@ from teiten.analysis.noise import noise_notices
 from teiten.analysis.scaleups import core_families, with_builds_and_cores
 from teiten.messages import clients_phrase, join, tr, word
 from teiten.results import ProgressPoint, ServerRecord, StudyResults, TrialRecord
+from teiten.spec.study import stop_target
 from teiten.workloads import about, statements
 
 CPU_PARTS = ("user", "sys", "iowait", "idle", "steal", "irq")
@@ -398,5 +399,5 @@ def _auto(study: Mapping[str, Any], decisions: Sequence[Mapping[str, Any]]) -> d
         return None
     rule = study.get("auto_repetitions") or {}
     return {**(decisions[-1] if decisions else {"decision": "unfinished"}),
-            "target_pct": rule.get("target_pct"), "floor": rule.get("floor"),
+            "target_pct": stop_target(rule.get("target_pct"), margin_pct(study)), "floor": rule.get("floor"),
             "ceiling": rule.get("ceiling")}

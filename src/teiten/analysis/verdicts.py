@@ -1,4 +1,4 @@
-"""The verdict of a ratio, read from its printed interval (DESIGN.md, "Verdicts"; STATISTICS.md,
+"""The verdict of a ratio, read from its printed interval (docs/STATISTICS.md, "Verdicts" and
 "Stopping when the answer is good enough"). Pure functions.
 
 Four words, the same everywhere a ratio is judged:

@@ -128,7 +128,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if loaded.study.repetitions == "auto":
         auto = loaded.study.auto_repetitions
         print("teiten: note: " + tr("auto.plan", floor=auto.floor, ceiling=auto.ceiling,
-                                    target=f"{auto.target_pct:g}",
+                                    target=f"{loaded.study.target_pct:g}",
                                     budget=format_seconds(auto.budget)), file=sys.stderr)
     found = workloads.variants(loaded.study)
     planned = plan(loaded.study, found)

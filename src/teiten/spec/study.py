@@ -54,16 +54,29 @@ class ProfileSpec(Model):
             and (p.clients in (None, clients)) for p in self.points)
 
 
+TARGET_OF_MARGIN = 0.6  # repetitions: auto's default target, as a share of the margin
+
+
+def stop_target(target_pct: float | None, margin_pct: float) -> float:
+    """The half-width repetitions: auto stops at: the study's, else 0.6 times its margin
+    (tests/unit/test_stopping_coverage.py: equal servers then end "no difference" in most
+    studies, bench/stopping_coverage.py gives the table)."""
+    return target_pct if target_pct is not None else TARGET_OF_MARGIN * margin_pct
+
+
 class AutoRepetitions(Model):
     """``repetitions: auto``: blocks (repetition sets) are added one at a time until every
-    ratio to the baseline has a 99% interval within ±target_pct of it (so the report's 95% one
-    is narrower; teiten.analysis.stopping says why 99%), the ceiling is reached, or the next
-    block would overrun the budget. The study stops
-    on the width of the intervals, never on a test being significant (which would inflate
-    false verdicts); the report says which ended it."""
+    ratio to the baseline has an interval within ±target_pct of it, judged at the level the
+    report's comparisons need (at least 99%; teiten.analysis.stopping says why), the ceiling is
+    reached, or the next block would overrun the budget. The study stops on the width of the
+    intervals, never on a test being significant (which would inflate false verdicts); the
+    report says which ended it. The target is chosen with the study's margin_pct: an interval
+    of ±3% can lie inside ±5%, one of ±5% seldom does."""
 
-    target_pct: Annotated[float, Field(gt=0, le=100)] = Field(
-        5.0, description="stop when every ratio's interval is within ± this many percent")
+    target_pct: Annotated[float, Field(gt=0, le=100)] | None = Field(
+        None, description="stop when every ratio's interval is within ± this many percent; "
+        "default: 0.6 times margin_pct (3 for the default margin of 5), so that equal servers "
+        "can end 'no difference within ±margin_pct'")
     floor: Annotated[int, Field(ge=5, le=1000)] = Field(
         8, description="blocks run before the first decision (at least 5; the rule judges "
         "99% intervals, which need 8)")
@@ -282,6 +295,11 @@ class Study(Model):
     def blocks(self) -> int:
         """The blocks planned before the first trial: the repetitions, or auto's floor."""
         return self.auto_repetitions.floor if self.repetitions == "auto" else self.repetitions
+
+    @property
+    def target_pct(self) -> float:
+        """repetitions: auto's target: the one given, else 0.6 times the margin."""
+        return stop_target(self.auto_repetitions.target_pct, self.margin_pct)
 
     def server_matrix(self) -> list[tuple[int, ServerSpec]]:
         """The servers the study runs, with the index of the entry each comes from: the
