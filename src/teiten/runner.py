@@ -242,7 +242,7 @@ def _loop(ctx: _Context) -> float:
             if r.status == "disturbed":
                 _repeat(ctx, r.planned, after_kill=True)
     rows = ctx.store.records(ctx.study_id)
-    todo = [r.planned for r in rows if r.status == "planned"]
+    todo = _planned(ctx)
     total, done = len(rows), len(rows) - len(todo)
     t0 = time.monotonic()
     _prepare_all(ctx, todo)
@@ -271,15 +271,21 @@ def _loop(ctx: _Context) -> float:
         _note_joined(ctx, trial)
         repeat = _repeat(ctx, trial) if status == "disturbed" else None
         if repeat is not None:
-            # The store placed it after its block's last trial, the later ones one place on.
-            at = next((i for i, t in enumerate(todo) if t.order_index >= repeat.order_index),
-                      len(todo))
-            todo.insert(at, repeat)
+            # The store placed it after its block's last trial and moved the later ones one
+            # place on: what is left to run is read back in the store's order, so that the
+            # repeat runs at the end of its own block and the stored order is the run's.
+            todo = _planned(ctx)
             total += 1
             message += f"; repeated as trial {repeat.trial_id}"
         ctx.report(Event("trial-end", index=done, total=total, trial=trial,
                          status=status, message=message, elapsed=time.monotonic() - started))
     return time.monotonic() - started
+
+
+def _planned(ctx: _Context) -> list[PlannedTrial]:
+    """The trials still to run, in the store's order."""
+    return sorted((r.planned for r in ctx.store.records(ctx.study_id) if r.status == "planned"),
+                  key=lambda t: t.order_index)
 
 
 def _note_joined(ctx: _Context, trial: PlannedTrial) -> None:

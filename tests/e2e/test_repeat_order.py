@@ -1,0 +1,85 @@
+"""A disturbed trial's repeat runs at the end of its own block, and the store's order is the
+run's (issue 33, item 7). A real study (one server, 1 and 2 clients, 3 blocks in sequential
+order) with a real CPU burner beside chosen trials: both trials of block 1 and the first of
+block 2. Before this, the runner placed a second repeat of a block by order numbers the store
+had already moved on, so it ran after a trial of the next block. The guard is on for this test
+only (conftest turns it off for the others); it runs alone, as every test of the guard does."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+from tests.conftest import ROOT, TEST_HOME
+
+STUDY = """
+study: repeats
+servers: [{name: pg17, install: "17"}]
+workloads: [select-only]
+scale: 1
+clients: [1, 2]
+duration: 2s
+repetitions: 3
+order: sequential
+noise_guard: {max_foreign_cpus: 0.5, repeats: 1}
+"""
+BURNED = {(1, 1), (2, 1), (1, 2)}  # (clients, block) of the trials a burner runs beside
+
+
+def test_repeats_run_at_the_end_of_their_block_and_the_store_keeps_the_run_order(
+        pg17, workdir: Path) -> None:
+    busy = psutil.cpu_percent(interval=2) / 100 * (psutil.cpu_count() or 1)
+    if busy > 0.5:  # the study's max_foreign_cpus
+        pytest.skip(f"the machine is already busy ({busy:.1f} CPUs used by other processes): the "
+                    "guard rightly marks every trial, so this test cannot choose which")
+    (workdir / "repeats.yaml").write_text(STUDY)
+    store = workdir / "repeats.db"
+    env = dict(os.environ, TEITEN_HOME=str(TEST_HOME), PYTHONPATH=str(ROOT / "src"),
+               TEITEN_NOISE_GUARD="on")
+    run = subprocess.Popen([sys.executable, "-m", "teiten", "run", str(workdir / "repeats.yaml"),
+                            "--store", str(store), "--report", str(workdir / "report")],
+                           env=env, text=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    burner: subprocess.Popen[bytes] | None = None
+    burned: set[tuple[int, int]] = set()
+    lines = []
+    try:
+        assert run.stderr is not None
+        for line in run.stderr:
+            lines.append(line)
+            start = re.search(r"\] +\d+/\d+ pg17 select-only clients=(\d+) rep=(\d+) \.\.\.", line)
+            if start and burner is None:
+                point = (int(start[1]), int(start[2]))
+                if point in BURNED and point not in burned:  # the first run of it, not its repeat
+                    burned.add(point)
+                    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            elif burner is not None and re.search(r"rep=\d+: ", line):
+                burner.kill()
+                burner.wait()
+                burner = None
+        assert run.wait(timeout=600) == 0, "".join(lines)
+    finally:
+        if burner is not None and burner.poll() is None:
+            burner.kill()
+            burner.wait()
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert burned == BURNED, "".join(lines)
+    with sqlite3.connect(store) as conn:
+        rows = conn.execute("SELECT trial_id, repetition, clients, status, repeat_of, order_index, "
+                            "started_at FROM trials ORDER BY order_index").fetchall()
+    disturbed = {(r[2], r[1]) for r in rows if r[3] == "disturbed" and r[4] is None}
+    assert disturbed == BURNED, rows
+    repeats = [r for r in rows if r[4] is not None]
+    assert len(repeats) == 3, rows
+    for repeat in repeats:
+        later = [r[6] for r in rows if r[1] > repeat[1]]
+        assert repeat[6] < min(later), (repeat, rows)  # before any trial of the next block
+    assert [r[0] for r in rows] == [r[0] for r in sorted(rows, key=lambda r: r[6])], rows
+    assert [r[5] for r in rows] == list(range(len(rows)))
