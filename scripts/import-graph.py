@@ -35,8 +35,8 @@ RANKS = {
     "workloads": 6,
     "check": 7, "leftovers": 7, "estimate": 7, "runclock": 7,
     "analysis": 8, "record": 8,
-    "report": 9, "window": 9, "blocks": 9,
-    "runner": 10,
+    "report": 9, "window": 9, "blocks": 9, "busy": 9.5,
+    "runner": 10,  # busy (9.5): the busy watch the runner keeps, over window (9)
     "cli": 11, "__main__": 12, "__init__": 12,
 }
 

@@ -1,8 +1,9 @@
 """The one error tree of teiten.
 
 Only the CLI turns these into messages and exit codes: :class:`UserError` and its
-subclasses mean bad input (exit 2); every other :class:`TeitenError` is a failure at run
-time (exit 1). Messages say what failed, what was checked, and how to fix it, on one line.
+subclasses mean bad input (exit 2); :class:`MachineBusy` a study stopped because the machine
+stayed busy (exit 3); every other :class:`TeitenError` is a failure at run time (exit 1).
+Messages say what failed, what was checked, and how to fix it, on one line.
 """
 
 from __future__ import annotations
@@ -56,6 +57,13 @@ class ProcessError(TeitenError):
         self.returncode = returncode
         self.stderr_tail = stderr_tail
         super().__init__(message)
+
+
+class MachineBusy(TeitenError):
+    """The machine stayed busy with other load: the study stopped, left interrupted for resume
+    (exit status 3)."""
+
+    exit_code = 3
 
 
 class StoreError(TeitenError):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,13 +26,13 @@ from typing import Any, Literal
 import psutil
 import psycopg
 
-from teiten import blocks, cpus, estimate, installs, leftovers, paths, runclock, runlock, workloads
+from teiten import blocks, busy, cpus, estimate, installs, leftovers, paths, runclock, runlock, workloads
 from teiten.analysis import differences
 from teiten.drivers import load, pgbench
 from teiten.errors import StoreFull, StoreUnreachable, TeitenError
 from teiten.installs import Install, Resolution
 from teiten.messages import tr
-from teiten.monitors.foreign import quiet_check
+from teiten.monitors.foreign import ForeignLoad
 from teiten.record import install_for
 from teiten.remote import Ssh
 from teiten.results import Evidence, PlannedTrial, TrialResult, now
@@ -42,7 +43,7 @@ from teiten.servers.tenants import TenantsServer
 from teiten.spec import NoiseGuardSpec, Study, load_text
 from teiten.spec.secrets import Secrets
 from teiten.store import Store
-from teiten.window import Watch, WindowOptions, disturbance, who
+from teiten.window import Watch, WindowOptions, disturbance
 from teiten.workloads import Workload
 from teiten.workloads.base import TrialOutcome, TrialRequest
 
@@ -95,18 +96,24 @@ class _Context:
     prepares: list[tuple[str, float]] = field(default_factory=list)  # (workload, seconds) loading
     clock: dict[str, float] = field(default_factory=dict)  # this run's parts (see runclock)
     trials_run: int = 0  # trials this run ran (a repeat counts again)
+    wait_quiet_s: float = busy.WAIT_QUIET_S  # --wait-quiet: one busy spell's wait before trials
+    busy: busy.BusyWatch | None = None  # with the guard on: waits for quiet, stops when busy
+    foreign: ForeignLoad | None = None  # the last trial's foreign load (the guard on)
 
 
 def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False,
             monitors: bool = True, beside_others: bool = False,
-            noise_guard: bool | None = None, secrets: Secrets | None = None) -> dict[str, int]:
+            noise_guard: bool | None = None, secrets: Secrets | None = None,
+            wait_quiet_s: float = busy.WAIT_QUIET_S) -> dict[str, int]:
     """Run every planned trial of a study. Returns the status counts at the end.
 
     ``beside_others``: other benchmarks may run on this machine meanwhile (the CLI's
     --beside-others); the study's record says so for good, and its report with it.
     ``noise_guard``: True or False overrides the study's noise_guard.enabled; what was in
     force is recorded with the study. ``secrets``: the passwords the study file gave (never
-    stored; a resumed study has none, and libpq finds them the usual ways)."""
+    stored; a resumed study has none, and libpq finds them the usual ways). ``wait_quiet_s``:
+    with the guard on, how long one busy spell may be waited out before trials (teiten.busy);
+    a machine that stays busy raises MachineBusy, the study left interrupted."""
     stored = store.study_results(study_id)
     study = load_text(stored.spec_yaml, stored.source).study
     guard = study.noise_guard
@@ -127,7 +134,8 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
     store.add_workdir(study_id, run_dir)
     ctx = _Context(store, study_id, study, _workloads_from(spec_json), run_dir, report,
                    monitors=monitors, guard=guard if enabled else None, since=now(),
-                   joined=list(spec_json.get("joined_by", [])), secrets=secrets or Secrets())
+                   joined=list(spec_json.get("joined_by", [])), secrets=secrets or Secrets(),
+                   wait_quiet_s=wait_quiet_s)
     began = time.monotonic()
     try:
         _setup_servers(ctx)
@@ -247,7 +255,7 @@ def _loop(ctx: _Context) -> float:
     t0 = time.monotonic()
     _prepare_all(ctx, todo)
     ctx.clock["load data"] = time.monotonic() - t0
-    _quiet_check(ctx)
+    _quiet_check(ctx, todo)
     started = time.monotonic()
     ctx.clock["quiet check"] = started - t0 - ctx.clock["load data"]
     spent: list[float] = []
@@ -259,11 +267,14 @@ def _loop(ctx: _Context) -> float:
                 break
             total += len(todo)
         trial = todo.pop(0)
+        if ctx.busy is not None:  # a busy machine: wait for a quiet moment first
+            ctx.busy.before(trial)
         mean = sum(spent) / len(spent) if spent else None
         eta = mean * (len(todo) + 1) if mean is not None else None
         ctx.report(Event("trial-start", index=done + 1, total=total, trial=trial,
                          elapsed=time.monotonic() - started, eta=eta))
         t0 = time.monotonic()
+        ctx.foreign = None
         status, message = _run_trial(ctx, trial)
         spent.append(time.monotonic() - t0)
         ctx.trials_run += 1
@@ -279,6 +290,8 @@ def _loop(ctx: _Context) -> float:
             message += f"; repeated as trial {repeat.trial_id}"
         ctx.report(Event("trial-end", index=done, total=total, trial=trial,
                          status=status, message=message, elapsed=time.monotonic() - started))
+        if ctx.busy is not None:
+            ctx.busy.after(trial, status, ctx.foreign)
     return time.monotonic() - started
 
 
@@ -315,16 +328,20 @@ def _repeat(ctx: _Context, trial: PlannedTrial, *, after_kill: bool = False
     return ctx.store.add_repeat(ctx.study_id, trial) if len(chain) < ctx.guard.repeats else None
 
 
-def _quiet_check(ctx: _Context) -> None:
-    """Before the first trial: is the machine quiet? A busy one is said at once, and kept
-    with the study for its report; the guard then judges each trial."""
+def _quiet_check(ctx: _Context, todo: list[PlannedTrial]) -> None:
+    """Before the first trial, with the guard on: how busy the machine is (kept with the
+    study for its report), and the busy watch that judges the run (teiten.busy)."""
     if ctx.guard is None:
         return
-    found = quiet_check(2.0)
-    ctx.store.update_spec(ctx.study_id, {"quiet_check": found.to_json()})
-    if found.cpus > ctx.guard.max_foreign_cpus:
-        ctx.report(Event("note", message=tr("noise.busy", cpus=f"{found.cpus:.2f}",
-                                            who=who(found), limit=f"{ctx.guard.max_foreign_cpus:g}")))
+    ctx.busy = busy.start(ctx.guard.max_foreign_cpus, ctx.wait_quiet_s, lambda: _ours(ctx),
+                          lambda m: ctx.report(Event("note", message=m)), str(ctx.store), todo,
+                          keep=lambda found: ctx.store.update_spec(ctx.study_id,
+                                                                   {"quiet_check": found.to_json()}))
+
+
+def _ours(ctx: _Context) -> list[int]:
+    """teiten and its servers: not foreign load."""
+    return [os.getpid(), *(pid for server in ctx.servers.values() for pid in server.server_pids())]
 
 
 def _prepare_all(ctx: _Context, todo: list[PlannedTrial]) -> None:
@@ -440,6 +457,7 @@ def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
         error = outcome.error or end.crashed
     out = outcome.output
     status: Literal["ok", "failed", "disturbed"] = "failed" if error else "ok"
+    ctx.foreign = watch.foreign
     if status == "ok" and ctx.guard is not None and watch.foreign is not None:
         error = disturbance(watch.foreign, ctx.guard.max_foreign_cpus)
         status = "disturbed" if error else "ok"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -28,6 +27,7 @@ from teiten import (
 from teiten.analysis import differences
 from teiten.check import check, materialise
 from teiten.cli.output import Progress, as_csv, as_json, table
+from teiten.cli.runopts import runner_options
 from teiten.cli.show import render_text, trial_record
 from teiten.errors import SpecError, StudyInterrupted, UserError
 from teiten.installs.source import build as build_from_source
@@ -256,23 +256,13 @@ def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
         store, study_id = record.create(checked, address, source)
         try:
             with store.claimed(study_id):
-                counts = runner.execute(store, study_id, Progress(), monitors=not args.no_monitors,
-                                        beside_others=args.beside_others,
-                                        noise_guard=_noise_guard(args), secrets=loaded.secrets)
+                counts = runner.execute(store, study_id, Progress(), secrets=loaded.secrets,
+                                        **runner_options(args))
             return _finish(store, study_id, counts, args)
         except KeyboardInterrupt:
             raise StudyInterrupted(str(store)) from None
         finally:
             store.close()
-
-
-def _noise_guard(args: argparse.Namespace) -> bool | None:
-    """--noise-guard on|off; else TEITEN_NOISE_GUARD (the test suite turns it off for the
-    tests that are not about it); else None: what the study says."""
-    given = args.noise_guard or os.environ.get("TEITEN_NOISE_GUARD")
-    if given not in (None, "", "on", "off"):
-        raise UserError(f"TEITEN_NOISE_GUARD={given}: give on or off")
-    return None if not given else given == "on"
 
 
 def _pick_study(store: Store, study_id: int | None, *, unfinished: bool = False) -> int:
@@ -298,11 +288,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
                           say=functools.partial(print, file=sys.stderr, flush=True)):
             try:
                 with store.claimed(study_id):
-                    counts = runner.execute(store, study_id, Progress(),
-                                            retry_failed=args.retry_failed,
-                                            monitors=not args.no_monitors,
-                                            beside_others=args.beside_others,
-                                            noise_guard=_noise_guard(args))
+                    counts = runner.execute(store, study_id, Progress(), retry_failed=args.retry_failed,
+                                            **runner_options(args))
             except KeyboardInterrupt:
                 raise StudyInterrupted(str(store)) from None
             return _finish(store, study_id, counts, args)

@@ -1,7 +1,8 @@
 """The ``teiten`` command. Every command is a thin layer over a library call.
 
 Only this module turns errors into messages and exit codes: 2 for bad input (detected
-before anything is created), 1 for a failure at run time, 130 for an interruption.
+before anything is created), 1 for a failure at run time, 3 for a study stopped because the
+machine stayed busy (left interrupted, for resume), 130 for an interruption.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import signal
 import sys
 from types import FrameType
 
-from teiten import __version__
+from teiten import __version__, busy
 from teiten.cli import commands
 from teiten.errors import StudyInterrupted, TeitenError, UserError
+from teiten.spec.base import parse_duration
 from teiten.store import address
 
 log = logging.getLogger("teiten")
@@ -214,6 +216,22 @@ def _machine_options(s: argparse.ArgumentParser) -> None:
                    help="on: mark trials disturbed by other load on this machine, leave them "
                    "out and repeat them; off: measure nothing (default: TEITEN_NOISE_GUARD "
                    "when set, else the study's noise_guard, which is on)")
+    s.add_argument("--wait-quiet", metavar="DURATION", type=_wait_duration, default=busy.WAIT_QUIET_S,
+                   help="with the noise guard on, how long to wait for a quiet moment before "
+                   "trials while other load keeps the machine busy, in all for one busy spell "
+                   "(default 30s; 0: never wait); a machine that stays busy stops the study "
+                   "with exit status 3, to be resumed")
+
+
+def _wait_duration(text: str) -> float:
+    """--wait-quiet: seconds, or a duration such as 2min."""
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text}: {exc}") from None
+    if seconds < 0:
+        raise argparse.ArgumentTypeError(f"{text}: give a duration of 0 or more, such as 30s or 2min")
+    return seconds
 
 
 def _no_password(text: str) -> str:

@@ -77,10 +77,10 @@ class AutoRepetitions(Model):
         None, description="stop when every ratio's interval is within ± this many percent; "
         "default: 0.6 times margin_pct (3 for the default margin of 5), so that equal servers "
         "can end 'no difference within ±margin_pct'")
-    floor: Annotated[int, Field(ge=5, le=1000)] = Field(
-        8, description="blocks run before the first decision (at least 5; the rule judges "
-        "99% intervals, which need 8)")
-    ceiling: Annotated[int, Field(ge=5, le=1000)] = Field(
+    floor: Annotated[int, Field(ge=3, le=1000)] = Field(
+        8, description="blocks run before the first decision (at least 3; the rule judges "
+        "intervals of at least 99%, which need 8 blocks)")
+    ceiling: Annotated[int, Field(ge=3, le=1000)] = Field(
         16, description="never more blocks than this")
     budget: Annotated[float, Field(gt=0)] = Field(
         3600.0, description="no block is added that would end after this much time spent in "

@@ -1,0 +1,113 @@
+"""A busy machine handled in minutes (issue 33, item 5): with the noise guard on, wait for a
+quiet moment before a trial instead of burning one, and stop the study (exit 3, left
+``interrupted`` for ``teiten resume``) when the machine stays busy, with one line that names
+what keeps it busy and the ways out.
+
+The rules, chosen so that a busy machine costs at most the wait plus one block:
+- Before a trial, when the machine was last seen busy (at the start, or the trial before was
+  disturbed), wait for a quiet window of :data:`WINDOW_S` seconds (foreign CPU within the
+  guard's limit). The wait of one busy spell is bounded by ``--wait-quiet`` (default 30 s) in
+  all: once it is spent, the trials run without waiting until one is quiet again.
+- Stop when more than half of the first block's trials were disturbed, or when
+  :data:`STREAK` trials in a row were disturbed after the spell's wait was spent.
+
+A quiet machine pays nothing: after an undisturbed trial no window is taken.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from teiten.errors import MachineBusy
+from teiten.messages import tr
+from teiten.monitors.foreign import ForeignLoad, quiet_check
+from teiten.results import PlannedTrial
+from teiten.window import who
+
+WINDOW_S = 2.0      # a quiet window before a trial
+WAIT_QUIET_S = 30.0  # the default bound of the wait of one busy spell (--wait-quiet)
+STREAK = 3          # disturbed trials in a row, after the spell's wait, that stop the study
+
+
+def start(limit: float, wait_s: float, ours: Callable[[], Iterable[int]], say: Callable[[str], None],
+          store: str, todo: Sequence[PlannedTrial], *, keep: Callable[[ForeignLoad], None]) -> BusyWatch:
+    """Before the first trial: how busy the rest of the machine is over a short window (kept
+    by ``keep`` for the report; a busy machine is said at once), and the watch of the run."""
+    found = quiet_check(WINDOW_S, ours=ours)
+    keep(found)
+    if found.cpus > limit:
+        say(tr("noise.busy", cpus=f"{found.cpus:.2f}", who=who(found), limit=f"{limit:g}"))
+    first = sum(1 for t in todo if t.repetition == 1 and t.repeat_of is None and not t.purpose)
+    return BusyWatch(limit, wait_s, ours, say, store, first, quiet=found.cpus <= limit, last=found)
+
+
+def heavy(found: ForeignLoad) -> str:
+    """The largest foreign consumers with the CPUs each kept busy: "stress-ng (pid 812) 1.0
+    CPUs, stress-ng (pid 813) 1.0 CPUs"."""
+    window = found.window_s or 1.0
+    return ", ".join(f"{c.name} (pid {c.pid}) {c.cpu_s / window:.1f} CPUs" for c in found.top[:3]) or "?"
+
+
+@dataclass
+class BusyWatch:
+    """The state of one run: whether the machine was last seen quiet, the wait left in the
+    current busy spell, and the counts the stopping rules read."""
+
+    limit: float                        # the guard's max_foreign_cpus
+    wait_s: float                       # the bound of one spell's wait (0: never wait)
+    ours: Callable[[], Iterable[int]]   # teiten's and its servers' pids: not foreign
+    say: Callable[[str], None]          # a line for the progress display
+    store: str                          # for the stop line's resume command
+    first_block: int                    # trials of the first block (repetition 1) still to run
+    quiet: bool = False
+    left_s: float = 0.0
+    streak: int = 0
+    first_disturbed: int = 0
+    last: ForeignLoad | None = None
+
+    def __post_init__(self) -> None:
+        self.left_s = self.wait_s
+
+    def before(self, trial: PlannedTrial) -> None:
+        """Wait, within what the spell has left, for a quiet window before ``trial``."""
+        if self.quiet or self.left_s <= 0:
+            return
+        said = False
+        while self.left_s > 0:
+            begun = time.monotonic()
+            found = quiet_check(WINDOW_S, ours=self.ours)
+            self.left_s -= time.monotonic() - begun
+            self.last = found
+            if found.cpus <= self.limit:
+                self.quiet = True
+                return
+            if not said:
+                self.say(tr("busy.waiting", cpus=f"{found.cpus:.2f}", who=heavy(found),
+                            limit=f"{self.limit:g}", left=f"{max(self.left_s, 0):.0f}",
+                            trial=trial.trial_id))
+                said = True
+
+    def after(self, trial: PlannedTrial, status: str, foreign: ForeignLoad | None) -> None:
+        """Count ``trial``'s outcome; raise :class:`MachineBusy` when the machine stays busy."""
+        disturbed = status == "disturbed"
+        if foreign is not None:
+            self.last = foreign
+        if not disturbed:
+            self.quiet, self.left_s, self.streak = True, self.wait_s, 0
+            return
+        self.quiet = False
+        if trial.repetition == 1 and trial.repeat_of is None and not trial.purpose:
+            self.first_disturbed += 1
+            if self.first_disturbed * 2 > self.first_block:
+                self._stop(tr("busy.first_block", n=self.first_disturbed, of=self.first_block))
+        if self.left_s <= 0:
+            self.streak += 1
+            if self.streak >= STREAK:
+                self._stop(tr("busy.streak", n=self.streak, wait=f"{self.wait_s:g}"))
+
+    def _stop(self, why: str) -> None:
+        found = self.last
+        raise MachineBusy(tr("busy.stop", why=why, who=heavy(found) if found else "?",
+                             cpus=f"{found.cpus:.2f}" if found else "?", store=self.store))

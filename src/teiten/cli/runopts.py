@@ -1,0 +1,25 @@
+"""What the commands that run trials (run, scaleup, resume) pass alike to the runner, read
+from their options and the environment."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from teiten.errors import UserError
+
+
+def runner_options(args: argparse.Namespace) -> dict[str, Any]:
+    """What run, scaleup and resume pass alike to the runner."""
+    return {"monitors": not args.no_monitors, "beside_others": args.beside_others,
+            "noise_guard": _noise_guard(args), "wait_quiet_s": args.wait_quiet}
+
+
+def _noise_guard(args: argparse.Namespace) -> bool | None:
+    """--noise-guard on|off; else TEITEN_NOISE_GUARD (the test suite turns it off for the
+    tests that are not about it); else None: what the study says."""
+    given = args.noise_guard or os.environ.get("TEITEN_NOISE_GUARD")
+    if given not in (None, "", "on", "off"):
+        raise UserError(f"TEITEN_NOISE_GUARD={given}: give on or off")
+    return None if not given else given == "on"
