@@ -1,9 +1,10 @@
 """A disturbed trial's repeat runs at the end of its own block, and the store's order is the
 run's (issue 33, item 7). A real study (one server, 1 to 4 clients, 3 blocks in sequential
 order) with a real CPU burner beside chosen trials: two of block 1 (half of it: more would stop
-the study as a busy machine's) and the first of block 2. Before this, the runner placed a second repeat of a block by order numbers the store
-had already moved on, so it ran after a trial of the next block. The guard is on for this test
-only (conftest turns it off for the others); it runs alone, as every test of the guard does."""
+the study as a busy machine's) and the first of block 2. Before this, the runner placed a second
+repeat of a block by order numbers the store had already moved on, so it ran after a trial of
+the next block. The guard is on for this test only (conftest turns it off for the others); it
+runs alone, as every test of the guard does."""
 
 from __future__ import annotations
 
