@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import shutil
@@ -137,7 +138,13 @@ def test_report_numbers_match_the_store(finished: dict[str, object]) -> None:
                    for s in ("pg17", "pg18")}
             line = next(ln for ln in section.splitlines() if ln.startswith(f"| {clients} |"))
             assert f"{med['pg17']:.1f}" in line and f"{med['pg18']:.1f}" in line
-            assert f"{med['pg18'] / med['pg17'] * 100:.1f}%" in line
+            # The ratio of the medians is the CSV's ratio_pct; the table prints its interval's own
+            # (Hodges-Lehmann) estimate, estimate_pct, inside the interval printed beside it.
+            with (work / "report" / "tables" / f"{workload}-ratio.csv").open() as fh:
+                ratio = next(r for r in csv.DictReader(fh) if r["clients"] == str(clients))
+            assert float(ratio["ratio_pct"]) == round(med["pg18"] / med["pg17"] * 100, 1)
+            assert (f"{ratio['estimate_pct']}% \\[{ratio['ratio_ci_low_pct']}–{ratio['ratio_ci_high_pct']}, "
+                    in line), line
     for chart in re.findall(r"\]\((charts/[^)]+)\)", md):
         assert (work / "report" / chart).is_file()
 
