@@ -22,8 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import psutil
-import pytest
+from tests.burners import skip_when_busy
 from tests.conftest import ROOT, TEST_HOME
 from tests.requirements import missing
 
@@ -64,12 +63,6 @@ def _burner(*args: str) -> Iterator[subprocess.Popen[bytes]]:
             proc.wait()
 
 
-def _quiet_or_skip() -> None:
-    busy = psutil.cpu_percent(interval=2) / 100 * (psutil.cpu_count() or 1)
-    if busy > 0.25:  # the guard's default limit
-        pytest.skip(f"the machine is already busy ({busy:.1f} CPUs used by other processes)")
-
-
 def _trials(store: Path) -> list[tuple[str, str, str | None]]:
     with sqlite3.connect(store) as conn:
         return conn.execute("SELECT trial_id, status, error FROM trials ORDER BY order_index").fetchall()
@@ -82,7 +75,7 @@ def _state(store: Path) -> str:
 
 def test_a_machine_that_stays_busy_stops_the_study_within_a_block_and_resume_finishes_it(
         pg17, pg18, workdir: Path) -> None:
-    _quiet_or_skip()
+    skip_when_busy(0.25)  # the guard's default limit
     (workdir / "busy.yaml").write_text(STUDY)
     store = workdir / "busy.db"
     with _burner("--cpu", "2"):
@@ -110,7 +103,7 @@ def test_a_machine_that_stays_busy_stops_the_study_within_a_block_and_resume_fin
 
 
 def test_a_tenth_of_a_cpu_beside_the_study_disturbs_nothing(pg17, pg18, workdir: Path) -> None:
-    _quiet_or_skip()
+    skip_when_busy(0.25)  # the guard's default limit
     (workdir / "busy.yaml").write_text(STUDY)
     store = workdir / "light.db"
     with _burner("--cpu", "1", "--cpu-load", "10"):

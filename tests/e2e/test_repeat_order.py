@@ -8,16 +8,10 @@ runs alone, as every test of the guard does."""
 
 from __future__ import annotations
 
-import os
-import re
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
-import psutil
-import pytest
-from tests.conftest import ROOT, TEST_HOME
+from tests.burners import run_beside_burner, skip_when_busy
 
 STUDY = """
 study: repeats
@@ -35,43 +29,12 @@ BURNED = {(1, 1), (2, 1), (1, 2)}  # (clients, block) of the trials a burner run
 
 def test_repeats_run_at_the_end_of_their_block_and_the_store_keeps_the_run_order(
         pg17, workdir: Path) -> None:
-    busy = psutil.cpu_percent(interval=2) / 100 * (psutil.cpu_count() or 1)
-    if busy > 0.5:  # the study's max_foreign_cpus
-        pytest.skip(f"the machine is already busy ({busy:.1f} CPUs used by other processes): the "
-                    "guard rightly marks every trial, so this test cannot choose which")
+    skip_when_busy(0.5)  # the study's max_foreign_cpus
     (workdir / "repeats.yaml").write_text(STUDY)
     store = workdir / "repeats.db"
-    env = dict(os.environ, TEITEN_HOME=str(TEST_HOME), PYTHONPATH=str(ROOT / "src"),
-               TEITEN_NOISE_GUARD="on")
-    run = subprocess.Popen([sys.executable, "-m", "teiten", "run", str(workdir / "repeats.yaml"),
-                            "--store", str(store), "--report", str(workdir / "report")],
-                           env=env, text=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    burner: subprocess.Popen[bytes] | None = None
-    burned: set[tuple[int, int]] = set()
-    lines = []
-    try:
-        assert run.stderr is not None
-        for line in run.stderr:
-            lines.append(line)
-            start = re.search(r"\] +\d+/\d+ pg17 select-only clients=(\d+) rep=(\d+) \.\.\.", line)
-            if start and burner is None:
-                point = (int(start[1]), int(start[2]))
-                if point in BURNED and point not in burned:  # the first run of it, not its repeat
-                    burned.add(point)
-                    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-            elif burner is not None and re.search(r"rep=\d+: ", line):
-                burner.kill()
-                burner.wait()
-                burner = None
-        assert run.wait(timeout=600) == 0, "".join(lines)
-    finally:
-        if burner is not None and burner.poll() is None:
-            burner.kill()
-            burner.wait()
-        if run.poll() is None:
-            run.kill()
-            run.wait()
-    assert burned == BURNED, "".join(lines)
+    burned = run_beside_burner(workdir / "repeats.yaml", store, workdir / "report",
+                               lambda server, workload, clients, rep: (clients, rep) in BURNED)
+    assert len(burned.pids) == len(BURNED), burned.text
     with sqlite3.connect(store) as conn:
         rows = conn.execute("SELECT trial_id, repetition, clients, status, repeat_of, order_index, "
                             "started_at FROM trials ORDER BY order_index").fetchall()

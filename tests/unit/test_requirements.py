@@ -95,11 +95,9 @@ def test_with_the_switch_missing_tools_fail(pytester: pytest.Pytester,
 # satisfy (it runs the tests as root, and no Docker engine runs on it).
 PLAIN_SKIPS = {
     "e2e/test_bad_input.py": 1,  # a mode-000 file, which root reads anyway
-    "e2e/test_busy_machine.py": 1,  # a machine already busy: no burner of the test's can be told apart
     "e2e/test_first_hour.py": 1,  # creating an account, which only root can
-    "e2e/test_noise_guard.py": 1,  # a machine already busy: every trial is rightly disturbed
-    "e2e/test_repeat_order.py": 1,  # the same
     "unit/test_docker_server.py": 1,  # a running Docker engine
+    "burners.py": 1,  # a machine already busy: every trial is rightly disturbed (tests of the guard)
     "requirements.py": 1,  # missing() itself
 }
 PLAIN = re.compile(r"pytest\.skip\(|\bskipif\(|importorskip\(")
