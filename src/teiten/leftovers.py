@@ -10,7 +10,8 @@ from pathlib import Path
 
 import psutil
 
-from teiten import cpus, netns, paths, remote
+from teiten import cpus, netns, paths, remote, safefs
+from teiten.errors import TeitenError
 from teiten.servers import docker, ssh
 from teiten.servers.cluster import processes_in
 from teiten.servers.topology import kill_leftover_pgpool
@@ -19,30 +20,18 @@ from teiten.store import Store
 
 def clean(store: Store, study_id: int) -> list[str]:
     """Stop servers that a killed run left behind and remove its working directories,
-    here and on the study's ssh hosts."""
+    here and on the study's ssh hosts. What is removed outside a working directory is what
+    teiten noted there when it made it (:func:`teiten.paths.remember`), never what the
+    server's own files name; nothing is followed through a link the server could plant."""
     notes = []
     specs = [json.loads(r["spec_json"]) for r in store.servers(study_id)]
     has_docker = any(spec.get("docker") for spec in specs)
     for workdir in store.workdirs(study_id):
-        if workdir.exists():
-            for pid_file in sorted(workdir.glob("*/pgpool*/pgpool.pid")):
-                notes += kill_leftover_pgpool(pid_file)
-            for data_dir in sorted([*workdir.glob("*/data"), *workdir.glob("*/node*/data")]):
-                outside = _outside_dirs(data_dir)
-                for proc in processes_in(data_dir):
-                    try:
-                        proc.kill()
-                        notes.append(f"killed leftover server process {proc.pid} in {data_dir}")
-                    except psutil.NoSuchProcess:
-                        continue
-                psutil.wait_procs(processes_in(data_dir), timeout=10)
-                for owned in outside:
-                    if paths.remove_owned(owned):
-                        notes.append(f"removed {owned}")
-            for sock in _socket_dirs(workdir):
-                paths.remove_owned(sock)
-            if paths.remove_owned(workdir):
-                notes.append(f"removed {workdir}")
+        if safefs.exists(workdir):
+            try:
+                notes += _clean_here(workdir)
+            except (TeitenError, OSError) as exc:
+                notes.append(f"could not clean {workdir} completely: {exc}")
             notes += [f"removed cgroup {g}" for g in cpus.remove_stale(workdir.name + "-")]
             notes += [f"removed network namespace {n}" for n in netns.remove_stale(workdir.name + "-")]
             if has_docker:
@@ -55,20 +44,26 @@ def clean(store: Store, study_id: int) -> list[str]:
     return notes + remote.remove_stale()
 
 
-def _outside_dirs(data_dir: Path) -> list[Path]:
-    """The WAL and tablespace directories of a cluster that live outside its data directory:
-    teiten made each in a marked directory of its own, the parent of the link's target."""
-    links = [data_dir / "pg_wal", data_dir / "pg_xlog", *sorted((data_dir / "pg_tblspc").glob("*"))]
-    found = [link.resolve().parent for link in links if link.is_symlink()]
-    if data_dir.parent.is_symlink():  # a cluster in the server's 'directory'
-        found.append(data_dir.parent.resolve())
-    return found
-
-
-def _socket_dirs(workdir: Path) -> list[Path]:
-    found = []
-    for conf in workdir.glob("*/data/teiten-runtime.conf"):
-        for line in conf.read_text().splitlines():
-            if line.startswith("unix_socket_directories"):
-                found.append(Path(line.split("=", 1)[1].strip().strip("'")))
-    return found
+def _clean_here(workdir: Path) -> list[str]:
+    notes = []
+    roots = [p for p in sorted(workdir.iterdir()) if not p.name.startswith(".")]
+    nodes = [n for root in roots if root.is_dir() for n in sorted(root.glob("node*"))]
+    for instance in sorted(workdir.glob("*/pgpool*")):
+        notes += kill_leftover_pgpool(instance)
+    for data_dir in [d / "data" for d in roots + nodes]:
+        if not data_dir.is_dir() or data_dir.is_symlink():
+            continue
+        for proc in processes_in(data_dir):
+            try:
+                proc.kill()
+                notes.append(f"killed leftover server process {proc.pid} in {data_dir}")
+            except psutil.NoSuchProcess:
+                continue
+        psutil.wait_procs(processes_in(data_dir), timeout=10)
+    made = [m for d in [workdir, *roots, *nodes] for m in paths.remembered(d)]
+    for path in made:
+        if paths.remove_owned(path):
+            notes.append(f"removed {path}")
+    if paths.remove_owned(workdir):
+        notes.append(f"removed {workdir}")
+    return notes

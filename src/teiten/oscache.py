@@ -11,19 +11,23 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
-from teiten import procs
+from teiten import privileges, procs, safefs
 from teiten.errors import ProcessError
 
 
 def _files(dirs: list[Path]) -> list[Path]:
+    """The regular files below ``dirs``, walked by descriptor (never through a link)."""
     out = []
     for top in dirs:
-        for root, _, names in os.walk(top):
-            out += [Path(root) / n for n in names]
-    return [p for p in out if p.is_file() and not p.is_symlink()]
+        with safefs.Dir.open(top) as directory:
+            for rel, _, names, fd in directory.walk():
+                out += [top / rel / n for n in names
+                        if stat.S_ISREG(os.stat(n, dir_fd=fd, follow_symlinks=False).st_mode)]
+    return [Path(os.path.normpath(p)) for p in out]
 
 
 def resident_bytes(files: list[Path]) -> int | None:
@@ -33,8 +37,10 @@ def resident_bytes(files: list[Path]) -> int | None:
     total = 0
     for start in range(0, len(files), 500):
         try:
+            # As the server account: fincore opens by name, and the names are the server's.
             done = procs.run(["fincore", "--bytes", "--noheadings", "--raw", "--output", "RES",
-                              *map(str, files[start:start + 500])], timeout=60, what="fincore")
+                              *map(str, files[start:start + 500])], timeout=60, what="fincore",
+                             run_as=privileges.server_account())
         except ProcessError:
             return None
         total += sum(int(line) for line in done.stdout.split() if line.isdigit())
@@ -47,19 +53,32 @@ def evict(dirs: list[Path]) -> dict[str, Any]:
     files = _files(dirs)
     before = resident_bytes(files)
     failed = 0
-    for path in files:
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError:
-            failed += 1
-            continue
-        try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        except OSError:
-            failed += 1
-        finally:
-            os.close(fd)
+    for top in dirs:
+        with safefs.Dir.open(top) as directory:
+            for rel, _, names, dir_fd in directory.walk():
+                for name in names:
+                    failed += not _evict(safefs.Dir(os.dup(dir_fd), top / rel), name)
     after = resident_bytes(files)
     return {"method": "posix_fadvise(DONTNEED) on the cluster's files", "files": len(files),
             "not_evicted_files": failed, "resident_before_bytes": before,
             "resident_after_bytes": after}
+
+
+def _evict(directory: safefs.Dir, name: str) -> bool:
+    """Drop the cached pages of the regular file ``name``: a link or a FIFO planted since
+    the walk is refused, never followed or waited on. Whether it was done."""
+    with directory:
+        st = directory.lstat(name)
+        if st is None or not stat.S_ISREG(st.st_mode):
+            return True  # not a file of the cluster's: nothing to evict
+        try:
+            fd = directory.open_file(name)
+        except (OSError, safefs.UnsafePath):
+            return False
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)

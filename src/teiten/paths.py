@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
+import stat
 import time
 from pathlib import Path
 
+from teiten import safefs
 from teiten.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -39,30 +40,88 @@ def clusters_dir() -> Path:
 
 
 def make_owned(path: Path, purpose: str, *, mode: int = 0o755) -> Path:
-    """Create ``path`` (which must not exist yet) and mark it as teiten's own."""
-    if path.exists():
+    """Create ``path`` (which must not exist yet) and mark it as teiten's own. Its parents
+    are made as needed; the last step never follows a link (see :mod:`teiten.safefs`)."""
+    path = path.absolute()
+    if os.path.lexists(path):
         raise UserError(f"{path} already exists; teiten only creates new directories there")
-    path.mkdir(parents=True, mode=mode)
-    path.chmod(mode)  # mkdir's mode is filtered by the umask
-    mark_owned(path, purpose)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with safefs.Dir.open(path.parent) as parent, \
+            parent.make_dir(path.name, mode=mode, give=False) as made:
+        made.write_text(MARKER, _marker_text(purpose), mode=0o644, give=False)
     return path
 
 
 def mark_owned(path: Path, purpose: str) -> None:
+    """Mark the directory ``path``, which teiten just created, as its own."""
+    safefs.write_text(path / MARKER, _marker_text(purpose), mode=0o644, give=False)
+
+
+def _marker_text(purpose: str) -> str:
     info = {"purpose": purpose, "pid": os.getpid(), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    (path / MARKER).write_text(json.dumps(info) + "\n")
+    return json.dumps(info) + "\n"
+
+
+def _marked(directory: safefs.Dir) -> bool:
+    st = directory.lstat(MARKER)
+    return st is not None and stat.S_ISREG(st.st_mode)
 
 
 def is_owned(path: Path) -> bool:
-    return (path / MARKER).is_file()
+    try:
+        with safefs.Dir.open(path) as directory:
+            return _marked(directory)
+    except (OSError, safefs.UnsafePath):
+        return False
 
 
 def remove_owned(path: Path) -> bool:
-    """Remove ``path`` only if it carries teiten's marker. Returns whether it was removed."""
-    if not path.exists():
+    """Remove ``path`` only if it carries teiten's marker. Returns whether it was removed.
+
+    The directory is opened without following a link, the marker looked for in the very
+    directory then removed, and nothing below it is followed (:mod:`teiten.safefs`)."""
+    try:
+        parent, name = safefs.parent_and_name(path)
+    except (FileNotFoundError, NotADirectoryError):
         return False
-    if not is_owned(path):
-        log.warning("not removing %s: it has no %s marker, so teiten did not create it", path, MARKER)
-        return False
-    shutil.rmtree(path)
-    return True
+    with parent:
+        if parent.lstat(name) is None:
+            return False
+        if parent.remove(name, only=_marked):
+            return True
+    log.warning("not removing %s: it has no %s marker, so teiten did not create it", path, MARKER)
+    return False
+
+
+# -- what teiten made outside a directory of its own ---------------------------------------
+
+RECORD = ".teiten-made"
+
+
+def remember(record_dir: Path, made: Path) -> None:
+    """Note in ``record_dir`` (a directory of teiten's that the server account cannot write)
+    that teiten made ``made`` elsewhere, for the cleanup of a killed run: that cleanup
+    removes what this record names, never what it finds in the server's files."""
+    with safefs.Dir.open(record_dir) as directory:
+        known = directory.read_text(RECORD) if directory.lstat(RECORD) else ""
+        directory.write_text(RECORD, known + json.dumps(str(made.absolute())) + "\n",
+                             mode=0o644, give=False)
+
+
+def remembered(record_dir: Path) -> list[Path]:
+    """What :func:`remember` noted in ``record_dir`` (none when it is not teiten's, or the
+    server account could have written the record)."""
+    try:
+        with safefs.Dir.open(record_dir) as directory:
+            if directory.lstat(RECORD) is None or directory.controls(RECORD):
+                return []
+            text = directory.read_text(RECORD, limit=1 << 20)
+    except (OSError, safefs.UnsafePath):
+        return []
+    found = []
+    for line in text.splitlines():
+        try:
+            found.append(Path(json.loads(line)))
+        except (ValueError, TypeError):
+            continue
+    return found

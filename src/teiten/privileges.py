@@ -86,9 +86,3 @@ def _acl_grants(path: Path, account: RunAs) -> bool:
         for line in done.stdout.splitlines()
     )
 
-
-def give(path: Path) -> None:
-    """Hand ``path`` (a directory teiten just created) to the server account."""
-    account = server_account()
-    if account is not None:
-        os.chown(path, account.uid, account.gid)

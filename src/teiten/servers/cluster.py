@@ -21,13 +21,14 @@ from pathlib import Path
 import psutil
 import psycopg
 
-from teiten import paths, privileges, procs
+from teiten import paths, privileges, procs, safefs
 from teiten.cpus import Placement
-from teiten.errors import ProcessError, ServerError
+from teiten.errors import ProcessError, ServerError, UserError
 from teiten.installs import Install
 from teiten.netns import Namespace
 from teiten.servers import snapshot
 from teiten.spec import InitdbOptions
+from teiten.spec.base import unsafe_char
 from teiten.waiting import wait_until
 
 log = logging.getLogger(__name__)
@@ -96,9 +97,21 @@ class Cluster:
             env=procs.build_env({"LC_ALL": "C"}, run_as=self.account),
         )
 
-    def _own_dir(self, path: Path) -> Path:
-        path.mkdir(parents=True, exist_ok=True)
-        privileges.give(path)
+    def _log_dir(self, path: Path) -> Path:
+        """Make ``path`` for the server's logs: its parents teiten's (the server account
+        cannot replace them), the directory itself the account's."""
+        anchor = self.root if path.is_relative_to(self.root) else path.parent
+        anchor.mkdir(parents=True, exist_ok=True)
+        with safefs.Dir.open(anchor) as top:
+            below = path.relative_to(anchor)
+            parent = top.make_dirs(str(below.parent), mode=0o755, give=False) \
+                if below.parent != Path(".") else None
+            where = parent or top
+            try:
+                where.make_dir(below.name, mode=0o755, exist_ok=True).close()
+            finally:
+                if parent is not None:
+                    parent.close()
         return path
 
     # -- creation -----------------------------------------------------------------
@@ -106,26 +119,26 @@ class Cluster:
     def initdb(self, options: InitdbOptions, *, waldir: Path | None = None) -> None:
         """Create the data directory (METHODS S1: --no-locale -E UTF8 by default)."""
         privileges.ensure_reachable(self.root)
-        self._own_dir(self.root)
+        _through_shell(self.data, self.install.bindir, *([waldir] if waldir else []))
+        # The root stays teiten's; only the data directory (made empty here) is the server's.
+        safefs.make_dir(self.data, mode=0o700)
         # -N (no fsync): --no-sync only from 10 on, -N on every version since 9.3.
         args = ["-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "-N",
                 *options.args(self.install.major)]
         if waldir is not None:
             self.wal = waldir
-            self._own_dir(waldir.parent)
+            safefs.make_dir(waldir, mode=0o700)
             args += ["--waldir" if self.install.major >= 10 else "--xlogdir", str(waldir)]
         self._run("initdb", args, timeout=300)
-        conf = self.data / "postgresql.conf"
-        with conf.open("a") as f:
-            f.write(f"\n# added by teiten\ninclude_if_exists '{SETTINGS_CONF}'\n"
-                    f"include_if_exists '{RUNTIME_CONF}'\n")
+        safefs.append_text(self.data / "postgresql.conf",
+                           f"\n# added by teiten\ninclude_if_exists '{SETTINGS_CONF}'\n"
+                           f"include_if_exists '{RUNTIME_CONF}'\n")
 
     def add_tablespace(self, location: Path) -> None:
         """Make ``location`` (in a directory teiten owns) ready for CREATE TABLESPACE, and
         part of every snapshot."""
         privileges.ensure_reachable(location.parent)
-        self._own_dir(location.parent)
-        self._own_dir(location)
+        safefs.make_dir(location, mode=0o700)
         self.tablespaces.append(location)
 
     @property
@@ -158,13 +171,12 @@ class Cluster:
         namespace's end of the veth pair. Replaces the line an earlier namespace added."""
         hba = self.data / "pg_hba.conf"
         mark = "# teiten: client in the root namespace"
-        kept = [line for line in hba.read_text().splitlines() if not line.endswith(mark)]
-        hba.write_text("\n".join([*kept, f"host all all {address}/32 trust {mark}"]) + "\n")
+        kept = [line for line in safefs.read_text(hba).splitlines() if not line.endswith(mark)]
+        safefs.write_text(hba, "\n".join([*kept, f"host all all {address}/32 trust {mark}"]) + "\n")
 
     def _write_conf(self, name: str, lines: list[str]) -> None:
-        path = self.data / name
-        path.write_text("# written by teiten; changed on every start\n" + "\n".join(lines) + "\n")
-        privileges.give(path)
+        safefs.write_text(self.data / name, "# written by teiten; changed on every start\n"
+                          + "\n".join(lines) + "\n")
 
     # -- start and stop -----------------------------------------------------------------
 
@@ -174,8 +186,10 @@ class Cluster:
         if self.socket_dir is None:
             self.socket_dir = Path(tempfile.mkdtemp(prefix="teiten-"))
             paths.mark_owned(self.socket_dir, f"unix socket of {self.data}")
-            privileges.give(self.socket_dir)
-        self.log_dir = self._own_dir(log_dir)
+            paths.remember(self.root, self.socket_dir)
+            safefs.give(self.socket_dir)
+        _through_shell(self.data, self.install.bindir, log_dir, self.socket_dir)
+        self.log_dir = self._log_dir(log_dir)
         if self.netns is not None:
             self._trust_client(self.netns.host_address)
         last = ""
@@ -203,8 +217,8 @@ class Cluster:
     def postmaster_pid(self) -> int | None:
         """The pid of the running postmaster of this data directory, or None."""
         try:
-            pid = int((self.data / "postmaster.pid").read_text().split("\n", 1)[0])
-        except (OSError, ValueError):
+            pid = int(safefs.read_text(self.data / "postmaster.pid", limit=4096).split("\n", 1)[0])
+        except (OSError, ValueError, safefs.UnsafePath):
             return None
         with contextlib.suppress(psutil.Error):
             if psutil.Process(pid).cwd() == os.path.realpath(self.data):
@@ -249,10 +263,9 @@ class Cluster:
 
     def read_logs(self) -> str:
         """Everything the server wrote to the current log directory, oldest first."""
-        if self.log_dir is None or not self.log_dir.is_dir():
+        if self.log_dir is None:
             return ""
-        files = sorted(self.log_dir.iterdir(), key=lambda p: (p.name != "startup.log", p.name))
-        return "".join(p.read_text(errors="replace") for p in files if p.is_file())
+        return safefs.read_files(self.log_dir, first="startup.log")
 
     # -- connections ----------------------------------------------------------------------
 
@@ -298,7 +311,7 @@ class Cluster:
         if self.is_running():
             raise ServerError(f"cannot snapshot {self.data} while the server runs")
         started = time.monotonic()
-        dest.mkdir(parents=True, exist_ok=True)
+        dest.mkdir(mode=0o700, parents=True, exist_ok=True)  # the server has no business there
         if self.hook is not None:
             self._call_hook("save", dest)
             self._hooked = True
@@ -351,6 +364,18 @@ class Cluster:
         assert self.hook is not None
         procs.run([str(self.hook), action, str(self.data), str(dest)], timeout=3600,
                   what=f"snapshot hook {self.hook} {action}")
+
+
+def _through_shell(*paths: Path) -> None:
+    """Refuse a path that pg_ctl or initdb would pass through /bin/sh with a character that
+    means something there (study files are checked at plan; this covers teiten's home and
+    installs)."""
+    for path in paths:
+        bad = unsafe_char(str(path))
+        if bad is not None:
+            raise UserError(f"{ascii(str(path))} holds {ascii(bad)}, which teiten never passes to "
+                            "PostgreSQL's programs (pg_ctl starts the server through a shell); "
+                            "set TEITEN_HOME to, or install into, a path without it")
 
 
 def _quote(value: str) -> str:

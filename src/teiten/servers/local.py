@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from teiten import oscache, paths, privileges, procs
+from teiten import oscache, paths, privileges, procs, safefs
 from teiten.cpus import Placement, confine, format_list
 from teiten.errors import ServerError, TeitenError, TrialFailed
 from teiten.installs import Install
@@ -121,6 +121,7 @@ class LocalServer(Server):
             raise ServerError(f"server {self.name}: directory {base} does not exist; create it "
                               "or change 'directory'")
         root = paths.make_owned(base / f"teiten-{self.run_dir.name}-{link.name}", purpose)
+        paths.remember(self.run_dir, root)
         privileges.ensure_reachable(root)
         link.symlink_to(root, target_is_directory=True)
         return root
@@ -142,6 +143,7 @@ class LocalServer(Server):
                 # Never initdb into the user's directory itself: a marked subdirectory of ours.
                 made.append(paths.make_owned(base / f"teiten-{root.parent.name}-{root.name}",
                                              "WAL directory"))
+                paths.remember(self.run_dir, made[-1])
                 waldir = made[-1] / "pg_wal"
             cluster = self._new_cluster(root, workload)
             cluster.placement = self._placement()
@@ -155,6 +157,7 @@ class LocalServer(Server):
                 base = Path(self.spec.tablespace).expanduser().absolute()
                 made.append(paths.make_owned(base / f"teiten-{root.parent.name}-{root.name}",
                                              "tablespace directory"))
+                paths.remember(self.run_dir, made[-1])
                 space = made[-1] / "ts"
                 cluster.add_tablespace(space)
             cluster.start(root / "logs" / "prepare")
@@ -211,8 +214,8 @@ class LocalServer(Server):
                 paths.remove_owned(path)
             paths.remove_owned(root)
             link = self.run_dir / root.name.removeprefix(f"teiten-{self.run_dir.name}-")
-            if link.is_symlink():
-                link.unlink()
+            if link.is_symlink():  # in the run's directory, which only teiten writes
+                safefs.remove(link)
 
     def _new_cluster(self, root: Path, workload: DataSet) -> Cluster:
         return Cluster(self.install, root)
@@ -347,7 +350,7 @@ class LocalServer(Server):
             return {}
         cluster = self.current.cluster
         found = {"data": device_of(cluster.tablespaces[0] if cluster.tablespaces else cluster.data),
-                 "wal": device_of(cluster.wal_dir.resolve())}
+                 "wal": device_of(cluster.wal or cluster.data)}  # never resolved through its link
         return {role: dev for role, dev in found.items() if dev}
 
     def confined_cpus(self) -> list[int] | None:

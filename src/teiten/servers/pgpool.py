@@ -34,7 +34,7 @@ from typing import Literal
 import psutil
 import psycopg
 
-from teiten import paths, privileges, procs
+from teiten import paths, privileges, procs, safefs
 from teiten.errors import ProcessError, ServerError, UserError
 from teiten.servers.cluster import SUPERUSER, free_port
 from teiten.waiting import WaitTimeout, wait_until
@@ -42,6 +42,7 @@ from teiten.waiting import WaitTimeout, wait_until
 log = logging.getLogger(__name__)
 
 PGPOOL = "pgpool"
+RUN_DIR = "run"  # in an instance's directory: the only part the server account writes
 CLIENT_MARGIN = 4  # children beyond the clients: pgbench's setup connection, monitors
 _MODES = {"streaming": "streaming_replication", "native": "native_replication"}
 _VERSION = re.compile(r"pgpool-II version (\d+)\.(\d+)")
@@ -207,12 +208,15 @@ class Pgpool:
         self.fixed_port = port
         self.account = privileges.server_account()
         privileges.ensure_reachable(directory)
+        # teiten's directory holds the configuration; pgpool writes only in run/ (its pid
+        # file, status and log), which alone is the server account's.
         self.root = paths.make_owned(directory, "Pgpool-II instance")
-        privileges.give(self.root)
+        self.run_dir = self.root / RUN_DIR
+        safefs.make_dir(self.run_dir, mode=0o755)
         self.conf = self.root / "pgpool.conf"
         self.pcp_conf = self.root / "pcp.conf"
-        self.pid_file = self.root / "pgpool.pid"
-        self.log_dir = self.root / "log"
+        self.pid_file = self.run_dir / "pgpool.pid"
+        self.log_dir = self.run_dir / "log"
         self.socket_dir: Path | None = None
         self.port: int | None = None
         self.pcp_port: int | None = None
@@ -224,11 +228,12 @@ class Pgpool:
         assert self.pcp_port is not None
         return settings(self.mode, self.backends, self.weights, max_clients=self.max_clients,
                         listen="127.0.0.1", port=self.port, pcp_port=self.pcp_port,
-                        socket_dir=str(self.socket_dir), root=str(self.root))
+                        socket_dir=str(self.socket_dir), root=str(self.run_dir))
 
     def _write_conf(self) -> None:
-        self.conf.write_text(render(self._settings()))
-        self.pcp_conf.write_text("# no pcp users: teiten stops pgpool by its pid file\n")
+        safefs.write_text(self.conf, render(self._settings()), mode=0o644, give=False)
+        safefs.write_text(self.pcp_conf, "# no pcp users: teiten stops pgpool by its pid file\n",
+                          mode=0o644, give=False)
 
     # -- start and stop ----------------------------------------------------------------
 
@@ -247,16 +252,18 @@ class Pgpool:
         if self.socket_dir is None:
             self.socket_dir = Path(tempfile.mkdtemp(prefix="teiten-pgpool-"))
             paths.mark_owned(self.socket_dir, f"unix sockets of Pgpool-II in {self.root}")
-            privileges.give(self.socket_dir)
+            paths.remember(self.root, self.socket_dir)
+            safefs.give(self.socket_dir)
         last = ""
         for _attempt in range(1 if self.fixed_port is not None else 3):
             self.port = self.fixed_port or free_port()
             self.pcp_port = free_port()
             self._write_conf()
-            if self.log_dir.exists():  # one log per start: its tail is this start's
-                for old in self.log_dir.iterdir():
-                    old.unlink()
-            self.pid_file.unlink(missing_ok=True)  # left by a pgpool that was killed
+            with safefs.Dir.open(self.run_dir) as run:
+                if run.lstat("log") is not None:  # one log per start: its tail is this start's
+                    with run.child("log") as old:
+                        old.clear()
+                run.remove("pgpool.pid")  # left by a pgpool that was killed
             done = self._run(["-D"], timeout=30, what="pgpool")
             if done.returncode != 0:
                 last = procs.tail(done.stderr + done.stdout, 3)
@@ -303,8 +310,8 @@ class Pgpool:
         """The pid of the running main pgpool process of this instance, or None."""
         try:
             # pgpool 4.3 writes the pid followed by a NUL byte.
-            pid = int(self.pid_file.read_text().strip("\x00 \n"))
-        except (OSError, ValueError):
+            pid = int(safefs.read_text(self.pid_file, limit=4096).strip("\x00 \n"))
+        except (OSError, ValueError, safefs.UnsafePath):
             return None
         with contextlib.suppress(psutil.Error):
             proc = psutil.Process(pid)
@@ -354,9 +361,8 @@ class Pgpool:
         return log_tail(self.read_log(), lines)
 
     def read_log(self) -> str:
-        path = self.log_dir / "pgpool.log"
-        with contextlib.suppress(OSError):
-            return path.read_text(errors="replace")
+        with contextlib.suppress(OSError, safefs.UnsafePath):
+            return safefs.read_text(self.log_dir / "pgpool.log")
         return ""
 
     # -- connections and teardown ------------------------------------------------------

@@ -32,7 +32,7 @@ from typing import Literal, TypeVar
 
 from psycopg.conninfo import make_conninfo
 
-from teiten import paths, privileges, procs
+from teiten import paths, privileges, procs, safefs
 from teiten.errors import ServerError, UserError
 from teiten.installs import Install
 from teiten.servers import snapshot
@@ -126,9 +126,10 @@ class Topology:
             for node in self.standbys:
                 snapshot.take(primary.data, node.data)
                 if primary.wal is not None:  # the copy would share the primary's WAL
-                    (node.data / "pg_wal").unlink()
+                    safefs.remove(node.data / "pg_wal")
+                    # Into the server's directory: copied as the server account.
                     procs.run(["cp", "-a", str(primary.wal), str(node.data / "pg_wal")],
-                              timeout=3600, what="cp")
+                              timeout=3600, what="cp", run_as=node.account)
         self.built = True
 
     def _allow_replication(self) -> None:
@@ -139,8 +140,8 @@ class Topology:
             return
         hba = primary.data / "pg_hba.conf"
         mark = "# teiten: replication, as 10 allows it"
-        kept = [line for line in hba.read_text().splitlines() if not line.endswith(mark)]
-        hba.write_text("\n".join([*kept, *(f"{line} {mark}" for line in (
+        kept = [line for line in safefs.read_text(hba).splitlines() if not line.endswith(mark)]
+        safefs.write_text(hba, "\n".join([*kept, *(f"{line} {mark}" for line in (
             "local replication all trust", "host replication all 127.0.0.1/32 trust",
             "host replication all ::1/128 trust"))]) + "\n")
         with primary.connect() as conn:
@@ -168,7 +169,7 @@ class Topology:
             raise UserError(f"streaming standbys are made with pg_basebackup, which neither "
                             f"PostgreSQL {self.install.version} ({self.install.bindir}) nor the "
                             "study's pgbench install has; name one that has it in 'pgbench:'")
-        privileges.give(node.root)
+        safefs.make_dir(node.data, mode=0o700)  # pg_basebackup fills an empty one
         # The slot, made first (by SQL: pg_basebackup -C needs a 10 server), keeps the WAL
         # from the backup's start on; reserved at once (the second argument, 9.6 onwards).
         with primary.connect() as conn:
@@ -217,9 +218,8 @@ class Topology:
                 name, text, settings = standby_files(self.install.major,
                                                      self._standby_settings(i))
                 marker = node.data / name
-                if not marker.exists() or marker.read_text() != text:
-                    marker.write_text(text)
-                    privileges.give(marker)
+                if not safefs.exists(marker) or safefs.read_text(marker) != text:
+                    safefs.write_text(marker, text)
                 node.start(log_dir_for(i), timeout=timeout, extra=settings)
             if self.streaming:
                 self.wait_streaming(timeout=timeout)
@@ -399,8 +399,8 @@ def wait_for_standbys(states: Callable[[], dict[str, tuple[str, str]]], standbys
 
 def _configured(cluster: Cluster, name: str) -> str | None:
     """The value teiten.conf gives ``name`` (as Cluster.configure wrote it), or None."""
-    with contextlib.suppress(OSError):
-        for line in (cluster.data / SETTINGS_CONF).read_text().splitlines():
+    with contextlib.suppress(OSError, safefs.UnsafePath):
+        for line in safefs.read_text(cluster.data / SETTINGS_CONF).splitlines():
             key, sep, value = line.partition("=")
             if sep and key.strip() == name:
                 return value.strip().strip("'")

@@ -27,12 +27,11 @@ import contextlib
 import ctypes
 import fcntl
 import os
-import shutil
 import stat
 import time
 from pathlib import Path
 
-from teiten import procs
+from teiten import procs, safefs
 from teiten.errors import ProcessError
 
 # How a restore was made, as the trial's record says it.
@@ -48,14 +47,16 @@ def _signature(st: os.stat_result) -> tuple[int, int, int, int]:
 
 
 def manifest(tree: Path) -> Manifest:
-    """The signature of every regular file below ``tree``."""
+    """The signature of every regular file below ``tree`` (walked by descriptor, never
+    through a link: see :mod:`teiten.safefs`)."""
     out: Manifest = {}
-    for dirpath, _dirs, files in os.walk(tree):
-        for name in files:
-            path = os.path.join(dirpath, name)
-            st = os.lstat(path)
-            if stat.S_ISREG(st.st_mode):
-                out[os.path.relpath(path, tree)] = _signature(st)
+    with safefs.Dir.open(tree) as top:
+        for rel_dir, _dirs, files, fd in top.walk():
+            for name in files:
+                with contextlib.suppress(FileNotFoundError):
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    if stat.S_ISREG(st.st_mode):
+                        out[os.path.normpath(os.path.join(rel_dir, name))] = _signature(st)
     return out
 
 
@@ -79,43 +80,70 @@ def restore(snapshot: Path, target: Path, known: Manifest, *, clone: bool = Fals
                   what="cp")
         settle(target)
         return manifest(target), sum(s[0] for s in manifest(snapshot).values())
-    wanted = set()
-    copied = 0
-    for dirpath, dirs, files in os.walk(snapshot):
-        rel_dir = os.path.relpath(dirpath, snapshot)
-        for name in dirs + files:
-            rel = os.path.normpath(os.path.join(rel_dir, name))
-            wanted.add(rel)
-            src, dst = os.path.join(snapshot, rel), os.path.join(target, rel)
-            sst = os.lstat(src)
-            if stat.S_ISDIR(sst.st_mode):
-                if not os.path.isdir(dst) or os.path.islink(dst):
-                    _remove(dst)
-                    os.mkdir(dst)
-                _same_metadata(sst, dst)
-            elif stat.S_ISLNK(sst.st_mode):
-                if not os.path.islink(dst) or os.readlink(dst) != os.readlink(src):
-                    _remove(dst)
-                    os.symlink(os.readlink(src), dst)
-                    os.lchown(dst, sst.st_uid, sst.st_gid)
-            else:
-                try:
-                    current = _signature(os.lstat(dst))
-                except FileNotFoundError:
-                    current = None
-                if current is None or known.get(rel) != current:
-                    _remove(dst)
-                    if not (clone and _cloned(src, dst)):
-                        shutil.copyfile(src, dst, follow_symlinks=False)
-                        copied += sst.st_size
-                    _same_metadata(sst, dst)
-    for dirpath, dirs, files in os.walk(target, topdown=False):
-        for name in files + dirs:
-            rel = os.path.normpath(os.path.join(os.path.relpath(dirpath, target), name))
-            if rel not in wanted:
-                _remove(os.path.join(target, rel))
+    # The target is the server's: every step goes through descriptors, links refused.
+    with safefs.Dir.open(target) as top:
+        copied = _sync(str(snapshot), top, "", known, clone)
     settle(target)
     return manifest(target), copied
+
+
+def _sync(src: str, dst: safefs.Dir, rel: str, known: Manifest, clone: bool) -> int:
+    """Make the directory ``dst`` hold what ``src`` holds; returns the bytes copied."""
+    copied = 0
+    names = set()
+    with os.scandir(src) as entries:
+        for entry in entries:
+            names.add(entry.name)
+            here = os.path.normpath(os.path.join(rel, entry.name))
+            sst = entry.stat(follow_symlinks=False)
+            current = dst.lstat(entry.name)
+            if stat.S_ISDIR(sst.st_mode):
+                if current is not None and not stat.S_ISDIR(current.st_mode):
+                    dst.remove(entry.name)
+                    current = None
+                if current is None:
+                    os.mkdir(entry.name, 0o700, dir_fd=dst.fd)
+                with dst.child(entry.name) as sub:
+                    copied += _sync(entry.path, sub, here, known, clone)
+                    _same_metadata(sub.fd, sst)
+            elif stat.S_ISLNK(sst.st_mode):
+                link = os.readlink(entry.path)
+                if (current is None or not stat.S_ISLNK(current.st_mode)
+                        or os.readlink(entry.name, dir_fd=dst.fd) != link):
+                    dst.remove(entry.name)
+                    os.symlink(link, entry.name, dir_fd=dst.fd)
+                    if os.geteuid() == 0:
+                        os.chown(entry.name, sst.st_uid, sst.st_gid, dir_fd=dst.fd,
+                                 follow_symlinks=False)
+            elif current is None or known.get(here) != _signature(current):
+                dst.remove(entry.name)
+                copied += _copy(entry.path, dst, entry.name, sst, clone=clone)
+    for name in dst.names():
+        if name not in names:
+            dst.remove(name)
+    return copied
+
+
+def _copy(src: str, dst: safefs.Dir, name: str, sst: os.stat_result, *, clone: bool) -> int:
+    """Copy (or clone) the file ``src`` to a new file ``name`` of ``dst``; the bytes copied."""
+    out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                  0o600, dir_fd=dst.fd)
+    try:
+        with open(src, "rb") as f:
+            if clone and _cloned(f.fileno(), out):
+                copied = 0
+            else:
+                copied = offset = 0
+                while offset < sst.st_size:
+                    sent = os.sendfile(out, f.fileno(), offset, sst.st_size - offset)
+                    if sent == 0:
+                        break
+                    offset += sent
+                    copied += sent
+        _same_metadata(out, sst)
+    finally:
+        os.close(out)
+    return copied
 
 
 def clone_seconds(snapshot: Path, target: Path) -> float | None:
@@ -142,46 +170,38 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 def settle(path: Path) -> None:
-    """Write back everything written to the filesystem that holds ``path`` (syncfs(2); the
-    other filesystems are left alone), and wait for it."""
+    """Write back everything written to the filesystem that holds the directory ``path``
+    (syncfs(2); the other filesystems are left alone), and wait for it."""
     syncfs = getattr(_LIBC, "syncfs", None)
     if syncfs is None:  # a C library without it: every filesystem
         os.sync()
         return
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        if syncfs(fd) != 0:
+    with safefs.Dir.open(path) as directory:
+        if syncfs(directory.fd) != 0:
             err = ctypes.get_errno()
             raise OSError(err, os.strerror(err), str(path))
-    finally:
-        os.close(fd)
 
 
 FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
 
 
-def _cloned(src: str, dst: str) -> bool:
-    """Clone ``src`` to a new ``dst`` (sharing its extents); False, and no ``dst``, when the
-    filesystem refuses."""
-    with open(src, "rb") as s, open(dst, "wb") as d:
-        try:
-            fcntl.ioctl(d.fileno(), FICLONE, s.fileno())
-            return True
-        except OSError:
-            pass
-    os.unlink(dst)
-    return False
+def _cloned(src_fd: int, dst_fd: int) -> bool:
+    """Clone the file ``src_fd`` into the empty ``dst_fd`` (sharing its extents); False
+    when the filesystem refuses."""
+    try:
+        fcntl.ioctl(dst_fd, FICLONE, src_fd)
+        return True
+    except OSError:
+        return False
 
 
-def _same_metadata(sst: os.stat_result, dst: str) -> None:
+def _same_metadata(fd: int, sst: os.stat_result) -> None:
     if os.geteuid() == 0:
-        os.chown(dst, sst.st_uid, sst.st_gid)
-    os.chmod(dst, stat.S_IMODE(sst.st_mode))
-    os.utime(dst, ns=(sst.st_atime_ns, sst.st_mtime_ns))
+        os.fchown(fd, sst.st_uid, sst.st_gid)
+    os.fchmod(fd, stat.S_IMODE(sst.st_mode))
+    os.utime(fd, ns=(sst.st_atime_ns, sst.st_mtime_ns))
 
 
 def _remove(path: str) -> None:
-    if os.path.islink(path) or os.path.isfile(path):
-        os.unlink(path)
-    elif os.path.isdir(path):
-        shutil.rmtree(path)
+    """Remove what teiten made at ``path`` (in a directory of teiten's)."""
+    safefs.remove(Path(path))

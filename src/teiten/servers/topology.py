@@ -19,14 +19,14 @@ from typing import Literal
 import psutil
 from psycopg.conninfo import make_conninfo
 
-from teiten import paths, procs
+from teiten import paths, procs, safefs
 from teiten.errors import TeitenError
 from teiten.installs import Install
 from teiten.servers import profiles
 from teiten.servers.base import DataSet, Endpoint, Target, TrialEnd, crash_verdict
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.servers.local import LocalServer, restored_data
-from teiten.servers.pgpool import Pgpool
+from teiten.servers.pgpool import RUN_DIR, Pgpool
 from teiten.servers.replication import Mode, Topology, node_name
 from teiten.servers.sql import prewarm_all
 from teiten.spec import ServerSpec
@@ -214,15 +214,15 @@ def node_targets(endpoints: list[Endpoint], *, writes: bool) -> list[Target]:
             for i, endpoint in enumerate(endpoints)]
 
 
-def kill_leftover_pgpool(pid_file: Path) -> list[str]:
-    """Kill the Pgpool-II a killed run left in a directory of its own (found by the pid
-    file there, and only when that process runs with the config file beside it)."""
+def kill_leftover_pgpool(instance: Path) -> list[str]:
+    """Kill the Pgpool-II a killed run left in the directory ``instance`` (found by the pid
+    file there, and only when that process runs with the instance's config file)."""
     try:
-        pid = int(pid_file.read_text().strip("\x00 \n"))
+        pid = int(safefs.read_text(instance / RUN_DIR / "pgpool.pid", limit=4096).strip("\x00 \n"))
         proc = psutil.Process(pid)
-        if str(pid_file.parent / "pgpool.conf") not in proc.cmdline():
+        if str(instance / "pgpool.conf") not in proc.cmdline():
             return []
-    except (OSError, ValueError, psutil.Error):
+    except (OSError, ValueError, psutil.Error, safefs.UnsafePath):
         return []
     killed = procs.kill_tree(pid)
-    return [f"killed leftover Pgpool-II {pid} in {pid_file.parent}"] if killed else []
+    return [f"killed leftover Pgpool-II {pid} in {instance}"] if killed else []

@@ -56,6 +56,29 @@ PositiveSeconds = Annotated[float, BeforeValidator(parse_duration), Field(gt=0, 
                             WithJsonSchema(duration_schema(exclusiveMinimum=0))]
 
 
+# pg_ctl and initdb start postgres through /bin/sh, with every path in double quotes, where
+# these characters still mean something: a path holding one (or a control character) is
+# refused, so that no name from a study file reaches a shell.
+SHELL_SPECIAL = '"$`\\'
+
+
+def unsafe_char(text: str) -> str | None:
+    """The first character of ``text`` that teiten does not pass to a program, or None."""
+    return next((c for c in text if c in SHELL_SPECIAL or ord(c) < 0x20 or ord(c) == 0x7F), None)
+
+
+def check_path_text(value: str) -> str:
+    bad = unsafe_char(value)
+    if bad is not None:
+        raise ValueError(f"{ascii(value)} holds {ascii(bad)}, which teiten never passes to "
+                         "PostgreSQL's programs (pg_ctl starts the server through a shell); "
+                         "rename the file or directory")
+    return value
+
+
+# A path from a study file: no shell-special or control characters.
+PathText = Annotated[str, AfterValidator(check_path_text)]
+
 def _distinct(values: list[Any]) -> list[Any]:
     seen = [v for i, v in enumerate(values) if v in values[:i]]
     if seen:

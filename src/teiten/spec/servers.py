@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from teiten.cpus import format_list, parse_list
-from teiten.spec.base import NAME, Model
+from teiten.spec.base import NAME, Model, PathText
 
 
 class InitdbOptions(Model):
@@ -31,7 +31,7 @@ class InitdbOptions(Model):
         elif self.data_checksums is False and major >= 18:
             args.append("--no-data-checksums")  # 18 turned checksums on by default
         return args
-    waldir: str | None = Field(None, description="put the WAL in this directory (initdb --waldir)")
+    waldir: PathText | None = Field(None, description="put the WAL in this directory (initdb --waldir)")
 
 
 # What only a cluster on this machine can do, per other place a server can run.
@@ -76,13 +76,13 @@ class ServerSpec(Model):
     optional: bool = Field(
         False, description="leave this server out (with a note in the report) when its install "
         "is not on this machine, instead of refusing the study")
-    tablespace: str | None = Field(
+    tablespace: PathText | None = Field(
         None, description="put the workload's tables and indexes in a tablespace in this "
         "directory (teiten creates a marked subdirectory there)")
-    directory: str | None = Field(
+    directory: PathText | None = Field(
         None, description="put the cluster (data and WAL) in a marked subdirectory of this "
         "directory instead of teiten's home, e.g. /dev/shm for data on tmpfs")
-    snapshot_hook: str | None = Field(
+    snapshot_hook: PathText | None = Field(
         None, description="an executable that saves and restores the cluster's data directory "
         "itself (a ZFS, LVM or other filesystem snapshot), run as HOOK save|restore|discard "
         "DATA_DIR SNAPSHOT_DIR; teiten then keeps no copy of its own (see the README)")
@@ -92,7 +92,7 @@ class ServerSpec(Model):
     ssh: str | None = Field(
         None, description="run the cluster on this host over OpenSSH: user@host or a Host of "
         "your ssh config; 'install' is then a major or a bindir on that host")
-    ssh_config: str | None = Field(
+    ssh_config: PathText | None = Field(
         None, description="an ssh_config file to use instead of ~/.ssh/config (ssh -F)")
     replicas: Annotated[int, Field(ge=0, le=8)] = Field(
         0, description="streaming standbys of the primary (pg_basebackup); with replication: "
@@ -216,7 +216,7 @@ class LoadClientSpec(Model):
 
     name: Annotated[str, Field(pattern=NAME)]
     ssh: str | None = Field(None, description="user@host or a Host of your ssh config")
-    ssh_config: str | None = Field(None, description="an ssh_config file (ssh -F)")
+    ssh_config: PathText | None = Field(None, description="an ssh_config file (ssh -F)")
     pgbench: str | None = Field(
         None, description="pgbench on that host (default: pgbench on its PATH)")
 

@@ -23,13 +23,13 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from teiten.spec.base import NAME, Axis, Model, PositiveSeconds, Seconds
+from teiten.spec.base import NAME, Axis, Model, PathText, PositiveSeconds, Seconds
 
 PGBENCH_WORKLOADS = ("pgecons-read", "pgecons-update", "tpcb-like", "simple-update", "select-only")
 
 
 class ScriptRef(Model):
-    script: str | None = Field(None, description="path of a pgbench script file")
+    script: PathText | None = Field(None, description="path of a pgbench script file")
     builtin: Literal["tpcb-like", "simple-update", "select-only"] | None = None
     weight: Annotated[int, Field(ge=1)] = 1
 
@@ -152,7 +152,7 @@ class ScriptSpec(_Workload, _PgbenchOptions):
 
     name: Annotated[str, Field(pattern=NAME)] | None = Field(
         None, description="default: the script file's name without its extension")
-    script: str | None = Field(None, description="a pgbench script file of your own")
+    script: PathText | None = Field(None, description="a pgbench script file of your own")
     weight: Annotated[int, Field(ge=1)] = 1
     scripts: list[ScriptRef] | None = Field(None, description="a weighted mix of scripts")
     scale: Annotated[int, Field(ge=1)] | None = Field(None, description="overrides the study's")

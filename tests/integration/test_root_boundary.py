@@ -1,0 +1,241 @@
+"""The root boundary (issue 34): teiten run as root never acts for the server account.
+
+Whoever can act as ``postgres`` (here: the workload's own SQL, through ``COPY ... TO
+PROGRAM``, which pgbench runs as the superuser; and the account itself after a ``kill -9``
+of the run) plants links and FIFOs at every place root reads or writes, pointing at canary
+files and directories in root-only places. Real clusters, real pgbench, the real account and
+the real CLI; the canaries keep their content, owner and mode, nothing outside teiten's own
+directories is removed, and nothing ends in a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import signal
+import sqlite3
+import stat
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+from tests.conftest import TEST_HOME, postgres_processes_under, run_cli, start_cli
+
+pytestmark = pytest.mark.requires(
+    None if os.geteuid() == 0 else "the root boundary is tested as root (teiten's root path)")
+
+SECRET = "teiten-root-secret-" + uuid.uuid4().hex
+
+
+class Canaries:
+    """A root-only file, a root-only directory, a secret and a directory marked as teiten's
+    (that no run of the test made), all in /root, with what they must stay."""
+
+    def __init__(self) -> None:
+        self.base = Path("/root") / f"teiten-canaries-{uuid.uuid4().hex[:8]}"
+        self.base.mkdir(mode=0o700)
+        self.file = self.base / "canary"
+        self.file.write_text("canary\n")
+        self.file.chmod(0o600)
+        self.dir = self.base / "canarydir"
+        self.dir.mkdir(mode=0o700)
+        (self.dir / "inside").write_text("inside\n")
+        self.secret = self.base / "secret"
+        self.secret.write_text(SECRET + "\n")
+        self.secret.chmod(0o600)
+        self.marked = self.base / "marked-victim"
+        self.marked.mkdir(mode=0o700)
+        (self.marked / ".teiten-owned").write_text('{"purpose": "not of this run"}\n')
+        self.before = self._state()
+
+    def _state(self) -> dict[str, tuple[int, int, str]]:
+        out = {}
+        for path in sorted(self.base.rglob("*")):
+            st = path.lstat()
+            body = path.read_text() if stat.S_ISREG(st.st_mode) else ""
+            out[str(path)] = (st.st_uid, stat.S_IMODE(st.st_mode), body)
+        return out
+
+    def assert_intact(self) -> None:
+        assert self._state() == self.before
+
+
+@pytest.fixture
+def canaries() -> Iterator[Canaries]:
+    found = Canaries()
+    yield found
+    shutil.rmtree(found.base, ignore_errors=True)
+
+
+@pytest.fixture
+def attack_dir() -> Iterator[Path]:
+    """Where the planting script lives and leaves its witnesses (the server account writes)."""
+    path = Path(f"/tmp/teiten-attack-{uuid.uuid4().hex[:8]}")
+    path.mkdir(mode=0o755)
+    account = pwd.getpwnam("postgres")
+    os.chown(path, account.pw_uid, account.pw_gid)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+# Run by the workload's SQL (as postgres, in the data directory) at every transaction: a link
+# to the canary at every file of the data directory root writes, a link to the secret, a FIFO
+# and a hard link in the log directory root reads, and a link where the next trial's log
+# directory goes (root's directory: refused by the kernel). Leaves a witness that it ran.
+PLANT = r"""
+set +e
+logdir="$1"; canary="$2"; secret="$3"; canarydir="$4"; witness="$5"
+for f in teiten-runtime.conf teiten.conf pg_hba.conf standby.signal; do
+  ln -sfn "$canary" "$f.planted" 2>/dev/null && mv -Tf "$f.planted" "$f" 2>/dev/null
+done
+ln -sfn "$secret" "$logdir/zz-secret.log" 2>/dev/null
+ln "$secret" "$logdir/zz-hard.log" 2>/dev/null
+[ -p "$logdir/zz-fifo.log" ] || mkfifo "$logdir/zz-fifo.log" 2>/dev/null
+ln -sfn "$canarydir" "$logdir/../trial-next" 2>/dev/null
+ln -sfn "$canarydir" ../snapshot-planted 2>/dev/null
+echo planted >> "$witness"
+exit 0
+"""
+
+
+def _attack_study(workdir: Path, attack_dir: Path, canaries: Canaries, name: str) -> Path:
+    plant = attack_dir / "plant.sh"
+    plant.write_text(PLANT)
+    plant.chmod(0o755)
+    witness = attack_dir / "witness"
+    program = (f"sh {plant} ' || current_setting('log_directory') || ' {canaries.file} "
+               f"{canaries.secret} {canaries.dir} {witness}")
+    script = workdir / "attack.pgbench"
+    script.write_text(
+        "DO $$BEGIN EXECUTE format('COPY (SELECT 1) TO PROGRAM %L', "
+        f"'{program}'); END$$;\n")
+    study = workdir / f"{name}.yaml"
+    study.write_text(f"""
+study: {name}
+servers:
+  - {{name: pg17, install: "17"}}
+workloads:
+  - {{name: attack, script: attack.pgbench, modifies_data: false}}
+scale: 1
+clients: [1]
+duration: 2s
+repetitions: 3
+order: sequential
+""")
+    return study
+
+
+def test_links_planted_by_the_workload_never_reach_root_files(
+        pg17, workdir: Path, attack_dir: Path, canaries: Canaries) -> None:
+    store = workdir / "attack.db"
+    study = _attack_study(workdir, attack_dir, canaries, "attack")
+    done = run_cli("run", str(study), "--store", str(store), "--no-report")
+    assert "Traceback" not in done.stderr, done.stderr
+    assert (attack_dir / "witness").read_text().count("planted") >= 2, \
+        "the workload never planted its links: the test would prove nothing"
+    canaries.assert_intact()
+    with sqlite3.connect(store) as conn:
+        trials = conn.execute("SELECT status FROM trials").fetchall()
+    assert len(trials) == 3
+    # The secret reached neither the store (any table, any column) nor `teiten show`.
+    assert SECRET.encode() not in store.read_bytes()
+    shown = run_cli("show", "--store", str(store))
+    assert SECRET not in shown.stdout + shown.stderr
+    leftover = [p for d in (TEST_HOME / "clusters").glob("attack-*") for p in postgres_processes_under(d)]
+    assert not leftover
+
+
+def _wait_for_pgbench(proc: subprocess.Popen[str], *, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1]
+        for child in psutil.Process(proc.pid).children(recursive=True):
+            try:
+                if child.name() == "pgbench" and time.time() - child.create_time() > 0.5:
+                    return
+            except psutil.Error:
+                continue
+        time.sleep(0.1)
+    raise AssertionError("pgbench never started")
+
+
+def _as_postgres(script: str, *args: str) -> None:
+    subprocess.run(["runuser", "-u", "postgres", "--", "sh", "-c", script, "sh", *args],
+                   check=True, timeout=60)
+
+
+def test_clean_after_kill_trusts_nothing_the_server_account_left(
+        pg17, workdir: Path, canaries: Canaries) -> None:
+    store = workdir / "killed.db"
+    study = workdir / "killed.yaml"
+    study.write_text("""
+study: killedattack
+servers:
+  - {name: pg17, install: "17"}
+workloads: [pgecons-read]
+scale: 1
+clients: [1]
+duration: 3s
+repetitions: 2
+order: sequential
+""")
+    proc = start_cli("run", str(study), "--store", str(store), "--no-report")
+    _wait_for_pgbench(proc)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    [run_dir] = (TEST_HOME / "clusters").glob("killedattack-*")
+    [data] = run_dir.glob("*/data")
+    conf = (data / "teiten-runtime.conf").read_text()
+    sock = conf.split("unix_socket_directories = '", 1)[1].split("'", 1)[0]
+    # As the server account: name a marked directory of root's as a socket directory, link a
+    # tablespace to it and the WAL to the canary directory, and put a link where the socket
+    # directory was.
+    _as_postgres(
+        'set -e; d="$1"; printf "%s\\n" "unix_socket_directories = \'$2\'" >> "$d/teiten-runtime.conf"; '
+        'ln -s "$2/sub" "$d/pg_tblspc/99999"; mv "$d/pg_wal" "$d/pg_wal.moved"; '
+        'ln -s "$3/sub" "$d/pg_wal"; mv "$4" "$4.moved"; ln -s "$3" "$4"',
+        str(data), str(canaries.marked), str(canaries.dir), sock)
+    try:
+        done = run_cli("clean", "--store", str(store))
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+        assert "killed leftover server process" in done.stderr
+        canaries.assert_intact()
+        assert not run_dir.exists()
+        assert os.path.islink(sock)  # the planted link was not followed, nor removed as ours
+    finally:
+        for path in (sock, sock + ".moved"):
+            if os.path.islink(path):
+                os.unlink(path)
+            elif os.path.isdir(path):
+                shutil.rmtree(path)
+
+
+@pytest.mark.parametrize("entry", [
+    "- {name: attack, script: 'x$(id>PWNED).pgbench'}",
+    "- pgecons-read\n",
+])
+def test_names_that_would_reach_a_shell_are_refused_at_plan(workdir: Path, entry: str) -> None:
+    (workdir / "x$(id>PWNED).pgbench").write_text("SELECT 1;\n")
+    directory = "" if "script" in entry else ", directory: '/tmp/a$(id>PWNED)'"
+    study = workdir / "names.yaml"
+    study.write_text(f"""
+study: names
+servers:
+  - {{name: pg17, install: "17"{directory}}}
+workloads:
+  {entry}
+scale: 1
+clients: [1]
+duration: 1s
+""")
+    done = run_cli("plan", str(study), cwd=workdir)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "'$'" in lines[0] and "shell" in lines[0], done.stderr
+    assert not list(workdir.rglob("PWNED")) and not Path("PWNED").exists()
