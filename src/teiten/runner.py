@@ -182,7 +182,6 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
 
 def _setup_servers(ctx: _Context) -> None:
     results = ctx.store.study_results(ctx.study_id)
-    stored = results.servers
     if pgbench := results.spec.get("pgbench"):  # a store from before it has each server's own
         ctx.client = install_for({"name": "pgbench", "install": pgbench["ref"], "resolved": pgbench})
     sizing = profiles.Sizing(
@@ -191,7 +190,7 @@ def _setup_servers(ctx: _Context) -> None:
         max_clients=max(ctx.study.clients),
         data_bytes=max(w.data_bytes() for w in ctx.workloads.values()))
     matrix = [s for _, s in ctx.study.server_matrix()]
-    for record in stored:
+    for record in results.servers:
         spec = next(s for s in matrix if s.name == record.name)
         if not factory.runs_here(spec):
             continue
@@ -225,6 +224,7 @@ def _setup_servers(ctx: _Context) -> None:
     ctx.load_clients = [load.Client(c.name, ssh=Ssh(c.ssh, _path(c.ssh_config), label=c.name)
                                     if c.ssh else None, pgbench=c.pgbench)
                         for c in ctx.study.load_clients or []]
+    installs.verify_files([*ctx.installs.values(), *([ctx.client] if ctx.client else [])])
 
 
 def _per_pool(study: Study) -> int:

@@ -110,6 +110,33 @@ def test_a_real_zonky_jar_installs_and_runs(repo: tuple[Repo, str], home: Path) 
     assert again.returncode == 0 and again.stdout == done.stdout
 
 
+def test_a_damaged_install_is_named_and_the_command_it_gives_reinstalls_it(
+        repo: tuple[Repo, str], home: Path) -> None:
+    """The manifest is written with the install; the reinstall command of the damage line
+    (issue 34, item 5) is one that works."""
+    served, url = repo
+    served.put_release(VERSION, _real_jar())
+    assert _teiten(home, url, "install", "9.6").returncode == 0
+    target = home / "installs" / f"maven-{VERSION}"
+    manifest = json.loads((target / ".teiten-manifest.json").read_text())
+    postgres = (target / "bin" / "postgres").read_bytes()
+    assert manifest["files"]["bin/postgres"] == {"size": len(postgres),
+                                                 "sha256": hashlib.sha256(postgres).hexdigest()}
+    assert "teiten-install.json" not in manifest["files"]  # teiten's own records are not in it
+    assert _teiten(home, url, "installs", "--verify").returncode == 0
+    (target / "bin" / "pg_ctl").unlink()
+    done = _teiten(home, url, "installs", "--verify")
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"teiten: error: install maven-{VERSION} ({target}) is damaged: bin/pg_ctl is missing "
+        "(checked: the sizes and SHA-256 of its files against .teiten-manifest.json); reinstall "
+        f"it with 'teiten install --force maven:{VERSION}'"]
+    assert _teiten(home, url, "install", "9.6").returncode == 2  # the cached one is not handed out
+    again = _teiten(home, url, *f"install --force maven:{VERSION}".split())
+    assert again.returncode == 0, again.stderr
+    assert _installs(home) == [f"maven-{VERSION}"]
+    assert _teiten(home, url, "installs", "--verify").returncode == 0
+
+
 def test_a_checksum_that_does_not_match_installs_nothing(repo: tuple[Repo, str], home: Path) -> None:
     served, url = repo
     served.put_release(VERSION, _real_jar(), sha1="0" * 40)

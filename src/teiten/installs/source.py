@@ -27,7 +27,7 @@ from pathlib import Path
 
 from teiten import paths, privileges, procs
 from teiten.errors import InstallError, UserError
-from teiten.installs import discover, source_key, source_workspace
+from teiten.installs import discover, manifest, source_key, source_workspace
 from teiten.installs.model import Install
 from teiten.installs.source_key import PRESETS, Preset
 from teiten.installs.source_workspace import Workspace, iso
@@ -51,6 +51,7 @@ def build(
     preset: str | None = None,
     jobs: int | None = None,
     progress: Progress | None = None,
+    force: bool = False,
 ) -> Install:
     """Build and install PostgreSQL (server and contrib) from ``source``; return the Install.
 
@@ -60,6 +61,8 @@ def build(
     ``preset`` is one of :data:`PRESETS`. The install is named ``name``, by default
     ``<version>-<preset or "custom">-<key[:8]>`` (e.g. ``15.18-lwlock-stats-1a2b3c4d``), and
     lives in ``$TEITEN_HOME/installs/src-<name>``. ``progress`` receives one line per step.
+    A build of the same key is reused, unless ``force``: then it is built again, and replaces
+    the install of that name (a damaged one, say).
 
     ``teiten-install.json`` records: origin "source", name, version, key; the source (path,
     kind, digest and how it was taken); preset; the configure command line as run; CFLAGS
@@ -90,7 +93,7 @@ def build(
     digest, digest_method = source_key.digest(path, kind)
     key = source_key.build_key(digest, args, preset, compiler["version"])
 
-    reuse = _reusable(key, name)
+    reuse = None if force else _reusable(key, name)
     if reuse is not None:
         say(f"reusing the cached build '{reuse.name}' (same source, flags and compiler): "
             f"{reuse.bindir}")
@@ -107,7 +110,7 @@ def build(
         version = source_key.version_of(srcdir, source)
         name = name or f"{version}-{preset or 'custom'}-{key[:8]}"
         target = paths.installs_dir() / f"src-{name}"
-        if target.exists():  # only a default name can get here: it carries the key
+        if target.exists() and not force:  # only a default name can get here: it carries the key
             raise UserError(f"{target} exists but holds no build of key {key}; remove it")
         prefix_args = [str(srcdir / "configure"), f"--prefix={target}", *args]
         make_vars: dict[str, str] = {}
@@ -165,8 +168,11 @@ def build(
         (staged / discover.METADATA).write_text(json.dumps(meta, indent=2) + "\n")
         paths.mark_owned(staged, f"PostgreSQL {version} built from {path}")
         source_workspace.open_to_all(staged)
+        manifest.write(staged)  # last: what the install holds from here on
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
+            if force:
+                paths.remove_owned(target)
             staged.rename(target)
         except OSError as exc:
             raise InstallError(f"cannot move the finished build to {target}: {exc}") from exc
@@ -215,6 +221,8 @@ def _reusable(key: str, name: str | None) -> Install | None:
         candidates = [(d, i) for d, i in _cached_sources() if i.get("key") == key]
     for directory, info in candidates:
         found = discover.probe_bindir(directory / "bin", "source", str(info.get("name")))
+        if found is not None and found.damage is not None:
+            raise UserError(found.damage)
         if found is not None:
             return found
         log.warning("the cached build %s does not run; building it again", directory)

@@ -96,6 +96,29 @@ class Workspace:
             paths.remove_owned(self.root)
 
 
+def remove_stale() -> list[str]:
+    """Remove the source, build and staging directories of source builds that were killed
+    (their workspace's log is locked by no teiten); each workspace keeps its build.log. One
+    line for each workspace cleaned."""
+    notes = []
+    for root in sorted((paths.home() / "builds").glob("*/")):
+        subs = [root / sub for sub in ("src", "build", "stage") if (root / sub).is_dir()]
+        if not paths.is_owned(root) or not subs or not (root / "build.log").is_file():
+            continue
+        with (root / "build.log").open("a") as held:
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # a build is running there
+                continue
+            try:
+                if [sub for sub in subs if paths.remove_owned(sub)]:
+                    notes.append(f"removed the build directories of {root}, left by a source "
+                                 "build that was interrupted (its build.log is kept)")
+            except OSError as exc:
+                log.warning("could not remove the build directories of %s: %s", root, exc)
+    return notes
+
+
 def _log_tail(path: Path, lines: int = 6, width: int = 300) -> str:
     """The last lines of a build log on one line, led by the first compiler error if any
     (with make -j, the error is often far above make's closing lines)."""
