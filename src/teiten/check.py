@@ -3,7 +3,6 @@ its settings. A failure here is bad input (exit status 2) and leaves nothing beh
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import os
 import re
@@ -18,7 +17,7 @@ from teiten.errors import ProcessError, UserError
 from teiten.installs import Install, Resolution
 from teiten.installs.model import version_key
 from teiten.probe import parse_conninfo
-from teiten.servers import docker, factory, pgpool, profiles
+from teiten.servers import docker, factory, pg_settings, pgpool, profiles
 from teiten.servers.replication import basebackup_choice
 from teiten.spec import LoadedStudy, ServerSpec
 from teiten.workloads import Workload, statements
@@ -120,7 +119,7 @@ def _client(loaded: LoadedStudy, resolved: dict[str, Resolution], found: list[In
         return max(own, key=lambda r: version_key(r.version))
     here = [inst for inst in found if inst.has("pgbench") and inst.origin != "source"]
     if here:
-        return Resolution(here[0].series, install=here[0])
+        return Resolution(here[0].series, install=installs.intact(here[0]))
     return installs.resolve("pypi:18")
 
 
@@ -356,28 +355,18 @@ def _check_cpus(loaded: LoadedStudy) -> None:
         raise loaded.error(("client_cpus",), str(exc)) from None
 
 
-def known_settings(install: Install) -> set[str]:
-    """The configuration parameters this postgres binary knows (postgres --describe-config)."""
-    try:
-        done = procs.run([str(install.binary("postgres")), "--describe-config"], timeout=30)
-    except ProcessError:
-        return set()
-    return {line.split("\t", 1)[0] for line in done.stdout.splitlines() if line}
-
-
 def _check_settings(loaded: LoadedStudy, index: int, install: Install,
                     settings: Mapping[str, object]) -> None:
-    """Every setting's name is one this postgres knows, and its value one it accepts."""
-    known = known_settings(install)
-    if not known:
+    """Every setting's name is one this postgres has and a configuration file can carry (its
+    pg_settings, read once per install: teiten.servers.pg_settings), and its value one it
+    accepts."""
+    known = pg_settings.catalogue(install)
+    if known is None:
         return
     for name in settings:
         # Extension settings (prefix.name) are only known once the library is loaded.
-        if name not in known and "." not in name:
-            close = difflib.get_close_matches(name, sorted(known), n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise loaded.error(("servers", index, "settings", name),
-                               f"PostgreSQL {install.version} has no setting '{name}'{hint}")
+        if "." not in name and (why := known.refusal(name)) is not None:
+            raise loaded.error(("servers", index, "settings", name), why)
     if (refused := refused_setting(install, settings)) is not None:
         name, why = refused
         raise loaded.error(("servers", index, "settings", name),

@@ -251,6 +251,28 @@ def test_unknown_setting(workdir: Path, run_bad: BadInput, pg17: Install) -> Non
 
 
 @pytest.mark.parametrize(("settings", "said"), [
+    ("{no_such_setting: 1}", "has no setting 'no_such_setting'"),
+    ("{server_version: '16.0'}", "cannot take 'server_version' from a configuration file: it is "
+     "read-only (compiled in, or fixed by initdb or at start); remove it from settings"),
+    ("{block_size: 16384}", "cannot take 'block_size' from a configuration file: it is "
+     "read-only (compiled in, or fixed by initdb or at start); remove it from settings"),
+    ("{transaction_isolation: serializable}", "cannot take 'transaction_isolation' from a "
+     "configuration file (it is set per session or transaction, or on the server's command "
+     "line); set 'default_transaction_isolation' instead"),
+], ids=["unknown", "read-only", "compiled-in", "not-in-a-file"])
+def test_a_setting_a_configuration_file_cannot_carry(workdir: Path, run_bad: BadInput,
+                                                     pg17: Install, settings: str, said: str) -> None:
+    """Names are checked against the install's pg_settings (issue 34): one that does not exist
+    and one that exists but no configuration file can set are refused with different lines."""
+    study = write_study(workdir, "study: bad\nservers:\n  - name: a\n    install: \"17\"\n"
+                        f"    settings: {settings}\nworkloads:\n  - pgecons-read\n")
+    store = workdir / "s.db"
+    expected = f"teiten: error: {study}:5: PostgreSQL {pg17.version} {said}"
+    assert run_bad("plan", str(study)) == expected
+    assert run_bad("run", str(study), "--store", str(store), stores=[store]) == expected
+
+
+@pytest.mark.parametrize(("settings", "said"), [
     ("{shared_buffers: banana}", 'settings.shared_buffers: invalid value for parameter '
      '"shared_buffers": "banana"'),
     ("{work_mem: 64MB, synchronous_commit: maybe}", 'settings.synchronous_commit: invalid value '
