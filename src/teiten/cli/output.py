@@ -2,24 +2,64 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
+from teiten.report.spreadsheet import cell
 from teiten.runner import Event
+
+# Every C0 control but newline and tab, DEL and the C1 controls, shown as \\xNN.
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if c not in (9, 10)}
+
+
+def visible(text: str, *, lines: bool = True) -> str:
+    """``text`` with its control characters shown rather than obeyed (newlines too, unless
+    ``lines``)."""
+    shown = text.translate(_CONTROLS)
+    return shown if lines else shown.replace("\n", "\\n")
+
+
+class _Visible:
+    """A text stream that shows the control characters written to it (see :func:`visible`)."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(visible(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def visible_streams() -> Iterator[None]:
+    """stdout and stderr as :class:`_Visible` streams, for the time of the block."""
+    saved = sys.stdout, sys.stderr
+    if not isinstance(sys.stdout, _Visible):
+        sys.stdout = _Visible(sys.stdout)
+    if not isinstance(sys.stderr, _Visible):
+        sys.stderr = _Visible(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
-    """A plain aligned text table."""
+    """A plain aligned text table; a cell's newlines are shown, so a row stays a line."""
     def cell(v: Any) -> str:
         if v is None:
             return "-"
         if isinstance(v, float):
             return f"{v:.3f}" if abs(v) < 100 else f"{v:.1f}"
-        return str(v)
+        return visible(str(v), lines=False)
     cells = [[cell(r.get(c)) for c in columns] for r in rows]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
@@ -33,11 +73,12 @@ def as_json(rows: Any) -> str:
 
 
 def as_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    """CSV of ``columns`` of ``rows``, its text cells safe to open in a spreadsheet
+    (:mod:`teiten.report.spreadsheet`)."""
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore",
-                            lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([cell(c) for c in columns])
+    writer.writerows([[cell(r.get(c)) for c in columns] for r in rows])
     return buf.getvalue()
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 from typing import Any
 
 from teiten.errors import UserError
+from teiten.report import outdir
+from teiten.store.address import StoreAddress
 
 
 def runner_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -23,3 +26,11 @@ def _noise_guard(args: argparse.Namespace) -> bool | None:
     if given not in (None, "", "on", "off"):
         raise UserError(f"TEITEN_NOISE_GUARD={given}: give on or off")
     return None if not given else given == "on"
+
+
+def check_report_dir(args: argparse.Namespace, address: StoreAddress) -> None:
+    """Before any trial: refuse a report directory (--report, else beside the store) that
+    holds files teiten did not write, unless --overwrite or --no-report."""
+    if not args.no_report:
+        out = Path(args.report) if args.report else address.report_dir()
+        outdir.check(out, overwrite=args.overwrite, option="--report")

@@ -18,7 +18,7 @@ from teiten.analysis.rtt import statements_per_transaction
 from teiten.analysis.summary import report_data
 from teiten.errors import UserError
 from teiten.monitors.profile import diff_flamegraph, hot_functions, unnamed_shares
-from teiten.report import write_report
+from teiten.report import outdir, write_report
 from teiten.report.i18n import tr
 from teiten.results import Point, ServerRecord, StudyResults, TrialRecord, now
 from teiten.store import Store
@@ -186,8 +186,9 @@ def _finish(data: ReportData, pairs: list[tuple[str, str]], out_dir: Path) -> di
 
 def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str = "en",
                        degradations: list[tuple[str, str]] | None = None,
-                       exclude_rampup: bool = False) -> dict[str, Path]:
-    """Write report.md and report.html for one study of ``store`` into ``out_dir``."""
+                       exclude_rampup: bool = False, overwrite: bool = False) -> dict[str, Path]:
+    """Write report.md and report.html for one study of ``store`` into ``out_dir``: a new or
+    empty directory, or teiten's report directory, unless ``overwrite`` (:mod:`.outdir`)."""
     data = study_data(store, study_id)
     study = data.study
     names = [s.name for s in study.servers]
@@ -197,7 +198,7 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
             beside = {b for _, b in degradations}
             degradations = [(names[0], n) for n in names[1:] if n not in beside] + degradations
     pairs = _pairs(names, degradations or [])
-    out_dir.mkdir(parents=True, exist_ok=True)
+    outdir.claim(out_dir, overwrite=overwrite)
     profiles = store.details_of_kind(study_id, "profile")
     every = store.study_results(study_id)  # with the profile trials run after the blocks
     graphs, diffs = write_flamegraphs(every.trials, profiles, out_dir, study.servers[0].name)
@@ -254,7 +255,7 @@ def _renamed(data: StudyData, rename: Mapping[str, str]) -> StudyData:
 def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lang: str = "en",
                          allow_mixed: bool = False, allow_different_parameters: bool = False,
                          degradations: list[tuple[str, str]] | None = None,
-                         exclude_rampup: bool = False) -> dict[str, Path]:
+                         exclude_rampup: bool = False, overwrite: bool = False) -> dict[str, Path]:
     """One report across several studies (the fixed-point observation over the years):
     their servers side by side, the first server of the first study as the baseline.
 
@@ -262,6 +263,7 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     ``allow_mixed``, and studies whose parameters differ where their numbers stop being
     comparable (:mod:`teiten.analysis.parameters`), unless ``allow_different_parameters``;
     then the report says which fields or parameters differ. Refused, it writes nothing.
+    ``out_dir`` is taken as by :func:`write_study_report`.
     """
     gathered = [study_data(store, sid) for store, sid in sources]
     first = gathered[0].study
@@ -326,7 +328,7 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
         generated_at=now(), lang=lang, exclude_rampup=exclude_rampup, extra_notices=notices,
         compared=tuple(summary.study_parameters(g.study, label)
                        for g, label in zip(gathered, labels, strict=True)))
-    out_dir.mkdir(parents=True, exist_ok=True)
+    outdir.claim(out_dir, overwrite=overwrite)
     return _finish(report_data(data, options), pairs, out_dir)
 
 

@@ -4,7 +4,8 @@ one ``tables.json``, for spreadsheets and scripts.
 The figures are the ones the tables print, rounded the same way (see
 :mod:`teiten.report.formats`), in tidy long form: one row per server and client count,
 stable machine-readable column names whatever the report's language. A missing figure is
-an empty CSV field and ``null`` in JSON.
+an empty CSV field and ``null`` in JSON. A CSV text cell that a spreadsheet would evaluate
+as a formula starts with ``'`` (:mod:`teiten.report.spreadsheet`); JSON keeps raw values.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from teiten.analysis.percentiles import NAMES, WITH_INTERVALS, PercentileRow
 from teiten.report import formats as f
 from teiten.report.differences import DIFFERENCES
 from teiten.report.i18n import tr
+from teiten.report.spreadsheet import cell
 from teiten.report.tables import (
     baseline_series,
     file_stem,
@@ -272,10 +274,12 @@ def all_tables(data: ReportData) -> list[list[DataTable]]:
 
 
 def csv_text(table: DataTable) -> str:
+    """The table as CSV, its text cells safe to open in a spreadsheet
+    (:mod:`teiten.report.spreadsheet`)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(table.columns)
-    writer.writerows([["" if v is None else v for v in row] for row in table.rows])
+    writer.writerow([cell(c) for c in table.columns])
+    writer.writerows([[cell(v) for v in row] for row in table.rows])
     return buf.getvalue()
 
 

@@ -6,9 +6,12 @@ the file, the line and what would fix it, on one line.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, get_args
@@ -245,17 +248,65 @@ def _passwords(root: yaml.Node, text: str, loaded: LoadedStudy) -> list[tuple[in
     return list(out.values())
 
 
-def load_file(path: str | Path) -> LoadedStudy:
-    p = Path(path)
+# A study file is a page or two of YAML: a larger file is the wrong one (a log, a dump), and
+# reading it whole could take all the memory first.
+MAX_STUDY_BYTES = 4 * 1024 * 1024
+_NOT_REGULAR = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+                (stat.S_ISSOCK, "a socket"))
+
+
+def _refuse_kind(p: Path, mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    kind = next((name for test, name in _NOT_REGULAR if test(mode)), "something else")
+    if kind == "a directory":  # the line this case always had
+        raise SpecError(f"study file {p} is a directory; give the path of a YAML file")
+    raise SpecError(f"study file {p} is {kind}, not a regular file; give the path of a YAML file")
+
+
+def _refuse_size(p: Path, size: int) -> None:
+    if size > MAX_STUDY_BYTES:
+        raise SpecError(f"study file {p} is {size} bytes, more than the {MAX_STUDY_BYTES} bytes "
+                        "(4 MiB) a study file may have; give the path of the study's YAML file")
+
+
+def _read_bytes(p: Path) -> bytes:
+    """The bytes of the regular file ``p``, at most :data:`MAX_STUDY_BYTES`. It is opened
+    without blocking (opening a FIFO would wait for a writer forever) and its kind and size
+    are checked before anything is read (``/dev/zero`` never ends)."""
     try:
-        text = p.read_text(encoding="utf-8")
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise SpecError(f"no such study file: {p}; see 'teiten study list' for the built-in "
                         "ones") from None
-    except IsADirectoryError:
-        raise SpecError(f"study file {p} is a directory; give the path of a YAML file") from None
-    except UnicodeDecodeError:
-        raise SpecError(f"study file {p} is not UTF-8 text; save it as UTF-8") from None
+    except OSError as exc:
+        with contextlib.suppress(OSError):  # a socket cannot be opened (ENXIO): name it
+            _refuse_kind(p, os.stat(p).st_mode)
+        raise SpecError(f"cannot read study file {p}: {exc.strerror}") from None
+    try:
+        found = os.fstat(fd)
+        _refuse_kind(p, found.st_mode)
+        _refuse_size(p, found.st_size)
+        os.set_blocking(fd, True)
+        with open(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_STUDY_BYTES + 1)  # bounded, should it grow meanwhile
     except OSError as exc:
         raise SpecError(f"cannot read study file {p}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    _refuse_size(p, len(data))
+    return data
+
+
+def load_file(path: str | Path) -> LoadedStudy:
+    """Read, parse and validate the study file at ``path``: a regular file of UTF-8 YAML, at
+    most :data:`MAX_STUDY_BYTES`. Raises :class:`SpecError`."""
+    p = Path(path)
+    try:
+        text = _read_bytes(p).decode("utf-8")
+    except UnicodeDecodeError:
+        raise SpecError(f"study file {p} is not UTF-8 text; save it as UTF-8") from None
+    # Line ends as text mode reads them (Path.read_text, as before): the stored text keeps "\n".
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     return load_text(text, str(p))

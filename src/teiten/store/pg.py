@@ -167,6 +167,14 @@ def connect(address: StoreAddress) -> PgConnection:
 
 def version(conn: Connection, location: str) -> int:
     """The schema version of the store in the database (0: there is none yet)."""
+    # pg_tables lists the schema's tables to any role, but without USAGE on the schema the
+    # search path skips it, and reading them says 'relation "meta" does not exist'.
+    usage = conn.execute("SELECT has_schema_privilege(oid, 'USAGE'), quote_ident(current_user) "
+                         "FROM pg_namespace WHERE nspname = ?", (SCHEMA,)).fetchone()
+    if usage is not None and not usage[0]:
+        raise UnusableStore(f"the role {usage[1]} may not use the schema {SCHEMA} of the store "
+                            f"{location} (it lacks the USAGE privilege on it); grant it with "
+                            f"GRANT USAGE ON SCHEMA {SCHEMA} TO {usage[1]}, or give another role")
     tables = {r[0] for r in conn.execute(
         "SELECT tablename FROM pg_tables WHERE schemaname = ?", (SCHEMA,))}
     if "meta" not in tables:
