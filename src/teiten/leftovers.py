@@ -46,6 +46,7 @@ def clean(store: Store, study_id: int) -> list[str]:
 
 def _clean_here(workdir: Path) -> list[str]:
     notes = []
+    # safe: the run's directory and the cluster roots are teiten's, not the server's
     roots = [p for p in sorted(workdir.iterdir()) if not p.name.startswith(".")]
     nodes = [n for root in roots if root.is_dir() for n in sorted(root.glob("node*"))]
     for instance in sorted(workdir.glob("*/pgpool*")):

@@ -45,6 +45,7 @@ def make_owned(path: Path, purpose: str, *, mode: int = 0o755) -> Path:
     path = path.absolute()
     if os.path.lexists(path):
         raise UserError(f"{path} already exists; teiten only creates new directories there")
+    # safe: the parents of a new directory of teiten's: its home, or a directory the user named
     path.parent.mkdir(parents=True, exist_ok=True)
     with safefs.Dir.open(path.parent) as parent, \
             parent.make_dir(path.name, mode=mode, give=False) as made:

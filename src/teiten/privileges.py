@@ -3,11 +3,15 @@
 PostgreSQL refuses to start as root. As root, teiten runs initdb, pg_ctl and postgres as
 the ``postgres`` account (or ``$TEITEN_SERVER_USER``), and makes sure that account can
 traverse to the binaries and data directories: where a parent directory (typically
-``/root``, mode 700) blocks it, teiten grants traversal only (``setfacl -m u:USER:x``).
+``/root``, mode 700) blocks it, teiten grants traversal only (``setfacl -m u:USER:x``), and
+takes the grant back when it exits (:func:`withdraw`): an entry it added is removed, one it
+widened gets its old permissions back. A grant stays while a process of the account still
+works below that directory (another teiten's server), and after a ``kill -9`` of teiten.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import pwd
@@ -15,6 +19,8 @@ import shutil
 import stat
 from functools import cache
 from pathlib import Path
+
+import psutil
 
 from teiten import procs
 from teiten.errors import UserError
@@ -72,17 +78,70 @@ def ensure_reachable(path: Path) -> None:
             f"directory that '{account.name}' can reach (e.g. /var/tmp/teiten)"
         )
     for directory in blocked:
-        log.info("granting %s traversal of %s (ACL u:%s:x)", account.name, directory, account.name)
-        procs.run([setfacl, "-m", f"u:{account.name}:x", str(directory)], timeout=30)
+        before, extended = _acl(directory, account)
+        wanted = "x" if before is None else before[:2] + "x"
+        log.info("granting %s traversal of %s (ACL u:%s:%s)", account.name, directory,
+                 account.name, wanted)
+        procs.run([setfacl, "-m", f"u:{account.name}:{wanted}", str(directory)], timeout=30)
+        if not _GRANTED:
+            atexit.register(withdraw)
+        _GRANTED.append((directory, before, extended))
+
+
+# The traversal grants this process made: (directory, the account's ACL entry before, if any,
+# whether the directory had an extended ACL before).
+_GRANTED: list[tuple[Path, str | None, bool]] = []
+
+
+def withdraw() -> list[Path]:
+    """Take back the grants this process made, except below which a process of the server
+    account still works (its working directory or program there). Returns those kept."""
+    account = server_account()
+    setfacl = shutil.which("setfacl")
+    if account is None or setfacl is None or not _GRANTED:
+        return []
+    busy = _working_places(account)
+    kept = []
+    for directory, before, extended in reversed(_GRANTED):
+        if any(place == directory or directory in place.parents for place in busy):
+            kept.append(directory)
+            continue
+        if before is not None:
+            change = ["-m", f"u:{account.name}:{before}"]
+        else:  # no extended ACL before: none after (not even the mask the grant added)
+            change = ["-x", f"u:{account.name}"] if extended else ["-b"]
+        procs.run([setfacl, *change, str(directory)], timeout=30, check=False)
+    _GRANTED.clear()
+    if kept:
+        log.info("kept %s's traversal of %s: its processes still work there", account.name,
+                 ", ".join(map(str, kept)))
+    return kept
+
+
+def _working_places(account: RunAs) -> list[Path]:
+    places = []
+    for proc in psutil.process_iter(["uids", "cwd", "exe"]):
+        uids = proc.info.get("uids")
+        if uids is None or account.uid not in (uids.real, uids.effective):
+            continue
+        places += [Path(p) for p in (proc.info.get("cwd"), proc.info.get("exe")) if p]
+    return places
+
+
+def _acl(path: Path, account: RunAs) -> tuple[str | None, bool]:
+    """The account's own ACL entry of ``path`` ("r-x", or None), and whether ``path`` has an
+    extended ACL (entries beyond owner, group and other)."""
+    getfacl = shutil.which("getfacl")
+    if getfacl is None:
+        return None, False
+    lines = procs.run([getfacl, "-cp", str(path)], timeout=30, check=False).stdout.splitlines()
+    entry = next((line.split(":")[2][:3] for line in lines
+                  if line.startswith(f"user:{account.name}:")), None)
+    base = ("user::", "group::", "other::")
+    return entry, any(line and not line.startswith(base) for line in lines)
 
 
 def _acl_grants(path: Path, account: RunAs) -> bool:
-    getfacl = shutil.which("getfacl")
-    if getfacl is None:
-        return False
-    done = procs.run([getfacl, "-cp", str(path)], timeout=30, check=False)
-    return any(
-        line.startswith(f"user:{account.name}:") and line.split(":")[2][2:3] == "x"
-        for line in done.stdout.splitlines()
-    )
+    entry, _ = _acl(path, account)
+    return entry is not None and entry[2:3] == "x"
 

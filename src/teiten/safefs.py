@@ -232,10 +232,17 @@ class Dir:
                 raise UnsafePath(f"{self.path / name} changed while teiten removed it")
             if only is not None and not only(sub):
                 return False
-            sub.clear()
-        now = self.lstat(name)
-        if now is not None and os.path.samestat(now, st):
-            os.rmdir(_name(name), dir_fd=self.fd)
+            for attempt in range(5):  # the server account may add files as fast as we remove
+                sub.clear()
+                now = self.lstat(name)
+                if now is None or not os.path.samestat(now, st):
+                    return True
+                try:
+                    os.rmdir(_name(name), dir_fd=self.fd)
+                    return True
+                except OSError as exc:
+                    if exc.errno != errno.ENOTEMPTY or attempt == 4:
+                        raise
         return True
 
     def clear(self) -> None:

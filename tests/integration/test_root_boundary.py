@@ -24,7 +24,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from tests.conftest import TEST_HOME, postgres_processes_under, run_cli, start_cli
+from tests.conftest import TEITEN, TEST_HOME, postgres_processes_under, run_cli, start_cli
 
 pytestmark = pytest.mark.requires(
     None if os.geteuid() == 0 else "the root boundary is tested as root (teiten's root path)")
@@ -239,3 +239,93 @@ duration: 1s
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "'$'" in lines[0] and "shell" in lines[0], done.stderr
     assert not list(workdir.rglob("PWNED")) and not Path("PWNED").exists()
+
+
+@pytest.mark.parametrize("before", [None, "r--"])
+def test_the_traversal_grant_is_taken_back_when_teiten_exits(
+        pg17, workdir: Path, before: str | None) -> None:
+    """TEITEN_HOME below a directory the account cannot traverse: teiten grants traversal
+    (ACL u:postgres:x) for the run, and afterwards the directory's ACL is as it was."""
+    blocked = Path("/root") / f"teiten-acl-{uuid.uuid4().hex[:8]}"
+    blocked.mkdir(mode=0o700)
+    try:
+        if before is not None:
+            subprocess.run(["setfacl", "-m", f"u:postgres:{before}", str(blocked)], check=True)
+        acl = subprocess.run(["getfacl", "-cp", str(blocked)], check=True, text=True,
+                             capture_output=True).stdout
+        study = workdir / "acl.yaml"
+        study.write_text(f"""
+study: acl
+servers:
+  - {{name: pg17, install: "{pg17.bindir}"}}
+workloads: [pgecons-read]
+scale: 1
+clients: [1]
+duration: 1s
+repetitions: 1
+""")
+        env = dict(os.environ, TEITEN_HOME=str(blocked / "home"),
+                   PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
+        done = subprocess.run([*TEITEN, "run", str(study), "--store", str(workdir / "acl.db"),
+                               "--no-report", "-v"], env=env, text=True, capture_output=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr
+        assert f"granting postgres traversal of {blocked}" in done.stderr
+        assert subprocess.run(["getfacl", "-cp", str(blocked)], check=True, text=True,
+                              capture_output=True).stdout == acl
+    finally:
+        shutil.rmtree(blocked, ignore_errors=True)
+
+
+# Run as postgres beside a whole run: over and over, links to the canaries in every data
+# directory (which every restore walks and removes) and to the secret in every log directory
+# (which root reads after every trial). Links at the files the server itself reads would only
+# stop the server: the account may sabotage its own server.
+RACE = r"""
+base="$1"; canary="$2"; secret="$3"; canarydir="$4"
+while :; do
+  for d in "$base"/raced-*/*/data; do
+    [ -f "$d/teiten.conf" ] || continue
+    ln -sfn "$canarydir" "$d/zz-canarydir" 2>/dev/null
+    ln -sfn "$canary" "$d/base/zz-canary" 2>/dev/null
+  done
+  for l in "$base"/raced-*/*/logs/*/; do
+    ln -sfn "$secret" "$l/zz-secret.log" 2>/dev/null
+  done
+  sleep 0.01
+done
+"""
+
+
+def test_a_racing_loop_of_the_server_account_changes_no_root_file(
+        pg17, workdir: Path, canaries: Canaries) -> None:
+    store = workdir / "raced.db"
+    study = workdir / "raced.yaml"
+    study.write_text("""
+study: raced
+servers:
+  - {name: pg17, install: "17"}
+workloads: [pgecons-update]
+scale: 1
+clients: [1]
+duration: 1s
+repetitions: 3
+order: sequential
+""")
+    loop = subprocess.Popen(
+        ["runuser", "-u", "postgres", "--", "sh", "-c", RACE, "sh", str(TEST_HOME / "clusters"),
+         str(canaries.file), str(canaries.secret), str(canaries.dir)], start_new_session=True)
+    try:
+        done = run_cli("run", str(study), "--store", str(store), "--no-report")
+    finally:
+        os.killpg(loop.pid, signal.SIGKILL)
+        loop.wait(timeout=30)
+    with sqlite3.connect(store) as conn:
+        statuses = [s for (s,) in conn.execute("SELECT status FROM trials")]
+    assert "ok" in statuses, done.stderr  # the race ran beside trials, not only a failed start
+    assert "Traceback" not in done.stderr, done.stderr
+    canaries.assert_intact()
+    assert SECRET.encode() not in store.read_bytes()
+    leftover = [p for d in (TEST_HOME / "clusters").glob("raced-*") for p in postgres_processes_under(d)]
+    assert not leftover
+    assert not list((TEST_HOME / "clusters").glob("raced-*"))

@@ -184,6 +184,7 @@ def _read_processes() -> _Reading:
 def _read_memory() -> dict[str, float]:
     out: dict[str, float] = {}
     try:
+        # safe: /proc and /sys files of the kernel
         for line in PSI.read_text().splitlines():
             kind, _, rest = line.partition(" ")
             for part in rest.split():
@@ -192,6 +193,7 @@ def _read_memory() -> dict[str, float]:
     except OSError:
         pass  # no PSI: a kernel without CONFIG_PSI, or booted with psi=0 (reading fails then)
     try:
+        # safe: /proc and /sys files of the kernel
         for line in VMSTAT.read_text().splitlines():
             name, _, value = line.partition(" ")
             if name in ("pswpin", "pswpout"):

@@ -79,6 +79,7 @@ class Profiler:
         self.title = title
         self.event = perf_event(event)
         self.frequency = frequency
+        # safe: a private directory of root's (0700) for perf's files
         self.dir = Path(tempfile.mkdtemp(prefix="teiten-perf-"))
         self.data = self.dir / "perf.data"
         self._perf: procs.Background | None = None
@@ -93,6 +94,7 @@ class Profiler:
         perf = tool("perf")
         assert perf is not None
         ctl, ack = self.dir / "ctl", self.dir / "ack"
+        # safe: perf's FIFOs in root's private directory
         os.mkfifo(ctl)
         os.mkfifo(ack)
         # PostgreSQL is built without frame pointers: unwind with DWARF.
@@ -107,12 +109,14 @@ class Profiler:
                 raise ProfileUnavailable(
                     f"perf record ended at once: {procs.tail(perf_proc.stop().stderr)}")
             try:  # ENXIO until perf has opened its end of the FIFO
+                # safe: perf's FIFO in root's private directory
                 return os.open(ctl, os.O_WRONLY | os.O_NONBLOCK)
             except OSError:
                 return None
 
         fd = wait_until(open_ctl, timeout=timeout, what="perf to open its control FIFO",
                         error=ProfileUnavailable)
+        # safe: perf's FIFO in root's private directory
         ack_fd = os.open(ack, os.O_RDONLY | os.O_NONBLOCK)
         try:
             os.write(fd, b"enable\n")
@@ -138,6 +142,7 @@ class Profiler:
                 raise ProfileUnavailable(f"perf record wrote nothing: {procs.tail(done.stderr)}")
             return self._fold()
         finally:
+            # safe: root's private directory
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def _fold(self) -> Profile:
@@ -173,6 +178,7 @@ def diff_flamegraph(before: str, after: str, *, title: str) -> str | None:
         return None
     with tempfile.TemporaryDirectory(prefix="teiten-diff-") as tmp:
         a, b = Path(tmp) / "before.folded", Path(tmp) / "after.folded"
+        # safe: root's private directory
         a.write_text(before)
         b.write_text(after)
         # -n normalises the sample counts, so that profiles of different lengths compare.

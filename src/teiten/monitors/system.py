@@ -51,6 +51,7 @@ def _meminfo() -> dict[str, float]:
     # psutil has no Dirty/Writeback: the two lines the seeds' vmstat shows are read here.
     out = {}
     try:
+        # safe: a file of the kernel
         for line in Path("/proc/meminfo").read_text().splitlines():
             key, _, rest = line.partition(":")
             if key in ("Dirty", "Writeback"):
@@ -63,6 +64,7 @@ def _meminfo() -> dict[str, float]:
 def _running() -> int:
     # /proc/loadavg's fourth field is "runnable/total"; psutil exposes only the averages.
     try:
+        # safe: a file of the kernel
         return int(Path("/proc/loadavg").read_text().split()[3].split("/")[0])
     except (OSError, IndexError, ValueError):
         return 0

@@ -101,6 +101,7 @@ class Cluster:
         """Make ``path`` for the server's logs: its parents teiten's (the server account
         cannot replace them), the directory itself the account's."""
         anchor = self.root if path.is_relative_to(self.root) else path.parent
+        # safe: under the cluster's root, which is teiten's
         anchor.mkdir(parents=True, exist_ok=True)
         with safefs.Dir.open(anchor) as top:
             below = path.relative_to(anchor)
@@ -184,6 +185,7 @@ class Cluster:
         """Start on a fresh free port, logging into ``log_dir``. ``extra``: lines appended to
         the runtime conf for this start only (a standby's primary_conninfo)."""
         if self.socket_dir is None:
+            # safe: a new directory of root's in the temporary directory
             self.socket_dir = Path(tempfile.mkdtemp(prefix="teiten-"))
             paths.mark_owned(self.socket_dir, f"unix socket of {self.data}")
             paths.remember(self.root, self.socket_dir)
@@ -311,6 +313,7 @@ class Cluster:
         if self.is_running():
             raise ServerError(f"cannot snapshot {self.data} while the server runs")
         started = time.monotonic()
+        # safe: the snapshot lives in the cluster's root, teiten's
         dest.mkdir(mode=0o700, parents=True, exist_ok=True)  # the server has no business there
         if self.hook is not None:
             self._call_hook("save", dest)

@@ -323,6 +323,7 @@ class DockerServer(Server):
         slot = _Slot(root=root, database=workload.database)
         if self.volume == "host":
             # The container's entrypoint (root) chowns it to the image's postgres account.
+            # safe: in the cluster's root, teiten's (the container's entrypoint takes it over)
             (root / "data").mkdir(mode=0o700)
         if self._docker("image", "inspect", self.image, timeout=60, check=False,
                         what="docker image inspect").returncode != 0:

@@ -123,6 +123,7 @@ class LocalServer(Server):
         root = paths.make_owned(base / f"teiten-{self.run_dir.name}-{link.name}", purpose)
         paths.remember(self.run_dir, root)
         privileges.ensure_reachable(root)
+        # safe: the run's directory is teiten's
         link.symlink_to(root, target_is_directory=True)
         return root
 

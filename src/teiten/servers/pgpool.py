@@ -250,6 +250,7 @@ class Pgpool:
         if running is not None:
             raise ServerError(f"Pgpool-II in {self.root} runs already (pid {running})")
         if self.socket_dir is None:
+            # safe: a new directory of root's in the temporary directory
             self.socket_dir = Path(tempfile.mkdtemp(prefix="teiten-pgpool-"))
             paths.mark_owned(self.socket_dir, f"unix sockets of Pgpool-II in {self.root}")
             paths.remember(self.root, self.socket_dir)

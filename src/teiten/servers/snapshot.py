@@ -129,6 +129,7 @@ def _copy(src: str, dst: safefs.Dir, name: str, sst: os.stat_result, *, clone: b
     out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                   0o600, dir_fd=dst.fd)
     try:
+        # safe: the snapshot, in a directory of root's (0700)
         with open(src, "rb") as f:
             if clone and _cloned(f.fileno(), out):
                 copied = 0
