@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from teiten import cpus, installs, netns, privileges, procs
+from teiten import cpus, installs, netns, paths, privileges, procs
 from teiten.errors import ProcessError, UserError
 from teiten.installs import Install, Resolution
 from teiten.installs.model import version_key
@@ -302,6 +302,10 @@ def _check_directories(loaded: LoadedStudy) -> None:
             if not path.is_dir():
                 raise loaded.error(where, f"{label}: {path} is not a directory; give a directory "
                                    "(teiten makes a subdirectory of its own there)")
+            try:
+                paths.refuse_replaceable(path, label)
+            except UserError as exc:
+                raise loaded.error(where, str(exc)) from None
             try:
                 Path(tempfile.mkdtemp(prefix=".teiten-check-", dir=path)).rmdir()
             except OSError as exc:

@@ -66,6 +66,7 @@ def _sibling_rank(cpu: int) -> tuple[int, int, int]:
     hyperthread siblings, so that 'cores: 4' means four cores where the machine has them."""
     topo = _TOPOLOGY / f"cpu{cpu}" / "topology"
     try:
+        # safe: files of the kernel (/sys, /proc, the cgroup filesystem)
         siblings = parse_list((topo / "thread_siblings_list").read_text().strip())
         package = int((topo / "physical_package_id").read_text())
         core = int((topo / "core_id").read_text())
@@ -131,12 +132,14 @@ class Placement:
         """Remove the cgroup (the kernel refuses while a process is still in it)."""
         if self.cgroup is not None:
             with contextlib.suppress(OSError):
+                # safe: files of the kernel (/sys, /proc, the cgroup filesystem)
                 self.cgroup.rmdir()
 
 
 def _own_cpuset() -> Path | None:
     """teiten's own cpuset cgroup directory (v1), when it can create children there."""
     try:
+        # safe: files of the kernel (/sys, /proc, the cgroup filesystem)
         rel = Path("/proc/self/cpuset").read_text().strip().lstrip("/")
     except OSError:
         return None
@@ -158,15 +161,18 @@ def confine(cpus: list[int], label: str, *, owner: tuple[int, int] | None = None
     if base is not None:
         group = base / cgroup_name(label)
         try:
+            # safe: a cgroup of root's: the cgroup filesystem has no links; only its cgroup.procs is handed over
             group.mkdir(exist_ok=True)
             (group / "cpuset.cpus").write_text(format_list(cpus))
             (group / "cpuset.mems").write_text((base / "cpuset.mems").read_text())
             if owner is not None:
                 for name in ("cgroup.procs", "tasks"):
+                    # safe: the cgroup's own files, in a cgroup of root's
                     os.chown(group / name, *owner)
             return Placement(cpus, "cpuset-cgroup", group)
         except OSError:
             with contextlib.suppress(OSError):
+                # safe: the cgroup just made
                 group.rmdir()
     return Placement(cpus, "affinity")
 
@@ -177,6 +183,7 @@ def remove_stale(label_prefix: str) -> list[str]:
     removed: list[str] = []
     if base is None:
         return removed
+    # safe: cgroups of root's
     for group in base.glob(cgroup_name(label_prefix) + "*"):
         with contextlib.suppress(OSError):
             group.rmdir()
@@ -188,6 +195,7 @@ def _kind(pid: int) -> str | None:
     """'client backend', 'parallel worker', 'checkpointer', ... from the process title, or
     None while a just-forked child still has the postmaster's command line."""
     try:
+        # safe: files of the kernel
         title = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return None
@@ -260,6 +268,7 @@ class AffinityWatch:
 
     def _children(self) -> list[int]:
         try:
+            # safe: files of the kernel
             text = Path(f"/proc/{self.postmaster}/task/{self.postmaster}/children").read_text()
             return [int(p) for p in text.split()]
         except (OSError, ValueError):

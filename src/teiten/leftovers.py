@@ -30,7 +30,7 @@ def clean(store: Store, study_id: int) -> list[str]:
         if safefs.exists(workdir):
             try:
                 notes += _clean_here(workdir)
-            except (TeitenError, OSError) as exc:
+            except (TeitenError, OSError, RecursionError) as exc:
                 notes.append(f"could not clean {workdir} completely: {exc}")
             notes += [f"removed cgroup {g}" for g in cpus.remove_stale(workdir.name + "-")]
             notes += [f"removed network namespace {n}" for n in netns.remove_stale(workdir.name + "-")]
@@ -46,10 +46,15 @@ def clean(store: Store, study_id: int) -> list[str]:
 
 def _clean_here(workdir: Path) -> list[str]:
     notes = []
-    # safe: the run's directory and the cluster roots are teiten's, not the server's
-    roots = [p for p in sorted(workdir.iterdir()) if not p.name.startswith(".")]
-    nodes = [n for root in roots if root.is_dir() for n in sorted(root.glob("node*"))]
-    for instance in sorted(workdir.glob("*/pgpool*")):
+    # safe: the run's directory is teiten's, and so are the cluster roots looked into
+    entries = [p for p in sorted(workdir.iterdir()) if not p.name.startswith(".")]
+    roots = [p for p in entries if p.is_dir() and safefs.server_can_replace(p) is None]
+    notes += [f"left {p}: the server account could replace it (a run directory from before the root boundary)"
+              for p in entries if p.is_dir() and p not in roots]
+    # safe: cluster roots that the server account cannot replace (checked above)
+    nodes = [n for root in roots for n in sorted(root.glob("node*"))]
+    instances = [i for root in roots for i in sorted(root.glob("pgpool*"))]
+    for instance in instances:
         notes += kill_leftover_pgpool(instance)
     for data_dir in [d / "data" for d in roots + nodes]:
         if not data_dir.is_dir() or data_dir.is_symlink():
@@ -61,7 +66,7 @@ def _clean_here(workdir: Path) -> list[str]:
             except psutil.NoSuchProcess:
                 continue
         psutil.wait_procs(processes_in(data_dir), timeout=10)
-    made = [m for d in [workdir, *roots, *nodes] for m in paths.remembered(d)]
+    made = [m for d in [workdir, *roots, *nodes, *instances] for m in paths.remembered(d)]
     for path in made:
         if paths.remove_owned(path):
             notes.append(f"removed {path}")

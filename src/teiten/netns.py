@@ -24,6 +24,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -102,13 +103,24 @@ def pick_block(taken: list[ipaddress.IPv4Network], *, start: int = 0) -> ipaddre
 
 @contextlib.contextmanager
 def _locked() -> Iterator[None]:
+    # safe: /run/lock is every account's: the lock is opened without following a link, never a FIFO
     LOCK.parent.mkdir(parents=True, exist_ok=True)
-    with LOCK.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    try:
+        fd = os.open(LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     0o600)
+    except OSError as exc:
+        raise ServerError(f"cannot open {LOCK} ({exc.strerror}); remove it if it is not a "
+                          "regular file of root's") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ServerError(f"{LOCK} is not a regular file; remove it")
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 class Namespace:

@@ -45,12 +45,30 @@ def make_owned(path: Path, purpose: str, *, mode: int = 0o755) -> Path:
     path = path.absolute()
     if os.path.lexists(path):
         raise UserError(f"{path} already exists; teiten only creates new directories there")
+    refuse_replaceable(path.parent)
     # safe: the parents of a new directory of teiten's: its home, or a directory the user named
     path.parent.mkdir(parents=True, exist_ok=True)
     with safefs.Dir.open(path.parent) as parent, \
             parent.make_dir(path.name, mode=mode, give=False) as made:
         made.write_text(MARKER, _marker_text(purpose), mode=0o644, give=False)
     return path
+
+
+def refuse_replaceable(path: Path, what: str = "") -> None:
+    """Refuse to make anything below ``path`` when the server account could replace a
+    directory on the way (it owns one, or may write one that is not sticky)."""
+    where = safefs.server_can_replace(path)
+    if where is not None:
+        raise UserError(
+            f"{what or path}: the server account '{os.environ.get('TEITEN_SERVER_USER', 'postgres')}' "
+            f"can replace {where}, so what teiten makes below it could be swapped for its own; "
+            "give a directory that only root can write (e.g. mkdir -m 755 /srv/teiten)")
+
+
+def check_home() -> None:
+    """Refuse a ``$TEITEN_HOME`` below a directory the server account could replace: the
+    installs there are run as root."""
+    refuse_replaceable(home(), f"TEITEN_HOME {home()}")
 
 
 def mark_owned(path: Path, purpose: str) -> None:

@@ -75,7 +75,8 @@ def ensure_reachable(path: Path) -> None:
         raise UserError(
             f"the server account '{account.name}' cannot reach {path} ({blocked[0]} blocks it) "
             f"and setfacl is missing; install the 'acl' package, or set TEITEN_HOME to a "
-            f"directory that '{account.name}' can reach (e.g. /var/tmp/teiten)"
+            f"directory that only root can write and '{account.name}' can reach (e.g. "
+            "mkdir -m 755 /srv/teiten)"
         )
     for directory in blocked:
         before, extended = _acl(directory, account)

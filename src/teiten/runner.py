@@ -163,7 +163,7 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
                 client.ssh.close()
         try:
             paths.remove_owned(run_dir)
-        except OSError as exc:  # kept in the store: resume or teiten clean removes it later
+        except (OSError, TeitenError, RecursionError) as exc:  # kept: resume or clean removes it
             log.warning("could not remove %s: %s", run_dir, exc)
         if not run_dir.exists():
             with contextlib.suppress(StoreFull, StoreUnreachable):  # resume's leftover check finds it gone

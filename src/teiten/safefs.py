@@ -123,7 +123,8 @@ class Dir:
         except OSError as exc:
             raise _refusal(self.path / name, exc) from exc
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or (st.st_nlink > 1 and self.controls(name)):
+        if not stat.S_ISREG(st.st_mode) or (st.st_nlink > 1 and self.controls(name)
+                                             and not _is_account(st.st_uid)):
             os.close(fd)
             raise UnsafePath(f"{self.path / name} is not a regular file of its own (it may have "
                              "been planted by the server account); teiten does not open it")
@@ -164,7 +165,7 @@ class Dir:
                 os.fchmod(fd, mode)  # open's mode is filtered by the umask
                 if give:
                     _give_fd(fd)
-                data = text.encode()
+                data = text.encode("utf-8", errors="surrogateescape")
                 while data:
                     data = data[os.write(fd, data):]
             finally:
@@ -177,7 +178,15 @@ class Dir:
 
     def append_text(self, name: str, text: str) -> None:
         """``name`` with ``text`` added at its end, written as :meth:`write_text` does."""
-        self.write_text(name, self.read_text(name) + text, mode=stat.S_IMODE(self._mode(name)))
+        fd = self.open_file(name)
+        try:
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        if size > READ_LIMIT:
+            raise UnsafePath(f"{self.path / name} is {size} bytes: not a file teiten appends to")
+        old = self.read_bytes(name).decode("utf-8", errors="surrogateescape")
+        self.write_text(name, old + text, mode=stat.S_IMODE(self._mode(name)) & 0o777)
 
     def _mode(self, name: str) -> int:
         st = self.lstat(name)
@@ -192,6 +201,7 @@ class Dir:
         except FileExistsError:
             if not exist_ok:
                 raise
+            return self.child(name)  # someone's already: never chmod or chown it
         sub = self.child(name)
         try:
             os.fchmod(sub.fd, mode)
@@ -205,11 +215,10 @@ class Dir:
 
     def make_dirs(self, relative: str, **kwargs: object) -> Dir:
         """:meth:`make_dir` for each name of ``relative`` (``a/b/c``), existing ones taken."""
-        current = self
+        current = Dir(os.dup(self.fd), self.path)
         for name in Path(relative).parts:
             nxt = current.make_dir(name, exist_ok=True, **kwargs)  # type: ignore[arg-type]
-            if current is not self:
-                current.close()
+            current.close()
             current = nxt
         return current
 
@@ -218,32 +227,39 @@ class Dir:
     def remove(self, name: str, *, only: Callable[[Dir], bool] | None = None) -> bool:
         """Remove ``name`` (a file, a link or a whole tree) without following any link.
         ``only``: a directory is removed only when this says yes of it, opened (the very
-        directory then removed). Returns whether something was removed."""
-        st = self.lstat(name)
-        if st is None:
-            return False
-        if not stat.S_ISDIR(st.st_mode):
-            if only is not None:
+        directory then removed). Whatever the server account swaps in meanwhile is removed
+        as found, never followed. Returns whether something was removed."""
+        for _attempt in range(5):
+            st = self.lstat(name)
+            if st is None:
                 return False
-            os.unlink(_name(name), dir_fd=self.fd)
-            return True
-        with self.child(name) as sub:
-            if not os.path.samestat(sub.st, st):
-                raise UnsafePath(f"{self.path / name} changed while teiten removed it")
-            if only is not None and not only(sub):
-                return False
-            for attempt in range(5):  # the server account may add files as fast as we remove
+            if not stat.S_ISDIR(st.st_mode):
+                if only is not None:
+                    return False
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(_name(name), dir_fd=self.fd)
+                return True
+            try:
+                sub = self.child(name)
+            except (UnsafePath, FileNotFoundError):
+                continue  # replaced since the look: look again
+            with sub:
+                if not os.path.samestat(sub.st, st):
+                    continue
+                if only is not None and not only(sub):
+                    return False
+                only = None  # this very directory was the one asked about
                 sub.clear()
-                now = self.lstat(name)
-                if now is None or not os.path.samestat(now, st):
-                    return True
-                try:
-                    os.rmdir(_name(name), dir_fd=self.fd)
-                    return True
-                except OSError as exc:
-                    if exc.errno != errno.ENOTEMPTY or attempt == 4:
-                        raise
-        return True
+            now = self.lstat(name)
+            if now is None or not os.path.samestat(now, st):
+                return True
+            try:
+                os.rmdir(_name(name), dir_fd=self.fd)
+                return True
+            except OSError as exc:  # the server account may add files as fast as we remove
+                if exc.errno != errno.ENOTEMPTY:
+                    raise
+        raise UnsafePath(f"{self.path / name} kept changing while teiten removed it")
 
     def clear(self) -> None:
         """Remove everything in this directory (not the directory)."""
@@ -262,6 +278,11 @@ def _name(name: str) -> str:
     if not name or "/" in name or name in (".", ".."):
         raise ValueError(f"not a single name: {name!r}")
     return name
+
+
+def _is_account(uid: int) -> bool:
+    ids = _account_ids()
+    return ids is not None and ids[0] == uid
 
 
 def _give_fd(fd: int) -> None:
@@ -374,7 +395,7 @@ def exists(path: Path) -> bool:
     """Whether ``path`` names something, reached as every operation here reaches it."""
     try:
         directory, name = parent_and_name(path)
-    except (FileNotFoundError, NotADirectoryError):
+    except (FileNotFoundError, NotADirectoryError, PermissionError, UnsafePath):
         return False
     with directory:
         return directory.lstat(name) is not None
@@ -394,12 +415,39 @@ def read_files(path: Path, *, first: str | None = None) -> str:
         directory = Dir.open(path)
     except (FileNotFoundError, NotADirectoryError):
         return ""
-    out = []
+    out, left = [], READ_LIMIT  # one budget for the whole directory
     with directory:
         for name in sorted(directory.names(), key=lambda n: (n != first, n)):
             st = directory.lstat(name)
-            if st is None or not stat.S_ISREG(st.st_mode):
+            if st is None or not stat.S_ISREG(st.st_mode) or left <= 0:
                 continue
             with contextlib.suppress(UnsafePath, FileNotFoundError):
-                out.append(directory.read_text(name))
+                out.append(directory.read_text(name, limit=left))
+                left -= len(out[-1])
     return "".join(out)
+
+
+def server_can_replace(path: Path | str) -> Path | None:
+    """The first directory on the way to ``path`` (itself included, as far as it exists)
+    that the server account could replace or fill with its own, or None. teiten makes its
+    directories only where this is None: below such a place, what teiten made could be
+    swapped for the account's between two of root's steps."""
+    if _account_ids() is None:
+        return None
+    current = Path("/")
+    for name in Path(os.path.abspath(path)).parts[1:]:
+        try:
+            dir_st = os.stat(current)
+            entry = os.stat(current / name, follow_symlinks=False)
+        except OSError:
+            return None
+        if server_controls(dir_st, entry):
+            return current / name
+        if stat.S_ISLNK(entry.st_mode):
+            return server_can_replace(os.path.realpath(current / name))
+        current = current / name
+    try:  # what teiten makes in the last one is root's: replaceable only where not sticky
+        last = os.stat(current)
+    except OSError:
+        return None
+    return current if server_controls(last) and not last.st_mode & stat.S_ISVTX else None

@@ -90,7 +90,7 @@ def attack_dir() -> Iterator[Path]:
 PLANT = r"""
 set +e
 logdir="$1"; canary="$2"; secret="$3"; canarydir="$4"; witness="$5"
-for f in teiten-runtime.conf teiten.conf pg_hba.conf standby.signal; do
+for f in teiten-runtime.conf teiten.conf postgresql.conf pg_hba.conf standby.signal; do
   ln -sfn "$canary" "$f.planted" 2>/dev/null && mv -Tf "$f.planted" "$f" 2>/dev/null
 done
 ln -sfn "$secret" "$logdir/zz-secret.log" 2>/dev/null
@@ -164,6 +164,23 @@ def _wait_for_pgbench(proc: subprocess.Popen[str], *, timeout: float = 120) -> N
     raise AssertionError("pgbench never started")
 
 
+def _study(workdir: Path, name: str, workload: str, *, duration: int, repetitions: int,
+           install: str = "17") -> Path:
+    study = workdir / f"{name}.yaml"
+    study.write_text(f"""
+study: {name}
+servers:
+  - {{name: pg17, install: "{install}"}}
+workloads: [{workload}]
+scale: 1
+clients: [1]
+duration: {duration}s
+repetitions: {repetitions}
+order: sequential
+""")
+    return study
+
+
 def _as_postgres(script: str, *args: str) -> None:
     subprocess.run(["runuser", "-u", "postgres", "--", "sh", "-c", script, "sh", *args],
                    check=True, timeout=60)
@@ -172,18 +189,7 @@ def _as_postgres(script: str, *args: str) -> None:
 def test_clean_after_kill_trusts_nothing_the_server_account_left(
         pg17, workdir: Path, canaries: Canaries) -> None:
     store = workdir / "killed.db"
-    study = workdir / "killed.yaml"
-    study.write_text("""
-study: killedattack
-servers:
-  - {name: pg17, install: "17"}
-workloads: [pgecons-read]
-scale: 1
-clients: [1]
-duration: 3s
-repetitions: 2
-order: sequential
-""")
+    study = _study(workdir, "killedattack", "pgecons-read", duration=3, repetitions=2)
     proc = start_cli("run", str(study), "--store", str(store), "--no-report")
     _wait_for_pgbench(proc)
     os.kill(proc.pid, signal.SIGKILL)
@@ -253,17 +259,8 @@ def test_the_traversal_grant_is_taken_back_when_teiten_exits(
             subprocess.run(["setfacl", "-m", f"u:postgres:{before}", str(blocked)], check=True)
         acl = subprocess.run(["getfacl", "-cp", str(blocked)], check=True, text=True,
                              capture_output=True).stdout
-        study = workdir / "acl.yaml"
-        study.write_text(f"""
-study: acl
-servers:
-  - {{name: pg17, install: "{pg17.bindir}"}}
-workloads: [pgecons-read]
-scale: 1
-clients: [1]
-duration: 1s
-repetitions: 1
-""")
+        study = _study(workdir, "acl", "pgecons-read", duration=1, repetitions=1,
+                       install=str(pg17.bindir))
         env = dict(os.environ, TEITEN_HOME=str(blocked / "home"),
                    PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
         done = subprocess.run([*TEITEN, "run", str(study), "--store", str(workdir / "acl.db"),
@@ -300,18 +297,7 @@ done
 def test_a_racing_loop_of_the_server_account_changes_no_root_file(
         pg17, workdir: Path, canaries: Canaries) -> None:
     store = workdir / "raced.db"
-    study = workdir / "raced.yaml"
-    study.write_text("""
-study: raced
-servers:
-  - {name: pg17, install: "17"}
-workloads: [pgecons-update]
-scale: 1
-clients: [1]
-duration: 1s
-repetitions: 3
-order: sequential
-""")
+    study = _study(workdir, "raced", "pgecons-update", duration=1, repetitions=3)
     loop = subprocess.Popen(
         ["runuser", "-u", "postgres", "--", "sh", "-c", RACE, "sh", str(TEST_HOME / "clusters"),
          str(canaries.file), str(canaries.secret), str(canaries.dir)], start_new_session=True)
@@ -329,3 +315,81 @@ order: sequential
     leftover = [p for d in (TEST_HOME / "clusters").glob("raced-*") for p in postgres_processes_under(d)]
     assert not leftover
     assert not list((TEST_HOME / "clusters").glob("raced-*"))
+
+
+def test_cache_eviction_and_lock_statistics_refuse_what_the_account_planted(
+        canaries: Canaries, attack_dir: Path) -> None:
+    """The files of a stopped cluster, as the account could leave them: a FIFO (which would
+    block an open), a link to a root-only file, a hard link attempt; the eviction finishes
+    at once and opens none of them, and reading lock statistics refuses a planted link."""
+    from teiten import oscache, safefs
+    from teiten.monitors import lwlock
+
+    data = attack_dir / "data"
+    _as_postgres('set -e; mkdir "$1"; echo x > "$1/16384"; mkfifo "$1/fifo"; '
+                 'ln -s "$2" "$1/link"; ln -s "$2" "$1/server.log"',
+                 str(data), str(canaries.secret))
+    started = time.monotonic()
+    done = oscache.evict([data])
+    assert time.monotonic() - started < 30
+    assert done["files"] == 1 and done["not_evicted_files"] == 0
+    with pytest.raises(safefs.UnsafePath):
+        lwlock.read_window(data / "server.log")
+    canaries.assert_intact()
+
+
+def test_snapshots_copy_the_accounts_tree_by_descriptor(
+        canaries: Canaries, attack_dir: Path, tmp_path: Path) -> None:
+    """A snapshot of a data directory holding a FIFO, a link to a root-only directory and a
+    subdirectory the account swaps for such a link before the restore: the snapshot and the
+    restore finish at once, copy links as links, make the FIFO anew without opening it, and
+    leave nothing of root's in the data directory."""
+    from teiten.servers import snapshot
+
+    data = attack_dir / "data"
+    _as_postgres('set -e; mkdir -m 700 "$1" "$1/base"; echo one > "$1/base/1"; '
+                 'mkfifo "$1/fifo"; ln -s "$2" "$1/link"', str(data), str(canaries.dir))
+    saved = tmp_path / "snap"
+    saved.mkdir(mode=0o700)
+    started = time.monotonic()
+    known = snapshot.take(data, saved / "data")
+    assert (saved / "data" / "link").is_symlink() and os.readlink(saved / "data" / "link") == str(canaries.dir)
+    assert stat.S_ISFIFO((saved / "data" / "fifo").lstat().st_mode)
+    _as_postgres('set -e; mv "$1/base" "$1/base.moved"; ln -s "$2" "$1/base"; '
+                 'echo two > "$1/extra"; ln -s "$3" "$1/secret"',
+                 str(data), str(canaries.dir), str(canaries.secret))
+    snapshot.restore(saved / "data", data, known)
+    assert time.monotonic() - started < 30
+    assert (data / "base").is_dir() and not (data / "base").is_symlink()
+    assert (data / "base" / "1").read_text() == "one\n"
+    assert not (data / "extra").exists() and not os.path.lexists(data / "secret")
+    account = pwd.getpwnam("postgres").pw_uid
+    assert {p.lstat().st_uid for p in data.rglob("*")} == {account}
+    canaries.assert_intact()
+
+
+def test_a_base_directory_the_account_can_replace_is_refused(pg17, workdir: Path,
+                                                              attack_dir: Path) -> None:
+    """`directory:` in a directory of the server account's (it could swap what teiten makes
+    there for its own), and TEITEN_HOME below one: refused with one line, exit 2."""
+    study = workdir / "base.yaml"
+    study.write_text(f"""
+study: base
+servers:
+  - {{name: pg17, install: "17", directory: "{attack_dir}"}}
+workloads: [pgecons-read]
+scale: 1
+clients: [1]
+duration: 1s
+""")
+    done = run_cli("plan", str(study))
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert f"can replace {attack_dir}" in line and "only root can write" in line
+    env = dict(os.environ, TEITEN_HOME=str(attack_dir / "home"),
+               PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
+    done = subprocess.run([*TEITEN, "installs"], env=env, text=True, capture_output=True,
+                          timeout=120)
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"teiten: error: TEITEN_HOME {attack_dir / 'home'}: ")

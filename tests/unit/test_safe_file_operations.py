@@ -3,10 +3,10 @@
 ``oscache`` for calls that write, chown, chmod, remove, list or open a path.
 
 A call is accepted when it goes through ``safefs`` (the module, or a ``safefs.Dir`` held in
-a variable of one of the names below), is descriptor-relative (``dir_fd=``, ``os.f*``), runs
-on an ssh host (where no account boundary exists), or its line says why its path is not one
-the server account can write, with a ``# safe: <reason>`` comment on it or
-within the three lines above."""
+a variable of one of the names below), is descriptor-relative (``dir_fd=``, on a ``.fd``),
+is a program run as the server account (``run_as=``), runs on an ssh host (where no account
+boundary exists), or its line says why its path is not one the server account can write,
+with a ``# safe: <reason>`` comment on it or within the three lines above."""
 
 from __future__ import annotations
 
@@ -15,11 +15,15 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "teiten"
 FILES = sorted([*SRC.glob("servers/*.py"), *SRC.glob("monitors/*.py"),
-                SRC / "leftovers.py", SRC / "paths.py", SRC / "oscache.py"])
+                *(SRC / f"{name}.py" for name in ("leftovers", "paths", "oscache", "netns",
+                                                   "runlock", "cpus", "privileges"))])
 OPERATIONS = {"write_text", "write_bytes", "read_text", "read_bytes", "open", "unlink", "rmdir",
               "rmtree", "chown", "chmod", "lchown", "mkdir", "makedirs", "rename",
               "symlink_to", "symlink", "touch", "remove", "mkdtemp", "iterdir", "glob", "rglob",
-              "copyfile", "copytree", "move", "mkfifo", "hardlink_to"}
+              "copyfile", "copytree", "move", "mkfifo", "hardlink_to", "scandir", "listdir",
+              "readlink", "walk"}
+# Programs that open or write what they are given by name, started by teiten.
+PROGRAMS = {"cp", "rm", "mv", "ln", "chown", "chmod", "tar", "rsync", "fincore"}
 DIR_NAMES = {"directory", "top", "dst", "sub", "parent", "made", "run", "old", "where"}
 
 
@@ -37,12 +41,17 @@ def _unsafe_calls(path: Path) -> list[str]:
             name, receiver = func.attr, ast.unparse(func.value)
         else:
             continue
-        if name not in OPERATIONS:
+        program = node.args and isinstance(node.args[0], ast.List) and node.args[0].elts and \
+            isinstance(node.args[0].elts[0], ast.Constant) and node.args[0].elts[0].value in PROGRAMS
+        if name not in OPERATIONS and not (name in ("run", "spawn") and program):
             continue
+        if node.args and ast.unparse(node.args[0]).endswith(".fd"):
+            continue  # on a descriptor safefs opened
         if receiver.startswith(("safefs", "self.ssh")) or receiver in DIR_NAMES:
             continue
-        if any(k.arg == "dir_fd" for k in node.keywords):
-            continue
+        if any(k.arg == "dir_fd" for k in node.keywords) or (program and any(
+                k.arg == "run_as" for k in node.keywords)):
+            continue  # descriptor-relative, or a program run as the server account itself
         statement = lines[max(node.lineno - 4, 0): (node.end_lineno or node.lineno)]
         if any("# safe:" in line for line in statement):
             continue

@@ -14,7 +14,7 @@ import signal
 import sys
 from types import FrameType
 
-from teiten import __version__, busy
+from teiten import __version__, busy, paths
 from teiten.cli import commands
 from teiten.cli.output import visible, visible_streams
 from teiten.errors import StudyInterrupted, TeitenError, UserError
@@ -302,6 +302,7 @@ def _main(argv: list[str] | None) -> int:
                             f"{args.command} --help')")
         if args.verbose:
             logging.getLogger().setLevel(logging.INFO)
+        paths.check_home()
         signal.signal(signal.SIGTERM, _on_sigterm)
         # A shell starts background jobs with SIGINT ignored, and Python then keeps it
         # ignored: restore it, so that 'kill -INT' stops a run cleanly wherever it started.

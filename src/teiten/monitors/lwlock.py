@@ -191,7 +191,7 @@ def read_window(path: Path, offset: int = 0) -> LWLockStats:
     with os.fdopen(fd, "rb") as f:
         start = max(offset - 1, 0)
         f.seek(start)
-        data = f.read()
+        data = f.read(safefs.READ_LIMIT)  # what a trial's window can hold, and no more
     mid_line = offset > 0 and data[:1] != b"\n"
     text = data[offset - start :].decode("utf-8", errors="replace")
     return parse(text, starts_mid_line=mid_line)

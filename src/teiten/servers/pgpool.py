@@ -316,7 +316,8 @@ class Pgpool:
             return None
         with contextlib.suppress(psutil.Error):
             proc = psutil.Process(pid)
-            if proc.status() != psutil.STATUS_ZOMBIE and str(self.conf) in proc.cmdline():
+            if proc.status() != psutil.STATUS_ZOMBIE and str(self.conf) in proc.cmdline() and (
+                    self.account is None or proc.uids().real == self.account.uid):
                 return pid
         return None
 

@@ -31,7 +31,7 @@ import stat
 import time
 from pathlib import Path
 
-from teiten import procs, safefs
+from teiten import privileges, procs, safefs
 from teiten.errors import ProcessError
 
 # How a restore was made, as the trial's record says it.
@@ -61,10 +61,14 @@ def manifest(tree: Path) -> Manifest:
 
 
 def take(src: Path, dest: Path) -> Manifest:
-    """Copy ``src`` to ``dest`` (which must not exist) and return the manifest of ``src``."""
-    # GNU cp -a keeps owners, modes, times and symlinks (a separate pg_wal); with
-    # --reflink=auto it clones extents where the filesystem can (btrfs, XFS).
-    procs.run(["cp", "-a", "--reflink=auto", str(src), str(dest)], timeout=3600, what="cp")
+    """Copy ``src`` to ``dest`` (which must not exist, in a directory of teiten's) and return
+    the manifest of ``src``. The copy goes by descriptor, as a restore does: ``src`` is the
+    server's, and a link planted there is copied as a link, never followed. Extents are
+    cloned where the filesystem can (btrfs, XFS), as ``cp --reflink=auto`` would."""
+    with safefs.Dir.open(src) as source, safefs.Dir.open(dest.parent) as parent, \
+            parent.make_dir(dest.name, mode=0o700, give=False) as copy:
+        _sync(source, copy, "", {}, clone=True)
+        _same_metadata(copy.fd, source.st)
     settle(dest)
     return manifest(src)
 
@@ -75,75 +79,82 @@ def restore(snapshot: Path, target: Path, known: Manifest, *, clone: bool = Fals
     after it was last made identical; ``clone``: clone the changed files (where
     :func:`clone_seconds` said the filesystem can). Returns the new manifest and the bytes
     copied (none for a clone)."""
-    if not target.exists():
-        procs.run(["cp", "-a", "--reflink=auto", str(snapshot), str(target)], timeout=3600,
-                  what="cp")
-        settle(target)
-        return manifest(target), sum(s[0] for s in manifest(snapshot).values())
+    if not safefs.exists(target):
+        safefs.make_dir(target, mode=0o700)
+        known = {}
     # The target is the server's: every step goes through descriptors, links refused.
-    with safefs.Dir.open(target) as top:
-        copied = _sync(str(snapshot), top, "", known, clone)
+    with safefs.Dir.open(snapshot) as source, safefs.Dir.open(target) as top:
+        copied = _sync(source, top, "", known, clone)
     settle(target)
     return manifest(target), copied
 
 
-def _sync(src: str, dst: safefs.Dir, rel: str, known: Manifest, clone: bool) -> int:
-    """Make the directory ``dst`` hold what ``src`` holds; returns the bytes copied."""
+def _sync(src: safefs.Dir, dst: safefs.Dir, rel: str, known: Manifest, clone: bool) -> int:
+    """Make the directory ``dst`` hold what ``src`` holds: directories, regular files, links
+    (as links) and FIFOs (made anew, never opened); nothing else is copied. Returns the bytes
+    copied."""
     copied = 0
     names = set()
-    with os.scandir(src) as entries:
-        for entry in entries:
-            names.add(entry.name)
-            here = os.path.normpath(os.path.join(rel, entry.name))
-            sst = entry.stat(follow_symlinks=False)
-            current = dst.lstat(entry.name)
-            if stat.S_ISDIR(sst.st_mode):
-                if current is not None and not stat.S_ISDIR(current.st_mode):
-                    dst.remove(entry.name)
-                    current = None
-                if current is None:
-                    os.mkdir(entry.name, 0o700, dir_fd=dst.fd)
-                with dst.child(entry.name) as sub:
-                    copied += _sync(entry.path, sub, here, known, clone)
-                    _same_metadata(sub.fd, sst)
-            elif stat.S_ISLNK(sst.st_mode):
-                link = os.readlink(entry.path)
-                if (current is None or not stat.S_ISLNK(current.st_mode)
-                        or os.readlink(entry.name, dir_fd=dst.fd) != link):
-                    dst.remove(entry.name)
-                    os.symlink(link, entry.name, dir_fd=dst.fd)
-                    if os.geteuid() == 0:
-                        os.chown(entry.name, sst.st_uid, sst.st_gid, dir_fd=dst.fd,
-                                 follow_symlinks=False)
-            elif current is None or known.get(here) != _signature(current):
-                dst.remove(entry.name)
-                copied += _copy(entry.path, dst, entry.name, sst, clone=clone)
+    with os.scandir(src.fd) as entries:
+        found = [(entry.name, entry.stat(follow_symlinks=False)) for entry in entries]
+    for name, sst in found:
+        kind = stat.S_IFMT(sst.st_mode)
+        if kind not in (stat.S_IFDIR, stat.S_IFREG, stat.S_IFLNK, stat.S_IFIFO):
+            continue  # a socket or a device: nothing of a cluster's
+        names.add(name)
+        here = os.path.normpath(os.path.join(rel, name))
+        current = dst.lstat(name)
+        if kind == stat.S_IFDIR:
+            if current is not None and not stat.S_ISDIR(current.st_mode):
+                dst.remove(name)
+                current = None
+            if current is None:
+                os.mkdir(name, 0o700, dir_fd=dst.fd)
+            with src.child(name) as below, dst.child(name) as sub:
+                copied += _sync(below, sub, here, known, clone)
+                _same_metadata(sub.fd, sst)
+        elif kind == stat.S_IFLNK:
+            link = os.readlink(name, dir_fd=src.fd)
+            if (current is None or not stat.S_ISLNK(current.st_mode)
+                    or os.readlink(name, dir_fd=dst.fd) != link):
+                dst.remove(name)
+                os.symlink(link, name, dir_fd=dst.fd)
+                if (owner := _owner(sst)) is not None:
+                    os.chown(name, *owner, dir_fd=dst.fd, follow_symlinks=False)
+        elif kind == stat.S_IFIFO:
+            if current is None or not stat.S_ISFIFO(current.st_mode):
+                dst.remove(name)
+                os.mkfifo(name, stat.S_IMODE(sst.st_mode) & 0o777, dir_fd=dst.fd)
+        elif current is None or known.get(here) != _signature(current):
+            dst.remove(name)
+            copied += _copy(src, name, dst, sst, clone=clone)
     for name in dst.names():
         if name not in names:
             dst.remove(name)
     return copied
 
 
-def _copy(src: str, dst: safefs.Dir, name: str, sst: os.stat_result, *, clone: bool) -> int:
-    """Copy (or clone) the file ``src`` to a new file ``name`` of ``dst``; the bytes copied."""
-    out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                  0o600, dir_fd=dst.fd)
+def _copy(src: safefs.Dir, name: str, dst: safefs.Dir, sst: os.stat_result, *, clone: bool) -> int:
+    """Copy (or clone) the regular file ``name`` of ``src`` to a new file of ``dst``; the
+    bytes copied."""
+    source = src.open_file(name)
     try:
-        # safe: the snapshot, in a directory of root's (0700)
-        with open(src, "rb") as f:
-            if clone and _cloned(f.fileno(), out):
-                copied = 0
-            else:
-                copied = offset = 0
-                while offset < sst.st_size:
-                    sent = os.sendfile(out, f.fileno(), offset, sst.st_size - offset)
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                      0o600, dir_fd=dst.fd)
+        try:
+            copied = 0
+            if not (clone and _cloned(source, out)):
+                size = os.fstat(source).st_size
+                while copied < size:
+                    sent = os.sendfile(out, source, copied, size - copied)
                     if sent == 0:
                         break
-                    offset += sent
                     copied += sent
-        _same_metadata(out, sst)
+            _same_metadata(out, sst)
+        finally:
+            os.close(out)
     finally:
-        os.close(out)
+        os.close(source)
     return copied
 
 
@@ -155,6 +166,7 @@ def clone_seconds(snapshot: Path, target: Path) -> float | None:
     _remove(str(probe))
     started = time.monotonic()
     try:
+        # safe: from the snapshot (root's, 0700) to a probe in the cluster's root (teiten's)
         procs.run(["cp", "-a", "--reflink=always", str(snapshot), str(probe)], timeout=3600,
                   what="cp --reflink=always")
         settle(probe)  # timed as a restore is
@@ -196,10 +208,19 @@ def _cloned(src_fd: int, dst_fd: int) -> bool:
         return False
 
 
+def _owner(sst: os.stat_result) -> tuple[int, int] | None:
+    """Whom a copied file belongs to: as root, the server account (every file of a cluster
+    is its), else nobody is changed."""
+    if os.geteuid() != 0:
+        return None
+    account = privileges.server_account()
+    return (account.uid, account.gid) if account is not None else (sst.st_uid, sst.st_gid)
+
+
 def _same_metadata(fd: int, sst: os.stat_result) -> None:
-    if os.geteuid() == 0:
-        os.fchown(fd, sst.st_uid, sst.st_gid)
-    os.fchmod(fd, stat.S_IMODE(sst.st_mode))
+    if (owner := _owner(sst)) is not None:
+        os.fchown(fd, *owner)
+    os.fchmod(fd, stat.S_IMODE(sst.st_mode) & 0o777)  # never a set-id bit
     os.utime(fd, ns=(sst.st_atime_ns, sst.st_mtime_ns))
 
 

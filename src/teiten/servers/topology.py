@@ -19,7 +19,7 @@ from typing import Literal
 import psutil
 from psycopg.conninfo import make_conninfo
 
-from teiten import paths, procs, safefs
+from teiten import paths, privileges, procs, safefs
 from teiten.errors import TeitenError
 from teiten.installs import Install
 from teiten.servers import profiles
@@ -220,7 +220,9 @@ def kill_leftover_pgpool(instance: Path) -> list[str]:
     try:
         pid = int(safefs.read_text(instance / RUN_DIR / "pgpool.pid", limit=4096).strip("\x00 \n"))
         proc = psutil.Process(pid)
-        if str(instance / "pgpool.conf") not in proc.cmdline():
+        account = privileges.server_account()
+        if str(instance / "pgpool.conf") not in proc.cmdline() or (
+                account is not None and proc.uids().real != account.uid):
             return []
     except (OSError, ValueError, psutil.Error, safefs.UnsafePath):
         return []
