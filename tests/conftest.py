@@ -151,6 +151,17 @@ def start_cli(*args: str, cwd: Path | None = None,
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """Before the test's fixtures are torn down (a mount, a work directory), interrupt every
     teiten it left running, as Ctrl-C would, then kill what does not stop in 120 s."""
+    _interrupt_started()
+    yield
+
+
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    """pytest interrupted (Ctrl-C, or 'kill -INT' to pytest alone): every teiten a test left
+    running is interrupted as Ctrl-C would, so that its servers stop and its clusters go."""
+    _interrupt_started()
+
+
+def _interrupt_started() -> None:
     # pytest loads this file as the module 'conftest'; the tests import it as 'tests.conftest',
     # a second module with a list of its own: the one start_cli filled is that one.
     from tests import conftest as imported
@@ -164,7 +175,6 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.communicate()
-    yield
 
 
 def postgres_processes_under(path: Path) -> list[psutil.Process]:

@@ -40,8 +40,6 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import psutil
-
 from teiten.errors import TeitenError
 from teiten.waiting import WaitTimeout, wait_until
 
@@ -205,6 +203,8 @@ def _sign_beside(path: Path, me: Holder) -> None:
 
 def _alive(holder: Holder) -> bool:
     """The process still runs, and it is the one that signed (not a later one with its pid)."""
+    import psutil  # late: 'make demo' waits on the lock with Debian's python3, before the venv
+
     try:
         started = psutil.Process(holder.pid).create_time()
     except psutil.Error:
@@ -320,7 +320,17 @@ def _read(fd: int) -> Holder | None:
                         str(raw["since"]), str(raw.get("command", "run")))
     except (OSError, ValueError, KeyError, TypeError):
         return None  # empty (free, or a holder that has not written yet) or half-written
-    return holder if psutil.pid_exists(holder.pid) else None
+    return holder if _pid_exists(holder.pid) else None
+
+
+def _pid_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another account's process
+        return True
+    return pid > 0
 
 
 def _hours(seconds: float) -> str:

@@ -10,11 +10,12 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import clusters_snapshot, run_cli
+from tests.conftest import ROOT, clusters_snapshot, run_cli
 from tests.integration.test_failures import _start, _trials, _wait_for_pgbench
 
 STUDY = """
@@ -129,6 +130,32 @@ def test_ctrl_c_while_waiting_gives_up_and_creates_nothing(
     assert second.returncode == 130
     assert second_err.splitlines() == ["teiten: interrupted; nothing half-made was kept."]
     assert not second_store.exists()
+
+
+def test_make_demo_waits_for_a_running_benchmark_before_its_setup(
+        pg17, workdir: Path, lock: Path) -> None:  # noqa: ANN001
+    """'make demo' first runs scripts/wait-machine.py, with Debian's own python3 (no venv, no
+    psutil): it names the benchmark it waits for, and ends only once that one has."""
+    store = workdir / "demo-first.db"
+    first = _start("run", str(_study(workdir, "demo-first", duration=2)), "--store", str(store),
+                   "--no-report")
+    try:
+        _wait_for_pgbench(first)
+        held = _named(lock)
+        waiter = subprocess.Popen(["/usr/bin/python3", str(ROOT / "scripts" / "wait-machine.py")],
+                                  env={"PATH": os.environ["PATH"], "TEITEN_MACHINE_LOCK": str(lock)},
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert waiter.stderr is not None
+        assert waiter.stderr.readline().rstrip("\n") == (
+            f"teiten: waiting for {held} to finish: one benchmark at a time on this machine (at "
+            "most 24 h; Ctrl-C gives up)")
+        assert waiter.poll() is None, "it went on while the benchmark ran"
+    finally:
+        first.communicate(timeout=300)
+    _, err = waiter.communicate(timeout=60)
+    assert waiter.returncode == 0, err
+    assert first.returncode == 0
+    assert lock.read_text() == "", "the lock is left free, naming nobody"
 
 
 def test_beside_others_runs_at_once_and_its_report_says_so(

@@ -174,6 +174,52 @@ def test_ctrl_c_stops_cleanly_and_resume_completes(pg17, workdir: Path) -> None:
     assert [t["status"] for t in _trials(store)] == ["ok", "ok"]
 
 
+def _line_of(proc: subprocess.Popen[str], prefix: str, *, timeout: float = 60) -> str:
+    """The first stderr line of ``proc`` that starts with ``prefix`` (read as it comes)."""
+    assert proc.stderr is not None
+    deadline = time.monotonic() + timeout
+    seen = []
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        if line.startswith(prefix):
+            return line.rstrip("\n")
+    raise AssertionError(f"no line starting {prefix!r} in: {''.join(seen)}")
+
+
+def test_ctrl_c_says_what_it_stops_and_a_second_one_still_removes_everything(
+        pg17, workdir: Path) -> None:  # noqa: ANN001
+    """The first Ctrl-C names the trial it interrupted and what teiten now does; a second one,
+    sent while it does so, is answered with a line and does not cut the cleanup short: no
+    server is left, no cluster, and the trial is planned again for resume."""
+    store = workdir / "twice.db"
+    before = clusters_snapshot("twice")
+    proc = _start("run", str(_study(workdir, "twice", reps=2, duration=3)), "--store", str(store),
+                  "--no-report")
+    pgbench = _wait_for_pgbench(proc)
+    asked = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    first = _line_of(proc, "teiten: interrupted during ")
+    said = time.monotonic() - asked
+    assert first == ("teiten: interrupted during trial 1 of 2 (pg17 pgecons-update clients=1 rep=1): "
+                     "stopping the servers and removing what this run made (Ctrl-C again does not "
+                     "cut that short)")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "teiten: still stopping the servers and removing what this run made; it ends by itself" in err
+    assert err.splitlines()[-1] == ("teiten: interrupted; servers stopped. Finish the study "
+                                    f"with 'teiten resume --store {store}'.")
+    assert "Traceback" not in err
+    assert not pgbench.is_running()
+    assert not [p for d in (TEST_HOME / "clusters").glob("twice-*") for p in postgres_processes_under(d)]
+    assert clusters_snapshot("twice") == before
+    assert [t["status"] for t in _trials(store)] == ["planned", "planned"]
+    print(f"first Ctrl-C answered in {said:.2f} s")  # the note's figure (no timed assertion)
+
+
 @pytest.mark.parametrize("workload", ["pgecons-read"])
 def test_pgbench_error_is_a_failed_trial_with_its_reason(pg17, workdir: Path, workload: str) -> None:
     script = workdir / "broken.pgbench"

@@ -143,9 +143,9 @@ def test_scaleup_finds_where_cores_stop_helping() -> None:
 
 def test_scaleup_gains_carry_their_intervals_and_colour_only_what_they_can_tell() -> None:
     """Each peak with its order-statistic interval, each gain with the interval of the ratio
-    of the two peaks by block; a gain coloured only where that interval excludes no change at
-    the report's level, and the drop beyond the best core count said as unsure when it
-    cannot be told from none."""
+    of the two peaks by block at the table's family level (two gains and the largest count
+    against the best: 1 - 0.05/3); a gain marked and coloured by the verdict read from that
+    interval, and the drop beyond the best core count said as cannot tell when it cannot."""
     from teiten.analysis import intervals
     from teiten.analysis.model import CoreScaling, Point, ServerSeries, WorkloadSection
     from teiten.analysis.scaleups import scaleup
@@ -173,8 +173,8 @@ def test_scaleup_gains_carry_their_intervals_and_colour_only_what_they_can_tell(
     one, two, four = sc.rows
     assert one.gain_ci is None and one.peak_ci is not None and one.peak_level == pytest.approx(0.9922, abs=1e-4)
     expected = intervals.ratio_interval(sec.servers[1].points[0].tps_values,
-                                        sec.servers[0].points[0].tps_values, blocks=blocks,
-                                        baseline_blocks=blocks)
+                                        sec.servers[0].points[0].tps_values, confidence=1 - 0.05 / 3,
+                                        blocks=blocks, baseline_blocks=blocks)
     assert expected is not None and expected.method == intervals.SIGNED_RANK
     assert two.gain_ci == pytest.approx(((expected.low - 1) * 100, (expected.high - 1) * 100))
     assert two.gain_level == expected.confidence and two.gain_ci[0] > 80
@@ -183,10 +183,10 @@ def test_scaleup_gains_carry_their_intervals_and_colour_only_what_they_can_tell(
 
     table = scaleup_table(sc, Context())
     gains = {label: cells[2] for label, cells in table.rows}
-    assert gains["2"].tone == "better" and gains["4"].tone == "" and gains["1"].tone == ""
+    assert (gains["2"].marker, gains["2"].tone) == ("▲", "better sig")
+    assert (gains["4"].marker, gains["4"].tone) == ("?", "") and gains["1"].tone == "missing"
     assert gains["2"].ci.startswith("[") and gains["2"].ci.endswith("%]")
     assert all(cells[0].tone == "" for _, cells in table.rows)  # the best peak is no verdict
     [beyond] = [n for n in table.notes if n.startswith("At 4 cores")]
-    assert beyond.endswith("the repetitions cannot tell it from no change.")
-    # At a level the repetitions do not reach, nothing is coloured.
-    assert all(cells[2].tone == "" for _, cells in scaleup_table(sc, Context(confidence=0.999)).rows)
+    assert beyond.endswith("the repetitions cannot tell whether it is lower.")
+    assert any("This table's 3 ratios are one family: each interval is at 98.34%" in n for n in table.notes)

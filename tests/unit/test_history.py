@@ -49,16 +49,17 @@ def test_versions_in_order_each_against_the_one_before() -> None:
     assert [(s.server, s.previous) for s in found.steps] == [("pg13", "pg96"), ("pg18", "pg13")]
     assert [name for name, _, _ in found.line] == ["pg96", "pg13", "pg18"]
     first = found.steps[0].cells[0]
+    # Two steps at two client counts: one family of 4, each interval at 1 - 0.05/4.
     expected = intervals.ratio_interval(pg13.points[0].tps_values, pg96.points[0].tps_values,
-                                        blocks=BLOCKS, baseline_blocks=BLOCKS)
+                                        confidence=0.9875, blocks=BLOCKS, baseline_blocks=BLOCKS)
     assert expected is not None
     assert (first.ratio, first.ci, first.level) == (
         pytest.approx(0.75), (expected.low, expected.high), expected.confidence)
     table = history_table(_section(pg18, pg96, pg13), found, Context())
     assert [c.label for c in table.columns] == ["pg13 / pg96", "pg18 / pg13"]
     one = dict(table.rows)["1"]
-    assert one[0].value == "75.0%" and one[0].tone == "worse"
-    assert one[1].value == "200.0%" and one[1].tone == "better"
+    assert (one[0].value, one[0].marker, one[0].tone) == ("75.0%", "▼", "worse sig")
+    assert (one[1].value, one[1].marker, one[1].tone) == ("200.0%", "▲", "better sig")
     assert "pg96 (9.6.24) → pg13 (13.23) → pg18 (18.6)" in table.notes[0]
     ja = history_table(_section(pg18, pg96, pg13), found, Context(lang="ja"))
     assert ja.heading == "w: 前バージョン比（各バージョンとその一つ前のバージョンの比）"

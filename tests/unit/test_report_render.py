@@ -331,9 +331,8 @@ def test_latency_table(data: ReportData, dom: _Dom) -> None:
     latency = [rows for c, rows in dom.tables if c == "data latency"][0]
     assert latency[2:] == [["1", "1.000", "0.952", "95.2%"], ["2", "1.111", "— (3 failed)", "—"],
                            ["4", "1.250", "1.290", "103.2%"]]
-    # Pale: no test stands behind a latency ratio.
-    assert ('<td id="latency-ratio--pgecons_2d_read--pg18--1" class="better unsure">95.2%</td>'
-            in render_html(data))
+    # No colour, no marker: a ratio of medians without an interval carries no verdict.
+    assert '<td id="latency-ratio--pgecons_2d_read--pg18--1">95.2%</td>' in render_html(data)
 
 
 def test_degradation_table(data: ReportData, dom: _Dom) -> None:
@@ -341,14 +340,16 @@ def test_degradation_table(data: ReportData, dom: _Dom) -> None:
     assert table[0] == ["Clients (クライアント数)", "TPS (pg17)", "TPS (pg18)",
                         "Degradation rate (性能低下率), %", "TPS difference"]
     (deg,) = _section(data, "pgecons-update").degradations
+    marks = {"faster": "▲", "slower": "▼", "no-difference": "≈", "cannot-tell": "?"}
     assert table[1:] == [[str(r.clients), f"{r.tps_a:.1f}", f"{r.tps_b:.1f}",
-                          f"{r.rate_pct:.1f}% [{r.rate_ci[0]:.1f}{CI}{r.rate_ci[1]:.1f}, "
-                          f"{_level(r.rate_level)}]", f"{r.difference:.1f}"]
-                         for r in deg.rows if r.rate_ci is not None]
-    # 6 repetitions a side, no shared blocks in the fixture: the Hodges-Lehmann interval of
-    # the ratio, as a degradation rate, at the 95.8% it reaches.
-    assert table[3][:3] == ["4", "1500.0", "1470.0"] and table[3][3].startswith("2.0% [")
-    assert table[3][3].endswith(", 95.8%]")
+                          f"{(1 - r.judged.estimate) * 100:.1f}% [{r.rate_ci[0]:.1f}{CI}{r.rate_ci[1]:.1f}, "
+                          f"{_level(r.rate_level)}] {marks[r.judged.verdict.word]}", f"{r.difference:.1f}"]
+                         for r in deg.rows if r.rate_ci is not None and r.judged is not None]
+    # pg18 against pg17, its reference: the TPS table's own interval and verdict, as a rate.
+    update = _section(data, "pgecons-update")
+    for r, p in zip(deg.rows, update.servers[1].points, strict=True):
+        assert r.judged is not None and (r.judged.estimate, r.judged.ci) == (p.estimate, p.ratio_ci)
+    assert table[3][:3] == ["4", "1500.0", "1470.0"]
 
 
 # --- Findings --------------------------------------------------------------------------

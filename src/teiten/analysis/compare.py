@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from teiten.analysis import intervals, stats, verdicts
+from teiten.analysis import intervals, judging, stats, verdicts
 from teiten.analysis.model import Degradation, DegradationRow, Finding, Point, ServerSeries, WorkloadSection
 
 
@@ -193,26 +193,36 @@ def peak_finding(section: WorkloadSection, series: ServerSeries) -> Finding:
 
 
 def degradation(section: WorkloadSection, a: str, b: str) -> Degradation:
-    """The S5 degradation-rate table of server ``b`` against ``a`` in one workload."""
+    """The S5 degradation-rate table of server ``b`` against ``a`` in one workload. Where ``a``
+    is the server the TPS table compares ``b`` with, each rate is that judged ratio (the same
+    interval and verdict); otherwise the table's ratios are a family of their own
+    (:mod:`teiten.analysis.judging`)."""
     by_name = {s.server: s for s in section.servers}
+    reused = (by_name[b].reference or section.baseline) == a and b != section.baseline \
+        and any(p.verdict for p in by_name[b].points)
+    m = len(by_name[b].points)
+    margin = next((p.margin_pct for s in section.servers for p in s.points if p.verdict),
+                  verdicts.MARGIN_PCT)  # the study's, as with_family gave it
     rows = []
     for pa, pb in zip(by_name[a].points, by_name[b].points, strict=True):
         ta, tb = pa.tps_median, pb.tps_median
-        rate = (1 - tb / ta) * 100 if ta and tb is not None else None
-        found = intervals.ratio_interval(
-            pb.tps_values, pa.tps_values, blocks=pb.tps_blocks, baseline_blocks=pa.tps_blocks) \
-            if pa.tps_values and pb.tps_values else None
+        found = judging.as_judged(pb.shown_ratio, pb.ratio_ci, pb.ratio_ci_level, pb.verdict, pb.reason,
+                                  comparisons=pb.comparisons, margin_pct=pb.margin_pct) \
+            if reused else judging.ratio(
+                pb.tps_values, pa.tps_values, comparisons=m, margin_pct=margin,
+                blocks=pb.tps_blocks, baseline_blocks=pa.tps_blocks)
         rows.append(DegradationRow(
-            pa.clients, ta, tb, rate, ta - tb if ta is not None and tb is not None else None,
-            rate_ci=((1 - found.high) * 100, (1 - found.low) * 100) if found else None,
-            rate_level=found.confidence if found else None))
+            pa.clients, ta, tb, (1 - tb / ta) * 100 if ta and tb is not None else None,
+            ta - tb if ta is not None and tb is not None else None,
+            rate_ci=((1 - found.ci[1]) * 100, (1 - found.ci[0]) * 100) if found.ci else None,
+            rate_level=found.level, judged=found))
     # A server on another host: its own machine's CPU (the environment being compared),
     # not that of the client that ran pgbench.
     cpu_a = {act.clients: act.host_cpu or act.cpu for act in by_name[a].activity}
     cpu_b = {act.clients: act.host_cpu or act.cpu for act in by_name[b].activity}
     cpu = tuple((r.clients, cpu_a[r.clients], cpu_b[r.clients]) for r in rows
                 if r.clients in cpu_a and r.clients in cpu_b)
-    return Degradation(a, b, tuple(rows), cpu)
+    return Degradation(a, b, tuple(rows), cpu, reused)
 
 
 def noisy_points(section: WorkloadSection, *, limit: float = 0.1) -> Sequence[tuple[str, int, float]]:

@@ -3,11 +3,12 @@
 A study whose servers differ only in their install (the declared factor is the version) is a
 line of versions. The TPS table compares every server with the study's first (基準比); this
 view orders the servers by version and gives each version's ratio to the one before it (the
-real 前バージョン比), per client count, with the interval of the ratio (signed-rank over the
-blocks, as the TPS table's), and the medians along the line for its chart.
+real 前バージョン比), per client count, judged as the TPS table's ratios are
+(:mod:`teiten.analysis.judging`: the steps are one family, each interval at 1 − α/m), and the
+medians along the line for its chart.
 
 It is shown where it says more than the TPS table: three versions or more, or two whose
-baseline is the newer one. The intervals are not corrected for the comparisons they add.
+baseline is the newer one.
 A step, or a change point, across which the build changes in what can change its speed
 (compiler, optimisation flags, origin) carries that change, so that the report can say the
 ratio is the build's as much as the version's.
@@ -19,7 +20,7 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 
-from teiten.analysis import changepoints, differences, intervals
+from teiten.analysis import changepoints, differences, intervals, judging, verdicts
 from teiten.analysis.model import (
     ChangePoint,
     History,
@@ -39,7 +40,8 @@ def is_line_of_versions(servers: Sequence[ServerRecord], versions: Sequence[str]
             and len(set(versions)) == len(versions) and "?" not in versions)
 
 
-def history(section: WorkloadSection, servers: Sequence[ServerRecord]) -> History | None:
+def history(section: WorkloadSection, servers: Sequence[ServerRecord], *,
+            margin_pct: float = verdicts.MARGIN_PCT) -> History | None:
     """The line of versions of one workload, or None where it would say nothing more than
     the TPS table (see the module's docstring) or the study is no line of versions."""
     series = list(section.servers)
@@ -56,8 +58,10 @@ def history(section: WorkloadSection, servers: Sequence[ServerRecord]) -> Histor
         return differences.build_changes(a, z) if a is not None and z is not None else ()
 
     steps = []
+    m = (len(ordered) - 1) * len(section.clients)  # the table's ratios: one family
     for before, after in zip(ordered, ordered[1:], strict=False):
-        cells = tuple(_cell(a, b) for a, b in zip(after.points, before.points, strict=True))
+        cells = tuple(_cell(a, b, m, margin_pct)
+                      for a, b in zip(after.points, before.points, strict=True))
         known = [(set(a.tps_blocks), set(b.tps_blocks))
                  for a, b in zip(after.points, before.points, strict=True)
                  if a.tps_blocks and b.tps_blocks]
@@ -94,11 +98,8 @@ def _changes(ordered: Sequence[ServerSeries], clients: Sequence[int], alpha: flo
     return tuple(out)
 
 
-def _cell(after: Point, before: Point) -> HistoryCell:
-    if after.tps_median is None or not before.tps_median:
-        return HistoryCell(after.clients, None)
-    found = intervals.ratio_interval(after.tps_values, before.tps_values, blocks=after.tps_blocks,
-                                     baseline_blocks=before.tps_blocks)
-    if found is None:
-        return HistoryCell(after.clients, after.tps_median / before.tps_median)
-    return HistoryCell(after.clients, found.value, (found.low, found.high), found.confidence)
+def _cell(after: Point, before: Point, comparisons: int, margin_pct: float) -> HistoryCell:
+    found = judging.ratio(after.tps_values, before.tps_values, comparisons=comparisons,
+                          margin_pct=margin_pct, blocks=after.tps_blocks,
+                          baseline_blocks=before.tps_blocks)
+    return HistoryCell(after.clients, found.estimate, found.ci, found.level, found)

@@ -14,6 +14,7 @@ from teiten.analysis.loads import LoadPartRow
 from teiten.analysis.percentiles import PercentileRow
 from teiten.analysis.rtt import RttBound
 from teiten.analysis.scaleout import ScaleOut
+from teiten.analysis.verdicts import Judged
 
 
 @dataclass(frozen=True)
@@ -138,9 +139,10 @@ class TrialSeries:
 
 @dataclass(frozen=True)
 class DegradationRow:
-    """One client count of the S5 table: the medians, 性能低下率 = (1 - b/a) * 100 with its
-    distribution-free interval (from the ratio b/a's, by block where the two share blocks)
-    and the level that interval reaches, and the TPS difference a - b."""
+    """One client count of the S5 table: the medians, 性能低下率 = (1 - b/a) * 100 of the
+    medians (the CSV's), the ratio b/a judged (its estimate, which the report prints as a rate,
+    its interval, by block where the two share blocks, and its verdict), the rate's interval
+    and the level it reaches, and the TPS difference a - b."""
 
     clients: int
     tps_a: float | None
@@ -149,6 +151,7 @@ class DegradationRow:
     difference: float | None
     rate_ci: tuple[float, float] | None = None
     rate_level: float | None = None
+    judged: Judged | None = None
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,7 @@ class Degradation:
     rows: tuple[DegradationRow, ...]
     # (clients, CPU shares of a, of b): user, sys, iowait, steal, irq, idle -> percent
     cpu: tuple[tuple[int, dict[str, float], dict[str, float]], ...] = ()
+    reused: bool = False  # the ratios are the TPS table's (a is b's reference there)
 
 
 @dataclass(frozen=True)
@@ -180,7 +184,7 @@ class ScaleupRow:
     server: str
     peak_clients: int | None
     peak_tps: float | None
-    gain_pct: float | None             # peak TPS against the previous core count's, in %
+    gain_pct: float | None             # peak TPS against the previous core count's, in % (the estimate)
     cpu_idle: float | None             # % idle of the server's CPUs at the peak (median)
     waits: tuple[tuple[str, float], ...]        # top wait events at the peak: (event, share)
     hot: tuple[tuple[str, float], ...] = ()     # hottest functions (self share) where profiled
@@ -189,6 +193,7 @@ class ScaleupRow:
     peak_level: float | None = None             # ... and the level it reaches
     gain_ci: tuple[float, float] | None = None  # gain_pct's interval (from the ratio's), in %
     gain_level: float | None = None             # ... and the level it reaches
+    gain_judged: Judged | None = None           # the gain's ratio judged (analysis.judging)
 
 
 @dataclass(frozen=True)
@@ -204,6 +209,7 @@ class Scaleup:
     # The largest core count's peak against the best one's, in %: its interval and level.
     beyond_ci: tuple[float, float] | None = None
     beyond_level: float | None = None
+    beyond_judged: Judged | None = None
 
 
 @dataclass(frozen=True)
@@ -327,9 +333,10 @@ class HistoryCell:
     """One version against the one before it at one client count."""
 
     clients: int
-    ratio: float | None                      # median over median; None: a side measured nothing
+    ratio: float | None                      # the interval's estimate; None: a side measured nothing
     ci: tuple[float, float] | None = None    # the ratio's interval
     level: float | None = None               # the level it reaches
+    judged: Judged | None = None             # ... and its verdict (analysis.judging)
 
 
 @dataclass(frozen=True)

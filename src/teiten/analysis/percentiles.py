@@ -2,8 +2,9 @@
 issue 21): per server and client count, the median over the ok repetitions of each trial's
 p50 ... p99.9 and largest latency, with the same intervals as TPS (STATISTICS.md): the
 median's order-statistic interval for p95 and p99, and their ratio to the baseline server's
-at the same client count, paired by block where the two share blocks. A ratio above 100%
-is a slower tail."""
+at the same client count, paired by block where the two share blocks, judged as the TPS
+ratios are (:mod:`teiten.analysis.judging`; the table's ratios are one family, a lower
+latency is "faster"). A ratio above 100% is a slower tail."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from teiten.analysis import intervals
+from teiten.analysis import intervals, judging, verdicts
 from teiten.analysis.stats import median_known
 from teiten.results import TrialRecord
 
@@ -28,30 +29,32 @@ class PercentileRow:
     medians: Mapping[str, float | None]  # name -> median over the repetitions (ms)
     # name -> the median's interval (p95, p99); None for a single repetition
     ci: Mapping[str, intervals.Interval | None]
-    # name -> the ratio of the medians to the baseline server's at these clients (p95, p99),
-    # and its interval (None for one value a side); both empty for the baseline
+    # name -> the ratio of the medians to the baseline server's at these clients (p95, p99:
+    # the CSV's ratio column), and that ratio judged in the table's family: its estimate (what
+    # the report prints), interval and verdict; both empty for the baseline
     ratio: Mapping[str, float | None]
-    ratio_ci: Mapping[str, intervals.Interval | None]
+    judged: Mapping[str, verdicts.Judged]
     precision: float                    # the histogram's relative precision
 
 
 def percentile_rows(workload: str, trials: Sequence[TrialRecord], found: Latencies, *,
                     servers: Sequence[str], baseline: str,
-                    block_of: Callable[[TrialRecord], str],
-                    confidence: float = 0.95) -> tuple[PercentileRow, ...]:
+                    block_of: Callable[[TrialRecord], str], confidence: float = 0.95,
+                    margin_pct: float = verdicts.MARGIN_PCT) -> tuple[PercentileRow, ...]:
     """One row per server (in ``servers`` order) and client count where an ok trial of
     ``workload`` has percentiles; empty when none has."""
     groups: dict[tuple[str, int], list[tuple[TrialRecord, Mapping[str, Any]]]] = {}
     for t in trials:
         if t.planned.workload == workload and t.status == "ok" and t.trial_id in found:
             groups.setdefault((t.planned.server, t.planned.clients), []).append((t, found[t.trial_id]))
+    m = len(WITH_INTERVALS) * sum(1 for server, _ in groups if server != baseline)
     rows = []
     for (server, clients), seen in sorted(groups.items(), key=lambda kv: (
             servers.index(kv[0][0]) if kv[0][0] in servers else len(servers), kv[0][1])):
         base = groups.get((baseline, clients)) if server != baseline else None
         ci: dict[str, intervals.Interval | None] = {}
         ratio: dict[str, float | None] = {}
-        ratio_ci: dict[str, intervals.Interval | None] = {}
+        judged: dict[str, verdicts.Judged] = {}
         for name in WITH_INTERVALS:
             values, blocks = _values(seen, name, block_of)
             ci[name] = intervals.median_interval(values, confidence=confidence) if values else None
@@ -60,13 +63,13 @@ def percentile_rows(workload: str, trials: Sequence[TrialRecord], found: Latenci
             theirs, their_blocks = _values(base or [], name, block_of)
             mine, below = median_known(values), median_known(theirs)
             ratio[name] = mine / below if mine is not None and below else None
-            ratio_ci[name] = intervals.ratio_interval(
-                values, theirs, confidence=confidence, blocks=blocks,
-                baseline_blocks=their_blocks) if ratio[name] is not None else None
+            judged[name] = judging.ratio(values, theirs, comparisons=m, margin_pct=margin_pct,
+                                         blocks=blocks, baseline_blocks=their_blocks,
+                                         lower_is_better=True)
         rows.append(PercentileRow(
             server=server, clients=clients, n=len(seen),
             medians={name: median_known(p.get(f"{name}_ms") for _, p in seen) for name in NAMES},
-            ci=ci, ratio=ratio, ratio_ci=ratio_ci,
+            ci=ci, ratio=ratio, judged=judged,
             precision=max(float(p.get("precision") or 0.0) for _, p in seen)))
     return tuple(rows)
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from teiten import results
-from teiten.analysis import intervals, stats
+from teiten.analysis import judging, stats, verdicts
 from teiten.analysis.inputs import Hot, Locks
 from teiten.analysis.model import CoreScaling, LockTable, Point, Scaleup, ScaleupRow, WorkloadSection
 from teiten.results import ServerRecord
@@ -43,21 +43,29 @@ def lock_tables(sec: WorkloadSection, locks: Locks, *, top: int = 8) -> tuple[Lo
 
 
 def with_builds_and_cores(sec: WorkloadSection, families: Sequence[CoreScaling], hot: Hot,
-                          locks: Locks) -> WorkloadSection:
+                          locks: Locks, *, margin_pct: float = verdicts.MARGIN_PCT) -> WorkloadSection:
     """The section with its core families, the scale-up analysis of each, and the LWLock
     tables of servers built with LWLOCK_STATS."""
     return replace(sec, core_scaling=tuple(families),
-                   scaleups=tuple(scaleup(sec, fam, hot) for fam in families),
+                   scaleups=tuple(scaleup(sec, fam, hot, margin_pct=margin_pct) for fam in families),
                    locks=lock_tables(sec, locks))
 
 
-def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot) -> Scaleup:
+def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot, *,
+            margin_pct: float = verdicts.MARGIN_PCT) -> Scaleup:
     """Peak TPS per core count, the gain over the previous count, and the evidence at the
     peak: CPU idle, the top wait events, and the hottest functions where a profile exists
-    (at the largest profiled client count)."""
+    (at the largest profiled client count). The gains and the largest count's peak against
+    the best one's are one family, judged as the TPS ratios are
+    (:mod:`teiten.analysis.judging`)."""
     by_name = {s.server: s for s in sec.servers}
+    m = len(family.servers)  # a gain per core count after the first, and the largest against the best
+
+    def ratio(peak: Point, other: Point) -> verdicts.Judged:
+        return judging.ratio(peak.tps_values, other.tps_values, comparisons=m, margin_pct=margin_pct,
+                             blocks=peak.tps_blocks, baseline_blocks=other.tps_blocks)
+
     rows: list[ScaleupRow] = []
-    previous: float | None = None
     before: Point | None = None  # the previous core count's peak
     peaks: dict[int, Point] = {}
     for cores, name in family.servers:
@@ -70,37 +78,29 @@ def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot) -> Scaleup:
         tps = peak.tps_median if peak else None
         if peak:
             peaks[cores] = peak
-        gain = _peak_ratio(peak, before) if peak and before else None
+        gain = ratio(peak, before) if peak and before else None
         rows.append(ScaleupRow(
             cores=cores, server=name, peak_clients=peak.clients if peak else None, peak_tps=tps,
-            gain_pct=(tps / previous - 1) * 100 if tps is not None and previous else None,
+            gain_pct=(gain.estimate - 1) * 100 if gain and gain.estimate is not None else None,
             cpu_idle=(act.server_cpu_idle if act.server_cpu_idle is not None
                       else act.cpu.get("idle")) if act else None,
             waits=tuple(list(act.waits.items())[:3]) if act else (),
             hot=tuple(hot[results.Point(name, sec.workload, profiled[-1])][:5]) if profiled else (),
             hot_clients=profiled[-1] if profiled else None,
             peak_ci=peak.tps_ci if peak else None, peak_level=peak.tps_ci_level if peak else None,
-            gain_ci=((gain.low - 1) * 100, (gain.high - 1) * 100) if gain else None,
-            gain_level=gain.confidence if gain else None))
-        previous = tps if tps is not None else previous
+            gain_ci=((gain.ci[0] - 1) * 100, (gain.ci[1] - 1) * 100) if gain and gain.ci else None,
+            gain_level=gain.level if gain else None, gain_judged=gain))
         before = peak or before
     measured_rows = [(r.cores, r.peak_tps) for r in rows if r.peak_tps is not None]
     best = max(measured_rows, key=lambda r: r[1])[0] if measured_rows else None
     sat = stats.saturation(measured_rows)
     last = rows[-1].cores if rows else None
-    beyond = _peak_ratio(peaks[last], peaks[best]) if best is not None and last in peaks \
+    beyond = ratio(peaks[last], peaks[best]) if best is not None and last in peaks \
         and last != best else None
     return Scaleup(family.family, tuple(rows), best, sat.knee_clients if sat else None,
-                   beyond_ci=((beyond.low - 1) * 100, (beyond.high - 1) * 100) if beyond else None,
-                   beyond_level=beyond.confidence if beyond else None)
-
-
-def _peak_ratio(peak: Point, other: Point) -> intervals.Interval | None:
-    """One peak's median TPS over another's, with the ratio's interval (by block)."""
-    if not peak.tps_values or not other.tps_values:
-        return None
-    return intervals.ratio_interval(peak.tps_values, other.tps_values, blocks=peak.tps_blocks,
-                                    baseline_blocks=other.tps_blocks)
+                   beyond_ci=((beyond.ci[0] - 1) * 100, (beyond.ci[1] - 1) * 100)
+                   if beyond and beyond.ci else None,
+                   beyond_level=beyond.level if beyond else None, beyond_judged=beyond)
 
 
 def core_families(servers: Sequence[ServerRecord]) -> tuple[CoreScaling, ...]:

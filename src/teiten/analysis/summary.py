@@ -329,7 +329,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         section(trials, w["key"], descriptions.get(w["key"], ""), names, s["clients"],
                 data.metrics, data.waits, data.graphs, data.graph_diffs,
                 references={b: a for a, b in tenants.pairs(spec)}, unnamed=data.unnamed),
-        families, data.hot, data.locks)
+        families, data.hot, data.locks, margin_pct=margin_pct(s))
         for w in spec["workloads"] if not w.get("suite")}
     sections: tuple[WorkloadSection, ...] = tuple(replace(pgbench_sections[w["key"]], apps=app_results(
         pgbench_sections[w["key"]], data.apps), rtt=rtt_bounds(
@@ -337,8 +337,9 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         scale_out=scaleout.scale_out(w["key"], servers, trials, data.metrics),
         load_parts=loads.load_parts(w["key"], trials, data.loads),
         percentiles=percentiles.percentile_rows(w["key"], trials, data.latencies, servers=[
-            n for n, _ in names], baseline=pgbench_sections[w["key"]].baseline, block_of=block_of),
-        history=history.history(pgbench_sections[w["key"]], servers))
+            n for n, _ in names], baseline=pgbench_sections[w["key"]].baseline, block_of=block_of,
+            margin_pct=margin_pct(s)),
+        history=history.history(pgbench_sections[w["key"]], servers, margin_pct=margin_pct(s)))
         if w["key"] in pgbench_sections else
         suite_section(w, trials, [n for n, _ in names], data.steps, options.lang) for w in spec["workloads"])
     sections = compare.with_family(sections, margin_pct=margin_pct(s))

@@ -59,6 +59,23 @@ class Verdict:
         return self.word != UNSURE
 
 
+@dataclass(frozen=True)
+class Judged:
+    """A ratio beside the TPS table's (a step along a line of versions, a gain with cores, a
+    degradation rate, a latency percentile's ratio), judged as the TPS ratios are: its
+    interval's own estimate, the interval at the level its table's family needs, and the
+    verdict read from them (:func:`teiten.analysis.judging.ratio`)."""
+
+    estimate: float | None          # the interval's estimate; the ratio of medians without one
+    ci: tuple[float, float] | None  # as ratios (1.0 = equal)
+    level: float | None             # the level ci reaches
+    verdict: Verdict
+    required: float                 # the level each interval of the family needs
+    comparisons: int                # the family's size (its table's ratios)
+    margin_pct: float = MARGIN_PCT
+    lower_is_better: bool = False   # a ratio of latencies
+
+
 def family_level(comparisons: int, alpha: float = ALPHA) -> float:
     """The level each interval of a family of ``comparisons`` is computed at (Bonferroni):
     1 − α/m, so that all of them hold at once with at least 1 − α."""
@@ -74,9 +91,11 @@ def required_text(level: float) -> str:
 
 
 def judge(interval: tuple[float, float] | None, level: float | None, *, required: float,
-          margin_pct: float = MARGIN_PCT, has_ratio: bool = True) -> Verdict:
+          margin_pct: float = MARGIN_PCT, has_ratio: bool = True,
+          lower_is_better: bool = False) -> Verdict:
     """The verdict of a ratio whose interval is ``interval`` (as ratios, 1.0 = equal) at the
-    level ``level`` it reaches, in a family that needs ``required``."""
+    level ``level`` it reaches, in a family that needs ``required``. With
+    ``lower_is_better`` (a ratio of latencies) "faster" is an interval wholly below 100%."""
     if not has_ratio:
         return Verdict(UNSURE, NO_RATIO)
     if interval is None or level is None:
@@ -88,9 +107,9 @@ def judge(interval: tuple[float, float] | None, level: float | None, *, required
     if 100 - m <= low and high <= 100 + m:
         return Verdict(SAME)
     if low > 100:
-        return Verdict(FASTER)
+        return Verdict(SLOWER if lower_is_better else FASTER)
     if high < 100:
-        return Verdict(SLOWER)
+        return Verdict(FASTER if lower_is_better else SLOWER)
     return Verdict(UNSURE, WIDE)
 
 

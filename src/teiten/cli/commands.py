@@ -26,6 +26,7 @@ from teiten import (
 )
 from teiten.analysis import differences
 from teiten.check import check, materialise
+from teiten.cli import interrupts
 from teiten.cli.installs import cmd_install, cmd_installs
 from teiten.cli.output import Progress, as_csv, as_json, table
 from teiten.cli.runopts import check_report_dir, runner_options
@@ -221,7 +222,7 @@ def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
             print(f"teiten: note: optional server {name} left out: {why}")
         store, study_id = record.create(checked, address, source)
         try:
-            with store.claimed(study_id):
+            with store.claimed(study_id), interrupts.running(str(store)):
                 counts = runner.execute(store, study_id, Progress(), secrets=loaded.secrets,
                                         **runner_options(args))
             return _finish(store, study_id, counts, args)
@@ -254,7 +255,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
                           beside_others=args.beside_others,
                           say=functools.partial(print, file=sys.stderr, flush=True)):
             try:
-                with store.claimed(study_id):
+                with store.claimed(study_id), interrupts.running(str(store)):
                     counts = runner.execute(store, study_id, Progress(), retry_failed=args.retry_failed,
                                             **runner_options(args))
             except KeyboardInterrupt:

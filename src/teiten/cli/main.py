@@ -10,12 +10,10 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import sys
-from types import FrameType
 
 from teiten import __version__, busy, paths
-from teiten.cli import commands
+from teiten.cli import commands, interrupts
 from teiten.cli.output import visible, visible_streams
 from teiten.errors import StudyInterrupted, TeitenError, UserError
 from teiten.spec.base import parse_duration
@@ -281,10 +279,6 @@ def _report_dir(text: str) -> str:
     return text
 
 
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
     # Names teiten does not control (a file's, a setting's value) reach the terminal with
     # their control characters shown, never obeyed (an escape sequence could clear it).
@@ -303,14 +297,16 @@ def _main(argv: list[str] | None) -> int:
         if args.verbose:
             logging.getLogger().setLevel(logging.INFO)
         paths.check_home()
-        signal.signal(signal.SIGTERM, _on_sigterm)
-        # A shell starts background jobs with SIGINT ignored, and Python then keeps it
-        # ignored: restore it, so that 'kill -INT' stops a run cleanly wherever it started.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        interrupts.install()
         return int(commands.dispatch(args) or 0)
     except StudyInterrupted as exc:
-        print(f"teiten: interrupted; servers stopped. Finish the study with 'teiten resume "
-              f"--store {exc.store}'.", file=sys.stderr)
+        if interrupts.forced():
+            print(f"teiten: interrupted before the servers were stopped; 'teiten clean --store "
+                  f"{exc.store}' removes what is left, then 'teiten resume --store {exc.store}' "
+                  "finishes the study.", file=sys.stderr)
+        else:
+            print(f"teiten: interrupted; servers stopped. Finish the study with 'teiten resume "
+                  f"--store {exc.store}'.", file=sys.stderr)
         return 130
     except KeyboardInterrupt:
         # Before any study ran (while checking, downloading or waiting for the machine).

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
+from teiten.cli import interrupts
 from teiten.report.spreadsheet import cell
 from teiten.runner import Event
 
@@ -110,6 +111,7 @@ class Progress:
         bar = "#" * filled + "." * (width - filled)
         head = f"[{bar}] {event.index:>{len(str(event.total))}}/{event.total}"
         if event.kind == "trial-start":
+            interrupts.doing(f"trial {event.index} of {event.total} ({label})")
             self.eta = event.eta
             eta = f" ETA {_clock(event.eta)}" if event.eta is not None else ""
             print(f"{head} {label} ...{eta}", file=self.stream, flush=True)

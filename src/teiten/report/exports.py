@@ -81,7 +81,9 @@ PERCENTILE_COLUMNS = ("workload", "server", "clients", "n_ok", "p50_ms", "p90_ms
                       "p95_ci_level_pct", "p99_ci_low_ms", "p99_ci_high_ms", "p99_ci_level_pct",
                       "p95_ratio_pct", "p95_ratio_ci_low_pct", "p95_ratio_ci_high_pct",
                       "p95_ratio_ci_level_pct", "p99_ratio_pct", "p99_ratio_ci_low_pct",
-                      "p99_ratio_ci_high_pct", "p99_ratio_ci_level_pct", "precision_pct")
+                      "p99_ratio_ci_high_pct", "p99_ratio_ci_level_pct", "precision_pct",
+                      "p95_estimate_pct", "p95_verdict", "p99_estimate_pct", "p99_verdict",
+                      "margin_pct")
 
 
 @dataclass(frozen=True)
@@ -210,10 +212,15 @@ def _percentile_row(w: str, r: PercentileRow) -> tuple[Value, ...]:
         out += [None, None, None] if ci is None else [
             round(ci.low, ms), round(ci.high, ms), f.level_pct(ci.confidence)]
     for n in WITH_INTERVALS:
-        ci = r.ratio_ci.get(n)
-        out += [f.pct_or_none(r.ratio.get(n)), *([None, None, None] if ci is None else [
-            f.pct_or_none(ci.low), f.pct_or_none(ci.high), f.level_pct(ci.confidence)])]
-    return (*out, round(r.precision * 100, 2))
+        j = r.judged.get(n)
+        out += [f.pct_or_none(r.ratio.get(n)), *([None, None, None] if j is None or j.ci is None else [
+            f.pct_or_none(j.ci[0]), f.pct_or_none(j.ci[1]), f.level_pct(j.level)])]
+    out.append(round(r.precision * 100, 2))
+    for n in WITH_INTERVALS:
+        j = r.judged.get(n)
+        out += [None, None] if j is None else [f.pct_or_none(j.estimate), j.verdict.word]
+    judged = [j for j in r.judged.values()]
+    return (*out, judged[0].margin_pct if judged else None)
 
 
 def suite_data_tables(section: WorkloadSection, stem: str) -> list[DataTable]:

@@ -1,12 +1,14 @@
 """The line of versions' table (:mod:`teiten.analysis.history`): per client count, each
-version's 前バージョン比 against the version before it, with its interval and level."""
+version's 前バージョン比 against the version before it, with its interval and level, marked
+and coloured by its verdict as the TPS table's ratios are (:func:`teiten.report.verdicts.judged_cell`)."""
 
 from __future__ import annotations
 
 from teiten.analysis.model import History, WorkloadSection
 from teiten.report import formats as f
-from teiten.report.cells import Cell, Column, Context, Table
+from teiten.report.cells import Column, Context, Table
 from teiten.report.i18n import clients_phrase, tr
+from teiten.report.verdicts import judged_cell, judged_note
 
 
 def history_table(section: WorkloadSection, history: History, ctx: Context) -> Table:
@@ -18,13 +20,7 @@ def history_table(section: WorkloadSection, history: History, ctx: Context) -> T
     for i, clients in enumerate(section.clients):
         cells = []
         for step in history.steps:
-            cell = step.cells[i]
-            if cell.ratio is None:
-                cells.append(Cell(f.MISSING, tone="missing"))
-                continue
-            ci = (f"[{f.pct_number(cell.ci[0])}{f.DASH}{f.pct_number(cell.ci[1])}, "
-                  f"{f.format_level(cell.level)}%]") if cell.ci else ""
-            cells.append(Cell(f.format_ratio(cell.ratio), ci, tone=_tone(cell.ci, cell.level, ctx)))
+            cells.append(judged_cell(step.cells[i].judged, ctx))
         rows.append((str(clients), tuple(cells)))
     order = " → ".join(f"{name} ({version})" for name, version, _ in history.line)
     built = [f"{s.server} / {s.previous} ({build_words(s.build, lang)})"
@@ -34,8 +30,9 @@ def history_table(section: WorkloadSection, history: History, ctx: Context) -> T
     if apart:
         builds.append(tr("history.apart", lang, steps=tr("list.sep", lang).join(apart)))
     return Table("history", tr("history", lang, workload=section.workload), tr("clients", lang),
-                 columns, tuple(rows), (tr("history.note", lang, order=order), *builds,
-                                        *change_notes(history, ctx)))
+                 columns, tuple(rows), (tr("history.note", lang, order=order),
+                                        *judged_note([c.judged for s in history.steps for c in s.cells], ctx),
+                                        *builds, *change_notes(history, ctx)))
 
 
 def build_words(build: tuple[tuple[str, str, str], ...], lang: str) -> str:
@@ -66,9 +63,3 @@ def change_notes(history: History, ctx: Context) -> list[str]:
                       if c.build else ""))
     return out
 
-
-def _tone(ci: tuple[float, float] | None, level: float | None, ctx: Context) -> str:
-    """better / worse where the interval excludes 1 at the report's level; else none."""
-    if ci is None or level is None or level < ctx.confidence:
-        return ""
-    return "better" if ci[0] > 1 else "worse" if ci[1] < 1 else ""

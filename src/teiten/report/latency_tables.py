@@ -1,7 +1,7 @@
 """The latency percentiles table of a pgbench workload that took them (``percentiles:
 true``): per server and client count, the medians over the repetitions of p50 ... p99.9 and
 the largest latency, p95 and p99 with their intervals, and their ratio to the baseline
-server's with the ratio's interval (teiten.analysis.percentiles)."""
+server's with the ratio's interval, marked by its verdict (teiten.analysis.percentiles)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from teiten.analysis.model import WorkloadSection
 from teiten.report import formats as f
 from teiten.report.cells import Cell, Column, Context, Table
 from teiten.report.i18n import tr
+from teiten.report.verdicts import judged_cell, judged_note
 
 LABELS = {"p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99", "p999": "p99.9"}
 
 
-def _ci(found: Interval | None, scale: float = 1.0, decimals: int = f.LATENCY_DECIMALS) -> str:
-    if found is None:
-        return ""
-    return f.bracketed((found.low * scale, found.high * scale), found.confidence, decimals=decimals)
+def _ci(found: Interval | None) -> str:
+    return "" if found is None else f.bracketed((found.low, found.high), found.confidence,
+                                                 decimals=f.LATENCY_DECIMALS)
 
 
 def percentiles_table(section: WorkloadSection, ctx: Context) -> Table:
@@ -42,13 +42,12 @@ def percentiles_table(section: WorkloadSection, ctx: Context) -> Table:
                 if r.server == section.baseline:
                     cells.append(Cell(""))
                     continue
-                ratio = r.ratio.get(name)
-                cells.append(Cell(f.format_ratio(ratio), _ci(r.ratio_ci.get(name), 100, f.PCT_DECIMALS),
-                                  tone="missing" if ratio is None else ""))
+                cells.append(judged_cell(r.judged.get(name), ctx))
         rows.append((r.server, tuple(cells)))
     precision = max(r.precision for r in rows_of) * 100
     notes = [tr("percentiles.note", lang, precision=f"{precision:.1f}%")]
     if others:
         notes.append(tr("percentiles.note.ratio", lang, baseline=section.baseline))
+        notes += judged_note([j for r in rows_of for j in r.judged.values()], ctx)
     return Table("percentiles", tr("percentiles.heading", lang), tr("scaleout.server", lang),
                  tuple(columns), tuple(rows), tuple(notes))

@@ -23,6 +23,7 @@ from teiten.analysis.model import (
     Point,
     ReportData,
     Scaleup,
+    ScaleupRow,
     ServerInfo,
     ServerSeries,
     StudyParameters,
@@ -38,10 +39,7 @@ from teiten.report.history_tables import history_table
 from teiten.report.i18n import clients_phrase, tr, word
 from teiten.report.latency_tables import percentiles_table
 from teiten.report.suite_tables import suite_tables
-from teiten.report.verdicts import legend, marker, tone, verdict_title
-
-# A ratio within this of 1 is shown as no change.
-NEUTRAL_BAND = 0.01
+from teiten.report.verdicts import judged_cell, judged_note, legend, marker, tone, verdict_title
 
 
 def baseline_series(section: WorkloadSection) -> ServerSeries:
@@ -64,16 +62,6 @@ def others(section: WorkloadSection) -> list[ServerSeries]:
 
 def point_at(series: ServerSeries, clients: int) -> Point | None:
     return next((p for p in series.points if p.clients == clients), None)
-
-
-def ratio_class(ratio: float | None, *, lower_is_better: bool = False) -> str:
-    """``better``/``worse`` outside ±1% of the baseline, ``same`` inside, ``missing``."""
-    if ratio is None:
-        return "missing"
-    # Judge the percentage as printed, so that 101.0% is "same" however the float rounds.
-    if abs(round(ratio * 100, 1) - 100) <= NEUTRAL_BAND * 100:
-        return "same"
-    return "better" if (ratio < 1) == lower_is_better else "worse"
 
 
 def _failed(point: Point | None, ctx: Context) -> str:
@@ -105,11 +93,6 @@ def ratio_cell(section: WorkloadSection, series: ServerSeries, clients: int, ctx
                     title=verdict_title(p, ctx) if p else "")
     return Cell(f.format_ratio(p.shown_ratio), f.ratio_ci_text(p), marker(p), id=cid,
                 title=verdict_title(p, ctx), tone=tone(p))
-
-
-def _untested_tone(tone: str) -> str:
-    """A pale tint for a direction no test stands behind (latency ratios)."""
-    return tone if tone in ("same", "missing") else f"{tone} unsure"
 
 
 def detectable_cell(series: ServerSeries, clients: int, ctx: Context) -> Cell:
@@ -188,9 +171,10 @@ def latency_table(section: WorkloadSection, ctx: Context) -> Table:
                               tone="missing" if value is None else ""))
         for s in rest:
             ratio = latency_ratio(point_at(s, c), point_at(reference_series(section, s), c))
+            # No colour, no marker: a ratio of medians without an interval carries no verdict.
             cells.append(Cell(f.format_ratio(ratio), id=compare.cell_id("latency-ratio", section.workload,
                                                                  s.server, c),
-                              tone=_untested_tone(ratio_class(ratio, lower_is_better=True))))
+                              tone="missing" if ratio is None else ""))
         rows.append((str(c), tuple(cells)))
     notes = (tr("note.ratio", lang),) if rest else ()
     return Table("latency", tr("latency.heading", lang), tr("clients", lang), tuple(columns),
@@ -210,11 +194,14 @@ def summary_table(section: WorkloadSection, ctx: Context) -> Table:
         is_base = s is base
         diff = tr("summary.baseline", lang) if is_base else f.format_diff(s.mean_tps_diff_pct)
         lat = tr("summary.baseline", lang) if is_base else f.format_diff(s.mean_latency_diff_pct)
+        # Where it peaks and scales until: only where the repetitions place it (the finding's rule).
+        found = compare.peak_finding(section, s)
+        unsure = Cell("?", title=tr("summary.unsure", lang)) if found.kind.startswith("peak-") else None
         cells = (
             Cell(s.version),
             Cell(f.format_tps(peak[1] if peak else None)),
-            Cell(str(peak[0]) if peak else f.MISSING),
-            Cell(str(peak[2]) if peak else f.MISSING),
+            unsure or Cell(str(peak[0]) if peak else f.MISSING),
+            unsure or Cell(str(found.clients[1]) if len(found.clients) > 1 else f.MISSING),
             # No colour: a mean over client counts carries no test, and would look like a verdict.
             Cell(diff),
             Cell(lat),
@@ -258,27 +245,29 @@ def scaleup_table(sc: Scaleup, ctx: Context) -> Table:
         rows.append((str(r.cores), (
             Cell(f.format_tps(r.peak_tps), f.bracketed(r.peak_ci, r.peak_level, decimals=f.TPS_DECIMALS)),
             Cell(str(r.peak_clients or f.MISSING)),
-            Cell(f.format_diff(r.gain_pct), f.bracketed(r.gain_ci, r.gain_level, decimals=f.PCT_DECIMALS),
-                 tone=_verdict_tone(r.gain_ci, r.gain_level, ctx)),
+            _gain_cell(r, ctx),
             Cell(f.format_pct(r.cpu_idle)),
             Cell(shares(r.waits)),
             Cell(shares(r.hot) + (f" ({clients_phrase([r.hot_clients], lang)})" if r.hot_clients else "")))))
+    judged = [r.gain_judged for r in sc.rows] + [sc.beyond_judged]
     return Table("scaleup", tr("scaleup", lang, family=sc.family), tr("axis.cores", lang), columns,
-                 tuple(rows), (*scaleup_sentences(sc, ctx), tr("scaleup.note", lang)))
+                 tuple(rows), (*scaleup_sentences(sc, ctx), tr("scaleup.note", lang),
+                               *judged_note(judged, ctx)))
 
 
-def _verdict_tone(bounds: tuple[float, float] | None, level: float | None, ctx: Context) -> str:
-    """better / worse where a difference's interval (in %) excludes 0 at the level the report
-    asks for; no colour where the repetitions cannot tell."""
-    if bounds is None or level is None or level < ctx.confidence:
-        return ""
-    return "better" if bounds[0] > 0 else "worse" if bounds[1] < 0 else ""
+def _gain_cell(r: ScaleupRow, ctx: Context) -> Cell:
+    """A gain over fewer cores: 100 less than its ratio's estimate, marked by the ratio's verdict."""
+    j = r.gain_judged
+    if j is None or j.estimate is None:
+        return judged_cell(j, ctx)
+    return judged_cell(j, ctx, text=f.format_diff(r.gain_pct),
+                       ci=f.bracketed(r.gain_ci, r.gain_level, decimals=f.PCT_DECIMALS))
 
 
 def scaleup_sentences(sc: Scaleup, ctx: Context) -> list[str]:
     """Where TPS stops rising with cores, and what changed from the best core count to the
     largest: the IPA paper's evidence for the bottleneck. The largest core count's peak against
-    the best one's is said with its interval, and as no sure drop where that interval holds 0."""
+    the best one's is said with its estimate, its interval and its verdict."""
     lang = ctx.lang
     if sc.best_cores is None:
         return []
@@ -289,13 +278,12 @@ def scaleup_sentences(sc: Scaleup, ctx: Context) -> list[str]:
     out = [tr("scaleup.knee", lang, knee=cores(sc.knee_cores), best=cores(sc.best_cores))]
     best = next(r for r in sc.rows if r.cores == sc.best_cores)
     last = sc.rows[-1]
-    if last.cores != best.cores:
-        sure = _verdict_tone(sc.beyond_ci, sc.beyond_level, ctx) == "worse"
-        out.append(tr("scaleup.beyond" if sure or sc.beyond_ci is None else "scaleup.beyond.unsure",
-                      lang, cores=cores(last.cores), best=cores(best.cores),
-                      pct=f.format_diff((last.peak_tps / best.peak_tps - 1) * 100
-                                        if last.peak_tps and best.peak_tps else None),
-                      ci=f.bracketed(sc.beyond_ci, sc.beyond_level, decimals=f.PCT_DECIMALS)))
+    beyond = sc.beyond_judged
+    if last.cores != best.cores and beyond is not None and beyond.estimate is not None:
+        out.append(tr(f"scaleup.beyond.{beyond.verdict.word}", lang, cores=cores(last.cores),
+                      best=cores(best.cores), pct=f.format_diff((beyond.estimate - 1) * 100),
+                      ci=f.bracketed(sc.beyond_ci, sc.beyond_level, decimals=f.PCT_DECIMALS),
+                      margin=f"{beyond.margin_pct:g}"))
     if last.cpu_idle is not None and best.cpu_idle is not None and last.cores != best.cores:
         out.append(tr("scaleup.say.idle", lang, cores=cores(last.cores), idle=f.format_pct(last.cpu_idle),
                       best=cores(best.cores), best_idle=f.format_pct(best.cpu_idle)))

@@ -1,6 +1,7 @@
 """How the report words a ratio's verdict (:mod:`teiten.analysis.verdicts`), one way everywhere:
 the answer's phrases (which the findings repeat), the marker and colour of a ratio cell, its
-hover text, and the legend under the TPS table, which names the methods behind its intervals.
+hover text, and the legend under the TPS table, which names the methods behind its intervals;
+and the same for the ratios of the tables beside it (:mod:`teiten.analysis.judging`).
 
 Every phrase is built from the point behind the cell, with the functions that print the cell
 (:mod:`teiten.report.formats`), so that the answer, the finding, the cell and the chart say the
@@ -12,8 +13,9 @@ from collections.abc import Sequence
 
 from teiten.analysis import verdicts as v
 from teiten.analysis.model import Point
+from teiten.analysis.verdicts import Judged
 from teiten.report import formats as f
-from teiten.report.cells import Context
+from teiten.report.cells import Cell, Context
 from teiten.report.i18n import clients_phrase, join, tr
 
 MARKS = {v.FASTER: "▲", v.SLOWER: "▼", v.SAME: "≈", v.UNSURE: "?"}
@@ -110,3 +112,65 @@ def group_phrase(group: Sequence[Point], key: str, ctx: Context) -> str:
                       conf=join(sorted({f.format_level(p.ratio_ci_level) for p in group if p.ratio_ci}),
                                 lang))
     return tr(key, lang, **fields)
+
+
+def judged_cell(j: Judged | None, ctx: Context, *, text: str | None = None, ci: str | None = None,
+                id: str = "") -> Cell:
+    """A ratio of a table beside the TPS table's (a step along the versions, a gain with cores,
+    a degradation rate, a percentile's ratio), printed, marked and coloured as a TPS ratio cell
+    is. ``text`` and ``ci`` print it in another form than a ratio (a rate, a gain)."""
+    if j is None:
+        return Cell(f.MISSING, id=id, tone="missing")
+    title = judged_title(j, ctx)
+    if j.estimate is None:
+        return Cell(f.MISSING, marker=MARKS[j.verdict.word], id=id, tone="missing", title=title)
+    return Cell(f.format_ratio(j.estimate) if text is None else text,
+                judged_ci_text(j) if ci is None else ci, MARKS[j.verdict.word], id=id, title=title,
+                tone=TONES[j.verdict.word])
+
+
+def judged_bounds(j: Judged) -> str:
+    """``80.1–90.2``: a judged ratio's interval in percent, as its cell prints it."""
+    return "" if j.ci is None else f"{f.pct_number(j.ci[0])}{f.DASH}{f.pct_number(j.ci[1])}"
+
+
+def judged_ci_text(j: Judged) -> str:
+    """``[80.1–90.2, 98.8%]``: a judged ratio's interval and the level it reaches."""
+    bounds = judged_bounds(j)
+    return f"[{bounds}, {f.format_level(j.level)}%]" if bounds else ""
+
+
+def judged_title(j: Judged, ctx: Context) -> str:
+    """The hover text of a judged ratio: its verdict and what in its interval gives it."""
+    lang, word = ctx.lang, j.verdict.word
+    common = {"conf": f.format_level(j.level), "ci": judged_bounds(j) or f.MISSING,
+              "margin": f"{j.margin_pct:g}"}
+    if word in (v.FASTER, v.SLOWER):
+        return tr(f"judged.{word}" + (".latency" if j.lower_is_better else ""), lang, **common)
+    if word == v.SAME:
+        return tr("judged.no-difference", lang, **common, low=f"{100 - j.margin_pct:g}",
+                  high=f"{100 + j.margin_pct:g}")
+    reason = j.verdict.reason
+    if reason == v.SHORT:
+        return tr("judged.short", lang, conf=common["conf"], required=v.required_text(j.required),
+                  m=j.comparisons)
+    if reason == v.WIDE:
+        return tr("title.wide", lang, **common, test=tr("judged.method", lang))
+    return tr("title.no-interval" if reason == v.NO_INTERVAL else "title.no-ratio", lang)
+
+
+def judged_note(judged: Sequence[Judged | None], ctx: Context) -> list[str]:
+    """The note under a table of judged ratios: the estimate, the family's level, the markers."""
+    found = [j for j in judged if j is not None]
+    if not found:
+        return []
+    j = found[0]
+    marks = tr("judged.marks.latency" if j.lower_is_better else "judged.marks", ctx.lang,
+               margin=f"{j.margin_pct:g}", low=f"{100 - j.margin_pct:g}", high=f"{100 + j.margin_pct:g}")
+    return [f"{judged_family(j, ctx)} {marks}"]
+
+
+def judged_family(j: Judged, ctx: Context) -> str:
+    """What the intervals of ``j``'s table hold together: the family and its level."""
+    return tr("judged.family", ctx.lang, m=j.comparisons, required=v.required_text(j.required),
+              alpha=f.format_alpha(ctx.alpha), conf=ctx.conf)
