@@ -6,6 +6,8 @@ them; the runner calls :func:`after_blocks` whenever it runs out of trials."""
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Callable
 from datetime import datetime
 
@@ -67,3 +69,30 @@ def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[Pl
     return added
 
 
+
+
+def eta(store: Store, study_id: int, study: Study, spent: list[float], left: int) -> tuple[float, float] | None:
+    """The time still to run, from the mean trial so far: (likely, at most). ``left`` trials are
+    planned; with repetitions: auto, the blocks likely still to come are added to the first
+    (the last decision's widest interval, narrowing as 1/sqrt(blocks), projected to the target),
+    and every block up to the ceiling, within the budget, to the second. None before any trial."""
+    if not spent:
+        return None
+    mean = sum(spent) / len(spent)
+    now = mean * left
+    if study.repetitions != "auto":
+        return now, now
+    auto = study.auto_repetitions
+    per_block = len(plan(study, workloads.variants(study), blocks=1))
+    decisions = json.loads(store.study(study_id)["spec_json"]).get("auto_decisions") or []
+    done = int(decisions[-1]["blocks"]) if decisions else 0
+    planned = max(done + 1, study.blocks) if decisions else study.blocks
+    most = max(0, auto.ceiling - planned)
+    likely = 0
+    widest = decisions[-1].get("widest_pct") if decisions else None
+    if widest and done:
+        needed = math.ceil(done * (float(widest) / study.target_pct) ** 2)
+        likely = min(most, max(0, needed - planned))
+    budget_left = max(0.0, auto.budget - sum(spent) - now)
+    extra = min(most * per_block * mean, budget_left)
+    return now + min(likely * per_block * mean, extra), now + extra

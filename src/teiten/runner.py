@@ -61,7 +61,7 @@ class Event:
     status: str = ""
     message: str = ""
     elapsed: float = 0.0
-    eta: float | None = None
+    eta: tuple[float, float] | None = None  # time still to run: likely, at most (blocks.eta)
 
 
 Reporter = Callable[[Event], None]
@@ -269,8 +269,7 @@ def _loop(ctx: _Context) -> float:
         trial = todo.pop(0)
         if ctx.busy is not None:  # a busy machine: wait for a quiet moment first
             ctx.busy.before(trial)
-        mean = sum(spent) / len(spent) if spent else None
-        eta = mean * (len(todo) + 1) if mean is not None else None
+        eta = blocks.eta(ctx.store, ctx.study_id, ctx.study, spent, len(todo) + 1)
         ctx.report(Event("trial-start", index=done + 1, total=total, trial=trial,
                          elapsed=time.monotonic() - started, eta=eta))
         t0 = time.monotonic()

@@ -52,6 +52,9 @@ def test_blocks_are_added_until_the_interval_is_known_and_a_killed_run_goes_on(
             break
     run.wait(timeout=120)
     text = "".join(seen)
+    # The ETA counts the blocks auto may still add: up to the ceiling's 9, within the budget.
+    assert re.search(r"\] 2/5 pg17 select-only clients=1 rep=2 \.\.\. ETA \d+:\d\d \(up to "
+                     r"\d+:\d\d if more blocks are needed\)", text), text
     assert "after 5 blocks a ratio has no interval at the level asked for yet (pg17, select-only, " \
            "1 client): one more block" in text, text
     decisions, trials = _decisions(store)

@@ -25,6 +25,7 @@ from pathlib import Path
 import psutil
 import pytest
 from tests.conftest import TEITEN, TEST_HOME, postgres_processes_under, run_cli, start_cli
+from tests.requirements import missing
 
 pytestmark = pytest.mark.requires(
     None if os.geteuid() == 0 else "the root boundary is tested as root (teiten's root path)")
@@ -148,6 +149,83 @@ def test_links_planted_by_the_workload_never_reach_root_files(
     assert SECRET not in shown.stdout + shown.stderr
     leftover = [p for d in (TEST_HOME / "clusters").glob("attack-*") for p in postgres_processes_under(d)]
     assert not leftover
+
+
+# Beside PLANT, in a replicated topology behind Pgpool-II (run in the primary's data directory,
+# <slot>/node0/data, where pgpool sends the DO): links to the canary at the files root reads or
+# writes in every node's data directory (<slot>/nodeN/data: a standby's markers and
+# configuration too), and at the Pgpool-II files in each instance's run directory
+# (<slot>/pgpoolN-<trial>/run: its pid file, status file and log directory).
+PLANT_TOPOLOGY = r"""
+set +e
+canary="$1"; canarydir="$2"; witness="$3"
+for d in ../../*/data ../../*; do
+  [ -d "$d" ] || continue
+  if [ -f "$d/PG_VERSION" ] && [ -w "$d" ]; then
+    for f in standby.signal recovery.signal postgresql.auto.conf teiten-runtime.conf teiten.conf \
+             pg_hba.conf postmaster.opts; do
+      ln -sfn "$canary" "$d/$f.planted" 2>/dev/null && mv -Tf "$d/$f.planted" "$d/$f" 2>/dev/null
+    done
+    echo "data $d" >> "$witness"
+  fi
+  if [ -d "$d/run" ] && [ -w "$d/run" ]; then
+    for f in pgpool.pid pgpool_status; do
+      ln -sfn "$canary" "$d/run/$f.planted" 2>/dev/null && mv -Tf "$d/run/$f.planted" "$d/run/$f" 2>/dev/null
+    done
+    rm -rf "$d/run/log.old" 2>/dev/null; mv -T "$d/run/log" "$d/run/log.old" 2>/dev/null
+    ln -sfn "$canarydir" "$d/run/log" 2>/dev/null
+    echo "pgpool $d" >> "$witness"
+  fi
+done
+exit 0
+"""
+
+
+def test_a_replicated_topology_behind_pgpool_refuses_what_the_account_planted(
+        pg17, workdir: Path, attack_dir: Path, canaries: Canaries) -> None:  # noqa: ANN001
+    """A primary, a streaming standby and a Pgpool-II in front of each: the workload, run on
+    every node, plants links at the standby's markers and configuration and at each Pgpool-II
+    instance's pid file, status file and log directory. Root follows none of them; what the
+    run made is removed and the canaries stay as they were."""
+    from teiten.servers import pgpool
+
+    why = pgpool.available()
+    if why:
+        missing(f"Pgpool-II: {why}")
+    plant = attack_dir / "plant-topology.sh"
+    plant.write_text(PLANT_TOPOLOGY)
+    plant.chmod(0o755)
+    witness = attack_dir / "witness"
+    program = f"sh {plant} {canaries.file} {canaries.dir} {witness}"
+    (workdir / "attack.pgbench").write_text(
+        "DO $$BEGIN EXECUTE format('COPY (SELECT 1) TO PROGRAM %L', "
+        f"'{program}'); END$$;\n")
+    study = workdir / "topology.yaml"
+    study.write_text("""
+study: topologyattack
+servers:
+  - {name: pg17r, install: "17", replicas: 1, replication: async, pgpool: true}
+workloads:
+  - {name: attack, script: attack.pgbench, modifies_data: false}
+scale: 1
+clients: [2]
+duration: 2s
+repetitions: 2
+order: sequential
+""")
+    store = workdir / "topology.db"
+    done = run_cli("run", str(study), "--store", str(store), "--no-report")
+    assert "Traceback" not in done.stderr, done.stderr
+    planted = witness.read_text() if witness.exists() else ""
+    assert planted.count("data ") >= 2 and "pgpool " in planted, \
+        f"the workload did not reach a standby and a Pgpool-II: the test would prove nothing\n{planted}"
+    canaries.assert_intact()
+    assert not [p for d in (TEST_HOME / "clusters").glob("topologyattack-*")
+                for p in postgres_processes_under(d)]
+    cleaned = run_cli("clean", "--store", str(store))
+    assert cleaned.returncode == 0 and "Traceback" not in cleaned.stderr, cleaned.stderr
+    canaries.assert_intact()
+    assert not list((TEST_HOME / "clusters").glob("topologyattack-*"))
 
 
 def _wait_for_pgbench(proc: subprocess.Popen[str], *, timeout: float = 120) -> None:

@@ -166,6 +166,11 @@ GOLDEN = {
         "study: s\n  bad: indent\n",
         "study.yaml:2: not valid YAML: mapping values are not allowed here",
     ),
+    "invalid YAML: a mapping as a key (doubled braces)": (
+        "study: s\nservers: [{{name: a, install: \"17\"}}]\nworkloads: [pgecons-read]\n",
+        "study.yaml:2: not valid YAML: a mapping or a list cannot be a key (doubled braces '{{' "
+        "make one); write the key as text",
+    ),
     "not a mapping: a list": (
         "- a\n- b\n",
         "study.yaml:1: a study file is a YAML mapping with at least 'study', 'servers' and "

@@ -480,6 +480,7 @@ class ReportData:
     lang: str = "en"
     confidence: float = 0.95
     alpha: float = 0.05
+    margin_pct: float = 5.0  # the study's margin_pct
     series: tuple[TrialSeries, ...] = ()
     differences: tuple[Difference, ...] = ()  # between the servers: declared ones first
     auto: Mapping[str, Any] | None = None  # repetitions: auto: its rule and last decision

@@ -8,7 +8,8 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from teiten.analysis.intervals import median_interval, ratio_interval
+from teiten.analysis import judging, verdicts
+from teiten.analysis.intervals import median_interval
 from teiten.analysis.model import SizeFigures, StepFigures, SuiteResults
 from teiten.results import StepRecord, TrialRecord
 from teiten.workloads import fulltext  # the S9 rules live with the workload
@@ -138,15 +139,14 @@ def fulltext_judgements(res: SuiteResults) -> tuple[dict[str, object], ...]:
     return tuple(out)
 
 
-def step_ratio(step: StepFigures, baseline: StepFigures) -> tuple[float, tuple[float, float] | None,
-                                                                   float | None] | None:
-    """A step's time against the baseline server's: the ratio of the medians, with the
-    signed-rank interval of the within-block ratios (the two-sample Hodges-Lehmann one
-    where they share no blocks) and the level it reaches; None without two times."""
+def step_ratio(step: StepFigures, baseline: StepFigures, *, comparisons: int,
+               margin_pct: float = verdicts.MARGIN_PCT) -> verdicts.Judged | None:
+    """A step's time against the baseline server's, judged as the TPS ratios are
+    (:mod:`teiten.analysis.judging`, a lower time is faster) in a family of ``comparisons``: the
+    signed-rank interval of the within-block ratios (the two-sample Hodges-Lehmann one where
+    they share no blocks), its estimate and its verdict; None without two times."""
     if step.seconds is None or not baseline.seconds or not step.values or not baseline.values:
         return None
-    found = ratio_interval(step.values, baseline.values,
-                           blocks=[str(b) for b in step.blocks],
-                           baseline_blocks=[str(b) for b in baseline.blocks])
-    return (step.seconds / baseline.seconds, (found.low, found.high) if found else None,
-            found.confidence if found else None)
+    return judging.ratio(step.values, baseline.values, comparisons=comparisons,
+                         margin_pct=margin_pct, blocks=[str(b) for b in step.blocks],
+                         baseline_blocks=[str(b) for b in baseline.blocks], lower_is_better=True)

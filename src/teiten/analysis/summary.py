@@ -359,7 +359,8 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         seed=int(s["seed"]), fingerprint=dict(study.fingerprint), servers=tuple(infos),
         sections=sections, status_counts=counts, warnings=tuple(warnings), lang=options.lang,
         series=series, differences=differences.differences(servers),
-        auto=_auto(s, study.spec.get("auto_decisions") or []), compared=options.compared)
+        auto=_auto(s, study.spec.get("auto_decisions") or []), compared=options.compared,
+        margin_pct=margin_pct(s))
 
 
 def margin_pct(study: Mapping[str, Any]) -> float:

@@ -95,7 +95,7 @@ class Progress:
 
     def __init__(self, stream: TextIO | None = None):
         self.stream = stream or sys.stderr
-        self.eta: float | None = None
+        self.eta: tuple[float, float] | None = None
 
     def __call__(self, event: Event) -> None:
         if event.kind == "note":
@@ -113,7 +113,9 @@ class Progress:
         if event.kind == "trial-start":
             interrupts.doing(f"trial {event.index} of {event.total} ({label})")
             self.eta = event.eta
-            eta = f" ETA {_clock(event.eta)}" if event.eta is not None else ""
+            eta = "" if event.eta is None else f" ETA {_clock(event.eta[0])}" + (
+                f" (up to {_clock(event.eta[1])} if more blocks are needed)"
+                if event.eta[1] > event.eta[0] + 1 else "")
             print(f"{head} {label} ...{eta}", file=self.stream, flush=True)
         else:
             print(f"{head} {label}: {event.status} {event.message} "

@@ -18,10 +18,11 @@ class Context:
     lang: str = "en"
     confidence: float = 0.95
     alpha: float = 0.05
+    margin_pct: float = 5.0  # the study's margin of "no difference within ±m%"
 
     @classmethod
     def of(cls, data: ReportData) -> Context:
-        return cls(data.lang, data.confidence, data.alpha)
+        return cls(data.lang, data.confidence, data.alpha, data.margin_pct)
 
     @property
     def conf(self) -> str:

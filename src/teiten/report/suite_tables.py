@@ -9,11 +9,13 @@ from typing import Any
 
 from teiten.analysis.model import StepFigures, SuiteResults, WorkloadSection
 from teiten.analysis.suites import step_ratio, variant_values
+from teiten.analysis.verdicts import Judged
 from teiten.report import formats as f
 from teiten.report.cells import Cell, Column, Context, Table
 from teiten.report.i18n import tr
 from teiten.report.svg import Line, line_chart
 from teiten.report.value_bars import Bar, value_bars
+from teiten.report.verdicts import judged_cell, judged_note
 from teiten.workloads.fulltext.missing import reworded
 from teiten.workloads.fulltext.strengths import say
 
@@ -67,6 +69,8 @@ def steps_table(res: SuiteResults, ctx: Context) -> Table:
     columns = [Column(time, sub=s, md=f"{time} · {s}") for s in res.servers]
     columns += [Column(ratio, sub=s, md=f"{s}: {ratio}") for s in res.servers[1:]]
     rows = []
+    m = len(order) * max(0, len(res.servers) - 1)  # the table's ratios: one family
+    judged: list[Judged | None] = []
     for key in order:
         figs = by[key]
         cells = []
@@ -78,19 +82,11 @@ def steps_table(res: SuiteResults, ctx: Context) -> Table:
         b = figs.get(base)
         for s in res.servers[1:]:
             other = figs.get(s)
-            found = step_ratio(other, b) if other and b else None
-            if found is None:
-                cells.append(MISSING)
-                continue
-            r, ci, level = found
-            # Coloured only where the interval, at the level asked for, excludes 1 (lower is
-            # better); none where the repetitions cannot tell.
-            sure = ci is not None and level is not None and level >= ctx.confidence \
-                and (ci[1] < 1 or ci[0] > 1)
-            tone = ("better" if r < 1 else "worse") if sure else ""
-            cells.append(Cell(f"{r:.2f}", _bracket(ci, level), tone=tone))
+            found = step_ratio(other, b, comparisons=m, margin_pct=ctx.margin_pct) if other and b else None
+            judged.append(found)
+            cells.append(judged_cell(found, ctx) if found is not None else MISSING)
         rows.append((_label(next(iter(figs.values())), lang), tuple(cells)))
-    notes = [tr("suite.time.note", lang)]
+    notes = [tr("suite.time.note", lang), *judged_note(judged, ctx)]
     notes += [tr("suite.not_installed", lang, server=s, variant=v, why=reworded(why, lang))
               for s, v, why in res.not_installed]
     return Table("suite-steps", tr("suite.steps", lang), tr("suite.step", lang), tuple(columns),

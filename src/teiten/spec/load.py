@@ -12,6 +12,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, get_args
@@ -152,6 +153,10 @@ class _StrictLoader(yaml.SafeLoader):
         seen: set[Any] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):  # '{{a: 1}}': a mapping as a key
+                raise yaml.constructor.ConstructorError(
+                    None, None, "a mapping or a list cannot be a key (doubled braces '{{' make "
+                    "one); write the key as text", key_node.start_mark)
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"the key '{key}' is given twice; keep one", key_node.start_mark)

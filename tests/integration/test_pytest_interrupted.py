@@ -1,0 +1,74 @@
+"""The suite's own clusters go when pytest is interrupted (issue 33, item 8): a test that left
+a real 'teiten run' going is cut short by SIGINT to pytest alone (as 'kill -INT' or a CI's
+cancel sends it), and conftest's pytest_keyboard_interrupt interrupts that teiten as Ctrl-C
+would: its servers stop and its clusters are removed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+from tests.conftest import ROOT, TEST_HOME, clusters_snapshot, postgres_processes_under
+
+PROBE = '''
+import time
+from pathlib import Path
+
+import psutil
+from tests.conftest import start_cli
+
+STUDY = """
+study: pytestcut
+servers: [{name: pg17, install: "17"}]
+workloads: [pgecons-read]
+scale: 1
+clients: [1]
+duration: 300s
+repetitions: 1
+"""
+
+
+def test_left_running(pg17, workdir: Path) -> None:
+    (workdir / "s.yaml").write_text(STUDY)
+    proc = start_cli("run", str(workdir / "s.yaml"), "--store", str(workdir / "s.db"), "--no-report")
+    # The measured run (-T), not the initialisation: during it teiten prints nothing for 300 s.
+    while not any(c.name() == "pgbench" and "-T" in c.cmdline()
+                  for c in psutil.Process(proc.pid).children(recursive=True)):
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    print(f"PGBENCH RUNNING {proc.pid}", flush=True)
+    time.sleep(600)
+'''
+
+
+def test_interrupting_pytest_stops_the_teiten_a_test_left_running(pg17, tmp_path: Path) -> None:  # noqa: ANN001
+    probe = tmp_path / "test_probe.py"
+    probe.write_text(PROBE)
+    before = clusters_snapshot("pytestcut")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + str(ROOT))
+    inner = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-s", "-p", "tests.conftest", "-p", "no:cacheprovider",
+         "--rootdir", str(tmp_path), str(probe)], cwd=ROOT, env=env, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert inner.stdout is not None
+    seen = []
+    for line in inner.stdout:
+        seen.append(line)
+        if "PGBENCH RUNNING" in line:
+            break
+    else:
+        raise AssertionError("the probe never ran pgbench:\n" + "".join(seen))
+    teiten = psutil.Process(int(seen[-1].split()[-1]))
+    servers = [p for d in (TEST_HOME / "clusters").glob("pytestcut-*") for p in postgres_processes_under(d)]
+    assert servers, "the probe's server is not running: the test would prove nothing"
+    inner.send_signal(signal.SIGINT)
+    out, _ = inner.communicate(timeout=180)
+    # pytest ends only after the teiten it left has stopped its servers and removed its
+    # clusters (left alone, that teiten would run its 300 s trial on, orphaned).
+    assert not teiten.is_running() or teiten.status() == psutil.STATUS_ZOMBIE, "".join(seen) + out
+    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in servers)
+    assert clusters_snapshot("pytestcut") == before, "".join(seen) + out
