@@ -2,13 +2,14 @@
 
 Each one also runs alone: python -m bench.overhead, bench.snapshot, bench.orchestration,
 bench.monitors, bench.report_size, bench.tpcc, bench.iot_load, bench.interval_coverage,
-bench.noise_guard, bench.stopping_coverage, bench.cores, bench.percentiles.
+bench.noise_guard, bench.guard_calibration, bench.stopping_coverage, bench.cores, bench.percentiles.
 """
 
 from __future__ import annotations
 
 from bench import (
     cores,
+    guard_calibration,
     interval_coverage,
     iot_load,
     monitors,
@@ -46,6 +47,9 @@ if __name__ == "__main__":
     stopping_coverage.main([])
     print("== noise guard: its cost (TPS on/off) and what it catches ==", flush=True)
     noise_guard.main()
+    print("== noise guard: which foreign load shifts a trial, and which the rule throws away ==",
+          flush=True)
+    guard_calibration.main()
     print("== latency percentiles: the transaction log's cost, and reading 10 M transactions ==",
           flush=True)
     percentiles.main()

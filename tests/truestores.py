@@ -40,24 +40,28 @@ class Truth:
     disturbed: frozenset[tuple[str, int]] = frozenset()
     seed: int = 1
     margin_pct: float | None = None  # None: the study's default
+    cv_at: Mapping[tuple[str, int], float] = field(default_factory=dict)  # another cv at a point
+    auto: str | None = None  # repetitions: auto with these auto_repetitions (floor = blocks)
 
 
 def study_text(truth: Truth) -> str:
     """The study file: two servers, the PGECons read and update scripts, fixed blocks."""
     wl = "\n".join(f"  - name: {w}" for w in truth.workloads)
     margin = f"margin_pct: {truth.margin_pct:g}\n" if truth.margin_pct is not None else ""
+    repetitions = f"auto\nauto_repetitions: {truth.auto}" if truth.auto else str(truth.blocks)
     return ("study: truth\nservers:\n  - {name: pg17, install: \"17\"}\n  - {name: pg18, install: \"18\"}\n"
             f"workloads:\n{wl}\nscale: 1\nclients: [{', '.join(map(str, truth.clients))}]\n"
-            f"duration: 1s\nrepetitions: {truth.blocks}\nseed: {truth.seed}\n{margin}")
+            f"duration: 1s\nrepetitions: {repetitions}\nseed: {truth.seed}\n{margin}")
 
 
 def tps_of(truth: Truth, trials: list[PlannedTrial]) -> dict[str, float]:
     """The TPS of every trial, drawn from the truth's law with its seed."""
     rng = random.Random(truth.seed)
-    sigma = math.sqrt(math.log(1 + truth.cv**2))
     drift = {r: math.exp(rng.gauss(0, 0.05)) for r in range(1, truth.blocks + 1)}
     out = {}
     for t in sorted(trials, key=lambda t: t.order_index):
+        cv = truth.cv_at.get((t.workload, t.clients), truth.cv)
+        sigma = math.sqrt(math.log(1 + cv**2))
         mean = BASE_TPS * t.clients * drift[t.repetition]
         if t.server == "pg18":
             mean *= truth.ratio.get((t.workload, t.clients), 1.0)

@@ -42,40 +42,50 @@ def after_blocks(store: Store, study_id: int, study: Study, note: Note) -> list[
 
 def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[PlannedTrial]:
     """repetitions: auto, after a block: stop on width, at the ceiling or the budget, or
-    plan one more block (saved before it runs, with the decision, so that resume goes on)."""
+    plan one more block (saved before it runs, with the decision, so that resume goes on).
+
+    The block holds only the points still undecided -- each ratio not yet known within
+    ±target, with its reference server's point at the same workload and clients (DESIGN.md,
+    "Blocks": a block is one repetition of the points it holds) -- in the plan's seeded order.
+    Each ratio's interval is then its own stopping rule's, the one bench/stopping_coverage.py
+    simulates; a point already known is not measured again for another's sake."""
     auto = study.auto_repetitions
     stored = store.study_results(study_id).measured()
     blocks = max(t.planned.repetition for t in stored.trials)
-    spent = sum((datetime.fromisoformat(t.finished_at) - datetime.fromisoformat(t.started_at))
-                .total_seconds() for t in stored.trials if t.started_at and t.finished_at)
-    found = stopping.widest(stored.trials, stored.servers[0].name)
+    timed = [(datetime.fromisoformat(t.finished_at) - datetime.fromisoformat(t.started_at))
+             .total_seconds() for t in stored.trials if t.started_at and t.finished_at]
+    spent = sum(timed)
+    ratios = stopping.widths(stored.trials, stored.servers[0].name)
+    found = stopping.widest_of(ratios)
+    undecided = {p for w in ratios or () if not w.known(study.target_pct) for p in w.points}
+    block = [t for t in plan(study, workloads.variants(study), blocks=blocks + 1)
+             if t.repetition == blocks + 1 and t.point in undecided]
     decision = stopping.decide(found, blocks=blocks, target_pct=study.target_pct,
-                               ceiling=auto.ceiling, spent_s=spent, block_s=spent / blocks,
+                               ceiling=auto.ceiling, spent_s=spent,
+                               block_s=spent / max(len(timed), 1) * len(block),
                                budget_s=auto.budget)
     added: list[PlannedTrial] = []
     if decision == stopping.ADD:
-        added = store.add_block(study_id, [
-            t for t in plan(study, workloads.variants(study), blocks=blocks + 1)
-            if t.repetition == blocks + 1])
+        added = store.add_block(study_id, block)
     store.update_spec(study_id, {"auto_decisions": [*stored.spec.get("auto_decisions", []), {
         "blocks": blocks, "decision": decision, "spent_s": round(spent, 1),
         "widest_pct": None if found is None or found.pct is None else round(found.pct, 2),
-        "where": found.where if found else None}]})
+        "where": found.where if found else None, "trials": len(added)}]})
     key = "auto.nothing" if found is None else f"auto.{decision}" if found.pct is not None \
         else f"auto.unknown.{decision}"
     note(tr(
         key, blocks=blocks, target=f"{study.target_pct:g}", where=found.where if found else "-",
-        widest=f"{found.pct:.1f}" if found is not None and found.pct is not None else "-"))
+        widest=f"{found.pct:.1f}" if found is not None and found.pct is not None else "-",
+        trials=len(added), undecided=sum(1 for w in ratios or () if not w.known(study.target_pct))))
     return added
-
-
 
 
 def eta(store: Store, study_id: int, study: Study, spent: list[float], left: int) -> tuple[float, float] | None:
     """The time still to run, from the mean trial so far: (likely, at most). ``left`` trials are
     planned; with repetitions: auto, the blocks likely still to come are added to the first
     (the last decision's widest interval, narrowing as 1/sqrt(blocks), projected to the target),
-    and every block up to the ceiling, within the budget, to the second. None before any trial."""
+    and every block up to the ceiling, within the budget, to the second, each the size of the
+    last block added. None before any trial."""
     if not spent:
         return None
     mean = sum(spent) / len(spent)
@@ -83,8 +93,11 @@ def eta(store: Store, study_id: int, study: Study, spent: list[float], left: int
     if study.repetitions != "auto":
         return now, now
     auto = study.auto_repetitions
-    per_block = len(plan(study, workloads.variants(study), blocks=1))
     decisions = json.loads(store.study(study_id)["spec_json"]).get("auto_decisions") or []
+    # A later block holds only the ratios still undecided: the last one added is the most the
+    # next may hold (before the first decision, or from a store of before: a whole block).
+    per_block = int(decisions[-1].get("trials") or 0) if decisions else 0
+    per_block = per_block or len(plan(study, workloads.variants(study), blocks=1))
     done = int(decisions[-1]["blocks"]) if decisions else 0
     planned = max(done + 1, study.blocks) if decisions else study.blocks
     most = max(0, auto.ceiling - planned)

@@ -5,9 +5,11 @@ what keeps it busy and the ways out.
 
 The rules, chosen so that a busy machine costs at most the wait plus one block:
 - Before a trial, when the machine was last seen busy (at the start, or the trial before was
-  disturbed), wait for a quiet window of :data:`WINDOW_S` seconds (foreign CPU within the
-  guard's limit). The wait of one busy spell is bounded by ``--wait-quiet`` (default 30 s) in
-  all: once it is spent, the trials run without waiting until one is quiet again.
+  disturbed), wait for a quiet window of :data:`WINDOW_S` seconds: foreign CPU within the limit
+  the guard's rule gives that trial with its own use taken at its most (``Rule.before``), so
+  that a moment quiet enough for the wait is quiet enough for the trial. The wait of one busy
+  spell is bounded by ``--wait-quiet`` (default 30 s) in all: once it is spent, the trials run
+  without waiting until one is quiet again.
 - Stop when more than half of the first block's trials were disturbed, or when
   :data:`STREAK` trials in a row were disturbed after the spell's wait was spent.
 
@@ -16,13 +18,14 @@ A quiet machine pays nothing: after an undisturbed trial no window is taken.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from teiten.errors import MachineBusy
 from teiten.messages import tr
-from teiten.monitors.foreign import ForeignLoad, quiet_check
+from teiten.monitors.foreign import ForeignLoad, Rule, quiet_check
 from teiten.results import PlannedTrial
 from teiten.window import who
 
@@ -31,16 +34,22 @@ WAIT_QUIET_S = 30.0  # the default bound of the wait of one busy spell (--wait-q
 STREAK = 3          # disturbed trials in a row, after the spell's wait, that stop the study
 
 
-def start(limit: float, wait_s: float, ours: Callable[[], Iterable[int]], say: Callable[[str], None],
-          store: str, todo: Sequence[PlannedTrial], *, keep: Callable[[ForeignLoad], None]) -> BusyWatch:
-    """Before the first trial: how busy the rest of the machine is over a short window (kept
-    by ``keep`` for the report; a busy machine is said at once), and the watch of the run."""
+def start(rule: Rule, wait_s: float, ours: Callable[[], Iterable[int]], say: Callable[[str], None],
+          store: str, todo: Sequence[PlannedTrial], *,
+          keep: Callable[[Mapping[str, object]], None]) -> BusyWatch:
+    """Before the first trial: how busy the rest of the machine is over a short window, against
+    the limit of the first trial (kept by ``keep`` for the report, the limit beside it; a busy
+    machine is said at once), and the watch of the run."""
     found = quiet_check(WINDOW_S, ours=ours)
-    keep(found)
-    if found.cpus > limit:
-        say(tr("noise.busy", cpus=f"{found.cpus:.2f}", who=who(found), limit=f"{limit:g}"))
-    first = sum(1 for t in todo if t.repetition == 1 and t.repeat_of is None and not t.purpose)
-    return BusyWatch(limit, wait_s, ours, say, store, first, quiet=found.cpus <= limit, last=found)
+    watch = BusyWatch(rule, wait_s, ours, say, store,
+                      sum(1 for t in todo if t.repetition == 1 and t.repeat_of is None and not t.purpose),
+                      last=found)
+    limit = watch.limit(todo[0]) if todo else rule.limit(None, None)
+    keep({**found.to_json(), "limit": limit})
+    watch.quiet = found.cpus <= limit
+    if not watch.quiet:
+        say(tr("noise.busy", cpus=f"{found.cpus:.2f}", who=who(found), limit=f"{limit:.2f}"))
+    return watch
 
 
 def heavy(found: ForeignLoad) -> str:
@@ -55,7 +64,7 @@ class BusyWatch:
     """The state of one run: whether the machine was last seen quiet, the wait left in the
     current busy spell, and the counts the stopping rules read."""
 
-    limit: float                        # the guard's max_foreign_cpus
+    rule: Rule                          # the guard's rule
     wait_s: float                       # the bound of one spell's wait (0: never wait)
     ours: Callable[[], Iterable[int]]   # teiten's and its servers' pids: not foreign
     say: Callable[[str], None]          # a line for the progress display
@@ -70,22 +79,26 @@ class BusyWatch:
     def __post_init__(self) -> None:
         self.left_s = self.wait_s
 
+    def limit(self, trial: PlannedTrial) -> float:
+        """The foreign CPUs a quiet moment before ``trial`` may hold."""
+        return self.rule.before(trial.clients, trial.threads, len(os.sched_getaffinity(0)))
+
     def before(self, trial: PlannedTrial) -> None:
         """Wait, within what the spell has left, for a quiet window before ``trial``."""
         if self.quiet or self.left_s <= 0:
             return
-        said = False
+        said, limit = False, self.limit(trial)
         while self.left_s > 0:
             begun = time.monotonic()
             found = quiet_check(WINDOW_S, ours=self.ours)
             self.left_s -= time.monotonic() - begun
             self.last = found
-            if found.cpus <= self.limit:
+            if found.cpus <= limit:
                 self.quiet = True
                 return
             if not said:
                 self.say(tr("busy.waiting", cpus=f"{found.cpus:.2f}", who=heavy(found),
-                            limit=f"{self.limit:g}", left=f"{max(self.left_s, 0):.0f}",
+                            limit=f"{limit:.2f}", left=f"{max(self.left_s, 0):.0f}",
                             trial=trial.trial_id))
                 said = True
 

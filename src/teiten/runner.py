@@ -32,7 +32,7 @@ from teiten.drivers import load, pgbench
 from teiten.errors import StoreFull, StoreUnreachable, TeitenError
 from teiten.installs import Install, Resolution
 from teiten.messages import tr
-from teiten.monitors.foreign import ForeignLoad
+from teiten.monitors.foreign import ForeignLoad, Rule
 from teiten.record import install_for
 from teiten.remote import Ssh
 from teiten.results import Evidence, PlannedTrial, TrialResult, now
@@ -332,10 +332,9 @@ def _quiet_check(ctx: _Context, todo: list[PlannedTrial]) -> None:
     study for its report), and the busy watch that judges the run (teiten.busy)."""
     if ctx.guard is None:
         return
-    ctx.busy = busy.start(ctx.guard.max_foreign_cpus, ctx.wait_quiet_s, lambda: _ours(ctx),
+    ctx.busy = busy.start(Rule.of(ctx.guard.model_dump()), ctx.wait_quiet_s, lambda: _ours(ctx),
                           lambda m: ctx.report(Event("note", message=m)), str(ctx.store), todo,
-                          keep=lambda found: ctx.store.update_spec(ctx.study_id,
-                                                                   {"quiet_check": found.to_json()}))
+                          keep=lambda body: ctx.store.update_spec(ctx.study_id, {"quiet_check": body}))
 
 
 def _ours(ctx: _Context) -> list[int]:
@@ -458,7 +457,7 @@ def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
     status: Literal["ok", "failed", "disturbed"] = "failed" if error else "ok"
     ctx.foreign = watch.foreign
     if status == "ok" and ctx.guard is not None and watch.foreign is not None:
-        error = disturbance(watch.foreign, ctx.guard.max_foreign_cpus)
+        error = disturbance(watch.foreign, Rule.of(ctx.guard.model_dump()))
         status = "disturbed" if error else "ok"
     store.finish_trial(sid, TrialResult(
         tid, status, now(), error=error, figures=out.figures() if out is not None else None,

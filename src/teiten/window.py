@@ -17,7 +17,7 @@ from teiten import cpus
 from teiten.drivers import load
 from teiten.messages import tr
 from teiten.monitors import CPU_KEYS, MonitorResult, Monitors, lwlock, replication
-from teiten.monitors.foreign import ForeignLoad, ForeignMeter
+from teiten.monitors.foreign import ForeignLoad, ForeignMeter, Rule
 from teiten.monitors.profile import Profile, Profiler, start_profile, stop_profile
 from teiten.monitors.system import SystemMonitor, SystemResult
 from teiten.results import Evidence, PlannedTrial
@@ -173,10 +173,17 @@ def who(found: ForeignLoad) -> str:
     return ", ".join(f"{c.name} (pid {c.pid}) {c.cpu_s:.1f} s" for c in found.top[:3]) or "?"
 
 
-def disturbance(found: ForeignLoad, limit: float) -> str | None:
-    """Why a trial is disturbed, or None: processes outside it used more than ``limit`` CPUs
-    on average over its window."""
+def disturbance(found: ForeignLoad, rule: Rule) -> str | None:
+    """Why a trial is disturbed, or None: processes outside it used more CPUs than ``rule``
+    allows beside it, on average over its window."""
+    limit = rule.limit_of(found)
     if found.cpus <= limit:
         return None
-    return tr("reason.disturbed", "en", cpus=f"{found.cpus:.2f}", window=f"{found.window_s:.0f}",
-              limit=f"{limit:g}", who=who(found))
+    own = found.own_cpus
+    if rule.absolute is not None or found.capacity is None or own is None:
+        return tr("reason.disturbed", "en", cpus=f"{found.cpus:.2f}",
+                  window=f"{found.window_s:.0f}", limit=f"{limit:g}", who=who(found))
+    return tr("reason.disturbed_spare", "en", cpus=f"{found.cpus:.2f}",
+              window=f"{found.window_s:.0f}", limit=f"{limit:.2f}", own=f"{own:.2f}",
+              capacity=found.capacity, fraction=f"{rule.fraction:g}", floor=f"{rule.floor:g}",
+              who=who(found))

@@ -97,6 +97,11 @@ def test_a_burner_in_the_trials_trees_is_not_counted() -> None:
         assert _consumer(load, b.pid) is None, load.top
         # The rest of the machine is the same in every meter: only the burner is missing.
         assert load.cpu_s <= everyone.cpu_s - burned + SLACK_S
+        # The trial's own CPU holds it (the relative rule reads what the trial left idle).
+        assert load.own_cpu_s is not None and load.own_cpu_s >= burned - SLACK_S
+        assert load.capacity == len(os.sched_getaffinity(0))
+    assert as_root.own_cpu_s is not None and abs(as_root.own_cpu_s - burned) < SLACK_S
+    assert everyone.own_cpu_s == 0.0  # no root: nothing is the trial's
 
 
 def test_a_burner_born_inside_the_window_counts_whole() -> None:
@@ -113,9 +118,10 @@ def test_a_burner_born_inside_the_window_counts_whole() -> None:
     found = _consumer(outside, b.pid)
     assert found is not None, outside.top
     assert burned - SLACK_S < found.cpu_s <= burned + 0.02
-    # Not in the trial's tree at start, in it at stop: the trial's.
+    # Not in the trial's tree at start, in it at stop: the trial's, all of its life.
     assert _consumer(inside, b.pid) is None, inside.top
     assert inside.cpu_s <= outside.cpu_s - found.cpu_s + SLACK_S
+    assert inside.own_cpu_s is not None and inside.own_cpu_s >= burned - SLACK_S
 
 
 # A parent that runs a child that runs a burner: the child kills the burner after the given
@@ -145,11 +151,12 @@ def test_a_burner_reaped_inside_the_window_counts_its_time_inside_it() -> None:
             time.sleep(0.02)
         time.sleep(0.6)  # the burner's time before the window: its parents' share must not hold it
         burner_pid = max(psutil.Process(parent.pid).children(recursive=True), key=lambda p: p.pid).pid
-        meter = ForeignMeter(lambda: [])
+        meter, mine = ForeignMeter(lambda: []), ForeignMeter(lambda: [parent.pid])
         burned_before = _cpu_s(burner_pid)
         meter.start()
+        mine.start()
         time.sleep(WINDOW_S)  # the burner is killed and reaped inside it
-        load = meter.stop()
+        load, own = meter.stop(), mine.stop()
         ready, _, _ = select.select([parent.stdout], [], [], 10)
         assert ready, "the child did not report the burner's CPU within 10 s"
         assert parent.stdout is not None
@@ -162,8 +169,9 @@ def test_a_burner_reaped_inside_the_window_counts_its_time_inside_it() -> None:
     assert _consumer(load, burner_pid) is None  # gone at the end: its time is its grandparent's
     found = _consumer(load, parent.pid)
     assert found is not None, load.top
-    # Its grandchild's life inside the window, not its whole life.
+    # Its grandchild's life inside the window, not its whole life; the same as the trial's own.
     assert abs(found.cpu_s - (burned - burned_before)) < SLACK_S
+    assert own.own_cpu_s is not None and abs(own.own_cpu_s - (burned - burned_before)) < SLACK_S
 
 
 def test_a_quiet_window_is_quiet() -> None:

@@ -64,6 +64,13 @@ def test_auto_projects_the_blocks_the_widest_interval_still_needs() -> None:
     assert likely == pytest.approx(12.0 + 1 * 4 * 3.0) and most == pytest.approx(12.0 + 3 * 4 * 3.0)
 
 
+def test_later_blocks_count_only_the_undecided_points_the_last_one_held() -> None:
+    # The last block added held 2 trials (one undecided ratio and its reference), not 4.
+    decisions = [{"blocks": 4, "decision": "add", "widest_pct": 6.0, "trials": 2}]
+    likely, most = _eta("auto", decisions, [3.0], 2) or (0, 0)
+    assert likely == pytest.approx(6.0 + 7 * 2 * 3.0) and most == pytest.approx(6.0 + 7 * 2 * 3.0)
+
+
 def test_the_budget_bounds_what_more_blocks_may_take() -> None:
     # 3500 s already spent of a 1 h budget: at most the 100 s left, whatever the ceiling.
     likely, most = _eta("auto", [], [3500.0], 0) or (0, 0)

@@ -5,7 +5,7 @@ whether the guard was on at all (issue 18, item 3)."""
 from __future__ import annotations
 
 from teiten.analysis.model import Notice
-from teiten.monitors.foreign import ForeignLoad
+from teiten.monitors.foreign import ForeignLoad, Rule
 from teiten.results import StudyResults, TrialRecord
 
 
@@ -16,10 +16,16 @@ def noise_notices(study: StudyResults) -> list[Notice]:
     guard = study.spec.get("noise_guard")
     if isinstance(guard, dict) and not guard.get("enabled", True):
         out.append(Notice("noise-guard-off"))
+    elif isinstance(guard, dict) and "spare_fraction" in guard and guard.get("max_foreign_cpus"):
+        # Only a study run since the relative rule chose the absolute one; stores made before
+        # had no other (their spec holds no spare_fraction) and say nothing new.
+        out.append(Notice("noise-guard-absolute", {"limit": f"{guard['max_foreign_cpus']:g}"}))
     quiet = study.spec.get("quiet_check")
     if isinstance(guard, dict) and isinstance(quiet, dict) and guard.get("enabled", True):
         found = ForeignLoad.from_json(quiet)
-        if found.cpus > float(guard.get("max_foreign_cpus", 0.25)):
+        limit = quiet.get("limit")
+        if found.cpus > (float(limit) if isinstance(limit, int | float)
+                         else Rule.of(guard).limit(None, None)):
             out.append(Notice("machine-busy", {"cpus": f"{found.cpus:.2f}", "who": ", ".join(
                 f"{c.name} (pid {c.pid})" for c in found.top[:3]) or "?"}))
     for t in study.trials:

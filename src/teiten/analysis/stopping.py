@@ -6,7 +6,9 @@ After each block (repetition set) the study asks: is every ratio to the baseline
 log ratios, Bonferroni-corrected over the report's m ratios: 1 - 0.05/m), and never below 99%
 (:func:`decide_level`): a ratio is known when that interval is within ±target, and one that has
 no such interval yet (too few blocks for the level, or no successful trial of a server) is not.
-The study stops on width, or at the ceiling, or when the next block would overrun the budget,
+The next block holds only the ratios not yet known, each with its reference server's point
+(:func:`widths`, teiten.blocks.next_block): each ratio stops on its own width, as the simulation
+runs it. The study stops on width, or at the ceiling, or when the next block would overrun the budget,
 and never because a test became significant: stopping on significance inflates false verdicts
 (about 10% instead of 5% here). The reason it stopped is stored and printed as it was: "every
 ratio known" only when every ratio was.
@@ -50,6 +52,20 @@ class Widest:
     where: str
 
 
+@dataclass(frozen=True)
+class Width:
+    """One ratio (or median) of a study after a block: its half-width in percent (None: no
+    interval at the confidence asked yet), where it is, and the points a block repeats to
+    narrow it (the server's and its reference's)."""
+
+    pct: float | None
+    where: str
+    points: tuple[Point, ...]
+
+    def known(self, target_pct: float) -> bool:
+        return self.pct is not None and self.pct <= target_pct
+
+
 def half_width_pct(low: float, high: float) -> float:
     """±how many percent an interval [low, high] of a positive quantity spans around its
     centre: 100 (high - low) / (high + low)."""
@@ -74,6 +90,25 @@ def widest(trials: Sequence[TrialRecord], baseline: str, confidence: float | Non
     ratios), or the widest median interval when the study has one server; None when nothing is
     measured by TPS (a study of timed steps only). A point planned but without a successful
     trial of either server has no interval yet: it is named, never passed over."""
+    return widest_of(widths(trials, baseline, confidence))
+
+
+def widest_of(found: Sequence[Width] | None) -> Widest | None:
+    """The least precise of :func:`widths`: the first without an interval, else the widest."""
+    if not found:
+        return None
+    unknown = [w.where for w in found if w.pct is None]
+    if unknown:
+        return Widest(None, unknown[0])
+    pct, where = max(((w.pct, w.where) for w in found if w.pct is not None), key=lambda pw: pw[0])
+    return Widest(pct, where)
+
+
+def widths(trials: Sequence[TrialRecord], baseline: str, confidence: float | None = None
+           ) -> list[Width] | None:
+    """Every ratio interval to the ``baseline`` server (every median interval with one server)
+    as :func:`widest` judges them, in the order of workload, clients and server; None when
+    nothing is measured by TPS."""
     # A point whose ok trials carry no TPS is one of timed steps: nothing to judge there.
     steps = {t.point for t in trials if t.status == "ok" and t.tps is None}
     values: dict[Point, list[tuple[float, int]]] = {
@@ -86,28 +121,23 @@ def widest(trials: Sequence[TrialRecord], baseline: str, confidence: float | Non
     servers = {p.server for p in values}
     ratios = [p for p in values if p.server != baseline]
     level = confidence if confidence is not None else decide_level(len(ratios))
-    found: list[tuple[float | None, str]] = []
+    found: list[Width] = []
     for point in sorted(values, key=_order):
         rows = values[point]
         if len(servers) == 1:
-            found.append((_pct(median_interval([v for v, _ in rows], confidence=level), level)
-                          if rows else None, _where(point)))
+            found.append(Width(_pct(median_interval([v for v, _ in rows], confidence=level), level)
+                               if rows else None, _where(point), (point,)))
             continue
         if point.server == baseline:
             continue
-        base = values.get(Point(baseline, point.workload, point.clients, point.variant), [])
+        reference = Point(baseline, point.workload, point.clients, point.variant)
+        base = values.get(reference, [])
         interval = ratio_interval([v for v, _ in rows], [v for v, _ in base], confidence=level,
                                   blocks=[r for _, r in rows], baseline_blocks=[r for _, r in base]) \
             if rows and base else None
-        found.append((_pct(interval, level), f"{point.server} / {baseline}, "
-                      f"{point.workload}, {_clients(point.clients)}"))
-    if not found:
-        return None
-    unknown = [where for pct, where in found if pct is None]
-    if unknown:
-        return Widest(None, unknown[0])
-    pct, where = max(((p, w) for p, w in found if p is not None), key=lambda pw: pw[0])
-    return Widest(pct, where)
+        found.append(Width(_pct(interval, level), f"{point.server} / {baseline}, "
+                           f"{point.workload}, {_clients(point.clients)}", (point, reference)))
+    return found or None
 
 
 def _order(p: Point) -> tuple[str, int, str]:

@@ -402,4 +402,6 @@ def _auto(study: Mapping[str, Any], decisions: Sequence[Mapping[str, Any]]) -> d
     rule = study.get("auto_repetitions") or {}
     return {**(decisions[-1] if decisions else {"decision": "unfinished"}),
             "target_pct": stop_target(rule.get("target_pct"), margin_pct(study)), "floor": rule.get("floor"),
-            "ceiling": rule.get("ceiling")}
+            "ceiling": rule.get("ceiling"),
+            # blocks of the undecided points only (a decision that counts its block's trials)
+            "per_point": any("trials" in d for d in decisions)}

@@ -86,23 +86,42 @@ class ForeignLoad:
     cpu_s: float                                  # CPU seconds of foreign user-space processes
     top: tuple[Consumer, ...] = ()                # the largest consumers, largest first
     memory: Mapping[str, float] = field(default_factory=dict)  # psi_some_ms, psi_full_ms, swap_*_pages
+    # CPU seconds of the trial's own processes, and the CPUs the trial may use (this process's
+    # affinity); None in what teiten stored before the relative rule (issue 33, item 4)
+    own_cpu_s: float | None = None
+    capacity: int | None = None
 
     def __post_init__(self) -> None:
-        if self.window_s < 0 or self.cpu_s < 0:
-            raise ValueError(f"foreign load: window_s and cpu_s are not negative, got "
-                             f"{self.window_s} and {self.cpu_s}")
+        if self.window_s < 0 or self.cpu_s < 0 or (self.own_cpu_s or 0) < 0:
+            raise ValueError(f"foreign load: window_s, cpu_s and own_cpu_s are not negative, got "
+                             f"{self.window_s}, {self.cpu_s} and {self.own_cpu_s}")
         if len(self.top) > TOP:
             raise ValueError(f"foreign load: at most {TOP} top consumers, got {len(self.top)}")
+        if self.capacity is not None and self.capacity < 1:
+            raise ValueError(f"foreign load: capacity is at least 1 CPU, got {self.capacity}")
 
     @property
     def cpus(self) -> float:
         """The average number of CPUs foreign processes kept busy over the window."""
         return self.cpu_s / self.window_s if self.window_s > 0 else 0.0
 
+    @property
+    def own_cpus(self) -> float | None:
+        """The average number of CPUs the trial's own processes kept busy over the window."""
+        if self.own_cpu_s is None:
+            return None
+        return self.own_cpu_s / self.window_s if self.window_s > 0 else 0.0
+
     def to_json(self) -> dict[str, object]:
-        return {"window_s": self.window_s, "cpu_s": self.cpu_s,
-                "top": [{"pid": c.pid, "name": c.name, "cpu_s": c.cpu_s} for c in self.top],
-                "memory": dict(self.memory)}
+        out: dict[str, object] = {
+            "window_s": self.window_s, "cpu_s": self.cpu_s,
+            "top": [{"pid": c.pid, "name": c.name, "cpu_s": c.cpu_s} for c in self.top],
+            "memory": dict(self.memory)}
+        if self.own_cpu_s is not None:
+            out["own_cpu_s"] = self.own_cpu_s
+        if self.capacity is not None:
+            out["capacity"] = self.capacity
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> ForeignLoad:
@@ -113,7 +132,60 @@ class ForeignLoad:
         return cls(window_s=_number(data["window_s"]), cpu_s=_number(data["cpu_s"]),
                    top=tuple(Consumer(int(_number(c["pid"])), str(c["name"]), _number(c["cpu_s"]))
                              for c in top),
-                   memory={str(k): _number(v) for k, v in memory.items()})
+                   memory={str(k): _number(v) for k, v in memory.items()},
+                   own_cpu_s=_number(data["own_cpu_s"]) if "own_cpu_s" in data else None,
+                   capacity=int(_number(data["capacity"])) if "capacity" in data else None)
+
+
+SPARE_FRACTION = 0.5  # the relative rule's share of the idle CPUs (bench/guard_calibration.py)
+FLOOR_CPUS = 0.25     # the least foreign load that ever disturbs: the absolute rule's old default
+
+
+@dataclass(frozen=True)
+class Rule:
+    """When foreign load disturbs a trial (issue 33, item 4).
+
+    Relative (the default): processes outside the trial disturb it when they used more than
+    ``fraction`` of the CPUs the trial left idle -- the CPUs it may use (``capacity``) less the
+    CPUs its own processes kept busy -- and never less than ``floor``. A trial that saturates
+    the machine leaves nothing idle: foreign load above the floor took CPU from it (there own
+    + foreign = capacity, so the rule reads "foreign > floor", the old absolute rule). A
+    1-client trial on 16 CPUs leaves about 15: a browser busy on one of them cannot touch it.
+
+    Absolute (a study that sets ``max_foreign_cpus``): more than that many CPUs, whatever the
+    trial. Stores made before the relative rule were all judged so.
+    """
+
+    absolute: float | None = None
+    fraction: float = SPARE_FRACTION
+    floor: float = FLOOR_CPUS
+
+    def limit(self, capacity: float | None, own: float | None) -> float:
+        """The most foreign CPUs a trial that may use ``capacity`` CPUs and used ``own`` keeps
+        undisturbed beside it (the floor when either is unknown)."""
+        if self.absolute is not None:
+            return self.absolute
+        if capacity is None or own is None:
+            return self.floor
+        return max(self.floor, self.fraction * max(capacity - own, 0.0))
+
+    def limit_of(self, found: ForeignLoad) -> float:
+        """The limit for the trial whose window ``found`` measured."""
+        return self.limit(found.capacity, found.own_cpus)
+
+    def before(self, clients: int, threads: int, capacity: int) -> float:
+        """The limit a quiet moment before a trial of ``clients`` and ``threads`` is judged by:
+        the trial's own use taken at its most (a busy backend per client and a busy pgbench
+        thread each), so that a moment quiet enough for it is quiet enough for the trial."""
+        return self.limit(capacity, min(capacity, clients + threads))
+
+    @classmethod
+    def of(cls, guard: Mapping[str, object]) -> Rule:
+        """The rule of a study's ``noise_guard`` (its spec, as the store keeps it)."""
+        absolute = guard.get("max_foreign_cpus")
+        return cls(absolute=None if absolute is None else _number(absolute),
+                   fraction=_number(guard.get("spare_fraction", SPARE_FRACTION)),
+                   floor=_number(guard.get("floor_cpus", FLOOR_CPUS)))
 
 
 def _number(value: object) -> float:
@@ -222,6 +294,7 @@ class ForeignMeter:
 
     def __init__(self, ours: Callable[[], Iterable[int]]):
         self.ours = ours
+        self.capacity = len(os.sched_getaffinity(0))  # the CPUs the trial may use
         self._start: _Reading | None = None
         self._roots: set[Key] = set()
 
@@ -236,8 +309,8 @@ class ForeignMeter:
         after = _read_processes()
         roots = self._roots | self._root_keys(after)
         ours = before.trees(roots) | after.trees(roots)
-        skip = ours | _kernel_threads(before) | _kernel_threads(after)
-        used = _foreign_use(before, after, skip, ours)
+        kernel = _kernel_threads(before) | _kernel_threads(after)
+        used, own = _use(before, after, kernel, ours)
         top = heapq.nlargest(TOP, ((s, pid) for pid, s in used.items() if s >= TOP_MIN_S))
         names = {key[0]: after.procs[key].name for key in after.procs}
         # Rounded to the millisecond: the kernel counts in clock ticks (10 ms), the rest is float noise.
@@ -245,14 +318,17 @@ class ForeignMeter:
                            cpu_s=round(sum(used.values()), 3),
                            top=tuple(Consumer(pid, names[pid], round(s, 3)) for s, pid in top),
                            memory={k: max(v - before.memory[k], 0.0) for k, v in after.memory.items()
-                                   if k in before.memory})
+                                   if k in before.memory},
+                           own_cpu_s=round(own, 3), capacity=self.capacity)
 
     def _root_keys(self, reading: _Reading) -> set[Key]:
         return {reading.by_pid[pid] for pid in self.ours() if pid in reading.by_pid}
 
 
-def _foreign_use(before: _Reading, after: _Reading, skip: set[Key], ours: set[Key]) -> dict[int, float]:
-    """CPU seconds per pid of the foreign processes alive at the end of the window."""
+def _use(before: _Reading, after: _Reading, kernel: set[Key], ours: set[Key]
+         ) -> tuple[dict[int, float], float]:
+    """CPU seconds per pid of the foreign processes alive at the end of the window, and the
+    CPU seconds of the trial's own (``ours``) in all."""
     # The children seen at the start and gone at the end, by parent: they were reaped (by that
     # parent, unless they were orphaned first) and their whole life is in its children times.
     gone: defaultdict[Key, list[Key]] = defaultdict(list)
@@ -261,24 +337,28 @@ def _foreign_use(before: _Reading, after: _Reading, skip: set[Key], ours: set[Ke
         if key not in after.procs and parent is not None:
             gone[parent].append(key)
     used: defaultdict[int, float] = defaultdict(float)
+    own = 0.0
     for key, now in after.procs.items():
-        if key in skip:
+        if key in kernel:
             continue
         then = before.procs.get(key)
         if then is None:
-            if now.own is not None:
-                used[key[0]] += now.total  # born inside the window
-            continue
-        if then.own is None or then.kids is None or now.own is None or now.kids is None:
+            grew = now.total if now.own is not None else 0.0  # born inside the window
+        elif then.own is None or then.kids is None or now.own is None or now.kids is None:
             continue  # unreadable at one end: not counted rather than counted for its whole life
-        kids = now.kids - then.kids
-        reaped = _gone_below(key, gone)
-        if reaped & ours:
-            kids = 0.0
         else:
-            kids -= sum(before.procs[k].total for k in reaped)
-        used[key[0]] += max(now.own - then.own, 0.0) + max(kids, 0.0)
-    return dict(used)
+            kids = now.kids - then.kids
+            reaped = _gone_below(key, gone)
+            if reaped & ours and key not in ours:
+                kids = 0.0  # the trial's share in a foreign parent's children cannot be told apart
+            else:
+                kids -= sum(before.procs[k].total for k in reaped)
+            grew = max(now.own - then.own, 0.0) + max(kids, 0.0)
+        if key in ours:
+            own += grew
+        else:
+            used[key[0]] += grew
+    return dict(used), own
 
 
 def _gone_below(key: Key, gone: Mapping[Key, list[Key]]) -> set[Key]:

@@ -386,9 +386,12 @@ def study_rows(data: ReportData) -> list[tuple[str, str]]:
         return ", ".join(f"{word(v)} ({p.label})" for v, p in zip(values, data.compared, strict=True))
 
     def repetitions(blocks: int, auto: Mapping[str, Any] | None) -> str:
-        return str(blocks) if auto is None else tr(
-            f"study.auto.{auto['decision']}", lang, blocks=blocks, target=f"{auto['target_pct']:g}",
-            floor=auto["floor"], ceiling=auto["ceiling"])
+        if auto is None:
+            return str(blocks)
+        said = tr(f"study.auto.{auto['decision']}", lang, blocks=blocks,
+                  target=f"{auto['target_pct']:g}", floor=auto["floor"], ceiling=auto["ceiling"])
+        per_point = auto.get("per_point") and blocks > (auto["floor"] or blocks)
+        return said + (tr("study.auto.points", lang, floor=auto["floor"]) if per_point else "")
 
     return [
         (tr("study.name", lang), data.study),

@@ -1,0 +1,95 @@
+"""repetitions: auto adds blocks of the undecided points only (issue 33, item 6; DESIGN.md
+"Blocks"): after the floor, a ratio already known within ±target is not measured again, the one
+still wide is, with its reference server's point; the decision says how many ratios and trials
+the block holds, and the report's interval of each ratio pairs the blocks both points share.
+A real SQLite store of a built-in-shaped study, trials finished with TPS of a known law."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+from tests.conftest import run_cli
+from tests.truestores import Truth, build
+
+from teiten import blocks
+from teiten.results import LoadFigures, TrialResult
+from teiten.spec import Study, load_text
+from teiten.store import Store
+
+AUTO = "{floor: 8, ceiling: 12, target_pct: 3, budget: 1h}"
+
+
+def _study(store: Store, study_id: int) -> Study:
+    stored = store.study_results(study_id)
+    return load_text(stored.spec_yaml, stored.source).study
+
+
+def test_a_later_block_holds_only_the_ratios_not_yet_known(tmp_path: Path) -> None:
+    # 1 client: pg18 is 10% faster with 0.2% noise (known at once); 2 clients: 15% noise.
+    truth = Truth(blocks=8, cv=0.002, ratio={("pgecons-read", 1): 1.1}, clients=(1, 2),
+                  workloads=("pgecons-read",), cv_at={("pgecons-read", 2): 0.15}, auto=AUTO)
+    path = build(tmp_path / "auto.db", truth)
+    store = Store.open(path)
+    notes: list[str] = []
+    try:
+        (study_id,) = [s["id"] for s in store.studies()]
+        added = blocks.next_block(store, study_id, _study(store, study_id), notes.append)
+        decisions = store.study_results(study_id).spec["auto_decisions"]
+    finally:
+        store.close()
+    assert sorted((t.server, t.clients, t.repetition) for t in added) == [
+        ("pg17", 2, 9), ("pg18", 2, 9)]
+    assert decisions[-1]["decision"] == "add" and decisions[-1]["trials"] == 2
+    assert "one more block of the 1 ratio(s) not yet known (2 trials)" in notes[-1], notes
+    assert "pg18 / pg17, pgecons-read, 2 clients" in notes[-1]
+
+
+def test_the_report_says_the_later_blocks_held_only_the_undecided_ratios(tmp_path: Path) -> None:
+    truth = Truth(blocks=8, cv=0.002, ratio={("pgecons-read", 1): 1.1}, clients=(1, 2),
+                  workloads=("pgecons-read",), cv_at={("pgecons-read", 2): 0.15}, auto=AUTO)
+    path = build(tmp_path / "auto.db", truth)
+    rng = random.Random(3)
+    store = Store.open(path)
+    try:
+        (study_id,) = [s["id"] for s in store.studies()]
+        store.set_study_state(study_id, "running", "2026-11-26T00:03:00+00:00")
+        while added := blocks.next_block(store, study_id, _study(store, study_id), lambda _: None):
+            for t in added:  # the noisy point stays noisy: blocks go on to the ceiling
+                tps = 2000 * math.exp(rng.gauss(0, 0.15))
+                store.finish_trial(study_id, TrialResult(t.trial_id, "ok", "2026-11-26T00:04:00+00:00",
+                                                         figures=_figures(tps)))
+        store.set_study_state(study_id, "finished", "2026-11-26T00:05:00+00:00")
+        reps = {(t.planned.server, t.planned.clients): t.planned.repetition
+                for t in store.study_results(study_id).trials}
+    finally:
+        store.close()
+    assert reps == {("pg17", 1): 8, ("pg18", 1): 8, ("pg17", 2): 12, ("pg18", 2): 12}
+    for lang, said in (("en", "| Repetitions | 12 blocks (repetitions: auto, floor 8, ceiling 12): "
+                              "stopped at the ceiling before every ratio was known within ±3%; the "
+                              "blocks after the first 8 held only the ratios not yet known, each "
+                              "with its reference server |"),
+                       ("ja", "。最初の 8 ブロックより後のブロックでは、まだ判明していない比と"
+                              "その基準サーバだけを測定")):
+        done = run_cli("report", "--store", str(path), "--out", str(tmp_path / lang), "--lang", lang)
+        assert done.returncode == 0, done.stderr
+        assert said in (tmp_path / lang / "report.md").read_text()
+
+
+def _figures(tps: float) -> LoadFigures:
+    return LoadFigures(tps=tps, transactions=int(tps), failed_transactions=0, duration_s=1.0,
+                       latency_ms_avg=1.0, latency_ms_stddev=None, initial_connection_ms=None,
+                       pgbench_version="18.1")
+
+
+def test_every_ratio_known_adds_no_block(tmp_path: Path) -> None:
+    truth = Truth(blocks=8, cv=0.002, clients=(1, 2), workloads=("pgecons-read",), auto=AUTO)
+    store = Store.open(build(tmp_path / "known.db", truth))
+    notes: list[str] = []
+    try:
+        (study_id,) = [s["id"] for s in store.studies()]
+        added = blocks.next_block(store, study_id, _study(store, study_id), notes.append)
+    finally:
+        store.close()
+    assert added == [] and "every ratio is known within ±3%" in notes[-1]
