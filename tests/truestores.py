@@ -42,6 +42,7 @@ class Truth:
     margin_pct: float | None = None  # None: the study's default
     cv_at: Mapping[tuple[str, int], float] = field(default_factory=dict)  # another cv at a point
     auto: str | None = None  # repetitions: auto with these auto_repetitions (floor = blocks)
+    stalls: frozenset[int] = frozenset()  # blocks where pg18 stalls at every point: 0.3 x its TPS
 
 
 def study_text(truth: Truth) -> str:
@@ -65,6 +66,7 @@ def tps_of(truth: Truth, trials: list[PlannedTrial]) -> dict[str, float]:
         mean = BASE_TPS * t.clients * drift[t.repetition]
         if t.server == "pg18":
             mean *= truth.ratio.get((t.workload, t.clients), 1.0)
+            mean *= 0.3 if t.repetition in truth.stalls else 1.0
         out[t.trial_id] = mean * math.exp(rng.gauss(-sigma**2 / 2, sigma))
     return out
 

@@ -180,10 +180,10 @@ def disturbance(found: ForeignLoad, rule: Rule) -> str | None:
     if found.cpus <= limit:
         return None
     own = found.own_cpus
-    if rule.absolute is not None or found.capacity is None or own is None:
+    if rule.fraction <= 0 or found.capacity is None or own is None:
         return tr("reason.disturbed", "en", cpus=f"{found.cpus:.2f}",
                   window=f"{found.window_s:.0f}", limit=f"{limit:g}", who=who(found))
     return tr("reason.disturbed_spare", "en", cpus=f"{found.cpus:.2f}",
               window=f"{found.window_s:.0f}", limit=f"{limit:.2f}", own=f"{own:.2f}",
-              capacity=found.capacity, fraction=f"{rule.fraction:g}", floor=f"{rule.floor:g}",
-              who=who(found))
+              capacity=found.capacity, fraction=f"{rule.fraction:g}",
+              floor=f"{rule.limit_cpus:g}", who=who(found))

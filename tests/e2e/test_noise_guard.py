@@ -59,6 +59,5 @@ def test_a_cpu_burner_beside_a_trial_is_caught_named_and_the_trial_repeated(
     assert f"left out of the analysis and repeated as trial {original[0]}.2" in report
     assert f"(pid {pid})" in report
     assert re.search(r"\| disturbed \|", report) or "disturbed" in report
-    # The study set an absolute limit, and its report says it judged by it (issue 33, item 4).
-    assert ("The study sets noise_guard.max_foreign_cpus: a trial was disturbed when other "
-            "processes used more than 0.5 CPUs, however many CPUs it left idle") in report
+    # The limit is absolute (no spare_fraction): the report adds nothing about idle CPUs.
+    assert "spare_fraction" not in report

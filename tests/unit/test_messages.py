@@ -120,18 +120,19 @@ def test_a_stored_reason_is_worded_again_in_the_reports_language() -> None:
     from teiten.window import disturbance
 
     found = ForeignLoad(3.0, 1.02, (Consumer(25949, "pytest", 0.9), Consumer(19690, "bash", 0.1)))
-    stored = disturbance(found, Rule(absolute=0.25))
+    stored = disturbance(found, Rule())
     assert stored == ("processes outside the trial used 0.34 CPUs over its 3 s window (the noise "
                       "guard's limit is 0.25): pytest (pid 25949) 0.9 s, bash (pid 19690) 0.1 s")
     assert messages.reason(stored, "ja") == ("試行外のプロセスが 3 秒の測定区間に平均 0.34 CPU を使いました"
                                              "（ノイズガードの上限は 0.25）: pytest (pid 25949) 0.9 s, "
                                              "bash (pid 19690) 0.1 s")
     assert messages.reason(stored, "en") == stored
-    # The relative rule says what the trial left idle: 2 CPUs less its own 1.1 is 0.9, half of
-    # it 0.45, and 0.34 is below: not disturbed. Beside a saturating trial the floor rules.
-    assert disturbance(ForeignLoad(3.0, 1.02, own_cpu_s=3.3, capacity=2), Rule()) is None
+    # With a spare fraction the reason says what the trial left idle: 2 CPUs less its own 1.1 is
+    # 0.9, half of it 0.45, and 0.34 is below: not disturbed. Beside a saturating trial the
+    # limit itself rules.
+    assert disturbance(ForeignLoad(3.0, 1.02, own_cpu_s=3.3, capacity=2), Rule(0.25, 0.5)) is None
     relative = disturbance(ForeignLoad(3.0, 1.02, (Consumer(7, "stress-ng", 1.0),), own_cpu_s=5.0,
-                                       capacity=2), Rule())
+                                       capacity=2), Rule(0.25, 0.5))
     assert relative == ("processes outside the trial used 0.34 CPUs over its 3 s window, more than "
                         "the 0.25 the noise guard allows beside it (0.5 of the CPUs it left idle: 2 "
                         "less the 1.67 it kept busy, and at least 0.25): stress-ng (pid 7) 1.0 s")

@@ -36,7 +36,8 @@ def with_statistics(point: Point, baseline: Point | None, *, is_baseline: bool,
         r = diff.ratio
         extra.update(ratio_ci=(r.low, r.high) if r else None, ratio_ci_level=r.confidence if r else None,
                      estimate=r.value if r else None,
-                     ratio_method=intervals.SIGNED_RANK if diff.paired else intervals.HODGES_LEHMANN,
+                     ratio_method=r.method if r else
+                     intervals.SIGNED_RANK if diff.paired else intervals.HODGES_LEHMANN,
                      p_value=diff.p_value, p_min=diff.p_min, needed=diff.needed)
         cv_a, cv_b = stats.cv(values), stats.cv(base)
         pairs = intervals.blocked_pairs(values, point.tps_blocks, base, baseline.tps_blocks)
@@ -105,7 +106,8 @@ def _judged(p: Point, base: Point | None, *, m: int, required: float, alpha: flo
                                  blocks=p.tps_blocks, baseline_blocks=base.tps_blocks)
     ci = (r.low, r.high) if r else None
     found = verdicts.judge(ci, r.confidence if r else None, required=required, margin_pct=margin_pct)
-    needed = stats.repetitions_needed(alpha / m, paired=p.ratio_method == intervals.SIGNED_RANK)
+    needed = stats.repetitions_needed(alpha / m, paired=p.ratio_method in (intervals.SIGNED_RANK,
+                                                                          intervals.SIGN_TEST))
     return replace(p, ratio_ci=ci, ratio_ci_level=r.confidence if r else None,
                    estimate=r.value if r else None, verdict=found.word, reason=found.reason,
                    margin_pct=margin_pct, comparisons=m, needed=needed,

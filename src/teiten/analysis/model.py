@@ -43,7 +43,8 @@ class Point:
     tps_ci_level: float | None = None    # the level tps_ci reaches (0.75 for 3 repetitions)
     ratio_ci_level: float | None = None  # the level ratio_ci reaches
     # How the ratio was analysed: "signed-rank", paired by block (Wilcoxon's interval and test on
-    # the within-block log ratios), or "hodges-lehmann", unpaired (Hodges-Lehmann interval,
+    # the within-block log ratios), "sign-test", paired where those looked skewed (the sign
+    # test's interval of their median), or "hodges-lehmann", unpaired (Hodges-Lehmann interval,
     # Mann-Whitney test); "" for the baseline.
     ratio_method: str = ""
     p_min: float | None = None        # the smallest p the test can give with these sizes

@@ -16,16 +16,15 @@ def noise_notices(study: StudyResults) -> list[Notice]:
     guard = study.spec.get("noise_guard")
     if isinstance(guard, dict) and not guard.get("enabled", True):
         out.append(Notice("noise-guard-off"))
-    elif isinstance(guard, dict) and "spare_fraction" in guard and guard.get("max_foreign_cpus"):
-        # Only a study run since the relative rule chose the absolute one; stores made before
-        # had no other (their spec holds no spare_fraction) and say nothing new.
-        out.append(Notice("noise-guard-absolute", {"limit": f"{guard['max_foreign_cpus']:g}"}))
+    elif isinstance(guard, dict) and float(guard.get("spare_fraction") or 0) > 0:
+        rule = Rule.of(guard)
+        out.append(Notice("noise-guard-spare", {"fraction": f"{rule.fraction:g}",
+                                                "limit": f"{rule.limit_cpus:g}"}))
     quiet = study.spec.get("quiet_check")
     if isinstance(guard, dict) and isinstance(quiet, dict) and guard.get("enabled", True):
         found = ForeignLoad.from_json(quiet)
         limit = quiet.get("limit")
-        if found.cpus > (float(limit) if isinstance(limit, int | float)
-                         else Rule.of(guard).limit(None, None)):
+        if found.cpus > (float(limit) if isinstance(limit, int | float) else Rule.of(guard).limit_cpus):
             out.append(Notice("machine-busy", {"cpus": f"{found.cpus:.2f}", "who": ", ".join(
                 f"{c.name} (pid {c.pid})" for c in found.top[:3]) or "?"}))
     for t in study.trials:

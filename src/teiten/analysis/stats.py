@@ -104,6 +104,15 @@ def wilcoxon_signed_rank(d: Sequence[float]) -> tuple[float, float]:
     return t, min(1.0, math.erfc(z / math.sqrt(2)))
 
 
+def sign_test(d: Sequence[float]) -> float:
+    """Two-sided exact sign test that ``d`` has median 0: its p-value (zeros dropped)."""
+    pos, neg = sum(1 for x in d if x > 0), sum(1 for x in d if x < 0)
+    n = pos + neg
+    if n == 0:
+        return 1.0
+    return min(1.0, 2 * sum(math.comb(n, k) for k in range(min(pos, neg) + 1)) / 2**n)
+
+
 def min_p_value(n: int, m: int) -> float:
     """The smallest two-sided p-value an exact Mann-Whitney test can give for sizes n, m."""
     return min(1.0, 2 / math.comb(n + m, n))
@@ -143,6 +152,7 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
 MANN_WHITNEY = "mann-whitney"
 SIGNED_RANK = "signed-rank"
+SIGN_TEST = "sign-test"  # paired, where the within-block ratios look skewed
 
 
 @dataclass(frozen=True)
@@ -153,12 +163,12 @@ class Difference:
     p_value: float | None          # None when the test cannot reach alpha with these sizes
     significant: bool | None       # None: too few repetitions to tell
     needed: int                    # repetitions per server that could reach alpha
-    test: str = MANN_WHITNEY       # or SIGNED_RANK (paired by block)
+    test: str = MANN_WHITNEY       # or SIGNED_RANK or SIGN_TEST (paired by block)
     p_min: float = 1.0             # the smallest p the test can give with these sizes
 
     @property
     def paired(self) -> bool:
-        return self.test == SIGNED_RANK
+        return self.test in (SIGNED_RANK, SIGN_TEST)
 
     @property
     def verdict(self) -> str:
@@ -175,18 +185,22 @@ def compare(values: Sequence[float], baseline: Sequence[float], *, alpha: float 
 
     The test matches the interval, so that the verdict and the interval agree: where the
     servers share blocks (repetition sets), the exact Wilcoxon signed-rank test of the
-    within-block log ratios; otherwise the Mann-Whitney U test of the two sets of values.
+    within-block log ratios (the sign test where they look skewed and the interval is the
+    sign test's); otherwise the Mann-Whitney U test of the two sets of values.
     """
     interval = ratio_interval(values, baseline, confidence=confidence, blocks=blocks,
                               baseline_blocks=baseline_blocks)
     pairs = intervals.blocked_pairs(values, blocks, baseline, baseline_blocks)
     if pairs:
-        p_min = min_p_value_paired(len(pairs))
+        p_min = min_p_value_paired(len(pairs))  # the sign test's too
         needed = repetitions_needed(alpha, paired=True)
+        test = SIGN_TEST if interval is not None and interval.method == intervals.SIGN_TEST \
+            else SIGNED_RANK
         if p_min > alpha:
-            return Difference(interval, None, None, needed, SIGNED_RANK, p_min)
-        _, p = wilcoxon_signed_rank([math.log(a) - math.log(b) for a, b in pairs])
-        return Difference(interval, p, p <= alpha, needed, SIGNED_RANK, p_min)
+            return Difference(interval, None, None, needed, test, p_min)
+        d = [math.log(a) - math.log(b) for a, b in pairs]
+        p = sign_test(d) if test == SIGN_TEST else wilcoxon_signed_rank(d)[1]
+        return Difference(interval, p, p <= alpha, needed, test, p_min)
     p_min = min_p_value(len(values), len(baseline))
     needed = repetitions_needed(alpha)
     if p_min > alpha:

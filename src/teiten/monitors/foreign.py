@@ -137,37 +137,36 @@ class ForeignLoad:
                    capacity=int(_number(data["capacity"])) if "capacity" in data else None)
 
 
-SPARE_FRACTION = 0.5  # the relative rule's share of the idle CPUs (bench/guard_calibration.py)
-FLOOR_CPUS = 0.25     # the least foreign load that ever disturbs: the absolute rule's old default
+LIMIT_CPUS = 0.25    # noise_guard.max_foreign_cpus by default
+SPARE_FRACTION = 0.0  # noise_guard.spare_fraction by default: see Rule
 
 
 @dataclass(frozen=True)
 class Rule:
-    """When foreign load disturbs a trial (issue 33, item 4).
+    """When foreign load disturbs a trial (issue 33, item 4): when processes outside it used more
+    than ``limit_cpus`` CPUs on average over its window, or, with a ``fraction`` above 0, more
+    than that share of the CPUs the trial left idle (the CPUs it may use, ``capacity``, less
+    those its own processes kept busy) where that is more.
 
-    Relative (the default): processes outside the trial disturb it when they used more than
-    ``fraction`` of the CPUs the trial left idle -- the CPUs it may use (``capacity``) less the
-    CPUs its own processes kept busy -- and never less than ``floor``. A trial that saturates
-    the machine leaves nothing idle: foreign load above the floor took CPU from it (there own
-    + foreign = capacity, so the rule reads "foreign > floor", the old absolute rule). A
-    1-client trial on 16 CPUs leaves about 15: a browser busy on one of them cannot touch it.
-
-    Absolute (a study that sets ``max_foreign_cpus``): more than that many CPUs, whatever the
-    trial. Stores made before the relative rule were all judged so.
+    The share is 0 by default, which makes the rule the absolute limit: bench/guard_calibration.py
+    measured on this project's 2-CPU virtual machine that foreign load shifts a trial that leaves
+    CPUs idle as much as one that saturates them, and the other way: a tenth of a CPU made a
+    1-client trial 30% faster (a busy neighbour keeps the vCPUs awake), a quarter 48%, half
+    230%; beside a saturating trial a quarter of a CPU cost 24%. A rule that allowed a 1-client
+    trial more foreign load because it left a CPU idle would keep exactly those trials. A
+    machine where idle CPUs do shield a trial (many cores, no virtualisation) can say so with
+    ``spare_fraction`` after running that benchmark there.
     """
 
-    absolute: float | None = None
+    limit_cpus: float = LIMIT_CPUS
     fraction: float = SPARE_FRACTION
-    floor: float = FLOOR_CPUS
 
     def limit(self, capacity: float | None, own: float | None) -> float:
         """The most foreign CPUs a trial that may use ``capacity`` CPUs and used ``own`` keeps
-        undisturbed beside it (the floor when either is unknown)."""
-        if self.absolute is not None:
-            return self.absolute
-        if capacity is None or own is None:
-            return self.floor
-        return max(self.floor, self.fraction * max(capacity - own, 0.0))
+        undisturbed beside it (``limit_cpus`` when either is unknown)."""
+        if self.fraction <= 0 or capacity is None or own is None:
+            return self.limit_cpus
+        return max(self.limit_cpus, self.fraction * max(capacity - own, 0.0))
 
     def limit_of(self, found: ForeignLoad) -> float:
         """The limit for the trial whose window ``found`` measured."""
@@ -182,10 +181,8 @@ class Rule:
     @classmethod
     def of(cls, guard: Mapping[str, object]) -> Rule:
         """The rule of a study's ``noise_guard`` (its spec, as the store keeps it)."""
-        absolute = guard.get("max_foreign_cpus")
-        return cls(absolute=None if absolute is None else _number(absolute),
-                   fraction=_number(guard.get("spare_fraction", SPARE_FRACTION)),
-                   floor=_number(guard.get("floor_cpus", FLOOR_CPUS)))
+        return cls(limit_cpus=_number(guard.get("max_foreign_cpus", LIMIT_CPUS)),
+                   fraction=_number(guard.get("spare_fraction", SPARE_FRACTION)))
 
 
 def _number(value: object) -> float:

@@ -63,7 +63,8 @@ def verdict_title(p: Point, ctx: Context) -> str:
 
 def method_words(p: Point, lang: str) -> str:
     """The method behind a ratio's interval, in words."""
-    return tr("test.signed-rank" if p.ratio_method == "signed-rank" else "test.mann-whitney", lang)
+    return tr(f"test.{p.ratio_method}" if p.ratio_method in ("signed-rank", "sign-test")
+              else "test.mann-whitney", lang)
 
 
 def legend(points: Sequence[Point], ctx: Context) -> str:

@@ -103,22 +103,18 @@ class NoiseGuardSpec(Model):
     """The noise guard: every trial measures the CPU that processes outside it (everything
     but the server's processes, pgbench and teiten) used during its measured window. A trial
     over the limit is kept, marked disturbed, left out of the analysis and repeated in its
-    block. The limit is relative to what the trial left idle unless ``max_foreign_cpus`` is
-    given (teiten.monitors.foreign.Rule)."""
+    block (teiten.monitors.foreign.Rule)."""
 
     enabled: bool = Field(True, description="measure and act on foreign load (off: measure "
                           "nothing; 'teiten run --noise-guard off' also turns it off)")
-    max_foreign_cpus: Annotated[float, Field(gt=0, le=4096)] | None = Field(
-        None, description="an absolute limit: a trial is disturbed when processes outside it "
-        "used more CPUs than this, on average over its window, however many CPUs it left idle "
-        "(unset: the relative rule of spare_fraction and floor_cpus)")
-    spare_fraction: Annotated[float, Field(gt=0, le=1)] = Field(
-        0.5, description="the relative rule: a trial is disturbed when processes outside it "
-        "used more than this share of the CPUs it left idle (the CPUs it may use less those "
-        "it kept busy itself), and at least floor_cpus")
-    floor_cpus: Annotated[float, Field(gt=0, le=4096)] = Field(
-        0.25, description="the relative rule: foreign load up to this many CPUs never "
-        "disturbs a trial")
+    max_foreign_cpus: Annotated[float, Field(gt=0, le=4096)] = Field(
+        0.25, description="a trial is disturbed when processes outside it used more CPUs than "
+        "this, on average over its window")
+    spare_fraction: Annotated[float, Field(ge=0, le=1)] = Field(
+        0.0, description="above 0: a trial may also keep beside it foreign load up to this share "
+        "of the CPUs it left idle (the CPUs it may use less those it kept busy), where that is "
+        "more than max_foreign_cpus. 0 by default: on a 2-CPU virtual machine a tenth of a CPU "
+        "shifted a 1-client trial by 30% (python -m bench.guard_calibration measures a machine)")
     repeats: Annotated[int, Field(ge=0, le=10)] = Field(
         2, description="how often a disturbed trial is repeated in its block (the last "
         "disturbed one is kept, and its point has one measurement fewer)")
