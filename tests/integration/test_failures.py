@@ -126,8 +126,12 @@ def test_sigkill_then_resume_finishes_without_rerunning_finished_trials(
     assert not any(p.is_running() for p in leftovers)
     assert clusters_snapshot("killed") == before
     again = run_cli("resume", "--store", str(store), "--no-report")
-    assert again.returncode == 2
-    assert "nothing to resume" in again.stderr
+    # Nothing left to do is no error (issue 38): said, exit 0.
+    assert again.returncode == 0
+    assert "is finished; nothing to resume" in again.stderr
+    by_id = run_cli("resume", "--store", str(store), "--study-id", "1", "--no-report")
+    assert by_id.returncode == 0 and "study 1 in " in by_id.stderr and \
+        "is finished; nothing to resume" in by_id.stderr
 
 
 def test_teiten_clean_removes_what_a_killed_run_left_and_runs_no_trial(pg17, workdir: Path) -> None:

@@ -359,7 +359,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         seed=int(s["seed"]), fingerprint=dict(study.fingerprint), servers=tuple(infos),
         sections=sections, status_counts=counts, warnings=tuple(warnings), lang=options.lang,
         series=series, differences=differences.differences(servers),
-        auto=_auto(s, study.spec.get("auto_decisions") or []), compared=options.compared,
+        auto=_auto(s, study.spec.get("auto_decisions") or [], study.trials), compared=options.compared,
         margin_pct=margin_pct(s))
 
 
@@ -392,16 +392,20 @@ def study_parameters(study: StudyResults, label: str) -> StudyParameters:
     s = study.spec["study"]
     return StudyParameters(label, float(s["duration"]), blocks_run(s, study.trials), int(s["scale"]),
                            str(s["order"]), int(s["seed"]),
-                           _auto(s, study.spec.get("auto_decisions") or []))
+                           _auto(s, study.spec.get("auto_decisions") or [], study.trials))
 
 
-def _auto(study: Mapping[str, Any], decisions: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+def _auto(study: Mapping[str, Any], decisions: Sequence[Mapping[str, Any]],
+          trials: Sequence[TrialRecord]) -> dict[str, Any] | None:
     """repetitions: auto's last decision with its rule, for the report's study table."""
     if study.get("repetitions") != "auto":
         return None
     rule = study.get("auto_repetitions") or {}
+    first = sum(1 for t in trials if t.planned.repetition == 1 and t.planned.repeat_of is None
+                and not t.planned.purpose)
     return {**(decisions[-1] if decisions else {"decision": "unfinished"}),
             "target_pct": stop_target(rule.get("target_pct"), margin_pct(study)), "floor": rule.get("floor"),
             "ceiling": rule.get("ceiling"),
-            # blocks of the undecided points only (a decision that counts its block's trials)
-            "per_point": any("trials" in d for d in decisions)}
+            # a block that held only some points: one a decision added with fewer trials
+            # than the first block's
+            "per_point": any(0 < int(d.get("trials") or 0) < first for d in decisions)}

@@ -238,17 +238,29 @@ def _pick_study(store: Store, study_id: int | None, *, unfinished: bool = False)
         return int(store.study(study_id)["id"])
     if unfinished:
         rows = [r for r in rows if r["state"] != "finished"]
-        if not rows:
-            raise UserError(f"every study in {store} is finished; nothing to resume")
+        if not rows and store.studies():
+            raise NothingToResume(f"every study in {store} is finished; nothing to resume")
     if not rows:
         raise UserError(f"{store} holds no study yet")
     return int(rows[-1]["id"])
 
 
+class NothingToResume(Exception):
+    """Every study of the store is finished: resume has nothing to do, which is no error."""
+
+
 def cmd_resume(args: argparse.Namespace) -> int:
     store = Store.open(args.store)
     try:
-        study_id = _pick_study(store, args.study_id, unfinished=not args.retry_failed)
+        try:
+            study_id = _pick_study(store, args.study_id, unfinished=not args.retry_failed)
+        except NothingToResume as done:
+            print(f"teiten: {done}", file=sys.stderr)
+            return 0
+        if not args.retry_failed and store.study(study_id)["state"] == "finished":
+            print(f"teiten: study {study_id} in {store} is finished; nothing to resume",
+                  file=sys.stderr)
+            return 0
         check_report_dir(args, store.address)
         with runlock.hold(study=str(store.study(study_id)["name"]), store=store.address.absolute(),
                           command=args.command, wait=runlock.WAIT_LIMIT_S if args.wait else None,

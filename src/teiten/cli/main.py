@@ -279,11 +279,28 @@ def _report_dir(text: str) -> str:
     return text
 
 
+CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool its reader went away from
+
+
 def main(argv: list[str] | None = None) -> int:
     # Names teiten does not control (a file's, a setting's value) reach the terminal with
     # their control characters shown, never obeyed (an escape sequence could clear it).
     with visible_streams():
-        return _main(argv)
+        code = _main(argv)
+    try:
+        sys.stdout.flush()  # here, not in Python's exit, where a closed pipe prints a traceback
+    except BrokenPipeError:
+        return _closed_pipe()
+    return code
+
+
+def _closed_pipe() -> int:
+    """The reader of stdout went away (teiten schema | head -1): end quietly, with stdout on
+    /dev/null so that nothing more is written to the closed pipe, even by Python at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return CLOSED_PIPE
 
 
 def _main(argv: list[str] | None) -> int:
@@ -316,5 +333,5 @@ def _main(argv: list[str] | None) -> int:
         print(f"teiten: error: {visible(str(exc), lines=False)}", file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:
-        return 1
+        return _closed_pipe()
 

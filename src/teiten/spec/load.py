@@ -209,6 +209,10 @@ def load_text(text: str, path: str) -> LoadedStudy:
     if node is not None:
         _line_map(node, (), lines)
     loaded = LoadedStudy(study=Study.model_construct(), path=path, text=text, lines=lines)
+    if isinstance(data.get("$schema"), str):
+        # Where an editor finds the schema ('teiten schema'), as JSON Schema allows: not the
+        # study's to read.
+        data = {k: v for k, v in data.items() if k != "$schema"}
     try:
         study = Study.model_validate(data)
     except ValidationError as exc:

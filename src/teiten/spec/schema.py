@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from teiten.spec.base import duration_schema
 from teiten.spec.study import Study
 from teiten.spec.workloads import BUILTIN_WORKLOADS
 
@@ -14,10 +13,9 @@ def json_schema() -> str:
     options models (``oneOf``), or a built-in workload's bare name."""
     schema = Study.model_json_schema()
     props = schema["properties"]
-    # What the loader accepts beyond the models' own types: durations as text ("5s"),
-    # workloads as bare names, and a major given as a number.
-    props["duration"] = {**duration_schema(exclusiveMinimum=0), "default": 60,
-                         "description": props["duration"].get("description", "")}
+    # What the loader accepts beyond the models' own types: workloads as bare names, a major
+    # given as a number, and $schema (durations as text are the models' own: PositiveSeconds).
+    props["$schema"] = {"type": "string", "description": "where an editor finds this schema"}
     props["workloads"]["items"] = {"anyOf": [{"type": "string", "enum": list(BUILTIN_WORKLOADS)},
                                              props["workloads"]["items"]]}
     install = schema["$defs"]["ServerSpec"]["properties"]["install"]

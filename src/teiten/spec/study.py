@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from teiten.cpus import format_list, parse_list
-from teiten.spec.base import NAME, Model, parse_duration
+from teiten.spec.base import NAME, Model, PositiveSeconds
 from teiten.spec.servers import LoadClientSpec, ServerSpec
 from teiten.spec.workloads import WorkloadSpec
 
@@ -82,14 +82,9 @@ class AutoRepetitions(Model):
         "intervals of at least 99%, which need 8 blocks)")
     ceiling: Annotated[int, Field(ge=3, le=1000)] = Field(
         16, description="never more blocks than this")
-    budget: Annotated[float, Field(gt=0)] = Field(
+    budget: PositiveSeconds = Field(
         3600.0, description="no block is added that would end after this much time spent in "
         "trials: seconds, or a string like 10min")
-
-    @field_validator("budget", mode="before")
-    @classmethod
-    def _budget(cls, value: Any) -> float:
-        return parse_duration(value)
 
     @model_validator(mode="after")
     def _order(self) -> AutoRepetitions:
@@ -130,7 +125,7 @@ class Study(Model):
     scale: Annotated[int, Field(ge=1, le=100000)] = 10
     clients: Annotated[list[Annotated[int, Field(ge=1, le=10000)]], Field(min_length=1)] = [1]
     threads: Literal["half"] | Annotated[int, Field(ge=1)] = "half"
-    duration: Annotated[float, Field(gt=0)] = Field(
+    duration: PositiveSeconds = Field(
         60.0, description="length of each measured run: seconds, or a string like 5s or 5min")
     repetitions: Annotated[int, Field(ge=1, le=1000)] | Literal["auto"] = Field(
         3, description="blocks (repetition sets) of every point; auto: add blocks until every "
@@ -209,10 +204,6 @@ class Study(Model):
             return value
         raise ValueError(f"got {value!r}; write 'half' (clients/2) or a number of threads >= 1")
 
-    @field_validator("duration", mode="before")
-    @classmethod
-    def _duration(cls, value: Any) -> float:
-        return parse_duration(value)
 
     @field_validator("clients")
     @classmethod
