@@ -8,8 +8,9 @@ STAMP  := $(VENV)/.installed
 
 setup: $(STAMP)
 
+# The venv is made once; a changed pyproject.toml (a git pull) only reinstalls into it.
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
 	bash scripts/install-inferno.sh $(VENV)
