@@ -257,3 +257,54 @@ def test_a_store_that_goes_away_mid_study_keeps_its_trials_and_resume_finishes(
     code, out, err = _cli("results", "--store", url, "--format", "json")
     assert [r["status"] for r in json.loads(out)] == ["ok"] * 4, out
     assert clusters_snapshot("pgstore-gone") == before
+
+
+ENCODED = STUDY + 'description: "読み取りの比較, café"\n'
+
+
+@pytest.mark.parametrize("encoding", ["SQL_ASCII", "UTF8"])
+def test_a_store_in_a_database_of_either_encoding_reads_back(
+        store_server: Cluster, workdir: Path, encoding: str) -> None:
+    """initdb --no-locale gives SQL_ASCII where the environment has no UTF-8 locale (Debian's
+    PostgreSQL 15 does): psycopg then hands the catalogue's names back as bytes unless the
+    connection says which encoding it speaks. A study with non-ASCII text runs into either, and
+    studies, results and report read it back."""
+    database = f"store_{encoding.lower()}"
+    with store_server.connect() as conn:
+        conn.execute(f"CREATE DATABASE {database} ENCODING '{encoding}' LC_COLLATE 'C' "
+                     "LC_CTYPE 'C' TEMPLATE template0 OWNER bench")
+    url = f"postgresql://bench@127.0.0.1:{store_server.port}/{database}"
+    (workdir / "s.yaml").write_text(ENCODED.format(name=f"pgstore-{encoding.lower()}"))
+    code, _, err = _cli("run", str(workdir / "s.yaml"), "--store", url, "--no-report")
+    assert code == 0, err
+    code, out, err = _cli("studies", "--store", url, "--format", "json")
+    assert code == 0, err
+    [study] = json.loads(out)
+    assert study["state"] == "finished" and study["ok"] == 2, study
+    code, out, err = _cli("results", "--store", url, "--format", "json")
+    assert code == 0, err
+    assert len(json.loads(out)) == 2 and all(r["tps"] > 0 for r in json.loads(out))
+    code, _, err = _cli("report", "--store", url, "--out", str(workdir / "report"))
+    assert code == 0, err
+    assert "読み取りの比較, café" in (workdir / "report" / "report.md").read_text()
+    with psycopg.connect(host="127.0.0.1", port=store_server.port, user="bench",
+                         password=SECRET, dbname=database, client_encoding="UTF8") as conn:
+        spec = conn.execute("SELECT spec_yaml FROM teiten.studies").fetchone()[0]
+    assert 'description: "読み取りの比較, café"' in spec, "stored as UTF-8 text"
+
+
+def test_a_database_that_cannot_hold_the_studys_text_is_named_in_one_line(
+        store_server: Cluster, workdir: Path) -> None:
+    with store_server.connect() as conn:
+        conn.execute("CREATE DATABASE store_latin1 ENCODING 'LATIN1' LC_COLLATE 'C' "
+                     "LC_CTYPE 'C' TEMPLATE template0 OWNER bench")
+    url = f"postgresql://bench@127.0.0.1:{store_server.port}/store_latin1"
+    (workdir / "s.yaml").write_text(ENCODED.format(name="pgstore-latin1"))
+    code, out, err = _cli("run", str(workdir / "s.yaml"), "--store", url, "--no-report")
+    assert code == 2, err
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"teiten: error: the database of the store {url} has the encoding "
+                           "LATIN1, which cannot hold a text of this study ("), line
+    assert line.endswith("); give a database made with ENCODING 'UTF8'"), line
+    code, out, err = _cli("studies", "--store", url, "--format", "json")
+    assert code == 0 and json.loads(out) == [], "no study is left half-made"

@@ -120,6 +120,11 @@ class PgConnection:
         if isinstance(exc, psycopg.OperationalError):
             return self._lost(exc)
         line = _first_line(exc)
+        if isinstance(exc, psycopg.errors.UntranslatableCharacter):
+            encoding = self.conn.info.parameter_status("server_encoding")
+            return UnusableStore(f"the database of the store {self.location} has the encoding "
+                                 f"{encoding}, which cannot hold a text of this study ({line}); "
+                                 "give a database made with ENCODING 'UTF8'")
         if isinstance(exc, psycopg.errors.InsufficientPrivilege):
             return UnusableStore(f"the store {self.location} refused: {line}; give a role that "
                                  f"may create the schema {SCHEMA} and its tables there (GRANT "
@@ -152,6 +157,9 @@ def connect(address: StoreAddress) -> PgConnection:
     params = pg_conninfo.conninfo_to_dict(address.conninfo)
     params.setdefault("application_name", "teiten")
     params.setdefault("connect_timeout", "10")
+    # The store writes and reads UTF-8 whatever the database's encoding: on an SQL_ASCII one
+    # (initdb --no-locale without a UTF-8 locale) psycopg would otherwise hand text back as bytes.
+    params["client_encoding"] = "UTF8"
     try:
         conn = psycopg.connect(pg_conninfo.make_conninfo(**params), autocommit=True,  # type: ignore[arg-type]
                                row_factory=_rows)
