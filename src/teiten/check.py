@@ -67,6 +67,7 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
     for i, server in study.server_matrix():
         if server.name in resolved:
             _check_standbys(loaded, i, server, resolved[server.name], client)
+    _check_pgbench_options(loaded, workloads, client)
     _check_scripts(loaded, workloads, [client.install] if client.install is not None else [])
     return CheckedStudy(loaded, workloads, resolved, client, omitted)
 
@@ -258,6 +259,23 @@ def _check_suites(loaded: LoadedStudy, workloads: list[Workload]) -> None:
                                    "give it initdb: {locale: C.UTF-8, encoding: UTF8}")
 
 
+# pgbench options of a study's workloads and the first pgbench that has them.
+_SINCE = {"max_tries": 15, "random_seed": 11}
+
+
+def _check_pgbench_options(loaded: LoadedStudy, workloads: list[Workload],
+                           client: Resolution) -> None:
+    """An option the study's pgbench does not have is refused here, not by every trial."""
+    major = _release(client.version)[0]
+    for index, w in enumerate(workloads):
+        for option, since in _SINCE.items():
+            if w.pgbench_option(option) is not None and major < since:
+                raise loaded.error(("workloads", index, option),
+                                   f"workloads[{index}].{option}: pgbench {since} or later has it, "
+                                   f"and the study's pgbench is {client.describe()}; name a newer "
+                                   "install in 'pgbench:', or remove it")
+
+
 def _check_scripts(loaded: LoadedStudy, workloads: list[Workload], drivers: list[Install]) -> None:
     """Every pgbench script of the study parses with each pgbench that will run it (those here
     already): pgbench reads its scripts before it connects, so a run against a socket that
@@ -275,7 +293,7 @@ def _check_scripts(loaded: LoadedStudy, workloads: list[Workload], drivers: list
             except ProcessError:
                 continue  # no verdict: the trial will say
             said = [line.removeprefix("pgbench: error: ") for line in done.stderr.splitlines()
-                    if line.strip()]
+                    if line.strip() and not line.startswith("pgbench: setting random seed")]
             if done.returncode != 0 and said and "connection" not in said[0]:
                 raise loaded.error(("workloads", index),
                                    f"workloads[{index}] ({w.key}): pgbench {inst.version} refuses "

@@ -87,3 +87,68 @@ def test_percentiles_with_several_pgbench_at_once_are_refused(workdir: Path) -> 
         "teiten: error: several.yaml:5: percentiles come from one "
         "pgbench's transaction log, and 'load_clients' (server pg17) runs several at once; "
         "remove 'percentiles' (or the several pgbench) in this version of teiten"]
+
+
+CONFLICT = """\\set delta random(1, :most)
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = 1;
+END;
+"""
+RETRYING = """
+study: retrying
+servers: [{name: pg17, install: "17"}]
+workloads:
+  - {script: conflict.pgbench, max_tries: 50, random_seed: 42, defines: {most: 5, unused: a b}}
+scale: 1
+clients: [4]
+duration: 2s
+repetitions: 1
+"""
+
+
+def test_max_tries_defines_and_random_seed_reach_pgbench_and_the_results(
+        pg17, workdir: Path) -> None:  # noqa: ANN001
+    """Four clients updating one row under repeatable read fail on serialization: with
+    --max-tries pgbench retries them, counts them, and teiten keeps the counts; -D gives the
+    script its variable; --random-seed is on the argv."""
+    (workdir / "conflict.pgbench").write_text(CONFLICT)
+    (workdir / "s.yaml").write_text(RETRYING)
+    done = run_cli("run", "s.yaml", "--store", "s.db", "--no-report", cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    [row] = json.loads(run_cli("results", "--store", "s.db", "--format", "json", cwd=workdir,
+                               check=True).stdout)
+    assert row["status"] == "ok" and row["transactions"] > 0, row
+    assert row["retried"] > 0 and row["retries"] >= row["retried"], row
+    shown = json.loads(run_cli("show", row["trial_id"], "--store", "s.db", "--format", "json",
+                               cwd=workdir, check=True).stdout)
+    argv = shown["argv"]
+    assert "--max-tries=50" in argv and "--random-seed=42" in argv, argv
+    at = argv.index("-D")
+    assert argv[at:at + 4] == ["-D", "most=5", "-D", "unused=a b"], argv
+    text = run_cli("show", row["trial_id"], "--store", "s.db", cwd=workdir, check=True).stdout
+    assert (f"{row['retried']} retried after a serialization or deadlock failure "
+            f"({row['retries']} retries)") in text
+    table = run_cli("results", "--store", "s.db", "--format", "csv", cwd=workdir, check=True).stdout
+    [line] = csv.DictReader(io.StringIO(table))
+    assert int(line["retried"]) == row["retried"] and int(line["retries"]) == row["retries"]
+
+
+def test_options_the_studys_pgbench_lacks_are_refused_in_one_line(pg14, workdir: Path) -> None:  # noqa: ANN001
+    """--max-tries came with pgbench 15 (--random-seed with 11, older than any pgbench here)."""
+    (workdir / "conflict.pgbench").write_text(CONFLICT)
+    (workdir / "old.yaml").write_text(RETRYING + 'pgbench: "14"\n')
+    done = run_cli("plan", "old.yaml", cwd=workdir)
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("teiten: error: old.yaml:5: workloads[0].max_tries: pgbench 15 or "
+                           "later has it, and the study's pgbench is 14."), line
+    assert line.endswith("; name a newer install in 'pgbench:', or remove it"), line
+    for bad, says in (("defines: {1st: 2}", "1st"), ("max_tries: -1", "max_tries"),
+                      ("random_seed: never", "random_seed")):
+        (workdir / "bad.yaml").write_text(RETRYING.replace(
+            "max_tries: 50, random_seed: 42, defines: {most: 5, unused: a b}", bad))
+        done = run_cli("plan", "bad.yaml", cwd=workdir)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        [line] = done.stderr.strip().splitlines()
+        assert says in line, line
+    assert not (workdir / "s.db").exists()

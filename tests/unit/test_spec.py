@@ -72,7 +72,8 @@ GOLDEN = {
     "unknown workload key": (
         BASE + "  - {name: x, scael: 5}\n",
         "study.yaml:6: unknown key 'scael' in workloads[1] (did you mean 'scale'?); allowed: "
-        "name, scale, fillfactor, modifies_data, protocol, rate, latency_limit_ms, percentiles",
+        "name, scale, fillfactor, modifies_data, protocol, rate, latency_limit_ms, percentiles, "
+        "max_tries, defines, random_seed",
     ),
     "unknown key of an app lists the app's own options": (
         BASE + "  - {name: tpcc, warehouse: 5}\n",
@@ -84,7 +85,7 @@ GOLDEN = {
         BASE + "  - {script: a.pgbench, wieght: 2}\n",
         "study.yaml:6: unknown key 'wieght' in workloads[1] (did you mean 'weight'?); allowed: "
         "name, script, weight, scripts, scale, fillfactor, modifies_data, protocol, rate, "
-        "latency_limit_ms, percentiles",
+        "latency_limit_ms, percentiles, max_tries, defines, random_seed",
     ),
     "unknown key in a script of a mix": (
         BASE + "  - name: mix\n    scripts:\n      - {builtin: tpcb-like, wieght: 2}\n",

@@ -99,7 +99,7 @@ def render_text(rec: dict[str, Any]) -> str:
 
 
 def _limits_line(limits: dict[str, Any], rec: dict[str, Any]) -> str:
-    """What a rate-limited or latency-limited pgbench run reported."""
+    """What a rate-limited, latency-limited or retrying pgbench run reported."""
     parts = []
     if "latency_limit_ms" in limits:
         parts.append(f"{limits.get('late', 0)} of {rec['transactions']} transactions above the "
@@ -107,6 +107,9 @@ def _limits_line(limits: dict[str, Any], rec: dict[str, Any]) -> str:
     if "skipped" in limits:
         parts.append(f"{limits['skipped']} skipped (would have started too late; not in the "
                      "latencies)")
+    if "retried" in limits:
+        parts.append(f"{limits['retried']} retried after a serialization or deadlock failure "
+                     f"({limits.get('retries', 0)} retries)")
     if "lag_ms_avg" in limits:
         parts.append(f"schedule lag {_ms(limits['lag_ms_avg'])} ms on average, "
                      f"{_ms(limits.get('lag_ms_max'))} at most")

@@ -18,7 +18,8 @@ pgbench version quirks, checked against real runs of 14.23, 15.18, 17.11 and 18.
   is ``NaN%`` when nothing ran; 18 then omits the line), ``, N failed`` in progress
   lines, and a failures column in the ``-r`` listing, whose header becomes ``statement
   latencies in milliseconds and failures:`` (``..., failures and retries:`` plus a
-  retries column when --max-tries is not 1).
+  retries column when --max-tries is not 1), and then ``number of transactions retried: N
+  (x%)`` and ``total number of retries: N`` in the summary.
 * 18 separates the failures column from the command by one space instead of two.
 * Per-script sections (several -f/-b): up to 17 ``- N transactions (x% of total, tps =
   T)``; 18 splits it into ``- N transactions (x% of total)`` and ``- number of
@@ -83,12 +84,15 @@ class PgbenchOutput:
     latency_limit_ms: float | None = None
     lag_ms_avg: float | None = None
     lag_ms_max: float | None = None
+    # With --max-tries other than 1: transactions that succeeded after a retry, and all retries.
+    retried: int | None = None
+    retries: int | None = None
 
     def limits(self) -> dict[str, float | int] | None:
-        """What a rate-limited or latency-limited run reported, None for other runs."""
+        """What a rate-limited, latency-limited or retrying run reported, None for other runs."""
         found = {"skipped": self.skipped, "late": self.late,
                  "latency_limit_ms": self.latency_limit_ms, "lag_ms_avg": self.lag_ms_avg,
-                 "lag_ms_max": self.lag_ms_max}
+                 "lag_ms_max": self.lag_ms_max, "retried": self.retried, "retries": self.retries}
         return {k: v for k, v in found.items() if v is not None} or None
 
     def measured_duration(self) -> float | None:
@@ -126,6 +130,8 @@ _STATEMENTS_HEADER = re.compile(r"^statement latencies in milliseconds(.*):$")
 # avg 0.116 (max 3.757) ms".
 _SKIPPED = re.compile(r"^number of transactions skipped: (\d+)")
 _LATE = re.compile(rf"^number of transactions above the {_NUM} ms latency limit: (\d+)/")
+_RETRIED = re.compile(r"^number of transactions retried: (\d+)")
+_RETRIES = re.compile(r"^total number of retries: (\d+)")
 _LAG = re.compile(rf"^rate limit schedule lag: avg {_NUM} \(max {_NUM}\) ms")
 # A stderr line that starts a new error message.
 _ERROR_START = re.compile(
@@ -282,6 +288,10 @@ def parse(stdout: str, stderr: str) -> PgbenchOutput:
             top["skipped"] = int(m.group(1))
         elif not per_script and (m := _LATE.match(line)):
             top["latency_limit_ms"], top["late"] = _num(m.group(1)), int(m.group(2))
+        elif not per_script and (m := _RETRIED.match(line)):
+            top["retried"] = int(m.group(1))
+        elif not per_script and (m := _RETRIES.match(line)):
+            top["retries"] = int(m.group(1))
         elif not per_script and (m := _LAG.match(line)):
             top["lag_ms_avg"], top["lag_ms_max"] = _num(m.group(1)), _num(m.group(2))
 
@@ -328,4 +338,6 @@ def parse(stdout: str, stderr: str) -> PgbenchOutput:
         latency_limit_ms=top.get("latency_limit_ms"),
         lag_ms_avg=top.get("lag_ms_avg"),
         lag_ms_max=top.get("lag_ms_max"),
+        retried=top.get("retried"),
+        retries=top.get("retries"),
     )

@@ -108,7 +108,10 @@ class _Named(_Workload):
         return super()._foreign(key, entry)
 
 
-PGBENCH_OPTIONS = ("protocol", "rate", "latency_limit_ms", "percentiles")
+PGBENCH_OPTIONS = ("protocol", "rate", "latency_limit_ms", "percentiles", "max_tries", "defines",
+                   "random_seed")
+# A pgbench variable: what a script reads as :name.
+VARIABLE = r"^[A-Za-z_][A-Za-z0-9_]{0,62}$"
 
 
 class _PgbenchOptions(Model):
@@ -127,10 +130,23 @@ class _PgbenchOptions(Model):
         None, description="latency percentiles (p50, p90, p95, p99, p99.9, max) from pgbench's "
         "transaction log (pgbench -l), which costs a line of disk per transaction while the "
         "trial runs; default: false")
+    max_tries: Annotated[int, Field(ge=0)] | None = Field(
+        None, description="pgbench --max-tries (15 or later): run a transaction that fails on a "
+        "serialization or deadlock error up to this many times, 0 without limit; pgbench's "
+        "default: 1")
+    defines: dict[Annotated[str, Field(pattern=VARIABLE)],
+                  Annotated[str, Field(pattern=r"^[^\x00-\x1f]*$")] | int | float] | None = Field(
+        None, description="pgbench -D NAME=VALUE for each entry: variables the scripts read")
+    random_seed: Annotated[int, Field(ge=0)] | Literal["time", "rand"] | None = Field(
+        None, description="pgbench --random-seed (11 or later): a number for the same "
+        "pseudo-random sequence in every trial; pgbench's default: time")
 
     def pgbench_options(self) -> dict[str, Any]:
-        """The options given, by name."""
-        return {k: v for k in PGBENCH_OPTIONS if (v := getattr(self, k)) not in (None, False)}
+        """The options given, by name (``defines`` as NAME=VALUE texts)."""
+        given = {k: v for k in PGBENCH_OPTIONS if (v := getattr(self, k)) not in (None, False)}
+        if "defines" in given:
+            given["defines"] = tuple(f"{k}={v}" for k, v in given["defines"].items())
+        return given
 
 
 class PgbenchSpec(_PgbenchOptions, _Named):

@@ -24,8 +24,10 @@ MONITOR_FIELDS = ("cpu_user", "cpu_sys", "cpu_iowait", "cpu_idle", "cpu_steal", 
 PERCENTILE_FIELDS = ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms")
 HEADLINE_FIELDS = ("app_tps", "nopm", "tpm", "window_s", "steps", "sizes", "skipped", "late",
                    *PERCENTILE_FIELDS)
-# purpose: "profile" for a trial run after the blocks to profile (counted in no figure).
-LATER_FIELDS = ("purpose",)
+# purpose: "profile" for a trial run after the blocks to profile (counted in no figure);
+# retried and retries: a pgbench workload's with max_tries (transactions that succeeded after a
+# serialization or deadlock failure, and the retries in all).
+LATER_FIELDS = ("purpose", "retried", "retries")
 CSV_FIELDS = (*RESULT_FIELDS, *MONITOR_FIELDS, *HEADLINE_FIELDS, *LATER_FIELDS)
 
 
@@ -51,7 +53,8 @@ def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any
         out["top_waits"] = store.top_waits(sid, record.trial_id)
         out.update(_headline(apps[sid].get(record.trial_id), steps[sid].get(record.trial_id)))
         limited = limits[sid].get(record.trial_id) or {}
-        out.update(skipped=limited.get("skipped"), late=limited.get("late"))
+        out.update(skipped=limited.get("skipped"), late=limited.get("late"),
+                   retried=limited.get("retried"), retries=limited.get("retries"))
         out.update({k: (limited.get("percentiles") or {}).get(k) for k in PERCENTILE_FIELDS})
         rows.append(out)
     return rows

@@ -169,7 +169,8 @@ class Workload:
 
     def pgbench_option(self, name: str) -> Any:
         """A pgbench option the study gave this pgbench workload (protocol, rate,
-        latency_limit_ms, percentiles), None when not given (or not a pgbench workload)."""
+        latency_limit_ms, percentiles, max_tries, defines, random_seed), None when not given
+        (or not a pgbench workload)."""
         given = dict(self.options) if self.app is None and self.suite is None else {}
         return given.get(name)
 
@@ -190,12 +191,17 @@ class Workload:
         return args
 
     def script_args(self) -> list[str]:
-        """-M/-R/-L as the study asked (a pgbench workload's options), then ``-b NAME@W`` /
-        ``-f PATH@W`` for each script."""
+        """-M/-R/-L, --max-tries, --random-seed and -D as the study asked (a pgbench workload's
+        options), then ``-b NAME@W`` / ``-f PATH@W`` for each script."""
         args: list[str] = []
         for key, flag in (("protocol", "-M"), ("rate", "-R"), ("latency_limit_ms", "-L")):
             if (value := self.pgbench_option(key)) is not None:
                 args += [flag, value if key == "protocol" else f"{value:g}"]
+        for key, flag in (("max_tries", "--max-tries"), ("random_seed", "--random-seed")):
+            if (value := self.pgbench_option(key)) is not None:
+                args.append(f"{flag}={value}")
+        for define in self.pgbench_option("defines") or ():
+            args += ["-D", define]
         for selector, weight in self.scripts:
             if selector.startswith("builtin:"):
                 args += ["-b", f"{selector.removeprefix('builtin:')}@{weight}"]
