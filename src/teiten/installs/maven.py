@@ -23,12 +23,10 @@ import hashlib
 import http.client
 import io
 import logging
-import os
 import platform
 import re
 import tarfile
 import urllib.error
-import urllib.request
 import xml.etree.ElementTree as ET  # noqa: S405 - a Maven index, parsed without entities
 import zipfile
 from dataclasses import dataclass
@@ -37,10 +35,9 @@ from pathlib import Path
 
 from teiten import archives, paths
 from teiten.errors import InstallError
-from teiten.installs import staging
+from teiten.installs import mirrors, staging
 from teiten.installs.model import version_key
 
-REPO_URL = os.environ.get("TEITEN_MAVEN_REPO", "https://repo1.maven.org/maven2").rstrip("/")
 GROUP = "io/zonky/test/postgres"
 _ARCH = {"x86_64": "amd64", "aarch64": "arm64v8"}
 _ARTIFACT_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-(\d+))?$")
@@ -108,13 +105,14 @@ def available() -> tuple[Artifact, ...]:
     name = artifact_id()
     if name is None:
         return ()
-    base = f"{REPO_URL}/{GROUP}/{name}"
+    repo = mirrors.maven()
+    base = f"{repo.url.rstrip('/')}/{GROUP}/{name}"
     try:
-        with urllib.request.urlopen(f"{base}/maven-metadata.xml", timeout=60) as resp:  # noqa: S310
+        with repo.open(f"{base}/maven-metadata.xml", timeout=60) as resp:
             text = resp.read().decode("utf-8", "replace")
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        raise InstallError(f"cannot read the Maven index {base}/maven-metadata.xml ({exc}); "
-                           "check the network") from exc
+        raise InstallError(repo.failed("the Maven index", f"{base}/maven-metadata.xml",
+                                       exc)) from None
     return tuple(parse_metadata(text, base))
 
 
@@ -157,7 +155,7 @@ def install(artifact: Artifact, *, force: bool = False) -> Path:
 
 
 def _get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=300) as resp:  # noqa: S310
+    with mirrors.maven().open(url, timeout=300) as resp:
         data: bytes = resp.read()
     return data
 

