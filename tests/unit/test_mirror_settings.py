@@ -72,3 +72,12 @@ def test_npm_takes_the_scopes_registry_wherever_it_is_set(monkeypatch: pytest.Mo
     ("!central,*", False), ("internal", False), ("", False)])
 def test_maven_mirror_of(mirror_of: str, covers: bool) -> None:
     assert mirrors._covers_central(mirror_of) is covers
+
+
+def test_a_company_certificate_authority_is_trusted_where_pip_and_npm_trust_it(
+        monkeypatch: pytest.MonkeyPatch, clean: Path) -> None:
+    (clean / ".npmrc").write_text("cafile=/etc/company/ca.pem\n")
+    monkeypatch.setenv("PIP_CERT", "/etc/company/pip-ca.pem")
+    monkeypatch.setenv("TEITEN_PYPI_INDEX", "https://d/pb/")
+    assert mirrors.npm().cafile == "/etc/company/ca.pem" and mirrors.npm().url == mirrors.NPM
+    assert mirrors.pypi().cafile == "/etc/company/pip-ca.pem" and mirrors.pypi().url == "https://d/pb/"
