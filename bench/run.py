@@ -2,12 +2,14 @@
 
 Each one also runs alone: python -m bench.overhead, bench.snapshot, bench.orchestration,
 bench.monitors, bench.report_size, bench.tpcc, bench.iot_load, bench.interval_coverage,
-bench.noise_guard, bench.guard_calibration, bench.stopping_coverage, bench.cores, bench.percentiles.
+bench.noise_guard, bench.guard_calibration, bench.stopping_coverage, bench.cores, bench.percentiles,
+bench.cli_imports.
 """
 
 from __future__ import annotations
 
 from bench import (
+    cli_imports,
     cores,
     guard_calibration,
     interval_coverage,
@@ -24,6 +26,8 @@ from bench import (
 )
 
 if __name__ == "__main__":
+    print("== the command line: how fast --help answers, and what it imports ==", flush=True)
+    cli_imports.main()
     print("== harness overhead ==", flush=True)
     overhead.main()
     print("== snapshot restore ==", flush=True)

@@ -1,5 +1,9 @@
 """The ``teiten`` command. Every command is a thin layer over a library call.
 
+``teiten --help`` (and a mistyped option) must answer at once: this module imports only the
+standard library and light modules at the top, and the commands, the store's addresses and the
+durations when a command needs them (bench/cli_imports.py shows what --help imports).
+
 Only this module turns errors into messages and exit codes: 2 for bad input (detected
 before anything is created), 1 for a failure at run time, 3 for a study stopped because the
 machine stayed busy (left interrupted, for resume), 130 for an interruption.
@@ -12,12 +16,9 @@ import logging
 import os
 import sys
 
-from teiten import __version__, busy, paths
-from teiten.cli import commands, interrupts
-from teiten.cli.output import visible, visible_streams
+from teiten import __version__
+from teiten.cli.terminal import visible, visible_streams
 from teiten.errors import StudyInterrupted, TeitenError, UserError
-from teiten.spec.base import parse_duration
-from teiten.store import address
 
 log = logging.getLogger("teiten")
 
@@ -231,7 +232,7 @@ def _machine_options(s: argparse.ArgumentParser) -> None:
                    help="on: mark trials disturbed by other load on this machine, leave them "
                    "out and repeat them; off: measure nothing (default: TEITEN_NOISE_GUARD "
                    "when set, else the study's noise_guard, which is on)")
-    s.add_argument("--wait-quiet", metavar="DURATION", type=_wait_duration, default=busy.WAIT_QUIET_S,
+    s.add_argument("--wait-quiet", metavar="DURATION", type=_wait_duration, default=None,
                    help="with the noise guard on, how long to wait for a quiet moment before "
                    "trials while other load keeps the machine busy, in all for one busy spell "
                    "(default 30s; 0: never wait); a machine that stays busy stops the study "
@@ -240,6 +241,8 @@ def _machine_options(s: argparse.ArgumentParser) -> None:
 
 def _wait_duration(text: str) -> float:
     """--wait-quiet: seconds, or a duration such as 2min."""
+    from teiten.spec.base import parse_duration  # late: pydantic, for this option only
+
     try:
         seconds = parse_duration(text)
     except ValueError as exc:
@@ -252,6 +255,8 @@ def _wait_duration(text: str) -> float:
 def _no_password(text: str) -> str:
     """An argument that may be a connection string, without a password in it: a command line is
     readable by every local user (ps), and shells keep it in their history."""
+    from teiten.store import address  # late: psycopg, for the commands that take a store
+
     if address.password_in(text):
         raise argparse.ArgumentTypeError(
             "a password on the command line is readable by every user of this machine (ps); "
@@ -262,6 +267,8 @@ def _no_password(text: str) -> str:
 def _store(text: str) -> str:
     """A store: the path of an SQLite file, or a PostgreSQL database (a postgresql:// URI or a
     libpq keyword string), never with a password in it."""
+    from teiten.store import address  # late: psycopg, for the commands that take a store
+
     _no_password(text)
     try:
         address.StoreAddress.parse(text)
@@ -313,10 +320,15 @@ def _main(argv: list[str] | None) -> int:
                             f"{args.command} --help')")
         if args.verbose:
             logging.getLogger().setLevel(logging.INFO)
+        from teiten import paths  # late: what a command needs, once it is known
+        from teiten.cli import commands, interrupts  # late: idem
+
         paths.check_home()
         interrupts.install()
         return int(commands.dispatch(args) or 0)
     except StudyInterrupted as exc:
+        from teiten.cli import interrupts  # late: a study ran, so it is imported already
+
         if interrupts.forced():
             print(f"teiten: interrupted before the servers were stopped; 'teiten clean --store "
                   f"{exc.store}' removes what is left, then 'teiten resume --store {exc.store}' "

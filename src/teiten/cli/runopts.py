@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from teiten import busy
 from teiten.errors import UserError
 from teiten.report import outdir
 from teiten.store.address import StoreAddress
@@ -16,7 +17,8 @@ from teiten.store.address import StoreAddress
 def runner_options(args: argparse.Namespace) -> dict[str, Any]:
     """What run, scaleup and resume pass alike to the runner."""
     return {"monitors": not args.no_monitors, "beside_others": args.beside_others,
-            "noise_guard": _noise_guard(args), "wait_quiet_s": args.wait_quiet}
+            "noise_guard": _noise_guard(args),
+            "wait_quiet_s": busy.WAIT_QUIET_S if args.wait_quiet is None else args.wait_quiet}
 
 
 def _noise_guard(args: argparse.Namespace) -> bool | None:
