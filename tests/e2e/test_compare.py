@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
-from tests.conftest import run_cli
+from tests.conftest import ROOT, run_cli
+
+GOLDEN = ROOT / "tests" / "golden" / "report-stores"
 
 STUDY = """
 study: {name}
@@ -154,3 +157,21 @@ def test_compare_allows_other_repetitions_and_refuses_other_profile_or_options(
     filled = _tiny(workdir, "filled", workload="{name: select-only, fillfactor: 90}")
     _refused(workdir, base, filled, "the studies differ in select-only fillfactor (none, 90); "
              "their numbers are not comparable (add --allow-different-parameters to compare anyway)")
+
+
+def test_a_study_compared_with_itself_is_refused_in_one_line(workdir: Path) -> None:
+    """Its id twice, its store twice, or a store and its copy: one study, whose ratios would
+    all be 100% by construction, is refused before any report is made."""
+    shutil.copy(GOLDEN / "compare-a.db", workdir / "a.db")
+    run_cli("store", "copy", "a.db", "b.db", cwd=workdir, check=True)
+    start = "teiten: error: "
+    tail = (" (quick-fixed-point-small, started 2026-11-25T04:49:48+00:00): compared with itself "
+            "it differs from nothing; give two different studies")
+    for args, given in ((["--store", "a.db", "--store", "a.db"], "study 1 of a.db is given twice"),
+                        (["--store", "a.db", "--studies", "1,1"], "study 1 of a.db is given twice"),
+                        (["--store", "a.db", "--store", "b.db"],
+                         "study 1 of a.db and study 1 of b.db are one study (a copy)")):
+        done = run_cli("compare", *args, "--out", "r", cwd=workdir)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.splitlines() == [start + given + tail], done.stderr
+    assert not (workdir / "r").exists()

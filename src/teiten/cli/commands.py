@@ -438,6 +438,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             sources = [(s, _pick_study(s, None)) for s in stores]
         if len(sources) < 2:
             raise UserError("compare needs two studies: give two --store, or --studies 1,2")
+        _refuse_one_study_twice(sources)
         written = write_compare_report(sources, Path(args.out), lang=args.lang,
                                        allow_mixed=args.allow_mixed,
                                        allow_different_parameters=args.allow_different_parameters,
@@ -448,6 +449,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
             s.close()
     print(f"{written['html']}\n{written['markdown']}")
     return 0
+
+
+def _refuse_one_study_twice(sources: list[tuple[Store, int]]) -> None:
+    """A study given twice (its id twice, one store twice, or a store and its copy: the same
+    name, start and machine, as 'teiten store copy' tells a study's twin) compares a study with
+    itself, whose ratios are 100% by construction: refused, so that none is read as a finding."""
+    seen: dict[tuple[str, str, str], tuple[Store, int]] = {}
+    for store, sid in sources:
+        row = store.study(sid)
+        key = (row["name"], row["created_at"], row["fingerprint"])
+        if key in seen:
+            first, first_id = seen[key]
+            given = (f"study {sid} of {store} is given twice" if (str(first), first_id) == (
+                str(store), sid) else f"study {first_id} of {first} and study {sid} of {store} "
+                "are one study (a copy)")
+            raise UserError(f"{given} ({row['name']}, started {row['created_at']}): compared with "
+                            "itself it differs from nothing; give two different studies")
+        seen[key] = (store, sid)
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
