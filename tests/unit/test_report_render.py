@@ -226,6 +226,42 @@ def test_a_long_list_of_warnings_folds(data: ReportData) -> None:
     assert render_html(replace(data, warnings=many[:8])).count("more warnings") == 0
 
 
+def _trial(key: str, n: int, error: str, **more: object) -> Notice:
+    return Notice(key, {"trial": f"t{n}", "server": "pg18", "workload": "w", "clients": 1,
+                        "repetition": n, "error": error, **more})
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_warnings_of_single_trials_are_grouped_by_cause_with_counts(
+        data: ReportData, lang: str, tmp_path: Path) -> None:
+    """Twenty disturbed trials are one line that says how many more and which; failed trials
+    group by their error; a point's warnings stay one line each."""
+    disturbed = tuple(_trial("trial-disturbed", n, f"foreign load {n / 10:.2f} CPUs",
+                             repeat=f"t{n}.2") for n in range(1, 21))
+    failed = (_trial("trial-failed", 30, "server crashed"), _trial("trial-failed", 31, "timeout"),
+              _trial("trial-failed", 32, "server crashed"))
+    noisy = tuple(Notice("high-noise", {"server": "pg18", "workload": "w", "clients": c,
+                                        "cv_pct": 12.5}) for c in (1, 2))
+    warned = replace(data, warnings=disturbed[:1] + failed[:1] + noisy + disturbed[1:] + failed[1:],
+                     lang=lang)
+    text = render_markdown(warned, tmp_path).read_text(encoding="utf-8")
+    part = text.split(f"## {'Warnings' if lang == 'en' else '注意事項'}\n\n")[1].split("\n\n")[0]
+    lines = part.splitlines()
+    assert len(lines) == 5, lines
+    assert lines[0].startswith("- Trial t1 (pg18, w, 1 client, repetition 1) was left out" if lang == "en"
+                               else "- 試行 t1（pg18, w, クライアント数 1, 1 回目）は集計から除外し")
+    assert lines[0].endswith(
+        "foreign load 0.10 CPUs (19 more of this kind: t2, t3, t4, t5, t6, t7, t8, t9, …)" if lang == "en"
+        else "foreign load 0.10 CPUs (同種ほか 19 件: t2, t3, t4, t5, t6, t7, t8, t9, …)"), lines[0]
+    assert "server crashed (1 more of this kind: t32)" in lines[1] or \
+        "server crashed (同種ほか 1 件: t32)" in lines[1], lines[1]
+    assert "12.5%" in lines[2] and "12.5%" in lines[3] and "timeout" in lines[4]
+    assert " more of this kind" not in lines[4] and "同種" not in lines[4]
+    doc = render_html(warned)
+    assert doc.count("<li>") - render_html(replace(warned, warnings=())).count("<li>") == 5
+    assert "t20" not in doc and "t20" not in text, "the ids past the eighth are one ellipsis"
+
+
 def test_html_escapes_user_text(doc: str) -> None:
     assert EVIL not in doc and "dev<script" not in doc
     assert "dev&lt;script&gt;&amp;&quot;x" in doc

@@ -37,7 +37,7 @@ from teiten.report.differences import declared_sentence, difference_table
 from teiten.report.exports import section_tables, table_links
 from teiten.report.findings import sentences
 from teiten.report.formats import MISSING
-from teiten.report.i18n import lang_of, notice_text, status_name, tr, workload_heading
+from teiten.report.i18n import lang_of, status_name, tr, warning_lines, workload_heading
 from teiten.report.machine_time import machine_time_text
 from teiten.report.series_view import ERROR_HOOK, series_head, series_section
 from teiten.report.tables import (
@@ -102,17 +102,18 @@ def render_html(data: ReportData) -> str:
                 *(_table(difference_table(data)) if data.differences else
                   [f"<p>{e(tr('differences.alike', lang))}</p>"])]
     out.append(f"<h2>{e(tr('warnings', lang))}</h2>")
-    if data.warnings:
-        # A long list would bury the results: the first few, the rest one click away.
-        shown = data.warnings if len(data.warnings) <= WARNINGS_SHOWN + 2 else data.warnings[:WARNINGS_SHOWN]
+    grouped = warning_lines(data.warnings, lang)
+    if grouped:
+        # A long list would bury the results: the first few causes, the rest one click away.
+        shown = grouped if len(grouped) <= WARNINGS_SHOWN + 2 else grouped[:WARNINGS_SHOWN]
         out.append('<ul class="warnings">')
-        out += [f"<li>{e(notice_text(w, lang))}</li>" for w in shown]
+        out += [f"<li>{e(w)}</li>" for w in shown]
         out.append("</ul>")
-        rest = data.warnings[len(shown):]
+        rest = grouped[len(shown):]
         if rest:
             out.append(f"<details><summary>{e(tr('warnings.more', lang, n=len(rest)))}</summary>")
             out.append('<ul class="warnings">')
-            out += [f"<li>{e(notice_text(w, lang))}</li>" for w in rest]
+            out += [f"<li>{e(w)}</li>" for w in rest]
             out.append("</ul></details>")
     else:
         out.append(f"<p>{e(tr('warnings.none', lang))}</p>")

@@ -7,6 +7,8 @@ and words a study's :class:`Notice`, a type the catalogue package does not impor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from teiten.analysis.model import Notice
 from teiten.messages import (
     LANGS,
@@ -48,3 +50,31 @@ def notice_text(notice: Notice, lang: str = "en") -> str:
 class _Missing(dict[str, object]):
     def __missing__(self, key: str) -> str:
         return "?"
+
+
+# A cause is a notice's key (the figures in the text of a disturbed trial's differ from trial
+# to trial), and a failed or skipped trial's error too; at most this many trial ids are listed.
+_ALIKE_SHOWN = 8
+
+
+def warning_lines(warnings: Sequence[Notice], lang: str = "en") -> list[str]:
+    """The warnings of single trials grouped by cause, in the order each cause first appears:
+    the first notice of a cause in full, then how many more of its kind there are and which
+    trials (278 disturbed trials are one line, not 278). A point's warnings and the study's
+    stay one line each."""
+    groups: dict[tuple[object, ...], list[Notice]] = {}
+    for i, notice in enumerate(warnings):
+        if "trial" not in notice.params:  # a point's or the study's: each says where
+            groups[(i,)] = [notice]
+            continue
+        error = notice.params.get("error") if notice.key in ("trial-failed", "trial-skipped") else None
+        groups.setdefault((notice.key, error), []).append(notice)
+    lines = []
+    for first, *rest in groups.values():
+        text = notice_text(first, lang)
+        if rest:
+            trials = [str(n.params["trial"]) for n in rest]
+            which = ", ".join(trials[:_ALIKE_SHOWN]) + (", …" if len(trials) > _ALIKE_SHOWN else "")
+            text += " " + tr("warnings.alike", lang, n=len(rest), which=which)
+        lines.append(text)
+    return lines

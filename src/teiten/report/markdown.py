@@ -31,7 +31,7 @@ from teiten.report.charts import workload_charts
 from teiten.report.differences import declared_sentence, difference_table
 from teiten.report.exports import DataTable, section_tables, table_links
 from teiten.report.findings import sentences
-from teiten.report.i18n import notice_text, status_name, tr, workload_heading
+from teiten.report.i18n import status_name, tr, warning_lines, workload_heading
 from teiten.report.machine_time import machine_time_text
 from teiten.report.tables import (
     fingerprint_rows,
@@ -65,7 +65,7 @@ def render_markdown(data: ReportData, out_dir: Path) -> Path:
             "", tr("differences.alike", lang)]
         lines.append("")
     lines += [f"## {tr('warnings', lang)}", ""]
-    lines += [f"- {md(notice_text(w, lang))}" for w in data.warnings] or [tr("warnings.none", lang)]
+    lines += [f"- {md(w)}" for w in warning_lines(data.warnings, lang)] or [tr("warnings.none", lang)]
     lines += ["", f"## {tr('study', lang)}", ""]
     lines += _kv_table((tr("kv.parameter", lang), tr("kv.value", lang)), study_rows(data))
     lines += ["", f"## {tr('status', lang)}", ""]
