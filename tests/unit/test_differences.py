@@ -41,7 +41,7 @@ def test_two_versions_list_the_version_its_defaults_and_what_only_one_has() -> N
     assert found == {
         "version": (("17.11", "18.6"), "declared"),
         "effective_io_concurrency": (("1", "16"), "version-default"),
-        "log_connections": (("off", "''"), "version-default"),
+        "log_connections": (("off", "''"), "same-meaning"),
         "io_method": (("—", "worker"), "version-only"),
         "ssl_ecdh_curve": (("prime256v1", "—"), "version-only"),
         "pgbench": (("17.11", "18.6"), "client"),
@@ -146,3 +146,42 @@ def test_versions_across_origins_are_named_and_builds_of_one_version_are_not() -
     assert origins_across_versions({"a": ("17.0", "maven"), "b": ("17.2", "maven")}) == {}
     # the same version from two origins: the build is what the study compares
     assert origins_across_versions({"a": ("15.14", "system"), "b": ("15.14", "pypi")}) == {}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_setting_spelt_anew_and_a_renamed_one_are_explained(lang: str) -> None:
+    """log_connections off (≤17) and '' (18) mean the same; force_parallel_mode (≤15) is 16's
+    debug_parallel_query: the table says so rather than leave the reader to guess."""
+    from types import SimpleNamespace
+    from typing import cast
+
+    from teiten.analysis.model import ReportData
+    from teiten.report.differences import difference_table
+
+    old = _server("pg15", "15", version="15.14",
+                  defaults={"log_connections": "off", "force_parallel_mode": "off",
+                            "password_encryption": "scram-sha-256"})
+    new = _server("pg18", "18", version="18.6",
+                  defaults={"log_connections": "", "debug_parallel_query": "off",
+                            "password_encryption": "scram-sha-256"})
+    data = cast(ReportData, SimpleNamespace(
+        differences=differences([old, new]), servers=[old, new], lang=lang))
+    table = difference_table(data)
+    rows = {what: tuple(c.text for c in cells) for what, cells in table.rows}
+    assert rows["log_connections"] == ("off", "''", {
+        "en": "the same meaning: 18 made log_connections a list of what to log, and '' (nothing) "
+              "is the off of earlier versions",
+        "ja": "同じ意味: 18 で log_connections は記録する項目の一覧になり、'' (なし) は以前の off と同じ",
+    }[lang])
+    assert table.notes[-1] == {
+        "en": "One setting under two names (renamed in the version given): "
+              "force_parallel_mode → debug_parallel_query (16).",
+        "ja": "名前が変わった同じ設定（括弧内のバージョンで改名）: "
+              "force_parallel_mode → debug_parallel_query (16)。"}[lang]
+    on = _server("pg96", "9.6", version="9.6.24", defaults={"password_encryption": "on"})
+    md5 = _server("pg13", "13", version="13.23", defaults={"password_encryption": "md5"})
+    found = {d.what: d.cause for d in differences([on, md5])}
+    assert found["password_encryption"] == "same-meaning"
+    scram = _server("pg14", "14", version="14.23", defaults={"password_encryption": "scram-sha-256"})
+    assert {d.what: d.cause for d in differences([md5, scram])}["password_encryption"] == \
+        "version-default", "a default that changed its meaning is a difference"

@@ -29,6 +29,18 @@ _CLUSTER_FACTS = (("data_checksums", "initdb.data_checksums", "initdb"),
                   ("block_size", "-", "build"))
 _BUILD_FACTS = ("CONFIGURE", "CFLAGS", "CC")
 
+# Settings whose spelling changed between versions but not their meaning: the values that mean
+# the same (18 made log_connections a list of what to log, '' for none; up to 13,
+# password_encryption 'on' meant md5). Such a pair differs in the table as "the same meaning".
+SAME_MEANING: dict[str, tuple[frozenset[str], ...]] = {
+    "log_connections": (frozenset({"off", "''"}),),
+    "password_encryption": (frozenset({"on", "md5"}),),
+}
+# Settings a version renamed: the old name, the new one and the version that renamed it.
+RENAMED = (("min_parallel_relation_size", "min_parallel_table_scan_size", "10"),
+           ("wal_keep_segments", "wal_keep_size", "13"),
+           ("force_parallel_mode", "debug_parallel_query", "16"))
+
 _MEMORY = {"B": 1, "kB": 1024, "8kB": 8192, "16MB": 16 << 20, "MB": 1 << 20}
 _MEMORY_OUT = (("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1024), ("B", 1))
 _TIME = {"us": 1, "ms": 1000, "s": 1_000_000, "min": 60_000_000}
@@ -187,8 +199,9 @@ def _compiler(version_string: object) -> str | None:
 
 def _setting_differences(descs: Sequence[Mapping[str, Any]], factors: set[str]) -> list[Difference]:
     """Settings whose values differ. Declared: the study sets them differently; profile: the
-    study gives the servers different profiles and a server has it from its configuration; a
-    version's default: at least one server has it from its defaults; otherwise set (by the
+    study gives the servers different profiles and a server has it from its configuration; the
+    same meaning: values each version spells its own way (SAME_MEANING); a version's default:
+    at least one server has it from its defaults; otherwise set (by the
     profile or the workload) to different values. A setting
     that only some versions have is listed as absent ("—") in the others."""
     if not all("defaults" in d for d in descs):
@@ -205,6 +218,8 @@ def _setting_differences(descs: Sequence[Mapping[str, Any]], factors: set[str]) 
             descs, effective, strict=True))
         if f"settings.{name}" in factors:
             cause = "declared"
+        elif any(set(values) <= same for same in SAME_MEANING.get(name, ())):
+            cause = "same-meaning"
         elif any(name not in e for e in effective):
             cause = "version-only"
         elif "profile" in factors and set_by_one:

@@ -428,7 +428,7 @@ class Difference:
     """One way the servers differ (analysis.differences): what, its value per server in
     server order ("—": the server has no such thing), and why it differs: declared (the
     study sets it differently), profile (follows from the profiles the study chose), version,
-    version-default, version-only, initdb, setting, build or client."""
+    same-meaning, version-default, version-only, initdb, setting, build or client."""
 
     what: str
     values: tuple[str, ...]

@@ -4,6 +4,7 @@ reader sees at once whether the comparison holds everything else equal."""
 
 from __future__ import annotations
 
+from teiten.analysis.differences import RENAMED
 from teiten.analysis.model import Difference, ReportData
 from teiten.report.cells import Cell, Column, Table
 from teiten.report.i18n import tr
@@ -47,6 +48,11 @@ def difference_table(data: ReportData) -> Table:
             f"{', '.join(names)}: {_some(have, lang)}" for have, names in groups.items())))
         if any(len(have) > _NAMED for have in groups):
             notes.append(tr("differences.only.all", lang, file=DIFFERENCES_CSV))
+        named = {d.what for d in only}
+        renamed = [f"{old} → {new} ({since})" for old, new, since in RENAMED
+                   if old in named and new in named]
+        if renamed:
+            notes.append(tr("differences.renamed", lang, items="; ".join(renamed)))
     columns = (*(Column(s.name) for s in data.servers), Column(tr("differences.why", lang)))
     return Table("differences", tr("differences.heading", lang), tr("differences.what", lang),
                  columns, rows, tuple(notes))
@@ -60,4 +66,6 @@ def _some(have: tuple[str, ...], lang: str) -> str:
 
 
 def _cause(d: Difference, lang: str) -> str:
+    if d.cause == "same-meaning":
+        return tr(f"differences.meaning.{d.what}", lang)
     return tr(f"differences.cause.{d.cause}", lang)
