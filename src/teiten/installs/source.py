@@ -99,7 +99,13 @@ def build(
             f"{reuse.bindir}")
         return reuse
 
-    work = Workspace(paths.home() / "builds" / key, f"{path} ({key})")
+    work = Workspace(paths.home() / "builds" / key, f"{path} ({key})")  # waits for a twin build
+    reuse = None if force else _reusable(key, name)
+    if reuse is not None:
+        work.release()
+        say(f"reusing the build '{reuse.name}' that another teiten just finished: {reuse.bindir}")
+        return reuse
+    work.begin()
     started = time.time()
     try:
         if kind == "tarball":

@@ -28,29 +28,38 @@ log = logging.getLogger(__name__)
 
 
 class Workspace:
-    """``builds/<key>``: the log (locked while building), source, build and staging dirs."""
+    """``builds/<key>``: the log (locked while building), source, build and staging dirs. A
+    second teiten that builds the same key waits for the first, then looks again for its
+    finished build before it starts one (:meth:`begin`)."""
 
     def __init__(self, root: Path, purpose: str):
         if root.exists() and not paths.is_owned(root):
             raise UserError(f"{root} exists but teiten did not create it; move it away")
         if not root.exists():
             paths.make_owned(root, f"build of PostgreSQL {purpose}")
-        self.root = root
+        self.root, self.purpose = root, purpose
         self.log_path = root / "build.log"
         self.log: IO[str] = self.log_path.open("a")
         try:
             fcntl.flock(self.log, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self.log.close()
-            raise UserError(f"another teiten is building the same source and flags in {root}; "
-                            "wait for it, then run this again to reuse its build") from None
-        self.log.truncate(0)
+        except BlockingIOError:  # another teiten builds the same: its build may serve us
+            log.warning("waiting for another teiten that builds the same source and flags in "
+                        "%s", root)
+            fcntl.flock(self.log, fcntl.LOCK_EX)
         self.commands: list[dict[str, object]] = []
         self.src, self.build, self.stage = root / "src", root / "build", root / "stage"
+
+    def begin(self) -> None:
+        """Start a build here: a fresh log, and empty build and staging directories."""
+        self.log.truncate(0)
         for sub in (self.src, self.build, self.stage):
             paths.remove_owned(sub)  # an earlier build that was killed before cleaning up
-        paths.make_owned(self.build, f"VPATH build dir of {purpose}")
-        paths.make_owned(self.stage, f"DESTDIR of {purpose}")
+        paths.make_owned(self.build, f"VPATH build dir of {self.purpose}")
+        paths.make_owned(self.stage, f"DESTDIR of {self.purpose}")
+
+    def release(self) -> None:
+        """Leave the workspace as it is (another teiten's finished build serves): unlock it."""
+        self.log.close()
 
     def unpack(self, tarball: Path) -> Path:
         paths.make_owned(self.src, f"unpacked {tarball}")

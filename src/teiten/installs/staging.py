@@ -11,13 +11,15 @@ teiten was killed is removed by the next ``teiten install`` and by ``teiten clea
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import psutil
@@ -30,6 +32,25 @@ from teiten.installs.manifest import METADATA
 log = logging.getLogger(__name__)
 
 _STAGING = re.compile(r"^\.(?P<install>.+)-(?P<pid>\d+)-[a-z0-9_]+\.staging$")
+
+
+@contextlib.contextmanager
+def one_at_a_time(name: str) -> Iterator[None]:
+    """While the block runs, no other teiten installs ``name`` (``pypi-17.11``): two runs that
+    need the same release download it once, the second finding it in place when its turn
+    comes (each registry's install looks for a finished one first)."""
+    locks = paths.home() / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    fd = os.open(locks / f"install-{name}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.warning("waiting for another teiten that installs %s", name)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def ready(target: Path) -> bool:
