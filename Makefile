@@ -34,8 +34,11 @@ lint: setup
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 
+# Two tests at a time (each module on one worker); those marked alone run with nothing beside
+# them (tests/parallel.py). TEST_WORKERS=0 runs them one after another.
+TEST_WORKERS ?= 2
 test: setup system lint
-	$(BIN)/pytest -q --durations=30
+	$(BIN)/pytest -q --durations=30 -n $(TEST_WORKERS) --dist loadscope
 
 bench: setup system
 	$(BIN)/python -m bench.run

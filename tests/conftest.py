@@ -30,7 +30,7 @@ import psutil
 import pytest
 from tests.requirements import missing
 
-pytest_plugins = ["tests.requirements"]  # the requires mark; TEITEN_REQUIRE_ALL
+pytest_plugins = ["tests.requirements", "tests.parallel"]  # requires; alone
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_HOME = ROOT / ".cache" / "teiten-test"
@@ -74,6 +74,18 @@ def pg18(teiten_home: Path):  # noqa: ANN201
     return install_version("18")
 
 
+@contextmanager
+def one_worker_at_a_time(name: str) -> Iterator[None]:
+    """A session fixture's slow, shared step (fetching a source tree, a source build) done by
+    one test worker at a time: the other waits, then finds it done."""
+    import fcntl
+
+    TEST_HOME.mkdir(parents=True, exist_ok=True)
+    with open(TEST_HOME / f".{name}.lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
+
+
 @pytest.fixture(scope="session")
 def pg_source(teiten_home: Path) -> Path:
     """The upstream PostgreSQL 15 source directory, fetched once (from Debian's source
@@ -82,9 +94,10 @@ def pg_source(teiten_home: Path) -> Path:
 
     if shutil.which("apt-get") is None:
         missing("fetching the PostgreSQL source needs apt-get (Debian/Ubuntu)")
-    done = subprocess.run(["bash", str(ROOT / "scripts" / "fetch-pg-source.sh"),
-                           str(TEST_HOME / "src"), "15"], text=True, capture_output=True,
-                          timeout=1200)
+    with one_worker_at_a_time("pg-source"):  # the other worker fetches it once, or waits
+        done = subprocess.run(["bash", str(ROOT / "scripts" / "fetch-pg-source.sh"),
+                               str(TEST_HOME / "src"), "15"], text=True, capture_output=True,
+                              timeout=1200)
     if done.returncode != 0 or not done.stdout.strip():
         pytest.fail(f"scripts/fetch-pg-source.sh failed ({done.returncode}):\n{done.stderr}")
     return Path(done.stdout.strip().splitlines()[-1])
@@ -108,7 +121,8 @@ def lwlock_build(pg_source: Path) -> SourceBuild:
     argv = ("install", "--from-source", str(pg_source), "--preset", "lwlock-stats",
             "--name", "pg15-lwlock", "--configure=--without-icu")
     started = time.monotonic()
-    done = run_cli(*argv, timeout=3600, check=True)
+    with one_worker_at_a_time("lwlock-build"):
+        done = run_cli(*argv, timeout=3600, check=True)
     seconds = time.monotonic() - started
     last = done.stdout.strip().splitlines()[-1]
     assert last.startswith("PostgreSQL 15.") and "(source, name pg15-lwlock): " in last, last
@@ -186,7 +200,8 @@ def _interrupt_started() -> None:
 
 
 def postgres_processes_under(path: Path) -> list[psutil.Process]:
-    """Server processes whose working directory is inside ``path``."""
+    """Server processes whose working directory is inside ``path`` (or, for a path that ends
+    in ``-``, one whose name starts so: ``clusters/s7-e2e-``, the clusters of one study)."""
     found = []
     prefix = os.path.realpath(path)
     for proc in psutil.process_iter(["pid"]):

@@ -129,7 +129,7 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
     store.reset_interrupted(study_id, retry_failed=retry_failed)
     store.set_study_state(study_id, "running")
     run_dir = paths.make_owned(
-        paths.clusters_dir() / f"{study.study}-{study_id}-{time.strftime('%Y%m%d%H%M%S')}",
+        paths.clusters_dir() / f"{study.study}-{study_id}-{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}",
         f"clusters of study {study.study} ({store})")
     store.add_workdir(study_id, run_dir)
     ctx = _Context(store, study_id, study, _workloads_from(spec_json), run_dir, report,

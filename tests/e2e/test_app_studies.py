@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
 
 
@@ -61,6 +62,7 @@ repetitions: 2
     assert not list((TEST_HOME / "clusters").glob("tpcc-small-*/**/tx.*"))
 
 
+@pytest.mark.alone  # its measured rate must stay within 15% of the think-time theory
 def test_bookstore_follows_users_over_think_time_far_below_saturation(pg18, workdir: Path) -> None:
     (workdir / "books.yaml").write_text("""
 study: books

@@ -56,8 +56,9 @@ def store_files(store: Path) -> list[Path]:
 # Studies of this file are all named "bad"; a run of the default study would be
 # "quick-fixed-point". The runner names cluster directories "<study>-<id>-<time>".
 OUR_CLUSTERS = re.compile(r"^(bad|quick-fixed-point)-\d+-\d+")
-# Installs other test sessions may add to the shared cache while these tests run.
-OTHER_INSTALLS = re.compile(r"^\.?pypi-1[4-8]\.\d+")
+# Installs other test sessions (and the other worker of this one) may add to the shared cache
+# while these tests run.
+OTHER_INSTALLS = re.compile(r"^\.?(pypi|maven|npm)-\d+(\.\d+)+|^\.?src-pg15-lwlock")
 
 
 class BadInput(Protocol):

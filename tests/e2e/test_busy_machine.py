@@ -22,9 +22,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from tests.burners import skip_when_busy
 from tests.conftest import ROOT, TEST_HOME
 from tests.requirements import missing
+
+# alone: the noise guard on beside a CPU burner: it counts disturbed trials.
+pytestmark = pytest.mark.alone
 
 STUDY = """
 study: busy

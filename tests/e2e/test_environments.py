@@ -19,7 +19,8 @@ from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
 from teiten import netns
 
 WHY_NOT = netns.available()
-pytestmark = pytest.mark.requires(WHY_NOT and f"network namespaces: {WHY_NOT}")
+# alone: it compares the machine's network namespaces and /dev/shm before and after.
+pytestmark = [pytest.mark.requires(WHY_NOT and f"network namespaces: {WHY_NOT}"), pytest.mark.alone]
 
 STUDY = """\
 study: env-e2e

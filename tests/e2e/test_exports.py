@@ -8,13 +8,30 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 import statistics
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.conftest import run_cli
+from tests.conftest import TEST_HOME, run_cli
 
-STORES = Path(__file__).resolve().parent.parent / "golden" / "report-stores"
+GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "report-stores"
+# Copies: opening a store turns on its write-ahead log, and closing it checkpoints into the
+# file, which would change the tracked golden stores under a reader (another test's copy).
+STORES = TEST_HOME / "work" / "exports-stores"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _copies() -> Iterator[None]:
+    shutil.rmtree(STORES, ignore_errors=True)
+    STORES.mkdir(parents=True)
+    for name in ("tpcc", "bookstore", "iot"):
+        for suffix in (".db", ".db-wal", ".db-shm"):
+            if (GOLDEN / f"{name}{suffix}").is_file():
+                shutil.copyfile(GOLDEN / f"{name}{suffix}", STORES / f"{name}{suffix}")
+    yield
+    shutil.rmtree(STORES, ignore_errors=True)
 
 
 def _results(store: str) -> list[dict]:

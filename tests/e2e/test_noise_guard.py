@@ -11,7 +11,11 @@ import re
 import sqlite3
 from pathlib import Path
 
+import pytest
 from tests.burners import run_beside_burner, skip_when_busy
+
+# alone: the noise guard on: another test's load would disturb its trials.
+pytestmark = pytest.mark.alone
 
 STUDY = """
 study: guarded

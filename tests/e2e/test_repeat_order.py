@@ -11,7 +11,11 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from tests.burners import run_beside_burner, skip_when_busy
+
+# alone: it counts the trials its burner disturbed, exactly.
+pytestmark = pytest.mark.alone
 
 STUDY = """
 study: repeats

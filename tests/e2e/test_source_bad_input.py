@@ -21,8 +21,9 @@ from teiten import paths
 
 BUILDS = TEST_HOME / "builds"
 INSTALLS = TEST_HOME / "installs"
-# Installs other test sessions may add to the shared cache while these tests run.
-OTHER_INSTALLS = re.compile(r"^\.?pypi-1[4-8]\.\d+|^src-pg15-lwlock$")
+# Installs other test sessions (and the other worker of this one) may add to the shared cache
+# while these tests run.
+OTHER_INSTALLS = re.compile(r"^\.?(pypi|maven|npm)-\d+(\.\d+)+|^\.?src-pg15-lwlock")
 
 
 def _listing(path: Path) -> set[str]:
@@ -150,6 +151,7 @@ def taken_name() -> Iterator[tuple[str, Path]]:
     paths.remove_owned(target)
 
 
+@pytest.mark.alone  # it adds an install to the shared cache and compares the whole cache
 def test_name_taken_by_another_build(fake_source: Path, taken_name: tuple[str, Path]) -> None:
     name, target = taken_name
     before = sorted(p.name for p in target.iterdir())

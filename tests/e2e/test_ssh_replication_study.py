@@ -104,6 +104,7 @@ def test_sync_remote_apply_and_the_lag_over_ssh(finished: dict[str, Any]) -> Non
     assert (update, "replication_lag_bytes_max") in finished["metrics"]
 
 
+@pytest.mark.alone  # it looks at every pgpool and socket directory of the machine
 def test_the_report_has_the_s7_table_and_nothing_is_left_there(
         finished: dict[str, Any]) -> None:
     md = finished["md"]
@@ -139,6 +140,7 @@ order: sequential
 """
 
 
+@pytest.mark.alone  # it looks at every pgpool and socket directory of the machine
 def test_a_killed_run_leaves_clusters_on_the_host_and_resume_stops_them(sshd: Sshd) -> None:
     from tests.conftest import postgres_processes_under
     from tests.integration.test_failures import _start, _trials, _wait_for_pgbench

@@ -15,7 +15,8 @@ from tests.sshd import Sshd, available, free_port, running_sshd
 from tests.studyrun import run_study
 
 WHY_NOT = available()
-pytestmark = pytest.mark.requires(WHY_NOT and f"sshd: {WHY_NOT}")
+# alone: its load clients must start within 0.1 s of each other.
+pytestmark = [pytest.mark.requires(WHY_NOT and f"sshd: {WHY_NOT}"), pytest.mark.alone]
 
 STUDY = """\
 study: ssh-e2e

@@ -92,8 +92,8 @@ def test_postmaster_crash_fails_one_trial_and_the_next_runs_on_a_fresh_server(
 def test_sigkill_then_resume_finishes_without_rerunning_finished_trials(
         pg17, workdir: Path) -> None:
     store = workdir / "killed.db"
-    before = clusters_snapshot("killed")
-    proc = _start("run", str(_study(workdir, "killed", reps=3)), "--store", str(store),
+    before = clusters_snapshot("sigkilled")
+    proc = _start("run", str(_study(workdir, "sigkilled", reps=3)), "--store", str(store),
                   "--no-report")
     # Wait until the first trial is done and the second is under way, then kill -9.
     deadline = time.monotonic() + 180
@@ -110,7 +110,7 @@ def test_sigkill_then_resume_finishes_without_rerunning_finished_trials(
     proc.communicate(timeout=30)
     first = _trials(store)
     assert [t["status"] for t in first] == ["ok", "running", "planned"]
-    leftovers = [p for d in (TEST_HOME / "clusters").glob("killed-*")
+    leftovers = [p for d in (TEST_HOME / "clusters").glob("sigkilled-*")
                  for p in postgres_processes_under(d)]
     assert leftovers, "a killed teiten leaves its server running"
 
@@ -124,7 +124,7 @@ def test_sigkill_then_resume_finishes_without_rerunning_finished_trials(
     assert after[0]["attempts"] == 1
     assert after[1]["attempts"] == 2
     assert not any(p.is_running() for p in leftovers)
-    assert clusters_snapshot("killed") == before
+    assert clusters_snapshot("sigkilled") == before
     again = run_cli("resume", "--store", str(store), "--no-report")
     # Nothing left to do is no error (issue 38): said, exit 0.
     assert again.returncode == 0

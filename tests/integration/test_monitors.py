@@ -121,7 +121,7 @@ def test_cpu_shares_add_up_and_the_series_is_per_second(store: Path) -> None:
 
 def test_no_monitors_records_none(pg17, workdir: Path) -> None:
     study = workdir / "plain.yaml"
-    study.write_text("study: plain\nservers: [{name: pg17, install: '17'}]\n"
+    study.write_text("study: plain-monitors\nservers: [{name: pg17, install: '17'}]\n"
                      "workloads: [select-only]\nscale: 1\nclients: [1]\nduration: 1s\n"
                      "repetitions: 1\n")
     done = run_cli("run", str(study), "--store", str(workdir / "p.db"), "--no-report",

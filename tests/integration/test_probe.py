@@ -62,6 +62,7 @@ def _probe(conninfo: str) -> dict[str, Any]:
     return dict(json.loads(done.stdout))
 
 
+@pytest.mark.alone  # round-trip bounds measured through a relay in this process
 def test_probe_sees_the_delay_added_on_the_path(pg18) -> None:  # noqa: ANN001
     with scratch_database(pg18) as db:
         port = db.cluster.port  # type: ignore[attr-defined]
@@ -98,6 +99,7 @@ def test_a_bad_connection_string_is_exit_2() -> None:
     assert done.stderr.startswith("teiten: error: cannot read the connection string: ")
 
 
+@pytest.mark.alone  # round-trip bounds measured through a relay in this process
 def test_an_external_study_reports_the_round_trip_bound(pg18, workdir: Path) -> None:  # noqa: ANN001
     """S11's analysis: the external server is reached through the delaying relay, so one
     client cannot pass about 1000 / 10 ms transactions a second, and the report says so."""

@@ -10,10 +10,14 @@ import os
 import uuid
 from pathlib import Path
 
+import pytest
 from tests.conftest import TEST_HOME
 
 from teiten import paths
 from teiten.servers import snapshot
+
+# alone: it reads the machine's dirty page cache (/proc/meminfo).
+pytestmark = pytest.mark.alone
 
 SIZE = 192 << 20
 

@@ -250,6 +250,7 @@ def test_workloads_loaded_by_sql_are_refused_over_ssh(
     server.close()
 
 
+@pytest.mark.alone  # its load clients must start within 0.1 s, and it looks at every remote pgbench
 def test_load_clients_over_ssh_start_together_and_one_unreachable_stops_them_all(
         sshd: Sshd, pg15: Install, run_dir: Path, tmp_path: Path) -> None:
     w = _workload("select-only")

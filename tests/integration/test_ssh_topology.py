@@ -124,6 +124,7 @@ def _pgpools() -> set[int]:
             and p.info["status"] != psutil.STATUS_ZOMBIE}
 
 
+@pytest.mark.alone  # it compares every pgpool process of the server account
 def test_pgpool_next_to_each_node_over_ssh_streaming_and_native(
         sshd: Sshd, pg15: Install, run_dir: Path) -> None:
     w = _workload("tpcb-like")
