@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import shutil
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -196,6 +197,9 @@ def test_the_report_in_a_browser(finished: dict[str, Any]) -> None:
 def test_compare_puts_the_servers_of_two_studies_side_by_side(finished: dict[str, Any]) -> None:
     work = finished["work"]
     shutil.copy(work / "r.db", work / "again.db")
+    # Another study of the same suites (compare refuses one study with itself): renamed.
+    with closing(sqlite3.connect(work / "again.db")) as conn, conn:
+        conn.execute("UPDATE studies SET name = name || '-again'")
     done = run_cli("compare", "--store", str(work / "r.db"), "--store", str(work / "again.db"),
                    "--out", str(work / "cmp"), check=True)
     assert done.returncode == 0

@@ -185,3 +185,16 @@ def test_a_setting_spelt_anew_and_a_renamed_one_are_explained(lang: str) -> None
     scram = _server("pg14", "14", version="14.23", defaults={"password_encryption": "scram-sha-256"})
     assert {d.what: d.cause for d in differences([md5, scram])}["password_encryption"] == \
         "version-default", "a default that changed its meaning is a difference"
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_every_cause_has_its_words(lang: str) -> None:
+    """The run's summary of the differences and the report's table name every cause."""
+    from teiten.analysis.model import Difference
+    from teiten.messages import tr
+
+    causes = Difference.__doc__.split("why it differs: ")[1]  # type: ignore[union-attr]
+    for cause in ("declared", "profile", "version", "same-meaning", "version-default",
+                  "version-only", "initdb", "setting", "build", "client"):
+        assert cause in causes
+        assert tr(f"differences.cause.{cause}", lang)
