@@ -1,7 +1,10 @@
 """The machine and software a result came from, stored with every study.
 
 Two results are only comparable when these match where it matters (pyperf's checked
-metadata): the report flags studies whose fingerprints differ.
+metadata): the report flags studies whose fingerprints differ. Beside the identity, what
+decides how noisy the machine is, as pyperf's ``system show`` reads it: the CPU frequency
+governor, turbo boost, SMT, transparent huge pages, ASLR and whether it is a virtual machine
+(:func:`tuning`); a change of these is reported, never a new machine.
 """
 
 from __future__ import annotations
@@ -34,6 +37,52 @@ def _os_name() -> str:
     except OSError:
         pass
     return platform.system()
+
+
+NOT_EXPOSED = "not exposed"  # the kernel does not say (no cpufreq in most virtual machines)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def tuning(root: Path = Path("/")) -> dict[str, str]:
+    """How the machine is tuned for steady figures, read from ``root``'s /sys and /proc."""
+    cpu = root / "sys" / "devices" / "system" / "cpu"
+    governors = sorted({g for g in (_read(p) for p in cpu.glob("cpu[0-9]*/cpufreq/scaling_governor"))
+                        if g})
+    no_turbo, boost = _read(cpu / "intel_pstate" / "no_turbo"), _read(cpu / "cpufreq" / "boost")
+    turbo = ({"0": "on", "1": "off"}.get(no_turbo or "") or {"1": "on", "0": "off"}.get(boost or "")
+             or NOT_EXPOSED)
+    smt = {"on": "on", "off": "off", "forceoff": "off", "notsupported": "not supported"}.get(
+        _read(cpu / "smt" / "control") or "", NOT_EXPOSED)
+    thp_line = _read(root / "sys" / "kernel" / "mm" / "transparent_hugepage" / "enabled") or ""
+    thp = thp_line.split("[", 1)[1].split("]", 1)[0] if "[" in thp_line else NOT_EXPOSED
+    aslr = {"0": "off (0)", "1": "partial (1)", "2": "full (2)"}.get(
+        _read(root / "proc" / "sys" / "kernel" / "randomize_va_space") or "", NOT_EXPOSED)
+    return {"cpu_governor": ", ".join(governors) or NOT_EXPOSED, "turbo": turbo, "smt": smt,
+            "thp": thp, "aslr": aslr, "virtualization": _virtualization(root)}
+
+
+def _virtualization(root: Path) -> str:
+    """A virtual machine (with its maker where the firmware says), a container, both, or
+    none."""
+    container = (root / ".dockerenv").exists() or (root / "run" / ".containerenv").exists()
+    flags = next((line for line in (_read(root / "proc" / "cpuinfo") or "").splitlines()
+                  if line.startswith("flags")), "")
+    hypervisor = _read(root / "sys" / "hypervisor" / "type")
+    vm = None
+    if " hypervisor" in flags or hypervisor:
+        maker = " ".join(dict.fromkeys(v for v in (
+            hypervisor, _read(root / "sys" / "class" / "dmi" / "id" / "sys_vendor"),
+            _read(root / "sys" / "class" / "dmi" / "id" / "product_name")) if v))
+        vm = f"virtual machine ({maker})" if maker else "virtual machine"
+    if container:
+        return f"container in a {vm}" if vm else "container"
+    return vm or "none"
 
 
 def filesystem_of(path: Path) -> dict[str, str]:
@@ -70,6 +119,7 @@ def machine(data_dir: Path) -> dict[str, Any]:
         "data_filesystem": filesystem_of(data_dir),
         "python": platform.python_version(),
         "teiten": teiten.__version__,
+        **tuning(),
     }
 
 
@@ -79,6 +129,8 @@ IDENTITY = ("cpu_model", "cpu_logical", "memory_bytes", "arch")
 # Its software: the same machine after an upgrade. Results over the years span such changes,
 # so a difference here is said beside the numbers, not refused.
 SOFTWARE = ("kernel", "os")
+# How the machine was tuned: said beside the numbers when it changed, like the software.
+TUNING = ("cpu_governor", "turbo", "smt", "thp", "aslr", "virtualization")
 
 
 def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
@@ -91,6 +143,8 @@ def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 
 def software_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    """How the software of the same machine changed from ``a`` to ``b``: "kernel 6.1.0-18 →
-    6.1.0-25" for each field that differs."""
-    return [f"{k} {a.get(k) or '?'} → {b.get(k) or '?'}" for k in SOFTWARE if a.get(k) != b.get(k)]
+    """How the software (and the tuning) of the same machine changed from ``a`` to ``b``:
+    "kernel 6.1.0-18 → 6.1.0-25" for each field that differs; the tuning only where both
+    fingerprints have it (older stores do not)."""
+    return [f"{k} {a.get(k) or '?'} → {b.get(k) or '?'}" for k in (*SOFTWARE, *TUNING)
+            if a.get(k) != b.get(k) and (k in SOFTWARE or (k in a and k in b))]

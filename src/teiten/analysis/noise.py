@@ -4,7 +4,10 @@ whether the guard was on at all (issue 18, item 3)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from teiten.analysis.model import Notice
+from teiten.fingerprint import NOT_EXPOSED
 from teiten.monitors.foreign import ForeignLoad, Rule
 from teiten.results import StudyResults, TrialRecord
 
@@ -35,6 +38,21 @@ def noise_notices(study: StudyResults) -> list[Notice]:
                      "clients": p.clients, "repetition": p.repetition, "error": t.error}
             out.append(Notice("trial-disturbed", {**where, "repeat": repeat.trial_id})
                        if repeat is not None else Notice("trial-disturbed-kept", where))
+    return out
+
+
+def tuning_notices(fingerprint: Mapping[str, object]) -> list[Notice]:
+    """What in the machine's tuning makes its figures noisier (teiten.fingerprint.tuning), as
+    pyperf's advice has it: a governor other than performance, turbo boost, transparent huge
+    pages always on. Nothing for what the kernel does not say (a virtual machine's cpufreq)."""
+    out = []
+    governor = fingerprint.get("cpu_governor")
+    if isinstance(governor, str) and governor not in ("performance", NOT_EXPOSED):
+        out.append(Notice("machine-governor", {"governor": governor}))
+    if fingerprint.get("turbo") == "on":
+        out.append(Notice("machine-turbo"))
+    if fingerprint.get("thp") == "always":
+        out.append(Notice("machine-thp"))
     return out
 
 

@@ -35,7 +35,7 @@ from teiten.analysis.model import (
     TrialSeries,
     WorkloadSection,
 )
-from teiten.analysis.noise import noise_notices
+from teiten.analysis.noise import noise_notices, tuning_notices
 from teiten.analysis.scaleups import core_families, with_builds_and_cores
 from teiten.messages import clients_phrase, join, tr, word
 from teiten.results import ProgressPoint, ServerRecord, StudyResults, TrialRecord
@@ -314,7 +314,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     notes_first += [Notice("joined-by", {k: str(j[k]) for k in ("study", "store", "pid", "since", "trial")})
                     for j in study.spec.get("joined_by", [])]
     notes_first += [Notice("server-omitted", dict(o)) for o in study.spec.get("omitted", [])]
-    notes_first += noise_notices(study)
+    notes_first += noise_notices(study) + tuning_notices(study.fingerprint)
     if options.exclude_rampup:
         trials, excluded = _without_rampup(trials, data.progress)
         notes_first.append(Notice("rampup-excluded", {"trials": excluded}))
