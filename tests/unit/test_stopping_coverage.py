@@ -32,7 +32,7 @@ def test_the_printed_interval_covers_as_it_states_after_stopping_on_width(
 def test_the_simulation_exercises_the_rule(rows: list[sim.StopCoverage]) -> None:
     """Studies stop on width at the floor, in between and at the ceiling: the rule is what
     the simulation measures, not a fixed n."""
-    assert {r.noise for r in rows} == {"normal", "student-t3", "bimodal", "drift"}
+    assert {r.noise for r in rows} == {"normal", "student-t3", "bimodal", "drift", "bimodal/normal"}
     assert all(r.draws >= 20_000 for r in rows)
     assert max(r.on_width for r in rows) > 0.95 and min(r.on_width for r in rows) < 0.05
     assert any(sim.FLOOR + 1 < r.mean_blocks < sim.CEILING - 1 for r in rows)
