@@ -65,6 +65,15 @@ def _log_ratios(case: ic.Case, rng: np.random.Generator, size: int, n: int, rati
     return np.log(a * shared) - np.log(b * shared)
 
 
+def _known(judged: tuple[np.ndarray, np.ndarray, np.ndarray | float], decide: float,
+           target_pct: float) -> np.ndarray:
+    """teiten.analysis.stopping.known for every draw at once (each its own level where the
+    report's method mixes signed-rank and sign-test intervals)."""
+    low, high, level = judged
+    return (np.asarray(level) >= decide) & np.asarray(
+        stopping.half_width_pct(np.exp(low), np.exp(high)) <= target_pct)
+
+
 def stop_on_width(case: ic.Case, target_pct: float, draws: int, rng: np.random.Generator, *,
                   floor: int = FLOOR, ceiling: int = CEILING,
                   decide: float = stopping.DECIDE_CONFIDENCE,
@@ -81,8 +90,7 @@ def stop_on_width(case: ic.Case, target_pct: float, draws: int, rng: np.random.G
         judged = intervals.paired_bounds(d[:, :n], decide)
         found = intervals.paired_bounds(d[:, :n], ic.CONFIDENCE)
         assert found is not None and judged is not None
-        done = stopping.known(np.exp(judged[0]), np.exp(judged[1]), judged[2], decide, target_pct) \
-            if n < ceiling else np.ones(draws, dtype=bool)
+        done = _known(judged, decide, target_pct) if n < ceiling else np.ones(draws, dtype=bool)
         low, high, level = found
         now = done & ~stopped
         if now.any():
@@ -144,8 +152,7 @@ def verdict_rates(cv: float, ratio: float, draws: int, rng: np.random.Generator,
         judged = intervals.paired_bounds(d[:, :n], decide)
         printed = intervals.paired_bounds(d[:, :n], level)
         assert judged is not None and printed is not None
-        done = stopping.known(np.exp(judged[0]), np.exp(judged[1]), judged[2], decide, target) \
-            if n < ceiling else np.ones(draws, dtype=bool)
+        done = _known(judged, decide, target) if n < ceiling else np.ones(draws, dtype=bool)
         now = done & ~stopped
         stated = np.broadcast_to(printed[2], printed[0].shape)
         for i in np.flatnonzero(now):
