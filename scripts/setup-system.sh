@@ -46,6 +46,8 @@ command -v pkg-config >/dev/null || need+=(pkg-config)
 [ -f /usr/include/readline/readline.h ] || need+=(libreadline-dev)
 [ -f /usr/include/zlib.h ] || need+=(zlib1g-dev)
 [ -d /usr/include/unicode ] || need+=(libicu-dev)
+# ccache: source builds of nearby commits and checkouts reuse each other's objects.
+[ -e /usr/lib/ccache/gcc ] || need+=(ccache)
 if [ "${TEITEN_NO_BROWSER:-}" = "" ]; then
   command -v chromium >/dev/null || need+=(chromium)
   [ -d /usr/share/fonts/opentype/noto ] || need+=(fonts-noto-cjk)
@@ -62,6 +64,7 @@ if [ "$(id -u)" -ne 0 ]; then
       [fonts-noto-cjk]="no Japanese in the browser check" [pgpool2]="no replication scale-out (S7)"
       [docker.io]="no docker servers" [openssh-server]="no ssh tests" [openssh-client]="no servers over ssh"
       [gcc]="no source builds" [make]="no source builds" [acl]="no TEITEN_HOME under /root"
+      [ccache]="source builds compile everything every time"
       [iproute2]="no network namespaces (S5)" [util-linux]="no cold-cache residency or namespaces"
       [postgresql-15-rum]="no RUM in the full-text study" [postgresql-15-pg-wait-sampling]="no pg_wait_sampling"
       [stress-ng]="no busy-machine check of the suite" [xfsprogs]="no reflink-clone restore tests")

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from teiten import paths, privileges, procs
 from teiten.errors import InstallError, UserError
-from teiten.installs import discover, manifest, source_key, source_workspace
+from teiten.installs import ccache, discover, manifest, source_key, source_workspace
 from teiten.installs.model import Install
 from teiten.installs.source_key import PRESETS, Preset
 from teiten.installs.source_workspace import Workspace, iso
@@ -113,6 +113,11 @@ def build(
             srcdir = work.unpack(path)
         else:
             srcdir = path
+        cache = ccache.build_env(env["PATH"], srcdir, work.build)
+        env.update(cache)
+        if cache:
+            say(f"compiler cache: ccache ({cache['PATH'].split(':', 1)[0]}; TEITEN_CCACHE=off "
+                "turns it off)")
         version = source_key.version_of(srcdir, source)
         name = name or f"{version}-{preset or 'custom'}-{key[:8]}"
         target = paths.installs_dir() / f"src-{name}"
@@ -165,6 +170,7 @@ def build(
             if make_vars else {},
             "commands": work.commands,
             "compiler": compiler,
+            "ccache": bool(cache),
             "pg_config": pg_config,
             "checks": checks,
             "build_log": str(work.log_path),

@@ -1,0 +1,48 @@
+"""A compiler cache for source builds: ccache, where the machine has it.
+
+A build of nearby commits, or of the same source in another build directory, compiles mostly
+the same files again. ccache keeps their objects and hands them back. teiten uses it the way
+distributions package it: a directory of links named after the compilers (gcc, cc, ...),
+first in the build's PATH. So configure still finds and records ``gcc``, and ``pg_config CC``
+and the build's key do not change with the cache (the Differences table never calls the cache
+a build difference).
+
+Hits across build directories and checkouts come from two settings:
+- ``CCACHE_BASEDIR``, the deepest directory that holds both the source and the build, so that
+  their absolute paths are hashed relative to the compiler's working directory;
+- ``CCACHE_NOHASHDIR``, so that the working directory itself is not hashed (PostgreSQL's default
+  CFLAGS carry no -g, whose debug information would name it).
+
+The cache lives where ccache keeps it by default, outside any checkout (``~/.cache/ccache``, or
+``$CCACHE_DIR``). ``TEITEN_CCACHE=off`` turns it off; so does a machine without ccache.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# Where distributions put ccache's compiler links (Debian and Ubuntu, Fedora, a source build).
+LINK_DIRS = (Path("/usr/lib/ccache"), Path("/usr/lib64/ccache"), Path("/usr/local/lib/ccache"))
+
+
+def links() -> Path | None:
+    """The directory of ccache's compiler links, None without one (or when turned off)."""
+    if os.environ.get("TEITEN_CCACHE", "").lower() in ("off", "0", "no", "false"):
+        return None
+    return next((d for d in LINK_DIRS if (d / "gcc").exists() or (d / "cc").exists()), None)
+
+
+def build_env(path: str, source: Path, build: Path) -> dict[str, str]:
+    """The variables a build that uses the cache adds to its environment (``path``: the
+    build's PATH), or nothing when there is no cache."""
+    found = links()
+    if found is None:
+        return {}
+    base = os.path.commonpath([os.path.realpath(source), os.path.realpath(build)])
+    env = {"PATH": f"{found}:{path}", "CCACHE_NOHASHDIR": "1"}
+    if base != "/":
+        env["CCACHE_BASEDIR"] = base
+    if os.environ.get("CCACHE_DIR"):
+        env["CCACHE_DIR"] = os.environ["CCACHE_DIR"]
+    return env
