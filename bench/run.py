@@ -3,12 +3,13 @@
 Each one also runs alone: python -m bench.overhead, bench.snapshot, bench.orchestration,
 bench.monitors, bench.report_size, bench.tpcc, bench.iot_load, bench.interval_coverage,
 bench.noise_guard, bench.guard_calibration, bench.stopping_coverage, bench.cores, bench.percentiles,
-bench.cli_imports.
+bench.cli_imports, bench.ccache_builds.
 """
 
 from __future__ import annotations
 
 from bench import (
+    ccache_builds,
     cli_imports,
     cores,
     guard_calibration,
@@ -57,3 +58,5 @@ if __name__ == "__main__":
     print("== latency percentiles: the transaction log's cost, and reading 10 M transactions ==",
           flush=True)
     percentiles.main()
+    print("== ccache: a source build cold, and another checkout warm ==", flush=True)
+    ccache_builds.main()
