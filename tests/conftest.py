@@ -89,17 +89,17 @@ def one_worker_at_a_time(name: str) -> Iterator[None]:
 @pytest.fixture(scope="session")
 def pg_source(teiten_home: Path) -> Path:
     """The upstream PostgreSQL 15 source directory, fetched once (from Debian's source
-    packages, by scripts/fetch-pg-source.sh) into .cache/teiten-test/src."""
+    packages, by 'teiten fetch-source') into .cache/teiten-test/src."""
     import shutil
 
     if shutil.which("apt-get") is None:
         missing("fetching the PostgreSQL source needs apt-get (Debian/Ubuntu)")
     with one_worker_at_a_time("pg-source"):  # the other worker fetches it once, or waits
-        done = subprocess.run(["bash", str(ROOT / "scripts" / "fetch-pg-source.sh"),
-                               str(TEST_HOME / "src"), "15"], text=True, capture_output=True,
+        done = subprocess.run([sys.executable, "-m", "teiten", "fetch-source", "15",
+                               str(TEST_HOME / "src")], text=True, capture_output=True,
                               timeout=1200)
     if done.returncode != 0 or not done.stdout.strip():
-        pytest.fail(f"scripts/fetch-pg-source.sh failed ({done.returncode}):\n{done.stderr}")
+        pytest.fail(f"teiten fetch-source failed ({done.returncode}):\n{done.stderr}")
     return Path(done.stdout.strip().splitlines()[-1])
 
 

@@ -40,7 +40,7 @@ def server_account() -> RunAs | None:
     except KeyError:
         raise UserError(
             f"teiten runs as root, and PostgreSQL refuses to run as root, but there is no "
-            f"account '{name}' to run it as; create one (useradd --system {name}) or set "
+            f"account '{name}' to run it as; create one ('teiten system setup' does) or set "
             f"TEITEN_SERVER_USER to an existing unprivileged account"
         ) from None
     if pw.pw_uid == 0:

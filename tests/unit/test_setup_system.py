@@ -1,44 +1,67 @@
-"""'make system' as an ordinary user (issue 22): it installs nothing, and says what is missing
-and the one command that installs it. The real script, run by a real unprivileged account
-(nobody, when the tests run as root) on a PATH that lacks the tools."""
+"""'teiten system setup' and 'teiten system check' (issues 22 and 38): as an ordinary user,
+setup installs nothing and says what is missing and the one command that installs it; check
+says what each missing thing costs, and exits 1 only when the purpose cannot work without it.
+The real command, run by a real unprivileged account (nobody, when the tests run as root) on a
+PATH that lacks the tools."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
+
+from teiten import system
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_as_an_ordinary_user_it_names_what_is_missing_and_the_sudo_command() -> None:
-    # id and awk only: every tool the script looks for is missing. In /tmp, where the
-    # unprivileged account can reach it (pytest's own temporary directories are root's, 0700).
-    with tempfile.TemporaryDirectory(prefix="teiten-bare-bin-") as tmp:
-        bare = Path(tmp)
-        bare.chmod(0o755)
-        for tool in ("id", "awk"):
-            (bare / tool).symlink_to(f"/usr/bin/{tool}")
-        done = _run_as_user(bare)
+def test_as_an_ordinary_user_setup_names_what_is_missing_and_the_sudo_command() -> None:
+    done = _as_user("setup", "--for", "test")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert len(lines) == 2, done.stdout
-    said = lines[0].removeprefix("setup-system: not root, so nothing was installed; missing: ")
-    assert said != lines[0]
+    said = lines[0].removeprefix("teiten system: not root, so nothing was installed; missing: ")
+    assert said != lines[0], done.stdout
     # what each one costs, where it matters to the demo
-    assert "linux-perf (no flame graphs)" in said and "chromium (no browser check of the report)" in said
-    command = "setup-system: to install them, run: sudo apt-get install -y "
-    assert lines[1].startswith(command)
+    assert "linux-perf (no profiles or flame graphs)" in said
+    assert "chromium (no browser check of the report)" in said
+    command = "teiten system: to install them, run: sudo apt-get install -y "
+    assert lines[1].startswith(command), done.stdout
     packages = lines[1].removeprefix(command).split()
-    assert "linux-perf" in packages and "acl" in packages
+    assert "linux-perf" in packages and "procps" in packages and "gcc" in packages
+    assert "acl" not in packages  # setfacl is for root only
     assert len(packages) == len(set(packages))  # each package once
     assert all(p in said for p in packages)
 
 
-def _run_as_user(bare: Path) -> subprocess.CompletedProcess[str]:
-    script = ROOT / "scripts" / "setup-system.sh"
-    command = f"PATH={bare} TEITEN_NO_BROWSER= /bin/bash {script}"
-    argv = ["su", "-s", "/bin/bash", "nobody", "-c", command] if os.geteuid() == 0 else \
-        ["/bin/bash", "-c", command]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+def test_check_for_a_study_lists_only_what_a_study_needs_and_fails_only_without_ps() -> None:
+    done = _as_user("check")
+    assert done.returncode == 1, done.stdout + done.stderr  # ps is missing: a study needs it
+    rows = {line.split()[1]: line.split()[0] for line in done.stdout.splitlines()[1:]
+            if line.split() and line.split()[0] in ("ok", "missing", "optional")}
+    assert rows["procps"] == "missing" and rows["linux-perf"] == "optional"
+    assert "gcc" not in rows and "chromium" not in rows and "acl" not in rows
+    assert "sudo apt-get install -y procps linux-perf" in done.stdout
+
+
+def test_every_purpose_wants_what_it_requires_and_test_wants_everything() -> None:
+    for need in system.NEEDS:
+        assert need.required <= need.wanted, need.package
+        assert "test" in need.wanted, need.package
+    assert {f.need.package for f in system.check(["test"])} == \
+        {n.package for n in system.NEEDS if system.applies(n)}
+
+
+def _as_user(*args: str) -> subprocess.CompletedProcess[str]:
+    # Only the interpreter is on PATH: every tool teiten looks for there is missing. In /tmp,
+    # where the unprivileged account can reach it (pytest's temporary directories are root's).
+    with tempfile.TemporaryDirectory(prefix="teiten-bare-bin-") as tmp:
+        bare = Path(tmp)
+        bare.chmod(0o755)
+        env = {"PATH": str(bare), "PYTHONPATH": str(ROOT / "src"), "TEITEN_HOME": str(bare / "home"),
+               "HOME": str(bare)}
+        argv = [sys.executable, "-m", "teiten", "system", *args]
+        if os.geteuid() == 0:
+            argv = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *argv]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)

@@ -31,6 +31,7 @@ from teiten.cli.installs import cmd_install, cmd_installs
 from teiten.cli.output import Progress, as_csv, as_json, table
 from teiten.cli.runopts import check_report_dir, runner_options
 from teiten.cli.show import render_text, trial_record
+from teiten.cli.system import cmd_fetch_source, cmd_system
 from teiten.errors import SpecError, StudyInterrupted, UserError
 from teiten.messages import tr
 from teiten.plan import plan, profile_trials
@@ -51,6 +52,7 @@ def dispatch(args: argparse.Namespace) -> int:
         "schema": cmd_schema, "plan": cmd_plan, "run": cmd_run, "scaleup": cmd_scaleup, "resume": cmd_resume,
         "results": cmd_results, "report": cmd_report, "show": cmd_show, "compare": cmd_compare,
         "probe": cmd_probe, "clean": cmd_clean, "studies": cmd_studies, "store": cmd_store,
+        "system": cmd_system, "fetch-source": cmd_fetch_source,
     }[args.command]
     return handler(args)
 

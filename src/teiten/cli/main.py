@@ -69,6 +69,26 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="download (or build) again even when "
                    "the cache has it, replacing the cached copy (a damaged install, say)")
 
+    s = sub.add_parser("system", help="what teiten needs from this machine's system (ps, perf, "
+                       "inferno, an account to run PostgreSQL as, build tools): check it or set it up")
+    ss = s.add_subparsers(dest="system_command", required=True, parser_class=_Parser)
+    for name, text in (("check", "say what is here and what is missing, and what is lost without "
+                        "it (exit status 1 when something the purpose needs is missing)"),
+                       ("setup", "install what is missing with apt-get and create the server "
+                        "account (as root; otherwise say the command that does)")):
+        c = ss.add_parser(name, help=text)
+        c.add_argument("--for", dest="purposes", action="append", metavar="PURPOSE",
+                       help="run (a study, the default), flamegraphs (inferno, built with cargo), "
+                       "build (teiten install --from-source), test (the test suite: everything); "
+                       "repeat or separate with commas")
+
+    s = sub.add_parser("fetch-source", help="download the upstream source of a PostgreSQL major "
+                       "from Debian's source packages, for 'teiten install --from-source'")
+    s.add_argument("major", help="a PostgreSQL major this Debian or Ubuntu release packages, "
+                   "such as 15")
+    s.add_argument("dest", help="the directory to unpack it in; prints the source directory "
+                   "(DEST/postgresql-X.Y), the tarball beside it")
+
     s = sub.add_parser("study", help="built-in study files")
     ss = s.add_subparsers(dest="study_command", required=True, parser_class=_Parser)
     ss.add_parser("list", help="list the built-in studies")

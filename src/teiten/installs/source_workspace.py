@@ -155,7 +155,8 @@ def check_layout(stage: Path, staged: Path) -> None:
         where = "/" + str(strays[0].relative_to(stage))
         raise UserError(f"make install wrote outside the prefix (to {where}): this source is "
                         "patched for a distribution package (Debian's per-version-dirs patch "
-                        "does this); build the upstream tarball instead (scripts/fetch-pg-source.sh)")
+                        "does this); build the upstream tarball instead ('teiten fetch-source "
+                        "MAJOR DIR' fetches it)")
 
 
 def pg_config(staged: Path, option: str, env: dict[str, str]) -> str:

@@ -14,13 +14,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from teiten import procs
+from teiten import procs, system
 from teiten.errors import ProcessError, TeitenError
 from teiten.waiting import wait_until
 
@@ -33,10 +32,10 @@ class ProfileUnavailable(TeitenError):
 
 def tool(name: str) -> str | None:
     """A program from PATH, or from the bin directory of teiten's own Python (where
-    `make` installs inferno into the virtualenv). ``$TEITEN_PERF`` names perf itself."""
+    `teiten system setup --for flamegraphs` installs inferno). ``$TEITEN_PERF`` names perf itself."""
     if name == "perf" and os.environ.get("TEITEN_PERF"):
         return shutil.which(os.environ["TEITEN_PERF"])
-    return shutil.which(name) or shutil.which(name, path=os.path.dirname(sys.executable))
+    return system.program(name)
 
 
 @cache
@@ -152,8 +151,7 @@ class Profiler:
         collapse = tool("inferno-collapse-perf")
         if collapse is None:
             return Profile(self.event, self.frequency, script.stdout.count("\n\n"), "",
-                           notes=["inferno is not installed (make installs it: cargo install "
-                                  "inferno): no folded stacks or flame graph"])
+                           notes=[f"no folded stacks or flame graph: {system.inferno_hint()}"])
         folded = procs.run([collapse], input=script.stdout, timeout=600, what="collapse").stdout
         # perf script prints one block per sample, separated by blank lines.
         samples = sum(1 for block in script.stdout.split("\n\n") if block.strip())
