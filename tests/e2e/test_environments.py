@@ -19,8 +19,7 @@ from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
 from teiten import netns
 
 WHY_NOT = netns.available()
-# alone: it compares the machine's network namespaces and /dev/shm before and after.
-pytestmark = [pytest.mark.requires(WHY_NOT and f"network namespaces: {WHY_NOT}"), pytest.mark.alone]
+pytestmark = pytest.mark.requires(WHY_NOT and f"network namespaces: {WHY_NOT}")
 
 STUDY = """\
 study: env-e2e
@@ -42,13 +41,15 @@ seed: 3
 """
 
 
+# Only this study's: its runs' names begin with it, and other tests run beside this one.
 def _namespaces() -> set[str]:
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True)
-    return {line.split()[0] for line in out.stdout.splitlines() if line.strip()}
+    return {line.split()[0] for line in out.stdout.splitlines()
+            if line.strip().startswith("teiten-env-e2e-")}
 
 
 def _shm() -> set[str]:
-    return {p.name for p in Path("/dev/shm").glob("teiten-*")}
+    return {p.name for p in Path("/dev/shm").glob("teiten-env-e2e-*")}
 
 
 @pytest.fixture(scope="module")

@@ -20,9 +20,6 @@ import pytest
 from tests.conftest import ROOT
 from tests.requirements import missing
 
-# alone: it adds and removes an account, and sets up a venv from scratch.
-pytestmark = pytest.mark.alone
-
 DEBIAN_PYTHON = "/usr/bin/python3"
 STUDY = """
 study: first-hour

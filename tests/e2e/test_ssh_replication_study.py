@@ -140,7 +140,6 @@ order: sequential
 """
 
 
-@pytest.mark.alone  # it looks at every pgpool and socket directory of the machine
 def test_a_killed_run_leaves_clusters_on_the_host_and_resume_stops_them(sshd: Sshd) -> None:
     from tests.conftest import postgres_processes_under
     from tests.integration.test_failures import _start, _trials, _wait_for_pgbench

@@ -343,7 +343,8 @@ def _main(argv: list[str] | None) -> int:
         from teiten import paths  # late: what a command needs, once it is known
         from teiten.cli import commands, interrupts  # late: idem
 
-        paths.check_home()
+        if args.command not in ("system", "fetch-source"):  # these make the account, or need none
+            paths.check_home()
         interrupts.install()
         return int(commands.dispatch(args) or 0)
     except StudyInterrupted as exc:
