@@ -3,17 +3,26 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+TESTED := $(VENV)/.installed-test
 
-.PHONY: setup system demo wait-machine test lint bench clean
+.PHONY: setup setup-test system demo wait-machine test lint bench clean
 
 setup: $(STAMP)
 
 # The venv is made once; a changed pyproject.toml (a git pull) only reinstalls into it.
+# teiten alone for a study (make demo); the test extras (pytest, ruff, mypy, scipy, wordfreq)
+# for the suite, the linters and the benchmarks.
 $(STAMP): pyproject.toml
 	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e .
 	touch $(STAMP)
+
+setup-test: $(TESTED)
+
+$(TESTED): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(TESTED)
 
 # What the tests need from a fresh Debian/Ubuntu machine (packages, the server account, inferno
 # built with cargo): the list is teiten's own (src/teiten/system.py). Installs only as root, and
@@ -33,17 +42,17 @@ demo: wait-machine setup
 wait-machine:
 	$(PYTHON) scripts/wait-machine.py
 
-lint: setup
+lint: setup-test
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 
 # Two tests at a time (each module on one worker); those marked alone run with nothing beside
 # them (tests/parallel.py). TEST_WORKERS=0 runs them one after another.
 TEST_WORKERS ?= 2
-test: setup system lint
+test: setup-test system lint
 	$(BIN)/pytest -q --durations=30 -n $(TEST_WORKERS) --dist loadscope
 
-bench: setup system
+bench: setup-test system
 	$(BIN)/python -m bench.run
 
 clean:

@@ -35,7 +35,7 @@ def store(tmp_path: Path) -> Store:
 def test_a_change_between_profiled_versions_gets_its_differential_graph(
         store: Store, tmp_path: Path) -> None:
     if tool("inferno-diff-folded") is None or tool("inferno-flamegraph") is None:
-        pytest.fail("inferno is missing: make setup builds it")
+        pytest.fail("inferno is missing: make system builds it (teiten system setup --for flamegraphs)")
     sid = store.studies()[0]["id"]
     data = report_data(study_data(store, sid), ReportOptions(store_path="s", generated_at="t"))
     sec = next(s for s in data.sections if s.workload == "select-only")

@@ -65,3 +65,17 @@ def _as_user(*args: str) -> subprocess.CompletedProcess[str]:
         if os.geteuid() == 0:
             argv = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *argv]
         return subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_as_root_without_the_server_account_check_says_it_is_missing_and_setup_would_make_it() -> None:
+    if os.geteuid() != 0:
+        import pytest
+
+        pytest.skip("the server account matters only to root")
+    env = {**os.environ, "TEITEN_SERVER_USER": "teitennoaccount", "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, "-m", "teiten", "system", "check"], capture_output=True,
+                          text=True, timeout=60, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr  # not 2: the account is what it checks
+    assert any(line.split()[:3] == ["missing", "account", "teitennoaccount"]
+               for line in done.stdout.splitlines()), done.stdout
+    assert "'teiten system setup' installs it (as root)" in done.stdout, done.stdout
