@@ -1,9 +1,9 @@
 """CPU cores as a factor: choosing CPUs, confining a server to them, and checking that it
 stayed there (METHODS S2/S4: the 2014 team rebooted with ``maxcpus``; teiten confines).
 
-A server is confined with a cpuset cgroup (cgroup v1, ``/sys/fs/cgroup/cpuset``) where teiten
-may create one: the kernel then keeps every process the postmaster forks on those CPUs, and
-no process can widen its own set. Elsewhere (not root, cgroup v2 only) the postmaster starts
+A server is confined with a cpuset cgroup (v2 or v1: teiten.cgroups) where teiten may create
+one (as root): the kernel then keeps every process the postmaster forks on those CPUs, and no
+process can widen its own set. Elsewhere (not root, TEITEN_CGROUPS=off) the postmaster starts
 under ``taskset``: CPU affinity is inherited by every backend, background and parallel worker.
 Either way :class:`AffinityWatch` reads the allowed CPUs of every server process during the
 trial, and a process found outside the set fails the trial.
@@ -11,7 +11,6 @@ trial, and a process found outside the set fails the trial.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import threading
@@ -21,10 +20,11 @@ from pathlib import Path
 
 import psutil
 
+from teiten import cgroups
 from teiten.errors import UserError
+from teiten.procs import RunAs
 
-# TEITEN_CPUSET_ROOT=/nonexistent makes teiten fall back to CPU affinity (tests use it).
-CPUSET_ROOT = Path(os.environ.get("TEITEN_CPUSET_ROOT", "/sys/fs/cgroup/cpuset"))
+CPUSET_ROOT = cgroups.CPUSET_ROOT  # the v1 cpuset hierarchy
 _TOPOLOGY = Path("/sys/devices/system/cpu")
 
 
@@ -113,82 +113,39 @@ class Placement:
     """Where a server's processes may run, and how that is enforced."""
 
     cpus: list[int]
-    mechanism: str  # "cpuset-cgroup" or "affinity"
-    cgroup: Path | None = None
+    mechanism: str  # "cgroup-v2", "cpuset-cgroup" (v1) or "affinity"
+    group: cgroups.Group | None = None
 
-    def wrap(self, argv: list[str]) -> list[str]:
-        """``argv`` so that the process it starts, and all it forks, stay on the CPUs."""
-        if self.cgroup is not None:
-            # The shell moves itself into the cgroup, then becomes the program.
-            return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"',
-                    str(self.cgroup / "cgroup.procs"), *argv]
-        return ["taskset", "-c", format_list(self.cpus), *argv]
+    def wrap(self, argv: list[str], *, run_as: RunAs | None) -> tuple[list[str], RunAs | None]:
+        """``argv`` so that the process it starts, and all it forks, stay on the CPUs, and the
+        account to run it as (None: root, where it joins a cgroup before it drops to ``run_as``)."""
+        if self.group is not None:
+            return self.group.wrap(argv, run_as=run_as)
+        return ["taskset", "-c", format_list(self.cpus), *argv], run_as
 
     def to_json(self) -> dict[str, object]:
         return {"cpus": format_list(self.cpus), "cores": len(self.cpus),
-                "mechanism": self.mechanism, "cgroup": str(self.cgroup) if self.cgroup else None}
+                "mechanism": self.mechanism,
+                "cgroup": str(self.group.dirs[0]) if self.group is not None else None}
 
     def close(self) -> None:
         """Remove the cgroup (the kernel refuses while a process is still in it)."""
-        if self.cgroup is not None:
-            with contextlib.suppress(OSError):
-                # safe: files of the kernel (/sys, /proc, the cgroup filesystem)
-                self.cgroup.rmdir()
+        if self.group is not None:
+            self.group.close()
 
 
-def _own_cpuset() -> Path | None:
-    """teiten's own cpuset cgroup directory (v1), when it can create children there."""
-    try:
-        # safe: files of the kernel (/sys, /proc, the cgroup filesystem)
-        rel = Path("/proc/self/cpuset").read_text().strip().lstrip("/")
-    except OSError:
-        return None
-    base = CPUSET_ROOT / rel
-    if not (base / "cpuset.cpus").is_file() or not os.access(base, os.W_OK):
-        return None
-    return base
-
-
-def cgroup_name(label: str) -> str:
-    return "teiten-" + re.sub(r"[^A-Za-z0-9_.-]", "_", label)
-
-
-def confine(cpus: list[int], label: str, *, owner: tuple[int, int] | None = None) -> Placement:
-    """A placement on ``cpus``: a new cpuset cgroup named after ``label`` where possible (its
-    ``cgroup.procs`` given to ``owner`` (uid, gid), the account that starts the server),
-    otherwise CPU affinity."""
-    base = _own_cpuset()
-    if base is not None:
-        group = base / cgroup_name(label)
-        try:
-            # safe: a cgroup of root's: the cgroup filesystem has no links; only its cgroup.procs is handed over
-            group.mkdir(exist_ok=True)
-            (group / "cpuset.cpus").write_text(format_list(cpus))
-            (group / "cpuset.mems").write_text((base / "cpuset.mems").read_text())
-            if owner is not None:
-                for name in ("cgroup.procs", "tasks"):
-                    # safe: the cgroup's own files, in a cgroup of root's
-                    os.chown(group / name, *owner)
-            return Placement(cpus, "cpuset-cgroup", group)
-        except OSError:
-            with contextlib.suppress(OSError):
-                # safe: the cgroup just made
-                group.rmdir()
-    return Placement(cpus, "affinity")
+def confine(cpus: list[int], label: str) -> Placement:
+    """A placement on ``cpus``: a new cpuset cgroup (v2 or v1) named after ``label`` where
+    teiten may make one (root), otherwise CPU affinity."""
+    group = cgroups.create(label, cgroups.Limits(cpus=cpus))
+    if group is None:
+        return Placement(cpus, "affinity")
+    return Placement(cpus, group.mechanism, group)
 
 
 def remove_stale(label_prefix: str) -> list[str]:
     """Remove empty cgroups a killed run left, whose names start with ``label_prefix``."""
-    base = _own_cpuset()
-    removed: list[str] = []
-    if base is None:
-        return removed
-    # safe: cgroups of root's
-    for group in base.glob(cgroup_name(label_prefix) + "*"):
-        with contextlib.suppress(OSError):
-            group.rmdir()
-            removed.append(group.name)
-    return removed
+    return cgroups.remove_stale(label_prefix)
 
 
 def _kind(pid: int) -> str | None:

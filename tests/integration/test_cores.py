@@ -15,7 +15,8 @@ import psutil
 import pytest
 from tests.conftest import TEST_HOME, clusters_snapshot, postgres_processes_under, run_cli
 
-from teiten import cpus
+from teiten import cgroups, cpus
+from teiten.report.i18n import tr
 
 pytestmark = pytest.mark.requires(None if len(os.sched_getaffinity(0)) >= 2 else "needs 2 CPUs")
 
@@ -59,7 +60,8 @@ repetitions: 2
     assert {r["status"] for r in rows} == {"ok"}
     assert {r["server"] for r in rows} == {"pg17-1core", "pg17-2cores"}
 
-    mechanism = "cpuset-cgroup" if os.geteuid() == 0 and cpus.CPUSET_ROOT.is_dir() else "affinity"
+    mechanism = cgroups.mechanism(cgroups.Limits(cpus=[0])) or "affinity"
+    assert mechanism != "affinity" or os.geteuid() != 0, "root confines with a cgroup (v1 or v2)"
     for row in rows:
         placement = _placement(store, row["trial_id"])
         one = row["server"] == "pg17-1core"
@@ -88,6 +90,9 @@ repetitions: 2
                  ("user", "sys", "iowait", "idle", "steal", "irq")]
         assert None not in parts and 95 < sum(parts) < 105, (row["server"], parts)  # type: ignore[arg-type]
     report = (workdir / "report" / "report.md").read_text()
+    # The Servers table says how each was held to its CPUs.
+    held = tr(f"server.confined.{mechanism}", "en")
+    assert report.count(f"| {cpus.format_list(cpus.choose(1))} ({held}) |") == 1, report
     assert "select-only: median TPS against cores (pg17)" in report
     assert "A server confined to some CPUs (cores, cpus) has the bar of those CPUs alone." in \
         " ".join((workdir / "report" / "charts" / "select-only-cpu.svg").read_text().split())
@@ -96,7 +101,7 @@ repetitions: 2
     assert '<figure class="cores-1">' in html and "CPUs" in html
     # Nothing left: no cluster, no socket directory, no cgroup.
     assert clusters_snapshot("cores") == set()
-    assert not list(cpus.CPUSET_ROOT.glob("teiten-cores-*"))
+    assert not cgroups.groups("cores-")
 
 
 def test_a_process_that_escapes_fails_the_trial(pg17, workdir: Path,
@@ -131,7 +136,7 @@ repetitions: 1
 
     thread = threading.Thread(target=widen, daemon=True)
     thread.start()
-    monkeypatch.setenv("TEITEN_CPUSET_ROOT", "/nonexistent")
+    monkeypatch.setenv("TEITEN_CGROUPS", "off")
     try:
         done = run_cli("run", str(workdir / "escape.yaml"), "--store", str(workdir / "e.db"),
                        "--no-report")

@@ -53,6 +53,9 @@ class StudyData:
     # (server, workload) -> SQL statements per transaction, for the servers probed from this
     # client (S11's round-trip bound)
     statements: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    # server -> how it was held to its CPUs (details 'placement'): cgroup-v2, cpuset-cgroup
+    # (v1) or affinity
+    confined: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -421,6 +421,7 @@ class ServerInfo:
     settings: dict[str, str] = field(default_factory=dict)  # non-default settings, name -> value with unit
     cpus: str | None = None           # the CPUs the server was confined to ("0-3"); None: all
     client_cpus: str | None = None    # where pgbench ran: a CPU list, or "any" (not pinned)
+    confined_by: str | None = None    # how it was held to cpus: cgroup-v2, cpuset-cgroup, affinity
 
 
 @dataclass(frozen=True)

@@ -321,7 +321,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     spec = study.spec
     s = spec["study"]
     servers = study.servers
-    infos = [server_info(r) for r in servers]
+    infos = [replace(server_info(r), confined_by=data.confined.get(r.name)) for r in servers]
     names = [(i.name, i.version) for i in infos]
     descriptions = {w["key"]: about(w, options.lang) for w in spec["workloads"]}
     families = core_families(servers)

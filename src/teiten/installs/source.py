@@ -112,7 +112,7 @@ def build(
             say(f"unpacking {path}")
             srcdir = work.unpack(path)
         else:
-            srcdir = path
+            srcdir = work.link(path, f"postgresql-{source_key.version_of(path, source)}")
         cache = ccache.build_env(env["PATH"], srcdir, work.build)
         env.update(cache)
         if cache:

@@ -75,6 +75,17 @@ class Workspace:
                             "directory with configure and src/backend)")
         return tops[0]
 
+    def link(self, source: Path, name: str) -> Path:
+        """A source directory seen from inside the workspace, as ``src/NAME`` (a link to it),
+        so that every checkout compiles at the same path relative to its build directory, as
+        an unpacked tarball does: the compiler cache then hits across checkouts."""
+        paths.make_owned(self.src, f"link to {source}")
+        seen = Path(os.path.realpath(self.src)) / name
+        # safe: in a directory teiten just made (only root writes there); the link is read
+        # through (the source tree, as before), never written or followed by a removal
+        seen.symlink_to(source, target_is_directory=True)
+        return seen
+
     def step(self, what: str, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float,
              config_log: Path | None = None) -> None:
         """Run one build step with its output appended to the log; UserError if it fails."""

@@ -164,7 +164,16 @@ def study_data(store: Store, study_id: int) -> StudyData:
         latencies={trial_id: found["percentiles"] for trial_id, found in
                    store.details_of_kind(study_id, "pgbench").items() if found.get("percentiles")},
         apps=app_runs(study.trials, store.details_of_kind(study_id, "app")),
-        statements=rtt_statements(store, study)))
+        statements=rtt_statements(store, study),
+        confined=confinements(study.trials, store.details_of_kind(study_id, "placement"))))
+
+
+def confinements(trials: Sequence[TrialRecord], placements: Mapping[str, Mapping[str, Any]]
+                 ) -> dict[str, str]:
+    """How each confined server was held to its CPUs, from its trials' placements (the last
+    trial's, should a resume on another machine have changed it)."""
+    return {t.planned.server: str(placements[t.trial_id]["mechanism"]) for t in trials
+            if t.trial_id in placements and placements[t.trial_id].get("mechanism")}
 
 
 def _pairs(names: list[str], degradations: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -249,7 +258,8 @@ def _renamed(data: StudyData, rename: Mapping[str, str]) -> StudyData:
         latencies={ids[old]: found for old, found in data.latencies.items() if old in ids},
         apps={replace(at, server=rename[at.server]): v for at, v in data.apps.items()},
         statements={(rename[server], workload): n
-                    for (server, workload), n in data.statements.items()})
+                    for (server, workload), n in data.statements.items()},
+        confined={rename[server]: how for server, how in data.confined.items()})
 
 
 def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lang: str = "en",
@@ -311,7 +321,7 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
         progress=_merged(p.progress for p in parts), steps=_merged(p.steps for p in parts),
         loads=_merged(p.loads for p in parts), latencies=_merged(p.latencies for p in parts),
         apps=apps,
-        statements=_merged(p.statements for p in parts))
+        statements=_merged(p.statements for p in parts), confined=_merged(p.confined for p in parts))
     pairs = _pairs([s.name for s in servers], degradations or [])
     notices: tuple[Notice, ...] = (
         (Notice("mixed-fingerprints", {"fields": ", ".join(differ)}),) if differ else ())

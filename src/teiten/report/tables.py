@@ -430,7 +430,8 @@ def server_rows(info: ServerInfo, lang: str) -> list[tuple[str, str]]:
         (tr("server.origin", lang), info.origin),
         (tr("server.bindir", lang), info.bindir),
         (tr("server.checksums", lang), checksums),
-        (tr("server.cpus", lang), info.cpus if info.cpus is not None else tr("server.cpus.all", lang)),
+        (tr("server.cpus", lang), tr("server.cpus.all", lang) if info.cpus is None else info.cpus
+         if info.confined_by is None else f"{info.cpus} ({tr(f'server.confined.{info.confined_by}', lang)})"),
         *([(tr("server.client_cpus", lang), info.client_cpus if info.client_cpus != "any"
             else tr("server.client_cpus.any", lang))] if info.client_cpus else []),
     ]

@@ -85,12 +85,12 @@ class Cluster:
     def _run(self, program: str, args: list[str], *, timeout: float, check: bool = True,
              what: str | None = None, placed: bool = False) -> procs.Completed:
         argv = [str(self.install.binary(program)), *args]
-        if placed and self.placement is not None:
-            argv = self.placement.wrap(argv)
         run_as = self.account
+        if placed and self.placement is not None:
+            argv, run_as = self.placement.wrap(argv, run_as=run_as)
         if placed and self.netns is not None:
             # Entering a namespace needs root: nsenter runs as root and drops to the account.
-            argv, run_as = self.netns.wrap(argv, run_as=self.account), None
+            argv, run_as = self.netns.wrap(argv, run_as=run_as), None
         return procs.run(
             argv, timeout=timeout, check=check,
             run_as=run_as, cwd=str(self.root), what=what or program,

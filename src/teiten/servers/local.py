@@ -281,9 +281,7 @@ class LocalServer(Server):
     def _placement(self) -> Placement | None:
         """The CPUs of this server, confined once for all its clusters (one runs at a time)."""
         if self.cpus is not None and self.placement is None:
-            account = privileges.server_account()
-            owner = (account.uid, account.gid) if account is not None else None
-            self.placement = confine(self.cpus, f"{self.run_dir.name}-{self.name}", owner=owner)
+            self.placement = confine(self.cpus, f"{self.run_dir.name}-{self.name}")
             log.info("%s runs on CPUs %s (%s)", self.name, format_list(self.cpus),
                      self.placement.mechanism)
         return self.placement
