@@ -82,7 +82,8 @@ def test_without_perf_the_trial_says_so(pg17, workdir: Path, monkeypatch: pytest
     (workdir / "prof.yaml").write_text(STUDY.replace('  - {name: pg18, install: "18"}\n', ""))
     store = workdir / "noperf.db"
     monkeypatch.setenv("TEITEN_PERF", "/nonexistent/perf")  # run_cli passes os.environ on
-    done = run_cli("run", str(workdir / "prof.yaml"), "--store", str(store), "--no-report")
+    done = run_cli("run", str(workdir / "prof.yaml"), "--store", str(store), "--report",
+                   str(workdir / "noperf-report"))
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(store) as conn:
         rows = conn.execute("SELECT clients, status, notes FROM trials ORDER BY clients").fetchall()
@@ -90,6 +91,11 @@ def test_without_perf_the_trial_says_so(pg17, workdir: Path, monkeypatch: pytest
     assert "perf is not installed" in rows[0][2]
     assert "profile" not in rows[1][2]
     assert not _profiles(store)
+    # The report says so too, with the reason, instead of leaving the profile out silently.
+    md = " ".join((workdir / "noperf-report" / "report.md").read_text().split())
+    assert ("Profiles: 1 of 1 profiled trials gave no flame graph or hottest functions: profile "
+            "requested, but it cannot be taken: perf is not installed (Debian: apt-get install "
+            "linux-perf)") in md, md
 
 
 LARGEST = STUDY.replace("study: prof", "study: prof-largest").replace(

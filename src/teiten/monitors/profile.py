@@ -147,7 +147,10 @@ class Profiler:
     def _fold(self) -> Profile:
         perf = tool("perf")
         assert perf is not None
-        script = procs.run([perf, "script", "-i", str(self.data)], timeout=600, what="perf script")
+        # --no-inline: perf would ask binutils' addr2line for inlined frames, slowly, and fail
+        # where binutils is not installed (a minimal Debian); flame graphs do not show them.
+        script = procs.run([perf, "script", "--no-inline", "-i", str(self.data)], timeout=600,
+                           what="perf script")
         collapse = tool("inferno-collapse-perf")
         if collapse is None:
             return Profile(self.event, self.frequency, script.stdout.count("\n\n"), "",
@@ -220,6 +223,20 @@ def unnamed_shares(folded: str, binary: str = "postgres") -> tuple[float, float]
             through += n
             top += n if frames[-1] == unnamed else 0
     return (through / total, top / total) if total else (0.0, 0.0)
+
+
+_ASKED = ("profile requested", "profiled with")
+_TROUBLE = ("profile requested, but", "the profile failed:", "no folded stacks")
+
+
+def asked(notes: list[str]) -> bool:
+    """Whether a trial's notes say it was to be profiled."""
+    return any(n.startswith(_ASKED) for n in notes)
+
+
+def trouble(notes: list[str]) -> str | None:
+    """The note that says why a trial's profile gave no folded stacks, if one does."""
+    return next((n for n in notes if n.startswith(_TROUBLE)), None)
 
 
 def start_profile(pid: int | None, event: str, frequency: int, notes: list[str], *,

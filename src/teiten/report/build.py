@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -17,6 +18,7 @@ from teiten.analysis.model import Notice, ReportData
 from teiten.analysis.rtt import statements_per_transaction
 from teiten.analysis.summary import report_data
 from teiten.errors import UserError
+from teiten.monitors import profile
 from teiten.monitors.profile import diff_flamegraph, hot_functions, unnamed_shares
 from teiten.report import outdir, write_report
 from teiten.report.i18n import tr
@@ -216,13 +218,33 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
                    graphs=graphs, graph_diffs=diffs,
                    unnamed=unnamed_frames(every.trials, profiles))
     options = ReportOptions(store_path=store.address.absolute(), generated_at=now(), lang=lang,
-                            exclude_rampup=exclude_rampup)
+                            exclude_rampup=exclude_rampup,
+                            extra_notices=profiles_without_graphs(store, every, profiles))
     found = replace(report_data(data, options), machine_time=study_machine_time(store, every))
     found = change_graphs(found, every.trials, profiles, out_dir)
     after = {(t.planned.workload, t.planned.clients) for t in every.trials if t.planned.purpose}
     found = replace(found, sections=tuple(replace(sec, profiled_after=tuple(sorted(
         c for w, c in after if w == sec.workload))) for sec in found.sections))
     return _finish(found, pairs, out_dir)
+
+
+def profiles_without_graphs(store: Store, study: StudyResults, profiles: Details
+                            ) -> tuple[Notice, ...]:
+    """A notice when trials that were to be profiled gave no folded stacks (perf or inferno
+    missing, perf failed), with the first one's reason as its notes give it."""
+    asked, missing, why = 0, 0, None
+    for row in store.trials(study.study_id):
+        notes = json.loads(row["notes"]) if row["notes"] else []
+        if row["status"] != "ok" or not profile.asked(notes):
+            continue
+        asked += 1
+        if not (profiles.get(row["trial_id"]) or {}).get("folded"):
+            missing += 1
+            why = why or profile.trouble(notes)
+    if not missing:
+        return ()
+    return (Notice("profile-without-graphs", {"missing": missing, "total": asked,
+                                              "why": why or "no reason was recorded"}),)
 
 
 def study_machine_time(store: Store, study: StudyResults) -> MachineTime | None:
