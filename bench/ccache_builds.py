@@ -54,9 +54,12 @@ def main() -> None:
         for name, label in (("one", "cold (empty cache)"), ("two", "warm (another checkout)")):
             before = _stats(env)
             started = time.monotonic()
-            subprocess.run([sys.executable, "-m", "teiten", "install", "--from-source",
-                            str(work / name), "--name", f"ccache-{name}", "--configure=--without-icu"],
-                           env=env, check=True, capture_output=True, text=True)
+            done = subprocess.run([sys.executable, "-m", "teiten", "install", "--from-source",
+                                   str(work / name), "--name", f"ccache-{name}",
+                                   "--configure=--without-icu"],
+                                  env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                sys.exit(f"the {label} build failed: {done.stderr.strip()}")
             took = time.monotonic() - started
             after = _stats(env)
             hits = sum(after.get(k, 0) - before.get(k, 0)

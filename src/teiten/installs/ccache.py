@@ -9,7 +9,7 @@ a build difference).
 
 Hits across build directories and checkouts come from one layout and two settings:
 - every build compiles its source at the same place relative to its build directory:
-  ``builds/<key>/src/postgresql-<version>``, an unpacked tarball or a link to a checkout
+  ``builds/<key>/src/postgresql-<version>``, an unpacked tarball or a copy of a checkout
   (teiten.installs.source_workspace), beside ``builds/<key>/build``;
 - ``CCACHE_BASEDIR``, the deepest directory that holds both the source and the build
   (``builds/<key>``), so that their absolute paths are hashed relative to the compiler's
@@ -43,9 +43,7 @@ def build_env(path: str, source: Path, build: Path) -> dict[str, str]:
     found = links()
     if found is None:
         return {}
-    # The source as the build names it (a link to a checkout stays a link), under a real parent.
-    seen = os.path.join(os.path.realpath(os.path.dirname(source)), os.path.basename(source))
-    base = os.path.commonpath([seen, os.path.realpath(build)])
+    base = os.path.commonpath([os.path.realpath(source), os.path.realpath(build)])
     env = {"PATH": f"{found}:{path}", "CCACHE_NOHASHDIR": "1"}
     if base != "/":
         env["CCACHE_BASEDIR"] = base

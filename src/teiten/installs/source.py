@@ -112,7 +112,8 @@ def build(
             say(f"unpacking {path}")
             srcdir = work.unpack(path)
         else:
-            srcdir = work.link(path, f"postgresql-{source_key.version_of(path, source)}")
+            say(f"copying {path} into the build's workspace")
+            srcdir = work.copy(path, f"postgresql-{source_key.version_of(path, source)}")
         cache = ccache.build_env(env["PATH"], srcdir, work.build)
         env.update(cache)
         if cache:

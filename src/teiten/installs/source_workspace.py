@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import shlex
+import shutil
 import stat
 import tarfile
 import time
@@ -75,15 +76,20 @@ class Workspace:
                             "directory with configure and src/backend)")
         return tops[0]
 
-    def link(self, source: Path, name: str) -> Path:
-        """A source directory seen from inside the workspace, as ``src/NAME`` (a link to it),
-        so that every checkout compiles at the same path relative to its build directory, as
-        an unpacked tarball does: the compiler cache then hits across checkouts."""
-        paths.make_owned(self.src, f"link to {source}")
+    def copy(self, source: Path, name: str) -> Path:
+        """A source directory copied into the workspace as ``src/NAME``, as a tarball is
+        unpacked there: every checkout then compiles at the same path relative to its build
+        directory, so the compiler cache hits across checkouts (a link would not do:
+        PostgreSQL's prep_buildtree runs find, which does not enter a linked directory), and
+        the build does not see edits made to the checkout while it runs. Links are copied as
+        links, never followed; .git and anything but files, directories and links are left."""
+        paths.make_owned(self.src, f"copy of {source}")
         seen = Path(os.path.realpath(self.src)) / name
-        # safe: in a directory teiten just made (only root writes there); the link is read
-        # through (the source tree, as before), never written or followed by a removal
-        seen.symlink_to(source, target_is_directory=True)
+
+        def left_out(directory: str, names: list[str]) -> set[str]:
+            return {n for n in names if n == ".git" or not _plain(os.path.join(directory, n))}
+
+        shutil.copytree(source, seen, symlinks=True, ignore=left_out)
         return seen
 
     def step(self, what: str, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float,
@@ -114,6 +120,12 @@ class Workspace:
         self.log.close()  # releases the lock
         if not self.commands:
             paths.remove_owned(self.root)
+
+
+def _plain(path: str) -> bool:
+    """A regular file, a directory or a link (not a fifo, socket or device)."""
+    mode = os.lstat(path).st_mode
+    return stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)
 
 
 def remove_stale() -> list[str]:
