@@ -1,6 +1,6 @@
 """What the compiler cache saves a source build (python -m bench.ccache_builds; issue 38, item 4).
 
-Two checkouts of the same PostgreSQL source (the tests' 15, from teiten fetch-source,
+Two checkouts of the same PostgreSQL source (15, from teiten fetch-source into .cache/teiten-bench/src,
 copied twice; one file that is not compiled is touched in the second, so that its key and its
 build directory differ, as a nearby commit's would) are built one after the other by
 ``teiten install --from-source``, in a TEITEN_HOME and a ccache directory of their own: the
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _source() -> Path:
     done = subprocess.run([sys.executable, "-m", "teiten", "fetch-source", "15",
-                           str(ROOT / ".cache" / "teiten-test" / "src")], text=True,
+                           str(ROOT / ".cache" / "teiten-bench" / "src")], text=True,
                           capture_output=True, check=True, timeout=1200)
     return Path(done.stdout.strip().splitlines()[-1])
 

@@ -1,9 +1,11 @@
 """Shared fixtures. Integration tests start real clusters of real PostgreSQL installs.
 
-TEITEN_HOME for the whole test session is .cache/teiten-test in the checkout (not under
-pytest's tmp_path: as root, PostgreSQL runs as an unprivileged account, and pytest's temp
-directories are private to root). PostgreSQL 17 and 18 are installed there from PyPI once
-and reused by later runs.
+TEITEN_HOME for the whole test session is TEST_CACHE/home, outside the checkout, so that a
+fresh clone (CI's) finds the installs, the PostgreSQL source, the source builds and the
+registries' downloads of earlier runs: ``$TEITEN_TEST_CACHE``, else /var/cache/teiten-test as
+root (not under /root: as root, PostgreSQL runs as an unprivileged account that must reach it,
+which also rules out pytest's tmp_path), else ``$XDG_CACHE_HOME/teiten-test`` or
+``~/.cache/teiten-test``. PostgreSQL 17 and 18 are installed there from PyPI once and reused.
 
 A test that needs a tool this kind of machine has after ``make system`` (perf, sshd,
 Pgpool-II, network namespaces, the system's PostgreSQL 15, chromium...) skips without it,
@@ -33,7 +35,19 @@ from tests.requirements import missing
 pytest_plugins = ["tests.requirements", "tests.parallel"]  # requires; alone
 
 ROOT = Path(__file__).resolve().parent.parent
-TEST_HOME = ROOT / ".cache" / "teiten-test"
+
+def _test_cache() -> Path:
+    given = os.environ.get("TEITEN_TEST_CACHE")
+    if given:
+        return Path(given).absolute()
+    if os.geteuid() == 0:
+        return Path("/var/cache/teiten-test")
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "teiten-test"
+
+
+TEST_CACHE = _test_cache()
+TEST_HOME = TEST_CACHE / "home"
 os.environ["TEITEN_HOME"] = str(TEST_HOME)
 # The machine lock (teiten.runlock) of this session alone: the suite runs its teiten commands
 # one after another, and another checkout's session must not refuse them. The tests of the
@@ -89,7 +103,7 @@ def one_worker_at_a_time(name: str) -> Iterator[None]:
 @pytest.fixture(scope="session")
 def pg_source(teiten_home: Path) -> Path:
     """The upstream PostgreSQL 15 source directory, fetched once (from Debian's source
-    packages, by 'teiten fetch-source') into .cache/teiten-test/src."""
+    packages, by 'teiten fetch-source') into TEST_HOME/src."""
     import shutil
 
     if shutil.which("apt-get") is None:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from teiten import procs
+from teiten import paths, procs
 from teiten.errors import UserError
 
 PURPOSES = ("run", "flamegraphs", "build", "test")
@@ -204,9 +204,9 @@ def setup(purposes: Iterable[str], say: Callable[[str], None] = print) -> list[s
                    "--shell", "/usr/sbin/nologin", name], timeout=60, what="useradd")
     inferno = next((n for n in lacking if n.cargo), None)
     if inferno is not None:
-        if _purposes(purposes) & {"flamegraphs", "test"} and program("cargo") is not None \
-                and sys.prefix != sys.base_prefix:  # into a virtualenv only, never /usr
-            _build_inferno(say)
+        if _purposes(purposes) & {"flamegraphs", "test"} and sys.prefix != sys.base_prefix \
+                and (_inferno_built() or program("cargo") is not None):  # a venv's, never /usr
+            _install_inferno(say)
             installed.append("inferno")
         else:
             say(f"teiten system: {inferno_hint()}")
@@ -238,15 +238,32 @@ def _apt_install(packages: list[str]) -> None:
             POLICY.unlink()
 
 
-def _build_inferno(say: Callable[[str], None]) -> None:
-    cargo = program("cargo")
-    assert cargo is not None
-    prefix = Path(sys.prefix)  # the virtualenv (make's, or pipx's)
-    say(f"teiten system: building inferno {INFERNO_VERSION} with cargo into {prefix}/bin "
-        "(about a minute)")
-    procs.run([cargo, "install", "--quiet", "--locked", "--version", INFERNO_VERSION,
-               "--root", str(prefix), "inferno"], env=procs.build_env(_passed(os.environ)), timeout=1800,
-              what="cargo install inferno")
+def inferno_cache() -> Path:
+    """Where inferno is built once, for every virtualenv of this user (a fresh clone's too)."""
+    return paths.home() / "tools" / f"inferno-{INFERNO_VERSION}"
+
+
+def _inferno_built() -> bool:
+    need = next(n for n in NEEDS if n.cargo)
+    return all((inferno_cache() / "bin" / tool).is_file() for tool in need.finds)
+
+
+def _install_inferno(say: Callable[[str], None]) -> None:
+    """inferno's programs into teiten's virtualenv (make's, or pipx's), from the build in
+    :func:`inferno_cache`, which cargo makes first when it is not there."""
+    built, venv = inferno_cache(), Path(sys.prefix) / "bin"
+    if not _inferno_built():
+        cargo = program("cargo")
+        assert cargo is not None
+        say(f"teiten system: building inferno {INFERNO_VERSION} with cargo into {built} "
+            "(about a minute, once)")
+        built.mkdir(parents=True, exist_ok=True)
+        procs.run([cargo, "install", "--quiet", "--locked", "--version", INFERNO_VERSION,
+                   "--root", str(built), "inferno"], env=procs.build_env(_passed(os.environ)),
+                  timeout=1800, what="cargo install inferno")
+    say(f"teiten system: inferno {INFERNO_VERSION} from {built} into {venv}")
+    for program_file in sorted((built / "bin").glob("inferno-*")):
+        shutil.copy2(program_file, venv / program_file.name)
 
 
 PASSED = ("CARGO_HOME", "RUSTUP_HOME", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY",

