@@ -32,12 +32,22 @@ repetitions: 1
 """
 
 
+def measuring(pid: int) -> bool:
+    """Whether the measured run (-T) of pgbench runs under pid, not the initialisation."""
+    for child in psutil.Process(pid).children(recursive=True):
+        try:
+            if child.name() == "pgbench" and "-T" in child.cmdline():
+                return True
+        except psutil.Error:  # it ended (a zombie) between the listing and the look
+            continue
+    return False
+
+
 def test_left_running(pg17, workdir: Path) -> None:
     (workdir / "s.yaml").write_text(STUDY)
     proc = start_cli("run", str(workdir / "s.yaml"), "--store", str(workdir / "s.db"), "--no-report")
-    # The measured run (-T), not the initialisation: during it teiten prints nothing for 300 s.
-    while not any(c.name() == "pgbench" and "-T" in c.cmdline()
-                  for c in psutil.Process(proc.pid).children(recursive=True)):
+    # During the measured run teiten prints nothing for 300 s.
+    while not measuring(proc.pid):
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.1)
     print(f"PGBENCH RUNNING {proc.pid}", flush=True)
