@@ -12,12 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from teiten import cpus, installs, netns, paths, privileges, procs
+from teiten import cpus, installs, paths, privileges, procs
 from teiten.errors import ProcessError, UserError
 from teiten.installs import Install, Resolution
 from teiten.installs.model import version_key
-from teiten.probe import parse_conninfo
-from teiten.servers import docker, factory, pg_settings, pgpool, profiles
+from teiten.servers import kinds, pg_settings, profiles
 from teiten.servers.replication import basebackup_choice
 from teiten.spec import LoadedStudy, ServerSpec
 from teiten.workloads import Workload, statements
@@ -47,14 +46,8 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
     _check_suites(loaded, workloads)
     _check_topologies(loaded, workloads)
     for i, server in study.server_matrix():
-        if server.external is not None:
-            try:
-                parse_conninfo(server.external)
-            except UserError as exc:
-                raise loaded.error(("servers", i, "external"), str(exc)) from None
-            continue
-        if server.ssh is not None or server.docker is not None:
-            continue  # its PostgreSQL is on that host, or in the image
+        if not kinds.of(server).install_here:
+            continue  # its PostgreSQL is on that host, in the image, or not teiten's
         assert server.install is not None
         try:
             resolved[server.name] = installs.resolve(server.install, installed=found)
@@ -129,15 +122,14 @@ def without_missing_optionals(loaded: LoadedStudy, found: list[Install]
     """The study without its optional servers whose install cannot be had here."""
     kept, omitted = [], []
     for i, server in enumerate(loaded.study.servers):
-        if server.docker is not None:
-            problem = docker.engine_problem(server.name)
-            if problem and not server.optional:
-                raise loaded.error(("servers", i, "docker"), problem + " (or mark it "
-                                   "optional: true to run the study without it)")
-            if problem:
-                omitted.append((server.name, problem))
-                continue
-        elif server.optional and server.install is not None and server.ssh is None:
+        kind = kinds.of(server)
+        if problem := kind.unavailable(server):
+            if not server.optional:
+                raise loaded.error(("servers", i, kind.field or "install"), problem + " (or mark "
+                                   "it optional: true to run the study without it)")
+            omitted.append((server.name, problem))
+            continue
+        if server.optional and server.install is not None and kind.install_here:
             try:
                 installs.resolve(server.install, installed=found)
             except UserError as exc:
@@ -193,13 +185,13 @@ def _check_topologies(loaded: LoadedStudy, workloads: list[Workload]) -> None:
             raise loaded.error(("tenants",), f"{what}, and 'tenants' loads several servers at "
                                "once with pgbench workloads only; give it in a study of its own")
     for i, server in study.server_matrix():
-        kinds = [k for k, on in (("replicas", server.replicas > 0), ("pgpool", server.pgpool),
-                                 ("ssh", server.ssh is not None),
-                                 ("docker", server.docker is not None)) if on]
+        kind = kinds.of(server)
+        which = [k for k, on in (("replicas", server.replicas > 0), ("pgpool", server.pgpool),
+                                 (kind.field or "", not kind.loads_by_sql)) if on]
         if many:
-            kinds.append("load_clients")
+            which.append("load_clients")
         for w_index, w in enumerate(workloads):
-            several = [k for k in kinds if k in ("replicas", "pgpool")] or \
+            several = [k for k in which if k in ("replicas", "pgpool")] or \
                 (["load_clients"] if study.load_clients is not None else [])
             if several and w.pgbench_option("percentiles"):
                 raise loaded.error(("workloads", w_index, "percentiles"),
@@ -207,22 +199,16 @@ def _check_topologies(loaded: LoadedStudy, workloads: list[Workload]) -> None:
                                    f"'{several[0]}' (server {server.name}) runs several at once; "
                                    "remove 'percentiles' (or the several pgbench) in this "
                                    "version of teiten")
-            if kinds and (w.app is not None or w.suite is not None):
-                where = ("load_clients",) if kinds[0] == "load_clients" else ("servers", i, kinds[0])
+            if which and (w.app is not None or w.suite is not None):
+                where = ("load_clients",) if which[0] == "load_clients" else ("servers", i, which[0])
                 raise loaded.error(where, f"the {w.key} workload drives one server directly; "
-                                   f"'{kinds[0]}' (server {server.name}) works with pgbench "
+                                   f"'{which[0]}' (server {server.name}) works with pgbench "
                                    "workloads only in this version of teiten")
-        problem = None
-        if server.pgpool and server.ssh is None:  # on an ssh host: looked for there
-            problem = pgpool.available()
-            key = "pgpool"
-        if server.network == "netns" and problem is None:
-            problem = netns.available()
-            key = "network"
-        if (server.ssh is not None or many) and problem is None and shutil.which("ssh") is None:
-            problem, key = "the ssh client is missing here: apt-get install openssh-client", "ssh"
-        if problem:
-            raise loaded.error(("servers", i, key), f"server {server.name}: {problem}")
+        if found := kind.problem(server):
+            raise loaded.error(("servers", i, found.key), found.message)
+        if many and shutil.which("ssh") is None:
+            raise loaded.error(("load_clients",), "the ssh client is missing here: apt-get install "
+                               "openssh-client")
 
 
 def _check_suites(loaded: LoadedStudy, workloads: list[Workload]) -> None:
@@ -238,19 +224,20 @@ def _check_suites(loaded: LoadedStudy, workloads: list[Workload]) -> None:
                                "from wordfreq, which is not installed: pip install 'teiten[fulltext]' "
                                "(or pip install wordfreq) in teiten's virtualenv")
         for i, server in loaded.study.server_matrix():
-            if server.external is not None and not server.allow_init:
+            controlled = kinds.of(server).controlled
+            if not controlled and not server.allow_init:
                 raise loaded.error(("servers", i, "allow_init"),
                                    f"the {w.suite} workload creates its own tables and indexes; "
                                    f"on the external server {server.name} it needs allow_init: "
                                    "true (teiten then works in a database of its own)")
-            if server.external is not None and "cold" in w.option("cache"):
+            if not controlled and "cold" in w.option("cache"):
                 raise loaded.error(("workloads", w_index, "cache"),
                                    f"cache: cold needs a server that teiten restarts, and "
-                                   f"{server.name} is external; use cache: [warm] there")
+                                   f"{server.name} is not; use cache: [warm] there")
             locale = server.initdb.locale or ""
             utf8 = (re.search(r"utf-?8", locale, re.IGNORECASE)
                     and server.initdb.encoding.upper().replace("-", "") == "UTF8")
-            if found.needs_utf8 and server.external is None and not utf8:
+            if found.needs_utf8 and controlled and not utf8:
                 raise loaded.error(("servers", i, "initdb"),
                                    f"the {w.suite} workload needs a UTF-8 locale, and "
                                    f"{server.name} has {locale or 'the C locale (--no-locale)'} "
@@ -305,7 +292,7 @@ def _check_directories(loaded: LoadedStudy) -> None:
     existing directory that teiten can make its own subdirectory in (tried with one that is
     removed at once), so that no trial fails later for it."""
     for i, server in loaded.study.server_matrix():
-        if not factory.runs_here(server):
+        if not kinds.of(server).runs_here:
             continue
         for loc, given in ((("directory",), server.directory), (("initdb", "waldir"), server.initdb.waldir),
                            (("tablespace",), server.tablespace)):

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from teiten import paths
 from teiten.results import PlannedTrial, now
+from teiten.servers import kinds
 from teiten.spec import Study
 from teiten.store import Store
 from teiten.workloads import Workload
@@ -188,8 +189,7 @@ def _trials_cost(study: Study, workloads: Mapping[str, Workload], trials: Sequen
     windows = around = 0.0
     last_changed: dict[tuple[str, str], bool] = {}
     before: tuple[str, str] | None = None  # the slot of the trial before
-    local = {s.name for _, s in study.server_matrix() if s.external is None and s.ssh is None
-             and s.docker is None}
+    local = {s.name for _, s in study.server_matrix() if kinds.of(s).runs_here}
     groups = dict(study.tenant_groups())
     for t in trials:
         w = workloads[t.workload]

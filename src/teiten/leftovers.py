@@ -12,7 +12,7 @@ import psutil
 
 from teiten import cpus, netns, paths, remote, safefs
 from teiten.errors import TeitenError
-from teiten.servers import docker, ssh
+from teiten.servers import kinds
 from teiten.servers.cluster import processes_in
 from teiten.servers.topology import kill_leftover_pgpool
 from teiten.store import Store
@@ -25,7 +25,6 @@ def clean(store: Store, study_id: int) -> list[str]:
     server's own files name; nothing is followed through a link the server could plant."""
     notes = []
     specs = [json.loads(r["spec_json"]) for r in store.servers(study_id)]
-    has_docker = any(spec.get("docker") for spec in specs)
     for workdir in store.workdirs(study_id):
         if safefs.exists(workdir):
             try:
@@ -34,12 +33,7 @@ def clean(store: Store, study_id: int) -> list[str]:
                 notes.append(f"could not clean {workdir} completely: {exc}")
             notes += [f"removed cgroup {g}" for g in cpus.remove_stale(workdir.name + "-")]
             notes += [f"removed network namespace {n}" for n in netns.remove_stale(workdir.name + "-")]
-            if has_docker:
-                notes += [f"removed {d}" for d in docker.remove_stale(workdir.name)]
-        for spec in specs:
-            if spec.get("ssh"):
-                notes += ssh.remove_leftovers(spec["name"], spec["ssh"], spec.get("ssh_config"),
-                                              workdir.name)
+        notes += kinds.leftovers(specs, workdir.name)
         store.forget_workdir(study_id, workdir)
     return notes + remote.remove_stale()
 

@@ -16,6 +16,7 @@ from teiten.errors import UserError
 from teiten.installs import Install, discover
 from teiten.plan import plan
 from teiten.results import now
+from teiten.servers import kinds
 from teiten.store import Store
 from teiten.store.address import StoreAddress
 
@@ -37,7 +38,7 @@ def create(checked: CheckedStudy, address: StoreAddress, source: str) -> tuple[S
         if res is not None:
             spec["resolved"] = {"ref": res.ref, "version": res.version, "origin": res.origin,
                                 "bindir": str(res.install.bindir) if res.install else None}
-        servers.append((s.name, "external" if s.external else "local", json.dumps(spec)))
+        servers.append((s.name, kinds.of(s).name, json.dumps(spec)))
     client = checked.client
     spec_json = json.dumps({"study": study.model_dump(mode="json"),
                             # The one pgbench that drives every server (resume takes the same).

@@ -5,7 +5,7 @@ reason and the study goes on, with the next trial on a fresh server. A killed st
 finished by ``teiten resume``: it first stops the servers the killed process left, then
 runs what remains. A finished trial is never run twice and never lost.
 
-The runner holds servers (teiten.servers.base.Server, built by servers.factory) and
+The runner holds servers (teiten.servers.base.Server, built by their kinds: servers.kinds) and
 workloads (teiten.workloads.base.Workload) only through their interfaces: the server
 prepares and restores the data and says what it can offer (targets, a lag connection, a
 remote monitor, confined CPUs ...), the workload runs its trial inside the monitors'
@@ -36,10 +36,9 @@ from teiten.monitors.foreign import ForeignLoad, Rule
 from teiten.record import install_for
 from teiten.remote import Ssh
 from teiten.results import Evidence, PlannedTrial, TrialResult, now
-from teiten.servers import factory, profiles
+from teiten.servers import kinds, profiles
 from teiten.servers.base import Endpoint, Server, Target
-from teiten.servers.local import check_install
-from teiten.servers.tenants import TenantsServer
+from teiten.servers.kind import Request
 from teiten.spec import NoiseGuardSpec, Study, load_text
 from teiten.spec.secrets import Secrets
 from teiten.store import Store
@@ -192,32 +191,33 @@ def _setup_servers(ctx: _Context) -> None:
     matrix = [s for _, s in ctx.study.server_matrix()]
     for record in results.servers:
         spec = next(s for s in matrix if s.name == record.name)
-        if not factory.runs_here(spec):
+        kind = kinds.of(spec)
+        if not kind.runs_here:
             continue
         stored_spec = dict(record.spec)
         inst = install_for(stored_spec)
-        check_install(inst, pgbench=ctx.client is None)
+        kind.check_install(inst, pgbench=ctx.client is None)
         ctx.installs[spec.name] = inst
         placement = stored_spec.get("placement")
         server_cpus = cpus.parse_list(placement["cpus"]) if placement else None
         if placement and placement["client_cpus"] != "any":
             ctx.client_cpus[spec.name] = cpus.parse_list(placement["client_cpus"])
-        ctx.servers[spec.name] = factory.build(spec, inst, ctx.run_dir, sizing,
-                                               connect=ctx.study.connect, cpus=server_cpus,
-                                               max_clients=_per_pool(ctx.study), client=ctx.client)
+        ctx.servers[spec.name] = kind.build(Request(
+            spec, inst, ctx.run_dir, sizing, connect=ctx.study.connect, cpus=server_cpus,
+            max_clients=_per_pool(ctx.study), client=ctx.client))
         ctx.servers[spec.name].keep_running = ctx.study.restart == "after-changes"
     for spec in matrix:
-        if factory.runs_here(spec):
+        if kinds.of(spec).runs_here:
             continue
         if ctx.client is None:
             ctx.client = next(iter(ctx.installs.values()), None) or installs.materialise(
                 _client_resolution())
         ctx.installs[spec.name] = ctx.client
-        ctx.servers[spec.name] = factory.build(
+        ctx.servers[spec.name] = kinds.build(Request(
             spec, ctx.client, ctx.run_dir, sizing, max_clients=_per_pool(ctx.study),
-            password=ctx.secrets.password(spec.external) if spec.external else None)
+            secrets=ctx.secrets))
     for name, members in ctx.study.tenant_groups():  # loaded at once: the members' own servers
-        ctx.servers[name] = TenantsServer(name, [ctx.servers[m] for m in members])
+        ctx.servers[name] = kinds.group(name, [ctx.servers[m] for m in members])
         ctx.installs[name] = ctx.installs[members[0]]
         if all(m in ctx.client_cpus for m in members):  # each pgbench where it runs alone
             ctx.client_cpus[name] = sorted({c for m in members for c in ctx.client_cpus[m]})
@@ -358,7 +358,7 @@ def _prepare_all(ctx: _Context, todo: list[PlannedTrial]) -> None:
         except (TeitenError, psycopg.Error, OSError) as exc:
             ctx.unprepared[key] = _unprepared(ctx, trial, exc)
             continue
-        if not isinstance(server, TenantsServer):  # its servers' own preparations count
+        if not server.members():  # a group's servers' own preparations count
             ctx.prepares.append((trial.workload, time.monotonic() - began))
         ctx.prepared.add(key)
         _describe(ctx, trial.server, server)
@@ -383,7 +383,7 @@ def _unprepared(ctx: _Context, trial: PlannedTrial, exc: Exception) -> str:
 
 
 def _describe(ctx: _Context, name: str, server: Server) -> None:
-    if name in ctx.described or isinstance(server, TenantsServer):  # its members are described
+    if name in ctx.described or server.members():  # a group's servers are described
         return
     # The pgbench that drives the server is part of what is compared (load clients bring
     # their own, recorded with their figures).

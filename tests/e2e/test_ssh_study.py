@@ -52,6 +52,7 @@ def finished(sshd: Sshd) -> dict[str, Any]:
     found = run_study("ssh-e2e", STUDY.format(config=sshd.config), work="e2e-ssh", timeout=600)
     with closing(sqlite3.connect(found["store"])) as conn:
         found["sources"] = set(conn.execute("SELECT DISTINCT trial_id, source FROM series"))
+        found["kinds"] = dict(conn.execute("SELECT name, kind FROM servers"))
     return {**found, "remote_dir": "/var/lib/postgresql/.cache/teiten/clusters"}
 
 
@@ -120,3 +121,12 @@ def test_the_report_shows_the_server_host_and_each_load_client(
         assert sum(shares) == pytest.approx(100, abs=0.2)
     html = (report / "report.html").read_text()
     assert "db1 · server host" in html and "tables/pgecons-read-load.csv" in html
+
+
+def test_the_store_and_the_servers_table_name_each_servers_real_kind(
+        finished: dict[str, Any]) -> None:
+    assert finished["kinds"] == {"here": "local", "db1": "ssh", "gone": "ssh"}
+    md = (finished["work"] / "report" / "report.md").read_text()
+    kinds = [line for line in md.splitlines() if line.startswith("| Kind |")]
+    assert kinds == ["| Kind | local (a cluster teiten makes on this machine) |",
+                     *["| Kind | ssh (a cluster teiten makes on another host, over OpenSSH) |"] * 2]

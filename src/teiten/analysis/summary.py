@@ -39,6 +39,7 @@ from teiten.analysis.noise import noise_notices, tuning_notices
 from teiten.analysis.scaleups import core_families, with_builds_and_cores
 from teiten.messages import clients_phrase, join, tr, word
 from teiten.results import ProgressPoint, ServerRecord, StudyResults, TrialRecord
+from teiten.servers import kinds
 from teiten.spec.study import stop_target
 from teiten.workloads import about, statements
 
@@ -181,11 +182,12 @@ def _setting_text(value: Mapping[str, Any]) -> str:
 def server_info(row: ServerRecord) -> ServerInfo:
     desc = row.description or {}
     spec = row.spec
+    kind = kinds.stored(row.kind, spec)
     settings = {k: _setting_text(v) for k, v in (desc.get("settings") or {}).items()}
     return ServerInfo(
-        name=row.name, kind=row.kind,
+        name=row.name, kind=kind.name,
         version=str(desc.get("version") or (spec.get("resolved") or {}).get("version") or "?"),
-        origin=str(desc.get("origin") or ("external" if row.kind == "external" else "?")),
+        origin=str(desc.get("origin") or kind.origin or "?"),
         bindir=str(desc.get("bindir") or ""),
         data_checksums=desc.get("data_checksums"), settings=settings,
         cpus=(spec.get("placement") or {}).get("cpus"),

@@ -108,8 +108,19 @@ def workload_heading(workload: str, lang: str) -> str:
 
 @functools.cache
 def texts() -> Catalogue:
-    """The texts of ``texts.yaml``: key -> language -> ``str.format`` template (read-only)."""
-    return _load("texts.yaml")
+    """The texts of ``texts.yaml`` and of every ``texts.<part>.yaml`` beside it (a kind of
+    server, workload or monitor brings its own words in a file of its own): key -> language ->
+    ``str.format`` template (read-only). A key written in two files is a :class:`CatalogueError`."""
+    merged: dict[str, Mapping[str, str]] = {}
+    names = sorted(p.name for p in files(__name__).iterdir()
+                   if p.name.startswith("texts.") and p.name.endswith(".yaml"))
+    for name in ["texts.yaml", *(n for n in names if n != "texts.yaml")]:
+        part = _load(name)
+        if twice := sorted(set(part) & set(merged)):
+            raise CatalogueError(f"{__name__.replace('.', '/')}/{name}: key {twice[0]!r} is "
+                                 "written in another texts file too")
+        merged.update(part)
+    return MappingProxyType(merged)
 
 
 @functools.cache

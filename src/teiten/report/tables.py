@@ -425,7 +425,7 @@ def fingerprint_value(value: object) -> str:
 def server_rows(info: ServerInfo, lang: str) -> list[tuple[str, str]]:
     checksums = tr({True: "on", False: "off", None: "unknown"}[info.data_checksums], lang)
     return [
-        (tr("server.kind", lang), info.kind),
+        (tr("server.kind", lang), word("server.kind", info.kind, lang)),
         (tr("server.version", lang), info.version),
         (tr("server.origin", lang), info.origin),
         (tr("server.bindir", lang), info.bindir),

@@ -219,6 +219,11 @@ class Server:
         pid = self.server_pid()
         return [pid] if pid is not None else []
 
+    def members(self) -> list[Server]:
+        """The study's own servers this one loads at once (a group of tenants), which are
+        prepared and described as themselves; [] for a server of its own."""
+        return []
+
     def confined_cpus(self) -> list[int] | None:
         """The CPUs this server's processes are confined to (None: not confined by teiten)."""
         return None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -388,16 +387,4 @@ class LocalServer(Server):
             self.netns = None
 
 
-def check_install(install: Install, *, pgbench: bool = False) -> None:
-    """Fail early when an install lacks what local clusters need (and pgbench, when it is the
-    one that drives its server: a study from before one pgbench drove them all)."""
-    needed = ("initdb", "pg_ctl", "postgres", *(("pgbench",) if pgbench else ()))
-    missing = [p for p in needed if not install.has(p)]
-    if missing:
-        raise ServerError(f"PostgreSQL {install.version} in {install.bindir} lacks "
-                          f"{', '.join(missing)}")
-    if shutil.which("cp") is None:
-        raise ServerError("the 'cp' program is missing; snapshots need GNU cp")
-
-
-__all__ = ["LocalServer", "TrialFailed", "check_install"]
+__all__ = ["LocalServer", "TrialFailed"]

@@ -24,12 +24,12 @@ class TenantsServer(Server):
 
     def __init__(self, name: str, members: Sequence[Server]):
         self.name = name
-        self.members = list(members)
+        self.group = list(members)
         self.endpoints: list[Endpoint] = []
         self.begun: list[Server] = []
 
     def prepare(self, workload: DataSet) -> None:
-        for m in self.members:
+        for m in self.group:
             m.prepare(workload)
 
     def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
@@ -38,7 +38,7 @@ class TenantsServer(Server):
         starts: dict[str, dict[str, object]] = {}
         self.cycle.start["tenants"] = starts  # how each server's data and server were made
         try:
-            for m in self.members:
+            for m in self.group:
                 cycle = m.new_cycle()
                 self.begun.append(m)  # a member that fails halfway may have started its server
                 self.endpoints.append(m.begin_trial(workload, trial_id, prewarm=prewarm))
@@ -68,20 +68,23 @@ class TenantsServer(Server):
                         crashed=crashed,
                         notes=[f"{name}: {n}" for name, end in ends for n in end.notes])
 
+    def members(self) -> list[Server]:
+        return list(self.group)
+
     def describe(self) -> dict[str, object]:
-        return {"tenants": [m.name for m in self.members]}
+        return {"tenants": [m.name for m in self.group]}
 
     def close(self) -> None:
         """The members are the study's own servers, which the runner closes."""
 
     def targets(self) -> list[Target]:
-        return [Target(m.name, e) for m, e in zip(self.members, self.endpoints, strict=False)]
+        return [Target(m.name, e) for m, e in zip(self.group, self.endpoints, strict=False)]
 
     def devices(self) -> dict[str, str]:
         found: dict[str, str] = {}
-        for m in self.members:
+        for m in self.group:
             found.update({f"{m.name} {k}": v for k, v in m.devices().items()})
         return found
 
     def server_pids(self) -> list[int]:
-        return [pid for m in self.members for pid in m.server_pids()]
+        return [pid for m in self.group for pid in m.server_pids()]

@@ -1,0 +1,86 @@
+"""What a kind of server is, as the rest of teiten sees it: where PostgreSQL runs (this
+machine, an ssh host, a container engine, a server teiten does not control), what it needs
+here, how a study's server of that kind is built, and what a killed run leaves of it.
+
+Each kind is one :class:`Kind` in a module of ``teiten.servers.kinds``, registered in that
+package's ``KINDS``; what runs there (one server, a replicated topology, a Pgpool-II in front)
+is the kind's own choice when it builds. The runner, the checks, the plan and the report ask
+a kind what it can do (its attributes and methods here, whose defaults say "not this kind"),
+never which kind it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from teiten.installs import Install
+from teiten.servers import profiles
+from teiten.servers.base import Server
+from teiten.spec import ServerSpec
+from teiten.spec.secrets import Secrets
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the runner knows when it builds a server of the study."""
+
+    spec: ServerSpec
+    install: Install  # its own binaries when its kind runs here, else the client's
+    run_dir: Path
+    sizing: profiles.Sizing
+    connect: str = "socket"
+    cpus: list[int] | None = None  # the CPUs a server here is confined to
+    max_clients: int = 1  # the most clients one Pgpool-II serves at once
+    secrets: Secrets | None = None  # the study file's passwords (in memory only)
+    client: Install | None = None  # whose pgbench loads a server here (default: its own)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why a server of the study cannot run here: the study file's key to point at, the line."""
+
+    key: str
+    message: str
+
+
+class Kind:
+    """A place where a study's server runs. The defaults are those of a server that teiten
+    makes and controls somewhere else than this machine, with PostgreSQL found there."""
+
+    name: str = ""  # as the store keeps it and the Servers table shows it
+    field: str | None = None  # the study file's key that puts a server there (None: the default)
+    runs_here: bool = False  # the server's own binaries run on this machine
+    install_here: bool = False  # its 'install' names PostgreSQL on this machine
+    controlled: bool = True  # teiten makes, restarts and configures it
+    loads_by_sql: bool = False  # app and measured-statement workloads can run on it
+    origin: str | None = None  # where its PostgreSQL came from, when its description says nothing
+
+    def selects(self, spec: ServerSpec) -> bool:
+        """Whether the study's server ``spec`` is of this kind."""
+        return self.field is not None and getattr(spec, self.field, None) is not None
+
+    def selects_stored(self, spec: Mapping[str, Any]) -> bool:
+        """The same, of a server as the store keeps its spec."""
+        return self.field is not None and spec.get(self.field) is not None
+
+    def build(self, request: Request) -> Server:
+        raise NotImplementedError
+
+    def problem(self, spec: ServerSpec) -> Problem | None:
+        """What this machine lacks for the server, or a value of it that cannot be used."""
+        return None
+
+    def unavailable(self, spec: ServerSpec) -> str | None:
+        """Why the server cannot run at all now (an optional one is then left out), or None."""
+        return None
+
+    def check_install(self, install: Install, *, pgbench: bool) -> None:
+        """Fail early when the install lacks what the kind runs here."""
+
+    def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
+        """Stop and remove what the killed run ``run`` left of this kind's servers ``specs``
+        outside the run's directory (that directory is cleaned for every kind)."""
+        return []

@@ -1,0 +1,72 @@
+"""The kinds of server (teiten.servers.kinds): which kind a study's server is, which kind a
+stored server was (stores from before the real kind was recorded called ssh and docker servers
+"local"), and what the report's Servers table says of each, in English and Japanese."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from teiten.report.build import write_study_report
+from teiten.servers import kinds
+from teiten.spec import ServerSpec
+from teiten.store import Store
+
+STORES = Path(__file__).resolve().parent.parent / "golden" / "report-stores"
+
+
+@pytest.mark.parametrize(("given", "kind"), [
+    ({"install": "17"}, "local"),
+    ({"install": "17", "replicas": 1}, "local"),
+    ({"install": "17", "pgpool": True, "replication": "native"}, "local"),
+    ({"install": "15", "ssh": "db1"}, "ssh"),
+    ({"install": "15", "ssh": "db1", "replicas": 1}, "ssh"),
+    ({"install": "17", "docker": {}}, "docker"),
+    ({"external": "host=db port=5432 dbname=bench"}, "external"),
+])
+def test_each_server_has_its_kind(given: dict[str, object], kind: str) -> None:
+    spec = ServerSpec.model_validate({"name": "s", **given})
+    found = kinds.of(spec)
+    assert found.name == kind
+    assert kinds.stored(kind, spec.model_dump(mode="json")) is found
+    # a store from before the real kind was recorded said "local" for all but external ones
+    assert kinds.stored("local" if kind != "external" else kind, spec.model_dump(mode="json")) is found
+
+
+def test_what_each_kind_can_do() -> None:
+    table = {k.name: (k.runs_here, k.install_here, k.controlled, k.loads_by_sql) for k in kinds.KINDS}
+    assert table == {"local": (True, True, True, True), "ssh": (False, False, True, False),
+                     "docker": (False, False, True, False), "external": (False, False, False, True)}
+
+
+def _servers_rows(md: str) -> list[str]:
+    return [line for line in md.splitlines() if line.startswith(("| Kind |", "| 種別 |"))]
+
+
+@pytest.mark.parametrize(("lang", "expected"), [
+    ("en", ["| Kind | local (a cluster teiten makes on this machine) |",
+            "| Kind | ssh (a cluster teiten makes on another host, over OpenSSH) |"]),
+    ("ja", ["| 種別 | local（teiten がこのマシンに作るクラスタ） |",
+            "| 種別 | ssh（teiten が OpenSSH 経由で別のホストに作るクラスタ） |"]),
+])
+def test_the_servers_table_names_the_real_kind_of_an_old_store(
+        lang: str, expected: list[str], tmp_path: Path) -> None:
+    """A store of the old shape: its second server ran over ssh and was stored as "local"."""
+    path = tmp_path / "quick.db"
+    shutil.copy(STORES / "quick.db", path)
+    with closing(sqlite3.connect(path)) as conn, conn:
+        spec = json.loads(conn.execute("SELECT spec_json FROM servers WHERE name = 'pg18'").fetchone()[0])
+        conn.execute("UPDATE servers SET spec_json = ? WHERE name = 'pg18'",
+                     (json.dumps({**spec, "ssh": "teiten-db1"}),))
+        assert {r[0] for r in conn.execute("SELECT kind FROM servers")} == {"local"}
+    store = Store.open(path)
+    try:
+        write_study_report(store, 1, tmp_path / "out", lang=lang)
+    finally:
+        store.close()
+    assert _servers_rows((tmp_path / "out" / "report.md").read_text()) == expected
