@@ -4,8 +4,9 @@ imports inside functions.
 
 Usage: python3 scripts/import-graph.py [--edges] [--check]
 
-The flow of data (DESIGN.md) ranks each folder or top-level module; an import from a lower rank to a
-higher one runs against the flow. Two areas of one rank above the base may not import each other.
+The flow of data (docs/DESIGN.md, "Layers and the import rule") ranks each folder or top-level
+module; an import from a lower rank to a higher one runs against the flow. Two areas of one rank
+above the base may not import each other.
 `--check` exits 1 when anything is against the flow, in a cycle, or imported inside a function without a reason
 written on the line (`# late: ...`).
 """

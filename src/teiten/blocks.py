@@ -45,7 +45,7 @@ def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[Pl
     plan one more block (saved before it runs, with the decision, so that resume goes on).
 
     The block holds only the points still undecided -- each ratio not yet known within
-    ±target, with its reference server's point at the same workload and clients (DESIGN.md,
+    ±target, with its reference server's point at the same workload and clients (docs/DESIGN.md,
     "Blocks": a block is one repetition of the points it holds) -- in the plan's seeded order.
     Each ratio's interval is then its own stopping rule's, the one bench/stopping_coverage.py
     simulates; a point already known is not measured again for another's sake."""

@@ -29,4 +29,4 @@ def test_the_model_of_the_middle_imports_nothing_of_teitens() -> None:
 def test_no_module_of_code_is_over_500_lines() -> None:
     long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > 500}
-    assert not long, f"split these by responsibility (STYLE.md, 'Layout'): {long}"
+    assert not long, f"split these by responsibility (docs/STYLE.md, 'Layout'): {long}"

@@ -1,4 +1,4 @@
-"""repetitions: auto adds blocks of the undecided points only (issue 33, item 6; DESIGN.md
+"""repetitions: auto adds blocks of the undecided points only (issue 33, item 6; docs/DESIGN.md
 "Blocks"): after the floor, a ratio already known within ±target is not measured again, the one
 still wide is, with its reference server's point; the decision says how many ratios and trials
 the block holds, and the report's interval of each ratio pairs the blocks both points share.

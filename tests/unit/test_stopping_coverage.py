@@ -95,10 +95,11 @@ def test_the_rule_judges_the_level_the_report_prints() -> None:
 
 
 def test_equal_servers_end_no_difference_and_a_double_margin_never_does() -> None:
-    """The target and the margin chosen together (STATISTICS.md): at the defaults (margin ±5%,
-    target ±3%, floor 8, ceiling 16, six comparisons) two equal servers whose trials vary by 2%
-    within a block end "no difference within ±5%" in at least 80% of studies, and a true
-    difference of twice the margin is called "no difference" in at most 5% (here: never)."""
+    """The target and the margin chosen together (docs/STATISTICS.md, "Stopping when the answer is
+    good enough"): at the defaults (margin ±5%, target ±3%, floor 8, ceiling 16, six comparisons)
+    two equal servers whose trials vary by 2% within a block end "no difference within ±5%" in at
+    least 80% of studies, and a true difference of twice the margin is called "no difference" in
+    at most 5% (here: never)."""
     rng = np.random.default_rng(sim.SEED + 7)
     equal = sim.verdict_rates(0.02, 1.0, 4000, rng)
     assert equal.target_pct == 3 and equal.rates["no-difference"] >= 0.80, equal

@@ -329,7 +329,7 @@ def ratio_interval(values: Sequence[float], baseline: Sequence[float], *, confid
     two-sample Hodges-Lehmann interval of the shift of log TPS, k from the exact Mann-Whitney
     distribution, exponentiated.
 
-    The point estimate is the interval's own (DESIGN.md, "Estimate, interval, verdict"): the
+    The point estimate is the interval's own (docs/DESIGN.md, "Estimate, interval, verdict"): the
     Hodges-Lehmann estimate of the same method, exponentiated (:func:`walsh_estimate` of the
     within-block log ratios, or :func:`shift_estimate` of the two sets of log TPS), so it always
     lies inside the interval. The ratio of the medians, a different quantity that can fall

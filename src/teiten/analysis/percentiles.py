@@ -1,6 +1,6 @@
 """Latency percentiles of the pgbench workloads that asked for them (``percentiles: true``,
 issue 21): per server and client count, the median over the ok repetitions of each trial's
-p50 ... p99.9 and largest latency, with the same intervals as TPS (STATISTICS.md): the
+p50 ... p99.9 and largest latency, with the same intervals as TPS (docs/STATISTICS.md): the
 median's order-statistic interval for p95 and p99, and their ratio to the baseline server's
 at the same client count, paired by block where the two share blocks, judged as the TPS
 ratios are (:mod:`teiten.analysis.judging`; the table's ratios are one family, a lower

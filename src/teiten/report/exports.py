@@ -36,7 +36,7 @@ from teiten.report.tables import (
 
 Value = str | int | float | None
 
-# Columns are only ever appended (DESIGN.md): scripts read them by position too.
+# Columns are only ever appended (docs/DESIGN.md, "The store"): scripts read them by position too.
 TPS_COLUMNS = ("workload", "server", "version", "clients", "tps_median", "tps_ci_low", "tps_ci_high",
                "cv_pct", "n_ok", "n_failed", "tps_ci_level_pct")
 # ratio_pct: the ratio of the medians; estimate_pct: the interval's own (Hodges-Lehmann) estimate,

@@ -1,9 +1,10 @@
 """Application-shaped workloads: ``tpcc`` (TPROC-C-like, after HammerDB) and ``bookstore``
 (TPC-W-like, after DBT-1).
 
-pgbench drives them (DESIGN.md): the transactions are PL/pgSQL in the server, one pgbench
-script per transaction type, called with the spec's mix by weight. Each app's SQL lives in
-its package directory (``tpcc/``, ``bookstore/``, each with a README). This module
+pgbench drives them (docs/DESIGN.md, "Choices already made"): the transactions are PL/pgSQL
+in the server, one pgbench script per transaction type, called with the spec's mix by weight.
+Each app's SQL lives in its package directory (``tpcc/``, ``bookstore/``, each with a README).
+This module
 
 - checks a study's options and turns them into a :class:`~teiten.workloads.Workload`;
 - loads the data: the SQL files, then the set-based loaders on several connections at once,

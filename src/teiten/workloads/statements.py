@@ -181,7 +181,7 @@ def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: SuiteSpec) ->
 
 def check_utf8(conn: psycopg.Connection, workload: str) -> None:
     """Refuse a database whose encoding or character type is not UTF-8: pg_trgm finds no
-    trigrams in Japanese text under the C locale (DESIGN.md, 'Japanese text')."""
+    trigrams in Japanese text under the C locale (docs/DESIGN.md, 'Japanese text')."""
     row = conn.execute("SELECT pg_encoding_to_char(encoding), datctype FROM pg_database "
                        "WHERE datname = current_database()").fetchone()
     assert row is not None
