@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from teiten.servers import kinds
+from teiten.spec.servers import PLACES
 
 SRC = Path(__file__).resolve().parent.parent.parent / "src" / "teiten"
 CORE = ["runner.py", "plan.py", "check.py", "analysis", "report"]
@@ -163,5 +164,5 @@ def test_the_scan_sees_what_it_forbids() -> None:
 def test_every_server_kind_is_registered_once_with_its_own_name() -> None:
     names = [k.name for k in kinds.KINDS]
     assert len(set(names)) == len(names) and all(names)
-    assert [k for k in kinds.KINDS if k.field is None] == [kinds.KINDS[-1]], \
-        "one default kind, asked last"
+    assert sorted(str(k.field) for k in kinds.KINDS) == sorted([*PLACES, "None"]), \
+        "one kind per place a study's server can run, and one default"

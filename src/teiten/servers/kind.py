@@ -21,6 +21,7 @@ from teiten.servers import profiles
 from teiten.servers.base import Server
 from teiten.spec import ServerSpec
 from teiten.spec.secrets import Secrets
+from teiten.spec.servers import PLACES
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,11 @@ class Kind:
 
     def selects(self, spec: ServerSpec) -> bool:
         """Whether the study's server ``spec`` is of this kind."""
-        return self.field is not None and getattr(spec, self.field, None) is not None
+        return spec.place() == self.field
 
     def selects_stored(self, spec: Mapping[str, Any]) -> bool:
         """The same, of a server as the store keeps its spec."""
-        return self.field is not None and spec.get(self.field) is not None
+        return next((k for k in PLACES if spec.get(k) is not None), None) == self.field
 
     def build(self, request: Request) -> Server:
         raise NotImplementedError

@@ -34,6 +34,10 @@ class InitdbOptions(Model):
     waldir: PathText | None = Field(None, description="put the WAL in this directory (initdb --waldir)")
 
 
+# The keys of a server that say where it runs, other than on this machine (a kind of server each:
+# teiten.servers.kinds), in the order they are asked.
+PLACES = ("external", "ssh", "docker")
+
 # What only a cluster on this machine can do, per other place a server can run.
 _NOT_WITH: dict[str, tuple[str, ...]] = {
     "ssh": ("cores", "cpus", "tablespace", "directory", "snapshot_hook"),
@@ -159,6 +163,10 @@ class ServerSpec(Model):
         self._hook()
         return self
 
+    def place(self) -> str | None:
+        """The key that says where the server runs (None: a cluster on this machine)."""
+        return next((k for k in PLACES if getattr(self, k) is not None), None)
+
     def initdb_options(self) -> InitdbOptions:
         """initdb's options as teiten runs them: under the pgecons profile set explicitly and
         alike for every version (data checksums off unless the study says, as PGECons ran
@@ -170,7 +178,7 @@ class ServerSpec(Model):
     def _one_place(self) -> None:
         """ssh, docker and netns each say where the server runs: they exclude what only a
         cluster on this machine can do."""
-        places = [k for k in ("external", "ssh", "docker") if getattr(self, k) is not None]
+        places = [k for k in PLACES if getattr(self, k) is not None]
         if self.network == "netns":
             places.append("network: netns")
         if len(places) > 1:

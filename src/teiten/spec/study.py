@@ -304,7 +304,7 @@ class Study(Model):
             return list(enumerate(self.servers))
         out: list[tuple[int, ServerSpec]] = []
         for i, server in enumerate(self.servers):
-            if server.external is not None or server.ssh is not None or server.docker is not None:
+            if server.place() is not None:  # the cores of this machine: its own clusters only
                 out.append((i, server))
                 continue
             for n in self.cores:

@@ -13,7 +13,8 @@ from teiten.servers.kinds import docker, external, local, ssh
 from teiten.servers.tenants import TenantsServer
 from teiten.spec import ServerSpec
 
-# The default kind (a cluster on this machine) comes last: it takes what no other selects.
+# One kind per place a study's server can run (teiten.spec.servers.PLACES), and the default
+# (a cluster on this machine).
 KINDS: tuple[Kind, ...] = (external.KIND, ssh.KIND, docker.KIND, local.KIND)
 
 

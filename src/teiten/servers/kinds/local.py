@@ -24,12 +24,6 @@ class Local(Kind):
     install_here = True
     loads_by_sql = True
 
-    def selects(self, spec: ServerSpec) -> bool:
-        return True  # the registry asks every other kind first
-
-    def selects_stored(self, spec: Mapping[str, Any]) -> bool:
-        return True
-
     def build(self, request: Request) -> Server:
         spec = request.spec
         if spec.replicas or spec.pgpool:
