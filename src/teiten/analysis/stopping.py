@@ -10,8 +10,8 @@ The next block holds only the ratios not yet known, each with its reference serv
 (:func:`widths`, teiten.blocks.next_block): each ratio stops on its own width, as the simulation
 runs it. The study stops on width, or at the ceiling, or when the next block would overrun the budget,
 and never because a test became significant: stopping on significance inflates false verdicts
-(about 12% instead of 5% here: bench/stopping_coverage.py). The reason it stopped is stored and printed as it was: "every
-ratio known" only when every ratio was.
+(about 12% instead of 5% here: bench/stopping_coverage.py). The reason it stopped is stored and
+printed as it was: "every ratio known" only when every ratio was.
 
 Why never below 99%: a study that stops when its interval happens to be narrow stops more often
 when the blocks happened to agree, and the 95% interval it then prints covers less than the
