@@ -27,6 +27,7 @@ from teiten import (
 from teiten.analysis import differences
 from teiten.check import check, materialise
 from teiten.cli import interrupts
+from teiten.cli.gate import cmd_gate
 from teiten.cli.installs import cmd_install, cmd_installs
 from teiten.cli.output import Progress, as_csv, as_json, table
 from teiten.cli.runopts import check_report_dir, runner_options
@@ -52,7 +53,7 @@ def dispatch(args: argparse.Namespace) -> int:
         "schema": cmd_schema, "plan": cmd_plan, "run": cmd_run, "scaleup": cmd_scaleup, "resume": cmd_resume,
         "results": cmd_results, "report": cmd_report, "show": cmd_show, "compare": cmd_compare,
         "probe": cmd_probe, "clean": cmd_clean, "studies": cmd_studies, "store": cmd_store,
-        "system": cmd_system, "fetch-source": cmd_fetch_source,
+        "system": cmd_system, "fetch-source": cmd_fetch_source, "gate": cmd_gate,
     }[args.command]
     return handler(args)
 

@@ -180,6 +180,27 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", choices=("text", "json"), default="text", help="text, or JSON "
                    "for scripts")
 
+    s = sub.add_parser("gate", help="fail a CI job when a candidate server is slower than a "
+                       "baseline beyond the study's margin (exit 0 pass, 1 slower, 3 cannot tell)")
+    s.add_argument("--store", required=True, type=_store, help="the store that holds the studies")
+    s.add_argument("--baseline", required=True, metavar="[STUDY:]SERVER",
+                   help="the baseline: a server of the study, or STUDY:SERVER (STUDY: an id or a "
+                   "name, its latest study)")
+    s.add_argument("--candidate", required=True, metavar="[STUDY:]SERVER",
+                   help="the candidate, as --baseline; a server of the same study is compared "
+                   "paired by block, one of another study unpaired")
+    s.add_argument("--study", metavar="ID|NAME", help="the study of a SERVER given without one "
+                   "(default: the latest study that has both servers)")
+    s.add_argument("--allow-undecided", action="store_true", help="exit 0, not 3, when no point "
+                   "is slower and some cannot tell")
+    s.add_argument("--markdown", metavar="FILE", help="also write the summary as "
+                   "Markdown there (e.g. $GITHUB_STEP_SUMMARY; appended to)")
+    s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the summary")
+    s.add_argument("--allow-mixed", action="store_true", help="unpaired: compare studies from "
+                   "machines whose fingerprints differ")
+    s.add_argument("--allow-different-parameters", action="store_true", help="unpaired: compare "
+                   "studies whose parameters differ")
+
     s = sub.add_parser("compare", help="one report across studies (stores, or studies of one "
                        "store): the fixed-point observation over the years")
     s.add_argument("--store", required=True, type=_store, action="append", help="a store; repeat it for "

@@ -297,7 +297,21 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     then the report says which fields or parameters differ. Refused, it writes nothing.
     ``out_dir`` is taken as by :func:`write_study_report`.
     """
-    gathered = [study_data(store, sid) for store, sid in sources]
+    data, options = compared([study_data(store, sid) for store, sid in sources],
+                             ", ".join(store.address.absolute() for store, _ in sources), lang=lang,
+                             allow_mixed=allow_mixed,
+                             allow_different_parameters=allow_different_parameters,
+                             exclude_rampup=exclude_rampup)
+    pairs = _pairs([s.name for s in data.study.servers], degradations or [])
+    outdir.claim(out_dir, overwrite=overwrite)
+    return _finish(report_data(data, options), pairs, out_dir)
+
+
+def compared(gathered: list[StudyData], store_path: str, *, lang: str = "en",
+             allow_mixed: bool = False, allow_different_parameters: bool = False,
+             exclude_rampup: bool = False) -> tuple[StudyData, ReportOptions]:
+    """Several studies as one, their servers side by side (renamed STUDY/SERVER where two
+    share a name), and how to report them; refused as :func:`write_compare_report` says."""
     first = gathered[0].study
     differ = sorted({f for g in gathered[1:]
                      for f in fingerprint.differences(dict(first.fingerprint),
@@ -344,7 +358,6 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
         loads=_merged(p.loads for p in parts), latencies=_merged(p.latencies for p in parts),
         apps=apps,
         statements=_merged(p.statements for p in parts), confined=_merged(p.confined for p in parts))
-    pairs = _pairs([s.name for s in servers], degradations or [])
     notices: tuple[Notice, ...] = (
         (Notice("mixed-fingerprints", {"fields": ", ".join(differ)}),) if differ else ())
     upgraded = sorted({c for g in gathered[1:] for c in fingerprint.software_changes(
@@ -356,12 +369,10 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
               for n, g in zip(names, gathered, strict=True)]
     notices += (parameters.notice(changed),) if changed else ()
     options = ReportOptions(
-        store_path=", ".join(store.address.absolute() for store, _ in sources),
-        generated_at=now(), lang=lang, exclude_rampup=exclude_rampup, extra_notices=notices,
-        compared=tuple(summary.study_parameters(g.study, label)
-                       for g, label in zip(gathered, labels, strict=True)))
-    outdir.claim(out_dir, overwrite=overwrite)
-    return _finish(report_data(data, options), pairs, out_dir)
+        store_path=store_path, generated_at=now(), lang=lang, exclude_rampup=exclude_rampup,
+        extra_notices=notices, compared=tuple(summary.study_parameters(g.study, label)
+                                              for g, label in zip(gathered, labels, strict=True)))
+    return data, options
 
 
 def _merged(maps: Iterable[Mapping[K, V]]) -> dict[K, V]:
