@@ -99,12 +99,79 @@ class Group:
         except (OSError, ValueError):
             return []
 
+    def usage(self) -> dict[str, float]:
+        """What the group's processes have used so far of what it limits: ``read_ios``,
+        ``write_ios``, ``read_bytes``, ``write_bytes`` on the limited devices (the I/O they
+        issued themselves: v1 does not count the kernel's writeback of their dirty pages, v2
+        does) and ``memory_bytes`` now (page cache included)."""
+        devices = {io.device for io in self.limits.io}
+        out: dict[str, float] = {}
+        for d in self.dirs:
+            try:
+                if self.version == 2:
+                    out.update(_v2_usage(d, devices, self.limits))
+                elif "blkio" in d.parts:
+                    out.update(_v1_io_usage(d, devices))
+                elif "memory" in d.parts:
+                    # safe: a file of the cgroup filesystem
+                    out["memory_bytes"] = float((d / "memory.usage_in_bytes").read_text())
+            except (OSError, ValueError):
+                continue
+        return out
+
     def close(self) -> None:
         """Remove the group (the kernel refuses while a process is still in it)."""
         for d in self.dirs:
             with contextlib.suppress(OSError):
                 # safe: a cgroup of root's (the cgroup filesystem has no links)
                 d.rmdir()
+
+
+def _v2_usage(group: Path, devices: set[str], limits: Limits) -> dict[str, float]:
+    out: dict[str, float] = {}
+    if limits.io:
+        names = {"rios": "read_ios", "wios": "write_ios", "rbytes": "read_bytes", "wbytes": "write_bytes"}
+        out = dict.fromkeys(names.values(), 0.0)
+        # safe: a file of the cgroup filesystem
+        for line in (group / "io.stat").read_text().splitlines():
+            device, *fields = line.split()
+            if device in devices:
+                for field_text in fields:
+                    key, _, value = field_text.partition("=")
+                    if key in names:
+                        out[names[key]] += float(value)
+    if limits.memory_bytes is not None:
+        # safe: a file of the cgroup filesystem
+        out["memory_bytes"] = float((group / "memory.current").read_text())
+    return out
+
+
+def _v1_io_usage(group: Path, devices: set[str]) -> dict[str, float]:
+    out = dict.fromkeys(("read_ios", "write_ios", "read_bytes", "write_bytes"), 0.0)
+    for name, kind in (("blkio.throttle.io_serviced", "ios"), ("blkio.throttle.io_service_bytes", "bytes")):
+        # safe: a file of the cgroup filesystem
+        for line in (group / name).read_text().splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[0] in devices and parts[1] in ("Read", "Write"):
+                out[f"{parts[1].lower()}_{kind}"] += float(parts[2])
+    return out
+
+
+def disk_of(path: Path) -> str | None:
+    """The whole disk (``major:minor``) that holds ``path``, as a limit names it (a partition's
+    disk); None when no block device does (tmpfs, an overlay)."""
+    try:
+        dev = os.stat(path).st_dev
+    except OSError:
+        return None
+    sys_block = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
+    try:
+        # safe: files of the kernel
+        if (sys_block / "partition").exists():
+            return (sys_block.resolve().parent / "dev").read_text().strip()
+        return f"{os.major(dev)}:{os.minor(dev)}" if sys_block.exists() else None
+    except OSError:
+        return None
 
 
 def group_name(label: str) -> str:

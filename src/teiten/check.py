@@ -224,7 +224,8 @@ def _check_suites(loaded: LoadedStudy, workloads: list[Workload]) -> None:
                                "from wordfreq, which is not installed: pip install 'teiten[fulltext]' "
                                "(or pip install wordfreq) in teiten's virtualenv")
         for i, server in loaded.study.server_matrix():
-            controlled = kinds.of(server).controlled
+            kind = kinds.of(server)
+            controlled = kind.controlled
             if not controlled and not server.allow_init:
                 raise loaded.error(("servers", i, "allow_init"),
                                    f"the {w.suite} workload creates its own tables and indexes; "
@@ -233,7 +234,7 @@ def _check_suites(loaded: LoadedStudy, workloads: list[Workload]) -> None:
             if not controlled and "cold" in w.option("cache"):
                 raise loaded.error(("workloads", w_index, "cache"),
                                    f"cache: cold needs a server that teiten restarts, and "
-                                   f"{server.name} is not; use cache: [warm] there")
+                                   f"{server.name} is {kind.name}; use cache: [warm] there")
             locale = server.initdb.locale or ""
             utf8 = (re.search(r"utf-?8", locale, re.IGNORECASE)
                     and server.initdb.encoding.upper().replace("-", "") == "UTF8")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,9 +110,10 @@ def client_cpus(choice: str, server: list[int]) -> list[int] | None:
 
 @dataclass
 class Placement:
-    """Where a server's processes may run, and how that is enforced."""
+    """Where a server's processes may run, and how that is enforced: on some CPUs (None: any),
+    and in a cgroup that may also hold them to a memory and an I/O limit."""
 
-    cpus: list[int]
+    cpus: list[int] | None
     mechanism: str  # "cgroup-v2", "cpuset-cgroup" (v1) or "affinity"
     group: cgroups.Group | None = None
 
@@ -121,10 +122,13 @@ class Placement:
         account to run it as (None: root, where it joins a cgroup before it drops to ``run_as``)."""
         if self.group is not None:
             return self.group.wrap(argv, run_as=run_as)
+        if self.cpus is None:
+            return argv, run_as
         return ["taskset", "-c", format_list(self.cpus), *argv], run_as
 
     def to_json(self) -> dict[str, object]:
-        return {"cpus": format_list(self.cpus), "cores": len(self.cpus),
+        return {"cpus": format_list(self.cpus) if self.cpus is not None else "all",
+                "cores": len(self.cpus) if self.cpus is not None else None,
                 "mechanism": self.mechanism,
                 "cgroup": str(self.group.dirs[0]) if self.group is not None else None}
 
@@ -134,11 +138,18 @@ class Placement:
             self.group.close()
 
 
-def confine(cpus: list[int], label: str) -> Placement:
-    """A placement on ``cpus``: a new cpuset cgroup (v2 or v1) named after ``label`` where
-    teiten may make one (root), otherwise CPU affinity."""
-    group = cgroups.create(label, cgroups.Limits(cpus=cpus))
+def confine(cpus: list[int] | None, label: str, *, memory_bytes: int | None = None,
+            io: Sequence[cgroups.IoLimit] = ()) -> Placement:
+    """A placement on ``cpus`` (None: any), held to ``memory_bytes`` and ``io`` too: a new
+    cgroup (v2 or v1) named after ``label`` where teiten may make one (root), otherwise CPU
+    affinity; a memory or I/O limit without a cgroup is a :class:`UserError`."""
+    limits = cgroups.Limits(cpus=cpus, memory_bytes=memory_bytes, io=tuple(io))
+    group = cgroups.create(label, limits)
     if group is None:
+        if memory_bytes is not None or io:
+            raise UserError(f"{label}: memory and I/O limits need a cgroup, which teiten makes "
+                            "only as root with cgroups on (TEITEN_CGROUPS not off); run as root "
+                            "or remove 'limits'")
         return Placement(cpus, "affinity")
     return Placement(cpus, group.mechanism, group)
 

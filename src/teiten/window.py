@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from teiten import cpus
 from teiten.drivers import load
 from teiten.messages import tr
-from teiten.monitors import CPU_KEYS, MonitorResult, Monitors, lwlock, replication
+from teiten.monitors import CPU_KEYS, MonitorResult, Monitors, limits, lwlock, replication
 from teiten.monitors.foreign import ForeignLoad, ForeignMeter, Rule
 from teiten.monitors.profile import Profile, Profiler, start_profile, stop_profile
 from teiten.monitors.system import SystemMonitor, SystemResult
@@ -49,6 +49,7 @@ class Watch:
         self.host: SystemResult | None = None
         self.log_mark: int | None = None
         self.foreign: ForeignLoad | None = None
+        self.limits: dict[str, float] | None = None  # the share of its limits a server used
 
     @contextlib.contextmanager
     def around(self, endpoint: Endpoint) -> Iterator[None]:
@@ -62,6 +63,10 @@ class Watch:
         # Ours: teiten (pgbench is its child) and the server's processes; the rest is foreign.
         meter = ForeignMeter(lambda: [os.getpid(), *server.server_pids()]) \
             if options.foreign else None
+        group = server.limits_group()
+        held = limits.LimitsWatch(group) if group is not None else None
+        if held is not None:
+            held.start()
         if watch is not None:
             watch.start()
         if confined is not None:
@@ -72,6 +77,7 @@ class Watch:
             yield
         finally:
             self.foreign = meter.stop() if meter is not None else None
+            self.limits = held.stop() if held is not None else None
             self.lag = watch_lag.stop() if watch_lag is not None else None
             self.host = watch_host.stop() if watch_host is not None else None
             self.seen = watch.stop() if watch is not None else None
@@ -106,6 +112,14 @@ class Watch:
             evidence = evidence or Evidence()
             evidence.details["foreign"] = self.foreign.to_json()
             evidence.metrics["foreign_cpus"] = self.foreign.cpus
+        if self.limits is not None:
+            group = server.limits_group()
+            evidence = evidence or Evidence()
+            evidence.metrics.update(self.limits)
+            evidence.details["limits"] = {
+                "devices": [io.device for io in group.limits.io] if group else [],
+                "cgroup": f"v{group.version}" if group else None,
+                "counted": limits.counted(group.version) if group else None}
         if outcome.details:
             evidence = evidence or Evidence()
             evidence.details.update(outcome.details)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from teiten.analysis.cycle import MachineTime
+from teiten.analysis.limits import LimitUse
 from teiten.analysis.loads import LoadPartRow
 from teiten.analysis.percentiles import PercentileRow
 from teiten.analysis.rtt import RttBound
@@ -405,6 +406,7 @@ class WorkloadSection:
     load_parts: tuple[LoadPartRow, ...] = ()  # several pgbench at once: each one's figures
     history: History | None = None     # a line of versions: each against the one before it
     percentiles: tuple[PercentileRow, ...] = ()  # pgbench workloads with percentiles: true
+    limits: tuple[LimitUse, ...] = ()  # limited servers: their use of each limit (METHODS S11)
     # client counts profiled after the blocks, where the servers differ most (profile: {at:
     # largest-difference}); empty when the profiles were taken inside the blocks, or none
     profiled_after: tuple[int, ...] = ()
@@ -422,6 +424,7 @@ class ServerInfo:
     cpus: str | None = None           # the CPUs the server was confined to ("0-3"); None: all
     client_cpus: str | None = None    # where pgbench ran: a CPU list, or "any" (not pinned)
     confined_by: str | None = None    # how it was held to cpus: cgroup-v2, cpuset-cgroup, affinity
+    limits: tuple[tuple[str, int], ...] = ()  # its memory and I/O limits: (limit, value)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from teiten.analysis import (
 )
 from teiten.analysis.apps import app_results
 from teiten.analysis.inputs import Graphs, ReportOptions, StudyData, Unnamed
+from teiten.analysis.limits import limit_uses, limits_of
 from teiten.analysis.model import (
     Activity,
     Notice,
@@ -191,7 +192,8 @@ def server_info(row: ServerRecord) -> ServerInfo:
         bindir=str(desc.get("bindir") or ""),
         data_checksums=desc.get("data_checksums"), settings=settings,
         cpus=(spec.get("placement") or {}).get("cpus"),
-        client_cpus=(spec.get("placement") or {}).get("client_cpus"))
+        client_cpus=(spec.get("placement") or {}).get("client_cpus"),
+        limits=tuple(limits_of(row).items()))
 
 
 
@@ -338,6 +340,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         pgbench_sections[w["key"]], servers, data.statements),
         scale_out=scaleout.scale_out(w["key"], servers, trials, data.metrics),
         load_parts=loads.load_parts(w["key"], trials, data.loads),
+        limits=limit_uses(w["key"], trials, data.metrics, servers, s["clients"]),
         percentiles=percentiles.percentile_rows(w["key"], trials, data.latencies, servers=[
             n for n, _ in names], baseline=pgbench_sections[w["key"]].baseline, block_of=block_of,
             margin_pct=margin_pct(s)),

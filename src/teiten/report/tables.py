@@ -36,7 +36,7 @@ from teiten.report.app_tables import app_tables
 from teiten.report.cells import Cell, Column, Context, Table
 from teiten.report.degradation_tables import degradation_tables
 from teiten.report.history_tables import history_table
-from teiten.report.i18n import clients_phrase, tr, word
+from teiten.report.i18n import clients_phrase, join, tr, word
 from teiten.report.latency_tables import percentiles_table
 from teiten.report.suite_tables import suite_tables
 from teiten.report.verdicts import judged_cell, judged_note, legend, marker, tone, verdict_title
@@ -434,7 +434,20 @@ def server_rows(info: ServerInfo, lang: str) -> list[tuple[str, str]]:
          if info.confined_by is None else f"{info.cpus} ({tr(f'server.confined.{info.confined_by}', lang)})"),
         *([(tr("server.client_cpus", lang), info.client_cpus if info.client_cpus != "any"
             else tr("server.client_cpus.any", lang))] if info.client_cpus else []),
+        *([(tr("server.limits", lang), limits_text(info.limits, lang))] if info.limits else []),
     ]
+
+
+def limit_value(limit: str, value: float) -> str:
+    """A limit's value, or a use of it: ``2GB``, ``500``, ``100MB/s``."""
+    if limit.endswith("iops"):
+        return f"{value:.0f}"
+    return f.format_bytes(value) + ("" if limit == "memory" else "/s")
+
+
+def limits_text(limits: tuple[tuple[str, int], ...], lang: str) -> str:
+    """A server's limits as people read them: ``memory 2GB, write 500 IOPS``."""
+    return join([tr(f"limit.{k}", lang, value=limit_value(k, v)) for k, v in limits], lang)
 
 
 def file_stem(text: str, fallback: str = "workload") -> str:

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from psycopg import conninfo as pg_conninfo
 
+from teiten.cgroups import Group
 from teiten.cpus import Placement
 from teiten.monitors.remote_system import RemoteBackend
 
@@ -218,6 +219,11 @@ class Server:
         group of tenants): their processes are the trial's, not foreign load."""
         pid = self.server_pid()
         return [pid] if pid is not None else []
+
+    def limits_group(self) -> Group | None:
+        """The cgroup that holds the server to the study's memory and I/O limits, whose
+        counters say how much of them it used (None: not limited)."""
+        return None
 
     def members(self) -> list[Server]:
         """The study's own servers this one loads at once (a group of tenants), which are

@@ -21,6 +21,7 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from teiten import oscache, paths, privileges, procs, safefs
+from teiten.cgroups import Group, IoLimit, disk_of
 from teiten.cpus import Placement, confine, format_list
 from teiten.errors import ServerError, TeitenError, TrialFailed
 from teiten.installs import Install
@@ -278,12 +279,42 @@ class LocalServer(Server):
         return self.netns
 
     def _placement(self) -> Placement | None:
-        """The CPUs of this server, confined once for all its clusters (one runs at a time)."""
-        if self.cpus is not None and self.placement is None:
-            self.placement = confine(self.cpus, f"{self.run_dir.name}-{self.name}")
-            log.info("%s runs on CPUs %s (%s)", self.name, format_list(self.cpus),
+        """The CPUs of this server and its limits, held once for all its clusters (one runs
+        at a time): the I/O limits on every disk of its data, WAL and tablespace."""
+        limits = self.spec.limits
+        if (self.cpus is not None or limits is not None) and self.placement is None:
+            memory = limits.memory[0] if limits is not None and limits.memory else None
+            self.placement = confine(self.cpus, f"{self.run_dir.name}-{self.name}",
+                                     memory_bytes=memory, io=self._io_limits())
+            log.info("%s runs on CPUs %s%s (%s)", self.name,
+                     format_list(self.cpus) if self.cpus is not None else "(all)",
+                     f", limited to {limits.text()}" if limits is not None else "",
                      self.placement.mechanism)
         return self.placement
+
+    def _io_limits(self) -> list[IoLimit]:
+        """The study's I/O limits, on each disk that holds the server's files."""
+        limits = self.spec.limits
+        if limits is None or not any((limits.read_iops, limits.write_iops, limits.read_bps,
+                                      limits.write_bps)):
+            return []
+        places = [Path(p).expanduser().absolute() for p in (
+            self.spec.directory or self.run_dir, self.spec.initdb.waldir, self.spec.tablespace) if p]
+        disks = {}
+        for place in places:
+            disk = disk_of(place)
+            if disk is None:
+                raise ServerError(f"server {self.name}: {place} is on no disk (tmpfs?), so its "
+                                  "I/O cannot be limited; remove the I/O limits or use a disk")
+            disks[disk] = place
+        def first(values: list[int] | None) -> int | None:
+            return values[0] if values else None
+        return [IoLimit(disk, read_bps=first(limits.read_bps), write_bps=first(limits.write_bps),
+                        read_iops=first(limits.read_iops), write_iops=first(limits.write_iops))
+                for disk in disks]
+
+    def limits_group(self) -> Group | None:
+        return self.placement.group if self.spec.limits is not None and self.placement else None
 
     def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
         slot = self.slots[workload.key]

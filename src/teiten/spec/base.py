@@ -37,6 +37,36 @@ def parse_duration(value: object) -> float:
     return float(m.group(1)) * _UNITS[m.group(2)]
 
 
+SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|kB|MB|GB|TB)?\s*$")
+_SIZE_UNITS = {None: 1, "B": 1, "kB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
+
+
+def parse_bytes(value: object) -> int:
+    """Bytes from 1048576, "512MB", "2GB" (PostgreSQL's units: powers of 1024)."""
+    if isinstance(value, bool):
+        raise ValueError("a size is a number of bytes or a string like '512MB' or '2GB'")
+    if isinstance(value, int):
+        return value
+    m = SIZE.match(str(value))
+    if not m:
+        raise ValueError(f"cannot read {value!r} as a size; write e.g. 512MB or 2GB (kB, MB, GB, "
+                         "TB: powers of 1024, as in postgresql.conf)")
+    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2)])
+
+
+def size_text(n: int) -> str:
+    """A size as a study file would write it: ``2GB``, ``512MB``, ``100kB``, else bytes."""
+    for unit in ("TB", "GB", "MB", "kB"):
+        if n % _SIZE_UNITS[unit] == 0:
+            return f"{n // _SIZE_UNITS[unit]}{unit}"
+    return str(n)
+
+
+Bytes = Annotated[int, BeforeValidator(parse_bytes), Field(ge=1),
+                  WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1},
+                                            {"type": "string", "pattern": SIZE.pattern}]})]
+
+
 def duration_schema(**number: float) -> dict[str, Any]:
     """The JSON Schema of a duration: a number of seconds (with these bounds) or a string."""
     return {"anyOf": [{"type": "number", **number},

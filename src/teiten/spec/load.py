@@ -171,6 +171,10 @@ def _check_unique_names(loaded: LoadedStudy) -> None:
                            ("workloads", list(enumerate(w.key for w in study.workloads)))):
         first: dict[str, int] = {}
         for i, name in names:
+            if len(name) > 63:  # a swept limit or the cores axis made it
+                raise loaded.error((section, i, "name"), f"{section}[{i}]: the server name "
+                                   f"'{name}' is longer than 63 characters; give the server a "
+                                   "shorter name")
             if name in first:
                 what = "server" if section == "servers" else "workload"
                 raise loaded.error((section, i, "name"), f"{section}[{i}]: the {what} name "

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from teiten.cpus import format_list, parse_list
-from teiten.spec.base import NAME, Model, PathText
+from teiten.spec.base import NAME, Axis, Bytes, Model, PathText, size_text
 
 
 class InitdbOptions(Model):
@@ -40,11 +40,53 @@ PLACES = ("external", "ssh", "docker")
 
 # What only a cluster on this machine can do, per other place a server can run.
 _NOT_WITH: dict[str, tuple[str, ...]] = {
-    "ssh": ("cores", "cpus", "tablespace", "directory", "snapshot_hook"),
+    "ssh": ("cores", "cpus", "tablespace", "directory", "snapshot_hook", "limits"),
     "docker": ("cores", "cpus", "tablespace", "directory", "replicas", "pgpool", "ssh_config",
-               "snapshot_hook"),
+               "snapshot_hook", "limits"),
     "network: netns": ("replicas", "pgpool"),
 }
+
+
+class LimitsSpec(Model):
+    """Cloud-style limits on a cluster of this machine (METHODS S11: what a provisioned instance
+    allows), held by a cgroup of its own (v2 or v1). Each is one value, or a list of values to
+    sweep: the study then runs one server per value, named SERVER-LIMIT-VALUE."""
+
+    memory: Axis[Bytes] | None = Field(
+        None, description="memory of the server's processes, page cache included, and no swap "
+        "(e.g. 2GB); the settings profile is sized for it")
+    read_iops: Axis[Annotated[int, Field(ge=1)]] | None = Field(
+        None, description="read operations per second on the disk of its data and WAL")
+    write_iops: Axis[Annotated[int, Field(ge=1)]] | None = Field(
+        None, description="write operations per second on the disk of its data and WAL")
+    read_bps: Axis[Bytes] | None = Field(
+        None, description="bytes read per second from that disk (e.g. 100MB)")
+    write_bps: Axis[Bytes] | None = Field(
+        None, description="bytes written per second to that disk (e.g. 100MB)")
+
+    def given(self) -> dict[str, list[int]]:
+        """Each limit the study sets, with its values."""
+        return {k: list(v) for k in LIMITS if (v := getattr(self, k)) is not None}
+
+    def text(self) -> str:
+        """The limits as people read them: ``memory 2GB, write 500 IOPS``."""
+        return ", ".join(limit_text(k, v[0]) for k, v in self.given().items())
+
+
+LIMITS = ("memory", "read_iops", "write_iops", "read_bps", "write_bps")
+
+
+def limit_text(limit: str, value: int) -> str:
+    """One limit as people read it: ``memory 2GB``, ``write 500 IOPS``, ``read 100MB/s``."""
+    if limit == "memory":
+        return f"memory {size_text(value)}"
+    way = limit.split("_")[0]
+    return f"{way} {value} IOPS" if limit.endswith("iops") else f"{way} {size_text(value)}/s"
+
+
+def limit_name(limit: str, value: int) -> str:
+    """The part a swept limit adds to a server's name: ``write_iops-250``, ``memory-2GB``."""
+    return f"{limit}-{value if limit.endswith('iops') else size_text(value)}"
 
 
 class DockerOptions(Model):
@@ -111,6 +153,9 @@ class ServerSpec(Model):
         "its own node, writes to the primary (or to all nodes with native replication)")
     docker: DockerOptions | None = Field(
         None, description="run the official postgres image (or 'image') with the docker CLI")
+    limits: LimitsSpec | None = Field(
+        None, description="memory and disk limits on a cluster of this machine, as a cloud "
+        "instance has them (a cgroup of its own; root only)")
 
     @field_validator("cpus")
     @classmethod
@@ -150,7 +195,7 @@ class ServerSpec(Model):
             raise ValueError("'cpus' and 'cores' both choose CPUs: give one of them")
         if self.external is not None:
             fixed = [k for k in ("settings", "initdb", "profile", "cores", "cpus", "tablespace",
-                                 "directory", "replicas", "pgpool", "snapshot_hook")
+                                 "directory", "replicas", "pgpool", "snapshot_hook", "limits")
                      if k in self.model_fields_set]
             if fixed:
                 raise ValueError(
@@ -161,6 +206,9 @@ class ServerSpec(Model):
         self._one_place()
         self._replication()
         self._hook()
+        if self.limits is not None and (self.replicas or self.pgpool):
+            raise ValueError(f"'limits' cannot be combined with '{'replicas' if self.replicas else 'pgpool'}' "
+                             "in this version of teiten: limit a single server")
         return self
 
     def place(self) -> str | None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from teiten.cpus import format_list, parse_list
 from teiten.spec.base import NAME, Model, PositiveSeconds
-from teiten.spec.servers import LoadClientSpec, ServerSpec
+from teiten.spec.servers import LoadClientSpec, ServerSpec, limit_name
 from teiten.spec.workloads import WorkloadSpec
 
 
@@ -299,17 +300,16 @@ class Study(Model):
 
     def server_matrix(self) -> list[tuple[int, ServerSpec]]:
         """The servers the study runs, with the index of the entry each comes from: the
-        servers as written, or each local one at every count of the ``cores`` axis."""
-        if self.cores is None:
-            return list(enumerate(self.servers))
+        servers as written, each local one at every count of the ``cores`` axis, and each at
+        every value of a limit that lists several (SERVER-LIMIT-VALUE)."""
         out: list[tuple[int, ServerSpec]] = []
         for i, server in enumerate(self.servers):
-            if server.place() is not None:  # the cores of this machine: its own clusters only
-                out.append((i, server))
-                continue
-            for n in self.cores:
-                name = f"{server.name}-{n}core" + ("s" if n > 1 else "")
-                out.append((i, server.model_copy(update={"name": name, "cores": n})))
+            if self.cores is None or server.place() is not None:  # cores: this machine's own
+                cored = [server]
+            else:
+                cored = [server.model_copy(update={"name": f"{server.name}-{n}core" + ("s" if n > 1 else ""),
+                                                   "cores": n}) for n in self.cores]
+            out += [(i, one) for s in cored for one in _limits_swept(s)]
         return out
 
     def threads_for(self, clients: int) -> int:
@@ -317,3 +317,17 @@ class Study(Model):
         if self.threads == "half":
             return max(1, clients // 2)
         return min(int(self.threads), clients)
+
+
+def _limits_swept(server: ServerSpec) -> list[ServerSpec]:
+    """``server`` at each point of the product of its limits that list several values."""
+    if server.limits is None:
+        return [server]
+    axes = [(k, v) for k, v in server.limits.given().items() if len(v) > 1]
+    out = []
+    for values in itertools.product(*(v for _, v in axes)):
+        chosen = dict(zip((k for k, _ in axes), values, strict=True))
+        name = server.name + "".join(f"-{limit_name(k, v)}" for k, v in chosen.items())
+        limits = server.limits.model_copy(update={k: [v] for k, v in chosen.items()})
+        out.append(server.model_copy(update={"name": name, "limits": limits}))
+    return out

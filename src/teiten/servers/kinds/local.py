@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from teiten import netns
+from teiten import cgroups, netns
 from teiten.errors import ServerError
 from teiten.installs import Install
 from teiten.servers import pgpool
@@ -26,11 +27,14 @@ class Local(Kind):
 
     def build(self, request: Request) -> Server:
         spec = request.spec
+        sizing = request.sizing
+        if spec.limits is not None and spec.limits.memory:  # sized for the memory it may use
+            sizing = replace(sizing, ram_bytes=min(sizing.ram_bytes, spec.limits.memory[0]))
         if spec.replicas or spec.pgpool:
-            return TopologyServer(spec, request.install, request.run_dir, request.sizing,
+            return TopologyServer(spec, request.install, request.run_dir, sizing,
                                   connect=request.connect, cpus=request.cpus,
                                   max_clients=request.max_clients, client=request.client)
-        return LocalServer(spec, request.install, request.run_dir, request.sizing,
+        return LocalServer(spec, request.install, request.run_dir, sizing,
                            connect=request.connect, cpus=request.cpus, client=request.client)
 
     def problem(self, spec: ServerSpec) -> Problem | None:
@@ -38,6 +42,15 @@ class Local(Kind):
             return Problem("pgpool", f"server {spec.name}: {found}")
         if spec.network == "netns" and (found := netns.available()):
             return Problem("network", f"server {spec.name}: {found}")
+        if spec.limits is not None:
+            given = spec.limits.given()
+            wanted = cgroups.Limits(memory_bytes=1 if "memory" in given else None,
+                                    io=[cgroups.IoLimit("0:0")] if set(given) - {"memory"} else [])
+            if cgroups.mechanism(wanted) is None:
+                return Problem("limits", f"server {spec.name}: 'limits' need a cgroup of their "
+                               "own, which teiten makes only as root, with the memory and blkio "
+                               "(v1) or io (v2) controllers, and TEITEN_CGROUPS not off; run as "
+                               "root or remove 'limits'")
         return None
 
     def check_install(self, install: Install, *, pgbench: bool) -> None:

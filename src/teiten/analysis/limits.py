@@ -1,0 +1,56 @@
+"""How much of its limits a limited server used (METHODS S11: the 2020 report gave CPU, memory
+and IOPS as a % of the provisioned limit), per workload and client count: the median over the
+successful trials of what its cgroup counted in the measured window (teiten.monitors.limits),
+against the limit the study set (``limits`` of a server)."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from teiten.results import ServerRecord, TrialRecord
+
+# Each limit and the trial metric that measures its use.
+METRICS = {"memory": "limit_memory_peak_bytes", "read_iops": "limit_read_iops",
+           "write_iops": "limit_write_iops", "read_bps": "limit_read_bps",
+           "write_bps": "limit_write_bps"}
+
+
+@dataclass(frozen=True)
+class LimitUse:
+    server: str
+    clients: int
+    limit: str             # memory | read_iops | write_iops | read_bps | write_bps
+    value: int             # the limit: bytes, operations or bytes per second
+    used: float | None     # the median use over the ok trials (None: none measured it)
+    trials: int            # the ok trials that measured it
+
+    @property
+    def pct(self) -> float | None:
+        return None if self.used is None else 100.0 * self.used / self.value
+
+
+def limits_of(server: ServerRecord) -> dict[str, int]:
+    """The limits a stored server ran with (one value each: a sweep made one server per value)."""
+    given: Mapping[str, Any] = server.spec.get("limits") or {}
+    return {k: int(v[0] if isinstance(v, list) else v) for k, v in given.items()
+            if k in METRICS and v is not None}
+
+
+def limit_uses(workload: str, trials: Sequence[TrialRecord], metrics: Mapping[str, Mapping[str, float]],
+               servers: Sequence[ServerRecord], clients: Sequence[int]) -> tuple[LimitUse, ...]:
+    """Each limited server's use of each of its limits at each client count of ``workload``."""
+    out = []
+    for server in servers:
+        limits = limits_of(server)
+        for c in clients if limits else ():
+            ok = [metrics.get(t.trial_id, {}) for t in trials if t.status == "ok"
+                  and t.planned.server == server.name and t.planned.workload == workload
+                  and t.planned.clients == c]
+            for limit, value in limits.items():
+                seen = [m[METRICS[limit]] for m in ok if METRICS[limit] in m]
+                out.append(LimitUse(server.name, c, limit, value,
+                                    statistics.median(seen) if seen else None, len(seen)))
+    return tuple(out)

@@ -1,0 +1,66 @@
+"""How much of its limits a limited server used over a trial's measured window (METHODS S11:
+the 2020 report's CPU, memory and IOPS "as a % of the provisioned limit"), read from the
+counters of the cgroup that holds it (teiten.cgroups): the I/O its processes issued on the
+limited disks, as rates over the window, and the largest memory it held (sampled twice a
+second, page cache included).
+
+On cgroup v1, the counters and the throttle both see the I/O a server's processes issue
+themselves (reads, direct writes, and the writeback that their fsync and flush requests start);
+the kernel's own flusher threads write back dirty pages outside the group, unthrottled and
+uncounted. On v2 the writeback of the group's pages is charged to it too.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from teiten.cgroups import Group
+
+SAMPLE_S = 0.5
+RATES = {"read_ios": "limit_read_iops", "write_ios": "limit_write_iops",
+         "read_bytes": "limit_read_bps", "write_bytes": "limit_write_bps"}
+MEMORY = "limit_memory_peak_bytes"
+
+
+def counted(version: int) -> str:
+    """Which writes the group's counters and throttle see, as the report says it."""
+    return "v2: all, writeback of its pages included" if version == 2 else \
+        "v1: its processes' own I/O (reads, direct writes, fsync-started writeback); not the kernel flusher's"
+
+
+class LimitsWatch:
+    """The counters of a limited server's group over one measured window."""
+
+    def __init__(self, group: Group):
+        self.group = group
+        self._first: dict[str, float] = {}
+        self._began = 0.0
+        self._peak = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._first = self.group.usage()
+        self._began = time.monotonic()
+        self._peak = self._first.get("memory_bytes", 0.0)
+        if "memory_bytes" in self._first:
+            self._thread = threading.Thread(target=self._sample, name="limits-watch", daemon=True)
+            self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(SAMPLE_S):
+            self._peak = max(self._peak, self.group.usage().get("memory_bytes", 0.0))
+
+    def stop(self) -> dict[str, float]:
+        """The window's rates of each counted I/O, per second, and the memory peak."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        last = self.group.usage()
+        seconds = max(time.monotonic() - self._began, 1e-6)
+        out = {name: (last[key] - self._first.get(key, 0.0)) / seconds
+               for key, name in RATES.items() if key in last}
+        if "memory_bytes" in last:
+            out[MEMORY] = max(self._peak, last["memory_bytes"])
+        return out
