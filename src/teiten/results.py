@@ -118,6 +118,33 @@ class LoadFigures:
 
 
 @dataclass(frozen=True)
+class LoadRun:
+    """What a load driver's run of one trial gave (pgbench's, or another driver's), in the
+    model's own terms: the runner judges and stores it without knowing which driver ran.
+
+    The driver's producer reads its own output into ``figures`` and decides ``failure``, the
+    reason the run does not count in the driver's own words (it exited badly, it measured
+    nothing, it was killed for running past its time). A run killed for its time
+    (``timed_out``) fails for that before anything else; otherwise a crash of the server
+    during the trial outranks the driver's own reason."""
+
+    driver: str  # the program that made the load: "pgbench", "sysbench"
+    argv: tuple[str, ...]
+    stdout: str
+    stderr: str
+    figures: LoadFigures | None  # what it measured; None when it printed nothing to read
+    failure: str | None = None  # why the run does not count; None when it counts
+    timed_out: bool = False
+    # Several processes made the load at once (a topology's nodes, several load clients):
+    # each one's figures and their start skew, kept as the trial's 'load' details.
+    several: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.timed_out and not self.failure:
+            raise ValueError(f"a {self.driver} run killed for its time says so in its failure")
+
+
+@dataclass(frozen=True)
 class StepRecord:
     """One timed step of a measured-statement trial: its name, what it was given, how long it
     took, the rows it returned, and the rest (plan, sizes, cache state, extra figures)."""

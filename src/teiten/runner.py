@@ -28,14 +28,14 @@ import psycopg
 
 from teiten import blocks, busy, cpus, estimate, installs, leftovers, paths, runclock, runlock, workloads
 from teiten.analysis import differences
-from teiten.drivers import load, pgbench
+from teiten.drivers import load
 from teiten.errors import StoreFull, StoreUnreachable, TeitenError
 from teiten.installs import Install, Resolution
 from teiten.messages import tr
 from teiten.monitors.foreign import ForeignLoad, Rule
 from teiten.record import install_for
 from teiten.remote import Ssh
-from teiten.results import Evidence, PlannedTrial, TrialResult, now
+from teiten.results import Evidence, LoadRun, PlannedTrial, TrialResult, now
 from teiten.servers import kinds, profiles
 from teiten.servers.base import Endpoint, Server, Target
 from teiten.servers.kind import Request
@@ -442,27 +442,26 @@ def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
         reason = f"not installed: {outcome.not_installed}"
         store.skip_trial(sid, tid, reason, now())
         return "skipped", reason
-    run, seen, affinity = outcome.run, watch.seen, watch.affinity
+    load, seen, affinity = outcome.load, watch.seen, watch.affinity
     warnings = seen.warnings if seen else []
     notes = list(end.notes) + warnings + notes + list(outcome.notes)
     with cycle.phase("collect"):
         evidence = watch.evidence(end.log, outcome) or Evidence()
     evidence.details["cycle"] = cycle.to_json()
-    if run is not None:
-        error = (_verdict(run, end.crashed) or (affinity.failure() if affinity else None)
+    if load is not None:
+        error = (_verdict(load, end.crashed) or (affinity.failure() if affinity else None)
                  or outcome.error)
     else:
         error = outcome.error or end.crashed
-    out = outcome.output
     status: Literal["ok", "failed", "disturbed"] = "failed" if error else "ok"
     ctx.foreign = watch.foreign
     if status == "ok" and ctx.guard is not None and watch.foreign is not None:
         error = disturbance(watch.foreign, Rule.of(ctx.guard.model_dump()))
         status = "disturbed" if error else "ok"
     store.finish_trial(sid, TrialResult(
-        tid, status, now(), error=error, figures=out.figures() if out is not None else None,
-        argv=tuple(run.argv) if run else (), stdout=run.stdout if run else "",
-        stderr=run.stderr if run else "", server_log=end.log, notes=tuple(notes),
+        tid, status, now(), error=error, figures=outcome.figures,
+        argv=load.argv if load else (), stdout=load.stdout if load else "",
+        stderr=load.stderr if load else "", server_log=end.log, notes=tuple(notes),
         evidence=evidence, steps=outcome.steps))
     if error:
         return status, error
@@ -483,16 +482,9 @@ def _request(ctx: _Context, trial: PlannedTrial, server: Server, endpoint: Endpo
         cold_restart=server.cold_restarter())
 
 
-def _verdict(run: pgbench.PgbenchRun, crashed: str | None) -> str | None:
-    """Why a pgbench run does not count, or None when it does."""
-    out = run.output
-    if run.timed_out:
-        return "pgbench did not finish in time and was killed"
-    if crashed:
-        return crashed
-    if run.returncode != 0 or out.aborted:
-        first = out.errors[0] if out.errors else "no error message"
-        return f"pgbench exited with status {run.returncode}: {first}"
-    if out.tps is None or out.transactions == 0:
-        return "pgbench reported no transactions"
-    return None
+def _verdict(load: LoadRun, crashed: str | None) -> str | None:
+    """Why a load does not count, or None when it does: killed for its time, the server
+    crashed under it, or the driver's own reason (it exited badly, it measured nothing)."""
+    if load.timed_out:
+        return load.failure
+    return crashed or load.failure

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from teiten import cpus
-from teiten.drivers import load
 from teiten.messages import tr
 from teiten.monitors import CPU_KEYS, MonitorResult, Monitors, limits, lwlock, replication
 from teiten.monitors.foreign import ForeignLoad, ForeignMeter, Rule
@@ -86,8 +86,8 @@ class Watch:
 
     def evidence(self, log: str, outcome: TrialOutcome) -> Evidence | None:
         """What the watches saw, with the profile, the CPU placement, the LWLock statistics
-        of the load's window of the log, each pgbench of several, the foreign load, and the
-        workload's own."""
+        of the load's window of the log, each process of a load made by several, the foreign
+        load, and the workload's own."""
         server = self.server
         evidence = self.seen.evidence() if self.seen else None
         if self.profile is not None:
@@ -99,15 +99,16 @@ class Watch:
             evidence.details["placement"] = {
                 **server.placement.to_json(), "watch": self.affinity.to_json(),
                 "client_cpus": cpus.format_list(client) if client else "any"}
-        run = outcome.run
-        if self.log_mark is not None and run is not None and run.output.transactions:
-            locks = lwlock.window_stats(log, self.log_mark, run.output.transactions)
+        load = outcome.load
+        ran = load.figures.transactions if load is not None and load.figures is not None else 0
+        if self.log_mark is not None and ran:
+            locks = lwlock.window_stats(log, self.log_mark, ran)
             if locks:
                 evidence = evidence or Evidence()
                 evidence.details["lwlock"] = locks
-        if outcome.together is not None or self.lag is not None or self.host is not None:
-            evidence = _topology_evidence(evidence or Evidence(), outcome.together, self.lag,
-                                          self.host)
+        several = load.several if load is not None else None
+        if several is not None or self.lag is not None or self.host is not None:
+            evidence = _topology_evidence(evidence or Evidence(), several, self.lag, self.host)
         if self.foreign is not None:
             evidence = evidence or Evidence()
             evidence.details["foreign"] = self.foreign.to_json()
@@ -142,14 +143,14 @@ def _server_watches(monitors: bool, server: Server
     return lag, host
 
 
-def _topology_evidence(evidence: Evidence, together: load.Load | None,
+def _topology_evidence(evidence: Evidence, several: Mapping[str, Any] | None,
                        lag: replication.LagResult | None, host: SystemResult | None) -> Evidence:
-    """The per-process detail of several pgbench processes, the replication lag series and
-    the server host's system activity, added to a trial's evidence."""
-    if together is not None:
-        evidence.details["load"] = together.details()
-        evidence.metrics["load_skew_s"] = together.skew_s
-        evidence.metrics["load_processes"] = float(len(together.parts))
+    """The per-process detail of a load made by several processes, the replication lag
+    series and the server host's system activity, added to a trial's evidence."""
+    if several is not None:
+        evidence.details["load"] = dict(several)
+        evidence.metrics["load_skew_s"] = float(several["skew_s"])
+        evidence.metrics["load_processes"] = float(len(several["parts"]))
     if lag is not None:
         evidence.series.extend(("replication", t, name, value) for t, name, value in lag.series)
         evidence.metrics.update({f"replication_{k}": v for k, v in lag.summary.items()})

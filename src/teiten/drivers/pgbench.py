@@ -7,15 +7,16 @@ without -s pgbench uses 1 for custom scripts).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from teiten import procs
 from teiten.cpus import format_list
 from teiten.drivers.pgbench_output import PgbenchOutput, parse
 from teiten.errors import ProcessError
 from teiten.installs import Install
+from teiten.results import LoadFigures, LoadRun
 from teiten.servers.base import Endpoint
 
 
@@ -39,6 +40,27 @@ class PgbenchRun:
     stderr: str
     output: PgbenchOutput
     timed_out: bool = False
+
+    def failure(self) -> str | None:
+        """Why this run does not count, in pgbench's terms, or None when it does (a crash of
+        the server is the runner's to weigh: it comes after a run killed for its time)."""
+        out = self.output
+        if self.timed_out:
+            return "pgbench did not finish in time and was killed"
+        if self.returncode != 0 or out.aborted:
+            first = out.errors[0] if out.errors else "no error message"
+            return f"pgbench exited with status {self.returncode}: {first}"
+        if out.tps is None or out.transactions == 0:
+            return "pgbench reported no transactions"
+        return None
+
+    def load_run(self, *, figures: LoadFigures | None = None,
+                 several: Mapping[str, Any] | None = None) -> LoadRun:
+        """The run in the model's terms: its own figures (or ``figures``, those of a measured
+        window inside it), judged by what pgbench printed of the whole run."""
+        return LoadRun("pgbench", tuple(self.argv), self.stdout, self.stderr,
+                       figures if figures is not None else self.output.figures(),
+                       failure=self.failure(), timed_out=self.timed_out, several=several)
 
 
 def argv(install: Install, endpoint: Endpoint, workload: Scripts, *, clients: int,

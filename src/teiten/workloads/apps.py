@@ -127,7 +127,8 @@ class AppWorkload(Workload):
                 finally:
                     app.stop()
             measured, details, error = app.finish(run.output)
-            return TrialOutcome(run=run, measured=measured, details={"app": details}, error=error)
+            return TrialOutcome(load=run.load_run(), measured=measured.figures(),
+                                details={"app": details}, error=error)
         finally:
             paths.remove_owned(log_dir)
 

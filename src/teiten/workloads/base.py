@@ -23,9 +23,8 @@ from typing import Any
 
 from teiten import paths
 from teiten.drivers import load, pgbench, pgbench_log
-from teiten.drivers.pgbench_output import PgbenchOutput
 from teiten.installs import Install
-from teiten.results import StepRecord
+from teiten.results import LoadFigures, LoadRun, StepRecord
 from teiten.servers.base import Endpoint, Target
 from teiten.servers.profiles import pgbench_data_bytes
 
@@ -51,27 +50,28 @@ class TrialRequest:
 
 @dataclass
 class TrialOutcome:
-    """What a workload's trial gave, before the runner judges and stores it."""
+    """What a workload's trial gave, before the runner judges and stores it: the load in the
+    model's own terms (:class:`~teiten.results.LoadRun`, whichever driver made it), or the
+    timed steps of a measured-statement trial."""
 
-    run: pgbench.PgbenchRun | None = None  # what pgbench printed (summed over several)
-    together: load.Load | None = None  # each pgbench, when several ran at once
-    measured: PgbenchOutput | None = None  # the measured window, when not the whole run (apps)
+    load: LoadRun | None = None  # what the load driver ran and measured (summed over several)
+    measured: LoadFigures | None = None  # the measured window, when not the whole run (apps)
     details: dict[str, Any] = field(default_factory=dict)  # added to the trial's evidence
-    error: str | None = None  # why the trial does not count, beyond pgbench's own verdict
+    error: str | None = None  # why the trial does not count, beyond the driver's own verdict
     steps: tuple[StepRecord, ...] = ()  # a measured-statement trial's timed steps
     notes: tuple[str, ...] = ()
     not_installed: str | None = None  # what the server lacks: the trial is skipped, not failed
 
     @property
-    def output(self) -> PgbenchOutput | None:
-        """The figures the trial reports: the measured window's, else pgbench's own."""
+    def figures(self) -> LoadFigures | None:
+        """The figures the trial reports: the measured window's, else the driver's own."""
         if self.measured is not None:
             return self.measured
-        return self.run.output if self.run is not None else None
+        return self.load.figures if self.load is not None else None
 
     def summary(self) -> str:
         """One line for the progress display of an ok trial."""
-        out = self.output
+        out = self.figures
         if out is not None and out.tps is not None:
             return f"{out.tps:.1f} tps, {out.latency_ms_avg or 0:.3f} ms"
         return f"{len(self.steps)} steps, {sum(st.seconds for st in self.steps):.2f} s timed"
@@ -127,7 +127,7 @@ class Workload:
                   measuring: AbstractContextManager[object]) -> TrialOutcome:
         """Run pgbench for the trial's duration (one per target when ``several``), measured
         from its start to its end. Raises TeitenError (or psycopg.Error, OSError) when the
-        trial cannot start; pgbench's own failures are in the outcome's run."""
+        trial cannot start; pgbench's own failures are in the outcome's load."""
         if self.pgbench_option("percentiles") and not request.several:
             return self._logged_trial(request, measuring)
         with measuring:
@@ -136,12 +136,12 @@ class Workload:
                                     list(request.targets), self, sessions=request.sessions,
                                     threads=request.threads, duration_s=request.duration_s,
                                     cpus=request.cpus)
-                return TrialOutcome(run=together.combined(), together=together)
+                return TrialOutcome(load=together.combined().load_run(several=together.details()))
             run = pgbench.run(request.install, request.endpoint, self, clients=request.sessions,
                               threads=request.threads, duration_s=request.duration_s,
                               cpus=request.cpus)
             limits = run.output.limits()
-            return TrialOutcome(run=run, details={"pgbench": limits} if limits else {})
+            return TrialOutcome(load=run.load_run(), details={"pgbench": limits} if limits else {})
 
     def _logged_trial(self, request: TrialRequest,
                       measuring: AbstractContextManager[object]) -> TrialOutcome:
@@ -160,10 +160,10 @@ class Workload:
                 hist = pgbench_log.histogram_of_files(
                     log_dir, "tx", latency_limit_ms=self.pgbench_option("latency_limit_ms"))
             except (OSError, ValueError) as exc:
-                return TrialOutcome(run=run, details={"pgbench": details},
+                return TrialOutcome(load=run.load_run(), details={"pgbench": details},
                                     error=f"reading pgbench's transaction log failed: {exc}")
             details["percentiles"] = hist.summary()
-            return TrialOutcome(run=run, details={"pgbench": details})
+            return TrialOutcome(load=run.load_run(), details={"pgbench": details})
         finally:
             paths.remove_owned(log_dir)
 
