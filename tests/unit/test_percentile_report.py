@@ -18,6 +18,7 @@ import pytest
 
 from teiten.report.build import write_study_report
 from teiten.store.db import Store
+from teiten.store.rows import result_rows
 
 FIXTURE = Path(__file__).resolve().parent.parent / "golden" / "report-stores" / "percentiles.db"
 
@@ -82,3 +83,33 @@ def test_ratios_to_the_baseline_pair_the_repetitions(table) -> None:  # noqa: AN
             assert float(row[f"{name}_ratio_ci_low_pct"]) == round(min(per_block) * 100, 1)
             assert float(row[f"{name}_ratio_ci_high_pct"]) == round(max(per_block) * 100, 1)
             assert float(row[f"{name}_ratio_ci_level_pct"]) == 50.0
+
+
+def test_another_driver_s_percentiles_make_the_same_table(table, tmp_path: Path) -> None:  # noqa: ANN001
+    """A driver other than pgbench keeps the percentiles of its own histogram as details
+    'latency' (in the same figures): moved there, the trials give the same table."""
+    shutil.copyfile(FIXTURE, tmp_path / "s.db")
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        rows = conn.execute("SELECT study_id, trial_id, body FROM details WHERE kind = 'pgbench' "
+                            "AND body LIKE '%percentiles%'").fetchall()
+        assert rows
+        for study_id, trial_id, body in rows:
+            found = json.loads(body)
+            moved = {"percentiles": found.pop("percentiles"), "source": "another driver's histogram"}
+            conn.execute("UPDATE details SET body = ? WHERE study_id = ? AND trial_id = ? AND "
+                         "kind = 'pgbench'", (json.dumps(found), study_id, trial_id))
+            conn.execute("INSERT INTO details VALUES (?, ?, 'latency', ?)",
+                         (study_id, trial_id, json.dumps(moved)))
+    moved_to = {trial_id: json.loads(body)["percentiles"] for _, trial_id, body in rows}
+    store = Store.open(tmp_path / "s.db")
+    try:
+        [study] = store.studies()
+        write_study_report(store, int(study["id"]), tmp_path / "out")
+        exported = {r["trial_id"]: r for r in result_rows(store)}  # teiten results' columns
+    finally:
+        store.close()
+    [path] = (tmp_path / "out" / "tables").glob("*-percentiles.csv")
+    with path.open() as f:
+        assert {(r["server"], int(r["clients"])): r for r in csv.DictReader(f)} == table
+    for trial_id, found in moved_to.items():
+        assert exported[trial_id]["p95_ms"] == found["p95_ms"] is not None

@@ -42,7 +42,7 @@ class StudyData:
     progress: Mapping[str, Sequence[ProgressPoint]] = field(default_factory=dict)  # per second
     steps: Mapping[str, Sequence[StepRecord]] = field(default_factory=dict)  # in the order they ran
     loads: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # details 'load'
-    # the latency percentiles of the trials that took them (details 'pgbench')
+    # the latency percentiles of the trials that took them (details 'pgbench' or 'latency')
     latencies: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     apps: AppRuns = field(default_factory=dict)
     hot: Hot = field(default_factory=dict)

@@ -16,7 +16,7 @@ from teiten.analysis import intervals, judging, verdicts
 from teiten.analysis.stats import median_known
 from teiten.results import TrialRecord
 
-Latencies = Mapping[str, Mapping[str, Any]]  # trial id -> its percentiles (details 'pgbench')
+Latencies = Mapping[str, Mapping[str, Any]]  # trial id -> its percentiles (details 'pgbench', 'latency')
 NAMES = ("p50", "p90", "p95", "p99", "p999", "max")  # the figures, each "{name}_ms"
 WITH_INTERVALS = ("p95", "p99")
 

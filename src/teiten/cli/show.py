@@ -55,11 +55,14 @@ def render_text(rec: dict[str, Any]) -> str:
                    f"{rec['duration_s']:.2f} s; latency {_ms(rec['latency_ms_avg'])} ms "
                    f"(stddev {_ms(rec['latency_ms_stddev'])})")
     limits = dict(rec["details"].get("pgbench") or {})
-    found = limits.pop("percentiles", None)
+    found, source = limits.pop("percentiles", None), "pgbench's log"
+    latency = rec["details"].get("latency") or {}  # another driver's, from its own histogram
+    if not found and latency.get("percentiles"):
+        found, source = latency["percentiles"], str(latency.get("source") or "its driver's histogram")
     if limits:
         out.append(_limits_line(limits, rec))
     if found:
-        out.append(_percentiles_line(found))
+        out.append(_percentiles_line(found, source))
     cycle = rec["details"].get("cycle")
     if cycle:
         out += _cycle_lines(cycle, rec)
@@ -116,13 +119,14 @@ def _limits_line(limits: dict[str, Any], rec: dict[str, Any]) -> str:
     return "limits: " + "; ".join(parts)
 
 
-def _percentiles_line(found: dict[str, Any]) -> str:
-    """The latency percentiles of a trial with a transaction log."""
+def _percentiles_line(found: dict[str, Any], source: str) -> str:
+    """The latency percentiles of a trial that took them (pgbench's transaction log, or
+    another driver's histogram: ``source``)."""
     shown = " · ".join(f"{label} {_ms(found.get(key))}" for label, key in (
         ("p50", "p50_ms"), ("p90", "p90_ms"), ("p95", "p95_ms"), ("p99", "p99_ms"),
         ("p99.9", "p999_ms"), ("max", "max_ms")))
     return (f"latency percentiles (ms): {shown}; of {found['count']} transactions in "
-            f"pgbench's log, within {found['precision'] * 100:.1f}%")
+            f"{source}, within {found['precision'] * 100:.1f}%")
 
 
 def _cycle_lines(cycle: dict[str, Any], rec: dict[str, Any]) -> list[str]:

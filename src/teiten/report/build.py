@@ -163,11 +163,21 @@ def study_data(store: Store, study_id: int) -> StudyData:
         study, metrics=store.metrics_by_trial(study_id), waits=store.waits_by_trial(study_id),
         progress=store.progress_by_trial(study_id), steps=store.steps_by_trial(study_id),
         loads=store.details_of_kind(study_id, "load"),
-        latencies={trial_id: found["percentiles"] for trial_id, found in
-                   store.details_of_kind(study_id, "pgbench").items() if found.get("percentiles")},
+        latencies=latencies(store, study_id),
         apps=app_runs(study.trials, store.details_of_kind(study_id, "app")),
         statements=rtt_statements(store, study),
         confined=confinements(study.trials, store.details_of_kind(study_id, "placement"))))
+
+
+def latencies(store: Store, study_id: int) -> dict[str, Mapping[str, Any]]:
+    """The latency percentiles of the trials that took them, by trial id: pgbench's from its
+    transaction log (details 'pgbench', as issue 21 stored them), any other driver's from its
+    own histogram (details 'latency'), in the same figures."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for kind in ("pgbench", "latency"):
+        found.update({trial_id: body["percentiles"] for trial_id, body in
+                      store.details_of_kind(study_id, kind).items() if body.get("percentiles")})
+    return found
 
 
 def confinements(trials: Sequence[TrialRecord], placements: Mapping[str, Mapping[str, Any]]

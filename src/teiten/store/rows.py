@@ -20,7 +20,8 @@ MONITOR_FIELDS = ("cpu_user", "cpu_sys", "cpu_iowait", "cpu_idle", "cpu_steal", 
 # app_tps: an application workload's transactions per second over its window (the
 # bookstore's BT/s); nopm and tpm: tpcc's; steps and sizes: a measured-statement workload's;
 # skipped and late: a pgbench workload's with a rate and a latency limit; the latency
-# percentiles and the largest latency (ms): a pgbench workload's with 'percentiles: true'.
+# percentiles and the largest latency (ms): a pgbench workload's with 'percentiles: true', or
+# another driver's from its own histogram (details 'latency').
 PERCENTILE_FIELDS = ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms")
 HEADLINE_FIELDS = ("app_tps", "nopm", "tpm", "window_s", "steps", "sizes", "skipped", "late",
                    *PERCENTILE_FIELDS)
@@ -37,12 +38,14 @@ def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any
     rows = []
     apps: dict[int, dict[str, Any]] = {}
     limits: dict[int, dict[str, Any]] = {}
+    latencies: dict[int, dict[str, Any]] = {}
     steps: dict[int, dict[str, list[dict[str, Any]]]] = {}
     for record in store.records(study_id):
         sid = record.study_id
         if sid not in apps:
             apps[sid] = store.details_of_kind(sid, "app")
             limits[sid] = store.details_of_kind(sid, "pgbench")
+            latencies[sid] = store.details_of_kind(sid, "latency")
             steps[sid] = {}
             for st in store.steps(sid):
                 steps[sid].setdefault(st["trial_id"], []).append(st)
@@ -55,7 +58,8 @@ def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any
         limited = limits[sid].get(record.trial_id) or {}
         out.update(skipped=limited.get("skipped"), late=limited.get("late"),
                    retried=limited.get("retried"), retries=limited.get("retries"))
-        out.update({k: (limited.get("percentiles") or {}).get(k) for k in PERCENTILE_FIELDS})
+        found = limited.get("percentiles") or (latencies[sid].get(record.trial_id) or {}).get("percentiles")
+        out.update({k: (found or {}).get(k) for k in PERCENTILE_FIELDS})
         rows.append(out)
     return rows
 
