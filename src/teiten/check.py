@@ -62,6 +62,8 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
             _check_standbys(loaded, i, server, resolved[server.name], client)
     _check_pgbench_options(loaded, workloads, client)
     _check_scripts(loaded, workloads, [client.install] if client.install is not None else [])
+    for index, w in enumerate(workloads):
+        w.check(loaded, index)  # what a kind of workload needs beyond what is checked above
     return CheckedStudy(loaded, workloads, resolved, client, omitted)
 
 
@@ -173,13 +175,12 @@ def materialise(checked: CheckedStudy) -> CheckedStudy:
 
 def _check_topologies(loaded: LoadedStudy, workloads: list[Workload]) -> None:
     """What replicas, Pgpool-II, network namespaces, ssh and several load clients need: the
-    programs here, and pgbench workloads (the other kinds drive one server directly)."""
+    programs here, and pgbench workloads (the others drive one server directly)."""
     study = loaded.study
     many = study.load_clients is not None and (len(study.load_clients) > 1
                                                or study.load_clients[0].ssh is not None)
     for w in workloads:
-        if study.tenants and (w.app is not None or w.suite is not None
-                              or w.pgbench_option("percentiles")):
+        if study.tenants and (w.drives_one_server or w.pgbench_option("percentiles")):
             what = "percentiles come from one pgbench's transaction log" \
                 if w.pgbench_option("percentiles") else f"the {w.key} workload drives one server"
             raise loaded.error(("tenants",), f"{what}, and 'tenants' loads several servers at "
@@ -199,7 +200,7 @@ def _check_topologies(loaded: LoadedStudy, workloads: list[Workload]) -> None:
                                    f"'{several[0]}' (server {server.name}) runs several at once; "
                                    "remove 'percentiles' (or the several pgbench) in this "
                                    "version of teiten")
-            if which and (w.app is not None or w.suite is not None):
+            if which and w.drives_one_server:
                 where = ("load_clients",) if which[0] == "load_clients" else ("servers", i, which[0])
                 raise loaded.error(where, f"the {w.key} workload drives one server directly; "
                                    f"'{which[0]}' (server {server.name}) works with pgbench "

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from teiten.errors import SpecError
+from teiten import workloads
+from teiten.errors import SpecError, UserError
 from teiten.spec import (
     AccesslogSpec,
     BookstoreSpec,
@@ -139,16 +140,28 @@ def test_the_line_is_the_options_own() -> None:
 
 def test_the_spec_names_every_registered_workload() -> None:
     assert tuple(BUILTINS) == PGBENCH_WORKLOADS
-    assert (*BUILTINS, *apps.APPS, *statements.SUITE_NAMES) == BUILTIN_WORKLOADS
+    built_in = (*BUILTINS, *apps.APPS, *statements.SUITE_NAMES)
+    assert BUILTIN_WORKLOADS[:len(built_in)] == built_in  # then any other kind's, in KINDS's order
+    assert tuple(name for model in KINDS for name in model.names) == BUILTIN_WORKLOADS
+    for model in KINDS:  # each options model's kind of workload runs the names it takes
+        found = workloads.kind(model.kind)
+        assert found.name == model.kind and set(model.names) <= set(found.names), model.__name__
+    assert {n for model in KINDS for n in workloads.kind(model.kind).names} == set(BUILTIN_WORKLOADS)
 
 
-@pytest.mark.parametrize("kind", [k for k in KINDS if k not in (PgbenchSpec, ScriptSpec)],
-                         ids=lambda k: k.__name__)
+@pytest.mark.parametrize("kind", [k for k in KINDS if k.kind != "pgbench"], ids=lambda k: k.__name__)
 def test_each_model_holds_its_workloads_options(kind: type) -> None:
     (name,) = kind.names
-    defaults = apps.APPS[name].defaults if name in apps.APPS else statements.suite(name).defaults
+    defaults = workloads.kind(kind.kind).defaults(name)
     own = set(kind.model_fields) - {"name", "modifies_data"}
     assert own == set(defaults)
+
+
+def test_a_kind_the_study_files_do_not_know_is_refused() -> None:
+    with pytest.raises(UserError, match="knows no kind of workload 'nosuch'"):
+        workloads.kind("nosuch")
+    with pytest.raises(UserError, match="knows no kind of workload 'base'"):
+        workloads.kind("base")  # a module of the package, but no kind
 
 
 # ------------------------------------------------------------------ the JSON Schema
@@ -188,3 +201,13 @@ def test_the_schema_refuses_what_the_loader_refuses() -> None:
                  "{name: pgecons-update, fillfactor: 80}", "{name: mix, scripts: []}"):
         entry = yaml.safe_load(line)
         assert [m["title"] for m in members if _admits(m, entry)] == [kind_of(entry)], line
+
+
+def test_a_stored_workload_comes_back_of_its_kind_as_stored_before_kinds_were_named() -> None:
+    loaded = load_text(HEAD + "".join(f"  - {w}\n" for w in (
+        "pgecons-read", "{name: tpcc, warehouses: 3}", "{name: freeze, frozen: [0, 50]}")), "study.yaml")
+    for w in workloads.resolve(loaded):
+        stored = json.loads(json.dumps(w.to_json()))
+        assert "kind" not in stored  # known by its app or suite field, as every store has it
+        back = workloads.from_json(stored)
+        assert type(back) is type(w) and back == w

@@ -18,12 +18,12 @@ workload is refused with one line that names whose option it is.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
-from pydantic_core import PydanticCustomError
 
 from teiten.spec.base import NAME, Axis, Model, PathText, PositiveSeconds, Seconds
+from teiten.spec.workload_base import NamedWorkload, SqlLoaded, WorkloadOptions, register
 
 PGBENCH_WORKLOADS = ("pgecons-read", "pgecons-update", "tpcb-like", "simple-update", "select-only")
 
@@ -38,74 +38,6 @@ class ScriptRef(Model):
         if (self.script is None) == (self.builtin is None):
             raise ValueError("give exactly one of 'script' or 'builtin'")
         return self
-
-
-class _Workload(Model):
-    """What every kind of workload entry shares: a bare name is read as ``{name: ...}``, and
-    an option of another kind of workload is refused with a message that says whose it is."""
-
-    names: ClassVar[tuple[str, ...]] = ()  # the built-in workloads that take these options
-
-    @model_validator(mode="before")
-    @classmethod
-    def _own_options(cls, data: Any) -> Any:
-        if isinstance(data, str):
-            return {"name": data}  # a bare workload name
-        if not isinstance(data, dict):
-            return data  # refused by the model, with the forms of an entry
-        data = dict(data)
-        cls._check_form(data)
-        entry = _entry_name(data)
-        for key, value in list(data.items()):
-            if key in cls.model_fields or not isinstance(key, str):
-                continue
-            if value is None and key in _EVERY_OPTION:
-                del data[key]  # an option left empty was accepted before each kind had its own
-                continue
-            why = cls._foreign(key, entry)
-            if why:
-                raise PydanticCustomError("foreign_option", "{message}", {"message": why, "key": key})
-        return data
-
-    @classmethod
-    def _check_form(cls, data: dict[Any, Any]) -> None:
-        """Refuse an entry whose keys do not make a workload of this kind."""
-
-    @classmethod
-    def _foreign(cls, key: str, entry: str) -> str | None:
-        """Why ``key``, an option of another kind of workload, is refused here (None: the key
-        is nobody's and is refused as an unknown key)."""
-        owners = [name for kind in _SQL_LOADED for name in kind.names if key in kind.model_fields]
-        if not owners:
-            return None
-        return (f"'{key}' is an option of the {' and '.join(owners)} workload"
-                f"{'s' if len(owners) > 1 else ''}, not of '{entry}'; remove it")
-
-
-class _Named(_Workload):
-    """A built-in workload, named by ``name``: no script of the user's."""
-
-    name: Annotated[str, Field(pattern=NAME)]
-
-    @property
-    def key(self) -> str:
-        """The workload's name in the study: its trials, its database, its report."""
-        return self.name
-
-    @property
-    def script(self) -> None:
-        return None
-
-    @property
-    def scripts(self) -> None:
-        return None
-
-    @classmethod
-    def _foreign(cls, key: str, entry: str) -> str | None:
-        if key == "weight":
-            return ("'weight' weighs a script of your own ({script: file.pgbench, weight: 2}) "
-                    "or an entry of 'scripts'; remove it")
-        return super()._foreign(key, entry)
 
 
 PGBENCH_OPTIONS = ("protocol", "rate", "latency_limit_ms", "percentiles", "max_tries", "defines",
@@ -149,7 +81,7 @@ class _PgbenchOptions(Model):
         return given
 
 
-class PgbenchSpec(_PgbenchOptions, _Named):
+class PgbenchSpec(_PgbenchOptions, NamedWorkload):
     """A workload that pgbench initialises (pgbench -i) and drives with its built-in scripts
     or the PGECons ones."""
 
@@ -163,7 +95,7 @@ class PgbenchSpec(_PgbenchOptions, _Named):
         None, description="restore the snapshot before every trial; default: the workload's")
 
 
-class ScriptSpec(_Workload, _PgbenchOptions):
+class ScriptSpec(WorkloadOptions, _PgbenchOptions):
     """pgbench scripts of your own: one script file, or a named weighted mix of scripts."""
 
     name: Annotated[str, Field(pattern=NAME)] | None = Field(
@@ -200,23 +132,11 @@ class ScriptSpec(_Workload, _PgbenchOptions):
         return Path(self.script).stem
 
 
-class _SqlLoaded(_Named):
-    """A workload whose data teiten loads by SQL: pgbench's data options are not its own."""
-
-    @classmethod
-    def _foreign(cls, key: str, entry: str) -> str | None:
-        if key == "fillfactor":
-            return (f"'fillfactor' is pgbench's -F; the {entry} workload sets its own "
-                    "fillfactors (see its README); remove it")
-        if key == "scale":
-            return (f"'scale' is pgbench's -s; the {entry} workload sizes its data with its own "
-                    "options (see its README); remove it")
-        return super()._foreign(key, entry)
-
-
-class _App(_SqlLoaded):
+class _App(SqlLoaded):
     """An application-shaped workload (teiten.workloads.apps): PL/pgSQL transactions that
     pgbench calls with the spec's mix, measured over a window after a ramp-up."""
+
+    kind: ClassVar[str] = "app"
 
     modifies_data: bool | None = Field(
         None, description="restore the snapshot before every trial; default: true")
@@ -265,9 +185,11 @@ class BookstoreSpec(_App):
         return value
 
 
-class _Suite(_SqlLoaded):
+class _Suite(SqlLoaded):
     """A measured-statement workload (teiten.workloads.statements): timed steps instead of a
     pgbench load. An option written as a list is an axis: each value is a variant of its own."""
+
+    kind: ClassVar[str] = "suite"
 
     cache: Axis[Literal["warm", "cold"]] | None = Field(
         None, description="the cache before each timed query or VACUUM: warm (pg_prewarm) or "
@@ -349,24 +271,27 @@ class FreezeSpec(_Suite):
 
 AppSpec = TpccSpec | BookstoreSpec
 SuiteSpec = IotSpec | FulltextSpec | AccesslogSpec | FreezeSpec
-KINDS: tuple[type[_Workload], ...] = (PgbenchSpec, ScriptSpec, TpccSpec, BookstoreSpec, IotSpec,
-                                      FulltextSpec, AccesslogSpec, FreezeSpec)
-_SQL_LOADED = [k for k in KINDS if issubclass(k, _SqlLoaded)]
-_EVERY_OPTION = {key for k in KINDS for key in k.model_fields}
+# Every kind of workload entry, in the order the JSON Schema and the messages list them. A new
+# kind is an options model in a module of its own (on teiten.spec.workload_base) and one line
+# here; its workload kind is the module of teiten.workloads its ``kind`` names.
+KINDS: tuple[type[WorkloadOptions], ...] = (
+    PgbenchSpec,
+    ScriptSpec,
+    TpccSpec,
+    BookstoreSpec,
+    IotSpec,
+    FulltextSpec,
+    AccesslogSpec,
+    FreezeSpec,
+)
+register(KINDS)
 _KIND_OF_NAME = {name: k.__name__ for k in KINDS for name in k.names}
 BUILTIN_WORKLOADS = tuple(_KIND_OF_NAME)  # every built-in workload, in the order of KINDS
 
 
-def _entry_name(data: dict[Any, Any]) -> str:
-    name, script = data.get("name"), data.get("script")
-    if name is None and isinstance(script, str):
-        return Path(script).stem
-    return str(name)
-
-
 def kind_of(value: Any) -> str:
     """The tag of the options model that validates a raw workload entry."""
-    if isinstance(value, _Workload):
+    if isinstance(value, WorkloadOptions):
         return type(value).__name__
     if isinstance(value, str):
         return _KIND_OF_NAME.get(value, PgbenchSpec.__name__)
@@ -381,11 +306,10 @@ def kind_of(value: Any) -> str:
     return PgbenchSpec.__name__  # refused there, with the forms of a workload entry
 
 
-# A study's workload entry: the options model of its kind. The tags are the models' names,
-# which the loader's messages leave out of the place of an error.
-WorkloadSpec = Annotated[
-    Annotated[PgbenchSpec, Tag("PgbenchSpec")] | Annotated[ScriptSpec, Tag("ScriptSpec")]
-    | Annotated[TpccSpec, Tag("TpccSpec")] | Annotated[BookstoreSpec, Tag("BookstoreSpec")]
-    | Annotated[IotSpec, Tag("IotSpec")] | Annotated[FulltextSpec, Tag("FulltextSpec")]
-    | Annotated[AccesslogSpec, Tag("AccesslogSpec")] | Annotated[FreezeSpec, Tag("FreezeSpec")],
-    Discriminator(kind_of)]
+# A study's workload entry: the options model of its kind, one member per kind of KINDS. The
+# tags are the models' names, which the loader's messages leave out of the place of an error.
+if TYPE_CHECKING:
+    WorkloadSpec = WorkloadOptions
+else:
+    WorkloadSpec = Annotated[Union[tuple(Annotated[k, Tag(k.__name__)] for k in KINDS)],  # noqa: UP007
+                             Discriminator(kind_of)]

@@ -1,15 +1,24 @@
-"""Workloads: what runs against a server.
+"""Workloads: what runs against a server, and the registry of their kinds.
 
 A workload is data plus a little code: pgbench scripts shipped as package files, how to
 initialise the data (``pgbench -i``, or the SQL of an application-shaped workload, see
 :mod:`teiten.workloads.apps`), whether a trial changes the data (then the snapshot is
 restored before every trial), and the pgbench arguments that select the scripts.
+
+Each kind of workload is a :class:`~teiten.workloads.kind.WorkloadKind`, found by the name its
+options model gives (``kind`` in teiten.spec.workload_base): pgbench's (here), the
+applications' (:mod:`teiten.workloads.apps`) and the suites' (:mod:`teiten.workloads.statements`);
+any other kind the study files know (teiten.spec.workloads.KINDS) is the module of this package
+of its name, which exports its ``KIND``. So a new kind is new modules and its options model's
+one line in KINDS.
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +28,6 @@ from teiten.errors import UserError
 from teiten.messages import texts, tr
 from teiten.spec import (
     BUILTIN_WORKLOADS,
-    AppSpec,
     LoadedStudy,
     PgbenchSpec,
     ScriptSpec,
@@ -27,10 +35,13 @@ from teiten.spec import (
     SuiteSpec,
     WorkloadSpec,
 )
+from teiten.spec.workloads import KINDS
 from teiten.workloads import apps, statements
 from teiten.workloads.base import Workload
+from teiten.workloads.kind import Loc, WorkloadKind
 
-__all__ = ["BUILTINS", "Workload", "about", "from_json", "resolve", "variants"]
+__all__ = ["BUILTINS", "Workload", "WorkloadKind", "about", "from_json", "kind", "resolve",
+           "variants"]
 
 PACKAGE_DIR = Path(__file__).parent
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
@@ -72,7 +83,8 @@ def about(w: Mapping[str, Any], lang: str = "en") -> str:
     """What a stored workload is, in ``lang``: a built-in's words from the catalogue (with
     the options an application or suite ran with), a script mix's scripts; the stored
     description as it is for anything else (older stores, workloads teiten does not know)."""
-    kind = w.get("app") or w.get("suite")
+    named = w.get("app") or w.get("suite") or w.get("kind")
+    kind = named
     if kind is None and w.get("key") in BUILTINS and _names(w.get("scripts") or ()) == _names(
             BUILTINS[w["key"]].scripts):
         kind = w["key"]
@@ -80,7 +92,7 @@ def about(w: Mapping[str, Any], lang: str = "en") -> str:
         text = tr(f"workload.about.{kind}", lang)
         options = w.get("options") or {}
         shown = ", ".join(f"{k}={v}" for k, v in options.items() if v is not None)
-        return f"{text} ({shown})" if shown and (w.get("app") or w.get("suite")) else text
+        return f"{text} ({shown})" if shown and named else text
     if kind is None and w.get("scripts") and str(w.get("description", "")).startswith("mix of "):
         return tr("workload.about.mix", lang, scripts=_mix(w["scripts"]))
     return str(w.get("description", ""))
@@ -90,15 +102,30 @@ def from_json(w: dict[str, Any]) -> Workload:
     """A stored workload, of its kind; refused when the SQL and scripts teiten ships for it
     are no longer what the study used."""
     opts = {k: tuple(v) if isinstance(v, list) else v for k, v in (w.get("options") or {}).items()}
-    kind: type[Workload] = (apps.AppWorkload if w.get("app") else
-                            statements.SuiteWorkload if w.get("suite") else Workload)
-    found = kind(w["key"], tuple((s, int(n)) for s, n in w["scripts"]), int(w["scale"]),
-                 w["fillfactor"], bool(w["modifies_data"]), w.get("description", ""),
-                 w.get("app"), tuple(sorted(opts.items())), w.get("suite"))
+    name = w.get("kind") or ("app" if w.get("app") else "suite" if w.get("suite") else "pgbench")
+    cls = kind(name).workload
+    found = cls(w["key"], tuple((s, int(n)) for s, n in w["scripts"]), int(w["scale"]),
+                w["fillfactor"], bool(w["modifies_data"]), w.get("description", ""),
+                w.get("app"), tuple(sorted(opts.items())), w.get("suite"))
     if found.digest() != w.get("digest"):
-        raise UserError(f"the {w.get('app') or w.get('suite')} workload's SQL and scripts have "
-                        "changed since this study started (teiten was upgraded?); finish it with "
-                        "the teiten that started it, or run the study again")
+        raise UserError(f"the {w.get('app') or w.get('suite') or w['key']} workload's SQL and "
+                        "scripts have changed since this study started (teiten was upgraded?); "
+                        "finish it with the teiten that started it, or run the study again")
+    return found
+
+
+def kind(name: str) -> WorkloadKind:
+    """The kind of workload ``name`` (an options model's ``kind``, or a stored workload's): a
+    built-in one, else the ``KIND`` of the module of this package of that name, for a kind the
+    study files know (teiten.spec.workloads.KINDS)."""
+    if name in _BUILT_IN:
+        return _BUILT_IN[name]
+    if name not in {model.kind for model in KINDS} or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise UserError(f"this teiten knows no kind of workload '{name}' (a study written by "
+                        "another version of teiten?); use the teiten that wrote it")
+    found = importlib.import_module(f"{__name__}.{name}").KIND
+    if not isinstance(found, WorkloadKind) or found.name != name:
+        raise TypeError(f"{__name__}.{name}.KIND is not the WorkloadKind '{name}'")
     return found
 
 
@@ -127,18 +154,18 @@ def _script_path(loaded: LoadedStudy, loc: tuple[str | int, ...], script: str) -
 
 def _resolve_one(loaded: LoadedStudy, index: int, spec: WorkloadSpec) -> Workload:
     """One entry of the study, read from the options model of its kind (teiten.spec.workloads,
-    which also refuses the options of other workloads)."""
-    loc: tuple[str | int, ...] = ("workloads", index)
+    which also refuses the options of other workloads), by that kind."""
+    return kind(type(spec).kind).resolve(loaded, ("workloads", index), spec)
+
+
+def _pgbench(loaded: LoadedStudy, loc: Loc, spec: PgbenchSpec | ScriptSpec) -> Workload:
+    """A pgbench workload: scripts of the user's, or a built-in one."""
     if isinstance(spec, ScriptSpec):
         return _scripts(loaded, loc, spec)
-    if isinstance(spec, AppSpec):
-        return apps.resolve(loaded, loc, spec)
-    if isinstance(spec, SuiteSpec):
-        return statements.resolve(loaded, loc, spec)
     return _builtin(loaded, loc, spec)
 
 
-def _scripts(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: ScriptSpec) -> Workload:
+def _scripts(loaded: LoadedStudy, loc: Loc, spec: ScriptSpec) -> Workload:
     scale = spec.scale or loaded.study.scale
     modifies = spec.modifies_data if spec.modifies_data is not None else True
     if spec.script is not None:
@@ -162,7 +189,7 @@ def _sorted(options: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(options.items()))
 
 
-def _builtin(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: PgbenchSpec) -> Workload:
+def _builtin(loaded: LoadedStudy, loc: Loc, spec: PgbenchSpec) -> Workload:
     builtin = BUILTINS.get(spec.key)
     if builtin is None:
         names = list(BUILTIN_WORKLOADS)  # these, then the apps, then the suites
@@ -175,3 +202,7 @@ def _builtin(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: PgbenchSpec)
         spec.fillfactor if spec.fillfactor is not None else builtin.fillfactor,
         spec.modifies_data if spec.modifies_data is not None else builtin.modifies_data,
         builtin.description, options=_sorted(spec.pgbench_options()))
+
+
+PGBENCH = WorkloadKind("pgbench", Workload, _pgbench, tuple(BUILTINS))
+_BUILT_IN = {k.name: k for k in (PGBENCH, apps.KIND, statements.KIND)}

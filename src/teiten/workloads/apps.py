@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
 
@@ -38,6 +38,7 @@ from teiten.errors import ServerError
 from teiten.messages import tr
 from teiten.spec import AppSpec, LoadedStudy
 from teiten.workloads.base import TrialOutcome, TrialRequest, Workload
+from teiten.workloads.kind import WorkloadKind
 
 PACKAGE_DIR = Path(__file__).parent
 TAIL_S = 1  # pgbench runs a second past the window, so that its end is taken under load
@@ -92,6 +93,9 @@ class AppWorkload(Workload):
     """An application-shaped workload (tpcc, bookstore): its data loaded by its own SQL, its
     trials measured from pgbench's transaction log (:class:`AppTrial`)."""
 
+    kind: ClassVar[str] = "app"
+    drives_one_server: ClassVar[bool] = True
+
     def data_bytes(self) -> int:
         return data_bytes(self)
 
@@ -144,6 +148,9 @@ def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: AppSpec) -> A
     return AppWorkload(spec.key, scripts, scale, None,
                     spec.modifies_data if spec.modifies_data is not None else True,
                     f"{app.description} ({shown})", app.name, tuple(sorted(opts.items())))
+
+
+KIND = WorkloadKind("app", AppWorkload, resolve, tuple(APPS), lambda name: APPS[name].defaults)
 
 
 def data_bytes(workload: Workload) -> int:

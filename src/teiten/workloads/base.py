@@ -19,7 +19,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from teiten import paths
 from teiten.drivers import load, pgbench, pgbench_log
@@ -27,6 +27,7 @@ from teiten.installs import Install
 from teiten.results import LoadFigures, LoadRun, StepRecord
 from teiten.servers.base import Endpoint, Target
 from teiten.servers.profiles import pgbench_data_bytes
+from teiten.spec import LoadedStudy
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,13 @@ class Workload:
     options: tuple[tuple[str, Any], ...] = ()  # the app's options, every default filled in
     suite: str | None = None  # a measured-statement workload (teiten.workloads.statements)
 
+    # The kind of workload (teiten.workloads.kind): "pgbench" here, "app" and "suite" for the
+    # subclasses of teiten.workloads.apps and .statements, a kind's own name for any other.
+    kind: ClassVar[str] = "pgbench"
+    # Whether it runs its trial against one server directly: not with the several pgbench of a
+    # topology, of several load clients or of tenants, which are pgbench workloads' only.
+    drives_one_server: ClassVar[bool] = False
+
     def option(self, name: str) -> Any:
         return dict(self.options)[name]
 
@@ -103,8 +111,14 @@ class Workload:
 
     @property
     def sql_loaded(self) -> bool:
-        """Whether the data is loaded by the workload's own SQL (load_sql), not pgbench -i."""
+        """Whether the data is loaded by the workload's own code (load_sql), not pgbench -i."""
         return self.app is not None or self.suite is not None
+
+    def check(self, loaded: LoadedStudy, index: int) -> None:
+        """Refuse, with one line (``loaded.error``), what the study asks of this workload
+        (``workloads[index]``) that it cannot do here, before anything is made: nothing for the
+        built-in kinds, whose needs teiten.check knows. A kind with needs of its own (a
+        program, servers of some kinds only) overrides it."""
 
     def load_sql(self, conninfo: str, *, jobs: int) -> dict[str, float]:
         """Fill the empty database by SQL over ``jobs`` connections; seconds per step."""
@@ -171,7 +185,7 @@ class Workload:
         """A pgbench option the study gave this pgbench workload (protocol, rate,
         latency_limit_ms, percentiles, max_tries, defines, random_seed), None when not given
         (or not a pgbench workload)."""
-        given = dict(self.options) if self.app is None and self.suite is None else {}
+        given = dict(self.options) if self.kind == "pgbench" else {}
         return given.get(name)
 
     def digest(self) -> str | None:
@@ -215,4 +229,10 @@ class Workload:
                 "fillfactor": self.fillfactor, "modifies_data": self.modifies_data,
                 "description": self.description, "app": self.app, "options": dict(self.options),
                 **({"suite": self.suite} if self.suite else {}),
-                **({"digest": digest} if digest is not None else {})}
+                **({"digest": digest} if digest is not None else {}),
+                **({"kind": self.kind} if self.kind not in _KNOWN_BY_FIELDS else {})}
+
+
+# The kinds a stored workload is known by without a "kind" of its own, as before kinds were
+# named: its "app" or "suite" field, else pgbench.
+_KNOWN_BY_FIELDS = ("pgbench", "app", "suite")

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
 
@@ -33,6 +33,7 @@ from teiten.drivers.sql import Session
 from teiten.errors import ServerError, TeitenError, UserError
 from teiten.spec import LoadedStudy, SuiteSpec, WorkloadSpec
 from teiten.workloads.base import TrialOutcome, TrialRequest, Workload
+from teiten.workloads.kind import WorkloadKind
 
 PACKAGE_DIR = Path(__file__).parent
 CACHE_STATES = ("warm", "cold")
@@ -116,6 +117,9 @@ class SuiteWorkload(Workload):
     """A measured-statement workload: its data set up by its suite's SQL, each variant a trial
     of timed steps in one session."""
 
+    kind: ClassVar[str] = "suite"
+    drives_one_server: ClassVar[bool] = True
+
     def data_bytes(self) -> int:
         assert self.suite is not None
         return suite(self.suite).data_bytes(dict(self.options))
@@ -177,6 +181,9 @@ def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: SuiteSpec) ->
     frozen = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in opts.items()))
     return SuiteWorkload(spec.key, (), 1, None, True, f"{found.description} ({shown})",
                     suite=found.name, options=frozen)
+
+
+KIND = WorkloadKind("suite", SuiteWorkload, resolve, SUITE_NAMES, lambda name: suite(name).defaults)
 
 
 def check_utf8(conn: psycopg.Connection, workload: str) -> None:
