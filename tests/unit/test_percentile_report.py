@@ -95,7 +95,7 @@ def test_another_driver_s_percentiles_make_the_same_table(table, tmp_path: Path)
         assert rows
         for study_id, trial_id, body in rows:
             found = json.loads(body)
-            moved = {"percentiles": found.pop("percentiles"), "source": "another driver's histogram"}
+            moved = {"percentiles": found.pop("percentiles"), "driver": "another"}
             conn.execute("UPDATE details SET body = ? WHERE study_id = ? AND trial_id = ? AND "
                          "kind = 'pgbench'", (json.dumps(found), study_id, trial_id))
             conn.execute("INSERT INTO details VALUES (?, ?, 'latency', ?)",
@@ -113,3 +113,6 @@ def test_another_driver_s_percentiles_make_the_same_table(table, tmp_path: Path)
         assert {(r["server"], int(r["clients"])): r for r in csv.DictReader(f)} == table
     for trial_id, found in moved_to.items():
         assert exported[trial_id]["p95_ms"] == found["p95_ms"] is not None
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "### Latency percentiles (ms), from another's latency histogram" in report
+    assert "pgbench's transaction log" not in report and "read from another's own histogram" in report

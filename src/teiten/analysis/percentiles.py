@@ -16,7 +16,9 @@ from teiten.analysis import intervals, judging, verdicts
 from teiten.analysis.stats import median_known
 from teiten.results import TrialRecord
 
-Latencies = Mapping[str, Mapping[str, Any]]  # trial id -> its percentiles (details 'pgbench', 'latency')
+# trial id -> its percentiles: pgbench's (details 'pgbench'), or another driver's histogram's
+# (details 'latency', with the driver's name as "driver")
+Latencies = Mapping[str, Mapping[str, Any]]
 NAMES = ("p50", "p90", "p95", "p99", "p999", "max")  # the figures, each "{name}_ms"
 WITH_INTERVALS = ("p95", "p99")
 
@@ -35,6 +37,7 @@ class PercentileRow:
     ratio: Mapping[str, float | None]
     judged: Mapping[str, verdicts.Judged]
     precision: float                    # the histogram's relative precision
+    driver: str | None = None           # whose latency histogram: None for pgbench's log
 
 
 def percentile_rows(workload: str, trials: Sequence[TrialRecord], found: Latencies, *,
@@ -70,7 +73,8 @@ def percentile_rows(workload: str, trials: Sequence[TrialRecord], found: Latenci
             server=server, clients=clients, n=len(seen),
             medians={name: median_known(p.get(f"{name}_ms") for _, p in seen) for name in NAMES},
             ci=ci, ratio=ratio, judged=judged,
-            precision=max(float(p.get("precision") or 0.0) for _, p in seen)))
+            precision=max(float(p.get("precision") or 0.0) for _, p in seen),
+            driver=next((str(p["driver"]) for _, p in seen if p.get("driver")), None)))
     return tuple(rows)
 
 

@@ -58,7 +58,8 @@ def render_text(rec: dict[str, Any]) -> str:
     found, source = limits.pop("percentiles", None), "pgbench's log"
     latency = rec["details"].get("latency") or {}  # another driver's, from its own histogram
     if not found and latency.get("percentiles"):
-        found, source = latency["percentiles"], str(latency.get("source") or "its driver's histogram")
+        driver = latency.get("driver") or "its driver"
+        found, source = latency["percentiles"], f"{driver}'s latency histogram"
     if limits:
         out.append(_limits_line(limits, rec))
     if found:

@@ -172,11 +172,12 @@ def study_data(store: Store, study_id: int) -> StudyData:
 def latencies(store: Store, study_id: int) -> dict[str, Mapping[str, Any]]:
     """The latency percentiles of the trials that took them, by trial id: pgbench's from its
     transaction log (details 'pgbench', as issue 21 stored them), any other driver's from its
-    own histogram (details 'latency'), in the same figures."""
-    found: dict[str, Mapping[str, Any]] = {}
-    for kind in ("pgbench", "latency"):
-        found.update({trial_id: body["percentiles"] for trial_id, body in
-                      store.details_of_kind(study_id, kind).items() if body.get("percentiles")})
+    own histogram (details 'latency', in the same figures), with that driver's name."""
+    found: dict[str, Mapping[str, Any]] = {
+        trial_id: body["percentiles"] for trial_id, body in
+        store.details_of_kind(study_id, "pgbench").items() if body.get("percentiles")}
+    found.update({trial_id: {**body["percentiles"], "driver": body.get("driver")} for trial_id, body
+                  in store.details_of_kind(study_id, "latency").items() if body.get("percentiles")})
     return found
 
 

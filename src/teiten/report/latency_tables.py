@@ -1,7 +1,8 @@
-"""The latency percentiles table of a pgbench workload that took them (``percentiles:
-true``): per server and client count, the medians over the repetitions of p50 ... p99.9 and
-the largest latency, p95 and p99 with their intervals, and their ratio to the baseline
-server's with the ratio's interval, marked by its verdict (teiten.analysis.percentiles)."""
+"""The latency percentiles table of a workload that took them (a pgbench workload's
+``percentiles: true``, or another driver's histogram): per server and client count, the
+medians over the repetitions of p50 ... p99.9 and the largest latency, p95 and p99 with their
+intervals, and their ratio to the baseline server's with the ratio's interval, marked by its
+verdict (teiten.analysis.percentiles)."""
 
 from __future__ import annotations
 
@@ -45,9 +46,13 @@ def percentiles_table(section: WorkloadSection, ctx: Context) -> Table:
                 cells.append(judged_cell(r.judged.get(name), ctx))
         rows.append((r.server, tuple(cells)))
     precision = max(r.precision for r in rows_of) * 100
-    notes = [tr("percentiles.note", lang, precision=f"{precision:.1f}%")]
+    driver = next((r.driver for r in rows_of if r.driver), None)  # None: pgbench's log
+    notes = [tr("percentiles.note", lang, precision=f"{precision:.1f}%") if driver is None else
+             tr("percentiles.note.histogram", lang, driver=driver, precision=f"{precision:.1f}%")]
     if others:
         notes.append(tr("percentiles.note.ratio", lang, baseline=section.baseline))
         notes += judged_note([j for r in rows_of for j in r.judged.values()], ctx)
-    return Table("percentiles", tr("percentiles.heading", lang), tr("scaleout.server", lang),
+    heading = tr("percentiles.heading", lang) if driver is None else \
+        tr("percentiles.heading.histogram", lang, driver=driver)
+    return Table("percentiles", heading, tr("scaleout.server", lang),
                  tuple(columns), tuple(rows), tuple(notes))
