@@ -115,6 +115,7 @@ NEEDS: tuple[Need, ...] = (
           "pg_wait_sampling on the system's PostgreSQL 15", "no pg_wait_sampling", "test", "test"),
     _need("postgresql-15-rum", "/usr/share/postgresql/15/extension/rum.control",
           "RUM on the system's PostgreSQL 15", "no RUM in the full-text study", "test", "test"),
+    _need("sysbench", "sysbench", "sysbench: the sysbench workload", "no sysbench tests", "run test", "test"),
 )
 
 

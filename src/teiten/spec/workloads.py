@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from teiten.spec.base import NAME, Axis, Model, PathText, PositiveSeconds, Seconds
+from teiten.spec.sysbench import SysbenchSpec
 from teiten.spec.workload_base import NamedWorkload, SqlLoaded, WorkloadOptions, register
 
 PGBENCH_WORKLOADS = ("pgecons-read", "pgecons-update", "tpcb-like", "simple-update", "select-only")
@@ -283,6 +284,7 @@ KINDS: tuple[type[WorkloadOptions], ...] = (
     FulltextSpec,
     AccesslogSpec,
     FreezeSpec,
+    SysbenchSpec,
 )
 register(KINDS)
 _KIND_OF_NAME = {name: k.__name__ for k in KINDS for name in k.names}
