@@ -25,7 +25,8 @@ from teiten.analysis.model import CoreScaling, Point, ServerSeries, WorkloadSect
 from teiten.report.cells import Context
 from teiten.report.degradation_tables import degradation_table
 from teiten.report.history_tables import history_table
-from teiten.report.tables import latency_table, scaleup_table
+from teiten.report.scaleup_tables import scaleup_table
+from teiten.report.tables import latency_table
 from teiten.report.verdicts import MARKS, TONES, judged_cell
 from teiten.results import ServerRecord
 

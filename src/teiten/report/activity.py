@@ -13,11 +13,13 @@ segment.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import quote
 
 from teiten.analysis.model import Activity, ServerSeries, WorkloadSection
 from teiten.report.bars import Bar, Segment, format_percent, stacked_bars
+from teiten.report.cells import DataTable, Value, file_stem
+from teiten.report.columns import DEVICE_COLUMNS
 from teiten.report.i18n import clients_phrase, tr
 
 # The English headings, for callers that name them.
@@ -64,10 +66,16 @@ class DeviceTable:
     servers: tuple[str, ...]
     devices: tuple[str, ...]  # display names, in column order within each server
     rows: tuple[tuple[int, tuple[str, ...], str], ...]  # clients, cells, violations ("" if none)
+    data: tuple[DataTable, ...] = ()  # <stem>-devices, where the table is shown
 
     @property
     def has_violations(self) -> bool:
         return any(v for _, _, v in self.rows)
+
+    @property
+    def shown(self) -> bool:
+        """Whether the report shows it as a table (else it says that no device was watched)."""
+        return bool(self.devices or self.has_violations)
 
 
 def has_activity(section: WorkloadSection) -> bool:
@@ -162,12 +170,14 @@ def wait_bars(section: WorkloadSection, lang: str = "en") -> str:
     )
 
 
-def device_table(section: WorkloadSection, lang: str = "en") -> DeviceTable:
-    """%util of each device per client count and server (servers with any activity)."""
+def device_table(section: WorkloadSection, lang: str = "en", stem: str = "") -> DeviceTable:
+    """%util of each device per client count and server (servers with any activity), and its
+    data, ``<stem>-devices``: a row per server, client count and device."""
     servers = _activity_servers(section)
     keys = {k for s in servers for a in s.activity for k in a.device_util}
     devices = [k for k in DEVICE_NAMES if k in keys] + sorted(keys - set(DEVICE_NAMES))
     rows = []
+    data: list[tuple[Value, ...]] = []
     for clients in _activity_clients(section):
         cells: list[str] = []
         violations: list[str] = []
@@ -179,12 +189,20 @@ def device_table(section: WorkloadSection, lang: str = "en") -> DeviceTable:
             text = "" if a is None else violation_text(a, lang)
             if text:
                 violations.append(f"{s.server}: {text}")
+            if a is not None:
+                util = {d: round(a.device_util[d], 1) for d in devices if d in a.device_util}
+                data += [(section.workload, s.server, clients, d, util.get(d), a.checkpoints, a.autovacuum)
+                         for d in devices] or [(section.workload, s.server, clients, None, None,
+                                                a.checkpoints, a.autovacuum)]
         rows.append((clients, tuple(cells), "; ".join(violations)))
-    return DeviceTable(
+    table = DeviceTable(
         servers=tuple(s.server for s in servers),
         devices=tuple(DEVICE_NAMES.get(d, d) for d in devices),
         rows=tuple(rows),
     )
+    name = f"{stem or file_stem(section.workload)}-devices"
+    return replace(table, data=(DataTable(name, section.workload, "devices", DEVICE_COLUMNS, tuple(data)),)
+                   if table.shown else ())
 
 
 def device_heading(table: DeviceTable, lang: str = "en") -> str:

@@ -1,12 +1,16 @@
 """Tables and charts of the application workloads: tpcc's NOPM and TPM (HammerDB's
 figures), latency by transaction type, and the bookstore's measurement against users ÷ think
-time with its capacity (IPA paper, figure 2)."""
+time with its capacity (IPA paper, figure 2). Every server's tables are written to one
+``<stem>-app.csv``: a row per client count with type "all", then one per transaction type."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from teiten.analysis.model import AppResults, WorkloadSection
 from teiten.report import formats as f
-from teiten.report.cells import Cell, Column, Context, Table
+from teiten.report.cells import Cell, Column, Context, DataTable, Table, Value, data_name
+from teiten.report.columns import APP_COLUMNS
 from teiten.report.i18n import clients_phrase, tr
 from teiten.report.svg import Line
 
@@ -85,11 +89,34 @@ def capacity_sentences(res: AppResults, lang: str) -> list[str]:
 
 
 def app_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
+    if not section.apps:
+        return []
+    data = (DataTable(data_name(ctx, section.workload, "app"), section.workload, "app", APP_COLUMNS,
+                      app_rows(section)),)
     out = []
     for res in section.apps:
-        out.append(tpcc_table(res, ctx) if res.app == "tpcc" else bookstore_table(res, ctx))
-        out.append(types_table(res, ctx))
+        out.append(replace(tpcc_table(res, ctx) if res.app == "tpcc" else bookstore_table(res, ctx),
+                           data=data))
+        out.append(replace(types_table(res, ctx), data=data))
     return out
+
+
+def app_rows(section: WorkloadSection) -> tuple[tuple[Value, ...], ...]:
+    """tpcc and bookstore figures: a row per point with type "all", then one per type."""
+    rows: list[tuple[Value, ...]] = []
+    r1 = f.round_or_none
+    for res in section.apps:
+        for p in res.points:
+            rows.append((section.workload, res.server, p.clients, "all", r1(p.tps, f.TPS_DECIMALS),
+                         r1(p.nopm, 1), r1(p.tpm, 1), r1(p.tpm_pgbench, 1),
+                         r1(p.theoretical, f.TPS_DECIMALS), None, None, None, None, None, None, None,
+                         p.runs))
+            for t in p.types:
+                rows.append((section.workload, res.server, p.clients, t.name, None, None, None, None,
+                             None, f.pct_or_none(t.share), f.pct_or_none(t.target),
+                             *(r1(v, f.LATENCY_DECIMALS) for v in
+                               (t.avg_ms, t.p50_ms, t.p95_ms, t.p99_ms, t.response_ms)), p.runs))
+    return tuple(rows)
 
 
 def app_chart_lines(section: WorkloadSection, ctx: Context) -> tuple[str, str, list[Line]] | None:

@@ -1,15 +1,21 @@
 """METHODS S5's tables for a pair of servers: TPS of each, 性能低下率 with its interval and the
 TPS difference per client count, and the CPU breakdown of both side by side (environments,
-and each tenant alone against beside its neighbours)."""
+and each tenant alone against beside its neighbours); each with its data
+(``<stem>-degradation-<a>-<b>.csv``, ``<stem>-cpu-<a>-<b>.csv``)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from teiten.analysis import verdicts as v
-from teiten.analysis.model import Degradation, DegradationRow
+from teiten.analysis.model import Degradation, DegradationRow, WorkloadSection
 from teiten.report import formats as f
-from teiten.report.cells import Cell, Column, Context, Table
+from teiten.report.cells import Cell, Column, Context, DataTable, Table, data_name, file_stem
+from teiten.report.columns import CPU_PAIR_COLUMNS, DEGRADATION_COLUMNS
 from teiten.report.i18n import tr
 from teiten.report.verdicts import judged_cell, judged_family
+
+CPU_PARTS = ("user", "sys", "iowait", "steal", "idle")  # the CPU table's, of each server
 
 
 def degradation_table(deg: Degradation, ctx: Context) -> Table:
@@ -41,19 +47,51 @@ def _rate_cell(r: DegradationRow, ctx: Context) -> Cell:
                        ci=f.bracketed(r.rate_ci, r.rate_level, decimals=f.PCT_DECIMALS))
 
 
-def degradation_tables(deg: Degradation, ctx: Context) -> list[Table]:
-    """The S5 table of a pair, and the CPU breakdown of both side by side."""
-    return [degradation_table(deg, ctx), *([cpu_pair_table(deg, ctx)] if deg.cpu else [])]
+def degradation_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
+    """Of each pair: the S5 table, and the CPU breakdown of both side by side."""
+    out = []
+    for deg in section.degradations:
+        out.append(replace(degradation_table(deg, ctx), data=(degradation_data(section, deg, ctx),)))
+        if deg.cpu:
+            out.append(replace(cpu_pair_table(deg, ctx), data=(cpu_pair_data(section, deg, ctx),)))
+    return out
+
+
+def _pair(deg: Degradation) -> str:
+    return f"{file_stem(deg.a, 'a')}-{file_stem(deg.b, 'b')}"
+
+
+def degradation_data(section: WorkloadSection, deg: Degradation, ctx: Context) -> DataTable:
+    w = section.workload
+    rows = tuple((w, deg.a, deg.b, r.clients, f.round_or_none(r.tps_a, f.TPS_DECIMALS),
+                  f.round_or_none(r.tps_b, f.TPS_DECIMALS),
+                  f.round_or_none(r.rate_pct, f.PCT_DECIMALS),
+                  f.round_or_none(r.difference, f.TPS_DECIMALS),
+                  *((f.round_or_none(r.rate_ci[0], f.PCT_DECIMALS),
+                     f.round_or_none(r.rate_ci[1], f.PCT_DECIMALS)) if r.rate_ci else (None, None)),
+                  f.level_pct(r.rate_level)) for r in deg.rows)
+    return DataTable(data_name(ctx, w, f"degradation-{_pair(deg)}"), w, "degradation",
+                     DEGRADATION_COLUMNS, rows, (deg.a, deg.b))
+
+
+def cpu_pair_data(section: WorkloadSection, deg: Degradation, ctx: Context) -> DataTable:
+    """The CPU table of a pair: a row per client count and server (a, then b)."""
+    w = section.workload
+    rows = tuple((w, deg.a, deg.b, clients, server,
+                  *(f.round_or_none(cpu.get(part), 1) for part in CPU_PARTS))
+                 for clients, ca, cb in deg.cpu for server, cpu in ((deg.a, ca), (deg.b, cb)))
+    return DataTable(data_name(ctx, w, f"cpu-{_pair(deg)}"), w, "cpu-pair", CPU_PAIR_COLUMNS, rows,
+                     (deg.a, deg.b))
+
 
 
 def cpu_pair_table(deg: Degradation, ctx: Context) -> Table:
     """METHODS S5: %usr %sys %iowait %steal %idle of the reference and of the environment,
     per client count (the median over repetitions of each window's mean)."""
     lang = ctx.lang
-    parts = ("user", "sys", "iowait", "steal", "idle")
     columns = tuple(Column(f"%{part}", group=server, md=f"{server} %{part}")
-                    for server in (deg.a, deg.b) for part in parts)
+                    for server in (deg.a, deg.b) for part in CPU_PARTS)
     rows = tuple((str(clients), tuple(Cell(f"{cpu.get(part, 0.0):.1f}") for cpu in (ca, cb)
-                                      for part in parts)) for clients, ca, cb in deg.cpu)
+                                      for part in CPU_PARTS)) for clients, ca, cb in deg.cpu)
     return Table("cpu-pair", tr("degradation.cpu", lang, a=deg.a, b=deg.b), tr("clients", lang),
                  columns, rows, (tr("degradation.cpu_note", lang),))

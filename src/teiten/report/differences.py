@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from teiten.analysis.differences import RENAMED
 from teiten.analysis.model import Difference, ReportData
-from teiten.report.cells import Cell, Column, Table
+from teiten.report.cells import Cell, Column, DataTable, Table
 from teiten.report.i18n import tr
 
 # A version has many settings an older one lacks: named in one note, not one row each; a
@@ -55,7 +55,14 @@ def difference_table(data: ReportData) -> Table:
             notes.append(tr("differences.renamed", lang, items="; ".join(renamed)))
     columns = (*(Column(s.name) for s in data.servers), Column(tr("differences.why", lang)))
     return Table("differences", tr("differences.heading", lang), tr("differences.what", lang),
-                 columns, rows, tuple(notes))
+                 columns, rows, tuple(notes), (differences_data(data),))
+
+
+def differences_data(data: ReportData) -> DataTable:
+    """Every difference between the servers, the version-only settings included: what, the
+    value of each server (— where it has none), and why it differs."""
+    return DataTable(DIFFERENCES, "", "differences", ("what", *(s.name for s in data.servers), "cause"),
+                     tuple((d.what, *d.values, d.cause) for d in data.differences))
 
 
 def _some(have: tuple[str, ...], lang: str) -> str:

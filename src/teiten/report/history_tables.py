@@ -1,14 +1,29 @@
 """The line of versions' table (:mod:`teiten.analysis.history`): per client count, each
 version's 前バージョン比 against the version before it, with its interval and level, marked
-and coloured by its verdict as the TPS table's ratios are (:func:`teiten.report.verdicts.judged_cell`)."""
+and coloured by its verdict as the TPS table's ratios are (:func:`teiten.report.verdicts.judged_cell`);
+its data, ``<stem>-history.csv``: a row per version and client count."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from teiten.analysis.model import History, WorkloadSection
 from teiten.report import formats as f
-from teiten.report.cells import Column, Context, Table
+from teiten.report.cells import Column, Context, DataTable, Table, data_name
+from teiten.report.columns import HISTORY_COLUMNS, judged
 from teiten.report.i18n import clients_phrase, tr
 from teiten.report.verdicts import judged_cell, judged_note
+
+
+def history_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
+    history = section.history
+    if history is None:
+        return []
+    w = section.workload
+    rows = tuple((w, s.server, s.version, s.previous, s.previous_version, cell.clients, *judged(cell.judged))
+                 for s in history.steps for cell in s.cells)
+    data = DataTable(data_name(ctx, w, "history"), w, "history", HISTORY_COLUMNS, rows)
+    return [replace(history_table(section, history, ctx), data=(data,))]
 
 
 def history_table(section: WorkloadSection, history: History, ctx: Context) -> Table:

@@ -31,10 +31,10 @@ from teiten.report.activity import (
     wait_bars,
 )
 from teiten.report.answer import answer_intro, answer_lines
-from teiten.report.cells import Cell, Context, Table
+from teiten.report.cells import Cell, Context, DataTable, Table
 from teiten.report.charts import workload_charts
 from teiten.report.differences import declared_sentence, difference_table
-from teiten.report.exports import section_tables, table_links
+from teiten.report.exports import section_data, sections, table_links
 from teiten.report.findings import sentences
 from teiten.report.formats import MISSING
 from teiten.report.i18n import lang_of, status_name, tr, warning_lines, workload_heading
@@ -43,7 +43,6 @@ from teiten.report.series_view import ERROR_HOOK, series_head, series_section
 from teiten.report.tables import (
     fingerprint_rows,
     section_body,
-    section_stems,
     server_rows,
     study_rows,
     summary_table,
@@ -63,7 +62,6 @@ def render_html(data: ReportData) -> str:
     ``data.lang``."""
     e = _e
     lang = lang_of(data.lang)
-    ctx = Context.of(data)
     out = [
         "<!DOCTYPE html>",
         f'<html lang="{lang}">',
@@ -126,8 +124,8 @@ def render_html(data: ReportData) -> str:
     else:
         out.append(f"<p>{e(tr('status.none', lang))}</p>")
 
-    for i, (section, stem) in enumerate(zip(data.sections, section_stems(data), strict=True), 1):
-        out += _section(section, i, stem, ctx)
+    for i, (section, at) in enumerate(sections(data), 1):
+        out += _section(section, i, at)
     out += series_section(data)
 
     if data.machine_time is not None:
@@ -159,7 +157,7 @@ def write_html(data: ReportData, out_dir: Path) -> Path:
     return path
 
 
-def _section(section: WorkloadSection, index: int, stem: str, ctx: Context) -> list[str]:
+def _section(section: WorkloadSection, index: int, ctx: Context) -> list[str]:
     e = _e
     lang = ctx.lang
     out = [
@@ -178,10 +176,10 @@ def _section(section: WorkloadSection, index: int, stem: str, ctx: Context) -> l
     for table in section_body(section, ctx):
         out += _table(table)
     links = " · ".join(f'<a href="{e(href)}">{e(label)}</a>'
-                       for label, href in table_links(section_tables(section, stem), lang))
+                       for label, href in table_links(section_data(section, ctx), lang))
     out.append(f'<p class="downloads">{e(tr("tables.csv", lang))} {links}</p>')
     if has_activity(section):
-        out += _activity(section, lang)
+        out += _activity(section, ctx)
     out.append("</section>")
     return out
 
@@ -201,13 +199,21 @@ def _findings(section: WorkloadSection, ctx: Context) -> list[str]:
     return [*out, *_table(summary_table(section, ctx))]
 
 
+def _names(data: tuple[DataTable, ...]) -> str:
+    """The ``data-table`` attribute: the names of the CSV files (and tables.json entries) the
+    table is written to."""
+    return f' data-table="{_e(" ".join(d.name for d in data))}"' if data else ""
+
+
 def _table(table: Table) -> list[str]:
     """A heading, the table (two header rows when columns are grouped), and its notes."""
+    if not table.shown:
+        return []
     e = _e
     grouped = any(c.group for c in table.columns)
     span = ' rowspan="2"' if grouped else ""
     out = [f"<h3>{e(table.heading)}</h3>", '<div class="scroll">',
-           f'<table class="data {table.kind}">', "<thead>", "<tr>",
+           f'<table class="data {table.kind}"{_names(table.data)}>', "<thead>", "<tr>",
            f'<th{span} scope="col">{e(table.corner)}</th>']
     second: list[str] = []
     i = 0
@@ -261,17 +267,17 @@ def _td(cell: Cell) -> str:
     return f"<td{attrs}>{body}</td>"
 
 
-def _activity(section: WorkloadSection, lang: str) -> list[str]:
+def _activity(section: WorkloadSection, ctx: Context) -> list[str]:
     """The "System and database activity" subsection: bar charts, device table, flame graphs."""
-    e = _e
+    e, lang = _e, ctx.lang
     out = [f"<h3>{e(tr('activity', lang))}</h3>"]
     if any(s.activity for s in section.servers):
         out.append('<div class="charts">')
         out += [f"<figure>{svg}</figure>" for svg in (cpu_bars(section, lang), wait_bars(section, lang))]
         out.append("</div>")
-        table = device_table(section, lang)
+        table = device_table(section, lang, ctx.stem)
         out.append(f"<h4>{e(device_heading(table, lang))}</h4>")
-        if table.devices or table.has_violations:
+        if table.shown:
             out.append(_device_table(table, lang))
         else:
             out.append(f"<p>{e(tr('activity.no_devices', lang))}</p>")
@@ -291,7 +297,7 @@ def _activity(section: WorkloadSection, lang: str) -> list[str]:
 def _device_table(table: DeviceTable, lang: str) -> str:
     e = _e
     n_dev = len(table.devices)
-    out = ['<table class="device">', "<thead>", "<tr>"]
+    out = [f'<table class="device"{_names(table.data)}>', "<thead>", "<tr>"]
     out.append(f'<th rowspan="2" scope="col">{e(tr("clients", lang))}</th>')
     out += [f'<th colspan="{n_dev}" scope="colgroup">{e(s)}</th>' for s in table.servers if n_dev]
     if table.has_violations:
@@ -319,15 +325,16 @@ def _machine_time(found: MachineTime, lang: str) -> list[str]:
     e, told = _e, machine_time_text(found, lang)
     head = "".join(f'<th scope="col">{e(h)}</th>' for h in told.header)
 
-    def table(rows: tuple[tuple[str, str, str], ...]) -> str:
+    def table(rows: tuple[tuple[str, str, str], ...], data: DataTable | None) -> str:
         body = "".join(f'<tr><th scope="row">{e(a)}</th><td class="num">{e(b)}</td>'
                        f'<td class="num">{e(c)}</td></tr>' for a, b, c in rows)
-        return f'<table class="kv time"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        return (f'<table class="kv time"{_names((data,) if data else ())}><thead><tr>{head}</tr></thead>'
+                f"<tbody>{body}</tbody></table>")
 
     out = [f'<h2 id="machine-time">{e(tr("machine_time", lang))}</h2>', f"<p>{e(told.intro)}</p>",
-           table(told.rows), f"<p>{e(told.starts)}</p>"]
+           table(told.rows, told.data), f"<p>{e(told.starts)}</p>"]
     if told.run_intro is not None:
-        out += [f"<p>{e(told.run_intro)}</p>", table(told.run_rows)]
+        out += [f"<p>{e(told.run_intro)}</p>", table(told.run_rows, told.run_data)]
     return out
 
 

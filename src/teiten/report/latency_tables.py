@@ -2,14 +2,18 @@
 ``percentiles: true``, or another driver's histogram): per server and client count, the
 medians over the repetitions of p50 ... p99.9 and the largest latency, p95 and p99 with their
 intervals, and their ratio to the baseline server's with the ratio's interval, marked by its
-verdict (teiten.analysis.percentiles)."""
+verdict (teiten.analysis.percentiles); its data, ``<stem>-percentiles.csv``."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from teiten.analysis.intervals import Interval
 from teiten.analysis.model import WorkloadSection
+from teiten.analysis.percentiles import NAMES, WITH_INTERVALS, PercentileRow
 from teiten.report import formats as f
-from teiten.report.cells import Cell, Column, Context, Table
+from teiten.report.cells import Cell, Column, Context, DataTable, Table, Value, data_name
+from teiten.report.columns import PERCENTILE_COLUMNS
 from teiten.report.i18n import tr
 from teiten.report.verdicts import judged_cell, judged_note
 
@@ -56,3 +60,32 @@ def percentiles_table(section: WorkloadSection, ctx: Context) -> Table:
         tr("percentiles.heading.histogram", lang, driver=driver)
     return Table("percentiles", heading, tr("scaleout.server", lang),
                  tuple(columns), tuple(rows), tuple(notes))
+
+
+def percentiles_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
+    if not section.percentiles:
+        return []
+    w = section.workload
+    data = DataTable(data_name(ctx, w, "percentiles"), w, "percentiles", PERCENTILE_COLUMNS,
+                     tuple(_percentile_row(w, r) for r in section.percentiles))
+    return [replace(percentiles_table(section, ctx), data=(data,))]
+
+
+def _percentile_row(w: str, r: PercentileRow) -> tuple[Value, ...]:
+    ms = f.LATENCY_DECIMALS
+    out: list[Value] = [w, r.server, r.clients, r.n,
+                        *(f.round_or_none(r.medians.get(n), ms) for n in NAMES)]
+    for n in WITH_INTERVALS:
+        ci = r.ci.get(n)
+        out += [None, None, None] if ci is None else [
+            round(ci.low, ms), round(ci.high, ms), f.level_pct(ci.confidence)]
+    for n in WITH_INTERVALS:
+        j = r.judged.get(n)
+        out += [f.pct_or_none(r.ratio.get(n)), *([None, None, None] if j is None or j.ci is None else [
+            f.pct_or_none(j.ci[0]), f.pct_or_none(j.ci[1]), f.level_pct(j.level)])]
+    out.append(round(r.precision * 100, 2))
+    for n in WITH_INTERVALS:
+        j = r.judged.get(n)
+        out += [None, None] if j is None else [f.pct_or_none(j.estimate), j.verdict.word]
+    judged = [j for j in r.judged.values()]
+    return (*out, judged[0].margin_pct if judged else None)

@@ -26,17 +26,17 @@ from teiten.report.activity import (
     wait_bars,
 )
 from teiten.report.answer import answer_intro, answer_lines
-from teiten.report.cells import Context, Table
+from teiten.report.cells import Context, DataTable, Table
 from teiten.report.charts import workload_charts
 from teiten.report.differences import declared_sentence, difference_table
-from teiten.report.exports import DataTable, section_tables, table_links
+from teiten.report.exports import section_data, sections, table_links
 from teiten.report.findings import sentences
 from teiten.report.i18n import status_name, tr, warning_lines, workload_heading
 from teiten.report.machine_time import machine_time_text
+from teiten.report.series_view import trials_table
 from teiten.report.tables import (
     fingerprint_rows,
     section_body,
-    section_stems,
     server_rows,
     study_rows,
     summary_table,
@@ -49,7 +49,6 @@ def render_markdown(data: ReportData, out_dir: Path) -> Path:
     Workloads with monitor data also get ``charts/<workload>-{cpu,waits}.svg``.
     """
     lang = data.lang
-    ctx = Context.of(data)
     charts_dir = out_dir / "charts"
     charts_dir.mkdir(parents=True, exist_ok=True)
     lines = [f"# {md(tr('report.title', lang, study=data.study))}", ""]
@@ -61,7 +60,7 @@ def render_markdown(data: ReportData, out_dir: Path) -> Path:
         lines += [f"- {md(line)}" for line in answer] + [""]
     if len(data.servers) > 1:
         lines += [f"## {tr('differences', lang)}", "", md(declared_sentence(data))]
-        lines += _table_lines(difference_table(data)) if data.differences else [
+        lines += _table_lines(difference_table(data), lang) if data.differences else [
             "", tr("differences.alike", lang)]
         lines.append("")
     lines += [f"## {tr('warnings', lang)}", ""]
@@ -74,19 +73,23 @@ def render_markdown(data: ReportData, out_dir: Path) -> Path:
     lines += _table(header, [[str(v) for v in counts.values()]], numeric=True) if counts else [
         tr("status.none", lang)]
 
-    for section, stem in zip(data.sections, section_stems(data), strict=True):
-        lines += _section(section, stem, charts_dir, ctx)
+    for section, at in sections(data):
+        lines += _section(section, charts_dir, at)
+    if data.series:
+        lines += _trials(data)
 
     if data.machine_time is not None:
         told = machine_time_text(data.machine_time, lang)
         lines += ["", f"## {tr('machine_time', lang)}", "", md(told.intro), ""]
         lines += _table([md(h) for h in told.header],
                         [[md(a), b, c] for a, b, c in told.rows], numeric=True)
+        lines += _data_line((told.data,) if told.data else (), lang)
         lines += ["", md(told.starts)]
         if told.run_intro is not None:
             lines += ["", md(told.run_intro), ""]
             lines += _table([md(h) for h in told.header],
                             [[md(a), b, c] for a, b, c in told.run_rows], numeric=True)
+            lines += _data_line((told.run_data,) if told.run_data else (), lang)
     lines += ["", f"## {tr('machine', lang)}", ""]
     rows = fingerprint_rows(data)
     lines += _kv_table((tr("kv.key", lang), tr("kv.value", lang)), rows) if rows else [
@@ -113,15 +116,15 @@ def md(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def _section(section: WorkloadSection, stem: str, charts_dir: Path, ctx: Context) -> list[str]:
-    lang = ctx.lang
+def _section(section: WorkloadSection, charts_dir: Path, ctx: Context) -> list[str]:
+    lang, stem = ctx.lang, ctx.stem
     lines = ["", f"## {md(workload_heading(section.workload, lang))}", ""]
     if section.description:
         lines += [md(section.description), ""]
     if section.suite is None:
         lines += [f"### {tr('findings', lang)}", ""]
         lines += [f"- {md(s.text)}" for s in sentences(section, ctx)] or [tr("findings.none", lang)]
-        lines += _table_lines(summary_table(section, ctx))
+        lines += _table_lines(summary_table(section, ctx), lang)
         lines.append("")
     for kind, title, svg in workload_charts(section, ctx):
         name = f"{stem}-{kind}.svg"
@@ -130,10 +133,10 @@ def _section(section: WorkloadSection, stem: str, charts_dir: Path, ctx: Context
     if section.suite is None:
         lines += ["", f"*{md(tr('chart.note', lang, conf=ctx.conf))}*"]
     for table in section_body(section, ctx):
-        lines += _table_lines(table)
-    lines += ["", _download_line(section_tables(section, stem), lang)]
+        lines += _table_lines(table, lang)
+    lines += ["", _download_line(section_data(section, ctx), lang)]
     if has_activity(section):
-        lines += _activity_lines(section, stem, charts_dir, lang)
+        lines += _activity_lines(section, charts_dir, ctx)
     return lines
 
 
@@ -142,19 +145,41 @@ def _download_line(tables: list[DataTable], lang: str) -> str:
     return f"{tr('tables.csv', lang)} {links}"
 
 
-def _table_lines(table: Table) -> list[str]:
-    """A heading, the table, and its notes in italics."""
+def _data_line(tables: tuple[DataTable, ...], lang: str) -> list[str]:
+    """The line under a table that links the CSV files it is written to (its identity in
+    tables.json too)."""
+    if not tables:
+        return []
+    links = " · ".join(f"[{md(label)}]({href})" for label, href in table_links(tables, lang, json_too=False))
+    return ["", f"{tr('table.data', lang)} {links}"]
+
+
+def _table_lines(table: Table, lang: str) -> list[str]:
+    """A heading, the table, its notes in italics, and the link to its data."""
+    if not table.shown:
+        return []
     header = [md(table.corner), *(md(c.md or c.label) for c in table.columns)]
     body = [[md(label), *(md(cell.text) for cell in cells)] for label, cells in table.rows]
     lines = ["", f"### {md(table.heading)}", ""]
     lines += _table(header, body, numeric=True)
     for note in table.notes:
         lines += ["", f"*{md(note)}*"]
-    return lines
+    return lines + _data_line(table.data, lang)
 
 
-def _activity_lines(section: WorkloadSection, stem: str, charts_dir: Path, lang: str) -> list[str]:
+def _trials(data: ReportData) -> list[str]:
+    """Every trial with its series (the HTML report's viewer draws them), folded as there."""
+    table = trials_table(data)
+    header = [md(table.corner), *(md(c.label) for c in table.columns)]
+    body = [[md(label), *(md(cell.text) for cell in cells)] for label, cells in table.rows]
+    return ["", f"## {tr('series.nav', data.lang)}", "",
+            f"<details><summary>{html.escape(table.heading)}</summary>", "",
+            *_table(header, body, numeric=True), *_data_line(table.data, data.lang), "", "</details>"]
+
+
+def _activity_lines(section: WorkloadSection, charts_dir: Path, ctx: Context) -> list[str]:
     """The "System and database activity" subsection: bar charts, device table, flame graphs."""
+    lang, stem = ctx.lang, ctx.stem
     lines = ["", f"### {tr('activity', lang)}"]
     if any(s.activity for s in section.servers):
         lines.append("")
@@ -163,7 +188,7 @@ def _activity_lines(section: WorkloadSection, stem: str, charts_dir: Path, lang:
             (charts_dir / name).write_text(svg + "\n", encoding="utf-8")
             heading = tr(f"activity.{kind}", lang)
             lines.append(f"![{md(f'{section.workload}: {heading}')}](charts/{quote(name)})")
-        table = device_table(section, lang)
+        table = device_table(section, lang, stem)
         lines += ["", f"#### {device_heading(table, lang)}", ""]
         header = [tr("clients", lang), *(f"{md(s)} {d}" for s in table.servers for d in table.devices)]
         if table.has_violations:
@@ -174,8 +199,9 @@ def _activity_lines(section: WorkloadSection, stem: str, charts_dir: Path, lang:
             if table.has_violations:
                 row.append(f"**⚠ {md(violations)}**" if violations else tr("activity.none", lang))
             body.append(row)
-        if len(header) > 1:
+        if table.shown:
             lines += _table(header, body, numeric=True)
+            lines += _data_line(table.data, lang)
         else:
             lines.append(tr("activity.no_devices", lang))
         if table.has_violations:

@@ -21,7 +21,9 @@ from importlib.resources import files
 from typing import Any
 
 from teiten.analysis.model import ReportData, TrialSeries
-from teiten.report.formats import format_tps
+from teiten.report.cells import Cell, Column, DataTable, Table
+from teiten.report.columns import TRIAL_COLUMNS
+from teiten.report.formats import format_tps, round_or_none
 from teiten.report.i18n import clients_phrase, status_name, tr
 from teiten.report.svg import PALETTE
 
@@ -195,27 +197,41 @@ def series_section(data: ReportData) -> list[str]:
         '<ul id="series-trials"></ul></div>',
         "</div>",
     ]
-    heads = ("series.trial", "series.server", "series.workload", "clients", "series.repetition",
-             "series.status", "series.tps", "series.seconds", "series.rampup", "series.stalls",
-             "series.drift")
-    out += [f"<details><summary>{e(tr('series.table', lang))}</summary>",
-            '<table class="trials">', "<thead><tr>"]
-    out += [f'<th scope="col">{e(tr(h, lang))}</th>' for h in heads]
+    table = trials_table(data)
+    names = " ".join(d.name for d in table.data)
+    out += [f"<details><summary>{e(table.heading)}</summary>",
+            f'<table class="trials" data-table="{e(names)}">', "<thead><tr>"]
+    out += [f'<th scope="col">{e(h)}</th>' for h in (table.corner, *(c.label for c in table.columns))]
     out += ["</tr></thead>", "<tbody>"]
-    for i, t in enumerate(trials):
-        cells = (t.server, t.workload, str(t.clients), str(t.repetition), status_name(t.status, lang),
-                 format_tps(t.tps_figure), str(len(t.tps)), str(t.steady_from), str(t.stalls),
-                 f"{t.drift_pct_per_min:+.1f}")
+    for i, (t, (label, cells)) in enumerate(zip(trials, table.rows, strict=True)):
         unstable = ' class="unstable"' if t.stalls else ""
         # The link shows the trial in the viewer (the script selects it; without script, the
         # link still leads to the viewer's section).
         out.append(f'<tr{unstable}><th scope="row"><a href="#series" data-series="{i}">'
-                   f"{e(t.trial_id)}</a></th>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
+                   f"{e(label)}</a></th>" + "".join(f"<td>{e(c.value)}</td>" for c in cells) + "</tr>")
     # uPlot and the viewer share one element: the report has one script of its own.
     out += ["</tbody>", "</table>", "</details>",
             f'<script type="application/json" id="series-data">{payload(viewer_model(data))}</script>',
             f"<script>\n{uplot_script()}\n{script()}</script>", "</section>"]
     return out
+
+
+def trials_table(data: ReportData) -> Table:
+    """Every trial with a series, in the viewer's order: its TPS, the seconds of its series,
+    its ramp-up, stalls and drift; written to ``trials.csv``."""
+    lang = data.lang
+    trials = ordered(data)
+    heads = ("series.server", "series.workload", "clients", "series.repetition", "series.status",
+             "series.tps", "series.seconds", "series.rampup", "series.stalls", "series.drift")
+    rows = tuple((t.trial_id, tuple(Cell(c) for c in (
+        t.server, t.workload, str(t.clients), str(t.repetition), status_name(t.status, lang),
+        format_tps(t.tps_figure), str(len(t.tps)), str(t.steady_from), str(t.stalls),
+        f"{t.drift_pct_per_min:+.1f}"))) for t in trials)
+    found = DataTable("trials", "", "trials", TRIAL_COLUMNS, tuple(
+        (t.trial_id, t.server, t.workload, t.clients, t.repetition, t.status, round_or_none(t.tps_figure, 1),
+         len(t.tps), t.steady_from, t.stalls, round(t.drift_pct_per_min, 1)) for t in trials))
+    return Table("trials", tr("series.table", lang), tr("series.trial", lang),
+                 tuple(Column(tr(h, lang)) for h in heads), rows, data=(found,))
 
 
 def _apart(trials: list[TrialSeries], labels: list[str]) -> list[str]:

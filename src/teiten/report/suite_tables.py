@@ -1,17 +1,30 @@
 """Tables and charts of the measured-statement workloads (METHODS S6, S8-S10): time of each
 step per variant and server, the plans' figures, the sizes each variant built, time against
-the swept parameter, and for full-text search the strengths and weaknesses of each method."""
+the swept parameter, and for full-text search the strengths and weaknesses of each method.
+
+Their data: every step's figures and plan (``<stem>-steps.csv``, which the step, plan and join
+tables show), the sizes (``<stem>-sizes.csv``, written even empty: a workload that records
+none has no sizes table), and the speed-ups (``<stem>-speedup.csv``), the iot summary
+(``<stem>-models.csv``) and the strengths (``<stem>-strengths.csv``) of the tables of their own."""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
-from teiten.analysis.model import StepFigures, SuiteResults, WorkloadSection
+from teiten.analysis.model import SizeFigures, StepFigures, SuiteResults, WorkloadSection
 from teiten.analysis.suites import step_ratio, variant_values
 from teiten.analysis.verdicts import Judged
 from teiten.report import formats as f
-from teiten.report.cells import Cell, Column, Context, Table
+from teiten.report.cells import Cell, Column, Context, DataTable, Table, Value, data_name
+from teiten.report.columns import (
+    MODEL_COLUMNS,
+    SIZE_COLUMNS,
+    SPEEDUP_COLUMNS,
+    STEP_COLUMNS,
+    STRENGTH_COLUMNS,
+)
 from teiten.report.i18n import tr
 from teiten.report.svg import Line, line_chart
 from teiten.report.value_bars import Bar, value_bars
@@ -146,20 +159,28 @@ def speedup_table(res: SuiteResults, ctx: Context) -> Table | None:
     if res.suite != "accesslog":
         return None
     lang = ctx.lang
-    steps = [st for st in res.steps if st.step in ("aggregate", "join")]
-    serial = {(st.server, _without(st.variant, "workers")): st.seconds for st in steps
-              if variant_values(st.variant).get("workers") == "0"}
     columns = (Column(tr("suite.time", lang)), Column(tr("suite.speedup", lang)),
                Column(tr("suite.plan.workers", lang)))
     rows = []
-    for st in steps:
-        before = serial.get((st.server, _without(st.variant, "workers")))
-        up = before / st.seconds if before and st.seconds else None
+    for st, up in _speedups(res):
         rows.append((f"{st.server} · {st.variant}", (
             Cell(seconds_text(st.seconds)), Cell(f"{up:.2f}×" if up else f.MISSING),
             Cell(f"{st.plan.get('workers_launched', 0):.0f} / {st.plan.get('workers_planned', 0):.0f}"))))
     return Table("suite-speedup", tr("suite.speedup.heading", lang), tr("suite.variant", lang),
                  columns, tuple(rows), (tr("suite.speedup.note", lang),))
+
+
+def _speedups(res: SuiteResults) -> list[tuple[StepFigures, float | None]]:
+    """Each aggregate and join step with its speed-up: the same variant's time without
+    workers over its own."""
+    steps = [st for st in res.steps if st.step in ("aggregate", "join")]
+    serial = {(st.server, _without(st.variant, "workers")): st.seconds for st in steps
+              if variant_values(st.variant).get("workers") == "0"}
+    out = []
+    for st in steps:
+        before = serial.get((st.server, _without(st.variant, "workers")))
+        out.append((st, before / st.seconds if before and st.seconds else None))
+    return out
 
 
 def join_table(res: SuiteResults, ctx: Context) -> Table | None:
@@ -191,27 +212,38 @@ def iot_table(res: SuiteResults, ctx: Context) -> Table | None:
     if res.suite != "iot":
         return None
     lang = ctx.lang
-    sizes = {(s.server, s.variant): s for s in res.sizes}
     columns = tuple(Column(tr(k, lang)) for k in (
         "suite.iot.load", "suite.iot.rate", "suite.iot.index", "suite.table_bytes",
         "suite.index_bytes", "suite.iot.query"))
     rows = []
+    for server, variant, load, rate, index, size, query in _iot_rows(res):
+        rows.append((f"{server} · {variant}", (
+            Cell(seconds_text(load)), Cell(f"{rate:,.0f}" if rate else f.MISSING), Cell(seconds_text(index)),
+            Cell(f.format_bytes(size.table_bytes if size else None)),
+            Cell(f.format_bytes(size.index_bytes if size else None)), Cell(seconds_text(query)))))
+    return Table("suite-iot", tr("suite.iot", lang), tr("suite.variant", lang), columns,
+                 tuple(rows), (tr("suite.iot.note", lang),))
+
+
+IotRow = tuple[str, str, float | None, float | None, float | None, SizeFigures | None, float | None]
+
+
+def _iot_rows(res: SuiteResults) -> list[IotRow]:
+    """(server, variant, load seconds, rows per second, index seconds, sizes, query seconds)
+    of every variant a server ran."""
+    sizes = {(s.server, s.variant): s for s in res.sizes}
+    out = []
     for server in res.servers:
         for variant in res.variants:
             mine = {st.step: st for st in res.steps if st.server == server and st.variant == variant}
             if not mine:
                 continue
-            load, size = mine.get("load"), sizes.get((server, variant))
+            load = mine.get("load")
             rate = load.rows / load.seconds if load and load.rows and load.seconds else None
-            rows.append((f"{server} · {variant}", (
-                Cell(seconds_text(load.seconds if load else None)),
-                Cell(f"{rate:,.0f}" if rate else f.MISSING),
-                Cell(seconds_text(mine["index"].seconds if "index" in mine else None)),
-                Cell(f.format_bytes(size.table_bytes if size else None)),
-                Cell(f.format_bytes(size.index_bytes if size else None)),
-                Cell(seconds_text(mine["query"].seconds if "query" in mine else None)))))
-    return Table("suite-iot", tr("suite.iot", lang), tr("suite.variant", lang), columns,
-                 tuple(rows), (tr("suite.iot.note", lang),))
+            out.append((server, variant, load.seconds if load else None, rate,
+                        mine["index"].seconds if "index" in mine else None, sizes.get((server, variant)),
+                        mine["query"].seconds if "query" in mine else None))
+    return out
 
 
 def _without(variant: str, axis: str) -> str:
@@ -245,13 +277,52 @@ def _sentences(by_group: dict[str, list[dict[str, Any]]], lang: str) -> Cell:
 
 
 def suite_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
+    """The tables of a measured-statement workload, each with its data."""
     res = section.suite
     assert res is not None
-    found = [judgement_table(res, ctx), speedup_table(res, ctx), join_table(res, ctx),
-             iot_table(res, ctx),
-             steps_table(res, ctx),
-             sizes_table(res, ctx), plans_table(res, ctx)]
-    return [t for t in found if t is not None]
+    w = section.workload
+
+    def data(kind: str, columns: tuple[str, ...], rows: list[tuple[Value, ...]]) -> tuple[DataTable, ...]:
+        return (DataTable(data_name(ctx, w, kind), w, kind, columns, tuple(rows)),)
+
+    steps = data("steps", STEP_COLUMNS, [_step_row(w, st) for st in res.steps])
+    sizes = data("sizes", SIZE_COLUMNS, [(w, s.server, s.variant, round(s.table_bytes), round(s.index_bytes))
+                                         for s in res.sizes])
+    r6 = f.round_or_none
+    found = [
+        (judgement_table(res, ctx), data("strengths", STRENGTH_COLUMNS, [
+            (w, str(j["server"]), str(j["method"]), _english(j.get("strengths")),
+             _english(j.get("weaknesses"))) for j in res.judgements])),
+        (speedup_table(res, ctx), data("speedup", SPEEDUP_COLUMNS, [
+            (w, st.server, st.variant, st.step, r6(st.seconds, 6), r6(up, 2),
+             st.plan.get("workers_launched"), st.plan.get("workers_planned"))
+            for st, up in _speedups(res)])),
+        (join_table(res, ctx), steps),
+        (iot_table(res, ctx), data("models", MODEL_COLUMNS, [
+            (w, server, variant, r6(load, 6), r6(rate, 1), r6(index, 6),
+             None if size is None else round(size.table_bytes),
+             None if size is None else round(size.index_bytes), r6(query, 6))
+            for server, variant, load, rate, index, size, query in _iot_rows(res)])),
+        (steps_table(res, ctx), steps),
+        # No sizes, no table: its CSV is still written, with its header, as for every such workload.
+        (sizes_table(res, ctx) or Table("suite-sizes", "", "", (), (), shown=False), sizes),
+        (plans_table(res, ctx), steps),
+    ]
+    return [replace(t, data=d) for t, d in found if t is not None]
+
+
+def _step_row(w: str, st: StepFigures) -> tuple[Value, ...]:
+    return (w, st.server, st.variant, st.step, st.param, st.occurrence, f.round_or_none(st.seconds, 6),
+            len(st.values), st.rows, st.cache, *(st.plan.get(k) for k in STEP_COLUMNS[10:18]), st.shape,
+            "; ".join(f"{r}={n:g}" for r, n in sorted(st.scans.items())) or None,
+            "; ".join(st.divided) or None)
+
+
+def _english(by_group: object) -> str | None:
+    """The judge's sentences in English, for the data (as the table orders them)."""
+    if not isinstance(by_group, dict):
+        return None
+    return "; ".join(say(s, "en") for g in ("all", "en", "ja") for s in by_group.get(g, [])) or None
 
 
 def suite_charts(section: WorkloadSection, ctx: Context) -> list[tuple[str, str, str]]:

@@ -13,33 +13,30 @@ that a finding can link to it.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from teiten.analysis import compare, verdicts
 from teiten.analysis.model import (
-    LockTable,
     Point,
     ReportData,
-    Scaleup,
-    ScaleupRow,
     ServerInfo,
     ServerSeries,
     StudyParameters,
     WorkloadSection,
 )
-from teiten.analysis.rtt import RttBound
-from teiten.analysis.scaleout import ScaleOut
 from teiten.report import formats as f
 from teiten.report.app_tables import app_tables
-from teiten.report.cells import Cell, Column, Context, Table
+from teiten.report.cells import Cell, Column, Context, DataTable, Table, Value, data_name, file_stem
+from teiten.report.columns import LATENCY_COLUMNS, RATIO_COLUMNS, SUMMARY_COLUMNS, TPS_COLUMNS
 from teiten.report.degradation_tables import degradation_tables
-from teiten.report.history_tables import history_table
-from teiten.report.i18n import clients_phrase, join, tr, word
-from teiten.report.latency_tables import percentiles_table
+from teiten.report.history_tables import history_tables
+from teiten.report.i18n import join, tr, word
+from teiten.report.latency_tables import percentiles_tables
+from teiten.report.scaleup_tables import lock_tables, scaleup_tables
 from teiten.report.suite_tables import suite_tables
-from teiten.report.verdicts import judged_cell, judged_note, legend, marker, tone, verdict_title
+from teiten.report.topology_tables import load_parts_tables, rtt_tables, scale_out_tables
+from teiten.report.verdicts import legend, marker, tone, verdict_title
 
 
 def baseline_series(section: WorkloadSection) -> ServerSeries:
@@ -121,7 +118,56 @@ def tps_table(section: WorkloadSection, ctx: Context) -> Table:
         cells += [detectable_cell(s, c, ctx) for s in rest]
         rows.append((str(c), tuple(cells)))
     heading = tr("tps.heading" if rest else "tps.heading_alone", lang)
-    return Table("tps", heading, tr("clients", lang), tuple(columns), tuple(rows), tps_notes(section, ctx))
+    return Table("tps", heading, tr("clients", lang), tuple(columns), tuple(rows), tps_notes(section, ctx),
+                 tps_data(section, ctx))
+
+
+def significance(p: Point) -> str:
+    """The column as it was before the verdicts (scripts read it): from the verdict now."""
+    if p.ratio is None:
+        return ""
+    if p.verdict in (verdicts.FASTER, verdicts.SLOWER):
+        return "significant"
+    return "too-few" if p.reason in (verdicts.SHORT, verdicts.NO_INTERVAL) else "not-significant"
+
+
+def tps_data(section: WorkloadSection, ctx: Context) -> tuple[DataTable, ...]:
+    """The TPS table's figures: ``<stem>-tps`` (the medians), and ``<stem>-ratio`` (the ratios,
+    their intervals and verdicts, and the smallest detectable difference) when it has any."""
+    w = section.workload
+    tps: list[tuple[Value, ...]] = []
+    ratio: list[tuple[Value, ...]] = []
+    for s in section.servers:
+        for c in section.clients:
+            p = point_at(s, c)
+            if p is None:
+                continue
+            low, high = p.tps_ci or (None, None)
+            tps.append((w, s.server, s.version, c, f.round_or_none(p.tps_median, f.TPS_DECIMALS),
+                        f.round_or_none(low, f.TPS_DECIMALS), f.round_or_none(high, f.TPS_DECIMALS),
+                        f.round_or_none(None if p.cv is None else p.cv * 100, f.PCT_DECIMALS),
+                        p.n_ok, p.n_failed, f.level_pct(p.tps_ci_level)))
+    base = baseline_series(section)
+    for s in others(section):
+        for c in section.clients:
+            p = point_at(s, c)
+            if p is None:
+                continue
+            low, high = p.ratio_ci or (None, None)
+            ratio.append((w, s.server, s.reference or base.server, c, f.pct_or_none(p.ratio),
+                          f.pct_or_none(low),
+                          f.pct_or_none(high), significance(p),
+                          f.round_or_none(p.p_value, 4), p.needed if p.ratio is not None else None,
+                          f.round_or_none(p.detectable_pct, f.PCT_DECIMALS), f.level_pct(p.ratio_ci_level),
+                          (p.ratio_method or None) if p.ratio is not None else None,
+                          f.round_or_none(p.p_holm, 4),
+                          p.comparisons if p.ratio is not None else None,
+                          f.pct_or_none(p.estimate),
+                          (p.ratio_method or None) if p.estimate is not None else None,
+                          p.verdict or None, p.reason or None, p.margin_pct))
+    out = (DataTable(data_name(ctx, w, "tps"), w, "tps", TPS_COLUMNS, tuple(tps)),)
+    return out + ((DataTable(data_name(ctx, w, "ratio"), w, "ratio", RATIO_COLUMNS, tuple(ratio)),)
+                  if ratio else ())
 
 
 def tps_notes(section: WorkloadSection, ctx: Context) -> tuple[str, ...]:
@@ -178,7 +224,22 @@ def latency_table(section: WorkloadSection, ctx: Context) -> Table:
         rows.append((str(c), tuple(cells)))
     notes = (tr("note.ratio", lang),) if rest else ()
     return Table("latency", tr("latency.heading", lang), tr("clients", lang), tuple(columns),
-                 tuple(rows), notes)
+                 tuple(rows), notes, (latency_data(section, ctx),))
+
+
+def latency_data(section: WorkloadSection, ctx: Context) -> DataTable:
+    w = section.workload
+    base = baseline_series(section)
+    rows = []
+    for s in section.servers:
+        for c in section.clients:
+            p = point_at(s, c)
+            if p is None:
+                continue
+            lat = latency_ratio(p, point_at(reference_series(section, s), c)) if s is not base else None
+            rows.append((w, s.server, c, f.round_or_none(p.latency_ms_median, f.LATENCY_DECIMALS),
+                         f.pct_or_none(lat), p.n_ok, p.n_failed))
+    return DataTable(data_name(ctx, w, "latency"), w, "latency", LATENCY_COLUMNS, tuple(rows))
 
 
 def summary_table(section: WorkloadSection, ctx: Context) -> Table:
@@ -208,163 +269,32 @@ def summary_table(section: WorkloadSection, ctx: Context) -> Table:
         )
         rows.append((s.server, cells))
     return Table("summary", tr("summary", lang), tr("summary.server", lang), columns, tuple(rows),
-                 (tr("summary.note", lang),))
+                 (tr("summary.note", lang),), (summary_data(section, ctx),))
 
 
-def lock_table(lt: LockTable, ctx: Context) -> Table:
-    """LWLock requests and contentions per transaction, per lock and client count."""
-    lang = ctx.lang
-    columns = tuple(col for c in lt.clients for col in (
-        Column(tr("locks.requests", lang), clients_phrase([c], lang),
-               md=f"{tr('locks.requests', lang)} ({clients_phrase([c], lang)})"),
-        Column(tr("locks.contentions", lang), clients_phrase([c], lang),
-               md=f"{tr('locks.contentions', lang)} ({clients_phrase([c], lang)})")))
+def summary_data(section: WorkloadSection, ctx: Context) -> DataTable:
+    w = section.workload
     rows = []
-    for name, values in lt.rows:
-        cells: list[Cell] = []
-        for v in values:
-            cells += [Cell(f.MISSING, tone="missing")] * 2 if v is None else [
-                Cell(f"{v[0]:.3f}"), Cell(f"{v[1]:.4f}")]
-        rows.append((name, tuple(cells)))
-    return Table("locks", tr("locks", lang, server=lt.server), tr("locks.lock", lang), columns,
-                 tuple(rows), (tr("locks.note", lang),))
-
-
-def scaleup_table(sc: Scaleup, ctx: Context) -> Table:
-    """METHODS S4: per core count, the peak TPS, the gain over the previous count, and the
-    evidence at the peak (CPU idle, wait events, hottest functions); the verdict as notes."""
-    lang = ctx.lang
-    columns = tuple(Column(tr(f"scaleup.{k}", lang)) for k in
-                    ("peak", "at", "gain", "idle", "waits", "hot"))
-
-    def shares(items: tuple[tuple[str, float], ...]) -> str:
-        return ", ".join(f"{name} {share * 100:.0f}%" for name, share in items) or f.MISSING
-
-    rows = []
-    for r in sc.rows:
-        rows.append((str(r.cores), (
-            Cell(f.format_tps(r.peak_tps), f.bracketed(r.peak_ci, r.peak_level, decimals=f.TPS_DECIMALS)),
-            Cell(str(r.peak_clients or f.MISSING)),
-            _gain_cell(r, ctx),
-            Cell(f.format_pct(r.cpu_idle)),
-            Cell(shares(r.waits)),
-            Cell(shares(r.hot) + (f" ({clients_phrase([r.hot_clients], lang)})" if r.hot_clients else "")))))
-    judged = [r.gain_judged for r in sc.rows] + [sc.beyond_judged]
-    return Table("scaleup", tr("scaleup", lang, family=sc.family), tr("axis.cores", lang), columns,
-                 tuple(rows), (*scaleup_sentences(sc, ctx), tr("scaleup.note", lang),
-                               *judged_note(judged, ctx)))
-
-
-def _gain_cell(r: ScaleupRow, ctx: Context) -> Cell:
-    """A gain over fewer cores: 100 less than its ratio's estimate, marked by the ratio's verdict."""
-    j = r.gain_judged
-    if j is None or j.estimate is None:
-        return judged_cell(j, ctx)
-    return judged_cell(j, ctx, text=f.format_diff(r.gain_pct),
-                       ci=f.bracketed(r.gain_ci, r.gain_level, decimals=f.PCT_DECIMALS))
-
-
-def scaleup_sentences(sc: Scaleup, ctx: Context) -> list[str]:
-    """Where TPS stops rising with cores, and what changed from the best core count to the
-    largest: the IPA paper's evidence for the bottleneck. The largest core count's peak against
-    the best one's is said with its estimate, its interval and its verdict."""
-    lang = ctx.lang
-    if sc.best_cores is None:
-        return []
-
-    def cores(n: int | None) -> str:
-        return tr("cores.one" if n == 1 else "cores.many", lang, n=n)
-
-    out = [tr("scaleup.knee", lang, knee=cores(sc.knee_cores), best=cores(sc.best_cores))]
-    best = next(r for r in sc.rows if r.cores == sc.best_cores)
-    last = sc.rows[-1]
-    beyond = sc.beyond_judged
-    if last.cores != best.cores and beyond is not None and beyond.estimate is not None:
-        out.append(tr(f"scaleup.beyond.{beyond.verdict.word}", lang, cores=cores(last.cores),
-                      best=cores(best.cores), pct=f.format_diff((beyond.estimate - 1) * 100),
-                      ci=f.bracketed(sc.beyond_ci, sc.beyond_level, decimals=f.PCT_DECIMALS),
-                      margin=f"{beyond.margin_pct:g}"))
-    if last.cpu_idle is not None and best.cpu_idle is not None and last.cores != best.cores:
-        out.append(tr("scaleup.say.idle", lang, cores=cores(last.cores), idle=f.format_pct(last.cpu_idle),
-                      best=cores(best.cores), best_idle=f.format_pct(best.cpu_idle)))
-    for r in (best, last) if last.cores != best.cores else (best,):
-        if r.waits:
-            name, share = r.waits[0]
-            out.append(tr("scaleup.wait", lang, cores=cores(r.cores), event=name,
-                          share=f"{share * 100:.0f}%"))
-        if r.hot:
-            name, share = r.hot[0]
-            out.append(tr("scaleup.say.hot", lang, cores=cores(r.cores), function=name,
-                          share=f"{share * 100:.0f}%"))
-    return out
+    for s in section.servers:
+        peak = s.saturation
+        rows.append((w, s.server, s.version, f.round_or_none(peak[1], f.TPS_DECIMALS) if peak else None,
+                     peak[0] if peak else None, peak[2] if peak else None,
+                     f.round_or_none(s.mean_tps_diff_pct, f.PCT_DECIMALS),
+                     f.round_or_none(s.mean_latency_diff_pct, f.PCT_DECIMALS)))
+    return DataTable(data_name(ctx, w, "summary"), w, "summary", SUMMARY_COLUMNS, tuple(rows))
 
 
 def section_body(section: WorkloadSection, ctx: Context) -> list[Table]:
     """A workload section's tables, in the order both reports show them: TPS, latency, then
-    each degradation pair, scale-up analysis, LWLock table and application table."""
+    each degradation pair, scale-up analysis, LWLock table and application table; each with
+    the data it is written to (``ctx.stem`` names their files)."""
     if section.suite is not None:
         return suite_tables(section, ctx)
-    return [tps_table(section, ctx),
-            *([history_table(section, section.history, ctx)] if section.history else []),
-            latency_table(section, ctx),
-            *(t for deg in section.degradations for t in degradation_tables(deg, ctx)),
-            *(scaleup_table(sc, ctx) for sc in section.scaleups),
-            *(lock_table(lt, ctx) for lt in section.locks), *app_tables(section, ctx),
-            *(rtt_table(b, ctx) for b in section.rtt),
-            *([scale_out_table(section.scale_out, ctx)] if section.scale_out else []),
-            *([load_parts_table(section, ctx)] if section.load_parts else []),
-            *([percentiles_table(section, ctx)] if section.percentiles else [])]
-
-
-def load_parts_table(section: WorkloadSection, ctx: Context) -> Table:
-    """Each pgbench of the trials that ran several at once (load clients, or one per
-    node): its own TPS and latency, its share of the trial's sum, and the start skew."""
-    lang = ctx.lang
-    columns = tuple(Column(tr(k, lang)) for k in (
-        "clients", "loads.client", "loads.node", "loads.tps", "loads.latency", "loads.share",
-        "loads.skew"))
-    rows = tuple((r.server, (
-        Cell(str(r.clients)), Cell(r.client), Cell(r.node), Cell(f.format_tps(r.tps)),
-        Cell(f.format_latency(r.latency_ms)),
-        Cell(f.format_pct(None if r.share is None else r.share * 100)),
-        Cell(f"{r.skew_ms:.0f}" if r.skew_ms is not None else f.MISSING)))
-        for r in section.load_parts)
-    return Table("loads", tr("loads", lang), tr("scaleout.server", lang), columns, rows,
-                 (tr("loads.note", lang),))
-
-
-def scale_out_table(so: ScaleOut, ctx: Context) -> Table:
-    """METHODS S7: per topology and client count, the total TPS of its pgbench processes
-    (one per node, all at once), the mean per node, and the replication lag seen."""
-    lang = ctx.lang
-    columns = tuple(Column(tr(k, lang)) for k in (
-        "scaleout.method", "scaleout.nodes", "clients", "scaleout.total", "scaleout.per_node",
-        "scaleout.lag", "scaleout.replay", "scaleout.skew"))
-    rows = tuple((r.server, (
-        Cell(r.method + (" + Pgpool-II" if r.pgpool else "")), Cell(str(r.nodes)),
-        Cell(str(r.clients)), Cell(f.format_tps(r.total_tps)), Cell(f.format_tps(r.per_node_tps)),
-        Cell(f.format_bytes(r.lag_bytes_max)),
-        Cell(f"{r.replay_lag_ms_max:.1f}" if r.replay_lag_ms_max is not None else f.MISSING),
-        Cell(f"{r.skew_ms:.0f}" if r.skew_ms is not None else f.MISSING))) for r in so.rows)
-    notes = [tr("scaleout.note", lang)]
-    if so.same_machine:
-        notes.append(tr("scaleout.same_machine", lang))
-    if so.no_lag_times:
-        notes.append(tr("scaleout.no_lag_times", lang, servers=", ".join(so.no_lag_times)))
-    return Table("scaleout", tr("scaleout", lang), tr("scaleout.server", lang), columns, rows,
-                 tuple(notes))
-
-
-def rtt_table(b: RttBound, ctx: Context) -> Table:
-    """METHODS S11: measured TPS against the ceiling the round trip alone sets."""
-    lang = ctx.lang
-    columns = tuple(Column(tr(k, lang)) for k in ("rtt.tps", "rtt.ceiling", "rtt.of", "rtt.network"))
-    rows = tuple((str(r.clients), (
-        Cell(f.format_tps(r.tps)), Cell(f.format_tps(r.ceiling_tps)),
-        Cell(f.format_pct(r.of_ceiling_pct)), Cell(f.format_pct(r.network_pct)))) for r in b.rows)
-    return Table("rtt", tr("rtt", lang, server=b.server, rtt=f"{b.rtt_ms:.3f}",
-                           statements=f"{b.statements:g}"),
-                 tr("clients", lang), columns, rows, (tr("rtt.note", lang),))
+    return [tps_table(section, ctx), *history_tables(section, ctx), latency_table(section, ctx),
+            *degradation_tables(section, ctx), *scaleup_tables(section, ctx),
+            *lock_tables(section, ctx), *app_tables(section, ctx), *rtt_tables(section, ctx),
+            *scale_out_tables(section, ctx), *load_parts_tables(section, ctx),
+            *percentiles_tables(section, ctx)]
 
 
 def _version_sub(series: ServerSeries, base: ServerSeries, lang: str) -> str:
@@ -448,10 +378,6 @@ def limit_value(limit: str, value: float) -> str:
 def limits_text(limits: tuple[tuple[str, int], ...], lang: str) -> str:
     """A server's limits as people read them: ``memory 2GB, write 500 IOPS``."""
     return join([tr(f"limit.{k}", lang, value=limit_value(k, v)) for k, v in limits], lang)
-
-
-def file_stem(text: str, fallback: str = "workload") -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or fallback
 
 
 def section_stems(data: ReportData) -> list[str]:

@@ -1,0 +1,118 @@
+"""The machine-readable columns of every table the report writes as CSV and JSON
+(:mod:`teiten.report.exports`), whatever the report's language.
+
+Columns are only ever appended (docs/DESIGN.md, "The store"): scripts read them by position
+too. Units are in the names (``_pct``, ``_ms``, ``_bytes``, ``seconds``); a missing figure is
+an empty CSV field and ``null`` in JSON.
+"""
+
+from __future__ import annotations
+
+from teiten.analysis.verdicts import Judged
+from teiten.report import formats as f
+from teiten.report.cells import Value
+
+TPS_COLUMNS = ("workload", "server", "version", "clients", "tps_median", "tps_ci_low", "tps_ci_high",
+               "cv_pct", "n_ok", "n_failed", "tps_ci_level_pct")
+# ratio_pct: the ratio of the medians; estimate_pct: the interval's own (Hodges-Lehmann) estimate,
+# the figure the report prints, always inside [ratio_ci_low_pct, ratio_ci_high_pct], which is at
+# 1 - alpha / p_value_family_size (Bonferroni over the report's ratios). ratio_ci_method:
+# signed-rank (paired by block) or hodges-lehmann (unpaired); p_value_holm: p after Holm's
+# correction over the same family (informative: the verdict is read from the interval).
+# verdict: faster | slower | no-difference | cannot-tell, within ±margin_pct; verdict_reason says
+# why it cannot tell (no-ratio | no-interval | short | wide). significance keeps its three values:
+# significant (faster or slower), not-significant, too-few (the blocks cannot reach the level).
+RATIO_COLUMNS = ("workload", "server", "baseline", "clients", "ratio_pct", "ratio_ci_low_pct",
+                 "ratio_ci_high_pct", "significance", "p_value", "needed", "detectable_pct",
+                 "ratio_ci_level_pct", "ratio_ci_method", "p_value_holm", "p_value_family_size",
+                 "estimate_pct", "estimate_method", "verdict", "verdict_reason", "margin_pct")
+LATENCY_COLUMNS = ("workload", "server", "clients", "latency_ms_median", "latency_ratio_pct",
+                   "n_ok", "n_failed")
+SUMMARY_COLUMNS = ("workload", "server", "version", "peak_tps", "peak_clients", "knee_clients",
+                   "mean_tps_diff_pct", "mean_latency_diff_pct")
+DEGRADATION_COLUMNS = ("workload", "a", "b", "clients", "tps_a", "tps_b", "degradation_pct",
+                       "tps_difference", "degradation_ci_low", "degradation_ci_high",
+                       "degradation_ci_level")
+APP_COLUMNS = ("workload", "server", "clients", "type", "tps", "nopm", "tpm", "tpm_pgbench",
+               "theoretical_tps", "share_pct", "target_pct", "avg_ms", "p50_ms", "p95_ms", "p99_ms",
+               "response_ms", "n_ok")
+STEP_COLUMNS = ("workload", "server", "variant", "step", "param", "occurrence", "seconds_median", "n", "rows",
+                "cache", "workers_planned", "workers_launched", "shared_hit", "shared_read",
+                "rows_removed_by_filter", "rows_removed_by_index_recheck", "heap_blocks_exact",
+                "heap_blocks_lossy", "shape",
+                # each relation's scans ("access_log=3; pages=3") and those its processes divided
+                "scans", "divided")
+SIZE_COLUMNS = ("workload", "server", "variant", "table_bytes", "index_bytes")
+RTT_COLUMNS = ("workload", "server", "rtt_ms", "statements_per_transaction", "clients", "tps",
+               "ceiling_tps", "of_ceiling_pct", "network_pct")
+SCALEOUT_COLUMNS = ("workload", "server", "method", "pgpool", "nodes", "clients", "total_tps",
+                    "per_node_tps", "lag_bytes_max", "replay_lag_ms_max", "skew_ms")
+LOAD_COLUMNS = ("workload", "server", "clients", "load_client", "node", "tps", "latency_ms",
+                "share_pct", "skew_ms")
+# Medians over the repetitions (ms); the p95 and p99 intervals and levels; their ratios to the
+# baseline server's in percent (empty for the baseline) with their intervals and levels.
+PERCENTILE_COLUMNS = ("workload", "server", "clients", "n_ok", "p50_ms", "p90_ms", "p95_ms",
+                      "p99_ms", "p999_ms", "max_ms", "p95_ci_low_ms", "p95_ci_high_ms",
+                      "p95_ci_level_pct", "p99_ci_low_ms", "p99_ci_high_ms", "p99_ci_level_pct",
+                      "p95_ratio_pct", "p95_ratio_ci_low_pct", "p95_ratio_ci_high_pct",
+                      "p95_ratio_ci_level_pct", "p99_ratio_pct", "p99_ratio_ci_low_pct",
+                      "p99_ratio_ci_high_pct", "p99_ratio_ci_level_pct", "precision_pct",
+                      "p95_estimate_pct", "p95_verdict", "p99_estimate_pct", "p99_verdict",
+                      "margin_pct")
+# A differences table's columns are its servers': "what", one per server, "cause".
+
+# A judged ratio beside the TPS table's (analysis.judging), as the ratio table words it: the
+# interval's own estimate, its bounds and level, the verdict within ±margin_pct and why it
+# cannot tell.
+JUDGED = ("estimate_pct", "ratio_ci_low_pct", "ratio_ci_high_pct", "ratio_ci_level_pct", "verdict",
+          "verdict_reason", "margin_pct")
+# A line of versions: each version's ratio to the one before it, per client count.
+HISTORY_COLUMNS = ("workload", "server", "version", "previous", "previous_version", "clients", *JUDGED)
+# METHODS S4: per core count, the peak and its interval, the gain over the core count before
+# with its interval and verdict, and the evidence at the peak: % idle of the server's CPUs, the
+# top wait events and hottest functions ("LWLock:WALWrite=35.2; CPU:CPU=20.1", shares in %).
+SCALEUP_COLUMNS = ("workload", "family", "cores", "server", "peak_tps", "peak_tps_ci_low",
+                   "peak_tps_ci_high", "peak_tps_ci_level_pct", "peak_clients", "gain_pct",
+                   "gain_ci_low_pct", "gain_ci_high_pct", "gain_ci_level_pct", "gain_verdict",
+                   "cpu_idle_pct", "waits", "hot_functions", "hot_clients")
+# LWLOCK_STATS: per lock and client count, requests and contentions per transaction.
+LOCK_COLUMNS = ("workload", "server", "lock", "clients", "requests_per_transaction",
+                "contentions_per_transaction")
+# METHODS S5: the CPU of each server of a pair per client count (medians of the windows' means).
+CPU_PAIR_COLUMNS = ("workload", "a", "b", "clients", "server", "user_pct", "sys_pct", "iowait_pct",
+                    "steal_pct", "idle_pct")
+# The activity's device table: %util per server, client count and device (data, wal, ...), and
+# what fell inside the measured windows (checkpoints; trials in which autovacuum ran), repeated
+# on each device's row of that server and client count (one row, no device, where it has none).
+DEVICE_COLUMNS = ("workload", "server", "clients", "device", "util_pct", "checkpoints",
+                  "autovacuum_trials")
+# accesslog (S6): a step's time against the same variant's without workers.
+SPEEDUP_COLUMNS = ("workload", "server", "variant", "step", "seconds_median", "speedup",
+                   "workers_launched", "workers_planned")
+# iot (S8): per model and index, the load and its rate, the index build, the sizes, the query.
+MODEL_COLUMNS = ("workload", "server", "variant", "load_seconds", "load_rows_per_second",
+               "index_seconds", "table_bytes", "index_bytes", "query_seconds")
+# fulltext (S9): each method's strengths and weaknesses, in English whatever the report's
+# language, sentences separated by "; ".
+STRENGTH_COLUMNS = ("workload", "server", "method", "strengths", "weaknesses")
+# The report's "Machine time": each phase of the trials' cycles, and of the study's wall time.
+MACHINE_TIME_COLUMNS = ("phase", "seconds", "share_pct")
+MACHINE_RUN_COLUMNS = ("part", "seconds", "share_pct")
+# Every trial of the per-second series: its TPS as analysed, how many seconds its series has,
+# the seconds of ramp-up before its steady part, its stalls and its drift.
+TRIAL_COLUMNS = ("trial_id", "server", "workload", "clients", "repetition", "status", "tps",
+                 "series_seconds", "rampup_seconds", "stalls", "drift_pct_per_min")
+
+
+def judged(j: Judged | None) -> tuple[Value, ...]:
+    """The :data:`JUDGED` values of a judged ratio (all empty without one)."""
+    if j is None:
+        return (None,) * len(JUDGED)
+    low, high = j.ci or (None, None)
+    return (f.pct_or_none(j.estimate), f.pct_or_none(low), f.pct_or_none(high), f.level_pct(j.level),
+            j.verdict.word, j.verdict.reason or None, j.margin_pct)
+
+
+def shares(items: tuple[tuple[str, float], ...]) -> str | None:
+    """``LWLock:WALWrite=35.2; CPU:CPU=20.1``: names with their shares (0..1) in %."""
+    return "; ".join(f"{name}={share * 100:.1f}" for name, share in items) or None

@@ -1,0 +1,140 @@
+"""METHODS S4's evidence per workload: the scale-up analysis of each family of servers that
+differ only in their cores (peak, gain, CPU idle, wait events, hottest functions), and the
+LWLOCK_STATS table of each server built with them; each with its data
+(``<stem>-scaleup.csv``, ``<stem>-locks.csv``: one table per workload, the families or servers
+in a column)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from teiten.analysis.model import LockTable, Scaleup, ScaleupRow, WorkloadSection
+from teiten.report import formats as f
+from teiten.report.cells import Cell, Column, Context, DataTable, Table, Value, data_name
+from teiten.report.columns import LOCK_COLUMNS, SCALEUP_COLUMNS, judged, shares
+from teiten.report.i18n import clients_phrase, tr
+from teiten.report.verdicts import judged_cell, judged_note
+
+
+def lock_table(lt: LockTable, ctx: Context) -> Table:
+    """LWLock requests and contentions per transaction, per lock and client count."""
+    lang = ctx.lang
+    columns = tuple(col for c in lt.clients for col in (
+        Column(tr("locks.requests", lang), clients_phrase([c], lang),
+               md=f"{tr('locks.requests', lang)} ({clients_phrase([c], lang)})"),
+        Column(tr("locks.contentions", lang), clients_phrase([c], lang),
+               md=f"{tr('locks.contentions', lang)} ({clients_phrase([c], lang)})")))
+    rows = []
+    for name, values in lt.rows:
+        cells: list[Cell] = []
+        for v in values:
+            cells += [Cell(f.MISSING, tone="missing")] * 2 if v is None else [
+                Cell(f"{v[0]:.3f}"), Cell(f"{v[1]:.4f}")]
+        rows.append((name, tuple(cells)))
+    return Table("locks", tr("locks", lang, server=lt.server), tr("locks.lock", lang), columns,
+                 tuple(rows), (tr("locks.note", lang),))
+
+
+def scaleup_table(sc: Scaleup, ctx: Context) -> Table:
+    """METHODS S4: per core count, the peak TPS, the gain over the previous count, and the
+    evidence at the peak (CPU idle, wait events, hottest functions); the verdict as notes."""
+    lang = ctx.lang
+    columns = tuple(Column(tr(f"scaleup.{k}", lang)) for k in
+                    ("peak", "at", "gain", "idle", "waits", "hot"))
+
+    def shares(items: tuple[tuple[str, float], ...]) -> str:
+        return ", ".join(f"{name} {share * 100:.0f}%" for name, share in items) or f.MISSING
+
+    rows = []
+    for r in sc.rows:
+        rows.append((str(r.cores), (
+            Cell(f.format_tps(r.peak_tps), f.bracketed(r.peak_ci, r.peak_level, decimals=f.TPS_DECIMALS)),
+            Cell(str(r.peak_clients or f.MISSING)),
+            _gain_cell(r, ctx),
+            Cell(f.format_pct(r.cpu_idle)),
+            Cell(shares(r.waits)),
+            Cell(shares(r.hot) + (f" ({clients_phrase([r.hot_clients], lang)})" if r.hot_clients else "")))))
+    judged = [r.gain_judged for r in sc.rows] + [sc.beyond_judged]
+    return Table("scaleup", tr("scaleup", lang, family=sc.family), tr("axis.cores", lang), columns,
+                 tuple(rows), (*scaleup_sentences(sc, ctx), tr("scaleup.note", lang),
+                               *judged_note(judged, ctx)))
+
+
+def _gain_cell(r: ScaleupRow, ctx: Context) -> Cell:
+    """A gain over fewer cores: 100 less than its ratio's estimate, marked by the ratio's verdict."""
+    j = r.gain_judged
+    if j is None or j.estimate is None:
+        return judged_cell(j, ctx)
+    return judged_cell(j, ctx, text=f.format_diff(r.gain_pct),
+                       ci=f.bracketed(r.gain_ci, r.gain_level, decimals=f.PCT_DECIMALS))
+
+
+def scaleup_sentences(sc: Scaleup, ctx: Context) -> list[str]:
+    """Where TPS stops rising with cores, and what changed from the best core count to the
+    largest: the IPA paper's evidence for the bottleneck. The largest core count's peak against
+    the best one's is said with its estimate, its interval and its verdict."""
+    lang = ctx.lang
+    if sc.best_cores is None:
+        return []
+
+    def cores(n: int | None) -> str:
+        return tr("cores.one" if n == 1 else "cores.many", lang, n=n)
+
+    out = [tr("scaleup.knee", lang, knee=cores(sc.knee_cores), best=cores(sc.best_cores))]
+    best = next(r for r in sc.rows if r.cores == sc.best_cores)
+    last = sc.rows[-1]
+    beyond = sc.beyond_judged
+    if last.cores != best.cores and beyond is not None and beyond.estimate is not None:
+        out.append(tr(f"scaleup.beyond.{beyond.verdict.word}", lang, cores=cores(last.cores),
+                      best=cores(best.cores), pct=f.format_diff((beyond.estimate - 1) * 100),
+                      ci=f.bracketed(sc.beyond_ci, sc.beyond_level, decimals=f.PCT_DECIMALS),
+                      margin=f"{beyond.margin_pct:g}"))
+    if last.cpu_idle is not None and best.cpu_idle is not None and last.cores != best.cores:
+        out.append(tr("scaleup.say.idle", lang, cores=cores(last.cores), idle=f.format_pct(last.cpu_idle),
+                      best=cores(best.cores), best_idle=f.format_pct(best.cpu_idle)))
+    for r in (best, last) if last.cores != best.cores else (best,):
+        if r.waits:
+            name, share = r.waits[0]
+            out.append(tr("scaleup.wait", lang, cores=cores(r.cores), event=name,
+                          share=f"{share * 100:.0f}%"))
+        if r.hot:
+            name, share = r.hot[0]
+            out.append(tr("scaleup.say.hot", lang, cores=cores(r.cores), function=name,
+                          share=f"{share * 100:.0f}%"))
+    return out
+
+
+def scaleup_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
+    """Each family's scale-up table, all written to ``<stem>-scaleup``."""
+    if not section.scaleups:
+        return []
+    data = DataTable(data_name(ctx, section.workload, "scaleup"), section.workload, "scaleup",
+                     SCALEUP_COLUMNS, tuple(_scaleup_row(section.workload, sc.family, r)
+                                            for sc in section.scaleups for r in sc.rows))
+    return [replace(scaleup_table(sc, ctx), data=(data,)) for sc in section.scaleups]
+
+
+def _scaleup_row(workload: str, family: str, r: ScaleupRow) -> tuple[Value, ...]:
+    low, high = r.peak_ci or (None, None)
+    gain_low, gain_high = r.gain_ci or (None, None)
+    tps, pct = f.TPS_DECIMALS, f.PCT_DECIMALS
+    verdict = judged(r.gain_judged)
+    return (workload, family, r.cores, r.server, f.round_or_none(r.peak_tps, tps),
+            f.round_or_none(low, tps), f.round_or_none(high, tps), f.level_pct(r.peak_level),
+            r.peak_clients, f.round_or_none(r.gain_pct, pct), f.round_or_none(gain_low, pct),
+            f.round_or_none(gain_high, pct), f.level_pct(r.gain_level), verdict[4],
+            f.round_or_none(r.cpu_idle, pct), shares(r.waits), shares(r.hot), r.hot_clients)
+
+
+def lock_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
+    """Each server's LWLock table, all written to ``<stem>-locks``: a row per server, lock and
+    client count, with the figures rounded as the table prints them."""
+    if not section.locks:
+        return []
+    rows = tuple((section.workload, lt.server, name, c, *((None, None) if v is None else
+                                                          (round(v[0], 3), round(v[1], 4))))
+                 for lt in section.locks for name, values in lt.rows
+                 for c, v in zip(lt.clients, values, strict=True))
+    data = DataTable(data_name(ctx, section.workload, "locks"), section.workload, "locks",
+                     LOCK_COLUMNS, rows)
+    return [replace(lock_table(lt, ctx), data=(data,)) for lt in section.locks]
