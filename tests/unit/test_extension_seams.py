@@ -44,10 +44,6 @@ PENDING = {
     ("check.py", "w.suite == 'fulltext'"),
     ("analysis/summary.py", "w['suite'] == 'fulltext'"),
     ("analysis/apps.py", "app == 'bookstore'"),
-    ("report/suite_tables.py", "res.suite != 'accesslog'"),
-    ("report/suite_tables.py", "res.suite != 'iot'"),
-    ("report/app_tables.py", "res.app == 'tpcc'"),
-    ("report/app_tables.py", "section.apps[0].app == 'tpcc'"),
 }
 
 

@@ -88,6 +88,13 @@ def capacity_sentences(res: AppResults, lang: str) -> list[str]:
     return out
 
 
+def thinks(res: AppResults) -> bool:
+    """Whether the application's users think between interactions (the bookstore records its
+    think time, even 0): its measure is against users ÷ think time. Else (tpcc) it is NOPM and
+    TPM, HammerDB's figures."""
+    return res.think_time_s is not None
+
+
 def app_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
     if not section.apps:
         return []
@@ -95,8 +102,7 @@ def app_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
                       app_rows(section)),)
     out = []
     for res in section.apps:
-        out.append(replace(tpcc_table(res, ctx) if res.app == "tpcc" else bookstore_table(res, ctx),
-                           data=data))
+        out.append(replace(bookstore_table(res, ctx) if thinks(res) else tpcc_table(res, ctx), data=data))
         out.append(replace(types_table(res, ctx), data=data))
     return out
 
@@ -126,7 +132,7 @@ def app_chart_lines(section: WorkloadSection, ctx: Context) -> tuple[str, str, l
         return None
     colour = {s.server: i for i, s in enumerate(section.servers)}
     lines = []
-    if section.apps[0].app == "tpcc":
+    if not thinks(section.apps[0]):
         for res in section.apps:
             lines.append(Line(res.server, [(p.clients, p.nopm) for p in res.points],
                               hover={float(p.clients): f"{res.server} · {clients_phrase([p.clients], ctx.lang)}"

@@ -27,8 +27,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from teiten.analysis.model import ReportData, WorkloadSection
-from teiten.report.activity import device_table, has_activity
-from teiten.report.cells import Context, DataTable, Table
+from teiten.report.cells import Context, DataTable
 from teiten.report.columns import (  # noqa: F401 - their home before teiten.report.columns
     APP_COLUMNS,
     DEGRADATION_COLUMNS,
@@ -46,9 +45,10 @@ from teiten.report.columns import (  # noqa: F401 - their home before teiten.rep
 from teiten.report.differences import differences_data
 from teiten.report.i18n import tr
 from teiten.report.machine_time import machine_time_text
+from teiten.report.parts import findings_tables, monitor_data, section_body
 from teiten.report.series_view import trials_table
 from teiten.report.spreadsheet import cell
-from teiten.report.tables import section_body, section_stems, summary_table
+from teiten.report.tables import section_stems
 
 # The kinds of table the exports had before each shown table carried its own data, in the
 # order each section listed them.
@@ -64,17 +64,11 @@ def unique(tables: Iterable[DataTable]) -> list[DataTable]:
     return list(seen.values())
 
 
-def shown_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
-    """Every table of a workload section that carries data, in the report's order: the
-    summary (with the findings), the section's body."""
-    return [*([summary_table(section, ctx)] if section.suite is None else []), *section_body(section, ctx)]
-
-
 def section_data(section: WorkloadSection, ctx: Context) -> list[DataTable]:
-    """The data of a section's tables: the kinds of before in their order, then the rest in
-    the report's (the activity's device table last)."""
-    found = unique([d for t in shown_tables(section, ctx) for d in t.data] +
-                   (list(device_table(section, ctx.lang, ctx.stem).data) if has_activity(section) else []))
+    """The data of a section's parts (:mod:`teiten.report.parts`): the kinds of before in their
+    order, then the rest in the report's (the monitors' last)."""
+    tables = [*findings_tables(section, ctx), *section_body(section, ctx)]
+    found = unique([d for t in tables for d in t.data] + monitor_data(section, ctx))
     first = sorted((d for d in found if d.kind in FIRST_KINDS), key=lambda d: FIRST_KINDS.index(d.kind))
     return first + [d for d in found if d.kind not in FIRST_KINDS]
 

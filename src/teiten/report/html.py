@@ -39,13 +39,12 @@ from teiten.report.findings import sentences
 from teiten.report.formats import MISSING
 from teiten.report.i18n import lang_of, status_name, tr, warning_lines, workload_heading
 from teiten.report.machine_time import machine_time_text
+from teiten.report.parts import findings_tables, section_body
 from teiten.report.series_view import ERROR_HOOK, series_head, series_section
 from teiten.report.tables import (
     fingerprint_rows,
-    section_body,
     server_rows,
     study_rows,
-    summary_table,
 )
 
 WARNINGS_SHOWN = 6
@@ -196,7 +195,7 @@ def _findings(section: WorkloadSection, ctx: Context) -> list[str]:
         out.append("</ul>")
     else:
         out.append(f"<p>{e(tr('findings.none', lang))}</p>")
-    return [*out, *_table(summary_table(section, ctx))]
+    return [*out, *(line for table in findings_tables(section, ctx) for line in _table(table))]
 
 
 def _names(data: tuple[DataTable, ...]) -> str:

@@ -33,13 +33,12 @@ from teiten.report.exports import section_data, sections, table_links
 from teiten.report.findings import sentences
 from teiten.report.i18n import status_name, tr, warning_lines, workload_heading
 from teiten.report.machine_time import machine_time_text
+from teiten.report.parts import findings_tables, section_body
 from teiten.report.series_view import trials_table
 from teiten.report.tables import (
     fingerprint_rows,
-    section_body,
     server_rows,
     study_rows,
-    summary_table,
 )
 
 
@@ -124,7 +123,8 @@ def _section(section: WorkloadSection, charts_dir: Path, ctx: Context) -> list[s
     if section.suite is None:
         lines += [f"### {tr('findings', lang)}", ""]
         lines += [f"- {md(s.text)}" for s in sentences(section, ctx)] or [tr("findings.none", lang)]
-        lines += _table_lines(summary_table(section, ctx), lang)
+        for table in findings_tables(section, ctx):
+            lines += _table_lines(table, lang)
         lines.append("")
     for kind, title, svg in workload_charts(section, ctx):
         name = f"{stem}-{kind}.svg"

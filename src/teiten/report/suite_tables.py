@@ -155,8 +155,9 @@ def sizes_table(res: SuiteResults, ctx: Context) -> Table | None:
 
 
 def speedup_table(res: SuiteResults, ctx: Context) -> Table | None:
-    """accesslog (S6): time, speed-up against no workers, workers launched of planned."""
-    if res.suite != "accesslog":
+    """accesslog (S6): time, speed-up against no workers, workers launched of planned: of a
+    suite whose variants set the parallel workers (its workers axis)."""
+    if "workers" not in res.axes:
         return None
     lang = ctx.lang
     columns = (Column(tr("suite.time", lang)), Column(tr("suite.speedup", lang)),
@@ -208,8 +209,8 @@ def join_table(res: SuiteResults, ctx: Context) -> Table | None:
 
 def iot_table(res: SuiteResults, ctx: Context) -> Table | None:
     """iot (S8): per model and index, the load, its rate, the index build, the sizes and
-    the query, in one row."""
-    if res.suite != "iot":
+    the query, in one row: of a suite whose variants are data models (its models axis)."""
+    if "models" not in res.axes:
         return None
     lang = ctx.lang
     columns = tuple(Column(tr(k, lang)) for k in (
@@ -279,7 +280,8 @@ def _sentences(by_group: dict[str, list[dict[str, Any]]], lang: str) -> Cell:
 def suite_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
     """The tables of a measured-statement workload, each with its data."""
     res = section.suite
-    assert res is not None
+    if res is None:
+        return []
     w = section.workload
 
     def data(kind: str, columns: tuple[str, ...], rows: list[tuple[Value, ...]]) -> tuple[DataTable, ...]:

@@ -26,16 +26,9 @@ from teiten.analysis.model import (
     WorkloadSection,
 )
 from teiten.report import formats as f
-from teiten.report.app_tables import app_tables
 from teiten.report.cells import Cell, Column, Context, DataTable, Table, Value, data_name, file_stem
 from teiten.report.columns import LATENCY_COLUMNS, RATIO_COLUMNS, SUMMARY_COLUMNS, TPS_COLUMNS
-from teiten.report.degradation_tables import degradation_tables
-from teiten.report.history_tables import history_tables
 from teiten.report.i18n import join, tr, word
-from teiten.report.latency_tables import percentiles_tables
-from teiten.report.scaleup_tables import lock_tables, scaleup_tables
-from teiten.report.suite_tables import suite_tables
-from teiten.report.topology_tables import load_parts_tables, rtt_tables, scale_out_tables
 from teiten.report.verdicts import legend, marker, tone, verdict_title
 
 
@@ -282,19 +275,6 @@ def summary_data(section: WorkloadSection, ctx: Context) -> DataTable:
                      f.round_or_none(s.mean_tps_diff_pct, f.PCT_DECIMALS),
                      f.round_or_none(s.mean_latency_diff_pct, f.PCT_DECIMALS)))
     return DataTable(data_name(ctx, w, "summary"), w, "summary", SUMMARY_COLUMNS, tuple(rows))
-
-
-def section_body(section: WorkloadSection, ctx: Context) -> list[Table]:
-    """A workload section's tables, in the order both reports show them: TPS, latency, then
-    each degradation pair, scale-up analysis, LWLock table and application table; each with
-    the data it is written to (``ctx.stem`` names their files)."""
-    if section.suite is not None:
-        return suite_tables(section, ctx)
-    return [tps_table(section, ctx), *history_tables(section, ctx), latency_table(section, ctx),
-            *degradation_tables(section, ctx), *scaleup_tables(section, ctx),
-            *lock_tables(section, ctx), *app_tables(section, ctx), *rtt_tables(section, ctx),
-            *scale_out_tables(section, ctx), *load_parts_tables(section, ctx),
-            *percentiles_tables(section, ctx)]
 
 
 def _version_sub(series: ServerSeries, base: ServerSeries, lang: str) -> str:

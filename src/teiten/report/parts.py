@@ -1,0 +1,77 @@
+"""The parts of a workload's section, each registered once: the core report (the HTML and
+Markdown renderers, the CSV and JSON exports) lays out and writes what these lists give, in
+their order, and has no slot of its own for any kind of workload, server or monitor.
+
+A part is a function ``(section, ctx) -> tables``: the tables it adds to the section, each with
+the data it is written to (:attr:`teiten.report.cells.Table.data`), and none where the section
+has nothing of it. To add a table, write its part and register it here (docs/DESIGN.md, "A
+report table").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from teiten.analysis.model import WorkloadSection
+from teiten.report.activity import device_table
+from teiten.report.app_tables import app_tables
+from teiten.report.cells import Context, DataTable, Table
+from teiten.report.degradation_tables import degradation_tables
+from teiten.report.history_tables import history_tables
+from teiten.report.latency_tables import percentiles_tables
+from teiten.report.scaleup_tables import lock_tables, scaleup_tables
+from teiten.report.suite_tables import suite_tables
+from teiten.report.tables import latency_table, summary_table, tps_table
+from teiten.report.topology_tables import load_parts_tables, rtt_tables, scale_out_tables
+
+Part = Callable[[WorkloadSection, Context], Sequence[Table]]
+DataPart = Callable[[WorkloadSection, Context], Sequence[DataTable]]
+
+
+def _load(build: Callable[[WorkloadSection, Context], Table]) -> Part:
+    """A table of every workload that runs a load (pgbench, an application): none of a
+    measured-statement workload, which has steps instead."""
+    def part(section: WorkloadSection, ctx: Context) -> list[Table]:
+        return [] if section.suite is not None else [build(section, ctx)]
+    return part
+
+
+# Shown with the findings, before the charts.
+FINDINGS: tuple[Part, ...] = (_load(summary_table),)
+# The section's tables after its charts, in this order.
+BODY: tuple[Part, ...] = (
+    _load(tps_table),
+    history_tables,       # a line of versions
+    _load(latency_table),
+    degradation_tables,   # METHODS S5: pairs of servers (environments, tenants, --degradation)
+    scaleup_tables,       # S4: servers that differ only in their cores
+    lock_tables,          # LWLOCK_STATS builds
+    app_tables,           # application workloads (tpcc, bookstore)
+    rtt_tables,           # S11: external servers
+    scale_out_tables,     # S7: replication topologies
+    load_parts_tables,    # several pgbench at once
+    percentiles_tables,   # pgbench's transaction log
+    suite_tables,         # measured-statement workloads (S6, S8-S10)
+)
+
+
+def _devices(section: WorkloadSection, ctx: Context) -> Sequence[DataTable]:
+    return device_table(section, ctx.lang, ctx.stem).data if any(s.activity for s in section.servers) else ()
+
+
+# The monitors' data, shown in the section's activity part (:mod:`teiten.report.activity`).
+MONITORS: tuple[DataPart, ...] = (_devices,)
+
+
+def findings_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
+    return [t for part in FINDINGS for t in part(section, ctx)]
+
+
+def section_body(section: WorkloadSection, ctx: Context) -> list[Table]:
+    """A workload section's tables after its charts, in the order both reports show them;
+    each with the data it is written to (``ctx.stem`` names their files)."""
+    return [t for part in BODY for t in part(section, ctx)]
+
+
+def monitor_data(section: WorkloadSection, ctx: Context) -> list[DataTable]:
+    return [d for part in MONITORS for d in part(section, ctx)]
