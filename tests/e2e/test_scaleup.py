@@ -47,7 +47,9 @@ def test_scaleup_sweeps_cores_and_explains(pg17, workdir: Path) -> None:
         words = f"({at} client{'s' if at > 1 else ''}) |"
         assert words in lines[1] and words in lines[2] and "Hottest function at" in table
     html = (workdir / "rep" / "report.html").read_text()
-    assert '<table class="data scaleup">' in html
+    found = re.search(r'<table class="data scaleup" data-table="([^"]+)">', html)
+    assert found and found[1].endswith("-scaleup")  # its data: tables/<workload>-scaleup.csv
+    assert (workdir / "rep" / "tables" / f"{found[1]}.csv").is_file()
 
 
 def test_scaleup_bad_workload(workdir: Path) -> None:
