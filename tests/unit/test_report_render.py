@@ -500,9 +500,9 @@ def test_csv_and_json_match_the_tables(data: ReportData, tmp_path: Path) -> None
     written = write_report(data, tmp_path)
     names = sorted(k for k in written if k.startswith("csv:"))
     assert names == [f"csv:pgecons-read-{t}" for t in ("latency", "ratio", "summary", "tps")] + [
-        "csv:pgecons-update-cpu-pg17-pg18", "csv:pgecons-update-degradation-pg17-pg18",
-        "csv:pgecons-update-devices"] + [
-        f"csv:pgecons-update-{t}" for t in ("latency", "ratio", "summary", "tps")] + ["csv:trials"]
+        "csv:pgecons-update-cpu", "csv:pgecons-update-cpu-pg17-pg18",
+        "csv:pgecons-update-degradation-pg17-pg18", "csv:pgecons-update-devices"] + [
+        f"csv:pgecons-update-{t}" for t in ("latency", "ratio", "summary", "tps", "waits")] + ["csv:trials"]
     assert written["json"] == tmp_path / "tables.json"
     dom = _parse(written["html"].read_text(encoding="utf-8"))
     checked = 0
@@ -583,7 +583,7 @@ def test_write_report_is_deterministic(tmp_path: Path) -> None:
     assert second["html"] == dir_b / "report.html"
     files_a = sorted(p.relative_to(dir_a) for p in dir_a.rglob("*") if p.is_file())
     files_b = sorted(p.relative_to(dir_b) for p in dir_b.rglob("*") if p.is_file())
-    assert len(files_a) == 2 + 8 + 12 + 1 and files_a == files_b  # reports, charts, CSV, JSON
+    assert len(files_a) == 2 + 8 + 14 + 1 and files_a == files_b  # reports, charts, CSV, JSON
     for rel in files_a:
         assert (dir_a / rel).read_bytes() == (dir_b / rel).read_bytes(), rel
 

@@ -8,7 +8,9 @@ A table's identity is the names of the data it is written to, which each format 
 the HTML table's ``data-table`` attribute, the "CSV:" line of links under the Markdown table,
 the CSV files' names under ``tables/`` and the entries' ``name`` in tables.json. Several shown
 tables may share one data table (each server's application tables share ``<stem>-app``); one
-shown table may be written to two (the TPS table: ``<stem>-tps`` and ``<stem>-ratio``).
+shown table may be written to two (the TPS table: ``<stem>-tps`` and ``<stem>-ratio``). Charts
+whose figures no table shows carry their data's names the same way (the activity's CPU and
+wait-event charts: the HTML element around them, the "CSV:" line under their images).
 
 Not data tables, and so left out: the key-value tables of the study's parameters, of the
 machine's fingerprint, and of each server (its properties and settings). They describe what
@@ -49,30 +51,33 @@ Identity = tuple[str, ...]  # the names of the data a shown table is written to
 
 
 class _Tables(HTMLParser):
-    """Every ``<table>`` of a page: its class and the names in its ``data-table``."""
+    """Every ``<table>`` of a page, and every other element that names data (charts): its
+    tag, class and the names in its ``data-table``."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.found: list[tuple[str, Identity]] = []
+        self.found: list[tuple[str, str, Identity]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "table":
-            got = dict(attrs)
-            self.found.append((got.get("class") or "", tuple((got.get("data-table") or "").split())))
+        got = dict(attrs)
+        if tag == "table" or "data-table" in got:
+            self.found.append((tag, got.get("class") or "", tuple((got.get("data-table") or "").split())))
 
 
 def html_tables(page: str) -> list[Identity]:
-    """The identity of every data table of the HTML report, in page order."""
+    """The identity of every data table (and chart with data) of the HTML report, in page
+    order."""
     parser = _Tables()
     parser.feed(page)
-    assert len(parser.found) == page.count("<table"), "every table is seen"
-    return [names for cls, names in parser.found if cls != KV_CLASS]
+    assert sum(tag == "table" for tag, _, _ in parser.found) == page.count("<table"), "every table is seen"
+    return [names for tag, cls, names in parser.found if not (tag == "table" and cls == KV_CLASS)]
 
 
 def markdown_tables(text: str, lang: str) -> list[Identity]:
     """The identity of every data table of the Markdown report, in page order: the CSV files
     linked by the "CSV:" line that follows it (after its notes), before the next heading or
-    table; () for a table with no such line."""
+    table; () for a table with no such line. Charts (lines of images) count where such a line
+    follows them at once."""
     data_line = tr("table.data", lang) + " ["
     kv_heads = {(tr(k, lang), tr("kv.value", lang)) for k in KV_HEADS}
     lines = text.splitlines()
@@ -83,6 +88,12 @@ def markdown_tables(text: str, lang: str) -> list[Identity]:
         line = lines[i]
         if line.startswith("#"):
             heading = line
+        if line.startswith("!["):
+            while i < len(lines) and lines[i].startswith("!["):
+                i += 1
+            if i + 1 < len(lines) and lines[i] == "" and lines[i + 1].startswith(data_line):
+                out.append(tuple(unquote(m) for m in re.findall(r"\]\(tables/([^)]+)\.csv\)", lines[i + 1])))
+            continue
         if not line.startswith("|"):
             i += 1
             continue
@@ -192,7 +203,7 @@ def test_the_golden_stores_show_every_kind_of_table(tmp_path: Path) -> None:
         kinds |= {t["kind"] for t in doc["tables"]}
     assert {"tps", "ratio", "latency", "summary", "degradation", "cpu-pair", "history", "scaleup",
             "app", "scaleout", "load", "percentiles", "steps", "sizes", "speedup", "models",
-            "strengths", "devices", "differences", "machine-time", "trials"} <= kinds, kinds
+            "strengths", "devices", "cpu", "waits", "differences", "machine-time", "trials"} <= kinds, kinds
 
 
 def test_the_check_finds_a_table_missing_from_one_format() -> None:
@@ -212,10 +223,14 @@ def test_the_check_finds_a_table_missing_from_one_format() -> None:
         "HTML: a table names no data", "Markdown: a table names no data"]
     # And the parsers: an HTML table without its names, a Markdown table without its CSV line.
     page = ('<table class="data tps" data-table="w-tps w-ratio"></table><table class="kv"></table>'
-            '<table class="device"></table>')
-    assert html_tables(page) == [("w-tps", "w-ratio"), ()]
+            '<div class="charts"><figure></figure></div><div class="charts" data-table="w-cpu">'
+            '</div><table class="device"></table>')
+    assert html_tables(page) == [("w-tps", "w-ratio"), ("w-cpu",), ()]
     md = ("### TPS\n\n| Clients | a |\n|---:|---:|\n| 1 | 2 |\n\n*a note*\n\n"
           "CSV: [TPS](tables/w-tps.csv) · [ratio](tables/w-ratio.csv)\n\n"
+          "![TPS](charts/w-tps.svg)\n\n*a chart's note*\n\n"
+          "![CPU](charts/w-cpu.svg)\n![waits](charts/w-waits.svg)\n\n"
+          "CSV: [CPU](tables/w-cpu.csv) · [waits](tables/w-waits.csv)\n\n"
           "### Latency\n\n| Clients | a |\n|---:|---:|\n| 1 | 2 |\n\n"
           "## Study\n\n| Parameter | Value |\n|---|---|\n| Study | s |\n")
-    assert markdown_tables(md, "en") == [("w-tps", "w-ratio"), ()]
+    assert markdown_tables(md, "en") == [("w-tps", "w-ratio"), ("w-cpu", "w-waits"), ()]

@@ -19,7 +19,7 @@ from urllib.parse import quote
 from teiten.analysis.model import Activity, ServerSeries, WorkloadSection
 from teiten.report.bars import Bar, Segment, format_percent, stacked_bars
 from teiten.report.cells import DataTable, Value, file_stem
-from teiten.report.columns import DEVICE_COLUMNS
+from teiten.report.columns import CPU_COLUMNS, DEVICE_COLUMNS, WAIT_COLUMNS
 from teiten.report.i18n import clients_phrase, tr
 
 # The English headings, for callers that name them.
@@ -203,6 +203,25 @@ def device_table(section: WorkloadSection, lang: str = "en", stem: str = "") -> 
     name = f"{stem or file_stem(section.workload)}-devices"
     return replace(table, data=(DataTable(name, section.workload, "devices", DEVICE_COLUMNS, tuple(data)),)
                    if table.shown else ())
+
+
+def chart_data(section: WorkloadSection, stem: str = "") -> tuple[DataTable, ...]:
+    """The figures of the CPU and wait-event charts: ``<stem>-cpu`` and ``<stem>-waits``, a
+    row per server with activity and client count (and CPUs measured, or wait event)."""
+    w = section.workload
+    cpu: list[tuple[Value, ...]] = []
+    waits: list[tuple[Value, ...]] = []
+    for s in _activity_servers(section):
+        for a in sorted(s.activity, key=lambda a: a.clients):
+            for cpus, parts in (("machine", a.cpu), ("server", a.server_cpu), ("host", a.host_cpu)):
+                if parts:
+                    cpu.append((w, s.server, a.clients, cpus,
+                                *(round(parts[p], 1) if p in parts else None for p in CPU_PARTS)))
+            waits += [(w, s.server, a.clients, event, round(share * 100, 1))
+                      for event, share in a.waits.items()]
+    name = stem or file_stem(w)
+    return (DataTable(f"{name}-cpu", w, "cpu", CPU_COLUMNS, tuple(cpu)),
+            DataTable(f"{name}-waits", w, "waits", WAIT_COLUMNS, tuple(waits)))
 
 
 def device_heading(table: DeviceTable, lang: str = "en") -> str:

@@ -86,6 +86,15 @@ CPU_PAIR_COLUMNS = ("workload", "a", "b", "clients", "server", "user_pct", "sys_
 # on each device's row of that server and client count (one row, no device, where it has none).
 DEVICE_COLUMNS = ("workload", "server", "clients", "device", "util_pct", "checkpoints",
                   "autovacuum_trials")
+# The activity's CPU breakdown (its chart's figures): per server and client count, each part in %
+# as measured, of the CPUs named in "cpus": machine (this machine's: the server's when it runs
+# here, the client's when it runs elsewhere), server (a confined server's own CPUs), host (the
+# server's own host, for a server on another machine).
+CPU_COLUMNS = ("workload", "server", "clients", "cpus", "user_pct", "sys_pct", "iowait_pct",
+               "steal_pct", "irq_pct", "idle_pct")
+# The activity's wait events (its chart's figures): each event's share of the samples, largest
+# first, as the monitor kept them ("CPU:CPU" is time on CPU); what is left is other events.
+WAIT_COLUMNS = ("workload", "server", "clients", "event", "share_pct")
 # accesslog (S6): a step's time against the same variant's without workers.
 SPEEDUP_COLUMNS = ("workload", "server", "variant", "step", "seconds_median", "speedup",
                    "workers_launched", "workers_planned")

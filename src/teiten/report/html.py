@@ -22,6 +22,7 @@ from teiten.analysis.cycle import MachineTime
 from teiten.analysis.model import ReportData, WorkloadSection
 from teiten.report.activity import (
     DeviceTable,
+    chart_data,
     cpu_bars,
     device_heading,
     device_table,
@@ -271,7 +272,7 @@ def _activity(section: WorkloadSection, ctx: Context) -> list[str]:
     e, lang = _e, ctx.lang
     out = [f"<h3>{e(tr('activity', lang))}</h3>"]
     if any(s.activity for s in section.servers):
-        out.append('<div class="charts">')
+        out.append(f'<div class="charts"{_names(chart_data(section, ctx.stem))}>')
         out += [f"<figure>{svg}</figure>" for svg in (cpu_bars(section, lang), wait_bars(section, lang))]
         out.append("</div>")
         table = device_table(section, lang, ctx.stem)

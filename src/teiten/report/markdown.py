@@ -17,6 +17,7 @@ from urllib.parse import quote
 from teiten import __version__
 from teiten.analysis.model import ReportData, WorkloadSection
 from teiten.report.activity import (
+    chart_data,
     cpu_bars,
     device_heading,
     device_table,
@@ -188,6 +189,7 @@ def _activity_lines(section: WorkloadSection, charts_dir: Path, ctx: Context) ->
             (charts_dir / name).write_text(svg + "\n", encoding="utf-8")
             heading = tr(f"activity.{kind}", lang)
             lines.append(f"![{md(f'{section.workload}: {heading}')}](charts/{quote(name)})")
+        lines += _data_line(chart_data(section, stem), lang)
         table = device_table(section, lang, stem)
         lines += ["", f"#### {device_heading(table, lang)}", ""]
         header = [tr("clients", lang), *(f"{md(s)} {d}" for s in table.servers for d in table.devices)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from teiten.analysis.model import WorkloadSection
-from teiten.report.activity import device_table
+from teiten.report.activity import chart_data, device_table
 from teiten.report.app_tables import app_tables
 from teiten.report.cells import Context, DataTable, Table
 from teiten.report.degradation_tables import degradation_tables
@@ -55,12 +55,17 @@ BODY: tuple[Part, ...] = (
 )
 
 
+def _charts(section: WorkloadSection, ctx: Context) -> Sequence[DataTable]:
+    return chart_data(section, ctx.stem) if any(s.activity for s in section.servers) else ()
+
+
 def _devices(section: WorkloadSection, ctx: Context) -> Sequence[DataTable]:
     return device_table(section, ctx.lang, ctx.stem).data if any(s.activity for s in section.servers) else ()
 
 
-# The monitors' data, shown in the section's activity part (:mod:`teiten.report.activity`).
-MONITORS: tuple[DataPart, ...] = (_devices,)
+# The monitors' data, shown in the section's activity part (:mod:`teiten.report.activity`): the
+# figures of its CPU and wait-event charts, its device table.
+MONITORS: tuple[DataPart, ...] = (_charts, _devices)
 
 
 def findings_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
