@@ -28,12 +28,16 @@ import json
 import re
 import shutil
 from collections import Counter
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from tests.unit.test_report_render import report_data
 
+from teiten.analysis.model import LockTable
+from teiten.report import write_report
 from teiten.report.build import write_compare_report, write_study_report
 from teiten.report.i18n import tr
 from teiten.report.spreadsheet import cell
@@ -234,3 +238,27 @@ def test_the_check_finds_a_table_missing_from_one_format() -> None:
           "### Latency\n\n| Clients | a |\n|---:|---:|\n| 1 | 2 |\n\n"
           "## Study\n\n| Parameter | Value |\n|---|---|\n| Study | s |\n")
     assert markdown_tables(md, "en") == [("w-tps", "w-ratio"), ("w-cpu", "w-waits"), ()]
+
+
+def test_the_lwlock_tables_of_each_server_share_one_data_table(tmp_path: Path) -> None:
+    """No golden store has an LWLOCK_STATS build: a report of the render tests' data with a
+    LWLock table per server shows them in every format, written to one ``<stem>-locks``."""
+    data = report_data("en")
+    first = data.sections[0]
+    locks = (LockTable("pg17", (1, 2), (("WALWrite", ((0.5, 0.01), (0.75, 0.02))),
+                                        ("XidGen", (None, (0.1234, 0.00005))))),
+             LockTable("pg18", (2,), (("WALWrite", ((0.25, 0.0),)),)))
+    data = replace(data, sections=(replace(first, locks=locks), *data.sections[1:]))
+    write_report(data, tmp_path)
+    assert not report(tmp_path, "en")
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert html.count(f'<table class="data locks" data-table="{first.workload}-locks">') == 2
+    with (tmp_path / "tables" / f"{first.workload}-locks.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert rows == [["workload", "server", "lock", "clients", "requests_per_transaction",
+                     "contentions_per_transaction"],
+                    [first.workload, "pg17", "WALWrite", "1", "0.5", "0.01"],
+                    [first.workload, "pg17", "WALWrite", "2", "0.75", "0.02"],
+                    [first.workload, "pg17", "XidGen", "1", "", ""],
+                    [first.workload, "pg17", "XidGen", "2", "0.123", "0.0001"],
+                    [first.workload, "pg18", "WALWrite", "2", "0.25", "0.0"]]
