@@ -39,8 +39,6 @@ PENDING = {
     # the fulltext, bookstore, tpcc, accesslog and iot workloads' own tables (item 3)
     ("analysis/suites.py", "import teiten.workloads.fulltext"),
     ("report/i18n.py", "import teiten.workloads.fulltext.missing"),
-    ("report/suite_tables.py", "import teiten.workloads.fulltext.missing"),
-    ("report/suite_tables.py", "import teiten.workloads.fulltext.strengths"),
     ("check.py", "w.suite == 'fulltext'"),
     ("analysis/summary.py", "w['suite'] == 'fulltext'"),
     ("analysis/apps.py", "app == 'bookstore'"),

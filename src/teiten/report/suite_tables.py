@@ -29,8 +29,7 @@ from teiten.report.i18n import tr
 from teiten.report.svg import Line, line_chart
 from teiten.report.value_bars import Bar, value_bars
 from teiten.report.verdicts import judged_cell, judged_note
-from teiten.workloads.fulltext.missing import reworded
-from teiten.workloads.fulltext.strengths import say
+from teiten.workloads.statements import SUITE_NAMES, Suite, suite
 
 # suite -> (the step whose time is charted, its x: a variant axis, or "rows")
 CHARTED = {"accesslog": ("aggregate", "workers"), "freeze": ("vacuum freeze", "frozen"),
@@ -100,10 +99,15 @@ def steps_table(res: SuiteResults, ctx: Context) -> Table:
             cells.append(judged_cell(found, ctx) if found is not None else MISSING)
         rows.append((_label(next(iter(figs.values())), lang), tuple(cells)))
     notes = [tr("suite.time.note", lang), *judged_note(judged, ctx)]
-    notes += [tr("suite.not_installed", lang, server=s, variant=v, why=reworded(why, lang))
+    notes += [tr("suite.not_installed", lang, server=s, variant=v, why=_reword(res, why, lang))
               for s, v, why in res.not_installed]
     return Table("suite-steps", tr("suite.steps", lang), tr("suite.step", lang), tuple(columns),
                  tuple(rows), tuple(notes))
+
+
+def _reword(res: SuiteResults, why: str, lang: str) -> str:
+    words = _words(res)
+    return words.reword(why, lang) if words else why
 
 
 def plans_table(res: SuiteResults, ctx: Context) -> Table | None:
@@ -261,17 +265,28 @@ def judgement_table(res: SuiteResults, ctx: Context) -> Table | None:
         strengths = j.get("strengths", {})
         weaknesses = j.get("weaknesses", {})
         assert isinstance(strengths, dict) and isinstance(weaknesses, dict)
-        rows.append((f"{j['server']} · {j['method']}", (_sentences(strengths, lang),
-                                                          _sentences(weaknesses, lang))))
+        rows.append((f"{j['server']} · {j['method']}", (_sentences(res, strengths, lang),
+                                                          _sentences(res, weaknesses, lang))))
     return Table("suite-judgement", tr("suite.judgement", lang), tr("suite.method", lang),
                  (Column(tr("suite.strengths", lang)), Column(tr("suite.weaknesses", lang))),
                  tuple(rows), (tr("suite.judgement.note", lang),))
 
 
-def _sentences(by_group: dict[str, list[dict[str, Any]]], lang: str) -> Cell:
+def _words(res: SuiteResults) -> Suite | None:
+    """The suite, which words its own judgements and reasons (none of an unknown name: they
+    are shown as stored)."""
+    return suite(res.suite) if res.suite in SUITE_NAMES else None
+
+
+def _say(res: SuiteResults, sentence: dict[str, Any], lang: str) -> str:
+    words = _words(res)
+    return words.say(sentence, lang) if words else str(sentence)
+
+
+def _sentences(res: SuiteResults, by_group: dict[str, list[dict[str, Any]]], lang: str) -> Cell:
     """The judge's sentences in ``lang``: those of the method as a whole ("all"), then
     those about English keywords, then Japanese ones."""
-    said = [say(s, lang) for g in ("all", "en", "ja") for s in by_group.get(g, [])]
+    said = [_say(res, s, lang) for g in ("all", "en", "ja") for s in by_group.get(g, [])]
     if not said:
         return Cell(f.MISSING, tone="missing")
     return Cell(tr("suite.judgement.sentences", lang, said=tr("suite.judgement.sep", lang).join(said)))
@@ -293,8 +308,8 @@ def suite_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
     r6 = f.round_or_none
     found = [
         (judgement_table(res, ctx), data("strengths", STRENGTH_COLUMNS, [
-            (w, str(j["server"]), str(j["method"]), _english(j.get("strengths")),
-             _english(j.get("weaknesses"))) for j in res.judgements])),
+            (w, str(j["server"]), str(j["method"]), _english(res, j.get("strengths")),
+             _english(res, j.get("weaknesses"))) for j in res.judgements])),
         (speedup_table(res, ctx), data("speedup", SPEEDUP_COLUMNS, [
             (w, st.server, st.variant, st.step, r6(st.seconds, 6), r6(up, 2),
              st.plan.get("workers_launched"), st.plan.get("workers_planned"))
@@ -320,11 +335,11 @@ def _step_row(w: str, st: StepFigures) -> tuple[Value, ...]:
             "; ".join(st.divided) or None)
 
 
-def _english(by_group: object) -> str | None:
+def _english(res: SuiteResults, by_group: object) -> str | None:
     """The judge's sentences in English, for the data (as the table orders them)."""
     if not isinstance(by_group, dict):
         return None
-    return "; ".join(say(s, "en") for g in ("all", "en", "ja") for s in by_group.get(g, [])) or None
+    return "; ".join(_say(res, s, "en") for g in ("all", "en", "ja") for s in by_group.get(g, [])) or None
 
 
 def suite_charts(section: WorkloadSection, ctx: Context) -> list[tuple[str, str, str]]:

@@ -21,7 +21,7 @@ import hashlib
 import importlib
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +58,10 @@ class Suite:
     # Server settings the suite needs (the study's own settings win); {} for most.
     settings: Callable[[dict[str, Any]], dict[str, str]] = lambda _opts: {}
     needs_utf8: bool = False  # refuse servers whose database is not UTF-8 with a UTF-8 ctype
+    # How the report words what the suite leaves beside its figures, in a language: one sentence
+    # of its judgements (fulltext's strengths and weaknesses), and why a variant did not run.
+    say: Callable[[Mapping[str, Any], str], str] = lambda sentence, _lang: str(sentence)
+    reword: Callable[[str, str], str] = lambda reason, _lang: reason
 
     @property
     def directory(self) -> Path:

@@ -22,8 +22,8 @@ from teiten.drivers.sql import Session
 from teiten.errors import UserError
 from teiten.messages import tr
 from teiten.workloads.fulltext import corpus
-from teiten.workloads.fulltext.missing import missing_text
-from teiten.workloads.fulltext.strengths import judge
+from teiten.workloads.fulltext.missing import missing_text, reworded
+from teiten.workloads.fulltext.strengths import judge, say
 from teiten.workloads.statements import NotInstalled, Suite
 
 HERE = Path(__file__).parent
@@ -263,6 +263,8 @@ SUITE = Suite(
     run=run,
     data_bytes=data_bytes,
     needs_utf8=True,
+    say=say,
+    reword=reworded,
 )
 
 __all__ = ["SUITE", "judge"]
