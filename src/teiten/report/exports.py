@@ -22,7 +22,6 @@ import csv
 import io
 import json
 from collections.abc import Iterable
-from dataclasses import replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -45,10 +44,9 @@ from teiten.report.columns import (  # noqa: F401 - their home before teiten.rep
 from teiten.report.differences import differences_data
 from teiten.report.i18n import tr
 from teiten.report.machine_time import machine_time_text
-from teiten.report.parts import findings_tables, monitor_data, section_body
+from teiten.report.parts import findings_tables, monitor_data, section_body, sections
 from teiten.report.series_view import trials_table
 from teiten.report.spreadsheet import cell
-from teiten.report.tables import section_stems
 
 # The kinds of table the exports had before each shown table carried its own data, in the
 # order each section listed them.
@@ -83,12 +81,6 @@ def report_wide(data: ReportData) -> list[DataTable]:
     if data.series:
         out += trials_table(data).data
     return out
-
-
-def sections(data: ReportData) -> list[tuple[WorkloadSection, Context]]:
-    """Each section with its context: the report's words, and its file stem."""
-    ctx = Context.of(data)
-    return [(s, replace(ctx, stem=stem)) for s, stem in zip(data.sections, section_stems(data), strict=True)]
 
 
 def all_tables(data: ReportData) -> list[list[DataTable]]:

@@ -35,12 +35,12 @@ from teiten.report.answer import answer_intro, answer_lines
 from teiten.report.cells import Cell, Context, DataTable, Table
 from teiten.report.charts import workload_charts
 from teiten.report.differences import declared_sentence, difference_table
-from teiten.report.exports import section_data, sections, table_links
+from teiten.report.exports import section_data, table_links
 from teiten.report.findings import sentences
 from teiten.report.formats import MISSING
 from teiten.report.i18n import lang_of, status_name, tr, warning_lines, workload_heading
 from teiten.report.machine_time import machine_time_text
-from teiten.report.parts import findings_tables, section_body
+from teiten.report.parts import findings_tables, section_body, sections
 from teiten.report.series_view import ERROR_HOOK, series_head, series_section
 from teiten.report.tables import (
     fingerprint_rows,

@@ -30,11 +30,11 @@ from teiten.report.answer import answer_intro, answer_lines
 from teiten.report.cells import Context, DataTable, Table
 from teiten.report.charts import workload_charts
 from teiten.report.differences import declared_sentence, difference_table
-from teiten.report.exports import section_data, sections, table_links
+from teiten.report.exports import section_data, table_links
 from teiten.report.findings import sentences
 from teiten.report.i18n import status_name, tr, warning_lines, workload_heading
 from teiten.report.machine_time import machine_time_text
-from teiten.report.parts import findings_tables, section_body
+from teiten.report.parts import findings_tables, section_body, sections
 from teiten.report.series_view import trials_table
 from teiten.report.tables import (
     fingerprint_rows,

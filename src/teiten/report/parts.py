@@ -11,8 +11,9 @@ report table").
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
-from teiten.analysis.model import WorkloadSection
+from teiten.analysis.model import ReportData, WorkloadSection
 from teiten.report.activity import chart_data, device_table
 from teiten.report.app_tables import app_tables
 from teiten.report.cells import Context, DataTable, Table
@@ -21,7 +22,7 @@ from teiten.report.history_tables import history_tables
 from teiten.report.latency_tables import percentiles_tables
 from teiten.report.scaleup_tables import lock_tables, scaleup_tables
 from teiten.report.suite_tables import suite_tables
-from teiten.report.tables import latency_table, summary_table, tps_table
+from teiten.report.tables import latency_table, section_stems, summary_table, tps_table
 from teiten.report.topology_tables import load_parts_tables, rtt_tables, scale_out_tables
 
 Part = Callable[[WorkloadSection, Context], Sequence[Table]]
@@ -80,3 +81,9 @@ def section_body(section: WorkloadSection, ctx: Context) -> list[Table]:
 
 def monitor_data(section: WorkloadSection, ctx: Context) -> list[DataTable]:
     return [d for part in MONITORS for d in part(section, ctx)]
+
+
+def sections(data: ReportData) -> list[tuple[WorkloadSection, Context]]:
+    """Each workload section with its context: the report's words, and its file stem."""
+    ctx = Context.of(data)
+    return [(s, replace(ctx, stem=stem)) for s, stem in zip(data.sections, section_stems(data), strict=True)]
