@@ -7,6 +7,8 @@ needs a cgroup is refused before anything is made where none can be had."""
 
 from __future__ import annotations
 
+import csv
+import json
 import statistics
 from pathlib import Path
 from typing import Any
@@ -80,6 +82,33 @@ def test_the_servers_table_names_the_limits(finished: dict[str, Any]) -> None:
     ja = finished["work"] / "ja"
     run_cli("report", "--store", str(finished["store"]), "--out", str(ja), "--lang", "ja", check=True)
     assert "| 制限（cgroup） | メモリ 512.0 MB、書き込み 60 IOPS |" in (ja / "report.md").read_text()
+
+
+def test_the_report_gives_each_limits_use_as_a_share_of_it(finished: dict[str, Any]) -> None:
+    """The 2020 report's "IOPS as a % of the provisioned limit": each number the median of what
+    the group counted in the trials, in the table, its CSV and tables.json alike."""
+    with (finished["work"] / "report" / "tables" / "pgecons-update-limits.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["server"], r["limit"], r["limit_value"]) for r in rows] == [
+        (s, limit, str(v)) for s, value in HELD.items()
+        for limit, v in (("memory", 512 << 20), ("write_iops", value))]
+    md = finished["md"]
+    assert "### Use of the limits (METHODS S11)" in md
+    for r in rows:
+        tids = [t["trial_id"] for (s, _), t in finished["trials"].items() if s == r["server"]]
+        metric = {"memory": "limit_memory_peak_bytes", "write_iops": "limit_write_iops"}[r["limit"]]
+        used = statistics.median(finished["metrics"][(tid, metric)] for tid in tids)
+        assert float(r["used"]) == pytest.approx(used, abs=0.06)
+        assert float(r["used_pct"]) == pytest.approx(100 * used / int(r["limit_value"]), abs=0.06)
+        if r["limit"] == "write_iops":
+            assert float(r["used_pct"]) <= 105.0
+            name = r["server"].replace("_", "\\_")  # as Markdown escapes it
+            assert (f"| {name} | 1 | write IOPS | {r['limit_value']} | "
+                    f"{float(r['used']):,.1f} | {float(r['used_pct']):.1f}% |") in md
+    tables = json.loads((finished["work"] / "report" / "tables.json").read_text())
+    assert any(t["name"] == "pgecons-update-limits" for t in tables["tables"])
+    html = (finished["work"] / "report" / "report.html").read_text()
+    assert 'data-table="pgecons-update-limits"' in html
 
 
 @pytest.mark.parametrize(("server", "env", "says"), [

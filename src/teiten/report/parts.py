@@ -20,6 +20,7 @@ from teiten.report.cells import Context, DataTable, Table
 from teiten.report.degradation_tables import degradation_tables
 from teiten.report.history_tables import history_tables
 from teiten.report.latency_tables import percentiles_tables
+from teiten.report.limit_tables import limits_tables
 from teiten.report.scaleup_tables import lock_tables, scaleup_tables
 from teiten.report.suite_tables import suite_tables
 from teiten.report.tables import latency_table, section_stems, summary_table, tps_table
@@ -52,6 +53,7 @@ BODY: tuple[Part, ...] = (
     scale_out_tables,     # S7: replication topologies
     load_parts_tables,    # several pgbench at once
     percentiles_tables,   # pgbench's transaction log
+    limits_tables,        # S11: servers held to memory and I/O limits
     suite_tables,         # measured-statement workloads (S6, S8-S10)
 )
 
