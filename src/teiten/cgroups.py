@@ -157,19 +157,27 @@ def _v1_io_usage(group: Path, devices: set[str]) -> dict[str, float]:
     return out
 
 
-def disk_of(path: Path) -> str | None:
-    """The whole disk (``major:minor``) that holds ``path``, as a limit names it (a partition's
-    disk); None when no block device does (tmpfs, an overlay)."""
+def block_device(path: Path) -> Path | None:
+    """The kernel's directory of the block device that holds ``path`` (``/sys/devices/.../vda``
+    or ``.../vda/vda1``, a partition), or None when none does (tmpfs, an overlay)."""
     try:
         dev = os.stat(path).st_dev
+        # safe: files of the kernel
+        found = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}").resolve()
     except OSError:
         return None
-    sys_block = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
+    return found if found.exists() else None
+
+
+def disk_of(path: Path) -> str | None:
+    """The whole disk (``major:minor``) that holds ``path``, as a limit names it (a partition's
+    disk); None when no block device does."""
+    found = block_device(path)
+    if found is None:
+        return None
     try:
         # safe: files of the kernel
-        if (sys_block / "partition").exists():
-            return (sys_block.resolve().parent / "dev").read_text().strip()
-        return f"{os.major(dev)}:{os.minor(dev)}" if sys_block.exists() else None
+        return ((found.parent if (found / "partition").exists() else found) / "dev").read_text().strip()
     except OSError:
         return None
 

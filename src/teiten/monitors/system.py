@@ -18,6 +18,8 @@ from typing import Protocol
 
 import psutil
 
+from teiten.cgroups import block_device
+
 CPU_FIELDS = ("user", "system", "iowait", "idle", "steal", "irq")
 
 
@@ -90,20 +92,10 @@ class LocalBackend:
 
 
 def device_of(path: Path) -> str | None:
-    """The block device (as psutil names it, e.g. 'vda' or 'nvme0n1') holding ``path``."""
-    try:
-        dev = os.stat(path).st_dev
-    except OSError:
-        return None
-    sys_block = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
-    try:
-        resolved = sys_block.resolve()
-    except OSError:
-        return None
-    if not resolved.exists():
-        return None
-    # A partition (vda1) sits inside its disk's directory; psutil counts both.
-    return resolved.name
+    """The block device (as psutil names it, e.g. 'vda' or 'nvme0n1') holding ``path``; a
+    partition (vda1) by its own name: psutil counts both."""
+    found = block_device(path)
+    return found.name if found is not None else None
 
 
 def _pct(part: float, total: float) -> float:
