@@ -156,7 +156,7 @@ def test_unknown_workload(workdir: Path, run_bad: BadInput) -> None:
     assert line == (f"teiten: error: {study}:5: unknown workload 'pgecons-reed'; did you mean "
                     "'pgecons-read'? built-in workloads are pgecons-read, pgecons-update, "
                     "tpcb-like, simple-update, select-only, tpcc, bookstore, iot, fulltext, "
-                    "accesslog, freeze, or give {script: path/to/file.pgbench}")
+                    "accesslog, freeze, sysbench, or give {script: path/to/file.pgbench}")
 
 
 def test_plan_refuses_what_run_refuses(workdir: Path, run_bad: BadInput) -> None:
