@@ -3,7 +3,6 @@ its settings. A failure here is bad input (exit status 2) and leaves nothing beh
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -219,11 +218,8 @@ def _check_suites(loaded: LoadedStudy, workloads: list[Workload]) -> None:
         if w.suite is None:
             continue
         found = statements.suite(w.suite)
-        if w.suite == "fulltext" and not dict(w.options).get("corpus") \
-                and importlib.util.find_spec("wordfreq") is None:
-            raise loaded.error(("workloads", w_index), "the fulltext workload draws its documents "
-                               "from wordfreq, which is not installed: pip install 'teiten[fulltext]' "
-                               "(or pip install wordfreq) in teiten's virtualenv")
+        if lacking := found.missing(dict(w.options)):
+            raise loaded.error(("workloads", w_index), lacking)
         for i, server in loaded.study.server_matrix():
             kind = kinds.of(server)
             controlled = kind.controlled

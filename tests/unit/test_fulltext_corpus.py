@@ -326,3 +326,22 @@ def test_judge_partial_index_use_and_durations() -> None:
     assert strengths._duration(600.0) == "10 min"
     assert strengths._bytes(131 << 30) == "131 GB"
     assert none["strengths"]["all"] == ["no index to build or store (the table alone: 1.0 GB)"]
+
+
+def test_without_wordfreq_a_study_of_fulltext_is_refused_unless_it_gives_a_corpus(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the suite lacks here is its own to say (Suite.missing), and teiten.check says it
+    in one line before anything is made."""
+    import importlib.util
+
+    from teiten.workloads import statements
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "wordfreq" else found(name, *a))
+    suite = statements.suite("fulltext")
+    assert suite.missing({}) == (
+        "the fulltext workload draws its documents from wordfreq, which is not installed: pip "
+        "install 'teiten[fulltext]' (or pip install wordfreq) in teiten's virtualenv")
+    assert suite.missing({"corpus": "/data/docs.txt"}) is None
+    assert statements.suite("iot").missing({}) is None

@@ -58,6 +58,8 @@ class Suite:
     # Server settings the suite needs (the study's own settings win); {} for most.
     settings: Callable[[dict[str, Any]], dict[str, str]] = lambda _opts: {}
     needs_utf8: bool = False  # refuse servers whose database is not UTF-8 with a UTF-8 ctype
+    # What the suite lacks here with these options, in one line (a Python package), or None.
+    missing: Callable[[dict[str, Any]], str | None] = lambda _opts: None
     # How the report words what the suite leaves beside its figures, in a language: one sentence
     # of its judgements (fulltext's strengths and weaknesses), and why a variant did not run.
     say: Callable[[Mapping[str, Any], str], str] = lambda sentence, _lang: str(sentence)

@@ -10,6 +10,7 @@ See README.md beside this file.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -254,6 +255,14 @@ def data_bytes(options: dict[str, Any]) -> int:
     return table + int(table * factor)
 
 
+def missing_here(options: dict[str, Any]) -> str | None:
+    """Without a corpus of the study's, the documents are drawn from wordfreq's word lists."""
+    if options.get("corpus") or importlib.util.find_spec("wordfreq") is not None:
+        return None
+    return ("the fulltext workload draws its documents from wordfreq, which is not installed: "
+            "pip install 'teiten[fulltext]' (or pip install wordfreq) in teiten's virtualenv")
+
+
 SUITE = Suite(
     name="fulltext",
     description=tr("workload.about.fulltext"),
@@ -263,6 +272,7 @@ SUITE = Suite(
     run=run,
     data_bytes=data_bytes,
     needs_utf8=True,
+    missing=missing_here,
     say=say,
     reword=reworded,
 )
