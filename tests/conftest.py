@@ -227,6 +227,21 @@ def postgres_processes_under(path: Path) -> list[psutil.Process]:
     return found
 
 
+def processes_naming(path: Path) -> list[psutil.Process]:
+    """Processes whose command line names a path inside ``path`` (Pgpool-II, daemonized into
+    "/", is found by its ``-f <instance>/pgpool.conf``); for a ``path`` that ends in ``-``,
+    one whose name starts so."""
+    prefix = os.path.realpath(path)
+    found = []
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            if any(arg.startswith(prefix) for arg in proc.cmdline()):
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
+
+
 def clusters_snapshot(study: str | None = None) -> set[str]:
     """The directories in TEITEN_HOME/clusters and the teiten socket directories in /tmp
     (only those of ``study`` when given, so that concurrent test runs do not interfere)."""

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from tests.conftest import TEITEN, TEST_HOME, postgres_processes_under, run_cli, start_cli
+from tests.conftest import TEITEN, TEST_HOME, postgres_processes_under, processes_naming, run_cli, start_cli
 from tests.requirements import missing
 
 pytestmark = pytest.mark.requires(
@@ -222,6 +222,9 @@ order: sequential
     canaries.assert_intact()
     assert not [p for d in (TEST_HOME / "clusters").glob("topologyattack-*")
                 for p in postgres_processes_under(d)]
+    # The planted pid file named no process: the Pgpool-II instances were found and stopped
+    # by their command line all the same (none outlives the run, none is left to clean).
+    assert not processes_naming(TEST_HOME / "clusters" / "topologyattack-")
     cleaned = run_cli("clean", "--store", str(store))
     assert cleaned.returncode == 0 and "Traceback" not in cleaned.stderr, cleaned.stderr
     canaries.assert_intact()

@@ -163,6 +163,32 @@ def first_fatal(text: str, *, main: bool = False) -> str:
     return ""
 
 
+def main_pid(conf: Path, pid_file: Path) -> int | None:
+    """The main process of the Pgpool-II instance run with ``conf``, or None.
+
+    Its pid file is in a directory the server account writes, so it is only a hint: the pid it
+    names counts when that process runs as the server account with ``conf`` on its command
+    line. When the file is missing, unreadable or replaced (by a link, say), the processes are
+    searched for that command line: the main one is the one whose parent is not among them.
+    """
+    account = privileges.server_account()
+
+    def ours(proc: psutil.Process) -> bool:
+        with contextlib.suppress(psutil.Error):
+            return (proc.status() != psutil.STATUS_ZOMBIE and str(conf) in proc.cmdline()
+                    and (account is None or proc.uids().real == account.uid))
+        return False
+
+    with contextlib.suppress(OSError, ValueError, safefs.UnsafePath, psutil.Error):
+        # pgpool 4.3 writes the pid followed by a NUL byte.
+        pid = int(safefs.read_text(pid_file, limit=4096).strip("\x00 \n"))
+        if ours(psutil.Process(pid)):
+            return pid
+    found = {p.pid: p for p in psutil.process_iter() if p.name().startswith(PGPOOL) and ours(p)}
+    mains = [pid for pid, p in found.items() if p.ppid() not in found]
+    return mains[0] if len(mains) == 1 else None
+
+
 def log_tail(text: str, lines: int = 3) -> str:
     """The last lines of a pgpool log, without the timestamp and pid prefix of each."""
     return procs.tail(_PREFIX.sub("", text), lines)
@@ -309,17 +335,7 @@ class Pgpool:
 
     def pid(self) -> int | None:
         """The pid of the running main pgpool process of this instance, or None."""
-        try:
-            # pgpool 4.3 writes the pid followed by a NUL byte.
-            pid = int(safefs.read_text(self.pid_file, limit=4096).strip("\x00 \n"))
-        except (OSError, ValueError, safefs.UnsafePath):
-            return None
-        with contextlib.suppress(psutil.Error):
-            proc = psutil.Process(pid)
-            if proc.status() != psutil.STATUS_ZOMBIE and str(self.conf) in proc.cmdline() and (
-                    self.account is None or proc.uids().real == self.account.uid):
-                return pid
-        return None
+        return main_pid(self.conf, self.pid_file)
 
     def is_running(self) -> bool:
         return self.pid() is not None

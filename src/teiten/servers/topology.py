@@ -16,17 +16,16 @@ import logging
 from pathlib import Path
 from typing import Literal
 
-import psutil
 from psycopg.conninfo import make_conninfo
 
-from teiten import paths, privileges, procs, safefs
+from teiten import paths, procs
 from teiten.errors import TeitenError
 from teiten.installs import Install
 from teiten.servers import profiles
 from teiten.servers.base import DataSet, Endpoint, Target, TrialEnd, crash_verdict
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.servers.local import LocalServer, restored_data
-from teiten.servers.pgpool import RUN_DIR, Pgpool
+from teiten.servers.pgpool import RUN_DIR, Pgpool, main_pid
 from teiten.servers.replication import Mode, Topology, node_name
 from teiten.servers.sql import prewarm_all
 from teiten.spec import ServerSpec
@@ -216,15 +215,10 @@ def node_targets(endpoints: list[Endpoint], *, writes: bool) -> list[Target]:
 
 def kill_leftover_pgpool(instance: Path) -> list[str]:
     """Kill the Pgpool-II a killed run left in the directory ``instance`` (found by the pid
-    file there, and only when that process runs with the instance's config file)."""
-    try:
-        pid = int(safefs.read_text(instance / RUN_DIR / "pgpool.pid", limit=4096).strip("\x00 \n"))
-        proc = psutil.Process(pid)
-        account = privileges.server_account()
-        if str(instance / "pgpool.conf") not in proc.cmdline() or (
-                account is not None and proc.uids().real != account.uid):
-            return []
-    except (OSError, ValueError, psutil.Error, safefs.UnsafePath):
+    file there when it names a process run with the instance's config file, else by that
+    command line: :func:`teiten.servers.pgpool.main_pid`)."""
+    pid = main_pid(instance / "pgpool.conf", instance / RUN_DIR / "pgpool.pid")
+    if pid is None:
         return []
     killed = procs.kill_tree(pid)
     return [f"killed leftover Pgpool-II {pid} in {instance}"] if killed else []
