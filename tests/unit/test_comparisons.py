@@ -182,7 +182,7 @@ def test_too_few_blocks_cannot_tell_and_say_how_many_would(tmp_path: Path) -> No
 
 def test_exports_append_the_levels_and_the_correction() -> None:
     data = _report(3)
-    assert TPS_COLUMNS[-1] == "tps_ci_level_pct"
+    assert TPS_COLUMNS[-2:] == ("tps_ci_level_pct", "cpu_idle_pct")
     assert RATIO_COLUMNS[-9:] == ("ratio_ci_level_pct", "ratio_ci_method", "p_value_holm",
                                   "p_value_family_size", "estimate_pct", "estimate_method", "verdict",
                                   "verdict_reason", "margin_pct")

@@ -312,3 +312,48 @@ def test_the_degradation_cpu_table_shows_a_remote_servers_own_host(
     assert all(b == host for _, _, b in deg.cpu)
     assert all(a == next(x.cpu for x in update.servers[0].activity if x.clients == c)
                for c, a, _ in deg.cpu)
+
+
+def test_the_tps_table_carries_each_servers_cpu_idle_as_the_2014_tables_did(
+        data: ReportData, update: WorkloadSection, tmp_path: Path) -> None:
+    """METHODS S1 and S3 (2014) put CPU idle beside TPS: one column per monitored server, its
+    median idle at each client count, "—" where no monitor ran (pg18 at 2 clients), in the
+    Markdown (en and ja) and the <stem>-tps export; a section without monitors has none."""
+    from teiten.report.cells import Context
+    from teiten.report.exports import all_tables
+    from teiten.report.tables import tps_table
+
+    idle = {(s, c): cpu[CPU_KEYS.index("idle")] for s, rows in ACTIVITY.items()
+            for c, cpu, *_ in rows}
+    table = tps_table(update, Context("en"))
+    groups = [c.group for c in table.columns]
+    assert groups.count("CPU idle %") == 2
+    at = [i for i, c in enumerate(table.columns) if c.group == "CPU idle %"]
+    assert [table.columns[i].label for i in at] == ["pg17", "pg18"]
+    cells = {int(label): [row[i] for i in at] for label, row in table.rows}
+    assert [c.value for c in cells[1]] == ["44.0%", "44.0%"]
+    assert [c.value for c in cells[4]] == ["6.8%", "8.0%"]
+    assert cells[2][1].value == "—" and cells[2][0].value == "20.0%"
+    assert cells[1][0].title == ("Median % idle of this machine's CPUs (server and pgbench) over "
+                                 "the measured windows")
+    text = render_markdown(data, tmp_path / "en").read_text(encoding="utf-8")
+    assert "CPU idle %: pg17" in text and "CPU idle %: pg18" in text
+    ja = render_markdown(replace(data, lang="ja"), tmp_path / "ja").read_text(encoding="utf-8")
+    assert "CPU アイドル %: pg17" in ja
+    tps = next(t for section in all_tables(data) for t in section
+               if t.name.endswith("pgecons-update-tps"))
+    rows = {(r[1], r[3]): r[-1] for r in tps.rows}
+    assert rows == {(s, c): idle.get((s, c)) for s, c in rows}
+    assert rows[("pg17", 4)] == 6.8 and rows[("pg18", 2)] is None
+    read = data.sections[0]
+    assert "CPU idle %" not in [c.group for c in tps_table(read, Context("en")).columns]
+    # A confined server's own CPUs, then a server's own host, come before this machine's.
+    pg17 = update.servers[0]
+    own = replace(pg17, activity=tuple(replace(a, server_cpu_idle=12.5) for a in pg17.activity))
+    host = replace(pg17, activity=tuple(replace(a, host_cpu={"idle": 30.0}) for a in pg17.activity))
+    for series, value, scope in ((own, "12.5%", "the server's own CPUs (its cores)"),
+                                 (host, "30.0%", "the server's host")):
+        section = replace(update, servers=(series, *update.servers[1:]))
+        row = dict(tps_table(section, Context("en")).rows)["1"]
+        assert row[len(section.servers)].value == value
+        assert scope in row[len(section.servers)].title

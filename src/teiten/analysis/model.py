@@ -85,6 +85,13 @@ class Activity:
     # which is then this machine's, the client's. Empty for a server on this machine.
     host_cpu: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def idle(self) -> float | None:
+        """% idle of the server's CPUs: its own (confined), its host's (ssh), else this machine's."""
+        if self.server_cpu_idle is not None:
+            return self.server_cpu_idle
+        return (self.host_cpu or self.cpu).get("idle")
+
 
 @dataclass(frozen=True)
 class ServerSeries:

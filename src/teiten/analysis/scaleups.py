@@ -82,8 +82,7 @@ def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot, *,
         rows.append(ScaleupRow(
             cores=cores, server=name, peak_clients=peak.clients if peak else None, peak_tps=tps,
             gain_pct=(gain.estimate - 1) * 100 if gain and gain.estimate is not None else None,
-            cpu_idle=(act.server_cpu_idle if act.server_cpu_idle is not None
-                      else act.cpu.get("idle")) if act else None,
+            cpu_idle=act.idle if act else None,
             waits=tuple(list(act.waits.items())[:3]) if act else (),
             hot=tuple(hot[results.Point(name, sec.workload, profiled[-1])][:5]) if profiled else (),
             hot_clients=profiled[-1] if profiled else None,

@@ -13,7 +13,8 @@ from teiten.report import formats as f
 from teiten.report.cells import Value
 
 TPS_COLUMNS = ("workload", "server", "version", "clients", "tps_median", "tps_ci_low", "tps_ci_high",
-               "cv_pct", "n_ok", "n_failed", "tps_ci_level_pct")
+               "cv_pct", "n_ok", "n_failed", "tps_ci_level_pct",
+               "cpu_idle_pct")  # of the server's CPUs (report.tables.idle_at), where monitored
 # ratio_pct: the ratio of the medians; estimate_pct: the interval's own (Hodges-Lehmann) estimate,
 # the figure the report prints, always inside [ratio_ci_low_pct, ratio_ci_high_pct], which is at
 # 1 - alpha / p_value_family_size (Bonferroni over the report's ratios). ratio_ci_method:

@@ -93,20 +93,39 @@ def detectable_cell(series: ServerSeries, clients: int, ctx: Context) -> Cell:
     return Cell(text, title=tr("title.detectable", ctx.lang, pct=text))
 
 
+def idle_at(series: ServerSeries, clients: int) -> float | None:
+    """The median % idle of the server's CPUs at ``clients`` (None where no monitor ran)."""
+    act = next((a for a in series.activity if a.clients == clients), None)
+    return act.idle if act else None
+
+
+def idle_cell(series: ServerSeries, clients: int, ctx: Context) -> Cell:
+    idle = idle_at(series, clients)
+    if idle is None:
+        return Cell(f.MISSING, tone="missing")
+    act = next(a for a in series.activity if a.clients == clients)
+    of = "server" if act.server_cpu_idle is not None else "host" if act.host_cpu else "machine"
+    return Cell(f.format_pct(idle), title=tr(f"title.idle.{of}", ctx.lang))
+
+
 def tps_table(section: WorkloadSection, ctx: Context) -> Table:
-    """Median TPS per server, then 基準比 (ratio to the baseline) and the smallest detectable difference."""
+    """Median TPS per server, its CPU idle (as the 2014 tables had it, where the monitors ran),
+    then 基準比 (ratio to the baseline) and the smallest detectable difference."""
     lang = ctx.lang
     base = baseline_series(section)
     rest = others(section)
     tps_group, ratio_group = tr("tps.group", lang), tr("ratio.group", lang)
-    detect_group = tr("detectable.group", lang)
+    detect_group, idle_group = tr("detectable.group", lang), tr("idle.group", lang)
+    idle = [s for s in section.servers if any(a.idle is not None for a in s.activity)]
     columns = [Column(s.server, tps_group, _version_sub(s, base, lang)) for s in section.servers]
+    columns += [Column(s.server, idle_group, md=f"{idle_group}: {s.server}") for s in idle]
     columns += [Column(f"{s.server} / {s.reference or base.server}", ratio_group, tr("ratio.sub", lang),
                        md=f"{ratio_group}: {s.server} / {s.reference or base.server}") for s in rest]
     columns += [Column(s.server, detect_group, md=f"{detect_group}: {s.server}") for s in rest]
     rows = []
     for c in section.clients:
         cells = [tps_cell(section, s, c, ctx) for s in section.servers]
+        cells += [idle_cell(s, c, ctx) for s in idle]
         cells += [ratio_cell(section, s, c, ctx) for s in rest]
         cells += [detectable_cell(s, c, ctx) for s in rest]
         rows.append((str(c), tuple(cells)))
@@ -139,7 +158,8 @@ def tps_data(section: WorkloadSection, ctx: Context) -> tuple[DataTable, ...]:
             tps.append((w, s.server, s.version, c, f.round_or_none(p.tps_median, f.TPS_DECIMALS),
                         f.round_or_none(low, f.TPS_DECIMALS), f.round_or_none(high, f.TPS_DECIMALS),
                         f.round_or_none(None if p.cv is None else p.cv * 100, f.PCT_DECIMALS),
-                        p.n_ok, p.n_failed, f.level_pct(p.tps_ci_level)))
+                        p.n_ok, p.n_failed, f.level_pct(p.tps_ci_level),
+                        f.round_or_none(idle_at(s, c), f.PCT_DECIMALS)))
     base = baseline_series(section)
     for s in others(section):
         for c in section.clients:
