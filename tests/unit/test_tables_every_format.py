@@ -36,7 +36,7 @@ from urllib.parse import unquote
 import pytest
 from tests.unit.test_report_render import report_data
 
-from teiten.analysis.model import LockTable
+from teiten.analysis.locks import LockCores, LockFigures, LockTable
 from teiten.report import write_report
 from teiten.report.build import write_compare_report, write_study_report
 from teiten.report.i18n import tr
@@ -242,23 +242,49 @@ def test_the_check_finds_a_table_missing_from_one_format() -> None:
 
 def test_the_lwlock_tables_of_each_server_share_one_data_table(tmp_path: Path) -> None:
     """No golden store has an LWLOCK_STATS build: a report of the render tests' data with a
-    LWLock table per server shows them in every format, written to one ``<stem>-locks``."""
+    LWLock table per server shows them in every format, written to one ``<stem>-locks``, and
+    the table by core count (the 2014 figures) to ``<stem>-lock-cores``; a store from before the
+    shared and exclusive parts were recorded leaves them empty, and says so."""
     data = report_data("en")
     first = data.sections[0]
-    locks = (LockTable("pg17", (1, 2), (("WALWrite", ((0.5, 0.01), (0.75, 0.02))),
-                                        ("XidGen", (None, (0.1234, 0.00005))))),
-             LockTable("pg18", (2,), (("WALWrite", ((0.25, 0.0),)),)))
-    data = replace(data, sections=(replace(first, locks=locks), *data.sections[1:]))
+
+    def fig(req: float, cont: float, shared: float | None = None,
+            excl: float | None = None) -> LockFigures:
+        return LockFigures(req, cont, shared, excl)
+
+    locks = (LockTable("pg17", (1, 2), (("WALWrite", (fig(0.5, 0.01, 0.125, 0.375),
+                                                      fig(0.75, 0.02, 0.25, 0.5))),
+                                        ("XidGen", (None, fig(0.1234, 0.00005))))),
+             LockTable("pg18", (2,), (("WALWrite", (fig(0.25, 0.0, 0.0, 0.25),)),)))
+    cores = (LockCores("pg", 2, (1, 2), ("pg17", "pg18"), (
+        ("WALWrite", (fig(0.75, 0.02, 0.25, 0.5), fig(0.25, 0.0, 0.0, 0.25))),
+        ("XidGen", (fig(0.1234, 0.00005), None)))),)
+    data = replace(data, sections=(replace(first, locks=locks, lock_cores=cores), *data.sections[1:]))
     write_report(data, tmp_path)
     assert not report(tmp_path, "en")
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert html.count(f'<table class="data locks" data-table="{first.workload}-locks">') == 2
+    assert html.count(f'<table class="data lock-cores" data-table="{first.workload}-lock-cores">') == 1
     with (tmp_path / "tables" / f"{first.workload}-locks.csv").open(encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
     assert rows == [["workload", "server", "lock", "clients", "requests_per_transaction",
-                     "contentions_per_transaction"],
-                    [first.workload, "pg17", "WALWrite", "1", "0.5", "0.01"],
-                    [first.workload, "pg17", "WALWrite", "2", "0.75", "0.02"],
-                    [first.workload, "pg17", "XidGen", "1", "", ""],
-                    [first.workload, "pg17", "XidGen", "2", "0.123", "0.0001"],
-                    [first.workload, "pg18", "WALWrite", "2", "0.25", "0.0"]]
+                     "contentions_per_transaction", "shared_per_transaction",
+                     "exclusive_per_transaction"],
+                    [first.workload, "pg17", "WALWrite", "1", "0.5", "0.01", "0.125", "0.375"],
+                    [first.workload, "pg17", "WALWrite", "2", "0.75", "0.02", "0.25", "0.5"],
+                    [first.workload, "pg17", "XidGen", "1", "", "", "", ""],
+                    [first.workload, "pg17", "XidGen", "2", "0.123", "0.0001", "", ""],
+                    [first.workload, "pg18", "WALWrite", "2", "0.25", "0.0", "0.0", "0.25"]]
+    with (tmp_path / "tables" / f"{first.workload}-lock-cores.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert rows == [["workload", "family", "clients", "lock", "cores", "server",
+                     "requests_per_transaction", "contentions_per_transaction",
+                     "shared_per_transaction", "exclusive_per_transaction"],
+                    [first.workload, "pg", "2", "WALWrite", "1", "pg17", "0.75", "0.02", "0.25", "0.5"],
+                    [first.workload, "pg", "2", "WALWrite", "2", "pg18", "0.25", "0.0", "0.0", "0.25"],
+                    [first.workload, "pg", "2", "XidGen", "1", "pg17", "0.123", "0.0001", "", ""],
+                    [first.workload, "pg", "2", "XidGen", "2", "pg18", "", "", "", ""]]
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "| WALWrite | 0.250 | 0.500 | 0.0200 | 0.000 | 0.250 | 0.0000 |" in md
+    assert "shared/tx (1 core)" in md and "exclusive/tx (2 cores)" in md
+    assert "did not record the shared and exclusive parts" in md

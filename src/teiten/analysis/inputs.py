@@ -11,13 +11,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from teiten.analysis.locks import Locks  # per point, per ok repetition: LWLOCK_STATS rows
 from teiten.analysis.model import Notice, StudyParameters
 from teiten.results import Point, ProgressPoint, StepRecord, StudyResults
 
 # Per point of the matrix: the hottest functions of its profile, (function, self share).
 Hot = Mapping[Point, Sequence[tuple[str, float]]]
-# Per point: for each ok repetition, the LWLOCK_STATS rows the runner stored.
-Locks = Mapping[Point, Sequence[Sequence[Mapping[str, Any]]]]
 # Per point: the 'app' details (tpcc, bookstore) of its ok trials.
 AppRuns = Mapping[Point, Sequence[Mapping[str, Any]]]
 # Per point: the relative path of a flame graph written beside the report.

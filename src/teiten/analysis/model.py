@@ -12,6 +12,7 @@ from typing import Any
 from teiten.analysis.cycle import MachineTime
 from teiten.analysis.limits import LimitUse
 from teiten.analysis.loads import LoadPartRow
+from teiten.analysis.locks import LockCores, LockTable
 from teiten.analysis.percentiles import PercentileRow
 from teiten.analysis.rtt import RttBound
 from teiten.analysis.scaleout import ScaleOut
@@ -222,16 +223,6 @@ class Scaleup:
 
 
 @dataclass(frozen=True)
-class LockTable:
-    """LWLOCK_STATS of a -DLWLOCK_STATS build (METHODS S2, 2014): per lock and client count,
-    the medians over repetitions of lock requests and contentions per transaction."""
-
-    server: str
-    clients: tuple[int, ...]
-    rows: tuple[tuple[str, tuple[tuple[float, float] | None, ...]], ...]  # lock, per clients
-
-
-@dataclass(frozen=True)
 class TypeFigures:
     """One transaction type (pgbench script) of an application workload at one point:
     medians over repetitions of figures over each trial's measured window."""
@@ -406,6 +397,7 @@ class WorkloadSection:
     core_scaling: tuple[CoreScaling, ...] = ()
     scaleups: tuple[Scaleup, ...] = ()
     locks: tuple[LockTable, ...] = ()
+    lock_cores: tuple[LockCores, ...] = ()  # each core family's locks by core count
     apps: tuple[AppResults, ...] = ()
     suite: SuiteResults | None = None  # a measured-statement workload: no TPS, steps instead
     rtt: tuple[RttBound, ...] = ()     # external servers: the round-trip bound of S11

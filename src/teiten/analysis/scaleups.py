@@ -1,6 +1,6 @@
 """The scale-up side of a report (METHODS S2/S4): servers alike but for their cores grouped
 into families, each family's scale-up table (peak, gain, CPU idle, waits and hot functions at
-the peak), and the LWLock tables of builds that count them."""
+the peak), and the LWLock tables of builds that count them (teiten.analysis.locks)."""
 
 from __future__ import annotations
 
@@ -11,35 +11,12 @@ from dataclasses import replace
 
 from teiten import results
 from teiten.analysis import judging, stats, verdicts
-from teiten.analysis.inputs import Hot, Locks
-from teiten.analysis.model import CoreScaling, LockTable, Point, Scaleup, ScaleupRow, WorkloadSection
+from teiten.analysis.inputs import Hot
+from teiten.analysis.locks import Locks, lock_cores, lock_tables
+from teiten.analysis.model import CoreScaling, Point, Scaleup, ScaleupRow, WorkloadSection
 from teiten.results import ServerRecord
 
 _CORE_SUFFIX = re.compile(r"-\d+cores?$")
-
-
-def lock_tables(sec: WorkloadSection, locks: Locks, *, top: int = 8) -> tuple[LockTable, ...]:
-    """Per server of the section with LWLOCK_STATS, the ``top`` locks by requests per
-    transaction at its largest client count, with medians over repetitions."""
-    out = []
-    for s in sec.servers:
-        counts = [c for c in sec.clients if locks.get(results.Point(s.server, sec.workload, c))]
-        if not counts:
-            continue
-        med: dict[int, dict[str, tuple[float, float]]] = {}
-        for c in counts:
-            runs = locks[results.Point(s.server, sec.workload, c)]
-            names = {row["lock"] for run in runs for row in run}
-            med[c] = {}
-            for name in names:
-                found = [next((r for r in run if r["lock"] == name), None) for run in runs]
-                req = stats.median_known([r["requests_per_tx"] if r else 0.0 for r in found]) or 0.0
-                cont = stats.median_known([r["contentions_per_tx"] if r else 0.0 for r in found]) or 0.0
-                med[c][name] = (req, cont)
-        ranked = sorted(med[counts[-1]].items(), key=lambda kv: (-kv[1][0], kv[0]))[:top]
-        out.append(LockTable(s.server, tuple(counts), tuple(
-            (name, tuple(med[c].get(name) for c in counts)) for name, _ in ranked)))
-    return tuple(out)
 
 
 def with_builds_and_cores(sec: WorkloadSection, families: Sequence[CoreScaling], hot: Hot,
@@ -48,7 +25,9 @@ def with_builds_and_cores(sec: WorkloadSection, families: Sequence[CoreScaling],
     tables of servers built with LWLOCK_STATS."""
     return replace(sec, core_scaling=tuple(families),
                    scaleups=tuple(scaleup(sec, fam, hot, margin_pct=margin_pct) for fam in families),
-                   locks=lock_tables(sec, locks))
+                   locks=lock_tables(sec.workload, [s.server for s in sec.servers], sec.clients, locks),
+                   lock_cores=tuple(t for fam in families if (t := lock_cores(
+                       sec.workload, fam.family, fam.servers, sec.clients, locks)) is not None))
 
 
 def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot, *,

@@ -136,6 +136,8 @@ class PerTransaction:
     contentions_per_tx: float  # blk / transactions
     requests: int
     contentions: int
+    shared_per_tx: float = 0.0  # shacq / transactions (the 2014 figures split the requests)
+    exclusive_per_tx: float = 0.0  # exacq / transactions
 
 
 def parse_line(line: str) -> LWLockLine | None:
@@ -216,6 +218,8 @@ def per_transaction(
             contentions_per_tx=s.blk / transactions,
             requests=s.requests,
             contentions=s.blk,
+            shared_per_tx=s.shacq / transactions,
+            exclusive_per_tx=s.exacq / transactions,
         )
         for s in locks
     ]
@@ -269,4 +273,5 @@ def window_stats(log_text: str, start: int, transactions: int) -> dict[str, Any]
     return {"transactions": transactions, "processes": len(stats.pids),
             "locks": [{"lock": r.lock, "requests_per_tx": r.requests_per_tx,
                        "contentions_per_tx": r.contentions_per_tx, "requests": r.requests,
-                       "contentions": r.contentions} for r in rows]}
+                       "contentions": r.contentions, "shared_per_tx": r.shared_per_tx,
+                       "exclusive_per_tx": r.exclusive_per_tx} for r in rows]}

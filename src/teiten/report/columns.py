@@ -76,9 +76,14 @@ SCALEUP_COLUMNS = ("workload", "family", "cores", "server", "peak_tps", "peak_tp
                    "peak_tps_ci_high", "peak_tps_ci_level_pct", "peak_clients", "gain_pct",
                    "gain_ci_low_pct", "gain_ci_high_pct", "gain_ci_level_pct", "gain_verdict",
                    "cpu_idle_pct", "waits", "hot_functions", "hot_clients")
-# LWLOCK_STATS: per lock and client count, requests and contentions per transaction.
+# LWLOCK_STATS: per lock and client count, requests and contentions per transaction; the
+# requests' shared and exclusive parts (empty for stores from before they were recorded).
 LOCK_COLUMNS = ("workload", "server", "lock", "clients", "requests_per_transaction",
-                "contentions_per_transaction")
+                "contentions_per_transaction", "shared_per_transaction", "exclusive_per_transaction")
+# The same by core count: per family of servers alike but for their cores, at one client count.
+LOCK_CORES_COLUMNS = ("workload", "family", "clients", "lock", "cores", "server",
+                      "requests_per_transaction", "contentions_per_transaction",
+                      "shared_per_transaction", "exclusive_per_transaction")
 # METHODS S5: the CPU of each server of a pair per client count (medians of the windows' means).
 CPU_PAIR_COLUMNS = ("workload", "a", "b", "clients", "server", "user_pct", "sys_pct", "iowait_pct",
                     "steal_pct", "idle_pct")

@@ -21,7 +21,8 @@ from teiten.report.degradation_tables import degradation_tables
 from teiten.report.history_tables import history_tables
 from teiten.report.latency_tables import percentiles_tables
 from teiten.report.limit_tables import limits_tables
-from teiten.report.scaleup_tables import lock_tables, scaleup_tables
+from teiten.report.lock_tables import lock_tables
+from teiten.report.scaleup_tables import scaleup_tables
 from teiten.report.suite_tables import suite_tables
 from teiten.report.tables import latency_table, section_stems, summary_table, tps_table
 from teiten.report.topology_tables import load_parts_tables, rtt_tables, scale_out_tables
@@ -47,7 +48,7 @@ BODY: tuple[Part, ...] = (
     _load(latency_table),
     degradation_tables,   # METHODS S5: pairs of servers (environments, tenants, --degradation)
     scaleup_tables,       # S4: servers that differ only in their cores
-    lock_tables,          # LWLOCK_STATS builds
+    lock_tables,          # LWLOCK_STATS builds: by core count, then per server
     app_tables,           # application workloads (tpcc, bookstore)
     rtt_tables,           # S11: external servers
     scale_out_tables,     # S7: replication topologies

@@ -1,38 +1,18 @@
 """METHODS S4's evidence per workload: the scale-up analysis of each family of servers that
-differ only in their cores (peak, gain, CPU idle, wait events, hottest functions), and the
-LWLOCK_STATS table of each server built with them; each with its data
-(``<stem>-scaleup.csv``, ``<stem>-locks.csv``: one table per workload, the families or servers
-in a column)."""
+differ only in their cores (peak, gain, CPU idle, wait events, hottest functions), with its
+data (``<stem>-scaleup.csv``: one table per workload, the families in a column). The
+LWLOCK_STATS tables beside it: teiten.report.lock_tables."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from teiten.analysis.model import LockTable, Scaleup, ScaleupRow, WorkloadSection
+from teiten.analysis.model import Scaleup, ScaleupRow, WorkloadSection
 from teiten.report import formats as f
 from teiten.report.cells import Cell, Column, Context, DataTable, Table, Value, data_name
-from teiten.report.columns import LOCK_COLUMNS, SCALEUP_COLUMNS, judged, shares
+from teiten.report.columns import SCALEUP_COLUMNS, judged, shares
 from teiten.report.i18n import clients_phrase, tr
 from teiten.report.verdicts import judged_cell, judged_note
-
-
-def lock_table(lt: LockTable, ctx: Context) -> Table:
-    """LWLock requests and contentions per transaction, per lock and client count."""
-    lang = ctx.lang
-    columns = tuple(col for c in lt.clients for col in (
-        Column(tr("locks.requests", lang), clients_phrase([c], lang),
-               md=f"{tr('locks.requests', lang)} ({clients_phrase([c], lang)})"),
-        Column(tr("locks.contentions", lang), clients_phrase([c], lang),
-               md=f"{tr('locks.contentions', lang)} ({clients_phrase([c], lang)})")))
-    rows = []
-    for name, values in lt.rows:
-        cells: list[Cell] = []
-        for v in values:
-            cells += [Cell(f.MISSING, tone="missing")] * 2 if v is None else [
-                Cell(f"{v[0]:.3f}"), Cell(f"{v[1]:.4f}")]
-        rows.append((name, tuple(cells)))
-    return Table("locks", tr("locks", lang, server=lt.server), tr("locks.lock", lang), columns,
-                 tuple(rows), (tr("locks.note", lang),))
 
 
 def scaleup_table(sc: Scaleup, ctx: Context) -> Table:
@@ -124,17 +104,3 @@ def _scaleup_row(workload: str, family: str, r: ScaleupRow) -> tuple[Value, ...]
             r.peak_clients, f.round_or_none(r.gain_pct, pct), f.round_or_none(gain_low, pct),
             f.round_or_none(gain_high, pct), f.level_pct(r.gain_level), verdict[4],
             f.round_or_none(r.cpu_idle, pct), shares(r.waits), shares(r.hot), r.hot_clients)
-
-
-def lock_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
-    """Each server's LWLock table, all written to ``<stem>-locks``: a row per server, lock and
-    client count, with the figures rounded as the table prints them."""
-    if not section.locks:
-        return []
-    rows = tuple((section.workload, lt.server, name, c, *((None, None) if v is None else
-                                                          (round(v[0], 3), round(v[1], 4))))
-                 for lt in section.locks for name, values in lt.rows
-                 for c, v in zip(lt.clients, values, strict=True))
-    data = DataTable(data_name(ctx, section.workload, "locks"), section.workload, "locks",
-                     LOCK_COLUMNS, rows)
-    return [replace(lock_table(lt, ctx), data=(data,)) for lt in section.locks]
