@@ -35,9 +35,21 @@ def _trial(server: str, workload: str, clients: int, repetition: int, *, status:
                        repetition, status, tps, latency, 2, 0, 0.0)
 
 
+def _system(server: str, repetition: int) -> tuple[tuple[str, tuple[float | None, ...]], ...]:
+    """What the system monitor saw each second: CPU busy %, and the data and WAL devices'
+    %util (pg17's WAL on its data device, pg18's on another; a second without a sample)."""
+    cpu = tuple(None if s == 6 else 40.0 + 10 * repetition + s % 5 for s in range(SECONDS))
+    data = tuple(float(20 + s) for s in range(SECONDS))
+    wal = data if server == "pg17" else tuple(float(90 - s) for s in range(SECONDS))
+    return (("cpu", cpu), ("data", data), ("wal", wal))
+
+
 def _update(server: str, clients: int, repetition: int) -> TrialSeries:
     if (server, clients, repetition) == (EVIL, 4, 3):
         return _trial(server, "pgecons-update", clients, repetition, status="failed", seconds=5)
+    if clients == 2 and server != EVIL:  # the system monitor ran at 2 clients
+        return replace(_trial(server, "pgecons-update", clients, repetition),
+                       system=_system(server, repetition))
     return _trial(server, "pgecons-update", clients, repetition)
 
 
@@ -50,6 +62,7 @@ SERIES = (
     _trial("pg18", "pgecons-update", 4, 4, status="failed", seconds=0),
 )
 UPDATE_4 = "pgecons-update · 4 clients"
+UPDATE_2 = "pgecons-update · 2 clients"
 
 # What the viewer shows: the lines of both charts, their legends, the x scales, the info
 # line and the list of the trials at the point.
@@ -233,3 +246,52 @@ def test_the_japanese_viewer_reads_in_japanese(browser: Browser, reports: dict[s
     # No English beyond the names (servers, workloads) and the units.
     names = {"pg", "pgecons", "read", "update", "dev", "script", "x", "TPS", "ms"}
     assert set(re.findall(r"[A-Za-z]+", text)) <= names, set(re.findall(r"[A-Za-z]+", text)) - names
+
+
+def test_cpu_and_device_util_are_drawn_beside_tps_where_the_monitor_ran(
+        browser: Browser, reports: dict[str, Path]) -> None:
+    """At a point whose trials carry the system monitor's seconds, two more charts follow TPS
+    and latency, on 0-100%: this machine's CPU busy % (a gap where a second had no sample), and
+    the data device's %util, with the WAL device's as a dotted line only where it is another
+    device. Only the trials the monitor ran in have lines there. All four zoom together; a
+    point without them keeps two charts."""
+    tab = _open(browser, reports["en"])
+    _choose(tab, point=UPDATE_2, mode="trial", server="pg18")
+    state = _state(tab)
+    assert state["axes"] == [["seconds", "TPS"], ["seconds", "latency (ms)"],
+                             ["seconds", "CPU busy % (this machine)"], ["seconds", "Device %util"]]
+    assert state["labels"] == [["pg18 · repetition 1"]] * 3 + [
+        ["pg18 · repetition 1 · data", "pg18 · repetition 1 · WAL"]]
+    values = tab.evaluate("""(() => {
+      const [tps, latency, cpu, util] = window.teitenSeries.charts;
+      return {cpu: cpu.data[1].slice(0, 8), data: util.data[1].slice(0, 3), wal: util.data[2].slice(0, 3),
+              walDash: util.series[2].dash, y: [cpu.scales.y.max, util.scales.y.max]};
+    })()""")
+    assert values["cpu"] == [50.0, 51.0, 52.0, 53.0, 54.0, 50.0, None, 52.0]
+    assert values["data"] == [20.0, 21.0, 22.0] and values["wal"] == [90.0, 89.0, 88.0]
+    assert values["walDash"] == [2, 3] and values["y"] == [100, 100]
+    # pg17 wrote its WAL on its data device: one %util line, not two alike.
+    _choose(tab, server="pg17")
+    assert _state(tab)["labels"][3] == ["pg17 · repetition 1 · data"]
+    # Every server: a CPU line for each trial the monitor ran in (not the third server's), in
+    # its server's colour; pg18's WAL lines beside the six data lines.
+    _choose(tab, mode="all")
+    state = _state(tab)
+    assert state["lines"] == [9, 9, 6, 9] and state["colours"][2] == state["colours"][0][:6]
+    assert not any(EVIL in label for label in state["labels"][2] + state["labels"][3])
+    # Zooming the TPS chart zooms the system charts too.
+    left, top, width, height = tab.evaluate("""(() => {
+      const over = document.querySelector('#series-chart .u-over');
+      over.scrollIntoView({block: 'center'});
+      const r = over.getBoundingClientRect();
+      return [r.left, r.top, r.width, r.height];
+    })()""")
+    tab.drag(left + width * 0.3, left + width * 0.7, top + height / 2)
+    zoomed = _state(tab)["x"]
+    assert len(zoomed) == 4 and all(x == zoomed[0] for x in zoomed) and zoomed[0] != [1, SECONDS]
+    _choose(tab, point=UPDATE_4)
+    assert len(_state(tab)["axes"]) == 2
+    ja = _open(browser, reports["ja"])
+    _choose(ja, point="pgecons-update · クライアント数 2", mode="trial", server="pg18")
+    assert _state(ja)["axes"][2:] == [["経過秒", "CPU 使用率 %（このマシン）"], ["経過秒", "デバイスの %util"]]
+

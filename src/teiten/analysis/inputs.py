@@ -7,6 +7,7 @@ them into the report's figures. Frozen and free of I/O, like the model they carr
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,9 @@ class StudyData:
     metrics: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     waits: Mapping[str, Sequence[tuple[str, str, int]]] = field(default_factory=dict)
     progress: Mapping[str, Sequence[ProgressPoint]] = field(default_factory=dict)  # per second
+    # per second of the window, as the viewer draws them: "cpu" (% busy of this machine) and
+    # each device role's %util ("data", "wal"); None for a second without a sample
+    system: Mapping[str, Mapping[str, Sequence[float | None]]] = field(default_factory=dict)
     steps: Mapping[str, Sequence[StepRecord]] = field(default_factory=dict)  # in the order they ran
     loads: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # details 'load'
     # the latency percentiles of the trials that took them (details 'pgbench' or 'latency')
@@ -69,3 +73,23 @@ class ReportOptions:
     extra_notices: tuple[Notice, ...] = ()
     # compare: how each compared study ran, for the Study table (see summary.study_parameters)
     compared: tuple[StudyParameters, ...] = ()
+
+
+def system_seconds(samples: Sequence[tuple[float, str, float]], devices: Mapping[str, str]
+                   ) -> dict[str, list[float | None]]:
+    """One trial's system samples (seconds since its window opened, name, value) as the viewer
+    draws them: "cpu", % busy of this machine (100 - cpu.idle), and each device role's %util
+    (``devices``: role -> device, as the trial recorded them), one value per second of the
+    window. The monitor samples once a second, each sample covering the second before it: one
+    taken at t goes to second round(t) (1.002 s: the first), the x of pgbench's per-second line
+    for about the same second (the window opens just before pgbench starts); a second without
+    one is None."""
+    keys_of: dict[str, list[str]] = {"cpu.idle": ["cpu"]}
+    for role, dev in devices.items():  # data and WAL may share a device
+        keys_of.setdefault(f"disk.{dev}.util", []).append(role)
+    out: dict[str, dict[int, float]] = {}
+    for t, name, value in samples:
+        second = max(1, math.floor(t + 0.5))
+        for key in keys_of.get(name, ()):
+            out.setdefault(key, {})[second] = 100.0 - value if key == "cpu" else value
+    return {key: [by.get(s) for s in range(1, max(by) + 1)] for key, by in out.items()}

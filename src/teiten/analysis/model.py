@@ -145,6 +145,8 @@ class TrialSeries:
     stalls: int
     drift_pct_per_min: float
     tps_figure: float | None = None     # the trial's TPS as analysed (None: it measured none)
+    # per second: "cpu" (% busy of this machine) and each device role's %util (inputs.system_seconds)
+    system: tuple[tuple[str, tuple[float | None, ...]], ...] = ()
 
 
 @dataclass(frozen=True)

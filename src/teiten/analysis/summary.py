@@ -198,8 +198,11 @@ def server_info(row: ServerRecord) -> ServerInfo:
 
 
 
-def trial_series(trials: Sequence[TrialRecord], progress: Progress) -> tuple[TrialSeries, ...]:
-    """The per-second series of every trial, with its ramp-up, stalls and drift."""
+def trial_series(trials: Sequence[TrialRecord], progress: Progress,
+                 system: Mapping[str, Mapping[str, Sequence[float | None]]] | None = None
+                 ) -> tuple[TrialSeries, ...]:
+    """The per-second series of every trial, with its ramp-up, stalls and drift, and what the
+    system monitor saw in the same seconds."""
     out = []
     for t in trials:
         rows = progress.get(t.trial_id) or ()
@@ -209,7 +212,8 @@ def trial_series(trials: Sequence[TrialRecord], progress: Progress) -> tuple[Tri
         out.append(TrialSeries(t.trial_id, p.server, p.workload, int(p.clients),
                                int(p.repetition), t.status, tps,
                                tuple(r.latency_ms for r in rows), s.steady_from, s.stalls,
-                               round(s.drift_pct_per_min, 3), t.tps))
+                               round(s.drift_pct_per_min, 3), t.tps,
+                               tuple((k, tuple(v)) for k, v in (system or {}).get(t.trial_id, {}).items())))
     return tuple(out)
 
 
@@ -351,7 +355,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     counts: dict[str, int] = {}
     for t in trials:
         counts[t.status] = counts.get(t.status, 0) + 1
-    series = trial_series(trials, data.progress)
+    series = trial_series(trials, data.progress, data.system)
     blocks = blocks_run(s, trials)
     warnings = [*notes_first, *notices(trials, sections, series, data.metrics,
                                          repetitions=blocks)]

@@ -13,7 +13,16 @@ from teiten import fingerprint
 from teiten.analysis import parameters, summary, tenants
 from teiten.analysis.compare import degradation
 from teiten.analysis.cycle import MachineTime, machine_time
-from teiten.analysis.inputs import AppRuns, Graphs, Hot, Locks, ReportOptions, StudyData, Unnamed
+from teiten.analysis.inputs import (
+    AppRuns,
+    Graphs,
+    Hot,
+    Locks,
+    ReportOptions,
+    StudyData,
+    Unnamed,
+    system_seconds,
+)
 from teiten.analysis.model import Notice, ReportData
 from teiten.analysis.rtt import statements_per_transaction
 from teiten.analysis.summary import report_data
@@ -162,11 +171,19 @@ def study_data(store: Store, study_id: int) -> StudyData:
     return tenants.apart(StudyData(
         study, metrics=store.metrics_by_trial(study_id), waits=store.waits_by_trial(study_id),
         progress=store.progress_by_trial(study_id), steps=store.steps_by_trial(study_id),
+        system=system_series(store, study_id),
         loads=store.details_of_kind(study_id, "load"),
         latencies=latencies(store, study_id),
         apps=app_runs(study.trials, store.details_of_kind(study_id, "app")),
         statements=rtt_statements(store, study),
         confined=confinements(study.trials, store.details_of_kind(study_id, "placement"))))
+
+
+def system_series(store: Store, study_id: int) -> dict[str, dict[str, list[float | None]]]:
+    """Each monitored trial's CPU busy and device %util per second, for the series viewer."""
+    devices = store.details_of_kind(study_id, "devices")
+    return {trial_id: system_seconds(samples, devices.get(trial_id) or {})
+            for trial_id, samples in store.system_by_trial(study_id).items()}
 
 
 def latencies(store: Store, study_id: int) -> dict[str, Mapping[str, Any]]:
@@ -286,6 +303,7 @@ def _renamed(data: StudyData, rename: Mapping[str, str]) -> StudyData:
         metrics={new: data.metrics.get(old, {}) for old, new in ids.items()},
         waits={new: data.waits.get(old, ()) for old, new in ids.items()},
         progress={new: data.progress.get(old, ()) for old, new in ids.items()},
+        system={ids[old]: found for old, found in data.system.items() if old in ids},
         steps={new: data.steps.get(old, ()) for old, new in ids.items()},
         loads={ids[old]: found for old, found in data.loads.items() if old in ids},
         latencies={ids[old]: found for old, found in data.latencies.items() if old in ids},
@@ -366,6 +384,7 @@ def compared(gathered: list[StudyData], store_path: str, *, lang: str = "en",
     data = StudyData(
         combined, metrics=_merged(p.metrics for p in parts), waits=_merged(p.waits for p in parts),
         progress=_merged(p.progress for p in parts), steps=_merged(p.steps for p in parts),
+        system=_merged(p.system for p in parts),
         loads=_merged(p.loads for p in parts), latencies=_merged(p.latencies for p in parts),
         apps=apps,
         statements=_merged(p.statements for p in parts), confined=_merged(p.confined for p in parts))

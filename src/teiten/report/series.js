@@ -1,9 +1,10 @@
 // The per-second series viewer of teiten's HTML report. At the point (workload and client
 // count) chosen in the page, it draws one trial, every repetition of one server, or every
-// server and repetition, from the JSON embedded in the page, as two uPlot charts (TPS and
-// latency per second) whose cursors and zoom follow each other. uPlot is inlined just before
-// this script: nothing is fetched. Without JavaScript the page still shows the table of
-// every trial.
+// server and repetition, from the JSON embedded in the page, as uPlot charts whose cursors
+// and zoom follow each other: TPS and latency per second, and where the system monitor ran,
+// this machine's CPU busy % and the devices' %util in the same seconds. uPlot is inlined just
+// before this script: nothing is fetched. Without JavaScript the page still shows the table
+// of every trial.
 (function () {
   "use strict";
   const byId = (id) => document.getElementById(id);
@@ -112,19 +113,23 @@
     });
   }
 
-  function chart(target, label, decimals, shown, rampUp, columns) {
+  // The lines of a chart drawn from every shown trial's series: [label, colour, dash].
+  function styled(shown) { return shown.map((line) => [data.trials[line[0]].legend, line[1], line[2]]); }
+
+  function chart(target, label, decimals, drawnLines, rampUp, columns, ceiling) {
     const value = (u, v) => (v === null || v === undefined ? "—" : v.toFixed(decimals));
+    const top = (max) => (ceiling ? ceiling : max > 0 ? max * 1.08 : 1);
     const opts = {
       width: width(),
       height: HEIGHT,
       // Dragging across a chart zooms in on x, a double-click zooms out: uPlot's defaults.
       cursor: {sync: {key: "teiten-series", setSeries: true}, drag: {x: true, y: false}},
-      scales: {x: {time: false}, y: {range: (u, min, max) => [0, max > 0 ? max * 1.08 : 1]}},
+      scales: {x: {time: false}, y: {range: (u, min, max) => [0, top(max)]}},
       axes: [{label: L.seconds, incrs: [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600]},  // whole seconds
              {label: label, size: 64}],
       series: [{label: L.seconds, value: (u, v) => (v === null || v === undefined ? "—" : String(v))}]
-        .concat(shown.map((line) => ({label: data.trials[line[0]].legend, stroke: line[1], dash: line[2],
-                                      width: 1.6, spanGaps: false, value: value}))),
+        .concat(drawnLines.map((line) => ({label: line[0], stroke: line[1], dash: line[2],
+                                           width: 1.6, spanGaps: false, value: value}))),
       hooks: {drawClear: [(u) => shade(u, rampUp)], setScale: [follow]},
     };
     return new uPlot(opts, columns, target);
@@ -164,11 +169,34 @@
     const pad = (values) => xs.map((_, s) => (s < values.length ? values[s] : null));
     // The longest ramp-up among the lines drawn.
     const rampUp = Math.max(...trials.map((t) => Math.min(t.steadyFrom, t.tps.length)));
-    const tps = document.createElement("div");
-    const latency = document.createElement("div");
-    figure.append(tps, latency);
-    charts.push(chart(tps, L.tps, 1, shown, rampUp, [xs].concat(trials.map((t) => pad(t.tps)))));
-    charts.push(chart(latency, L.latency, 3, shown, rampUp, [xs].concat(trials.map((t) => pad(t.latency)))));
+    const add = (label, decimals, drawnLines, columns, ceiling) => {
+      const target = document.createElement("div");
+      figure.append(target);
+      charts.push(chart(target, label, decimals, drawnLines, rampUp, [xs].concat(columns), ceiling));
+    };
+    add(L.tps, 1, styled(shown), trials.map((t) => pad(t.tps)));
+    add(L.latency, 3, styled(shown), trials.map((t) => pad(t.latency)));
+    // The system monitor's seconds, for the trials it ran in: this machine's CPU, then the
+    // data device's %util and the WAL device's where it is another device (a dotted line).
+    const monitored = (key) => shown.map((line, k) => [line, trials[k]])
+      .filter((pair) => pair[1].system && pair[1].system[key]);
+    const cpu = monitored("cpu");
+    if (cpu.length) {
+      add(L.cpu, 1, styled(cpu.map((p) => p[0])), cpu.map((p) => pad(p[1].system.cpu)), 100);
+    }
+    const util = monitored("data");
+    if (util.length) {
+      const lines = [], columns = [];
+      util.forEach(([line, t]) => {
+        lines.push([t.legend + " · " + L.data, line[1], line[2]]);
+        columns.push(pad(t.system.data));
+        if (t.system.wal && t.system.walApart) {
+          lines.push([t.legend + " · " + L.wal, line[1], [2, 3]]);
+          columns.push(pad(t.system.wal));
+        }
+      });
+      add(L.util, 1, lines, columns, 100);
+    }
   }
 
   function show() {

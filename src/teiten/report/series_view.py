@@ -1,8 +1,9 @@
 """The HTML report's viewer of the per-second series of the trials.
 
 The viewer picks a point (a workload and a client count) and draws one trial, every
-repetition of one server, or every server and repetition at that point, as two uPlot charts
-(TPS and latency per second) whose cursors and zoom follow each other, with the ramp-up
+repetition of one server, or every server and repetition at that point, as uPlot charts
+(TPS and latency per second, and this machine's CPU busy % and the devices' %util where the
+system monitor ran) whose cursors and zoom follow each other, with the ramp-up
 seconds before the steady state shaded. The series are embedded as JSON in a
 ``<script type="application/json">`` and drawn by ``series.js``, after uPlot (MIT, vendored
 in ``vendor/``), both inlined: nothing is fetched, the report stays one file that works
@@ -140,7 +141,9 @@ def viewer_model(data: ReportData) -> dict[str, Any]:
     return {
         "labels": {"empty": tr("series.empty", lang), "rampup": tr("series.rampup_label", lang),
                    "seconds": tr("series.axis", lang), "tps": tr("axis.tps", lang),
-                   "latency": tr("axis.latency", lang)},
+                   "latency": tr("axis.latency", lang), "cpu": tr("series.cpu", lang),
+                   "util": tr("series.util", lang), "data": tr("series.util.data", lang),
+                   "wal": tr("series.util.wal", lang)},
         "palette": list(PALETTE),
         "points": [{"label": point_label(p, lang), "servers": list(groups[i].values())}
                    for p, i in where.items()],
@@ -148,10 +151,19 @@ def viewer_model(data: ReportData) -> dict[str, Any]:
                     "info": info_text(t, lang), "ok": t.status == "ok", "point": point, "server": server,
                     "tps": [round(v, 1) for v in t.tps],
                     "latency": [None if v is None else round(v, 3) for v in t.latency_ms],
-                    "steadyFrom": t.steady_from}
+                    "steadyFrom": t.steady_from, **_system(t)}
                    for t, legend, choice, (point, server) in zip(trials, legends, choices, placed,
                                                                   strict=True)],
     }
+
+
+def _system(t: TrialSeries) -> dict[str, Any]:
+    """A trial's system seconds for the script: CPU busy % and each device role's %util, and
+    whether its WAL went to another device than its data (only then is it drawn apart)."""
+    if not t.system:
+        return {}
+    found = {key: [None if v is None else round(v, 1) for v in values] for key, values in t.system}
+    return {"system": {**found, "walApart": "wal" in found and found.get("wal") != found.get("data")}}
 
 
 def payload(model: dict[str, Any]) -> str:

@@ -360,6 +360,16 @@ class Store:
             out.setdefault(trial_id, []).append((etype, event, samples))
         return out
 
+    def system_by_trial(self, study_id: int) -> dict[str, list[tuple[float, str, float]]]:
+        """The system monitor's CPU idle and device %util samples of every trial of a study
+        that has some, by trial id: (seconds since the window opened, name, value)."""
+        out: dict[str, list[tuple[float, str, float]]] = {}
+        for trial_id, t, name, value in self.conn.execute(
+                "SELECT trial_id, t, name, value FROM series WHERE study_id=? AND source='system' "
+                "AND (name='cpu.idle' OR name LIKE 'disk.%.util') ORDER BY trial_id, t", (study_id,)):
+            out.setdefault(trial_id, []).append((t, name, value))
+        return out
+
     def progress_by_trial(self, study_id: int) -> dict[str, tuple[ProgressPoint, ...]]:
         """The per-second progress of every trial of a study that has some, by trial id."""
         out: dict[str, list[ProgressPoint]] = {}
