@@ -3,6 +3,7 @@ table by core count, on rows of the shape the runner stores (details of kind "lw
 
 from __future__ import annotations
 
+from teiten.analysis.lock_names import lock_name
 from teiten.analysis.locks import LockFigures, figures, lock_cores, lock_tables
 from teiten.results import Point
 
@@ -48,6 +49,27 @@ def test_the_family_table_is_taken_where_every_counting_member_has_figures() -> 
     apart = {Point("a-1core", w, 48): locks[Point("a-1core", w, 48)],
              Point("a-2cores", w, 320): locks[Point("a-2cores", w, 320)]}
     assert lock_cores(w, "a", members, [48, 256, 320], apart) is None
-    per_server = lock_tables(w, ["a-1core", "a-2cores", "a-4cores"], [48, 256, 320], locks)
+    per_server = lock_tables(w, {"a-1core": "18.1", "a-2cores": "18.1", "a-4cores": "18.1"},
+                             [48, 256, 320], locks)
     assert [(t.server, t.clients) for t in per_server] == [("a-1core", (48, 256)),
                                                            ("a-2cores", (256, 320))]
+
+
+def test_the_numbered_locks_of_9_4_to_9_6_are_named_and_a_tables_partitions_summed() -> None:
+    """9.4 to 9.6 print their built-in locks as places in tranche "main" (the 2014 report's
+    ProcArrayLock was "main 4"); 9.4 and 9.5 put the partitioned tables after them."""
+    assert lock_name("main 4", "9.4.26") == "ProcArrayLock (main 4)"
+    assert lock_name("main 0", "9.4.26") == "BufFreelistLock (main 0)"
+    assert lock_name("main 0", "9.5.25") == "main 0"  # freed in 9.5
+    assert lock_name("main 41", "9.5.25") == "MultiXactTruncationLock (main 41)"
+    assert lock_name("main 42", "9.6.24") == "OldSnapshotTimeMapLock (main 42)"
+    assert lock_name("main 38", "9.4.26") == "BufferMapping (main 38-165)"
+    assert lock_name("main 170", "9.5.25") == "LockManager (main 170-185)"
+    assert lock_name("main 200", "9.5beta1") == "PredicateLockManager (main 186-201)"
+    assert lock_name("main 43", "9.6.24") == "main 43"  # 9.6: partitions have tranches; an add-in
+    assert lock_name("main 4", "18.1") == "main 4" and lock_name("ProcArray", "9.6.1") == "ProcArray"
+    runs = [[row("main 42", 2.0, 0.0, 0.5), row("main 43", 1.0, 0.0, 0.25), row("main 4", 1.0, 1.0, 0.0)]]
+    got = figures(runs, "9.5.25")
+    assert got["BufferMapping (main 42-169)"] == LockFigures(3.0, 0.75, 3.0, 0.0)
+    assert got["ProcArrayLock (main 4)"] == LockFigures(2.0, 0.0, 1.0, 1.0)
+    assert set(figures(runs, "15.4")) == {"main 42", "main 43", "main 4"}

@@ -13,6 +13,7 @@ from typing import Any
 
 from teiten import results
 from teiten.analysis import stats
+from teiten.analysis.lock_names import lock_name
 
 Locks = Mapping[results.Point, Sequence[Sequence[Mapping[str, Any]]]]  # point -> runs -> rows
 TOP = 8  # the most requested locks each table shows
@@ -49,8 +50,25 @@ class LockCores:
     rows: tuple[tuple[str, tuple[LockFigures | None, ...]], ...]  # lock, per core count
 
 
-def figures(runs: Sequence[Sequence[Mapping[str, Any]]]) -> dict[str, LockFigures]:
-    """Each lock's medians over the runs of one point (a lock absent from a run counts 0 there)."""
+def named(run: Sequence[Mapping[str, Any]], version: str) -> list[Mapping[str, Any]]:
+    """One run's rows under the names the report shows (teiten.analysis.lock_names: 9.4-9.6's
+    numbered locks), the partitions of a table summed into one row."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in run:
+        name = lock_name(str(row["lock"]), version)
+        if name not in out:
+            out[name] = {**row, "lock": name}
+            continue
+        for key, value in row.items():
+            if key != "lock" and key in out[name]:
+                out[name][key] += value
+    return list(out.values())
+
+
+def figures(runs: Sequence[Sequence[Mapping[str, Any]]], version: str = "") -> dict[str, LockFigures]:
+    """Each lock's medians over the runs of one point (a lock absent from a run counts 0 there),
+    named for a server of ``version``."""
+    runs = [named(run, version) for run in runs]
     out = {}
     for name in sorted({row["lock"] for run in runs for row in run}):
         found = [next((r for r in run if r["lock"] == name), None) for run in runs]
@@ -72,25 +90,27 @@ def _ranked(figs: Sequence[Mapping[str, LockFigures]], top: int) -> list[str]:
                                         n))[:top]
 
 
-def lock_tables(workload: str, servers: Sequence[str], clients: Sequence[int], locks: Locks, *,
+def lock_tables(workload: str, servers: Mapping[str, str], clients: Sequence[int], locks: Locks, *,
                 top: int = TOP) -> tuple[LockTable, ...]:
-    """Per server with LWLOCK_STATS, the ``top`` locks by requests per transaction at its
-    largest client count."""
+    """Per server with LWLOCK_STATS (``servers``: name -> version), the ``top`` locks by
+    requests per transaction at its largest client count."""
     out = []
-    for server in servers:
+    for server, version in servers.items():
         counts = [c for c in clients if locks.get(results.Point(server, workload, c))]
         if not counts:
             continue
-        med = {c: figures(locks[results.Point(server, workload, c)]) for c in counts}
+        med = {c: figures(locks[results.Point(server, workload, c)], version) for c in counts}
         out.append(LockTable(server, tuple(counts), tuple(
             (name, tuple(med[c].get(name) for c in counts)) for name in _ranked([med[counts[-1]]], top))))
     return tuple(out)
 
 
 def lock_cores(workload: str, family: str, members: Sequence[tuple[int, str]],
-               clients: Sequence[int], locks: Locks, *, top: int = TOP) -> LockCores | None:
-    """The family's table by core count (``members``: (cores, server), fewest first), or None
-    when fewer than two members counted their locks at a common client count."""
+               clients: Sequence[int], locks: Locks, *, version: str = "",
+               top: int = TOP) -> LockCores | None:
+    """The family's table by core count (``members``: (cores, server), fewest first; one
+    ``version``, the family's), or None when fewer than two members counted their locks at a
+    common client count."""
     counted = [(cores, server) for cores, server in members
                if any(locks.get(results.Point(server, workload, c)) for c in clients)]
     common = [c for c in clients
@@ -98,6 +118,6 @@ def lock_cores(workload: str, family: str, members: Sequence[tuple[int, str]],
     if len(counted) < 2 or not common:
         return None
     at = common[-1]
-    med = [figures(locks[results.Point(server, workload, at)]) for _, server in counted]
+    med = [figures(locks[results.Point(server, workload, at)], version) for _, server in counted]
     return LockCores(family, at, tuple(c for c, _ in counted), tuple(s for _, s in counted), tuple(
         (name, tuple(m.get(name) for m in med)) for name in _ranked(med, top)))

@@ -23,11 +23,13 @@ def with_builds_and_cores(sec: WorkloadSection, families: Sequence[CoreScaling],
                           locks: Locks, *, margin_pct: float = verdicts.MARGIN_PCT) -> WorkloadSection:
     """The section with its core families, the scale-up analysis of each, and the LWLock
     tables of servers built with LWLOCK_STATS."""
+    versions = {s.server: s.version for s in sec.servers}
     return replace(sec, core_scaling=tuple(families),
                    scaleups=tuple(scaleup(sec, fam, hot, margin_pct=margin_pct) for fam in families),
-                   locks=lock_tables(sec.workload, [s.server for s in sec.servers], sec.clients, locks),
+                   locks=lock_tables(sec.workload, versions, sec.clients, locks),
                    lock_cores=tuple(t for fam in families if (t := lock_cores(
-                       sec.workload, fam.family, fam.servers, sec.clients, locks)) is not None))
+                       sec.workload, fam.family, fam.servers, sec.clients, locks,
+                       version=versions.get(fam.servers[0][1], ""))) is not None))
 
 
 def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot, *,
