@@ -9,8 +9,11 @@ governor, turbo boost, SMT, transparent huge pages, ASLR and whether it is a vir
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import platform
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +151,17 @@ def software_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     fingerprints have it (older stores do not)."""
     return [f"{k} {a.get(k) or '?'} → {b.get(k) or '?'}" for k in (*SOFTWARE, *TUNING)
             if a.get(k) != b.get(k) and (k in SOFTWARE or (k in a and k in b))]
+
+
+def testbed_key(found: Mapping[str, Any], name: str | None = None) -> str:
+    """The testbed a study ran on (docs/DESIGN.md, "Results others read"): the user's name for
+    the machine, else 12 hex digits of a SHA-256 over its identity fields (CPU model, logical
+    CPUs, memory, architecture), so that one machine keeps one key across studies, upgrades and
+    retuning (those are recorded beside it). Memory counts in whole GiB, rounded: the kernel's
+    own reservations move the total by a few MiB from one kernel to the next."""
+    if name:
+        return name
+    memory = found.get("memory_bytes")
+    identity = {k: found.get(k) for k in IDENTITY}
+    identity["memory_bytes"] = round(memory / 2**30) if isinstance(memory, int | float) else memory
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]

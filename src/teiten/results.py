@@ -291,3 +291,52 @@ class StudyResults:
 
     def spec_json(self) -> str:
         return json.dumps(self.spec)
+
+
+@dataclass(frozen=True)
+class PointSummary:
+    """One server at one point of a finished study, as the report judged it: kept in the store
+    (``point_summaries``, read through the view ``teiten_points``) for the tools and timelines
+    that read many studies. The baseline's own row has no ``baseline`` and no ratio. Ratios,
+    bounds and levels are in percent; timestamps ISO 8601 with their offset."""
+
+    study_id: int
+    study: str
+    testbed: str
+    workload: str
+    clients: int
+    threads: int | None
+    server: str
+    baseline: str | None
+    tps_median: float | None
+    tps_low: float | None
+    tps_high: float | None
+    tps_level_pct: float | None
+    n_ok: int
+    n_failed: int
+    baseline_tps_median: float | None
+    ratio_pct: float | None
+    estimate_pct: float | None
+    low_pct: float | None
+    high_pct: float | None
+    level_pct: float | None
+    required_pct: float | None
+    method: str | None
+    margin_pct: float | None
+    verdict: str | None
+    verdict_reason: str | None
+    version: str | None
+    build_key: str | None
+    git_commit: str | None
+    git_subject: str | None
+    git_position: int | None
+    committed_at: str | None
+    finished_at: str
+
+    def row(self) -> tuple[Any, ...]:
+        """Its values in the order of the table's columns."""
+        return tuple(getattr(self, f) for f in POINT_SUMMARY_FIELDS)
+
+
+# The columns of point_summaries, in the table's order (store/schema.py, step 6).
+POINT_SUMMARY_FIELDS: tuple[str, ...] = tuple(PointSummary.__dataclass_fields__)

@@ -29,7 +29,7 @@ import psycopg
 from teiten import blocks, busy, cpus, estimate, installs, leftovers, paths, runclock, runlock, workloads
 from teiten.analysis import differences
 from teiten.drivers import load
-from teiten.errors import StoreFull, StoreUnreachable, TeitenError
+from teiten.errors import StoreFull, StoreUnreachable, TeitenError, UserError
 from teiten.installs import Install, Resolution
 from teiten.messages import tr
 from teiten.monitors.foreign import ForeignLoad, Rule
@@ -103,7 +103,7 @@ class _Context:
 def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False,
             monitors: bool = True, beside_others: bool = False,
             noise_guard: bool | None = None, secrets: Secrets | None = None,
-            wait_quiet_s: float = busy.WAIT_QUIET_S) -> dict[str, int]:
+            wait_quiet_s: float = busy.WAIT_QUIET_S, testbed: str | None = None) -> dict[str, int]:
     """Run every planned trial of a study. Returns the status counts at the end.
 
     ``beside_others``: other benchmarks may run on this machine meanwhile (the CLI's
@@ -112,13 +112,20 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
     force is recorded with the study. ``secrets``: the passwords the study file gave (never
     stored; a resumed study has none, and libpq finds them the usual ways). ``wait_quiet_s``:
     with the guard on, how long one busy spell may be waited out before trials (teiten.busy);
-    a machine that stays busy raises MachineBusy, the study left interrupted."""
+    a machine that stays busy raises MachineBusy, the study left interrupted. ``testbed``: the
+    user's name for this machine, kept with the study (one study stays on one testbed)."""
     stored = store.study_results(study_id)
+    named = stored.spec.get("testbed")
+    if testbed and named and testbed != named:
+        raise UserError(f"study {study_id} of {store} runs on the testbed {named}, not {testbed}: "
+                        f"one study stays on one machine; resume it on {named} (or give no "
+                        "--testbed or TEITEN_TESTBED)")
     study = load_text(stored.spec_yaml, stored.source).study
     guard = study.noise_guard
     enabled = guard.enabled if noise_guard is None else noise_guard
     store.update_spec(study_id, {"noise_guard": {**guard.model_dump(), "enabled": enabled},
-                                 **({"beside_others": True} if beside_others else {})})
+                                 **({"beside_others": True} if beside_others else {}),
+                                 **({"testbed": testbed} if testbed else {})})
     spec_json = dict(stored.spec)
     omitted = {o["server"] for o in spec_json.get("omitted", [])}
     if omitted:

@@ -10,11 +10,13 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
 import pytest
 from tests.conftest import clusters_snapshot, run_cli, scratch_database, start_cli
+from tests.truestores import Truth, build
 
 from teiten.servers.cluster import Cluster
 from teiten.store import Store
@@ -137,7 +139,8 @@ def test_store_copy_round_trips_figures_byte_equal(store_server: Cluster, workdi
     for source, dest in ((str(lite), url), (url, str(back))):
         code, out, err = _cli("store", "copy", source, dest)
         assert code == 0 and ": copied" in out, err
-    tables = ("trials", "progress", "series", "metrics", "waits", "details", "statements", "steps")
+    tables = ("trials", "progress", "series", "metrics", "waits", "details", "statements", "steps",
+              "point_summaries")
     with sqlite3.connect(lite) as a, sqlite3.connect(back) as b:
         for table in tables:
             query = f"SELECT * FROM {table} ORDER BY 1, 2, 3"  # noqa: S608
@@ -308,3 +311,47 @@ def test_a_database_that_cannot_hold_the_studys_text_is_named_in_one_line(
     assert line.endswith("); give a database made with ENCODING 'UTF8'"), line
     code, out, err = _cli("studies", "--store", url, "--format", "json")
     assert code == 0 and json.loads(out) == [], "no study is left half-made"
+
+
+def test_point_summaries_in_postgresql_are_timestamped_and_read_as_in_sqlite(
+        store_server: Cluster, workdir: Path) -> None:
+    """The view teiten_points has the same columns in both stores; finished_at is a timestamptz
+    in PostgreSQL and ISO 8601 text with its offset in SQLite; summaries copied across, or
+    computed in PostgreSQL, give the same exports as those of the SQLite file."""
+    lite = build(workdir / "truth.db", Truth(blocks=10, cv=0.02, ratio={("pgecons-read", 2): 0.8}))
+    run_cli("store", "summarize", "--store", str(lite), check=True)
+    url = _url(store_server)
+    code, out, err = _cli("store", "copy", str(lite), url)
+    assert code == 0 and ": copied" in out, err
+    with psycopg.connect(host="127.0.0.1", port=store_server.port, user="bench",
+                         password=SECRET, dbname="teiten_store") as conn:
+        types = dict(conn.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = "
+            "'teiten' AND table_name = 'point_summaries'").fetchall())
+        view = [r[0] for r in conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = 'teiten' AND "
+            "table_name = 'teiten_points' ORDER BY ordinal_position")]
+        times = conn.execute("SELECT DISTINCT time FROM teiten.teiten_points").fetchall()
+    assert types["finished_at"] == types["committed_at"] == "timestamp with time zone"
+    assert times == [(datetime(2026, 11, 26, 0, 2, tzinfo=UTC),)]
+    with sqlite3.connect(lite) as conn:
+        assert [r[1] for r in conn.execute("PRAGMA table_info(teiten_points)")] == view
+        assert conn.execute("SELECT DISTINCT time FROM teiten_points").fetchall() == [
+            ("2026-11-26T00:02:00+00:00",)]
+    exports = {}
+    for fmt in ("openmetrics", "bmf"):
+        code, exports[fmt], err = _cli("results", "--store", url, "--format", fmt)
+        assert code == 0, err
+        assert exports[fmt] == run_cli("results", "--store", str(lite), "--format", fmt,
+                                       check=True).stdout, fmt
+    # Computed in PostgreSQL (written there as timestamptz), the same again.
+    code, out, err = _cli("store", "summarize", "--store", url, "--study-id", "1")
+    assert code == 0 and out == "study 1 (truth): 12 point summaries\n", err
+    code, again, err = _cli("results", "--store", url, "--format", "openmetrics")
+    assert code == 0 and again == exports["openmetrics"], err
+    back = workdir / "back.db"
+    code, out, err = _cli("store", "copy", url, str(back))
+    assert code == 0 and ": copied" in out, err
+    query = "SELECT * FROM point_summaries ORDER BY workload, clients, server"
+    with sqlite3.connect(lite) as a, sqlite3.connect(back) as b:
+        assert a.execute(query).fetchall() == b.execute(query).fetchall()

@@ -30,8 +30,9 @@ from teiten.cli import interrupts
 from teiten.cli.gate import cmd_gate
 from teiten.cli.installs import cmd_install, cmd_installs
 from teiten.cli.output import Progress, as_csv, as_json, table
-from teiten.cli.runopts import check_report_dir, runner_options
+from teiten.cli.runopts import check_options, runner_options
 from teiten.cli.show import render_text, trial_record
+from teiten.cli.stores import cmd_store, print_points, summarize
 from teiten.cli.system import cmd_fetch_source, cmd_system
 from teiten.errors import SpecError, StudyInterrupted, UserError
 from teiten.messages import tr
@@ -42,7 +43,6 @@ from teiten.report.build import write_compare_report, write_study_report
 from teiten.report.formats import format_seconds
 from teiten.results import now
 from teiten.store import Store, result_rows
-from teiten.store import copy as store_copy
 from teiten.store.address import StoreAddress
 from teiten.store.rows import CSV_FIELDS, csv_row
 
@@ -134,6 +134,8 @@ def _finish(store: Store, study_id: int, counts: dict[str, int], args: argparse.
     parts = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("ok", "failed", "skipped", "disturbed")
                       if counts.get(k) or k == "ok")
     print(f"teiten: {total} trials: {parts}; store: {store}", file=sys.stderr)
+    if store.study(study_id)["state"] == "finished":  # each point's summary, for the timeline
+        summarize(store, study_id)
     if not args.no_report:
         out = Path(args.report) if args.report else store.address.report_dir()
         written = write_study_report(store, study_id, out, lang=getattr(args, "lang", "en"),
@@ -214,7 +216,7 @@ def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
     # One benchmark at a time on this machine: held from before anything is created or
     # downloaded until the report is written.
     address = StoreAddress.parse(args.store)
-    check_report_dir(args, address)
+    check_options(args, address)
     with runlock.hold(study=loaded.study.study, store=address.absolute(), command=args.command,
                       wait=runlock.WAIT_LIMIT_S if args.wait else None,
                       beside_others=args.beside_others,
@@ -264,7 +266,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
             print(f"teiten: study {study_id} in {store} is finished; nothing to resume",
                   file=sys.stderr)
             return 0
-        check_report_dir(args, store.address)
+        check_options(args, store.address)
         with runlock.hold(study=str(store.study(study_id)["name"]), store=store.address.absolute(),
                           command=args.command, wait=runlock.WAIT_LIMIT_S if args.wait else None,
                           beside_others=args.beside_others,
@@ -305,6 +307,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
                     if not counts.get("planned") and not counts.get("running") and \
                             store.study(study_id)["state"] != "finished":
                         store.set_study_state(study_id, "finished", now())
+                        summarize(store, study_id)
                         print(f"teiten: study {study_id} is finished", file=sys.stderr)
         for note in installs.remove_interrupted():  # of any store: the install cache is one
             print(f"teiten: {note}", file=sys.stderr)
@@ -318,25 +321,6 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
 STUDY_FIELDS = ("study_id", "name", "machine", "started_at", "finished_at", "state", "trials",
                 "ok", "failed", "disturbed", "skipped", "planned", "source")
-
-
-def cmd_store(args: argparse.Namespace) -> int:
-    """``teiten store copy FROM TO``: one line per study, as it is copied."""
-    source = Store.open(args.source)
-    try:
-        if StoreAddress.parse(args.source).absolute() == StoreAddress.parse(args.dest).absolute():
-            raise UserError(f"{args.source} is both FROM and TO; give another store to copy into")
-        dest = Store.open(args.dest, create=True)
-        try:
-            for done in store_copy.copy(source, dest, args.study_id):
-                print(f"study {done.source_id} ({done.name}, {done.trials} trials) -> "
-                      f"{dest}" + (f" study {done.dest_id}" if done.dest_id else "")
-                      + f": {done.outcome}")
-        finally:
-            dest.close()
-    finally:
-        source.close()
-    return 0
 
 
 def cmd_studies(args: argparse.Namespace) -> int:
@@ -369,6 +353,8 @@ def cmd_studies(args: argparse.Namespace) -> int:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
+    if args.format in ("bmf", "openmetrics"):
+        return print_points(args)
     store = Store.open(args.store)
     try:
         if args.study_id is not None:

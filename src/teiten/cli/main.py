@@ -144,6 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("dest", metavar="TO", type=_store, help="the store to copy into")
     c.add_argument("--study-id", type=int, action="append", help="only this study of FROM "
                    "(repeat it for several; default: all)")
+    c = store_sub.add_parser("summarize", help="keep each point's summary (medians, estimate, "
+                             "interval, verdict) of the finished studies that have none, such as "
+                             "studies finished before teiten kept them")
+    c.add_argument("--store", required=True, type=_store, help=_STORE_HELP)
+    c.add_argument("--study-id", type=int, action="append", help="summarize this study again "
+                   "(repeat it for several; default: every finished study without summaries)")
 
     s = sub.add_parser("studies", help="list the studies of a store: id, name, machine, "
                        "started, state and trial counts")
@@ -151,11 +157,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="a table, JSON or CSV")
 
-    s = sub.add_parser("results", help="list every trial of a store")
+    s = sub.add_parser("results", help="list every trial of a store, or each point's summary "
+                       "for tools that track benchmarks")
     s.add_argument("--store", required=True, type=_store, help=_STORE_HELP)
-    s.add_argument("--study-id", type=int, help="only this study of the store (default: all)")
-    s.add_argument("--format", choices=("table", "json", "csv"), default="table",
-                   help="a table, JSON or CSV")
+    s.add_argument("--study-id", type=int, help="only this study of the store (default: all; "
+                   "bmf: the latest finished study)")
+    s.add_argument("--format", choices=("table", "json", "csv", "bmf", "openmetrics"),
+                   default="table", help="the trials as a table, JSON or CSV; or each point's "
+                   "summary as Bencher Metric Format JSON (bmf) or OpenMetrics text")
 
     s = sub.add_parser("show", help="everything known about one trial")
     s.add_argument("trial_id", metavar="TRIAL_ID", help="from 'teiten results' (or STUDY:TRIAL)")
@@ -258,6 +267,9 @@ def _running_options(s: argparse.ArgumentParser) -> None:
     _overwrite_option(s)
     s.add_argument("--no-monitors", action="store_true", help="no system or database "
                    "monitors (to measure their overhead)")
+    s.add_argument("--testbed", metavar="NAME", help="your name for this machine, kept with the "
+                   "study and its point summaries (default: TEITEN_TESTBED when set, else a hash "
+                   "of the machine's CPU model, CPUs, memory and architecture)")
     _machine_options(s)
 
 

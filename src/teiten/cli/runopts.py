@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from teiten.store.address import StoreAddress
 def runner_options(args: argparse.Namespace) -> dict[str, Any]:
     """What run, scaleup and resume pass alike to the runner."""
     return {"monitors": not args.no_monitors, "beside_others": args.beside_others,
-            "noise_guard": _noise_guard(args),
+            "noise_guard": _noise_guard(args), "testbed": testbed(args),
             "wait_quiet_s": busy.WAIT_QUIET_S if args.wait_quiet is None else args.wait_quiet}
 
 
@@ -28,6 +29,27 @@ def _noise_guard(args: argparse.Namespace) -> bool | None:
     if given not in (None, "", "on", "off"):
         raise UserError(f"TEITEN_NOISE_GUARD={given}: give on or off")
     return None if not given else given == "on"
+
+
+# A testbed's name: what a person calls the machine, short enough for a label or a file name.
+TESTBED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def testbed(args: argparse.Namespace) -> str | None:
+    """--testbed NAME; else TEITEN_TESTBED; else None (the study's testbed is then the hash
+    of the machine's identity: teiten.fingerprint.testbed_key)."""
+    given = args.testbed if args.testbed is not None else os.environ.get("TEITEN_TESTBED") or None
+    if given is not None and not TESTBED_NAME.fullmatch(given):
+        where = f"--testbed {given!r}" if args.testbed is not None else f"TEITEN_TESTBED={given!r}"
+        raise UserError(f"{where}: a testbed name is 1 to 64 letters, digits, '.', '_' or '-', "
+                        "starting with a letter or digit, e.g. ci-box-1")
+    return given
+
+
+def check_options(args: argparse.Namespace, address: StoreAddress) -> None:
+    """Before the study is made or changed: the testbed's name, and the report directory."""
+    testbed(args)
+    check_report_dir(args, address)
 
 
 def check_report_dir(args: argparse.Namespace, address: StoreAddress) -> None:

@@ -1,12 +1,13 @@
 """``teiten store copy FROM TO``: studies move between stores, SQLite and PostgreSQL both ways.
 
 Every row of a study goes across as it was read (its spec, fingerprint, plan, each trial's
-figures, series, statements, waits, steps and details), so a figure read from the copy is the
-one written by the run. A study takes the next free id of the destination, in one transaction
-per study: a copy cut short leaves whole studies only. A study the destination already holds
-(same name, creation time and machine fingerprint) is not copied twice, so a copy can be
-repeated. The directories a run recorded for ``teiten clean`` stay with the source store: they
-belong to the machine that ran the study, which cleans them from there.
+figures, series, statements, waits, steps and details, and its point summaries), so a figure
+read from the copy is the one written by the run. A study takes the next free id of the
+destination, in one transaction per study: a copy cut short leaves whole studies only. A
+study the destination already holds (same name, creation time and machine fingerprint) is not
+copied twice, so a copy can be repeated. The directories a run recorded for ``teiten clean``
+stay with the source store: they belong to the machine that ran the study, which cleans them
+from there.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from dataclasses import dataclass
 
 from teiten.store import pg
 from teiten.store.db import Store
+from teiten.store.points import STAMPS, iso
 
 COPY_LOCK = 0x74656974656E  # pg_advisory_xact_lock's key while a copy looks for its twin
 # The tables of a study's rows (besides ``studies``), in the order their keys need.
 STUDY_TABLES = ("servers", "trials", "progress", "statements", "series", "metrics", "waits",
-                "details", "steps")
+                "details", "steps", "point_summaries")
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,10 @@ def _insert(dest: pg.Connection, table: str, rows: list[pg.Row], dest_id: int) -
         return
     columns = list(rows[0].keys())
     at = columns.index("study_id")
+    # A timestamp (point_summaries') is a datetime read from PostgreSQL and text read from
+    # SQLite: written as ISO 8601 text, which either reads as its own.
+    stamps = {i for i, c in enumerate(columns) if c in STAMPS}
     dest.executemany(
         f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({_marks(columns)})",  # noqa: S608
-        [tuple(dest_id if i == at else v for i, v in enumerate(r)) for r in rows])
+        [tuple(dest_id if i == at else iso(v) if i in stamps else v for i, v in enumerate(r))
+         for r in rows])

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -220,6 +220,63 @@ def _to_v5(conn: Any) -> None:
     _execute_all(conn, _V5)
 
 
+# 6: each point's summary, kept when a study finishes (the figures, interval and verdict of the
+# report, with the testbed and the build), and the view that tools outside teiten read
+# (docs/DESIGN.md, "Results others read"). One row per study, workload, client count and
+# server; the baseline's own row has no baseline and no ratio. TIMESTAMPTZ is a real
+# timestamp in PostgreSQL and ISO 8601 text with its offset in SQLite (:func:`_to_v6`).
+_V6 = """
+CREATE TABLE point_summaries (
+    study_id      INTEGER NOT NULL REFERENCES studies(id),
+    study         TEXT NOT NULL,        -- the study's name: one series across builds per name
+    testbed       TEXT NOT NULL,        -- the user's name for the machine, else a hash of its identity
+    workload      TEXT NOT NULL,
+    clients       INTEGER NOT NULL,
+    threads       INTEGER,
+    server        TEXT NOT NULL,
+    baseline      TEXT,                 -- the server it is compared with; NULL on the baseline's row
+    tps_median    REAL,                 -- NULL: no successful trial
+    tps_low       REAL,                 -- the median's order-statistic interval ...
+    tps_high      REAL,
+    tps_level_pct REAL,                 -- ... and the level it reaches
+    n_ok          INTEGER NOT NULL,
+    n_failed      INTEGER NOT NULL,
+    baseline_tps_median REAL,
+    ratio_pct     REAL,                 -- the ratio of the medians, as the CSV's ratio_pct
+    estimate_pct  REAL,                 -- the interval's own estimate: the ratio the report prints
+    low_pct       REAL,                 -- the ratio's interval ...
+    high_pct      REAL,
+    level_pct     REAL,                 -- ... the level it reaches
+    required_pct  REAL,                 -- ... and the level the report's family needs
+    method        TEXT,                 -- signed-rank | sign-test | hodges-lehmann
+    margin_pct    REAL,
+    verdict       TEXT,                 -- faster | slower | no-difference | cannot-tell
+    verdict_reason TEXT,                -- for cannot-tell: no-ratio | no-interval | short | wide
+    version       TEXT,
+    build_key     TEXT,                 -- the install's key, when teiten built it
+    git_commit    TEXT,
+    git_subject   TEXT,
+    git_position  INTEGER,              -- on its branch's first-parent line
+    committed_at  TIMESTAMPTZ,
+    finished_at   TIMESTAMPTZ NOT NULL, -- when the study finished
+    PRIMARY KEY (study_id, workload, clients, server)
+);
+CREATE VIEW teiten_points AS SELECT
+    finished_at AS time, testbed, coalesce(git_commit, build_key, version) AS build,
+    study || '/' || workload || '/clients=' || clients AS benchmark,
+    tps_median AS value, tps_low AS low, tps_high AS high,
+    study_id, study, workload, clients, threads, server, baseline, tps_level_pct, n_ok,
+    n_failed, baseline_tps_median, ratio_pct, estimate_pct, low_pct, high_pct, level_pct,
+    required_pct, method, margin_pct, verdict, verdict_reason, version, build_key, git_commit,
+    git_subject, git_position, committed_at
+FROM point_summaries
+"""
+
+
+def _to_v6(conn: Any) -> None:
+    _execute_all(conn, _V6.replace("TIMESTAMPTZ", "timestamptz" if _postgres(conn) else "TEXT"))
+
+
 def for_postgres(script: str) -> str:
     """A step's SQL in PostgreSQL's types: SQLite's integers and reals are 64-bit, so BIGINT and
     DOUBLE PRECISION (PostgreSQL's REAL has 24 bits of mantissa), and the study's id an
@@ -249,4 +306,4 @@ def _to_v1(conn: Any) -> None:
 
 # MIGRATIONS[n] turns a store of version n - 1 into version n.
 MIGRATIONS: dict[int, Callable[[Any], None]] = {
-    1: _to_v1, 2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5}
+    1: _to_v1, 2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5, 6: _to_v6}

@@ -1,0 +1,76 @@
+"""The rows of the view ``teiten_points`` in the formats of tools that track benchmarks:
+Bencher's Metric Format (BMF, JSON) and OpenMetrics text (Prometheus). Pure functions over the
+rows as :func:`teiten.store.points.read` gives them (docs/DESIGN.md, "Results others read").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+Row = Mapping[str, Any]
+
+# OpenMetrics: each family's value column in the view; a row without a value has no sample.
+FAMILIES = (("teiten_tps", "value"), ("teiten_tps_low", "low"), ("teiten_tps_high", "high"),
+            ("teiten_ratio_estimate_pct", "estimate_pct"), ("teiten_ratio_pct", "ratio_pct"),
+            ("teiten_ratio_low_pct", "low_pct"), ("teiten_ratio_high_pct", "high_pct"))
+# The labels of every sample: together they name one row of the view.
+LABELS = ("testbed", "study", "study_id", "workload", "clients", "server", "baseline", "build")
+
+
+def bmf(rows: Sequence[Row]) -> dict[str, dict[str, dict[str, float]]]:
+    """Bencher Metric Format: a benchmark per server and point (``STUDY/WORKLOAD/clients=N/
+    SERVER``) with the measure ``throughput`` (median TPS and its interval) and, for a server
+    compared with a baseline, ``ratio`` (the report's ratio in percent and its interval)."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for r in rows:
+        measures = {}
+        if r["value"] is not None:
+            measures["throughput"] = _metric(r["value"], r["low"], r["high"])
+        shown = r["estimate_pct"] if r["estimate_pct"] is not None else r["ratio_pct"]
+        if shown is not None:
+            measures["ratio"] = _metric(shown, r["low_pct"], r["high_pct"])
+        if measures:
+            out[f"{r['benchmark']}/{r['server']}"] = measures
+    return out
+
+
+def _metric(value: float, low: float | None, high: float | None) -> dict[str, float]:
+    found = {"value": float(value)}
+    if low is not None and high is not None:
+        found.update(lower_value=float(low), upper_value=float(high))
+    return found
+
+
+def openmetrics(rows: Sequence[Row]) -> str:
+    """OpenMetrics text: one gauge family per figure (TPS and its interval, the ratio and its
+    interval), a sample per row that has the figure, labelled with its testbed, study, point,
+    server, baseline and build, stamped with the time its study finished; and the verdict of
+    each compared server as ``teiten_verdict{..., verdict="slower"} 1``."""
+    lines = []
+    for family, column in FAMILIES:
+        samples = [_sample(family, r, r[column]) for r in rows if r[column] is not None]
+        if samples:
+            lines += [f"# TYPE {family} gauge", *samples]
+    verdicts = [_sample("teiten_verdict", r, 1, verdict=r["verdict"]) for r in rows if r["verdict"]]
+    if verdicts:
+        lines += ["# TYPE teiten_verdict gauge", *verdicts]
+    return "\n".join([*lines, "# EOF"]) + "\n"
+
+
+def _sample(family: str, row: Row, value: float, **more: str) -> str:
+    labels = {k: row[k] for k in LABELS if row.get(k) is not None} | more
+    text = ",".join(f'{k}="{_escaped(str(v))}"' for k, v in labels.items())
+    when = datetime.fromisoformat(row["time"]).timestamp()
+    return f"{family}{{{text}}} {_number(value)} {_number(when)}"
+
+
+def _escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _number(value: float) -> str:
+    value = float(value)
+    return str(int(value)) if value.is_integer() and math.isfinite(value) else repr(value)
