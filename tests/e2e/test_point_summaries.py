@@ -159,6 +159,8 @@ def test_a_run_keeps_its_summaries_with_its_testbed(pg18, workdir: Path) -> None
     with sqlite3.connect(store) as conn:
         finished, spec = conn.execute("SELECT finished_at, spec_json FROM studies").fetchone()
     assert json.loads(spec)["testbed"] == "ci-box-1"
+    listed = run_cli("studies", "--store", str(store), "--format", "json", check=True).stdout
+    assert [s["testbed"] for s in json.loads(listed)] == ["ci-box-1"]
     assert {r["time"] for r in rows} == {finished} and ISO_WITH_OFFSET.match(finished), finished
     assert all(r["value"] > 0 and r["threads"] == 1 and r["version"].startswith("18.") for r in rows)
     _assert_as_reported(rows, json.loads((workdir / "report" / "tables.json").read_text())["tables"])
@@ -215,3 +217,16 @@ def test_a_bad_testbed_in_the_environment_is_one_line(workdir: Path, env: str, s
     done = run_cli("run", str(workdir / "s.yaml"), "--store", str(workdir / "r.db"))
     assert done.returncode == 2 and done.stderr.startswith(f"teiten: error: {says}"), done.stderr
     assert len(done.stderr.splitlines()) == 1 and not (workdir / "r.db").exists()
+
+
+def test_a_study_that_clean_finishes_is_summarized(tmp_path: Path) -> None:
+    """A run whose directories could not be removed leaves its study running with every trial
+    done; 'teiten clean' finishes it once nothing is left, and keeps its summaries then."""
+    store = build(tmp_path / "c.db", Truth(blocks=3, cv=0.02))
+    with sqlite3.connect(store) as conn:
+        conn.execute("UPDATE studies SET state = 'running', finished_at = NULL")
+    done = run_cli("clean", "--store", str(store), check=True)
+    assert "teiten: study 1 is finished" in done.stderr
+    rows = _view(store)
+    assert len(rows) == 12 and all(ISO_WITH_OFFSET.match(r["time"]) for r in rows)
+    assert {r["verdict"] for r in rows if r["baseline"]} == {"cannot-tell"}  # 3 blocks: too few

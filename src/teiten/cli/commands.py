@@ -320,7 +320,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
 
 STUDY_FIELDS = ("study_id", "name", "machine", "started_at", "finished_at", "state", "trials",
-                "ok", "failed", "disturbed", "skipped", "planned", "source")
+                "ok", "failed", "disturbed", "skipped", "planned", "source", "testbed")
 
 
 def cmd_studies(args: argparse.Namespace) -> int:
@@ -337,7 +337,8 @@ def cmd_studies(args: argparse.Namespace) -> int:
                 "trials": sum(counts.values()),
                 **{k: counts.get(k, 0) for k in ("ok", "failed", "disturbed", "skipped")},
                 "planned": counts.get("planned", 0) + counts.get("running", 0),
-                "source": r["source"]})
+                "source": r["source"], "testbed": fingerprint.testbed_key(
+                    machine, json.loads(r["spec_json"]).get("testbed"))})
     finally:
         store.close()
     if not rows and args.format == "table":
