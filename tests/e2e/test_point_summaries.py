@@ -9,7 +9,8 @@ and the gate's row for that point. (b) The store of the same real study as writt
 commit's report printed. (c) A real run keeps its rows when it finishes, with the testbed it was
 named and a finished_at with its offset; a bad name, and another testbed on resume, are refused.
 (d) ``teiten results --format bmf`` validates against the JSON Schema of Bencher's format and
-``--format openmetrics`` parses with prometheus_client's parser.
+``--format openmetrics`` parses with prometheus_client's parser. (e) A study that ``teiten clean``
+finishes is summarized too. (f) A build recorded with its git commit is named by it.
 """
 
 from __future__ import annotations
@@ -230,3 +231,22 @@ def test_a_study_that_clean_finishes_is_summarized(tmp_path: Path) -> None:
     rows = _view(store)
     assert len(rows) == 12 and all(ISO_WITH_OFFSET.match(r["time"]) for r in rows)
     assert {r["verdict"] for r in rows if r["baseline"]} == {"cannot-tell"}  # 3 blocks: too few
+
+
+def test_a_build_from_git_is_named_by_its_commit(tmp_path: Path) -> None:
+    """Where 'teiten install' recorded a server's build (its key and git commit, in the server's
+    resolved install), the rows carry it and the view's build is the commit; elsewhere NULL."""
+    store = build(tmp_path / "g.db", Truth(blocks=3, cv=0.02))
+    git = {"commit": "4f2a9c1e" * 5, "subject": "Speed up the lock manager", "position": 812,
+           "committed_at": "2026-11-20T09:15:00+09:00", "repo": "/src/postgresql", "ref": "master"}
+    with sqlite3.connect(store) as conn:
+        [spec] = conn.execute("SELECT spec_json FROM servers WHERE name = 'pg18'").fetchone()
+        spec = json.loads(spec)
+        spec["resolved"]["build"] = {"key": "src-18-ab12cd", "git": git}
+        conn.execute("UPDATE servers SET spec_json = ? WHERE name = 'pg18'", (json.dumps(spec),))
+    run_cli("store", "summarize", "--store", str(store), check=True)
+    found = {(r["server"], r["build"], r["build_key"], r["git_commit"], r["git_subject"],
+              r["git_position"], r["committed_at"]) for r in _view(store)}
+    assert found == {("pg17", "17.7", None, None, None, None, None),
+                     ("pg18", git["commit"], "src-18-ab12cd", git["commit"], git["subject"], 812,
+                      "2026-11-20T09:15:00+09:00")}
