@@ -34,6 +34,7 @@ from teiten.cli.runopts import check_options, runner_options
 from teiten.cli.show import render_text, trial_record
 from teiten.cli.stores import cmd_store, print_points, summarize
 from teiten.cli.system import cmd_fetch_source, cmd_system
+from teiten.cli.timeline import cmd_timeline
 from teiten.errors import SpecError, StudyInterrupted, UserError
 from teiten.messages import tr
 from teiten.plan import plan, profile_trials
@@ -53,7 +54,7 @@ def dispatch(args: argparse.Namespace) -> int:
         "schema": cmd_schema, "plan": cmd_plan, "run": cmd_run, "scaleup": cmd_scaleup, "resume": cmd_resume,
         "results": cmd_results, "report": cmd_report, "show": cmd_show, "compare": cmd_compare,
         "probe": cmd_probe, "clean": cmd_clean, "studies": cmd_studies, "store": cmd_store,
-        "system": cmd_system, "fetch-source": cmd_fetch_source, "gate": cmd_gate,
+        "system": cmd_system, "fetch-source": cmd_fetch_source, "gate": cmd_gate, "timeline": cmd_timeline,
     }[args.command]
     return handler(args)
 

@@ -210,6 +210,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-different-parameters", action="store_true", help="unpaired: compare "
                    "studies whose parameters differ")
 
+    s = sub.add_parser("timeline", help="one study's TPS at each point across every build that "
+                       "ran it on one testbed, with the change points (first-parent order for "
+                       "git builds)")
+    s.add_argument("study", metavar="STUDY", help="the study's name (as in the study file)")
+    s.add_argument("--store", required=True, type=_store, help="the store that holds its studies")
+    s.add_argument("--testbed", metavar="NAME", help="the machine (needed when the study ran on "
+                   "several; teiten studies shows each study's)")
+    s.add_argument("--out", metavar="DIR", help="also write timeline.md and timeline.html there")
+    s.add_argument("--overwrite", action="store_true", help="write into --out even if it holds "
+                   "files teiten did not write")
+    s.add_argument("--lang", choices=("en", "ja"), default="en", help="language (default en)")
+
     s = sub.add_parser("compare", help="one report across studies (stores, or studies of one "
                        "store): the fixed-point observation over the years")
     s.add_argument("--store", required=True, type=_store, action="append", help="a store; repeat it for "
