@@ -8,7 +8,7 @@ import statistics
 
 from bench.common import install, interleaved_pairs, local_server, summary, workload
 from teiten.drivers import pgbench
-from teiten.monitors import Monitors
+from teiten.monitors.activity import Monitors
 from teiten.servers.base import Endpoint
 
 

@@ -24,22 +24,25 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from teiten.errors import MachineBusy
+from teiten.guard import ForeignLoad, Rule, who
 from teiten.messages import tr
-from teiten.monitors.foreign import ForeignLoad, Rule, quiet_check
+from teiten.monitors.foreign import ForeignWatch, quiet_check
 from teiten.results import PlannedTrial
-from teiten.window import who
+from teiten.spec.study import NoiseGuardSpec
+from teiten.window import Watch
 
 WINDOW_S = 2.0      # a quiet window before a trial
 WAIT_QUIET_S = 30.0  # the default bound of the wait of one busy spell (--wait-quiet)
 STREAK = 3          # disturbed trials in a row, after the spell's wait, that stop the study
 
 
-def start(rule: Rule, wait_s: float, ours: Callable[[], Iterable[int]], say: Callable[[str], None],
+def start(guard: NoiseGuardSpec, wait_s: float, ours: Callable[[], Iterable[int]], say: Callable[[str], None],
           store: str, todo: Sequence[PlannedTrial], *,
           keep: Callable[[Mapping[str, object]], None]) -> BusyWatch:
     """Before the first trial: how busy the rest of the machine is over a short window, against
     the limit of the first trial (kept by ``keep`` for the report, the limit beside it; a busy
-    machine is said at once), and the watch of the run."""
+    machine is said at once), and the watch of the run, which judges by the guard's rule."""
+    rule = Rule.of(guard.model_dump())
     found = quiet_check(WINDOW_S, ours=ours)
     watch = BusyWatch(rule, wait_s, ours, say, store,
                       sum(1 for t in todo if t.repetition == 1 and t.repeat_of is None and not t.purpose),
@@ -102,11 +105,13 @@ class BusyWatch:
                             trial=trial.trial_id))
                 said = True
 
-    def after(self, trial: PlannedTrial, status: str, foreign: ForeignLoad | None) -> None:
-        """Count ``trial``'s outcome; raise :class:`MachineBusy` when the machine stays busy."""
+    def after(self, trial: PlannedTrial, status: str, watch: Watch | None) -> None:
+        """Count ``trial``'s outcome (``watch``: its monitors, when it ran); raise
+        :class:`MachineBusy` when the machine stays busy."""
         disturbed = status == "disturbed"
-        if foreign is not None:
-            self.last = foreign
+        meter = watch.monitor(ForeignWatch) if watch is not None else None
+        if meter is not None and meter.found is not None:
+            self.last = meter.found
         if not disturbed:
             self.quiet, self.left_s, self.streak = True, self.wait_s, 0
             return

@@ -32,17 +32,16 @@ from teiten.drivers import load
 from teiten.errors import StoreFull, StoreUnreachable, TeitenError, UserError
 from teiten.installs import Install, Resolution
 from teiten.messages import tr
-from teiten.monitors.foreign import ForeignLoad, Rule
 from teiten.record import install_for
 from teiten.remote import Ssh
-from teiten.results import Evidence, LoadRun, PlannedTrial, TrialResult, now
+from teiten.results import LoadRun, PlannedTrial, TrialResult, now
 from teiten.servers import kinds, profiles
 from teiten.servers.base import Endpoint, Server, Target
 from teiten.servers.kind import Request
 from teiten.spec import NoiseGuardSpec, Study, load_text
 from teiten.spec.secrets import Secrets
 from teiten.store import Store
-from teiten.window import Watch, WindowOptions, disturbance
+from teiten.window import Watch, WindowOptions
 from teiten.workloads import Workload
 from teiten.workloads.base import TrialOutcome, TrialRequest
 
@@ -97,7 +96,7 @@ class _Context:
     trials_run: int = 0  # trials this run ran (a repeat counts again)
     wait_quiet_s: float = busy.WAIT_QUIET_S  # --wait-quiet: one busy spell's wait before trials
     busy: busy.BusyWatch | None = None  # with the guard on: waits for quiet, stops when busy
-    foreign: ForeignLoad | None = None  # the last trial's foreign load (the guard on)
+    watch: Watch | None = None  # the last trial's monitors (the busy watch reads its foreign load)
 
 
 def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False,
@@ -280,7 +279,7 @@ def _loop(ctx: _Context) -> float:
         ctx.report(Event("trial-start", index=done + 1, total=total, trial=trial,
                          elapsed=time.monotonic() - started, eta=eta))
         t0 = time.monotonic()
-        ctx.foreign = None
+        ctx.watch = None
         status, message = _run_trial(ctx, trial)
         spent.append(time.monotonic() - t0)
         ctx.trials_run += 1
@@ -297,7 +296,7 @@ def _loop(ctx: _Context) -> float:
         ctx.report(Event("trial-end", index=done, total=total, trial=trial,
                          status=status, message=message, elapsed=time.monotonic() - started))
         if ctx.busy is not None:
-            ctx.busy.after(trial, status, ctx.foreign)
+            ctx.busy.after(trial, status, ctx.watch)
     return time.monotonic() - started
 
 
@@ -339,7 +338,7 @@ def _quiet_check(ctx: _Context, todo: list[PlannedTrial]) -> None:
     study for its report), and the busy watch that judges the run (teiten.busy)."""
     if ctx.guard is None:
         return
-    ctx.busy = busy.start(Rule.of(ctx.guard.model_dump()), ctx.wait_quiet_s, lambda: _ours(ctx),
+    ctx.busy = busy.start(ctx.guard, ctx.wait_quiet_s, lambda: _ours(ctx),
                           lambda m: ctx.report(Event("note", message=m)), str(ctx.store), todo,
                           keep=lambda body: ctx.store.update_spec(ctx.study_id, {"quiet_check": body}))
 
@@ -421,8 +420,7 @@ def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
         return "failed", reason
     _describe(ctx, trial.server, server)
     notes: list[str] = []
-    watch = Watch(trial, server, notes, WindowOptions(ctx.monitors, ctx.study.profile,
-                                                      foreign=ctx.guard is not None),
+    watch = Watch(trial, server, notes, WindowOptions(ctx.monitors, ctx.study.profile, guard=ctx.guard),
                   client_cpus=ctx.client_cpus.get(trial.server))
     cycle = server.new_cycle()
     try:
@@ -449,21 +447,20 @@ def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
         reason = f"not installed: {outcome.not_installed}"
         store.skip_trial(sid, tid, reason, now())
         return "skipped", reason
-    load, seen, affinity = outcome.load, watch.seen, watch.affinity
-    warnings = seen.warnings if seen else []
+    load = outcome.load
+    warnings = watch.warnings()
     notes = list(end.notes) + warnings + notes + list(outcome.notes)
     with cycle.phase("collect"):
-        evidence = watch.evidence(end.log, outcome) or Evidence()
+        evidence = watch.evidence(end.log, outcome)
     evidence.details["cycle"] = cycle.to_json()
     if load is not None:
-        error = (_verdict(load, end.crashed) or (affinity.failure() if affinity else None)
-                 or outcome.error)
+        error = _verdict(load, end.crashed) or watch.failure() or outcome.error
     else:
         error = outcome.error or end.crashed
     status: Literal["ok", "failed", "disturbed"] = "failed" if error else "ok"
-    ctx.foreign = watch.foreign
-    if status == "ok" and ctx.guard is not None and watch.foreign is not None:
-        error = disturbance(watch.foreign, Rule.of(ctx.guard.model_dump()))
+    ctx.watch = watch
+    if status == "ok":
+        error = watch.disturbance()
         status = "disturbed" if error else "ok"
     store.finish_trial(sid, TrialResult(
         tid, status, now(), error=error, figures=outcome.figures,

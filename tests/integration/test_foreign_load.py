@@ -20,7 +20,8 @@ from contextlib import contextmanager
 import psutil
 import pytest
 
-from teiten.monitors.foreign import Consumer, ForeignLoad, ForeignMeter, quiet_check
+from teiten.guard import Consumer, ForeignLoad
+from teiten.monitors.foreign import ForeignMeter, quiet_check
 
 # alone: it measures foreign CPU load within a tenth of a second.
 pytestmark = pytest.mark.alone

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import run_cli
 from tests.truestores import Truth, build
 
-from teiten.monitors.foreign import LIMIT_CPUS, SPARE_FRACTION, ForeignLoad, Rule
+from teiten.guard import LIMIT_CPUS, SPARE_FRACTION, ForeignLoad, Rule
 from teiten.spec import load_text
 from teiten.spec.study import NoiseGuardSpec
 from teiten.store import Store

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from teiten.analysis.model import Notice
 from teiten.fingerprint import NOT_EXPOSED
-from teiten.monitors.foreign import ForeignLoad, Rule
+from teiten.guard import ForeignLoad, Rule
 from teiten.results import StudyResults, TrialRecord
 
 

@@ -16,6 +16,8 @@ import threading
 import time
 
 from teiten.cgroups import Group
+from teiten.monitors.base import Ended, Metric, Monitor, MonitorKind, Window
+from teiten.results import Evidence
 
 SAMPLE_S = 0.5
 RATES = {"read_ios": "limit_read_iops", "write_ios": "limit_write_iops",
@@ -64,3 +66,38 @@ class LimitsWatch:
         if "memory_bytes" in last:
             out[MEMORY] = max(self._peak, last["memory_bytes"])
         return out
+
+
+class LimitsMonitor(Monitor):
+    """A limited server's use of its limits over the window: the metrics ``limit_*``, and which
+    devices and writes its group counted."""
+
+    def __init__(self, group: Group):
+        self.group = group
+        self.watch = LimitsWatch(group)
+        self.used: dict[str, float] | None = None
+
+    def start(self) -> None:
+        self.watch.start()
+
+    def stop(self) -> None:
+        self.used = self.watch.stop()
+
+    def contribute(self, evidence: Evidence, ended: Ended) -> None:
+        if self.used is None:
+            return
+        group = self.group
+        evidence.metrics.update(self.used)
+        evidence.details["limits"] = {"devices": [io.device for io in group.limits.io],
+                                      "cgroup": f"v{group.version}", "counted": counted(group.version)}
+
+
+def _limits(window: Window) -> LimitsMonitor | None:
+    group = window.server.limits_group()
+    return LimitsMonitor(group) if group is not None else None
+
+
+KIND = MonitorKind("limits", _limits, layer=2, metrics=(
+    *(Metric(name, "IOPS" if name.endswith("iops") else "bytes/s", "rate", f"metric.{name}")
+      for name in RATES.values()),
+    Metric(MEMORY, "bytes", "peak", f"metric.{MEMORY}")))

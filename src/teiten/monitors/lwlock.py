@@ -51,6 +51,8 @@ from pathlib import Path
 from typing import Any
 
 from teiten import safefs
+from teiten.monitors.base import Ended, Monitor, MonitorKind, Window
+from teiten.results import Evidence
 
 # The instance is "%d" (9.4 to 9.6) or "%p" (10+: "0x7f...", or "(nil)" from glibc). The
 # greedy start takes the last "PID" of a line, so that a line cut short and run into the
@@ -275,3 +277,24 @@ def window_stats(log_text: str, start: int, transactions: int) -> dict[str, Any]
                        "contentions_per_tx": r.contentions_per_tx, "requests": r.requests,
                        "contentions": r.contentions, "shared_per_tx": r.shared_per_tx,
                        "exclusive_per_tx": r.exclusive_per_tx} for r in rows]}
+
+
+class LWLockWatch(Monitor):
+    """Where the load's window of the server's log begins; at the end, the LWLOCK_STATS that
+    the server logged from there (a -DLWLOCK_STATS build's): its details ``lwlock``."""
+
+    def __init__(self, window: Window):
+        self.server = window.server
+        self.mark: int | None = None
+
+    def start(self) -> None:
+        self.mark = self.server.log_mark()
+
+    def contribute(self, evidence: Evidence, ended: Ended) -> None:
+        if self.mark is not None and ended.transactions:
+            locks = window_stats(ended.log, self.mark, ended.transactions)
+            if locks:
+                evidence.details["lwlock"] = locks
+
+
+KIND = MonitorKind("lwlock", LWLockWatch, layer=0)

@@ -21,6 +21,9 @@ from pathlib import Path
 
 from teiten import procs, system
 from teiten.errors import ProcessError, TeitenError
+from teiten.monitors.base import Ended, Monitor, MonitorKind, Window
+from teiten.results import Evidence
+from teiten.spec.study import ProfileSpec
 from teiten.waiting import wait_until
 
 FREQUENCY = 99  # Hz: not a multiple of common timer frequencies (Brendan Gregg's advice)
@@ -267,3 +270,37 @@ def stop_profile(profiler: Profiler | None, notes: list[str]) -> Profile | None:
         return None
     notes.extend(profile.notes)
     return profile
+
+
+class ProfileWatch(Monitor):
+    """A perf profile of the server over the window of a trial the study asks to profile: its
+    details ``profile``; why none could be taken, in the trial's notes."""
+
+    def __init__(self, window: Window, wanted: ProfileSpec):
+        self.window, self.wanted = window, wanted
+        self.profiler: Profiler | None = None
+        self.profile: Profile | None = None
+
+    def start(self) -> None:
+        t = self.window.trial
+        self.profiler = start_profile(self.window.server.server_pid(), self.wanted.event,
+                                      self.wanted.frequency, self.window.notes,
+                                      title=f"{t.server} · {t.workload} · {t.clients} clients")
+
+    def stop(self) -> None:
+        self.profile = stop_profile(self.profiler, self.window.notes)
+
+    def contribute(self, evidence: Evidence, ended: Ended) -> None:
+        if self.profile is not None:
+            evidence.details["profile"] = self.profile.to_json()
+
+
+def _profile(window: Window) -> ProfileWatch | None:
+    wanted, t = window.profile, window.trial
+    if wanted is None or not wanted.wants(t.server, t.workload, t.clients, t.repetition, t.purpose):
+        return None
+    return ProfileWatch(window, wanted)
+
+
+# Outermost: perf takes a while to attach, and must not be in any other monitor's window.
+KIND = MonitorKind("profile", _profile, layer=0)

@@ -25,8 +25,10 @@ from importlib.resources import files
 
 from teiten import procs
 from teiten.errors import ServerError
-from teiten.monitors.system import Reading
+from teiten.monitors.base import Ended, Metric, Monitor, MonitorKind, Window
+from teiten.monitors.system import CPU_KEYS, Backend, Reading, SystemMonitor, SystemResult
 from teiten.remote import Ssh
+from teiten.results import Evidence
 
 log = logging.getLogger(__name__)
 
@@ -193,3 +195,37 @@ class RemoteBackend:
             self._thread = None
         if proc is not None:
             proc.stop(timeout=5)
+
+
+class HostWatch(Monitor):
+    """The system of the host of a server on another machine, over the window: its series
+    under the source ``server-system``, its CPU shares as ``host_cpu_*``."""
+
+    def __init__(self, backend: Backend):
+        self.monitor = SystemMonitor(backend=backend)
+        self.seen: SystemResult | None = None
+
+    def start(self) -> None:
+        self.monitor.start()
+
+    def stop(self) -> None:
+        self.seen = self.monitor.stop()
+
+    def contribute(self, evidence: Evidence, ended: Ended) -> None:
+        host = self.seen
+        if host is None:
+            return
+        evidence.series.extend(("server-system", t, name, value)
+                               for t, sample in host.series for name, value in sample.items())
+        evidence.metrics.update({f"host_{key}": host.summary[name]
+                                 for key, name in CPU_KEYS.items() if name in host.summary})
+        evidence.details["server_system_summary"] = host.summary
+
+
+def _host(window: Window) -> HostWatch | None:
+    backend = window.server.remote_monitor() if window.monitors else None
+    return HostWatch(backend) if backend is not None else None
+
+
+KIND = MonitorKind("host", _host, layer=1,
+                   metrics=(Metric("host_cpu_{part}", "%", "gauge", "metric.host_cpu"),))

@@ -20,6 +20,9 @@ from typing import Any
 
 import psycopg
 
+from teiten.monitors.base import Ended, Metric, Monitor, MonitorKind, Window
+from teiten.results import Evidence
+
 log = logging.getLogger(__name__)
 
 # Byte lags against the primary's current position; times in ms (NULL stays NULL).
@@ -145,3 +148,37 @@ def _number(value: object) -> float | None:
     if isinstance(value, (int, float, Decimal)):
         return float(value)
     raise TypeError(f"pg_stat_replication gave {value!r} where a number was expected")
+
+
+class LagWatch(Monitor):
+    """The lag of a primary's standbys over the window: the series under the source
+    ``replication``, the summary as ``replication_*``, the last state of each standby."""
+
+    def __init__(self, primary_conninfo: str):
+        self.monitor = LagMonitor(primary_conninfo)
+        self.seen: LagResult | None = None
+
+    def start(self) -> None:
+        self.monitor.start()
+
+    def stop(self) -> None:
+        self.seen = self.monitor.stop()
+
+    def contribute(self, evidence: Evidence, ended: Ended) -> None:
+        lag = self.seen
+        if lag is None:
+            return
+        evidence.series.extend(("replication", t, name, value) for t, name, value in lag.series)
+        evidence.metrics.update({f"replication_{k}": v for k, v in lag.summary.items()})
+        evidence.details["replication"] = lag.states
+
+
+def _lag(window: Window) -> LagWatch | None:
+    primary = window.server.lag_conninfo() if window.monitors else None
+    return LagWatch(primary) if primary else None
+
+
+KIND = MonitorKind("replication", _lag, layer=1, metrics=(
+    Metric("replication_lag_bytes_max", "bytes", "peak", "metric.replication_lag_bytes_max"),
+    Metric("replication_lag_bytes_mean", "bytes", "gauge", "metric.replication_lag_bytes_mean"),
+    Metric("replication_replay_lag_ms_max", "ms", "peak", "metric.replication_replay_lag_ms_max")))

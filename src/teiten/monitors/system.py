@@ -21,6 +21,9 @@ import psutil
 from teiten.cgroups import block_device
 
 CPU_FIELDS = ("user", "system", "iowait", "idle", "steal", "irq")
+# The whole window's CPU shares as a trial's metrics, by the system summary's names.
+CPU_KEYS = {"cpu_user": "cpu.user", "cpu_sys": "cpu.system", "cpu_iowait": "cpu.iowait",
+            "cpu_idle": "cpu.idle", "cpu_steal": "cpu.steal", "cpu_irq": "cpu.irq"}
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,7 @@ class NoiseGuardSpec(Model):
     """The noise guard: every trial measures the CPU that processes outside it (everything
     but the server's processes, pgbench and teiten) used during its measured window. A trial
     over the limit is kept, marked disturbed, left out of the analysis and repeated in its
-    block (teiten.monitors.foreign.Rule)."""
+    block (teiten.guard.Rule)."""
 
     enabled: bool = Field(True, description="measure and act on foreign load (off: measure "
                           "nothing; 'teiten run --noise-guard off' also turns it off)")
