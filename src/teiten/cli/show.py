@@ -8,6 +8,7 @@ from typing import Any
 from teiten.analysis import cycle as cycles
 from teiten.cli.output import table
 from teiten.errors import UserError
+from teiten.monitors import registry
 from teiten.store import Store
 
 
@@ -74,9 +75,7 @@ def render_text(rec: dict[str, Any]) -> str:
     if rec["notes"]:
         out += ["", "notes:"] + [f"  - {n}" for n in rec["notes"]]
     if rec["metrics"]:
-        out += ["", "monitors (window):"] + [
-            f"  {k} = {v:.0f}" if float(v).is_integer() else f"  {k} = {v:.2f}"
-            for k, v in sorted(rec["metrics"].items())]
+        out += ["", "monitors (window):"] + [_metric_line(k, v) for k, v in sorted(rec["metrics"].items())]
     if rec["top_waits"]:
         out += ["", "top waits:", table(rec["top_waits"], ["wait_event_type", "wait_event",
                                                             "samples", "share"])]
@@ -100,6 +99,14 @@ def render_text(rec: dict[str, Any]) -> str:
     out += ["", "pgbench stdout:", rec["stdout"] or "(none)", "pgbench stderr:",
             rec["stderr"] or "(none)", "server log:", rec["server_log"] or "(none)"]
     return "\n".join(out)
+
+
+def _metric_line(name: str, value: float) -> str:
+    """One stored metric with its unit and its label, as its monitor registered them (a metric
+    no monitor declares: its name and value only)."""
+    line = f"  {name} = {value:.0f}" if float(value).is_integer() else f"  {name} = {value:.2f}"
+    unit, label = registry.unit(name), registry.label(name)
+    return line + (f" {unit}" if unit else "") + (f"  ({label})" if label != name else "")
 
 
 def _limits_line(limits: dict[str, Any], rec: dict[str, Any]) -> str:
