@@ -110,8 +110,8 @@ class BusyWatch:
         :class:`MachineBusy` when the machine stays busy."""
         disturbed = status == "disturbed"
         meter = watch.monitor(ForeignWatch) if watch is not None else None
-        if meter is not None and meter.found is not None:
-            self.last = meter.found
+        if meter is not None and meter.seen is not None:
+            self.last = meter.seen
         if not disturbed:
             self.quiet, self.left_s, self.streak = True, self.wait_s, 0
             return

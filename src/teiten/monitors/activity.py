@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 
 from teiten.monitors import database
-from teiten.monitors.base import Ended, Metric, Monitor, MonitorKind, Window
+from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
 from teiten.monitors.system import CPU_KEYS, SystemMonitor, SystemResult
 from teiten.results import Evidence
 
@@ -108,20 +108,8 @@ class Monitors:
         return r
 
 
-class ActivityWatch(Monitor):
+class ActivityWatch(Sampling[MonitorResult]):
     """The system and database monitors of one trial (off with --no-monitors)."""
-
-    def __init__(self, window: Window):
-        server = window.server
-        self.monitors = Monitors(window.conninfo, devices=server.devices(),
-                                 server_cpus=server.confined_cpus())
-        self.seen: MonitorResult | None = None
-
-    def start(self) -> None:
-        self.monitors.start()
-
-    def stop(self) -> None:
-        self.seen = self.monitors.stop()
 
     def contribute(self, evidence: Evidence, ended: Ended) -> None:
         if self.seen is not None:
@@ -139,8 +127,14 @@ def _counts(*names: str, unit: str = "count") -> tuple[Metric, ...]:
     return tuple(Metric(n, unit, "counter", f"metric.{n}") for n in names)
 
 
+def _activity(window: Window) -> ActivityWatch | None:
+    server = window.server
+    return ActivityWatch(Monitors(window.conninfo, devices=server.devices(),
+                                  server_cpus=server.confined_cpus())) if window.monitors else None
+
+
 KIND = MonitorKind(
-    "activity", lambda w: ActivityWatch(w) if w.monitors else None, layer=3, metrics=(
+    "activity", _activity, layer=3, metrics=(
         *(Metric(k, "%", "gauge", f"metric.{k}") for k in CPU_KEYS),
         Metric("server_cpu_{part}", "%", "gauge", "metric.server_cpu"),
         Metric("{role}_device_util", "%", "gauge", "metric.device_util"),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from teiten.cgroups import Group
 from teiten.cpus import Placement
@@ -125,6 +125,30 @@ class Monitor:
     def disturbance(self) -> str | None:
         """Why the trial is disturbed (measured, but not to be counted), or None."""
         return None
+
+
+R = TypeVar("R", covariant=True)
+
+
+class Sampler(Protocol[R]):
+    """Something that samples between start() and stop(), which returns what it saw."""
+
+    def start(self) -> None: ...
+    def stop(self) -> R: ...
+
+
+class Sampling(Monitor, Generic[R]):
+    """A monitor over a sampler: what it saw is ``seen`` once stopped."""
+
+    def __init__(self, sampler: Sampler[R]):
+        self.sampler = sampler
+        self.seen: R | None = None
+
+    def start(self) -> None:
+        self.sampler.start()
+
+    def stop(self) -> None:
+        self.seen = self.sampler.stop()
 
 
 @dataclass(frozen=True)

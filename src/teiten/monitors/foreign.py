@@ -56,7 +56,7 @@ from pathlib import Path
 import psutil
 
 from teiten.guard import TOP, Consumer, ForeignLoad, Rule, disturbance
-from teiten.monitors.base import Ended, Metric, Monitor, MonitorKind, Window
+from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
 from teiten.results import Evidence
 
 TOP_MIN_S = 0.05     # below this a process is noise, not a consumer worth naming
@@ -262,30 +262,23 @@ def quiet_check(seconds: float = 2.0, *,
     return meter.stop()
 
 
-class ForeignWatch(Monitor):
+class ForeignWatch(Sampling[ForeignLoad]):
     """The noise guard's meter over one trial's window (the guard on): the foreign load as the
     details ``foreign`` and the metric ``foreign_cpus``, judged by the guard's rule. Ours:
     teiten (the load's driver is its child) and the server's processes; the rest is foreign."""
 
     def __init__(self, window: Window, rule: Rule):
         server = window.server
-        self.meter = ForeignMeter(lambda: [os.getpid(), *server.server_pids()])
+        super().__init__(ForeignMeter(lambda: [os.getpid(), *server.server_pids()]))
         self.rule = rule
-        self.found: ForeignLoad | None = None
-
-    def start(self) -> None:
-        self.meter.start()
-
-    def stop(self) -> None:
-        self.found = self.meter.stop()
 
     def contribute(self, evidence: Evidence, ended: Ended) -> None:
-        if self.found is not None:
-            evidence.details["foreign"] = self.found.to_json()
-            evidence.metrics["foreign_cpus"] = self.found.cpus
+        if self.seen is not None:
+            evidence.details["foreign"] = self.seen.to_json()
+            evidence.metrics["foreign_cpus"] = self.seen.cpus
 
     def disturbance(self) -> str | None:
-        return disturbance(self.found, self.rule) if self.found is not None else None
+        return disturbance(self.seen, self.rule) if self.seen is not None else None
 
 
 def _foreign(window: Window) -> ForeignWatch | None:

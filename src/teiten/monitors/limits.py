@@ -16,7 +16,7 @@ import threading
 import time
 
 from teiten.cgroups import Group
-from teiten.monitors.base import Ended, Metric, Monitor, MonitorKind, Window
+from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
 from teiten.results import Evidence
 
 SAMPLE_S = 0.5
@@ -68,26 +68,19 @@ class LimitsWatch:
         return out
 
 
-class LimitsMonitor(Monitor):
+class LimitsMonitor(Sampling[dict[str, float]]):
     """A limited server's use of its limits over the window: the metrics ``limit_*``, and which
     devices and writes its group counted."""
 
     def __init__(self, group: Group):
+        super().__init__(LimitsWatch(group))
         self.group = group
-        self.watch = LimitsWatch(group)
-        self.used: dict[str, float] | None = None
-
-    def start(self) -> None:
-        self.watch.start()
-
-    def stop(self) -> None:
-        self.used = self.watch.stop()
 
     def contribute(self, evidence: Evidence, ended: Ended) -> None:
-        if self.used is None:
+        if self.seen is None:
             return
         group = self.group
-        evidence.metrics.update(self.used)
+        evidence.metrics.update(self.seen)
         evidence.details["limits"] = {"devices": [io.device for io in group.limits.io],
                                       "cgroup": f"v{group.version}", "counted": counted(group.version)}
 

@@ -5,24 +5,17 @@ trial: its figures are not the confined server's."""
 from __future__ import annotations
 
 from teiten import cpus
-from teiten.monitors.base import Ended, Monitor, MonitorKind, Window
+from teiten.monitors.base import Ended, MonitorKind, Sampling, Window
 from teiten.results import Evidence
 
 
-class PlacementWatch(Monitor):
+class PlacementWatch(Sampling[cpus.AffinityReport]):
     """Its details ``placement``: the server's placement, what the watch saw, and where the
     load's clients ran."""
 
     def __init__(self, window: Window, pid: int, confined: list[int]):
+        super().__init__(cpus.AffinityWatch(pid, confined))
         self.window = window
-        self.watch = cpus.AffinityWatch(pid, confined)
-        self.seen: cpus.AffinityReport | None = None
-
-    def start(self) -> None:
-        self.watch.start()
-
-    def stop(self) -> None:
-        self.seen = self.watch.stop()
 
     def contribute(self, evidence: Evidence, ended: Ended) -> None:
         placement, client = self.window.server.placement, self.window.client_cpus

@@ -25,8 +25,8 @@ from importlib.resources import files
 
 from teiten import procs
 from teiten.errors import ServerError
-from teiten.monitors.base import Ended, Metric, Monitor, MonitorKind, Window
-from teiten.monitors.system import CPU_KEYS, Backend, Reading, SystemMonitor, SystemResult
+from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
+from teiten.monitors.system import CPU_KEYS, Reading, SystemMonitor, SystemResult
 from teiten.remote import Ssh
 from teiten.results import Evidence
 
@@ -197,19 +197,9 @@ class RemoteBackend:
             proc.stop(timeout=5)
 
 
-class HostWatch(Monitor):
+class HostWatch(Sampling[SystemResult]):
     """The system of the host of a server on another machine, over the window: its series
     under the source ``server-system``, its CPU shares as ``host_cpu_*``."""
-
-    def __init__(self, backend: Backend):
-        self.monitor = SystemMonitor(backend=backend)
-        self.seen: SystemResult | None = None
-
-    def start(self) -> None:
-        self.monitor.start()
-
-    def stop(self) -> None:
-        self.seen = self.monitor.stop()
 
     def contribute(self, evidence: Evidence, ended: Ended) -> None:
         host = self.seen
@@ -224,7 +214,7 @@ class HostWatch(Monitor):
 
 def _host(window: Window) -> HostWatch | None:
     backend = window.server.remote_monitor() if window.monitors else None
-    return HostWatch(backend) if backend is not None else None
+    return HostWatch(SystemMonitor(backend=backend)) if backend is not None else None
 
 
 KIND = MonitorKind("host", _host, layer=1,

@@ -20,7 +20,7 @@ from typing import Any
 
 import psycopg
 
-from teiten.monitors.base import Ended, Metric, Monitor, MonitorKind, Window
+from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
 from teiten.results import Evidence
 
 log = logging.getLogger(__name__)
@@ -150,19 +150,9 @@ def _number(value: object) -> float | None:
     raise TypeError(f"pg_stat_replication gave {value!r} where a number was expected")
 
 
-class LagWatch(Monitor):
+class LagWatch(Sampling[LagResult]):
     """The lag of a primary's standbys over the window: the series under the source
     ``replication``, the summary as ``replication_*``, the last state of each standby."""
-
-    def __init__(self, primary_conninfo: str):
-        self.monitor = LagMonitor(primary_conninfo)
-        self.seen: LagResult | None = None
-
-    def start(self) -> None:
-        self.monitor.start()
-
-    def stop(self) -> None:
-        self.seen = self.monitor.stop()
 
     def contribute(self, evidence: Evidence, ended: Ended) -> None:
         lag = self.seen
@@ -175,7 +165,7 @@ class LagWatch(Monitor):
 
 def _lag(window: Window) -> LagWatch | None:
     primary = window.server.lag_conninfo() if window.monitors else None
-    return LagWatch(primary) if primary else None
+    return LagWatch(LagMonitor(primary)) if primary else None
 
 
 KIND = MonitorKind("replication", _lag, layer=1, metrics=(
