@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -78,7 +79,9 @@ def test_a_group_holds_its_program_to_cpus_memory_and_write_bandwidth(
         assert group.pids() == []  # it ended
 
         # Memory: 200 MiB written in a group of 64 MiB is killed; the same outside is not.
-        hungry = ["python3", "-c", "b = b'x' * (200 << 20); print('survived')"]
+        # The interpreter itself, not "python3" on root's PATH: that may be a shim in root's
+        # home (pyenv's), which the account cannot run.
+        hungry = [os.path.realpath(sys.executable), "-c", "b = b'x' * (200 << 20); print('survived')"]
         assert _run(None, hungry, account).stdout.strip() == "survived"
         killed = _run(group, hungry, account)
         assert killed.returncode == -9 and "survived" not in killed.stdout, killed
