@@ -117,6 +117,17 @@ def _state(tab: Page) -> dict[str, Any]:
     return state
 
 
+def _first_plot(tab: Page) -> tuple[float, float, float, float]:
+    """Left, top, width and height of the first chart's plot area, scrolled into view."""
+    left, top, width, height = tab.evaluate("""(() => {
+      const over = document.querySelector('#series-chart .u-over');
+      over.scrollIntoView({block: 'center'});
+      const r = over.getBoundingClientRect();
+      return [r.left, r.top, r.width, r.height];
+    })()""")
+    return left, top, width, height
+
+
 def _choose(tab: Page, *, point: str | None = None, mode: str | None = None, server: str | None = None) -> None:
     """Pick in the viewer's controls as a reader would (each fires its change event)."""
     tab.evaluate(f"""(() => {{
@@ -185,12 +196,7 @@ def test_the_viewer_overlays_repetitions_and_servers(browser: Browser, reports: 
 def test_drag_zooms_both_charts_and_double_click_resets(browser: Browser, reports: dict[str, Path]) -> None:
     tab = _open(browser, reports["en"])
     _choose(tab, point=UPDATE_4, mode="all")
-    left, top, width, height = tab.evaluate("""(() => {
-      const over = document.querySelector('#series-chart .u-over');
-      over.scrollIntoView({block: 'center'});
-      const r = over.getBoundingClientRect();
-      return [r.left, r.top, r.width, r.height];
-    })()""")
+    left, top, width, height = _first_plot(tab)
     y = top + height / 2
     tab.drag(left + width * 0.25, left + width * 0.6, y)
     zoomed = _state(tab)["x"]
@@ -280,12 +286,7 @@ def test_cpu_and_device_util_are_drawn_beside_tps_where_the_monitor_ran(
     assert state["lines"] == [9, 9, 6, 9] and state["colours"][2] == state["colours"][0][:6]
     assert not any(EVIL in label for label in state["labels"][2] + state["labels"][3])
     # Zooming the TPS chart zooms the system charts too.
-    left, top, width, height = tab.evaluate("""(() => {
-      const over = document.querySelector('#series-chart .u-over');
-      over.scrollIntoView({block: 'center'});
-      const r = over.getBoundingClientRect();
-      return [r.left, r.top, r.width, r.height];
-    })()""")
+    left, top, width, height = _first_plot(tab)
     tab.drag(left + width * 0.3, left + width * 0.7, top + height / 2)
     zoomed = _state(tab)["x"]
     assert len(zoomed) == 4 and all(x == zoomed[0] for x in zoomed) and zoomed[0] != [1, SECONDS]
