@@ -184,8 +184,9 @@ def main_pid(conf: Path, pid_file: Path) -> int | None:
         pid = int(safefs.read_text(pid_file, limit=4096).strip("\x00 \n"))
         if ours(psutil.Process(pid)):
             return pid
-    found = {p.pid: p for p in psutil.process_iter() if p.name().startswith(PGPOOL) and ours(p)}
-    mains = [pid for pid, p in found.items() if p.ppid() not in found]
+    found = {p.pid: p for p in psutil.process_iter(["name", "ppid"])
+             if (p.info["name"] or "").startswith(PGPOOL) and ours(p)}
+    mains = [pid for pid, p in found.items() if p.info["ppid"] not in found]
     return mains[0] if len(mains) == 1 else None
 
 
