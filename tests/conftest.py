@@ -30,6 +30,8 @@ from pathlib import Path
 
 import psutil
 import pytest
+from tests import gitrepo
+from tests.gitrepo import GitRepo
 from tests.requirements import missing
 
 pytest_plugins = ["tests.requirements", "tests.parallel"]  # requires; alone
@@ -142,6 +144,15 @@ def lwlock_build(pg_source: Path) -> SourceBuild:
     assert last.startswith("PostgreSQL 15.") and "(source, name pg15-lwlock): " in last, last
     return SourceBuild(name="pg15-lwlock", bindir=Path(last.rsplit(": ", 1)[1]), argv=argv,
                        seconds=seconds, output=done.stdout)
+
+
+@pytest.fixture(scope="session")
+def pg_git_repo(pg_source: Path) -> GitRepo:
+    """A git repository of the PostgreSQL 15 tree in TEST_HOME/git, outside the checkout:
+    a base commit, harmless commits and one that slows every simple query (tests/gitrepo.py).
+    Its hashes are the same on every run, so that builds of its commits stay cached."""
+    with one_worker_at_a_time("pg-git-repo"):
+        return gitrepo.make(pg_source, TEST_HOME / "git" / pg_source.name)
 
 
 @pytest.fixture

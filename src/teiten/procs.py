@@ -79,8 +79,8 @@ def _popen(
     run_as: RunAs | None,
     cwd: str | None,
     stdin: int | None,
-    stdout: int | IO[str] | None,
-    stderr: int | IO[str] | None,
+    stdout: int | IO[Any] | None,
+    stderr: int | IO[Any] | None,
 ) -> subprocess.Popen[str]:
     kwargs: dict[str, Any] = {}
     if run_as is not None and os.geteuid() == 0:
@@ -129,12 +129,15 @@ def run(
     check: bool = True,
     what: str | None = None,
     log: IO[str] | None = None,
+    stdout: IO[bytes] | None = None,
 ) -> Completed:
     """Run ``argv`` to completion and capture its output.
 
     With ``log`` (a file open for writing), stdout and stderr go there, interleaved, as the
     program writes them (a long build can be followed with ``tail -f``); nothing is captured
-    then, so the error's tail is empty and the caller reads the log for one.
+    then, so the error's tail is empty and the caller reads the log for one. With ``stdout`` (a
+    file open for writing bytes: an archive), the standard output goes there and only stderr is
+    captured.
 
     Raises :class:`ProcessError` on timeout, and on a non-zero exit when ``check`` is set.
     An interruption (Ctrl-C) kills the whole process group before it propagates.
@@ -148,7 +151,7 @@ def run(
         run_as=run_as,
         cwd=cwd,
         stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-        stdout=log if log is not None else subprocess.PIPE,
+        stdout=log if log is not None else stdout if stdout is not None else subprocess.PIPE,
         stderr=subprocess.STDOUT if log is not None else subprocess.PIPE,
     )
     label = what or os.path.basename(argv[0])

@@ -38,6 +38,9 @@ def create(checked: CheckedStudy, address: StoreAddress, source: str) -> tuple[S
         if res is not None:
             spec["resolved"] = {"ref": res.ref, "version": res.version, "origin": res.origin,
                                 "bindir": str(res.install.bindir) if res.install else None}
+            built = build_of(res.install)
+            if built is not None:
+                spec["resolved"]["build"] = built
         servers.append((s.name, kinds.of(s).name, json.dumps(spec)))
     client = checked.client
     spec_json = json.dumps({"study": study.model_dump(mode="json"),
@@ -53,6 +56,21 @@ def create(checked: CheckedStudy, address: StoreAddress, source: str) -> tuple[S
         teiten_version=teiten.__version__, servers=servers, trials=trials)
     return store, study_id
 
+
+
+def build_of(install: Install | None) -> dict[str, Any] | None:
+    """The identity of a source build, as its teiten-install.json says: {"key": its build key,
+    "git": {repo, ref, commit, subject, committed_at, position, tree}} ("git" only for a
+    build of a commit, ``teiten install --from-git``); None for any other install."""
+    if install is None or install.origin != "source":
+        return None
+    info = discover.read_metadata(install.bindir.parent) or {}
+    if not info.get("key"):
+        return None
+    built: dict[str, Any] = {"key": info["key"]}
+    if isinstance(info.get("git"), dict):
+        built["git"] = info["git"]
+    return built
 
 
 def install_for(server_spec: dict[str, Any]) -> Install:

@@ -10,8 +10,10 @@ system depends on what it is for:
   perf for the study's profile and inferno for its flame graphs, without which the report says
   they are missing.
 - ``flamegraphs``: inferno, built with Rust's cargo into teiten's virtualenv (make's or pipx's).
-- ``build``: ``teiten install --from-source``: a C toolchain and PostgreSQL's build
-  dependencies, and ccache so that builds of nearby commits reuse each other's objects.
+- ``build``: ``teiten install --from-source`` and ``--from-git``: a C toolchain and
+  PostgreSQL's build dependencies (bison and flex for a tree from git, which lacks the
+  generated parsers a release tarball carries), and ccache so that builds of nearby commits
+  reuse each other's objects.
 - ``test``: the test suite: all of the above and what the tests start (sshd, Pgpool-II,
   network namespaces, a browser, XFS, the system PostgreSQL's extensions).
 
@@ -87,6 +89,10 @@ NEEDS: tuple[Need, ...] = (
           "build test", "build test"),
     _need("libicu-dev", "/usr/include/unicode", "ICU's headers", "no source builds",
           "build test", "build test"),
+    _need("bison", "bison", "bison: the parsers of a tree from git (--from-git)",
+          "no builds of git commits (release tarballs carry the parsers)", "build test"),
+    _need("flex", "flex", "flex: the scanners of a tree from git (--from-git)",
+          "no builds of git commits (release tarballs carry the scanners)", "build test"),
     _need("ccache", "/usr/lib/ccache/gcc", "ccache: builds of nearby commits reuse objects",
           "every source build compiles everything", "build test", "test"),
     _need("util-linux", "fincore nsenter", "fincore (cold-cache residency), nsenter",

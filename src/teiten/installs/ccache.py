@@ -37,9 +37,10 @@ def links() -> Path | None:
     return next((d for d in LINK_DIRS if (d / "gcc").exists() or (d / "cc").exists()), None)
 
 
-def build_env(path: str, source: Path, build: Path) -> dict[str, str]:
+def build_env(path: str, source: Path, build: Path, stats_log: Path | None = None) -> dict[str, str]:
     """The variables a build that uses the cache adds to its environment (``path``: the
-    build's PATH), or nothing when there is no cache."""
+    build's PATH), or nothing when there is no cache. With ``stats_log``, ccache appends there
+    what each compile was (a hit, a miss...): :func:`counts` reads it."""
     found = links()
     if found is None:
         return {}
@@ -49,4 +50,17 @@ def build_env(path: str, source: Path, build: Path) -> dict[str, str]:
         env["CCACHE_BASEDIR"] = base
     if os.environ.get("CCACHE_DIR"):
         env["CCACHE_DIR"] = os.environ["CCACHE_DIR"]
+    if stats_log is not None:
+        env["CCACHE_STATSLOG"] = str(stats_log)
     return env
+
+
+def counts(stats_log: Path) -> dict[str, int]:
+    """The hits and misses of the compiles one build logged (ccache's stats log: a line
+    ``# <file>`` per compile, then its counters, one a line); zeros when nothing was logged."""
+    try:
+        lines = stats_log.read_text(errors="replace").splitlines()
+    except OSError:
+        lines = []
+    return {"hits": sum(ln in ("direct_cache_hit", "preprocessed_cache_hit") for ln in lines),
+            "misses": sum(ln == "cache_miss" for ln in lines)}

@@ -163,8 +163,13 @@ def reinstall_command(prefix: Path) -> str:
     origin, version = info.get("origin", "pypi"), info.get("version", "?")
     if origin != "source":
         return f"teiten install --force {origin}:{version}"
-    argv = ["teiten", "install", "--force", "--from-source", str(info.get("source", {}).get("path")),
-            "--name", str(info.get("name"))]
+    git = info.get("git")
+    if isinstance(git, dict):  # a commit (teiten install --from-git)
+        argv = ["teiten", "install", "--force", "--from-git", str(git.get("repo")), "--commit",
+                str(git.get("commit")), "--name", str(info.get("name"))]
+    else:
+        argv = ["teiten", "install", "--force", "--from-source",
+                str(info.get("source", {}).get("path")), "--name", str(info.get("name"))]
     preset = info.get("preset")
     args = list(info.get("configure", {}).get("argv", [])[2:])  # after configure and --prefix
     if preset in PRESETS:

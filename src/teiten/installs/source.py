@@ -1,6 +1,8 @@
-"""Building PostgreSQL from source into teiten's cache (``teiten install --from-source``).
+"""Building PostgreSQL from source into teiten's cache (``teiten install --from-source``, and
+``--from-git`` for a commit of a git repository).
 
-The source is a PostgreSQL source directory or a release tarball. teiten never writes into
+The source is a PostgreSQL source directory, a release tarball, or a commit (its tree exported
+by ``git archive``: installs/source_git.py). teiten never writes into
 a source directory: it configures a VPATH build in ``$TEITEN_HOME/builds/<key>/build``,
 installs into a staging directory beside it (``make install DESTDIR=...``) and renames the
 result to ``$TEITEN_HOME/installs/src-<name>`` only when every step succeeded, so a failed
@@ -8,7 +10,8 @@ or interrupted build leaves nothing half-made among the installs. The output of 
 build of a key stays in ``builds/<key>/build.log``; the rest of ``builds/<key>`` goes.
 
 The key is a sha256 over what decides the binaries: the source digest, the configure
-arguments (CFLAGS and CPPFLAGS included), the preset, and the compiler's version. A build
+arguments (CFLAGS and CPPFLAGS included), the preset, and the compiler's version; for a commit
+of a git repository (``teiten install --from-git``), its hash too. A build
 whose key is installed already is reused instead of compiled again. What decides a build and
 its key: installs/source_key.py; the workspace and the checks of the result:
 installs/source_workspace.py.
@@ -23,11 +26,12 @@ import shlex
 import shutil
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from teiten import paths, privileges, procs
 from teiten.errors import InstallError, UserError
-from teiten.installs import ccache, discover, manifest, source_key, source_workspace
+from teiten.installs import ccache, discover, manifest, source_git, source_key, source_workspace
 from teiten.installs.model import Install
 from teiten.installs.source_key import PRESETS, Preset
 from teiten.installs.source_workspace import Workspace, iso
@@ -40,6 +44,17 @@ INSTALL_TIMEOUT = 600
 
 
 Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a build compiles: a source directory, a tarball, or a commit of a git repository."""
+
+    path: Path  # the directory, the tarball, or the repository
+    kind: str  # "directory", "tarball" or "git"
+    digest: str
+    digest_method: str
+    commit: source_git.Commit | None = None
 
 
 def build(
@@ -73,11 +88,50 @@ def build(
     Raises :class:`UserError` for a bad source, name, preset or flags, for a name taken by a
     build with another key, and when configure or make fails (with the log's tail and path).
     """
-    say = progress or (lambda line: None)
+    chosen, env = _check(name, preset, jobs)
+    path, kind = source_key.inspect_source(source)
+    args = source_key.configure_args(configure, cflags, chosen)
+    digest, digest_method = source_key.digest(path, kind)
+    return _build(Source(path, kind, digest, digest_method), args, chosen, env, name=name,
+                  preset=preset, jobs=jobs, progress=progress, force=force)
+
+
+def build_git(
+    repo: str,
+    ref: str,
+    *,
+    configure: str = "",
+    cflags: str = "",
+    name: str | None = None,
+    preset: str | None = None,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+    force: bool = False,
+) -> Install:
+    """Build and install the commit ``ref`` of the git repository ``repo`` (``teiten install
+    --from-git REPO --commit REF``), as :func:`build` does a source directory.
+
+    The commit's tree is exported into the build's workspace (installs/source_git.py; the
+    repository is only read). The key adds the commit's hash to what :func:`build` hashes, the
+    tree's hash being the source digest: two commits are two installs, even when their trees
+    compile the same. The default name is ``<version>-g<commit[:12]>``, then ``-<preset>`` with
+    a preset, then ``-<key[:8]>`` when --configure or --cflags are given (two flag sets of one
+    commit); ``teiten-install.json`` also records a "git" object (repo, ref, commit, subject,
+    committed_at, position on the first-parent line, tree).
+    """
+    chosen, env = _check(name, preset, jobs)
+    args = source_key.configure_args(configure, cflags, chosen)
+    commit = source_git.resolve(repo, ref)
+    return _build(Source(commit.repo, "git", commit.tree, "git tree hash of the commit", commit),
+                  args, chosen, env, name=name, preset=preset, jobs=jobs, progress=progress,
+                  force=force, flagged=bool(configure or cflags))
+
+
+def _check(name: str | None, preset: str | None, jobs: int | None) -> tuple[Preset, dict[str, str]]:
+    """The preset chosen and the build's environment, once the options are checked."""
     if preset is not None and preset not in PRESETS:
         raise UserError(f"unknown preset '{preset}'; presets are "
                         + ", ".join(f"{k} ({p.summary})" for k, p in PRESETS.items()))
-    chosen = PRESETS[preset] if preset else Preset("")
     if name is not None:
         source_key.check_name(name)
     if jobs is not None and jobs < 1:
@@ -87,11 +141,17 @@ def build(
         raise UserError("cannot build PostgreSQL: 'make' is not installed; install the build "
                         "tools (as root: make system, or apt-get install gcc make "
                         "libreadline-dev zlib1g-dev pkg-config libicu-dev)")
-    path, kind = source_key.inspect_source(source)
-    args = source_key.configure_args(configure, cflags, chosen)
+    return PRESETS[preset] if preset else Preset(""), env
+
+
+def _build(src: Source, args: list[str], chosen: Preset, env: dict[str, str], *,
+           name: str | None, preset: str | None, jobs: int | None, progress: Progress | None,
+           force: bool, flagged: bool = False) -> Install:
+    say = progress or (lambda line: None)
+    path, kind, commit = src.path, src.kind, src.commit
     compiler = source_key.compiler(args, env)
-    digest, digest_method = source_key.digest(path, kind)
-    key = source_key.build_key(digest, args, preset, compiler["version"])
+    key = source_key.build_key(src.digest, args, preset, compiler["version"],
+                               commit.commit if commit else None)
 
     reuse = None if force else _reusable(key, name)
     if reuse is not None:
@@ -108,22 +168,26 @@ def build(
     work.begin()
     started = time.time()
     try:
-        if kind == "tarball":
+        if commit is not None:
+            say(f"exporting commit {commit.commit[:12]} ({commit.subject}) of {path}")
+            srcdir = work.unpack_commit(commit)
+        elif kind == "tarball":
             say(f"unpacking {path}")
             srcdir = work.unpack(path)
         else:
             say(f"copying {path} into the build's workspace")
-            srcdir = work.copy(path, f"postgresql-{source_key.version_of(path, source)}")
-        cache = ccache.build_env(env["PATH"], srcdir, work.build)
+            srcdir = work.copy(path, f"postgresql-{source_key.version_of(path, str(path))}")
+        cache = ccache.build_env(env["PATH"], srcdir, work.build, work.build / "ccache.log")
         env.update(cache)
         if cache:
             say(f"compiler cache: ccache ({cache['PATH'].split(':', 1)[0]}; TEITEN_CCACHE=off "
                 "turns it off)")
-        version = source_key.version_of(srcdir, source)
-        name = name or f"{version}-{preset or 'custom'}-{key[:8]}"
+        version = source_key.version_of(srcdir, str(path))
+        name = name or _default_name(version, preset, key, commit, flagged)
         target = paths.installs_dir() / f"src-{name}"
-        if target.exists() and not force:  # only a default name can get here: it carries the key
-            raise UserError(f"{target} exists but holds no build of key {key}; remove it")
+        if target.exists() and not force:  # only a default name gets here (a key or a commit)
+            raise UserError(f"{target} exists but holds no build of key {key} (made by another "
+                            "compiler, say); remove it, or give --force to build it in its place")
         prefix_args = [str(srcdir / "configure"), f"--prefix={target}", *args]
         make_vars: dict[str, str] = {}
         staged = work.stage / target.relative_to("/")
@@ -158,11 +222,13 @@ def build(
         pg_config = {opt: source_workspace.pg_config(staged, opt, env)
                      for opt in ("configure", "cflags", "cppflags")}
         checks = source_workspace.check_result(staged, chosen, pg_config, work.log_path)
+        counted = ccache.counts(work.build / "ccache.log") if cache else None
         finished = time.time()
         meta = {
             "origin": "source", "name": name, "version": version, "key": key,
-            "source": {"path": str(path), "kind": kind, "digest": digest,
-                       "digest_method": digest_method},
+            "source": {"path": str(path), "kind": kind, "digest": src.digest,
+                       "digest_method": src.digest_method},
+            **({"git": commit.to_json()} if commit else {}),
             "preset": preset,
             "configure": {"argv": prefix_args, "line": shlex.join(prefix_args)},
             "cflags": source_key.assigned(args, "CFLAGS"),
@@ -172,6 +238,7 @@ def build(
             "commands": work.commands,
             "compiler": compiler,
             "ccache": bool(cache),
+            **({"ccache_counts": counted} if counted else {}),
             "pg_config": pg_config,
             "checks": checks,
             "build_log": str(work.log_path),
@@ -189,7 +256,8 @@ def build(
             staged.rename(target)
         except OSError as exc:
             raise InstallError(f"cannot move the finished build to {target}: {exc}") from exc
-        say(f"built in {finished - started:.0f} s")
+        say(f"built in {finished - started:.0f} s" + (f" (ccache: {counted['hits']} hits, "
+                                                     f"{counted['misses']} misses)" if counted else ""))
     finally:
         work.close()
     _make_reachable(target)
@@ -198,6 +266,14 @@ def build(
         raise InstallError(f"built {target} but {target}/bin/postgres does not run; see "
                            f"{work.log_path}")
     return found
+
+
+def _default_name(version: str, preset: str | None, key: str, commit: source_git.Commit | None,
+                  flagged: bool) -> str:
+    if commit is None:
+        return f"{version}-{preset or 'custom'}-{key[:8]}"
+    return "-".join([f"{version}-g{commit.commit[:12]}", *([preset] if preset else []),
+                     *([key[:8]] if flagged else [])])
 
 
 # --------------------------------------------------------------------------- the cache

@@ -161,9 +161,15 @@ def directory_digest(root: Path) -> str:
     return h.hexdigest()
 
 
-def build_key(digest: str, args: list[str], preset: str | None, compiler_version: str | None) -> str:
-    """sha256 over what decides the binaries: source digest, configure arguments, preset, compiler."""
-    what = {"source": digest, "configure": args, "preset": preset, "compiler": compiler_version}
+def build_key(digest: str, args: list[str], preset: str | None, compiler_version: str | None,
+              commit: str | None = None) -> str:
+    """sha256 over what decides the binaries: source digest, configure arguments, preset,
+    compiler; and the commit of a build from git (its identity: two commits are two installs,
+    even when their trees compile the same). Without a commit, the keys of earlier teitens."""
+    what: dict[str, object] = {"source": digest, "configure": args, "preset": preset,
+                               "compiler": compiler_version}
+    if commit is not None:
+        what["commit"] = commit
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
 

@@ -23,9 +23,13 @@ from typing import IO
 
 from teiten import archives, paths, procs
 from teiten.errors import InstallError, ProcessError, UserError
+from teiten.installs import source_git
+from teiten.installs.source_git import Commit
 from teiten.installs.source_key import Preset
 
 log = logging.getLogger(__name__)
+
+EXPORTED = "commit.tar"  # a commit's tree, while it is unpacked (--from-git)
 
 
 class Workspace:
@@ -76,6 +80,17 @@ class Workspace:
                             "directory with configure and src/backend)")
         return tops[0]
 
+    def unpack_commit(self, commit: Commit) -> Path:
+        """A commit's tree exported (``git archive``) and unpacked as ``src/postgresql-<version>``,
+        where a tarball unpacks (so the compiler cache hits across commits); the archive goes."""
+        tarball = self.root / EXPORTED
+        tarball.unlink(missing_ok=True)  # left by a build that was killed
+        try:
+            source_git.export(commit, tarball)
+            return self.unpack(tarball)
+        finally:
+            tarball.unlink(missing_ok=True)
+
     def copy(self, source: Path, name: str) -> Path:
         """A source directory copied into the workspace as ``src/NAME``, as a tarball is
         unpacked there: every checkout then compiles at the same path relative to its build
@@ -112,6 +127,7 @@ class Workspace:
     def close(self) -> None:
         """Remove the source, build and staging dirs (whatever happened); keep the log,
         unless no build step ran (a tarball that holds no source): then remove it all."""
+        (self.root / EXPORTED).unlink(missing_ok=True)
         for sub in (self.src, self.build, self.stage):
             try:
                 paths.remove_owned(sub)
@@ -143,6 +159,7 @@ def remove_stale() -> list[str]:
             except BlockingIOError:  # a build is running there
                 continue
             try:
+                (root / EXPORTED).unlink(missing_ok=True)
                 if [sub for sub in subs if paths.remove_owned(sub)]:
                     notes.append(f"removed the build directories of {root}, left by a source "
                                  "build that was interrupted (its build.log is kept)")
