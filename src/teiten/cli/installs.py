@@ -10,7 +10,6 @@ from teiten.cli.output import as_json, table
 from teiten.errors import UserError
 from teiten.installs import discover, manifest
 from teiten.installs.source import build as build_from_source
-from teiten.installs.source import build_git as build_from_git
 
 
 def cmd_installs(args: argparse.Namespace) -> int:
@@ -91,8 +90,10 @@ def cmd_install(args: argparse.Namespace) -> int:
         options = {"configure": args.configure, "cflags": args.cflags, "name": args.name,
                    "preset": args.preset, "jobs": args.jobs, "force": args.force,
                    "progress": lambda line: print(line, flush=True)}
-        inst = build_from_git(args.from_git, args.commit or "HEAD", **options) \
-            if args.from_git is not None else build_from_source(args.from_source, **options)
+        if args.from_git is not None:
+            inst = build_from_source(args.from_git, ref=args.commit or "HEAD", **options)
+        else:
+            inst = build_from_source(args.from_source, **options)
         print(f"PostgreSQL {inst.version} (source, name {inst.name}): {inst.bindir}")
         return 0
     if not args.versions:

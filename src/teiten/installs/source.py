@@ -60,6 +60,7 @@ class Source:
 def build(
     source: str,
     *,
+    ref: str | None = None,
     configure: str = "",
     cflags: str = "",
     name: str | None = None,
@@ -70,61 +71,45 @@ def build(
 ) -> Install:
     """Build and install PostgreSQL (server and contrib) from ``source``; return the Install.
 
-    ``source`` is a source directory (with ``configure`` and ``src/backend``) or a tarball.
-    ``configure`` holds extra configure arguments in shell syntax (split with shlex; VAR=value
-    assignments allowed), ``cflags`` replaces configure's default CFLAGS (-O2 ...), and
-    ``preset`` is one of :data:`PRESETS`. The install is named ``name``, by default
-    ``<version>-<preset or "custom">-<key[:8]>`` (e.g. ``15.18-lwlock-stats-1a2b3c4d``), and
-    lives in ``$TEITEN_HOME/installs/src-<name>``. ``progress`` receives one line per step.
-    A build of the same key is reused, unless ``force``: then it is built again, and replaces
-    the install of that name (a damaged one, say).
+    ``source`` is a source directory (with ``configure`` and ``src/backend``) or a tarball;
+    with ``ref``, a git repository, of which the commit ``ref`` names is built (``teiten
+    install --from-git REPO --commit REF``). ``configure`` holds extra configure arguments in
+    shell syntax (split with shlex; VAR=value assignments allowed), ``cflags`` replaces
+    configure's default CFLAGS (-O2 ...), and ``preset`` is one of :data:`PRESETS`. The install
+    is named ``name``, by default ``<version>-<preset or "custom">-<key[:8]>`` (e.g.
+    ``15.18-lwlock-stats-1a2b3c4d``), and lives in ``$TEITEN_HOME/installs/src-<name>``.
+    ``progress`` receives one line per step. A build of the same key is reused, unless
+    ``force``: then it is built again, and replaces the install of that name (a damaged one).
+
+    A commit's tree is exported into the build's workspace (installs/source_git.py; the
+    repository is only read). The key adds the commit's hash to what it hashes, the tree's hash
+    being the source digest: two commits are two installs, even when their trees compile the
+    same. A commit's default name is ``<version>-g<commit[:12]>``, then ``-<preset>`` with a
+    preset, then ``-<key[:8]>`` when ``configure`` or ``cflags`` are given (two flag sets of one
+    commit).
 
     ``teiten-install.json`` records: origin "source", name, version, key; the source (path,
-    kind, digest and how it was taken); preset; the configure command line as run; CFLAGS
-    and CPPFLAGS; make variables; every command run; compiler path and ``--version`` line;
-    ``pg_config --configure/--cflags/--cppflags`` of the result; checks made on the result;
-    the build log; start and end times.
+    kind, digest and how it was taken); for a commit, "git" (repo, ref as given, commit,
+    subject, committed_at, position on the first-parent line, tree); preset; the configure
+    command line as run; CFLAGS and CPPFLAGS; make variables; every command run; compiler path
+    and ``--version`` line; whether ccache served and its hits and misses; ``pg_config
+    --configure/--cflags/--cppflags`` of the result; checks made on the result; the build log;
+    start and end times.
 
-    Raises :class:`UserError` for a bad source, name, preset or flags, for a name taken by a
-    build with another key, and when configure or make fails (with the log's tail and path).
+    Raises :class:`UserError` for a bad source, commit, name, preset or flags, for a name taken
+    by a build with another key, and when configure or make fails (with the log's tail and path).
     """
     chosen, env = _check(name, preset, jobs)
-    path, kind = source_key.inspect_source(source)
-    args = source_key.configure_args(configure, cflags, chosen)
-    digest, digest_method = source_key.digest(path, kind)
-    return _build(Source(path, kind, digest, digest_method), args, chosen, env, name=name,
-                  preset=preset, jobs=jobs, progress=progress, force=force)
-
-
-def build_git(
-    repo: str,
-    ref: str,
-    *,
-    configure: str = "",
-    cflags: str = "",
-    name: str | None = None,
-    preset: str | None = None,
-    jobs: int | None = None,
-    progress: Progress | None = None,
-    force: bool = False,
-) -> Install:
-    """Build and install the commit ``ref`` of the git repository ``repo`` (``teiten install
-    --from-git REPO --commit REF``), as :func:`build` does a source directory.
-
-    The commit's tree is exported into the build's workspace (installs/source_git.py; the
-    repository is only read). The key adds the commit's hash to what :func:`build` hashes, the
-    tree's hash being the source digest: two commits are two installs, even when their trees
-    compile the same. The default name is ``<version>-g<commit[:12]>``, then ``-<preset>`` with
-    a preset, then ``-<key[:8]>`` when --configure or --cflags are given (two flag sets of one
-    commit); ``teiten-install.json`` also records a "git" object (repo, ref, commit, subject,
-    committed_at, position on the first-parent line, tree).
-    """
-    chosen, env = _check(name, preset, jobs)
-    args = source_key.configure_args(configure, cflags, chosen)
-    commit = source_git.resolve(repo, ref)
-    return _build(Source(commit.repo, "git", commit.tree, "git tree hash of the commit", commit),
-                  args, chosen, env, name=name, preset=preset, jobs=jobs, progress=progress,
-                  force=force, flagged=bool(configure or cflags))
+    if ref is not None:
+        args = source_key.configure_args(configure, cflags, chosen)
+        commit = source_git.resolve(source, ref)
+        src = Source(commit.repo, "git", commit.tree, "git tree hash of the commit", commit)
+    else:
+        path, kind = source_key.inspect_source(source)
+        args = source_key.configure_args(configure, cflags, chosen)
+        src = Source(path, kind, *source_key.digest(path, kind))
+    return _build(src, args, chosen, env, name=name, preset=preset, jobs=jobs,
+                  progress=progress, force=force, flagged=bool(configure or cflags))
 
 
 def _check(name: str | None, preset: str | None, jobs: int | None) -> tuple[Preset, dict[str, str]]:
