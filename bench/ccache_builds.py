@@ -24,7 +24,7 @@ from teiten.installs import ccache
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _source() -> Path:
+def pg15_source() -> Path:
     done = subprocess.run([sys.executable, "-m", "teiten", "fetch-source", "15",
                            str(ROOT / ".cache" / "teiten-bench" / "src")], text=True,
                           capture_output=True, check=True, timeout=1200)
@@ -42,7 +42,7 @@ def main() -> None:
     if ccache.links() is None:
         print("ccache is not installed (make system installs it): nothing to measure")
         return
-    source = _source()
+    source = pg15_source()
     with tempfile.TemporaryDirectory(prefix="teiten-ccache-bench-") as tmp:
         work = Path(tmp)
         env = dict(os.environ, TEITEN_HOME=str(work / "home"), CCACHE_DIR=str(work / "ccache"),

@@ -3,7 +3,8 @@
 Each one also runs alone: python -m bench.overhead, bench.snapshot, bench.orchestration,
 bench.monitors, bench.report_size, bench.tpcc, bench.iot_load, bench.interval_coverage,
 bench.noise_guard, bench.guard_calibration, bench.stopping_coverage, bench.cores, bench.percentiles,
-bench.cli_imports, bench.ccache_builds.
+bench.cli_imports, bench.ccache_builds,
+bench.git_builds.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from bench import (
     ccache_builds,
     cli_imports,
     cores,
+    git_builds,
     guard_calibration,
     interval_coverage,
     iot_load,
@@ -60,3 +62,5 @@ if __name__ == "__main__":
     percentiles.main()
     print("== ccache: a source build cold, and another checkout warm ==", flush=True)
     ccache_builds.main()
+    print("== builds from git: a commit cold, its neighbours warm, and asked again ==", flush=True)
+    git_builds.main()
