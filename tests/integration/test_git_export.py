@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from teiten.errors import UserError
 from teiten.installs import source_git
 
 CONFIGURE = "#!/bin/sh\nPACKAGE_VERSION='99.1'\n"
@@ -92,6 +93,17 @@ def test_the_repository_is_only_read(repo: Path, workdir: Path) -> None:
     before = snapshot()
     _exported(source_git.resolve(str(repo), "HEAD"), workdir)
     assert snapshot() == before
+
+
+def test_a_shallow_clone_is_refused(repo: Path, workdir: Path) -> None:
+    shallow = workdir / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow)],
+                   check=True, timeout=60, env={**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null"})
+    with pytest.raises(UserError) as refused:
+        source_git.resolve(str(shallow), "HEAD")
+    assert str(refused.value) == (
+        f"--from-git {shallow} is a shallow clone, whose commits' positions on their branch "
+        f"cannot be counted; run 'git -C {shallow} fetch --unshallow'")
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="as root only: a repository of another account")

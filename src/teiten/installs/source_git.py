@@ -71,6 +71,9 @@ def resolve(repo: str, ref: str) -> Commit:
             raise UserError(f"--from-git {path}: git refuses a repository of another user "
                             "(safe.directory); run teiten as its owner, or clone it") from None
         raise UserError(f"--from-git {path} is not a git repository ({_first(exc)})") from None
+    if _git(path, owner, "rev-parse", "--is-shallow-repository").strip() == "true":
+        raise UserError(f"--from-git {path} is a shallow clone, whose commits' positions on "
+                        f"their branch cannot be counted; run 'git -C {path} fetch --unshallow'")
     if not ref or ref.startswith("-"):
         raise UserError(f"--commit {ref!r}: give a commit, branch or tag of {path}")
     try:
