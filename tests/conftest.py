@@ -17,6 +17,7 @@ root) stay skips that say why.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -60,6 +61,11 @@ os.environ["TEITEN_MACHINE_LOCK"] = str(Path(tempfile.gettempdir()) /
 # that are not about it, so that the suite passes on a busy machine; its own tests turn it on.
 os.environ["TEITEN_NOISE_GUARD"] = "off"
 TEITEN = [sys.executable, "-m", "teiten"]
+# Installs that other test sessions (and the other workers of this one) may add to the shared
+# cache while a test compares it: downloads, pg15-lwlock, and builds of the git commits of
+# test_git_install.py.
+OTHER_INSTALLS = re.compile(r"^\.?(pypi|maven|npm)-\d+(\.\d+)+|^\.?src-pg15-lwlock|"
+                            r"^\.?src-\d+\.\d+-g[0-9a-f]{12}-")
 
 
 @pytest.fixture(scope="session")

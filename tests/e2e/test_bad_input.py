@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 import pytest
-from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
+from tests.conftest import OTHER_INSTALLS, TEST_HOME, clusters_snapshot, run_cli
 from tests.requirements import missing
 
 from teiten.installs import Install
@@ -56,9 +56,6 @@ def store_files(store: Path) -> list[Path]:
 # Studies of this file are all named "bad"; a run of the default study would be
 # "quick-fixed-point". The runner names cluster directories "<study>-<id>-<time>".
 OUR_CLUSTERS = re.compile(r"^(bad|quick-fixed-point)-\d+-\d+")
-# Installs other test sessions (and the other worker of this one) may add to the shared cache
-# while these tests run.
-OTHER_INSTALLS = re.compile(r"^\.?(pypi|maven|npm)-\d+(\.\d+)+|^\.?src-pg15-lwlock")
 
 
 class BadInput(Protocol):

@@ -15,15 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.conftest import TEST_HOME, run_cli
+from tests.conftest import OTHER_INSTALLS, TEST_HOME, run_cli
 
 from teiten import paths
 
 BUILDS = TEST_HOME / "builds"
 INSTALLS = TEST_HOME / "installs"
-# Installs other test sessions (and the other worker of this one) may add to the shared cache
-# while these tests run.
-OTHER_INSTALLS = re.compile(r"^\.?(pypi|maven|npm)-\d+(\.\d+)+|^\.?src-pg15-lwlock")
 
 
 def _listing(path: Path) -> set[str]:
