@@ -213,3 +213,14 @@ def test_a_study_of_two_commits_stores_each_build(builds: tuple[Built, Built]) -
         resolved = specs[server]["resolved"]
         assert resolved["bindir"] == str(built.bindir)
         assert resolved["build"] == {"key": built.meta["key"], "git": built.meta["git"]}
+    # The study kept its points with each build's commit, and the timeline orders the two
+    # builds by their first-parent position on the branch.
+    with sqlite3.connect(found["store"]) as conn:
+        kept = dict(conn.execute("SELECT server, build FROM teiten_points"))
+    assert kept == {"base": base.meta["git"]["commit"], "next": following.meta["git"]["commit"]}
+    shown = run_cli("timeline", "git-builds", "--store", str(found["store"]), check=True).stdout
+    assert "2 builds in first-parent order on the branch, from 1 studies." in shown
+    table = shown.split("select-only\n", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    assert [(row.split()[0], row.split()[1]) for row in table] == [
+        (built.meta["git"]["commit"][:12], built.meta["git"]["subject"].split()[0])
+        for built in (base, following)]
