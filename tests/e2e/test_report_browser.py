@@ -111,9 +111,10 @@ def test_report_in_a_browser(pg17, pg18, workdir: Path) -> None:
         assert len(options["select"]) == 4  # pg17's repetitions at 1 client
         assert len(re.findall(r'<a href="#series" data-series="\d+">', dom)) == TRIALS  # the table
         # The script ran: the viewer is shown and has drawn the first trial with uPlot, its
-        # TPS and its latency.
+        # TPS and its latency, and (the system monitor ran) this machine's CPU and the devices'
+        # %util in the same seconds.
         assert '<div id="series-viewer" class="viewer">' in dom
-        assert len(re.findall(r'<div class="uplot[^"]*"', dom)) == 2
+        assert len(re.findall(r'<div class="uplot[^"]*"', dom)) == 4
         # Every finding links to a cell that exists.
         for target in re.findall(r'<ul class="findings">.*?</ul>', dom, re.DOTALL):
             for ident in re.findall(r'href="#([^"]+)"', target):

@@ -67,7 +67,8 @@ def test_lock_contention_shows_in_the_top_waits(store: Path) -> None:
         types = {w["wait_event_type"] for w in row["top_waits"]}  # type: ignore[union-attr]
         assert types & {"Lock", "LWLock"}, (row["server"], row["top_waits"])
         shares = [w["share"] for w in row["top_waits"]]  # type: ignore[union-attr]
-        assert shares == sorted(shares, reverse=True) and 0 < sum(shares) <= 1.0001
+        # Each share is rounded to 4 decimals: their sum may pass 1 by half a unit of each.
+        assert shares == sorted(shares, reverse=True) and 0 < sum(shares) <= 1 + 0.00005 * len(shares)
 
 
 def test_a_checkpoint_in_the_window_is_flagged(store: Path) -> None:

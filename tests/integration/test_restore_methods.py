@@ -156,7 +156,10 @@ def test_every_trial_says_how_it_started_and_where_its_time_went(xfs: Path, work
                    check=True).stdout
     assert "started from: data restored from the snapshot by reflink clone; server restarted" in text
     cycle = re.search(r"^cycle: (.*); ([\d.]+) s in all, ([\d.]+)x the measured window$", text, re.M)
-    assert cycle and "restore " in cycle.group(1) and "window 1." in cycle.group(1), text
+    assert cycle and "restore " in cycle.group(1), text
+    # The measured window is pgbench's -T 1 as pgbench timed it (0.99 s happens).
+    window = re.search(r"\bwindow ([\d.]+) s\b", cycle.group(1))
+    assert window and 0.9 <= float(window.group(1)) < 2, text
     assert 1.0 < float(cycle.group(3)) < 30
 
     report = (workdir / "s-report" / "report.md").read_text()
