@@ -9,6 +9,7 @@ ran it, and finds one change point, between c2 and c3, with the ratio inside its
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -50,8 +51,14 @@ def _line_of_commits(path: Path, *, slow_from: int | None = SLOW_FROM, testbed: 
     return path
 
 
-def test_the_timeline_finds_the_commit_that_slowed_every_build_after_it(tmp_path: Path) -> None:
-    store = _line_of_commits(tmp_path / "line.db")
+@pytest.fixture(scope="module")
+def line(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The line of six commits, summarized (the tests only read it)."""
+    return _line_of_commits(tmp_path_factory.mktemp("line") / "line.db")
+
+
+def test_the_timeline_finds_the_commit_that_slowed_every_build_after_it(line: Path, tmp_path: Path) -> None:
+    store = line
     done = run_cli("timeline", "truth", "--store", str(store), "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
     text = done.stdout
@@ -102,17 +109,15 @@ def test_builds_that_are_no_commits_go_in_version_order(tmp_path: Path) -> None:
     (("nosuch",), "has no point summaries of a study named nosuch (studies with some: truth)"),
     (("truth", "--testbed", "elsewhere"), "truth never ran on testbed elsewhere in "),
 ])
-def test_bad_input_is_one_line_with_status_2(tmp_path: Path, args: tuple[str, ...], says: str) -> None:
-    store = tmp_path / "bad.db"
-    build(store, Truth(blocks=3, cv=0.02, clients=(1,), workloads=("pgecons-read",)))
-    run_cli("store", "summarize", "--store", str(store), check=True)
-    done = run_cli("timeline", *args, "--store", str(store))
+def test_bad_input_is_one_line_with_status_2(line: Path, args: tuple[str, ...], says: str) -> None:
+    done = run_cli("timeline", *args, "--store", str(line))
     assert done.returncode == 2 and says in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
     assert "Traceback" not in done.stderr
 
 
-def test_a_study_on_two_testbeds_asks_which(tmp_path: Path) -> None:
-    store = _line_of_commits(tmp_path / "two.db")
+def test_a_study_on_two_testbeds_asks_which(line: Path, tmp_path: Path) -> None:
+    store = tmp_path / "two.db"
+    shutil.copyfile(line, store)
     _line_of_commits(store, testbed="ci-box-2")
     done = run_cli("timeline", "truth", "--store", str(store))
     assert done.returncode == 2 and "ran on 2 testbeds" in done.stderr and "give --testbed NAME" in done.stderr

@@ -25,7 +25,7 @@ cores: [1, 2]
 workloads: [tpcb-like]
 clients: [1, 4]
 scale: 1
-duration: 2s
+duration: 1s
 repetitions: 2
 """)
     store = workdir / "lw.db"
