@@ -104,8 +104,10 @@ def test_accesslog_reads_workers_and_partitions_back_from_explain(finished: dict
             assert set(plan["scans"]) == {"access_log", "pages"}
             if s["extra"]["workers"] == 0:
                 assert plan["scans"] == {"access_log": 1, "pages": 1} and plan["divided"] == []
-            else:  # the leader and each launched worker scan the log, dividing it
-                assert plan["scans"]["access_log"] == 1 + plan["workers_launched"]
+            else:  # the leader and the launched workers divide the log: each process that ran
+                # the scan counts once, and Gather's leader runs its share only while no worker's
+                # tuples are waiting, so it may run none (seen once in CI: 2 scans, 2 workers)
+                assert 1 <= plan["scans"]["access_log"] <= 1 + plan["workers_launched"]
                 assert "access_log" in plan["divided"]
             continue
         assert s["rows"] == plan["rows"] and 1 <= s["rows"] <= 4  # one row per HTTP status
