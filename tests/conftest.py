@@ -158,7 +158,7 @@ def pg_git_repo(pg_source: Path) -> GitRepo:
     a base commit, harmless commits and one that slows every simple query (tests/gitrepo.py).
     Its hashes are the same on every run, so that builds of its commits stay cached."""
     with one_worker_at_a_time("pg-git-repo"):
-        return gitrepo.make(pg_source, TEST_HOME / "git" / pg_source.name)
+        return gitrepo.make(pg_source, TEST_HOME / "git" / f"{pg_source.name}-h{gitrepo.HISTORY}")
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ from teiten import (
     installs,
     leftovers,
     paths,
-    record,
     runlock,
     runner,
     spec,
@@ -25,11 +24,13 @@ from teiten import (
     workloads,
 )
 from teiten.analysis import differences
-from teiten.check import check, materialise
+from teiten.check import check
 from teiten.cli import interrupts
+from teiten.cli.bisect import cmd_bisect
 from teiten.cli.gate import cmd_gate
 from teiten.cli.installs import cmd_install, cmd_installs
 from teiten.cli.output import Progress, as_csv, as_json, table
+from teiten.cli.running import finish, run_study
 from teiten.cli.runopts import check_options, runner_options
 from teiten.cli.show import render_text, trial_record
 from teiten.cli.stores import cmd_store, print_points, summarize
@@ -44,7 +45,6 @@ from teiten.report.build import write_compare_report, write_study_report
 from teiten.report.formats import format_seconds
 from teiten.results import now
 from teiten.store import Store, result_rows
-from teiten.store.address import StoreAddress
 from teiten.store.rows import CSV_FIELDS, csv_row
 
 
@@ -55,6 +55,7 @@ def dispatch(args: argparse.Namespace) -> int:
         "results": cmd_results, "report": cmd_report, "show": cmd_show, "compare": cmd_compare,
         "probe": cmd_probe, "clean": cmd_clean, "studies": cmd_studies, "store": cmd_store,
         "system": cmd_system, "fetch-source": cmd_fetch_source, "gate": cmd_gate, "timeline": cmd_timeline,
+        "bisect": cmd_bisect,
     }[args.command]
     return handler(args)
 
@@ -130,30 +131,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _finish(store: Store, study_id: int, counts: dict[str, int], args: argparse.Namespace) -> int:
-    total = sum(counts.values())
-    parts = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("ok", "failed", "skipped", "disturbed")
-                      if counts.get(k) or k == "ok")
-    print(f"teiten: {total} trials: {parts}; store: {store}", file=sys.stderr)
-    if store.study(study_id)["state"] == "finished":  # each point's summary, for the timeline
-        summarize(store, study_id)
-    if not args.no_report:
-        out = Path(args.report) if args.report else store.address.report_dir()
-        written = write_study_report(store, study_id, out, lang=getattr(args, "lang", "en"),
-                                     overwrite=args.overwrite)
-        print(f"teiten: report: {written['html']} (and {written['markdown'].name})",
-              file=sys.stderr)
-    if total and not counts.get("ok"):
-        # A study that measured nothing has no answer: scripts and CI must not read it as done.
-        print(f"teiten: no trial succeeded; the reasons are in 'teiten results --store "
-              f"{store}'", file=sys.stderr)
-        return 1
-    return 0
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     loaded, source = studies.find(args.study or studies.DEFAULT)
-    return _run(loaded, source, args)
+    return run_study(loaded, source, args)
 
 
 def cmd_scaleup(args: argparse.Namespace) -> int:
@@ -183,7 +163,7 @@ def cmd_scaleup(args: argparse.Namespace) -> int:
         loaded = spec.load_text(text, "<teiten scaleup>")
     except SpecError as exc:
         raise UserError(f"teiten scaleup: {exc.bare}") from None
-    return _run(loaded, "scaleup:" + workload, args, generated=True)
+    return run_study(loaded, "scaleup:" + workload, args, generated=True)
 
 
 def _server_name(install: str) -> str:
@@ -201,41 +181,6 @@ def _int_list(text: str, option: str) -> list[int]:
     if not values or min(values) < 1:
         raise UserError(f"{option}: every number must be 1 or more (got {text})")
     return values
-
-
-def _run(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
-         generated: bool = False) -> int:
-    """Check, install what is missing, create the study in the store, run it, report.
-    A ``generated`` study's errors leave out its file and line, which mean nothing to the
-    user (teiten scaleup wrote that file)."""
-    try:
-        checked = check(loaded)  # everything that can be wrong with the input, before creating
-    except SpecError as exc:
-        if not generated:
-            raise
-        raise UserError(f"teiten {args.command}: {exc.bare}") from None
-    # One benchmark at a time on this machine: held from before anything is created or
-    # downloaded until the report is written.
-    address = StoreAddress.parse(args.store)
-    check_options(args, address)
-    with runlock.hold(study=loaded.study.study, store=address.absolute(), command=args.command,
-                      wait=runlock.WAIT_LIMIT_S if args.wait else None,
-                      beside_others=args.beside_others,
-                      say=functools.partial(print, file=sys.stderr, flush=True)):
-        Store.check(address)  # an unusable store is refused before any download
-        checked = materialise(checked)  # downloads into the install cache, if anything is missing
-        for name, why in checked.omitted:
-            print(f"teiten: note: optional server {name} left out: {why}")
-        store, study_id = record.create(checked, address, source)
-        try:
-            with store.claimed(study_id), interrupts.running(str(store)):
-                counts = runner.execute(store, study_id, Progress(), secrets=loaded.secrets,
-                                        **runner_options(args))
-            return _finish(store, study_id, counts, args)
-        except KeyboardInterrupt:
-            raise StudyInterrupted(str(store)) from None
-        finally:
-            store.close()
 
 
 def _pick_study(store: Store, study_id: int | None, *, unfinished: bool = False) -> int:
@@ -278,7 +223,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
                                             **runner_options(args))
             except KeyboardInterrupt:
                 raise StudyInterrupted(str(store)) from None
-            return _finish(store, study_id, counts, args)
+            return finish(store, study_id, counts, args)
     finally:
         store.close()
 

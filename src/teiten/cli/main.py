@@ -226,6 +226,30 @@ def build_parser() -> argparse.ArgumentParser:
                    "files teiten did not write")
     s.add_argument("--lang", choices=("en", "ja"), default="en", help="language (default en)")
 
+    s = sub.add_parser("bisect", help="find the commit that made a study slower: build good "
+                       "and bad from git, then the commit midway, each step one study of three "
+                       "servers")
+    s.add_argument("study", metavar="STUDY", help="study file or built-in name; its first server "
+                   "(settings, cores, directories) is each build's server")
+    s.add_argument("--repo", required=True, metavar="PATH", help="a local clone of PostgreSQL "
+                   "(not shallow)")
+    s.add_argument("--good", required=True, metavar="REF", help="a commit, branch or tag as fast "
+                   "as it should be")
+    s.add_argument("--bad", required=True, metavar="REF", help="a later commit, on the same "
+                   "first-parent line, that is slower")
+    s.add_argument("--store", default="teiten.db", type=_store, help="results store for every "
+                   "step's study (default: teiten.db; or postgresql://user@host/db)")
+    s.add_argument("--configure", default="", metavar="ARGS", help="extra configure arguments "
+                   "of every build, as for teiten install --from-git")
+    s.add_argument("--jobs", "-j", type=int, help="parallel make jobs (default: the CPUs)")
+    s.add_argument("--markdown", metavar="FILE", help="also write the steps and the answer as "
+                   "Markdown there (appended to)")
+    s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the output")
+    s.add_argument("--no-monitors", action="store_true", help="no system or database monitors")
+    s.add_argument("--testbed", metavar="NAME", help="your name for this machine (default: "
+                   "TEITEN_TESTBED, else a hash of the machine)")
+    _machine_options(s)
+
     s = sub.add_parser("compare", help="one report across studies (stores, or studies of one "
                        "store): the fixed-point observation over the years")
     s.add_argument("--store", required=True, type=_store, action="append", help="a store; repeat it for "

@@ -100,6 +100,24 @@ def resolve(repo: str, ref: str) -> Commit:
                   committed_at=committed_at, position=position, version=m.group(1), owner=owner)
 
 
+def first_parent_range(good: Commit, bad: Commit) -> list[str]:
+    """The commits after ``good`` up to ``bad`` on ``bad``'s first-parent line, oldest first
+    (what ``teiten bisect`` searches: a merge counts as one commit, as the branch took it);
+    :class:`UserError` when ``good`` is not on that line before ``bad``."""
+    line = _git(bad.repo, bad.owner, "rev-list", "--first-parent", "--reverse",
+                f"{good.commit}..{bad.commit}", "--").split()
+    try:  # the first one's first parent is good, unless good is elsewhere (or none: a root)
+        parent = _git(bad.repo, bad.owner, "rev-parse", "--verify", "--quiet",
+                      "--end-of-options", f"{line[0]}^1").strip() if line else ""
+    except ProcessError:
+        parent = ""
+    if parent != good.commit:
+        raise UserError(f"--good {good.ref} ({good.commit[:12]}) is not an earlier commit of "
+                        f"--bad {bad.ref} ({bad.commit[:12]})'s first-parent line in {bad.repo}; "
+                        f"give a good commit from 'git -C {bad.repo} log --first-parent {bad.ref}'")
+    return line
+
+
 def export(commit: Commit, tarball: Path) -> None:
     """The commit's tree as a tar file at ``tarball`` (created here; its one top directory is
     ``postgresql-<version>``, where a source build unpacks, so the compiler cache hits)."""

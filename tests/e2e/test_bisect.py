@@ -1,0 +1,169 @@
+"""`teiten bisect` on a real PostgreSQL 15 repository (the ``pg_git_repo`` fixture: a base
+commit, two harmless ones, ONE that spins 1 ms before every simple query, two more), run as a
+user runs it: good is the base, bad is ``main``. It must name the spinning commit in at most
+⌈log2 5⌉ + 2 = 5 builds, keep every step's study in the store, and leave a history that
+``teiten timeline`` splits at that commit and ``teiten gate`` judges: 1 for the bad build
+against the base, 0 for a harmless one, 3 for a study too short to decide (issue 35, "Done
+when"). The builds are the suite's cached ones (TEST_HOME), made once per machine.
+
+It runs alone: its verdicts compare TPS across servers, which other tests' load would blur.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from tests.conftest import TEST_HOME, run_cli
+from tests.gitrepo import GitRepo
+
+pytestmark = [pytest.mark.slow, pytest.mark.alone]
+
+FLAGS = "--configure=--without-icu"  # as the other PostgreSQL 15 builds of the suite
+STUDY = """\
+study: bisected
+servers:
+  - {name: any, install: "15", settings: {max_connections: 20}}
+workloads: [pgecons-read]
+scale: 1
+clients: [1]
+duration: 1s
+repetitions: auto
+auto_repetitions: {floor: 4, ceiling: 12}
+margin_pct: 10
+"""
+
+
+@dataclass(frozen=True)
+class Bisected:
+    repo: GitRepo
+    store: Path
+    done: subprocess.CompletedProcess[str]
+    markdown: str
+
+
+@pytest.fixture(scope="module")
+def bisected(pg_git_repo: GitRepo) -> Bisected:
+    where = TEST_HOME / "work" / "bisect"
+    subprocess.run(["rm", "-rf", str(where)], check=True)
+    where.mkdir(parents=True)
+    where.chmod(0o755)
+    (where / "s.yaml").write_text(STUDY)
+    done = run_cli("bisect", str(where / "s.yaml"), "--repo", str(pg_git_repo.path), "--good",
+                   pg_git_repo.commits[0].hash, "--bad", "main", FLAGS, "--store",
+                   str(where / "b.db"), "--markdown", str(where / "b.md"), timeout=3600)
+    md = (where / "b.md").read_text(encoding="utf-8") if (where / "b.md").exists() else ""
+    return Bisected(pg_git_repo, where / "b.db", done, md)
+
+
+def _servers(store: Path) -> dict[int, list[str]]:
+    with sqlite3.connect(store) as conn:
+        rows = conn.execute("SELECT study_id, name FROM servers ORDER BY study_id, position")
+        out: dict[int, list[str]] = {}
+        for study_id, name in rows:
+            out.setdefault(study_id, []).append(name)
+    return out
+
+
+def test_bisect_names_the_commit_that_spins(bisected: Bisected) -> None:
+    done, commits = bisected.done, bisected.repo.commits
+    assert done.returncode == 0, done.stdout + done.stderr
+    base, readme, spin, head = commits[0].hash, commits[2].hash, commits[3].hash, commits[-1].hash
+    assert commits[3].bad
+    lines = done.stdout.splitlines()
+    assert lines[0] == (f"teiten bisect: 5 commits after good {base[:12]} up to bad main "
+                        f"({head[:12]}) on the first-parent line of {bisected.repo.path}; at "
+                        "most 5 builds")
+    assert lines[1] == (f"Study #1: bad main ({head[:12]}) is slower than good {base[:12]} beyond "
+                        "±10% at pgecons-read at 1 client; each step measures those points.")
+    # Midway between the base (0) and main (5): the README change (2), good; then between it
+    # and main: the spinning commit (3), bad; it follows a good one, so it is the first bad.
+    assert lines[2] == (f'Step 1 (study #2): {readme[:12]} "{commits[2].subject}" is good: faster '
+                        "than bad beyond ±10% and within ±10% of good.")
+    assert lines[3].startswith("  pgecons-read at 1 client: ") and " of good, " in lines[3]
+    assert lines[4] == (f'Step 2 (study #3): {spin[:12]} "{commits[3].subject}" is bad: slower '
+                        "than good beyond ±10% and within ±10% of bad.")
+    assert lines[-1] == (f'The first bad commit is {spin} "{commits[3].subject}" (4 builds, 2 '
+                         f"steps; every step's study is in {bisected.store}).")
+    assert len(lines) == 7
+    # The Markdown says the same, as a list under a heading.
+    assert bisected.markdown.startswith(f"### {lines[0]}\n\n- {lines[1]}\n")
+    assert bisected.markdown.rstrip().endswith(f"- {lines[-1]}")
+
+
+def test_every_step_is_a_study_of_the_store(bisected: Bisected) -> None:
+    c = [x.hash[:12] for x in bisected.repo.commits]
+    assert _servers(bisected.store) == {
+        1: [f"good-{c[0]}", f"bad-{c[5]}"],
+        2: [f"good-{c[0]}", f"bad-{c[5]}", f"mid-{c[2]}"],
+        3: [f"good-{c[2]}", f"bad-{c[5]}", f"mid-{c[3]}"],
+    }
+    with sqlite3.connect(bisected.store) as conn:
+        names = {n for (n,) in conn.execute("SELECT name FROM studies")}
+        states = {s for (s,) in conn.execute("SELECT state FROM studies")}
+        builds = {b for (b,) in conn.execute("SELECT DISTINCT build FROM teiten_points")}
+    assert names == {"bisected"} and states == {"finished"}
+    assert builds == {bisected.repo.commits[i].hash for i in (0, 2, 3, 5)}
+
+
+def test_the_timeline_of_the_builds_changes_at_that_commit(bisected: Bisected) -> None:
+    text = run_cli("timeline", "bisected", "--store", str(bisected.store), check=True).stdout
+    c = [x.hash[:12] for x in bisected.repo.commits]
+    assert "4 builds in first-parent order on the branch, from 3 studies." in text
+    changes = [ln for ln in text.split("Change points\n", 1)[1].splitlines() if ln.startswith("  ")]
+    assert len(changes) == 1, text
+    assert changes[0].startswith(f"  pgecons-read at 1 client: between {c[2]} ") and \
+        f" and {c[3]} " in changes[0], changes[0]
+
+
+def test_the_gate_fails_the_bad_build_and_passes_a_harmless_one(bisected: Bisected) -> None:
+    c = [x.hash[:12] for x in bisected.repo.commits]
+    store = str(bisected.store)
+    bad = run_cli("gate", "--store", store, "--study", "1", "--baseline", f"good-{c[0]}",
+                  "--candidate", f"bad-{c[5]}")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert bad.stdout.splitlines()[-1] == (
+        f"FAIL: bad-{c[5]} is slower than good-{c[0]} beyond ±10% at 1 point: pgecons-read at "
+        "1 client.")
+    harmless = run_cli("gate", "--store", store, "--study", "2", "--baseline", f"good-{c[0]}",
+                       "--candidate", f"mid-{c[2]}")
+    assert harmless.returncode == 0, harmless.stdout + harmless.stderr
+    assert harmless.stdout.splitlines()[-1].startswith(f"PASS: mid-{c[2]} ")
+
+
+def test_a_study_too_short_to_decide_leaves_the_gate_undecided(bisected: Bisected) -> None:
+    c = [x.hash[:12] for x in bisected.repo.commits]
+    with sqlite3.connect(bisected.store) as conn:
+        installs = dict(conn.execute("SELECT name, json_extract(spec_json, '$.install') FROM "
+                                     "servers WHERE study_id = 2"))
+    where = bisected.store.parent
+    (where / "short.yaml").write_text(STUDY.replace(
+        '  - {name: any, install: "15", settings: {max_connections: 20}}',
+        f'  - {{name: base, install: "{installs[f"good-{c[0]}"]}"}}\n'
+        f'  - {{name: readme, install: "{installs[f"mid-{c[2]}"]}"}}').replace(
+        "repetitions: auto\nauto_repetitions: {floor: 4, ceiling: 12}", "repetitions: 2"))
+    run_cli("run", str(where / "short.yaml"), "--store", str(where / "short.db"), "--no-report",
+            check=True)
+    short = run_cli("gate", "--store", str(where / "short.db"), "--baseline", "base",
+                    "--candidate", "readme")
+    assert short.returncode == 3, short.stdout + short.stderr
+    assert run_cli("gate", "--store", str(where / "short.db"), "--baseline", "base",
+                   "--candidate", "readme", "--allow-undecided").returncode == 0
+
+
+@pytest.mark.parametrize(("good", "bad", "says"), [
+    (5, 0, "is not an earlier commit of --bad"),
+    (3, 3, "is not an earlier commit of --bad"),
+])
+def test_a_good_commit_not_before_bad_is_refused(pg_git_repo: GitRepo, workdir: Path, good: int,
+                                                 bad: int, says: str) -> None:
+    (workdir / "s.yaml").write_text(STUDY)
+    done = run_cli("bisect", str(workdir / "s.yaml"), "--repo", str(pg_git_repo.path), "--good",
+                   pg_git_repo.commits[good].hash, "--bad", pg_git_repo.commits[bad].hash,
+                   "--store", str(workdir / "b.db"))
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and says in done.stderr, done.stderr
+    assert not (workdir / "b.db").exists()
