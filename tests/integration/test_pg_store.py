@@ -15,7 +15,10 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from tests.conftest import clusters_snapshot, run_cli, scratch_database, start_cli
+from tests import sharedstore
+from tests.conftest import clusters_snapshot, run_cli, start_cli
+from tests.sharedstore import SECRET
+from tests.sharedstore import url as _url
 from tests.truestores import Truth, build
 
 from teiten.servers.cluster import Cluster
@@ -33,29 +36,12 @@ clients: [1]
 duration: 1s
 repetitions: 2
 """
-SECRET = "Store-Secret-7q"
 
 
 @pytest.fixture
 def store_server(pg18, teiten_home: Path) -> Iterator[Cluster]:  # noqa: ANN001
-    """A running cluster with an empty database teiten_store and a role bench whose password
-    is required over TCP (scram-sha-256)."""
-    with scratch_database(pg18) as scratch:
-        cluster = scratch.cluster
-        assert isinstance(cluster, Cluster)
-        with cluster.connect() as conn:
-            conn.execute("CREATE DATABASE teiten_store")
-            conn.execute(f"CREATE ROLE bench LOGIN PASSWORD '{SECRET}'")
-            conn.execute("ALTER DATABASE teiten_store OWNER TO bench")
-        hba = cluster.data / "pg_hba.conf"
-        hba.write_text("host all bench 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
-        with cluster.connect() as conn:
-            conn.execute("SELECT pg_reload_conf()")
+    with sharedstore.serve(pg18) as cluster:
         yield cluster
-
-
-def _url(cluster: Cluster) -> str:
-    return f"postgresql://bench@127.0.0.1:{cluster.port}/teiten_store"
 
 
 def _cli(*args: str, cwd: Path | None = None, password: str | None = SECRET) -> tuple[int, str, str]:
