@@ -240,11 +240,11 @@ def kill_tree(pid: int, *, grace: float = 5.0) -> list[int]:
 
     Used when a postmaster does not stop in time: backends are its children.
     """
-    try:
+    try:  # the process may end meanwhile: then its children are listed from nothing
         root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
     except psutil.NoSuchProcess:
         return []
-    procs = [root, *root.children(recursive=True)]
     for p in procs:
         try:
             p.terminate()
