@@ -165,5 +165,6 @@ def _result(gate: Gate, lang: str, *, allow_undecided: bool) -> str:
         key = "gate.undecided.allowed" if allow_undecided else "gate.undecided"
         return tr(key, lang, points=_points(len(gate.undecided), lang),
                   where=_where(gate.undecided, lang))
-    return tr("gate.pass", lang, candidate=gate.candidate, baseline=gate.baseline, margin=margin,
-              points=_points(len(gate.points), lang))
+    one = len(gate.points) == 1
+    return tr("gate.pass.one" if one else "gate.pass", lang, candidate=gate.candidate,
+              baseline=gate.baseline, margin=margin, points=_points(len(gate.points), lang))
