@@ -91,7 +91,7 @@ CHANGES: tuple[tuple[str, str, Callable[[str], str], bool], ...] = (
 )
 
 
-def _git(repo: Path, *args: str, date: str | None = None) -> str:
+def git(repo: Path, *args: str, date: str | None = None) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null", LC_ALL="C",
                GIT_AUTHOR_NAME="teiten tests", GIT_AUTHOR_EMAIL="tests@teiten.invalid",
@@ -105,11 +105,11 @@ def _git(repo: Path, *args: str, date: str | None = None) -> str:
     return done.stdout.strip()
 
 
-def _commit(repo: Path, subject: str, n: int) -> str:
-    _git(repo, "add", "--force", "--all")  # a release tree's generated files too (gram.c ...)
-    _git(repo, "commit", "--quiet", "--no-verify", "-m", subject,
+def commit(repo: Path, subject: str, n: int) -> str:
+    git(repo, "add", "--force", "--all")  # a release tree's generated files too (gram.c ...)
+    git(repo, "commit", "--quiet", "--no-verify", "-m", subject,
          date=f"2026-01-{n + 1:02d}T12:00:00+09:00")
-    return _git(repo, "rev-parse", "HEAD")
+    return git(repo, "rev-parse", "HEAD")
 
 
 def make(source: Path, repo: Path) -> GitRepo:
@@ -120,19 +120,19 @@ def make(source: Path, repo: Path) -> GitRepo:
         kept = json.loads(record.read_text())
         commits = tuple(GitCommit(**c) for c in kept["commits"])
         if kept.get("source") == str(source) and \
-                _git(repo, "rev-parse", "HEAD") == commits[-1].hash:
+                git(repo, "rev-parse", "HEAD") == commits[-1].hash:
             return GitRepo(repo, commits)
     record.unlink(missing_ok=True)
     shutil.rmtree(repo, ignore_errors=True)
     shutil.copytree(source, repo, symlinks=True)
-    _git(repo, "init", "--quiet", "--initial-branch=main")
+    git(repo, "init", "--quiet", "--initial-branch=main")
     version = source.name.removeprefix("postgresql-")
-    made = [GitCommit(_commit(repo, f"Import PostgreSQL {version}", 0),
+    made = [GitCommit(commit(repo, f"Import PostgreSQL {version}", 0),
                       f"Import PostgreSQL {version}", False)]
     for n, (subject, file, edit, bad) in enumerate(CHANGES, start=1):
         path = repo / file
         path.write_text(edit(path.read_text()))
-        made.append(GitCommit(_commit(repo, subject, n), subject, bad))
+        made.append(GitCommit(commit(repo, subject, n), subject, bad))
     record.write_text(json.dumps({"source": str(source),
                                   "commits": [c.__dict__ for c in made]}, indent=2))
     return GitRepo(repo, tuple(made))
