@@ -108,7 +108,7 @@ def git(repo: Path, *args: str, date: str | None = None) -> str:
 def commit(repo: Path, subject: str, n: int) -> str:
     git(repo, "add", "--force", "--all")  # a release tree's generated files too (gram.c ...)
     git(repo, "commit", "--quiet", "--no-verify", "-m", subject,
-         date=f"2026-01-{n + 1:02d}T12:00:00+09:00")
+        date=f"2026-01-{n + 1:02d}T12:00:00+09:00")
     return git(repo, "rev-parse", "HEAD")
 
 

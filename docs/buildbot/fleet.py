@@ -82,7 +82,7 @@ def parent(rc: int, stdout: str, stderr: str) -> dict[str, str]:
 
 def installed(rc: int, stdout: str, stderr: str) -> dict[str, list[str]]:
     """``teiten installs --format json``: the names of the worker's builds from git."""
-    return {"installed": sorted(str(i["name"]) for i in json.loads(stdout)
+    return {"installed": sorted(str(i["name"]) for i in json.loads(stdout or "[]")
                                 if i.get("origin") == "source" and i.get("commit"))}
 
 
