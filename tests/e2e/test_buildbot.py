@@ -12,9 +12,9 @@ The two commits change only the README, which leaves the compiled output unchang
 still an install of its own (the key names the commit). Their hashes are the same on every run
 (fixed author, committer and dates over pg_git_repo's base commit) and each worker keeps its
 TEITEN_HOME in the test cache, as a fleet's worker keeps it, so a later run reuses the four
-builds. Measured on 2 CPUs beside other work (load 8): warm (the four builds reused) 109 s;
-cold (four builds, every object from a warm ccache, the two workers' at once with one make job
-each: 330-380 s a build) 15 minutes.
+builds. Measured on 2 CPUs: warm (the four builds reused) 62 s, and 108 s beside other work
+(load 8); cold (no worker home yet: four builds, two at a time with one make job each, 1422
+ccache hits and 1 miss, 38-60 s a build) 192 s, and 15 minutes at load 8 (330-380 s a build).
 """
 
 from __future__ import annotations
