@@ -75,14 +75,18 @@ def test_each_build_records_its_commit(pg_git_repo: GitRepo, builds: tuple[Built
     for n, built in enumerate(builds):
         meta, commit = built.meta, built.commit
         tree = _git(pg_git_repo, "rev-parse", f"{commit.hash}^{{tree}}")
-        # The ref as given to the build that made the install (an earlier session's, reused).
-        ref = meta["git"]["ref"]
+        # The ref as given to the build that made the install, and the clone it came from: an
+        # earlier session's, reused (the key is the commit's, whichever clone holds it; an
+        # older history of the test repository, in another directory, has these commits too).
+        ref, repo = meta["git"]["ref"], meta["git"]["repo"]
         assert _git(pg_git_repo, "rev-parse", f"{ref}^{{commit}}") == commit.hash
+        assert repo == str(pg_git_repo.path) or \
+            Path(repo).parent == pg_git_repo.path.parent and Path(repo).is_dir()
         assert meta["git"] == {
-            "repo": str(pg_git_repo.path), "ref": ref, "commit": commit.hash,
+            "repo": repo, "ref": ref, "commit": commit.hash,
             "subject": commit.subject, "committed_at": f"2026-01-{n + 1:02d}T12:00:00+09:00",
             "position": n + 1, "tree": tree}
-        assert meta["source"] == {"path": str(pg_git_repo.path), "kind": "git", "digest": tree,
+        assert meta["source"] == {"path": repo, "kind": "git", "digest": tree,
                                   "digest_method": "git tree hash of the commit"}
         assert re.fullmatch(r"[0-9a-f]{64}", meta["key"])
         # The default name shows the commit; --configure adds the key (two flag sets of one commit).
