@@ -2,9 +2,10 @@
 commit, two harmless ones, ONE that spins 1 ms before every simple query, two more), run as a
 user runs it: good is the base, bad is ``main``. It must name the spinning commit in at most
 ⌈log2 5⌉ + 2 = 5 builds, keep every step's study in the store, and leave a history that
-``teiten timeline`` splits at that commit and ``teiten gate`` judges: 1 for the bad build
-against the base, 0 for a harmless one, 3 for a study too short to decide (issue 35, "Done
-when"). The builds are the suite's cached ones (TEST_HOME), made once per machine.
+``teiten timeline`` splits at that commit, Apache Otava splits there too (the studies copied
+into a PostgreSQL store, read with docs/otava/otava.yaml), and ``teiten gate`` judges: 1 for
+the bad build against the base, 0 for a harmless one, 3 for a study too short to decide (issue
+35, "Done when"). The builds are the suite's cached ones (TEST_HOME), made once per machine.
 
 It runs alone: its verdicts compare TPS across servers, which other tests' load would blur.
 """
@@ -17,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.conftest import TEST_HOME, run_cli
+from tests import otava, sharedstore
+from tests.conftest import TEST_HOME, run_cli, start_cli
 from tests.gitrepo import GitRepo
 
 pytestmark = [pytest.mark.slow, pytest.mark.alone]
@@ -169,3 +171,27 @@ def test_a_good_commit_not_before_bad_is_refused(pg_git_repo: GitRepo, workdir: 
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and says in done.stderr, done.stderr
     assert not (workdir / "b.db").exists()
+
+
+def test_otava_finds_the_change_at_the_same_commit(bisected: Bisected, pg18, tmp_path: Path) -> None:  # noqa: ANN001
+    """The steps' studies copied into a PostgreSQL store: Apache Otava, with docs/otava/otava.yaml,
+    finds the change between the same two builds as teiten timeline, at the spinning commit."""
+    commits = bisected.repo.commits
+    with sqlite3.connect(bisected.store) as conn:
+        [testbed] = conn.execute("SELECT DISTINCT testbed FROM teiten_points").fetchone()
+    with sharedstore.serve(pg18) as cluster:
+        copied = start_cli("store", "copy", str(bisected.store), sharedstore.url(cluster),
+                           env={"PGPASSWORD": sharedstore.SECRET})
+        out, err = copied.communicate(timeout=300)
+        assert copied.returncode == 0 and out.count(": copied") == 3, err
+        keywords = {"host": "127.0.0.1", "port": cluster.port, "user": "bench",
+                    "dbname": "teiten_store"}
+        groups = otava.analyze(keywords, sharedstore.SECRET,
+                               f"{testbed}/bisected/pgecons-read/clients=1", tmp_path)
+    assert len(groups) == 1 and len(groups[0]["changes"]) == 1, groups
+    [change] = groups[0]["changes"]
+    assert change["metric"] == "tps" and float(change["forward_change_percent"]) < -25, change
+    # Its points are the four builds in first-parent order: base, README, spin, main; the change
+    # names the first build after it.
+    assert change["index"] == 2
+    assert groups[0]["attributes"]["build"] == commits[3].hash

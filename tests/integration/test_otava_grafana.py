@@ -15,12 +15,8 @@ role that may read nothing else, and returns the columns its panel reads. (c) Ne
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,23 +25,13 @@ from typing import Any
 import psycopg
 import pytest
 import yaml
-from tests import sharedstore
-from tests.conftest import ROOT, TEST_CACHE, one_worker_at_a_time, start_cli
+from tests import otava, sharedstore
+from tests.conftest import ROOT, start_cli
 from tests.e2e.test_timeline import COMMITS, SLOW_FROM, _line_of_commits
-from tests.requirements import missing
 from tests.sharedstore import SECRET
 
-OTAVA_CONFIG = ROOT / "docs" / "otava" / "otava.yaml"
 DASHBOARD = ROOT / "docs" / "grafana" / "teiten-dashboard.json"
 DATASOURCE = ROOT / "docs" / "grafana" / "teiten-datasource.yaml"
-OTAVA = "apache-otava==0.8.0"
-OTAVA_VENV = TEST_CACHE / "venvs" / "apache-otava-0.8.0"
-# What pip says when it cannot reach the index (no network, no DNS, a proxy refusing).
-UNREACHABLE = re.compile(r"NewConnectionError|Failed to establish a new connection|Temporary failure in "
-                         r"name resolution|Network is unreachable|ConnectTimeout|ProxyError|"
-                         r"No matching distribution found for apache-otava")
-
-
 def _cli(*args: str) -> tuple[int, str, str]:
     """teiten on the PostgreSQL store, its password from libpq's environment."""
     proc = start_cli(*args, env={"PGPASSWORD": SECRET})
@@ -80,28 +66,6 @@ def store(pg18, teiten_home: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         yield {"url": url, "keywords": keywords, "testbed": testbed, "cluster": cluster}
 
 
-def _otava_python() -> Path:
-    """The Python of a virtual environment that holds only Apache Otava (0.8.0 pins numpy 2.2.0,
-    older than teiten's), made on first use by pip from PyPI; without PyPI the test is skipped
-    (a failure under TEITEN_REQUIRE_ALL=1)."""
-    python = OTAVA_VENV / "bin" / "python"
-    stamp = OTAVA_VENV / ".installed"
-    with one_worker_at_a_time("otava-venv"):
-        if stamp.is_file() and stamp.read_text() == OTAVA:
-            return python
-        shutil.rmtree(OTAVA_VENV, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", str(OTAVA_VENV)], check=True, timeout=300)
-        done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                               OTAVA], text=True, capture_output=True, timeout=1200)
-        if done.returncode != 0:
-            shutil.rmtree(OTAVA_VENV, ignore_errors=True)
-            if UNREACHABLE.search(done.stderr):
-                missing(f"no network to reach PyPI for {OTAVA}: {done.stderr.strip().splitlines()[-1]}")
-            pytest.fail(f"pip install {OTAVA} failed ({done.returncode}):\n{done.stderr}")
-        stamp.write_text(OTAVA)
-    return python
-
-
 def _timeline_changes(store: dict[str, Any]) -> dict[int, tuple[str, str]]:
     """``teiten timeline``'s change points: client count -> (last build before, first after),
     each as the 12 hex digits it prints."""
@@ -113,26 +77,13 @@ def _timeline_changes(store: dict[str, Any]) -> dict[int, tuple[str, str]]:
 
 
 def test_otava_finds_the_change_where_teiten_timeline_does(store: dict[str, Any], tmp_path: Path) -> None:
-    python = _otava_python()
     timeline = _timeline_changes(store)
     assert timeline == {c: (COMMITS[SLOW_FROM - 1][:12], COMMITS[SLOW_FROM][:12]) for c in (1, 4)}, timeline
-    conf = yaml.safe_load(OTAVA_CONFIG.read_text())
-    query = conf["tests"]["teiten"]["query"]
+    query = yaml.safe_load(otava.CONFIG.read_text())["tests"]["teiten"]["query"]
     keywords = store["keywords"]
-    # Otava's connection is its environment alone: no password on its command line, no config of
-    # the user's (HOME), nothing else of this session's environment but PATH.
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8",
-           "POSTGRES_HOSTNAME": keywords["host"], "POSTGRES_PORT": str(keywords["port"]),
-           "POSTGRES_USERNAME": keywords["user"], "POSTGRES_DATABASE": keywords["dbname"],
-           "POSTGRES_PASSWORD": SECRET}
     for clients in (1, 4):
         branch = f"{store['testbed']}/truth/pgecons-read/clients={clients}"
-        argv = [str(python), "-m", "otava.main", "analyze", "--config-file", str(OTAVA_CONFIG), "teiten",
-                "--branch", branch, "--since", "2000-01-01", "--output", "json"]
-        done = subprocess.run(argv, env=env, text=True, capture_output=True, timeout=300)
-        assert done.returncode == 0 and "ERROR" not in done.stderr, done.stderr
-        assert SECRET not in done.stdout + done.stderr
-        [groups] = json.loads(done.stdout.strip().splitlines()[-1]).values()
+        groups = otava.analyze(keywords, SECRET, branch, tmp_path)
         assert len(groups) == 1 and len(groups[0]["changes"]) == 1, groups
         [change] = groups[0]["changes"]
         assert change["metric"] == "tps" and -40 < float(change["forward_change_percent"]) < -20, change
@@ -229,13 +180,13 @@ def _secrets(node: Any, path: str = "") -> Iterator[tuple[str, Any]]:
 
 
 def test_the_docs_files_hold_no_password() -> None:
-    otava = yaml.safe_load(OTAVA_CONFIG.read_text())
-    assert "postgres" not in otava, "Otava's connection comes from its environment"
-    assert list(_secrets(otava)) == []
+    config = yaml.safe_load(otava.CONFIG.read_text())
+    assert "postgres" not in config, "Otava's connection comes from its environment"
+    assert list(_secrets(config)) == []
     assert list(_secrets(json.loads(DASHBOARD.read_text()))) == []
     # Grafana's provisioning takes the password from the environment Grafana runs in.
     assert list(_secrets(yaml.safe_load(DATASOURCE.read_text()))) == [
         ("/datasources/0/secureJsonData/password", "${PGPASSWORD}")]
-    for path in (OTAVA_CONFIG, DASHBOARD, DATASOURCE):
+    for path in (otava.CONFIG, DASHBOARD, DATASOURCE):
         text = path.read_text()
         assert SECRET not in text and not re.search(r"postgres(ql)?://[^@\s/]*:[^@\s/]*@", text), path
