@@ -4,12 +4,13 @@ Each one also runs alone: python -m bench.overhead, bench.snapshot, bench.orches
 bench.monitors, bench.report_size, bench.tpcc, bench.iot_load, bench.interval_coverage,
 bench.noise_guard, bench.guard_calibration, bench.stopping_coverage, bench.cores, bench.percentiles,
 bench.cli_imports, bench.ccache_builds,
-bench.git_builds.
+bench.git_builds, bench.aa_installs.
 """
 
 from __future__ import annotations
 
 from bench import (
+    aa_installs,
     ccache_builds,
     cli_imports,
     cores,
@@ -64,3 +65,5 @@ if __name__ == "__main__":
     ccache_builds.main()
     print("== builds from git: a commit cold, its neighbours warm, and asked again ==", flush=True)
     git_builds.main()
+    print("== A/A floor of builds: copies of one install measured as builds ==", flush=True)
+    aa_installs.main([])
