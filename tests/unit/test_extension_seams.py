@@ -34,11 +34,6 @@ SERVER_KINDS = {k.name for k in kinds.KINDS} | {"tenants"}
 PENDING = {
     # the profile monitor's flame graphs, drawn by the report (items 3 and 4)
     ("report/build.py", "import teiten.monitors.profile"),
-    # the fulltext, bookstore, tpcc, accesslog and iot workloads' own tables (item 3)
-    ("analysis/suites.py", "import teiten.workloads.fulltext"),
-    ("report/i18n.py", "import teiten.workloads.fulltext.missing"),
-    ("analysis/summary.py", "w['suite'] == 'fulltext'"),
-    ("analysis/apps.py", "app == 'bookstore'"),
 }
 
 

@@ -11,6 +11,7 @@ from teiten.analysis.intervals import median_interval
 from teiten.analysis.model import AppPoint, AppResults, TypeFigures, WorkloadSection
 from teiten.analysis.stats import median_known as _median
 from teiten.results import Point
+from teiten.workloads.apps import APPS
 
 WITHIN = 0.05  # IPA paper: the limit is where measured BT/s falls more than this below theory
 
@@ -74,6 +75,6 @@ def app_results(sec: WorkloadSection, runs: AppRuns) -> tuple[AppResults, ...]:
         app = next(iter(found.values()))[0]["app"]
         points = tuple(app_point(c, found[c]) for c in sorted(found))
         think = next(iter(found.values()))[0].get("think_time_s")
-        fits, below = capacity(points) if app == "bookstore" else (None, None)
+        fits, below = capacity(points) if APPS[app].capacity else (None, None)
         out.append(AppResults(app, s.server, points, think, fits, below))
     return tuple(out)

@@ -6,13 +6,11 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from teiten.analysis import judging, verdicts
 from teiten.analysis.intervals import median_interval
 from teiten.analysis.model import SizeFigures, StepFigures, SuiteResults
 from teiten.results import StepRecord, TrialRecord
-from teiten.workloads import fulltext  # the S9 rules live with the workload
 
 # The plan figures a report shows (teiten.drivers.explain.PlanSummary).
 PLAN_FIELDS = ("workers_planned", "workers_launched", "shared_hit", "shared_read",
@@ -105,38 +103,6 @@ def suite_results(suite: str, axes: Sequence[str], variants: Sequence[str],
 
 def variant_values(variant: str) -> dict[str, str]:
     return dict(pair.split("=", 1) for pair in variant.split())
-
-
-def fulltext_judgements(res: SuiteResults) -> tuple[dict[str, object], ...]:
-    """The S9 strengths and weaknesses of each search method, per server, from the warm
-    variants (or the first cache state measured)."""
-    out: list[dict[str, object]] = []
-    sizes = {(s.server, s.variant): s for s in res.sizes}
-    for server in res.servers:
-        methods: dict[str, dict[str, Any]] = {}
-        for variant in res.variants:
-            values = variant_values(variant)
-            method, cache = values.get("methods", ""), values.get("cache", "warm")
-            if method in methods or (cache != "warm" and any(
-                    variant_values(v).get("cache") == "warm" for v in res.variants)):
-                continue
-            mine = [st for st in res.steps if st.server == server and st.variant == variant]
-            gone = [why for s, v, why in res.not_installed if s == server and v == variant]
-            size = sizes.get((server, variant))
-            build = next((st.seconds for st in mine if st.step == "index"), None)
-            methods[method] = {
-                "build_s": build, "index_bytes": size.index_bytes if size and build is not None else None,
-                "table_bytes": size.table_bytes if size else 0, "not_installed": bool(gone),
-                "searches": [{"keyword": st.param, "cls": st.labels.get("cls", ""),
-                              "band": st.labels.get("band", ""), "hits": st.extra.get("hits"),
-                              "rows": st.rows, "seconds": st.seconds,
-                              "rows_removed_by_index_recheck": st.plan.get("rows_removed_by_index_recheck"),
-                              "shape": st.shape} for st in mine if st.step == "search"]}
-        if not methods or all(m["not_installed"] for m in methods.values()):
-            continue
-        for row in fulltext.judge(methods):
-            out.append({"server": server, **row})
-    return tuple(out)
 
 
 def step_ratio(step: StepFigures, baseline: StepFigures, *, comparisons: int,

@@ -303,8 +303,8 @@ def suite_section(w: Mapping[str, Any], trials: Sequence[TrialRecord],
     found = statements.suite(w["suite"])
     variants = statements.variants(w["suite"], w["options"])
     res = suites.suite_results(w["suite"], found.axes, variants, servers, trials, steps, w["key"])
-    if w["suite"] == "fulltext":
-        res = replace(res, judgements=suites.fulltext_judgements(res))
+    if found.judge is not None:  # the suite's own judgements (fulltext's strengths)
+        res = replace(res, judgements=found.judge(res))
     return WorkloadSection(workload=w["key"], description=about(w, lang),
                            baseline=servers[0] if servers else "", clients=(), servers=(),
                            suite=res)

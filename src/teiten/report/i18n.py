@@ -22,7 +22,7 @@ from teiten.messages import (
     word,
     workload_heading,
 )
-from teiten.workloads.fulltext.missing import reworded
+from teiten.workloads.statements import reworded
 
 __all__ = ["LANGS", "clients_phrase", "join", "lang_of", "notice_text", "status_name", "tr",
            "word", "workload_heading"]

@@ -64,6 +64,9 @@ class Suite:
     # of its judgements (fulltext's strengths and weaknesses), and why a variant did not run.
     say: Callable[[Mapping[str, Any], str], str] = lambda sentence, _lang: str(sentence)
     reword: Callable[[str, str], str] = lambda reason, _lang: reason
+    # The suite's own judgements of its figures, for its section of the report (fulltext's
+    # strengths and weaknesses of each method); given the report's SuiteResults.
+    judge: Callable[[Any], tuple[dict[str, object], ...]] | None = None
 
     @property
     def directory(self) -> Path:
@@ -77,6 +80,14 @@ def suite(name: str) -> Suite:
     module = importlib.import_module(f"teiten.workloads.{name}")
     found: Suite = module.SUITE
     return found
+
+
+def reworded(reason: str, lang: str) -> str:
+    """A reason teiten stored in English, in ``lang`` by the suite whose words it is (each
+    suite's ``reword`` leaves other reasons as they are)."""
+    for name in SUITE_NAMES:
+        reason = suite(name).reword(reason, lang)
+    return reason
 
 
 def is_suite(name: str) -> bool:

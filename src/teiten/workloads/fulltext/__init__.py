@@ -24,7 +24,7 @@ from teiten.errors import UserError
 from teiten.messages import tr
 from teiten.workloads.fulltext import corpus
 from teiten.workloads.fulltext.missing import missing_text, reworded
-from teiten.workloads.fulltext.strengths import judge, say
+from teiten.workloads.fulltext.strengths import judge, judgements, say
 from teiten.workloads.statements import NotInstalled, Suite
 
 HERE = Path(__file__).parent
@@ -275,6 +275,7 @@ SUITE = Suite(
     missing=missing_here,
     say=say,
     reword=reworded,
+    judge=judgements,
 )
 
 __all__ = ["SUITE", "judge"]

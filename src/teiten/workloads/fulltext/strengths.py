@@ -261,3 +261,42 @@ def _bytes(n: float) -> str:
             return f"{n:.0f} bytes" if unit == "bytes" else f"{_sig(n)} {unit}"
         n /= 1024
     raise AssertionError("unreachable")
+
+
+def judgements(res: Any) -> tuple[dict[str, object], ...]:
+    """The S9 strengths and weaknesses of each search method, per server, from the warm
+    variants (or the first cache state measured): the suite's ``judge`` (teiten.workloads.
+    statements.Suite), given the report's figures of the workload (its
+    teiten.analysis.model.SuiteResults: servers, variants, steps, sizes, not_installed)."""
+    out: list[dict[str, object]] = []
+    sizes = {(s.server, s.variant): s for s in res.sizes}
+    for server in res.servers:
+        methods: dict[str, dict[str, Any]] = {}
+        for variant in res.variants:
+            values = _values(variant)
+            method, cache = values.get("methods", ""), values.get("cache", "warm")
+            if method in methods or (cache != "warm" and any(
+                    _values(v).get("cache") == "warm" for v in res.variants)):
+                continue
+            mine = [st for st in res.steps if st.server == server and st.variant == variant]
+            gone = [why for s, v, why in res.not_installed if s == server and v == variant]
+            size = sizes.get((server, variant))
+            build = next((st.seconds for st in mine if st.step == "index"), None)
+            methods[method] = {
+                "build_s": build, "index_bytes": size.index_bytes if size and build is not None else None,
+                "table_bytes": size.table_bytes if size else 0, "not_installed": bool(gone),
+                "searches": [{"keyword": st.param, "cls": st.labels.get("cls", ""),
+                              "band": st.labels.get("band", ""), "hits": st.extra.get("hits"),
+                              "rows": st.rows, "seconds": st.seconds,
+                              "rows_removed_by_index_recheck": st.plan.get("rows_removed_by_index_recheck"),
+                              "shape": st.shape} for st in mine if st.step == "search"]}
+        if not methods or all(m["not_installed"] for m in methods.values()):
+            continue
+        for row in judge(methods):
+            out.append({"server": server, **row})
+    return tuple(out)
+
+
+def _values(variant: str) -> dict[str, str]:
+    """``{"methods": "pg_bigm", "cache": "warm"}`` of the variant ``methods=pg_bigm cache=warm``."""
+    return dict(pair.split("=", 1) for pair in variant.split())
