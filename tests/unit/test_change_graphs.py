@@ -13,7 +13,7 @@ import pytest
 from teiten.analysis.inputs import ReportOptions
 from teiten.analysis.model import ChangePoint, History
 from teiten.analysis.summary import report_data
-from teiten.monitors.profile import tool
+from teiten.flamegraphs import tool
 from teiten.report.activity import profile_links
 from teiten.report.build import change_graphs, study_data
 from teiten.report.cells import Context

@@ -92,7 +92,7 @@ def test_core_families_group_servers_alike_but_for_cpus() -> None:
 
 
 def test_hot_functions_count_the_leaf_frames() -> None:
-    from teiten.monitors.profile import hot_functions
+    from teiten.flamegraphs import hot_functions
 
     folded = ("postgres;main;PostgresMain;exec_simple_query;_bt_compare 30\n"
               "postgres;main;PostgresMain;LWLockAcquire;s_lock 50\n"
@@ -103,7 +103,7 @@ def test_hot_functions_count_the_leaf_frames() -> None:
 
 
 def test_unnamed_frames_are_counted_through_the_stack_and_at_its_top() -> None:
-    from teiten.monitors.profile import unnamed_shares
+    from teiten.flamegraphs import unnamed_shares
 
     folded = ("postgres;main;PostgresMain;[postgres];[postgres];secure_write 30\n"
               "postgres;main;PostgresMain;ExecAgg;[postgres] 10\n"

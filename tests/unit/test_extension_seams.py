@@ -31,10 +31,7 @@ ALLOWED = {
 NAMED_FIELDS = {"suite", "app"}
 SERVER_KINDS = {k.name for k in kinds.KINDS} | {"tenants"}
 
-PENDING = {
-    # the profile monitor's flame graphs, drawn by the report (items 3 and 4)
-    ("report/build.py", "import teiten.monitors.profile"),
-}
+PENDING: set[tuple[str, str]] = set()
 
 
 def core_files() -> Iterator[Path]:

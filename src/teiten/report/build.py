@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from teiten import fingerprint
+from teiten import fingerprint, flamegraphs
 from teiten.analysis import parameters, summary, tenants
 from teiten.analysis.compare import degradation
 from teiten.analysis.cycle import MachineTime, machine_time
@@ -27,8 +27,7 @@ from teiten.analysis.model import Notice, ReportData
 from teiten.analysis.rtt import statements_per_transaction
 from teiten.analysis.summary import report_data
 from teiten.errors import UserError
-from teiten.monitors import profile
-from teiten.monitors.profile import diff_flamegraph, hot_functions, unnamed_shares
+from teiten.flamegraphs import diff_flamegraph, hot_functions, unnamed_shares
 from teiten.report import outdir, write_report
 from teiten.report.i18n import tr
 from teiten.results import Point, ServerRecord, StudyResults, TrialRecord, now
@@ -263,12 +262,12 @@ def profiles_without_graphs(store: Store, study: StudyResults, profiles: Details
     asked, missing, why = 0, 0, None
     for row in store.trials(study.study_id):
         notes = json.loads(row["notes"]) if row["notes"] else []
-        if row["status"] != "ok" or not profile.asked(notes):
+        if row["status"] != "ok" or not flamegraphs.asked(notes):
             continue
         asked += 1
         if not (profiles.get(row["trial_id"]) or {}).get("folded"):
             missing += 1
-            why = why or profile.trouble(notes)
+            why = why or flamegraphs.trouble(notes)
     if not missing:
         return ()
     return (Notice("profile-without-graphs", {"missing": missing, "total": asked,
