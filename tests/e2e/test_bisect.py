@@ -195,3 +195,16 @@ def test_otava_finds_the_change_at_the_same_commit(bisected: Bisected, pg18, tmp
     # names the first build after it.
     assert change["index"] == 2
     assert groups[0]["attributes"]["build"] == commits[3].hash
+
+
+def test_an_unknown_ref_or_repository_is_named_by_its_option(pg_git_repo: GitRepo, workdir: Path) -> None:
+    (workdir / "s.yaml").write_text(STUDY)
+    for args, says in (
+            (["--repo", str(pg_git_repo.path), "--good", "no-such-ref", "--bad", "main"],
+             f"teiten: error: --good no-such-ref: no such commit in {pg_git_repo.path} "),
+            (["--repo", str(workdir / "nowhere"), "--good", "a", "--bad", "b"],
+             f"teiten: error: --repo {workdir / 'nowhere'}: no such directory; give a local clone "
+             "of PostgreSQL")):
+        done = run_cli("bisect", str(workdir / "s.yaml"), *args, "--store", str(workdir / "b.db"))
+        assert done.returncode == 2 and done.stderr.startswith(says), done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and not (workdir / "b.db").exists()

@@ -57,7 +57,8 @@ class Side:
 def cmd_bisect(args: argparse.Namespace) -> int:
     loaded, _source = studies.find(args.study)
     template = _template(loaded)
-    good, bad = resolve(args.repo, args.good), resolve(args.repo, args.bad)
+    good = resolve(args.repo, args.good, options=("--repo", "--good"))
+    bad = resolve(args.repo, args.bad, options=("--repo", "--bad"))
     line = [good.commit, *first_parent_range(good, bad)]
     search = bisection.Search(line)
     lines: list[str] = []

@@ -56,34 +56,36 @@ class Commit:
                 "position": self.position, "tree": self.tree}
 
 
-def resolve(repo: str, ref: str) -> Commit:
+def resolve(repo: str, ref: str, *, options: tuple[str, str] = ("--from-git", "--commit")) -> Commit:
     """The commit ``ref`` names in the repository ``repo``; :class:`UserError` when ``repo`` is
-    no git repository, ``ref`` names no commit there, or the commit holds no PostgreSQL tree."""
+    no git repository, ``ref`` names no commit there, or the commit holds no PostgreSQL tree.
+    ``options`` are the command's names for the two, as its messages say them."""
+    repo_option, ref_option = options
     path = Path(repo).expanduser().absolute()
     if not path.is_dir():
-        raise UserError(f"--from-git {path}: no such directory; give a local clone of PostgreSQL")
+        raise UserError(f"{repo_option} {path}: no such directory; give a local clone of PostgreSQL")
     path = Path(os.path.realpath(path))
     owner = _owner(path)
     try:
         _git(path, owner, "rev-parse", "--git-dir", what="git rev-parse --git-dir")
     except ProcessError as exc:
         if "dubious ownership" in exc.stderr_tail:
-            raise UserError(f"--from-git {path}: git refuses a repository of another user "
+            raise UserError(f"{repo_option} {path}: git refuses a repository of another user "
                             "(safe.directory); run teiten as its owner, or clone it") from None
-        raise UserError(f"--from-git {path} is not a git repository ({_first(exc)})") from None
+        raise UserError(f"{repo_option} {path} is not a git repository ({_first(exc)})") from None
     if _git(path, owner, "rev-parse", "--is-shallow-repository").strip() == "true":
-        raise UserError(f"--from-git {path} is a shallow clone, whose commits' positions on "
+        raise UserError(f"{repo_option} {path} is a shallow clone, whose commits' positions on "
                         f"their branch cannot be counted; run 'git -C {path} fetch --unshallow'")
     if not ref or ref.startswith("-"):
-        raise UserError(f"--commit {ref!r}: give a commit, branch or tag of {path}")
+        raise UserError(f"{ref_option} {ref!r}: give a commit, branch or tag of {path}")
     try:
         commit = _git(path, owner, "rev-parse", "--verify", "--quiet", "--end-of-options",
                       f"{ref}^{{commit}}").strip()
     except ProcessError:
-        raise UserError(f"--commit {ref}: no such commit in {path} (see 'git -C {path} log')") \
+        raise UserError(f"{ref_option} {ref}: no such commit in {path} (see 'git -C {path} log')") \
             from None
     if not _HEX.fullmatch(commit):
-        raise UserError(f"--commit {ref}: git answered {commit!r}, not a commit hash")
+        raise UserError(f"{ref_option} {ref}: git answered {commit!r}, not a commit hash")
     listed = _git(path, owner, "ls-tree", "-z", commit, "--", "configure", "src/backend")
     kinds = {name: kind for kind, name in (_entry(e) for e in listed.split("\0") if e)}
     if kinds.get("configure") != "blob" or kinds.get("src/backend") != "tree":
