@@ -23,7 +23,7 @@ servers: [{name: pg17, install: "17"}]
 workloads: [select-only]
 scale: 1
 clients: [1]
-duration: 3s
+duration: 1s
 repetitions: 3
 order: sequential
 noise_guard: {max_foreign_cpus: 0.5, repeats: 1}
