@@ -264,7 +264,7 @@ def test_load_clients_over_ssh_start_together_and_one_unreachable_stops_them_all
         c2 = load.Client("c2", ssh=remote, pgbench=str(PG15 / "pgbench"))
         remote.check()
 
-        together = load.run(pg15, [here, c2], targets, w, sessions=1, threads=1, duration_s=2)
+        together = load.run(pg15, [here, c2], targets, w, sessions=1, threads=1, duration_s=1)
         assert [(p.client, p.run.returncode) for p in together.parts] == [("local", 0), ("c2", 0)]
         assert all(p.run.output.transactions > 0 for p in together.parts)
         assert not any(p.run.stderr.startswith("teiten-") for p in together.parts)

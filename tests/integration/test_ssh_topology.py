@@ -155,7 +155,7 @@ def test_pgpool_next_to_each_node_over_ssh_streaming_and_native(
                                 connect_timeout=5).close()
 
             together = load.run(pg15, [load.Client("here")], targets, w, sessions=2, threads=1,
-                                duration_s=2)
+                                duration_s=1)
             assert [p.run.returncode for p in together.parts] == [0, 0], together.parts[0].run.stderr
             assert all(p.run.output.transactions > 0 for p in together.parts)
             # Every write reached the primary; with native replication, every node too.
