@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import threading
 import time
+from contextlib import closing
 from pathlib import Path
 
 import psutil
@@ -41,11 +43,21 @@ def _starts(workdir: Path, store: str) -> list[tuple[str, int, dict]]:
     return out
 
 
+def _stored_starts(store: Path) -> list[str]:
+    """How each trial that ended ok started its server, in the run's order, read from the store
+    (the 'teiten show' of each is the other test's)."""
+    with closing(sqlite3.connect(store)) as conn:
+        return [json.loads(body)["start"]["server"] for (body,) in conn.execute(
+            "SELECT d.body FROM trials t JOIN details d ON d.trial_id = t.trial_id "
+            "AND d.kind = 'cycle' WHERE t.status = 'ok' ORDER BY t.order_index")]
+
+
 def test_read_only_trials_go_on_with_the_running_server(pg17, workdir: Path) -> None:
     (workdir / "s.yaml").write_text(STUDY.format(more="", order="sequential"))
     done = run_cli("run", "s.yaml", "--store", "s.db", "--lang", "en", cwd=workdir)
     assert done.returncode == 0, done.stderr
-    got = [(w, c, cyc["start"]["server"], cyc["start"]["data"]) for w, c, cyc in _starts(workdir, "s.db")]
+    starts = _starts(workdir, "s.db")
+    got = [(w, c, cyc["start"]["server"], cyc["start"]["data"]) for w, c, cyc in starts]
     assert got == [
         ("select-only", 1, "restarted", "as loaded"),
         ("select-only", 2, "kept running from the trial before", "as the last trial left it"),
@@ -55,7 +67,7 @@ def test_read_only_trials_go_on_with_the_running_server(pg17, workdir: Path) -> 
         ("select-only", 2, "kept running from the trial before", "as the last trial left it"),
         ("tpcb-like", 1, "restarted", "restored"),
         ("tpcb-like", 2, "restarted", "restored")]
-    cycles = [cyc for _, _, cyc in _starts(workdir, "s.db")]
+    cycles = [cyc for _, _, cyc in starts]
     assert "start" not in cycles[1]["seconds"] and "stop" not in cycles[0]["seconds"]
     assert cycles[2]["seconds"]["stop_leftover"] > 0, "the select-only server was stopped first"
     report = (workdir / "s-report" / "report.md").read_text()
@@ -97,6 +109,6 @@ def test_never_two_servers_at_once(pg17, pg18, workdir: Path) -> None:
         stop.set()
         watcher.join()
     assert run.returncode == 0, err
-    starts = [cyc["start"]["server"] for _, _, cyc in _starts(workdir, "s.db")]
+    starts = _stored_starts(workdir / "s.db")  # 16 trials, every one ok
     assert len(starts) == 16 and "restarted" in starts
     assert most == 1, f"{most} servers ran at once"
