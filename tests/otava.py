@@ -48,9 +48,11 @@ def python() -> Path:
     return python
 
 
-def analyze(keywords: dict[str, Any], password: str, branch: str, home: Path) -> list[dict[str, Any]]:
+def analyze(keywords: dict[str, Any], password: str, branch: str, home: Path,
+            *options: str) -> list[dict[str, Any]]:
     """``otava analyze`` of the series ``branch`` (TESTBED/STUDY/WORKLOAD/clients=N) of the store
-    that libpq ``keywords`` name: its groups, as its JSON output gives them. Otava's connection
+    that libpq ``keywords`` name, with Otava's ``options``: its groups, as its JSON output gives
+    them. Otava's connection
     is its environment alone: no password on its command line, no config of the user's (HOME),
     nothing else of this session's environment but PATH."""
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8",
@@ -58,7 +60,7 @@ def analyze(keywords: dict[str, Any], password: str, branch: str, home: Path) ->
            "POSTGRES_USERNAME": keywords["user"], "POSTGRES_DATABASE": keywords["dbname"],
            "POSTGRES_PASSWORD": password}
     argv = [str(python()), "-m", "otava.main", "analyze", "--config-file", str(CONFIG), "teiten",
-            "--branch", branch, "--since", "2000-01-01", "--output", "json"]
+            "--branch", branch, "--since", "2000-01-01", "--output", "json", *options]
     done = subprocess.run(argv, env=env, text=True, capture_output=True, timeout=300)
     assert done.returncode == 0 and "ERROR" not in done.stderr, done.stderr
     assert password not in done.stdout + done.stderr
