@@ -27,6 +27,7 @@ from teiten.errors import ProcessError, ServerError, UserError
 from teiten.installs import Install
 from teiten.netns import Namespace
 from teiten.servers import snapshot
+from teiten.servers.sql import HOUSEKEEPING
 from teiten.spec import InitdbOptions
 from teiten.spec.base import unsafe_char
 from teiten.waiting import wait_until
@@ -288,7 +289,7 @@ class Cluster:
         host = self.tcp_host if tcp else self.host
         try:
             conn = psycopg.connect(host=host, port=self.port, user=SUPERUSER, dbname=dbname,
-                                   autocommit=True, connect_timeout=15)
+                                   autocommit=True, connect_timeout=15, options=HOUSEKEEPING)
         except psycopg.Error as exc:
             raise ServerError(f"cannot connect to {dbname} on port {self.port}: {exc}") from exc
         with conn:

@@ -47,7 +47,7 @@ from teiten.monitors.system import device_of
 from teiten.servers import snapshot
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict, restored, unrestored
 from teiten.servers.cluster import free_port
-from teiten.servers.sql import create_database, describe, prewarm_all
+from teiten.servers.sql import HOUSEKEEPING, create_database, describe, prewarm_all
 from teiten.waiting import wait_until
 
 log = logging.getLogger(__name__)
@@ -245,7 +245,7 @@ class DockerServer(Server):
 
     def _conninfo(self, slot: _Slot, dbname: str = "postgres") -> str:
         return pg_conninfo.make_conninfo(host="127.0.0.1", port=slot.port, user=SUPERUSER,
-                                         dbname=dbname)
+                                         dbname=dbname, options=HOUSEKEEPING)
 
     def _connect(self, slot: _Slot, dbname: str = "postgres") -> psycopg.Connection:
         try:
@@ -358,7 +358,7 @@ class DockerServer(Server):
         else:
             procs.run([str(self.client.binary("pgbench")), *workload.init_args(), "-h",
                        "127.0.0.1", "-p", str(slot.port), "-U", SUPERUSER, workload.database],
-                      timeout=7200, what="pgbench -i")
+                      timeout=7200, what="pgbench -i", env=procs.build_env({"PGOPTIONS": HOUSEKEEPING}))
         with self._connect(slot, workload.database) as conn:
             conn.execute("CHECKPOINT")
             if self.description is None:

@@ -20,6 +20,7 @@ from teiten.installs import Install
 from teiten.probe import parse_conninfo, probe
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, restored, unrestored
 from teiten.servers.sql import (
+    HOUSEKEEPING,
     create_database,
     database_comment,
     describe,
@@ -76,7 +77,10 @@ class ExternalServer(Server):
 
     def _connect(self, dbname: str | None = None) -> psycopg.Connection:
         try:
-            conn = psycopg.connect(self._conninfo(dbname), autocommit=True, connect_timeout=15)
+            # teiten's own statements, after the user's options: without the study's timeouts
+            options = " ".join(filter(None, (self.params.get("options"), HOUSEKEEPING)))
+            conn = psycopg.connect(self._conninfo(dbname), autocommit=True, connect_timeout=15,
+                                   options=options)
         except psycopg.Error as exc:
             if "password" in str(exc) and "password" not in self.params \
                     and secrets.was_redacted(self.spec.external or ""):
@@ -111,7 +115,7 @@ class ExternalServer(Server):
             return
         procs.run([str(self.client.binary("pgbench")), *workload.init_args(),
                    self._client_conninfo(name)], timeout=7200, what="pgbench -i",
-                  env=procs.build_env(self._client_env()))
+                  env=procs.build_env({**self._client_env(), "PGOPTIONS": HOUSEKEEPING}))
 
     def prepare(self, workload: DataSet) -> None:
         if self.spec.allow_init and workload.database in self.created:

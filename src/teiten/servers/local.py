@@ -39,7 +39,7 @@ from teiten.servers.base import (
     unrestored,
 )
 from teiten.servers.cluster import SUPERUSER, Cluster
-from teiten.servers.sql import create_database, describe, prewarm_all
+from teiten.servers.sql import HOUSEKEEPING, create_database, describe, prewarm_all
 from teiten.spec import ServerSpec
 
 if TYPE_CHECKING:
@@ -194,7 +194,8 @@ class LocalServer(Server):
             in_space = [f"--tablespace={TABLESPACE}", f"--index-tablespace={TABLESPACE}"] if space else []
             procs.run([str(self.client.binary("pgbench")), *workload.init_args(), *in_space,
                        "-h", cluster.host, "-p", str(cluster.port), "-U", SUPERUSER,
-                       workload.database], timeout=7200, what="pgbench -i")
+                       workload.database], timeout=7200, what="pgbench -i",
+                      env=procs.build_env({"PGOPTIONS": HOUSEKEEPING}))
         with cluster.connect(workload.database) as conn:
             conn.execute("CHECKPOINT")
             if self.description is None:
@@ -236,7 +237,7 @@ class LocalServer(Server):
                     sql.Identifier(workload.database), sql.Identifier(TABLESPACE)))
         assert cluster.port is not None
         conninfo = make_conninfo(host=cluster.host, port=cluster.port, user=SUPERUSER,
-                                 dbname=workload.database)
+                                 dbname=workload.database, options=HOUSEKEEPING)
         jobs = len(self.cpus) if self.cpus else os.cpu_count() or 1
         took = workload.load_sql(conninfo, jobs=jobs)
         self.loads[workload.key] = took

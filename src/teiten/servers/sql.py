@@ -13,6 +13,12 @@ from teiten.installs import Install
 
 log = logging.getLogger(__name__)
 
+# teiten's own statements on a server (creating its database, loading it, checkpoints,
+# prewarming) run without the study's timeouts: a study's statement_timeout is for what it
+# measures, and a CHECKPOINT or a CREATE DATABASE on a busy machine can outlast it. Passed as
+# a connection's options, and as PGOPTIONS to pgbench -i.
+HOUSEKEEPING = "-c statement_timeout=0 -c lock_timeout=0 -c idle_in_transaction_session_timeout=0"
+
 # Settings a server reports as non-default that say nothing about the configuration.
 _NOISE = {"application_name", "client_encoding", "DateStyle", "TimeZone", "log_timezone",
           "default_text_search_config", "transaction_isolation", "transaction_read_only",

@@ -42,7 +42,7 @@ from teiten.servers import profiles
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict, restored, unrestored
 from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER
 from teiten.servers.scripts import script
-from teiten.servers.sql import create_database, describe, prewarm_all
+from teiten.servers.sql import HOUSEKEEPING, create_database, describe, prewarm_all
 from teiten.servers.ssh_host import HostFacts, RemoteInstall, cidr, find_install, marker, pg_config, read_facts
 from teiten.servers.ssh_slot import Slot
 from teiten.spec import ServerSpec
@@ -156,7 +156,7 @@ class SshServer(Server):
             procs.run([str(self.client.binary("pgbench")), *workload.init_args(),
                        "-h", self.host.server_ip, "-p", str(slot.port), "-U", SUPERUSER,
                        workload.database], timeout=7200, what="pgbench -i",
-                      env=procs.build_env({"PGPASSWORD": slot.password}))
+                      env=procs.build_env({"PGPASSWORD": slot.password, "PGOPTIONS": HOUSEKEEPING}))
             with self._connect(slot, workload.database) as conn:
                 conn.execute("CHECKPOINT")
                 if self.description is None:
@@ -295,7 +295,7 @@ class SshServer(Server):
         try:
             conn = psycopg.connect(host=self.host.server_ip, port=slot.port, user=SUPERUSER,
                                    password=slot.password, dbname=dbname, autocommit=True,
-                                   connect_timeout=15)
+                                   connect_timeout=15, options=HOUSEKEEPING)
         except psycopg.Error as exc:
             raise ServerError(f"cannot connect to {dbname} on {self.host.server_ip} port "
                               f"{slot.port} ({self._where()}): {exc}") from exc
