@@ -483,7 +483,8 @@ def _request(ctx: _Context, trial: PlannedTrial, server: Server, endpoint: Endpo
         sessions=trial.clients, threads=trial.threads,
         duration_s=trial.duration_s, variant=trial.variant,
         cpus=ctx.client_cpus.get(trial.server), work_dir=ctx.run_dir,
-        cold_restart=server.cold_restarter())
+        cold_restart=server.cold_restarter(),
+        meter=server.step_meter() if ctx.monitors else None)
 
 
 def _verdict(load: LoadRun, crashed: str | None) -> str | None:

@@ -173,6 +173,27 @@ def test_the_report_shows_steps_plans_sizes_and_charts(finished: dict[str, Any])
     assert "パラレルクエリ" in (out / "ja" / "report.md").read_text()
 
 
+def test_every_step_carries_the_machine_around_it(finished: dict[str, Any]) -> None:
+    """The server runs here: each step read this machine's CPUs and the data directory's
+    device just before and after it (issue 36, item 5), and the steps' data carries them."""
+    from tests.conftest import TEST_HOME
+
+    from teiten.monitors.system import device_of
+
+    device = device_of(TEST_HOME)
+    for st in finished["steps"]:
+        extra = st["extra"]
+        assert extra["window_s"] >= st["seconds"] * 0.99, st
+        assert 0 <= extra["cpu_busy_pct"] <= 100 and 0 <= extra["cpu_iowait_pct"] <= 100, st
+        if device is not None:
+            assert extra["device"] == device and 0 <= extra["device_util_pct"] <= 100, st
+    with (finished["work"] / "r-report" / "tables" / "freeze-steps.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(float(r["cpu_busy_pct"]) >= 0 and r["window_s"] for r in rows)
+    with (finished["work"] / "r-report" / "tables" / "accesslog-speedup.csv").open() as f:
+        assert all(r["cpu_busy_pct"] for r in csv.DictReader(f))
+
+
 def test_show_prints_a_trials_steps(finished: dict[str, Any]) -> None:
     store = finished["work"] / "r.db"
     tid = sqlite3.connect(store).execute(

@@ -180,4 +180,11 @@ def _step_line(st: dict[str, Any]) -> str:
         parts.append(plan["shape"])
     if st.get("cache"):
         parts.append(f"cache {st['cache'].get('state')}")
+    extra = st.get("extra") or {}
+    if extra.get("window_s", 0) >= 1 and "cpu_busy_pct" in extra:  # shorter: a few 10 ms ticks
+        machine = f"CPU busy {extra['cpu_busy_pct']:.0f}%, I/O wait {extra['cpu_iowait_pct']:.0f}%"
+        if extra.get("device"):
+            machine += (f", {extra['device']} {extra['device_util_pct']:.0f}% util, read "
+                        f"{extra['read_mb_s']:,.1f} MB/s, write {extra['write_mb_s']:,.1f} MB/s")
+        parts.append(machine)
     return " · ".join(parts)

@@ -28,6 +28,7 @@ from psycopg import sql
 
 from teiten.drivers import explain
 from teiten.errors import ServerError
+from teiten.monitors.system import StepMeter
 from teiten.results import StepRecord
 
 # Given by the server: restart it with a cold cache; returns the new conninfo and what was done.
@@ -77,8 +78,9 @@ class Session:
     """One connection to a workload's database, recording steps as they finish."""
 
     def __init__(self, conninfo: str, *, cold_restart: ColdRestart | None = None,
-                 on_step: Callable[[Step], None] | None = None):
+                 on_step: Callable[[Step], None] | None = None, meter: StepMeter | None = None):
         self.conninfo = conninfo
+        self.meter = meter  # the machine around each timed step (None: not measured)
         self.cold_restart = cold_restart
         self.on_step = on_step
         self.steps: list[Step] = []
@@ -161,25 +163,35 @@ class Session:
     def step(self, name: str, statement: str | sql.Composed | sql.SQL, *, param: object = None,
              params: Sequence[Any] | None = None, sizes: bool = True, **extra: Any) -> Step:
         """Time a statement on the client's clock, then record the database's sizes."""
+        before = self.meter.read() if self.meter else None
         started = time.perf_counter()
         cur = self.conn.execute(_query(statement), params)
         seconds = time.perf_counter() - started
+        system = self._system(before)
         rows = cur.rowcount if cur.rowcount is not None and cur.rowcount >= 0 else None
         found, indexes = self._sizes() if sizes else (None, ())
         return self._record(Step(name, _param(param), seconds, rows=rows, sizes=found,
-                                 extra=dict(extra), indexes=indexes))
+                                 extra={**extra, **system}, indexes=indexes))
 
     def query(self, name: str, statement: str | sql.Composed | sql.SQL, *, param: object = None,
               params: Sequence[Any] | None = None, **extra: Any) -> Step:
         """Run a query once under EXPLAIN ANALYZE: its execution time and its plan's figures."""
         text = sql.SQL("EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) ") + _query(statement)
+        before = self.meter.read() if self.meter else None
         started = time.perf_counter()
         row = self.conn.execute(text, params).fetchone()
         wall = time.perf_counter() - started
+        system = self._system(before)
         assert row is not None
         plan = explain.summarise(row[0])
         return self._record(Step(name, _param(param), plan.execution_ms / 1000, rows=plan.rows,
-                                 plan=plan, extra={"wall_s": wall, **extra}))
+                                 plan=plan, extra={"wall_s": wall, **extra, **system}))
+
+    def _system(self, before: Any) -> dict[str, float | str]:
+        """The machine over the step just timed (from ``before``, the meter's reading)."""
+        if self.meter is None or before is None:
+            return {}
+        return self.meter.figures(before, self.meter.read())
 
     def _record(self, step: Step) -> Step:
         step.cache, self._cache = self._cache, None

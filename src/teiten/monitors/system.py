@@ -191,3 +191,51 @@ class SystemMonitor:
                 whole[k] = sum(values) / len(values)
             self.result.summary = whole
         return self.result
+
+
+@dataclass(frozen=True)
+class StepReading:
+    """The counters a timed step is judged by, at one instant: CPU seconds of the whole
+    machine, and the data device's (reads, writes, read bytes, write bytes, busy ms)."""
+
+    at: float
+    cpu: dict[str, float]
+    disk: tuple[int, int, int, int, int] | None
+
+
+class StepMeter:
+    """The machine around each timed step of a measured-statement trial (METHODS S6, S8-S10:
+    "until I/O is the limit" needs the CPU and the device beside the time). Two readings per
+    step, outside its timed part; the machine is the server's own (a server on this machine).
+    Below a second the shares rest on few of the kernel's 10 ms ticks: the report shows them
+    for the steps that last one."""
+
+    def __init__(self, device: str | None):
+        self.device = device  # the data directory's device, as psutil names it (None: unknown)
+
+    def read(self) -> StepReading:
+        disk = None
+        if self.device is not None:
+            found = (psutil.disk_io_counters(perdisk=True) or {}).get(self.device)
+            if found is not None:
+                disk = (found.read_count, found.write_count, found.read_bytes, found.write_bytes,
+                        int(getattr(found, "busy_time", 0)))
+        return StepReading(time.monotonic(), _cpu(psutil.cpu_times()), disk)
+
+    def figures(self, a: StepReading, b: StepReading) -> dict[str, float | str]:
+        """The step's shares of all CPUs (busy: neither idle nor waiting for I/O) and its data
+        device's %util and throughput, as the step's extra figures."""
+        dt = max(b.at - a.at, 1e-6)
+        deltas = {k: max(0.0, b.cpu[k] - a.cpu[k]) for k in CPU_FIELDS}
+        total = sum(deltas.values())
+        out: dict[str, float | str] = {
+            "window_s": round(dt, 6),
+            "cpu_busy_pct": round(_pct(total - deltas["idle"] - deltas["iowait"], total), 2),
+            "cpu_iowait_pct": round(_pct(deltas["iowait"], total), 2)}
+        if a.disk is not None and b.disk is not None and self.device is not None:
+            d0, d1 = a.disk, b.disk
+            out.update({"device": self.device,
+                        "device_util_pct": round(min(100.0, _pct((d1[4] - d0[4]) / 1000.0, dt)), 2),
+                        "read_mb_s": round((d1[2] - d0[2]) / dt / 1e6, 3),
+                        "write_mb_s": round((d1[3] - d0[3]) / dt / 1e6, 3)})
+        return out

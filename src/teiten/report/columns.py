@@ -42,7 +42,12 @@ STEP_COLUMNS = ("workload", "server", "variant", "step", "param", "occurrence", 
                 "rows_removed_by_filter", "rows_removed_by_index_recheck", "heap_blocks_exact",
                 "heap_blocks_lossy", "shape",
                 # each relation's scans ("access_log=3; pages=3") and those its processes divided
-                "scans", "divided")
+                "scans", "divided",
+                # the machine around the step (a server on this machine): medians over repetitions
+                "window_s", "cpu_busy_pct", "cpu_iowait_pct", "device", "device_util_pct",
+                "read_mb_s", "write_mb_s")
+# The step figures of the machine around it, as the steps' data and the system table carry them.
+SYSTEM_FIGURES = ("cpu_busy_pct", "cpu_iowait_pct", "device_util_pct", "read_mb_s", "write_mb_s")
 SIZE_COLUMNS = ("workload", "server", "variant", "table_bytes", "index_bytes")
 RTT_COLUMNS = ("workload", "server", "rtt_ms", "statements_per_transaction", "clients", "tps",
                "ceiling_tps", "of_ceiling_pct", "network_pct")
@@ -103,7 +108,8 @@ CPU_COLUMNS = ("workload", "server", "clients", "cpus", "user_pct", "sys_pct", "
 WAIT_COLUMNS = ("workload", "server", "clients", "event", "share_pct")
 # accesslog (S6): a step's time against the same variant's without workers.
 SPEEDUP_COLUMNS = ("workload", "server", "variant", "step", "seconds_median", "speedup",
-                   "workers_launched", "workers_planned")
+                   "workers_launched", "workers_planned", "cpu_busy_pct", "cpu_iowait_pct",
+                   "device_util_pct")
 # iot (S8): per model and index, the load and its rate, the index build, the sizes, the query.
 MODEL_COLUMNS = ("workload", "server", "variant", "load_seconds", "load_rows_per_second",
                "index_seconds", "table_bytes", "index_bytes", "query_seconds")

@@ -24,6 +24,7 @@ from teiten.report.columns import (
     SPEEDUP_COLUMNS,
     STEP_COLUMNS,
     STRENGTH_COLUMNS,
+    SYSTEM_FIGURES,
 )
 from teiten.report.i18n import tr
 from teiten.report.svg import Line, line_chart
@@ -35,6 +36,8 @@ from teiten.workloads.statements import SUITE_NAMES, Suite, suite
 CHARTED = {"accesslog": ("aggregate", "workers"), "freeze": ("vacuum freeze", "frozen"),
            "fulltext": ("search", "rows"), "iot": ("query", "models")}
 MISSING = Cell(f.MISSING, tone="missing")
+# Below a second, a step's CPU shares rest on a few of the kernel's 10 ms ticks: not shown.
+SYSTEM_WINDOW_S = 1.0
 
 
 def seconds_text(seconds: float | None) -> str:
@@ -164,15 +167,58 @@ def speedup_table(res: SuiteResults, ctx: Context) -> Table | None:
     if "workers" not in res.axes:
         return None
     lang = ctx.lang
+    found = _speedups(res)
+    system = any("cpu_busy_pct" in st.extra for st, _ in found)
     columns = (Column(tr("suite.time", lang)), Column(tr("suite.speedup", lang)),
-               Column(tr("suite.plan.workers", lang)))
+               Column(tr("suite.plan.workers", lang)),
+               *((Column(tr("suite.system.busy", lang)), Column(tr("suite.system.iowait", lang)),
+                  Column(tr("suite.system.util", lang))) if system else ()))
     rows = []
-    for st, up in _speedups(res):
+    for st, up in found:
+        machine = tuple(_pct_cell(st, k) for k in SYSTEM_FIGURES[:3]) if system else ()
         rows.append((f"{st.server} · {st.variant}", (
             Cell(seconds_text(st.seconds)), Cell(f"{up:.2f}×" if up else f.MISSING),
-            Cell(f"{st.plan.get('workers_launched', 0):.0f} / {st.plan.get('workers_planned', 0):.0f}"))))
+            Cell(f"{st.plan.get('workers_launched', 0):.0f} / {st.plan.get('workers_planned', 0):.0f}"),
+            *machine)))
+    notes = [tr("suite.speedup.note", lang), *([tr("suite.system.note", lang)] if system else [])]
     return Table("suite-speedup", tr("suite.speedup.heading", lang), tr("suite.variant", lang),
-                 columns, tuple(rows), (tr("suite.speedup.note", lang),))
+                 columns, tuple(rows), tuple(notes))
+
+
+def _pct_cell(st: StepFigures, key: str) -> Cell:
+    """A step's share of the machine, or a dash below a second (or not measured)."""
+    value = st.extra.get(key)
+    if value is None or st.extra.get("window_s", 0.0) < SYSTEM_WINDOW_S:
+        return MISSING
+    return Cell(f"{value:.0f}%")
+
+
+def system_table(res: SuiteResults, ctx: Context) -> Table | None:
+    """The machine around each step of at least a second (METHODS S6, S8-S10: a time is read
+    beside what held it back, the CPUs or the data device): medians over repetitions."""
+    measured = [st for st in res.steps if "cpu_busy_pct" in st.extra]
+    if not measured:
+        return None
+    lang = ctx.lang
+    shown = [st for st in measured if st.extra.get("window_s", 0.0) >= SYSTEM_WINDOW_S]
+    columns = (Column(tr("suite.time", lang)), Column(tr("suite.system.busy", lang)),
+               Column(tr("suite.system.iowait", lang)), Column(tr("suite.system.util", lang)),
+               Column(tr("suite.system.read", lang)), Column(tr("suite.system.write", lang)))
+    rows = []
+    for st in shown:
+        rate = [Cell(f"{st.extra[k]:,.1f}") if k in st.extra else MISSING
+                for k in ("read_mb_s", "write_mb_s")]
+        rows.append((f"{st.server} · {_label(st, lang)}", (
+            Cell(seconds_text(st.seconds)), *(_pct_cell(st, k) for k in SYSTEM_FIGURES[:3]),
+            *rate)))
+    devices = sorted({st.labels["device"] for st in shown if st.labels.get("device")})
+    notes = [tr("suite.system.note", lang)]
+    notes += [tr("suite.system.device", lang, device=", ".join(devices))] if devices else []
+    if len(shown) < len(measured):
+        notes.append(tr("suite.system.short", lang, n=len(measured) - len(shown)))
+    # Every step under a second: nothing to show, the figures are in the steps' data.
+    return Table("suite-system", tr("suite.system.heading", lang), tr("suite.step", lang),
+                 columns, tuple(rows), tuple(notes), shown=bool(rows))
 
 
 def _speedups(res: SuiteResults) -> list[tuple[StepFigures, float | None]]:
@@ -312,7 +358,8 @@ def suite_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
              _english(res, j.get("weaknesses"))) for j in res.judgements])),
         (speedup_table(res, ctx), data("speedup", SPEEDUP_COLUMNS, [
             (w, st.server, st.variant, st.step, r6(st.seconds, 6), r6(up, 2),
-             st.plan.get("workers_launched"), st.plan.get("workers_planned"))
+             st.plan.get("workers_launched"), st.plan.get("workers_planned"),
+             *(st.extra.get(k) for k in SYSTEM_FIGURES[:3]))
             for st, up in _speedups(res)])),
         (join_table(res, ctx), steps),
         (iot_table(res, ctx), data("models", MODEL_COLUMNS, [
@@ -324,6 +371,7 @@ def suite_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
         # No sizes, no table: its CSV is still written, with its header, as for every such workload.
         (sizes_table(res, ctx) or Table("suite-sizes", "", "", (), (), shown=False), sizes),
         (plans_table(res, ctx), steps),
+        (system_table(res, ctx), steps),
     ]
     return [replace(t, data=d) for t, d in found if t is not None]
 
@@ -332,7 +380,9 @@ def _step_row(w: str, st: StepFigures) -> tuple[Value, ...]:
     return (w, st.server, st.variant, st.step, st.param, st.occurrence, f.round_or_none(st.seconds, 6),
             len(st.values), st.rows, st.cache, *(st.plan.get(k) for k in STEP_COLUMNS[10:18]), st.shape,
             "; ".join(f"{r}={n:g}" for r, n in sorted(st.scans.items())) or None,
-            "; ".join(st.divided) or None)
+            "; ".join(st.divided) or None, st.extra.get("window_s"),
+            *(st.extra.get(k) for k in SYSTEM_FIGURES[:2]), st.labels.get("device"),
+            *(st.extra.get(k) for k in SYSTEM_FIGURES[2:]))
 
 
 def _english(res: SuiteResults, by_group: object) -> str | None:

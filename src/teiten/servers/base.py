@@ -14,6 +14,7 @@ from psycopg import conninfo as pg_conninfo
 from teiten.cgroups import Group
 from teiten.cpus import Placement
 from teiten.monitors.remote_system import RemoteBackend
+from teiten.monitors.system import StepMeter
 
 
 @dataclass(frozen=True)
@@ -251,6 +252,14 @@ class Server:
     def remote_monitor(self) -> RemoteBackend | None:
         """The system monitor's backend for the server's host, when it is another machine."""
         return None
+
+    def step_meter(self) -> StepMeter | None:
+        """The machine around each timed statement of the current trial: this one's CPU and
+        the data directory's device, when the server runs here (a postmaster of this machine);
+        None elsewhere (a remote host is sampled once a second: too coarse for a step)."""
+        if not self.server_pids():
+            return None
+        return StepMeter(self.devices().get("data"))
 
     def cold_restarter(self) -> Callable[[], tuple[str, dict[str, object]]] | None:
         """A restart of the current trial's server with nothing cached, for measured

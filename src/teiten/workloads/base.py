@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from teiten import paths
 from teiten.drivers import load, pgbench, pgbench_log
 from teiten.installs import Install
+from teiten.monitors.system import StepMeter
 from teiten.results import LoadFigures, LoadRun, StepRecord
 from teiten.servers.base import Endpoint, Target
 from teiten.servers.profiles import pgbench_data_bytes
@@ -47,6 +48,7 @@ class TrialRequest:
     cpus: list[int] | None  # where pgbench is pinned
     work_dir: Path  # a directory of teiten's where the trial may keep files
     cold_restart: Callable[[], tuple[str, dict[str, object]]] | None = None
+    meter: StepMeter | None = None  # the machine around each timed step (monitors on, server here)
 
 
 @dataclass

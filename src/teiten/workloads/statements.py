@@ -160,14 +160,16 @@ class SuiteWorkload(Workload):
                   measuring: AbstractContextManager[object]) -> TrialOutcome:
         """One variant: its steps, timed one after the other in one session. The steps that
         finished are kept even when a later one fails; a missing extension skips the trial.
-        The monitors do not run: each step is timed on its own."""
+        The window's monitors do not run: each step is timed on its own, with the machine's
+        CPU and data device around it (the request's meter)."""
         assert self.suite is not None
         found = suite(self.suite)
         options = dict(self.options)
         session: Session | None = None
         try:
             variant = parse_variant(found.name, options, request.variant)
-            session = Session(request.endpoint.conninfo(), cold_restart=request.cold_restart)
+            session = Session(request.endpoint.conninfo(), cold_restart=request.cold_restart,
+                              meter=request.meter)
             found.run(session, variant, options)
         except NotInstalled as exc:
             return TrialOutcome(not_installed=str(exc))
