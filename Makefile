@@ -49,10 +49,11 @@ lint: setup-test
 # Three tests at a time (each module on one worker); those marked alone run with nothing beside
 # them (tests/parallel.py). The tests mostly wait on their servers: with two workers the suite
 # kept 2 CPUs 42% busy, and three take it from 25.5 to 22.8 minutes there. TEST_WORKERS=0 runs
-# them one after another.
+# them one after another. --no-loadscope-reorder: xdist hands out the modules in the order
+# tests/parallel.py gives them (the longest first, those with an alone test last).
 TEST_WORKERS ?= 3
 test: setup-test system lint
-	$(BIN)/pytest -q --durations=30 -n $(TEST_WORKERS) --dist loadscope
+	$(BIN)/pytest -q --durations=30 -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 bench: setup-test system
 	$(BIN)/python -m bench.run

@@ -10,6 +10,14 @@ the lock shared while it runs (setup, call and teardown), an ``alone`` test hold
 and a gate in front of it lets a waiting ``alone`` test in before the next shared one, so that
 it is not starved. Outside xdist (``pytest tests/...`` by hand) nothing is locked.
 
+The order of the modules (run with ``--no-loadscope-reorder``, so that xdist hands them out
+in the collection's order): first every module without an ``alone`` test, the longest first by
+``tests/durations.json`` (each module's seconds, measured on a quiet run: the longest first
+leaves short ones to fill the end), then the modules with one, the longest first. So no ``alone``
+test waits for a long test of another worker to end while the others stop at the gate: they
+run at the end, when what is left beside them is short. A module not in the file counts as its
+area's usual length. ``TEITEN_TEST_DURATIONS=write`` rewrites the file from the run.
+
 At the end the controller prints the time per area (unit, integration, e2e; the sum of the
 tests' durations, as ``--durations`` counts them) beside the wall time.
 """
@@ -17,6 +25,7 @@ tests' durations, as ``--durations`` counts them) beside the wall time.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import tempfile
@@ -28,6 +37,9 @@ from pathlib import Path
 import pytest
 
 _TOTALS: dict[str, float] = defaultdict(float)
+_MODULES: dict[str, float] = defaultdict(float)  # seconds per module, for durations.json
+DURATIONS = Path(__file__).with_name("durations.json")
+USUAL_S = {"e2e": 60.0, "integration": 20.0, "unit": 2.0}  # a module not yet in the file
 _STARTED = time.monotonic()
 
 
@@ -70,11 +82,35 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         os.close(gate)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist (every worker orders its collection the same way): the modules without an
+    alone test first, then those with one, each part the longest first."""
+    if not hasattr(config, "workerinput"):
+        return
+    try:
+        # safe: a file of this checkout
+        known: dict[str, float] = json.loads(DURATIONS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+
+    def key(module: str) -> tuple[bool, float, str]:
+        alone = any(i.get_closest_marker("alone") is not None for i in modules[module])
+        parts = module.split("/")
+        usual = USUAL_S.get(parts[1], 20.0) if len(parts) > 2 else 20.0
+        return alone, -known.get(module, usual), module
+
+    items[:] = [item for module in sorted(modules, key=key) for item in modules[module]]
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """In the controller (and a run without workers): each phase's duration, by area."""
     parts = report.nodeid.split("/")
     area = parts[1] if len(parts) > 2 and parts[0] == "tests" else "other"
     _TOTALS[area] += report.duration
+    _MODULES[report.nodeid.split("::", 1)[0]] += report.duration
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -85,6 +121,15 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     wall = time.monotonic() - _STARTED
     terminalreporter.write_line(f"time per area (the tests' own durations): {areas}; "
                                 f"wall {wall / 60:.1f} min")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if os.environ.get("TEITEN_TEST_DURATIONS") == "write" and _MODULES \
+            and not hasattr(session.config, "workerinput"):
+        merged = {**json.loads(DURATIONS.read_text(encoding="utf-8")),
+                  **{m: round(s, 1) for m, s in _MODULES.items()}}
+        DURATIONS.write_text(json.dumps(dict(sorted(merged.items())), indent=0) + "\n",
+                             encoding="utf-8")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
