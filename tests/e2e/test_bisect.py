@@ -35,7 +35,9 @@ clients: [1]
 duration: 1s
 repetitions: auto
 auto_repetitions: {floor: 4, ceiling: 12}
-margin_pct: 20
+# above the A/A floor of builds here (copies of one build measured up to 20-25% apart until
+# their files left the page cache: bench/aa_installs.py), below the spinning commit's 45-50%
+margin_pct: 30
 """
 
 
@@ -80,14 +82,14 @@ def test_bisect_names_the_commit_that_spins(bisected: Bisected) -> None:
                         f"({head[:12]}) on the first-parent line of {bisected.repo.path}; at "
                         "most 5 builds")
     assert lines[1] == (f"Study #1: bad main ({head[:12]}) is slower than good {base[:12]} beyond "
-                        "±20% at pgecons-read at 1 client; each step measures those points.")
+                        "±30% at pgecons-read at 1 client; each step measures those points.")
     # Midway between the base (0) and main (5): the README change (2), good; then between it
     # and main: the spinning commit (3), bad; it follows a good one, so it is the first bad.
     assert lines[2] == (f'Step 1 (study #2): {readme[:12]} "{commits[2].subject}" is good: faster '
-                        "than bad beyond ±20% and within ±20% of good.")
+                        "than bad beyond ±30% and within ±30% of good.")
     assert lines[3].startswith("  pgecons-read at 1 client: ") and " of good, " in lines[3]
     assert lines[4] == (f'Step 2 (study #3): {spin[:12]} "{commits[3].subject}" is bad: slower '
-                        "than good beyond ±20% and within ±20% of bad.")
+                        "than good beyond ±30% and within ±30% of bad.")
     assert lines[-1] == (f'The first bad commit is {spin} "{commits[3].subject}" (4 builds, 2 '
                          f"steps; every step's study is in {bisected.store}).")
     assert len(lines) == 7
@@ -118,20 +120,20 @@ def test_the_timeline_of_the_builds_changes_at_that_commit(bisected: Bisected) -
     changes = [ln for ln in text.split("Change points\n", 1)[1].splitlines() if ln.startswith("  ")]
     # The spinning commit's change, at least 25% down. Builds of the same code may measure up to
     # the study's margin apart here (README, "The commit that did it"), and the timeline, which
-    # judges builds and not commits, may split there too: any other change is within ±20%.
+    # judges builds and not commits, may split there too: any other change is within ±30%.
     ratios = {(ln.split(" between ")[1][:12], ln.split(" and ")[1][:12]):
               float(ln.split("TPS became ", 1)[1].split("%", 1)[0]) for ln in changes}
     assert (c[2], c[3]) in ratios and ratios[(c[2], c[3])] < 75, text
-    assert all(80 <= r <= 125 for at, r in ratios.items() if at != (c[2], c[3])), text
+    assert all(70 <= r <= 130 for at, r in ratios.items() if at != (c[2], c[3])), text
 
 
 def test_the_gate_fails_the_bad_build_and_passes_a_harmless_one(bisected: Bisected) -> None:
     c = [x.hash[:12] for x in bisected.repo.commits]
     for study, candidate, status, last in (
-            ("1", f"bad-{c[5]}", 1, f"FAIL: bad-{c[5]} is slower than good-{c[0]} beyond ±20% at "
+            ("1", f"bad-{c[5]}", 1, f"FAIL: bad-{c[5]} is slower than good-{c[0]} beyond ±30% at "
                                     "1 point: pgecons-read at 1 client."),
             ("2", f"mid-{c[2]}", 0, f"PASS: the one point is decided, and mid-{c[2]} is not "
-                                    f"slower than good-{c[0]} there beyond ±20%.")):
+                                    f"slower than good-{c[0]} there beyond ±30%.")):
         done = run_cli("gate", "--store", str(bisected.store), "--study", study, "--baseline",
                        f"good-{c[0]}", "--candidate", candidate)
         assert done.returncode == status, done.stdout + done.stderr
@@ -187,12 +189,12 @@ def test_otava_finds_the_change_at_the_same_commit(bisected: Bisected, pg18, tmp
         keywords = {"host": "127.0.0.1", "port": cluster.port, "user": "bench",
                     "dbname": "teiten_store"}
         # Four builds are four points: Otava's default p of 0.001 needs more than two a side.
-        # A change must pass 5% and be larger than the study's margin (20%): builds of the same
+        # A change must pass 5% and be larger than the study's margin (30%): builds of the same
         # code can measure that far apart here (README, "The commit that did it"). Otava 0.8.0
         # names its p-value option "-P, --p-value", as one string.
         groups = otava.analyze(keywords, sharedstore.SECRET,
                                f"{testbed}/bisected/pgecons-read/clients=1", tmp_path,
-                               "-P, --p-value", "0.05", "--magnitude", "0.2")
+                               "-P, --p-value", "0.05", "--magnitude", "0.3")
     assert len(groups) == 1 and len(groups[0]["changes"]) == 1, groups
     [change] = groups[0]["changes"]
     assert change["metric"] == "tps" and float(change["forward_change_percent"]) < -25, change
