@@ -1,0 +1,215 @@
+"""An added round-trip time between pgbench and a server, where the kernel has no netem
+(issue 36, item 4: METHODS S1 2014's peak at 80 clients came from the client-server latency,
+S11's round-trip bound).
+
+teiten starts a small TCP proxy of its own (``python -m teiten.netdelay``, one process, listening
+on a free loopback port) that forwards to the server: what the client sends passes at once, and
+every chunk the server sends back leaves the proxy a fixed time after it arrived. A request and
+its answer, one round trip, then take that much longer, which is what a statement at one client
+waits; an answer of many chunks is delayed once, not once per chunk, since each chunk keeps its
+own deadline.
+
+Toxiproxy's latency toxic, tried first, takes whole milliseconds and overshot by 0.3-0.9 ms on a
+virtual machine (waking a timer on an idle virtual CPU costs that much), and so does any sleep
+here. So the proxy is calibrated when it starts: teiten probes the server directly and through
+the proxy (``teiten probe``'s SELECT 1 round trips), and starts it again with the delay less
+what the first probe measured beyond the asked value; the probe through the calibrated proxy is
+what a study records. The proxy holds no password (the connection's authentication passes
+through it) and listens on loopback only. It is a Python process: each round trip costs it some
+tens of microseconds of one CPU, so at thousands of round trips a second it becomes the limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import teiten
+from teiten import procs
+from teiten.errors import ServerError
+from teiten.probe import Probe, probe
+
+START_TIMEOUT_S = 10.0
+CALIBRATION_ROUND_TRIPS = 200
+RECORDED_ROUND_TRIPS = 400  # what a study records, through the calibrated proxy
+CHUNK = 65536
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A running proxy: where a client connects, and the round trips measured directly and
+    through it (medians, ms)."""
+
+    host: str
+    port: int
+    pid: int
+    asked_ms: float
+    direct_ms: float
+    through_ms: float
+    delay_ms: float  # the delay the proxy was started with after calibration
+
+    @property
+    def added_ms(self) -> float:
+        return round(self.through_ms - self.direct_ms, 4)
+
+    def to_json(self) -> dict[str, float | int | str]:
+        return {"rtt_ms": self.asked_ms, "direct_rtt_ms": self.direct_ms,
+                "rtt_ms_median": self.through_ms, "added_rtt_ms": self.added_ms,
+                "proxy_delay_ms": round(self.delay_ms, 4)}
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _conninfo(params: dict[str, str], host: str, port: int) -> str:
+    from psycopg.conninfo import make_conninfo  # late: psycopg is heavy for the proxy process
+
+    return make_conninfo(**{**params, "host": host, "port": str(port)})
+
+
+def _start(upstream: tuple[str, int], delay_ms: float) -> tuple[procs.Background, int]:
+    port = _free_port()
+    server = procs.spawn([sys.executable, "-m", "teiten.netdelay", "--listen", str(port),
+                          "--upstream", f"{upstream[0]}:{upstream[1]}",
+                          "--delay-us", str(round(delay_ms * 1000))], what="teiten delay proxy",
+                         env=procs.build_env({"PYTHONPATH": str(Path(teiten.__file__).parent.parent)}))
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if server.proc.poll() is not None:
+            done = server.stop(timeout=1)
+            raise ServerError(f"the delay proxy exited {server.proc.returncode}: "
+                              f"{procs.tail(done.stderr + done.stdout, 2)}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+            return server, port
+        time.sleep(0.02)
+    server.stop(timeout=1)
+    raise ServerError(f"the delay proxy did not listen on 127.0.0.1:{port} within "
+                      f"{START_TIMEOUT_S:g} s")
+
+
+def _rtt(params: dict[str, str], host: str, port: int, round_trips: int = CALIBRATION_ROUND_TRIPS,
+         ) -> Probe:
+    return probe(_conninfo(params, host, port), round_trips=round_trips, connects=2)
+
+
+@contextlib.contextmanager
+def proxy(upstream_host: str, upstream_port: int, rtt_ms: float,
+          params: dict[str, str]) -> Iterator[Measured]:
+    """A running proxy to ``upstream_host:upstream_port`` that adds ``rtt_ms`` to each round
+    trip, calibrated by probing with the libpq ``params`` (user, dbname, ...): yields where a
+    client connects and what was measured; stops the proxy afterwards."""
+    upstream = (upstream_host, upstream_port)
+    # other load only lengthens a round trip: the least of three medians is the path's own
+    direct = min(_rtt(params, *upstream).rtt_ms_median for _ in range(3))
+    delay = rtt_ms
+    server, port = _start(upstream, delay)
+    try:
+        through = _rtt(params, "127.0.0.1", port).rtt_ms_median
+        if rtt_ms > 0:  # take off what the proxy and its sleep add beyond the asked time
+            delay = max(0.0, rtt_ms - (through - direct - rtt_ms))
+            server.stop(signal.SIGTERM, timeout=10)
+            server, port = _start(upstream, delay)
+            through = _rtt(params, "127.0.0.1", port, RECORDED_ROUND_TRIPS).rtt_ms_median
+        yield Measured("127.0.0.1", port, server.proc.pid, rtt_ms, direct, through, delay)
+    finally:
+        server.stop(signal.SIGTERM, timeout=10)
+
+
+# --- the proxy process ------------------------------------------------------------------------
+
+def _pass(source: socket.socket, sink: socket.socket) -> None:
+    """Client to server: at once."""
+    with contextlib.suppress(OSError):
+        while data := source.recv(CHUNK):
+            sink.sendall(data)
+    with contextlib.suppress(OSError):
+        sink.shutdown(socket.SHUT_WR)
+
+
+def _delayed(source: socket.socket, sink: socket.socket, delay_s: float) -> None:
+    """Server to client: each chunk leaves ``delay_s`` after it arrived (a reader and a
+    writer thread, so that chunks in flight keep their own deadlines)."""
+    pending: collections.deque[tuple[float, bytes]] = collections.deque()
+    ready = threading.Condition()
+
+    def write() -> None:
+        while True:
+            with ready:
+                while not pending:
+                    ready.wait()
+                due, data = pending.popleft()
+            if not data:
+                break
+            wait = due - time.perf_counter()
+            if wait > 0:
+                time.sleep(wait)
+            try:
+                sink.sendall(data)
+            except OSError:
+                break
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    data = b"x"
+    while data:
+        try:
+            data = source.recv(CHUNK)
+        except OSError:
+            data = b""
+        with ready:
+            pending.append((time.perf_counter() + delay_s, data))
+            ready.notify()
+    writer.join()
+
+
+def _connection(client: socket.socket, upstream: tuple[str, int], delay_s: float) -> None:
+    try:
+        server = socket.create_connection(upstream, timeout=10)
+    except OSError:
+        client.close()
+        return
+    server.settimeout(None)
+    for s in (client, server):
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    up = threading.Thread(target=_pass, args=(client, server), daemon=True)
+    up.start()
+    if delay_s > 0:
+        _delayed(server, client, delay_s)
+    else:
+        _pass(server, client)
+    up.join()
+    client.close()
+    server.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m teiten.netdelay")
+    parser.add_argument("--listen", type=int, required=True)
+    parser.add_argument("--upstream", required=True)
+    parser.add_argument("--delay-us", type=int, required=True)
+    args = parser.parse_args(argv)
+    host, _, port = args.upstream.rpartition(":")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    listener = socket.create_server(("127.0.0.1", args.listen))
+    while True:
+        client, _ = listener.accept()
+        threading.Thread(target=_connection, args=(client, (host, int(port)), args.delay_us / 1e6),
+                         daemon=True).start()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
