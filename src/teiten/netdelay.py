@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import os
 import signal
 import socket
 import sys
@@ -79,10 +80,13 @@ def _conninfo(params: dict[str, str], host: str, port: int) -> str:
     return make_conninfo(**{**params, "host": host, "port": str(port)})
 
 
-def _start(upstream: tuple[str, int], delay_ms: float) -> tuple[procs.Background, int]:
+def start(upstream: tuple[str, int], delay_ms: float) -> tuple[procs.Background, int]:
+    """A proxy to ``upstream`` that delays what comes back by ``delay_ms`` (as calibrated):
+    the running process and the loopback port it listens on. It ends by itself when the
+    process that started it does (a killed run leaves none)."""
     port = _free_port()
     server = procs.spawn([sys.executable, "-m", "teiten.netdelay", "--listen", str(port),
-                          "--upstream", f"{upstream[0]}:{upstream[1]}",
+                          "--upstream", f"{upstream[0]}:{upstream[1]}", "--parent", str(os.getpid()),
                           "--delay-us", str(round(delay_ms * 1000))], what="teiten delay proxy",
                          env=procs.build_env({"PYTHONPATH": str(Path(teiten.__file__).parent.parent)}))
     deadline = time.monotonic() + START_TIMEOUT_S
@@ -114,13 +118,13 @@ def proxy(upstream_host: str, upstream_port: int, rtt_ms: float,
     # other load only lengthens a round trip: the least of three medians is the path's own
     direct = min(_rtt(params, *upstream).rtt_ms_median for _ in range(3))
     delay = rtt_ms
-    server, port = _start(upstream, delay)
+    server, port = start(upstream, delay)
     try:
         through = _rtt(params, "127.0.0.1", port).rtt_ms_median
         if rtt_ms > 0:  # take off what the proxy and its sleep add beyond the asked time
             delay = max(0.0, rtt_ms - (through - direct - rtt_ms))
             server.stop(signal.SIGTERM, timeout=10)
-            server, port = _start(upstream, delay)
+            server, port = start(upstream, delay)
             through = _rtt(params, "127.0.0.1", port, RECORDED_ROUND_TRIPS).rtt_ms_median
         yield Measured("127.0.0.1", port, server.proc.pid, rtt_ms, direct, through, delay)
     finally:
@@ -196,14 +200,23 @@ def _connection(client: socket.socket, upstream: tuple[str, int], delay_s: float
     server.close()
 
 
+def _orphaned(parent: int) -> None:
+    """End the proxy once the teiten that started it has gone (killed, say)."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m teiten.netdelay")
     parser.add_argument("--listen", type=int, required=True)
     parser.add_argument("--upstream", required=True)
     parser.add_argument("--delay-us", type=int, required=True)
+    parser.add_argument("--parent", type=int, required=True)
     args = parser.parse_args(argv)
     host, _, port = args.upstream.rpartition(":")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    threading.Thread(target=_orphaned, args=(args.parent,), daemon=True).start()
     listener = socket.create_server(("127.0.0.1", args.listen))
     while True:
         client, _ = listener.accept()
