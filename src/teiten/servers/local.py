@@ -214,13 +214,16 @@ class LocalServer(Server):
         with netdelay.proxy(cluster.tcp_host, cluster.port, self.spec.delay.rtt_ms,
                             {"user": SUPERUSER, "dbname": workload.database}) as made:
             self.delayed = made
-        log.info("%s: %s; measured %.3f ms (%.3f ms directly)", self.name, self.spec.delay.text(),
-                 made.through_ms, made.direct_ms)
+            by_pgbench = netdelay.pgbench_rtt(self.client.binary("pgbench"), made, SUPERUSER,
+                                              workload.database)
+        log.info("%s: %s; measured %.3f ms (%.3f ms directly; pgbench: %s ms)", self.name,
+                 self.spec.delay.text(), made.through_ms, made.direct_ms, by_pgbench)
         if self.description is not None:
-            self.description["delay"] = made.to_json()
+            self.description["delay"] = {**made.to_json(), "pgbench_rtt_ms": by_pgbench}
+            # what bounds pgbench's transactions: the round trip pgbench itself saw
             self.description["probe"] = {"target": f"{made.host} (delay proxy)",
-                                         "rtt_ms_median": made.through_ms,
-                                         "round_trips": netdelay.RECORDED_ROUND_TRIPS}
+                                         "rtt_ms_median": by_pgbench or made.through_ms,
+                                         "by": "pgbench SELECT 1" if by_pgbench else "probe"}
 
     def _discard(self, cluster: Cluster | None, root: Path, made: list[Path]) -> None:
         """Stop ``cluster`` and remove everything of it: its socket directory, ``made`` (its
