@@ -36,6 +36,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 import teiten
 from teiten import procs
 from teiten.errors import ServerError
@@ -97,12 +99,22 @@ def start(upstream: tuple[str, int], delay_ms: float) -> tuple[procs.Background,
             done = server.stop(timeout=1)
             raise ServerError(f"the delay proxy exited {server.proc.returncode}: "
                               f"{procs.tail(done.stderr + done.stdout, 2)}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+        if _listening(server.proc.pid, port):
             return server, port
         time.sleep(0.02)
     server.stop(timeout=1)
     raise ServerError(f"the delay proxy did not listen on 127.0.0.1:{port} within "
                       f"{START_TIMEOUT_S:g} s")
+
+
+def _listening(pid: int, port: int) -> bool:
+    """Whether ``pid`` listens on ``port`` (asked of the kernel: a connection to see would
+    reach the server behind and leave an "incomplete startup packet" in its log)."""
+    try:
+        found = psutil.Process(pid).net_connections(kind="tcp")
+    except psutil.Error:
+        return False
+    return any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port for c in found)
 
 
 def _rtt(params: dict[str, str], host: str, port: int) -> Probe:
