@@ -31,7 +31,7 @@ RANKS = {
     "safefs": 0, "system": 0, "cgroups": 0, "guard": 0, "flamegraphs": 0,
     "spec": 1,
     "plan": 2, "installs": 2, "studies": 2, "store": 2,
-    "monitors": 3, "probe": 3,
+    "monitors": 3, "probe": 3, "netdelay": 3.5,
     "servers": 4,
     "drivers": 5,
     "workloads": 6,

@@ -51,7 +51,7 @@ GOLDEN = {
         "study.yaml:4: unknown key 'instal' in servers[0] (did you mean 'install'?); allowed: "
         "name, install, external, allow_init, profile, settings, initdb, cores, cpus, optional, "
         "tablespace, directory, snapshot_hook, network, ssh, ssh_config, replicas, replication, "
-        "synchronous_commit, pgpool, docker, limits",
+        "synchronous_commit, pgpool, docker, limits, delay",
     ),
     "a profile at the largest difference takes no points": (
         BASE + "profile: {at: largest-difference, points: [{clients: 1}]}\n",
@@ -407,6 +407,16 @@ PLACES = {
     "ssh_config without ssh": ("ssh_config: /x", "'ssh_config' applies to ssh servers only"),
     "docker with pgpool": ("docker: {}, pgpool: true", "'pgpool' cannot be combined with "
                            "'docker' in this version of teiten"),
+    "a delay over ssh": ("ssh: u@h, delay: {rtt_ms: 5}", "'delay' cannot be combined with 'ssh' "
+                         "in this version of teiten"),
+    "a delay in a netns": ("network: netns, delay: {rtt_ms: 5}", "'delay' cannot be combined "
+                           "with 'network: netns'"),
+    "a delay with standbys": ("replicas: 1, delay: {rtt_ms: 5}", "'delay' cannot be combined "
+                              "with 'replicas' in this version of teiten: delay a single server"),
+    "a negative delay": ("delay: {rtt_ms: -1}", "greater than or equal to 0"),
+    "a delay of a second or more": ("delay: {rtt_ms: 1001}", "less than or equal to 1000"),
+    "a delay without its time": ("delay: {}", "rtt_ms"),
+    "a delay in seconds": ("delay: {rtt_ms: 5, rtt_s: 1}", "unknown key 'rtt_s'"),
 }
 
 
@@ -417,6 +427,18 @@ def test_where_a_server_runs_and_its_replication(fields: str, expected: str) -> 
     message = error_of(text)
     assert message.startswith("study.yaml:3: ") and expected in message, message
     assert "\n" not in message
+
+
+def test_a_delay_is_a_setting_of_a_local_server() -> None:
+    loaded = load_text("study: s\nservers:\n  - {name: a, install: \"17\", delay: {rtt_ms: 0}}\n"
+                       "  - {name: b, install: \"17\", delay: {rtt_ms: 2.5}}\n"
+                       "workloads: [pgecons-read]\n", "study.yaml")
+    a, b = loaded.study.servers
+    assert a.delay is not None and a.delay.rtt_ms == 0
+    assert b.delay is not None and b.delay.text() == "2.5 ms added to each round trip"
+    message = error_of("study: s\nservers:\n  - {name: a, external: \"host=x\", delay: {rtt_ms: 1}}\n"
+                       "workloads: [pgecons-read]\n")
+    assert "'delay' needs a local cluster" in message, message
 
 
 def test_a_replicated_server_with_pgpool_and_load_clients_is_accepted() -> None:

@@ -426,6 +426,7 @@ class ServerInfo:
     client_cpus: str | None = None    # where pgbench ran: a CPU list, or "any" (not pinned)
     confined_by: str | None = None    # how it was held to cpus: cgroup-v2, cpuset-cgroup, affinity
     limits: tuple[tuple[str, int], ...] = ()  # its memory and I/O limits: (limit, value)
+    delay: tuple[float, float, float] | None = None  # added RTT asked, measured through, direct (ms)
 
 
 @dataclass(frozen=True)

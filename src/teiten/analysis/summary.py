@@ -193,7 +193,9 @@ def server_info(row: ServerRecord) -> ServerInfo:
         data_checksums=desc.get("data_checksums"), settings=settings,
         cpus=(spec.get("placement") or {}).get("cpus"),
         client_cpus=(spec.get("placement") or {}).get("client_cpus"),
-        limits=tuple(limits_of(row).items()))
+        limits=tuple(limits_of(row).items()),
+        delay=(float(d["rtt_ms"]), float(d["rtt_ms_median"]), float(d["direct_rtt_ms"]))
+        if (d := desc.get("delay")) else None)
 
 
 

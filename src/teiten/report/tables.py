@@ -365,6 +365,10 @@ def server_rows(info: ServerInfo, lang: str) -> list[tuple[str, str]]:
         *([(tr("server.client_cpus", lang), info.client_cpus if info.client_cpus != "any"
             else tr("server.client_cpus.any", lang))] if info.client_cpus else []),
         *([(tr("server.limits", lang), limits_text(info.limits, lang))] if info.limits else []),
+        *([(tr("server.delay", lang), tr("server.delay.value", lang, asked=f"{info.delay[0]:g}",
+                                           measured=f"{info.delay[1]:.3f}",
+                                           direct=f"{info.delay[2]:.3f}"))]
+          if info.delay else []),
     ]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from teiten import oscache, paths, privileges, procs, safefs
+from teiten import netdelay, oscache, paths, privileges, procs, safefs
 from teiten.cgroups import Group, IoLimit, disk_of
 from teiten.cpus import Placement, confine, format_list
 from teiten.errors import ServerError, TeitenError, TrialFailed
@@ -100,6 +101,8 @@ class LocalServer(Server):
         # In a network namespace the client always goes through the veth pair (TCP).
         self.tcp = connect == "tcp" or spec.network == "netns"
         self.netns: Namespace | None = None
+        self.delayed: netdelay.Measured | None = None  # the calibrated delay proxy, if any
+        self.proxy: procs.Background | None = None  # the one running for the current trial
         self.slots: dict[str, _Slot] = {}
         self.current: _Slot | None = None
         self.description: dict[str, object] | None = None
@@ -200,6 +203,27 @@ class LocalServer(Server):
             conn.execute("CHECKPOINT")
             if self.description is None:
                 self.description = describe(conn, self.install)
+        if self.spec.delay is not None and self.delayed is None:
+            self._calibrate(cluster, workload)
+
+    def _calibrate(self, cluster: Cluster, workload: DataSet) -> None:
+        """Calibrate the delay proxy once, on the loaded cluster, and record the round trip
+        measured through it: the description's ``delay``, and its ``probe`` (what the
+        round-trip bound is drawn against, as for an external server)."""
+        assert self.spec.delay is not None and cluster.port is not None
+        with netdelay.proxy(cluster.tcp_host, cluster.port, self.spec.delay.rtt_ms,
+                            {"user": SUPERUSER, "dbname": workload.database}) as made:
+            self.delayed = made
+            by_pgbench = netdelay.pgbench_rtt(self.client.binary("pgbench"), made, SUPERUSER,
+                                              workload.database)
+        log.info("%s: %s; measured %.3f ms (%.3f ms directly; pgbench: %s ms)", self.name,
+                 self.spec.delay.text(), made.through_ms, made.direct_ms, by_pgbench)
+        if self.description is not None:
+            self.description["delay"] = {**made.to_json(), "pgbench_rtt_ms": by_pgbench}
+            # what bounds pgbench's transactions: the round trip pgbench itself saw
+            self.description["probe"] = {"target": f"{made.host} (delay proxy)",
+                                         "rtt_ms_median": by_pgbench or made.through_ms,
+                                         "by": "pgbench SELECT 1" if by_pgbench else "probe"}
 
     def _discard(self, cluster: Cluster | None, root: Path, made: list[Path]) -> None:
         """Stop ``cluster`` and remove everything of it: its socket directory, ``made`` (its
@@ -346,9 +370,21 @@ class LocalServer(Server):
         slot.trials += 1
         host = cluster.tcp_host if self.tcp else cluster.host
         assert cluster.port is not None
+        if self.delayed is not None:  # pgbench goes through the proxy; teiten's own stay direct
+            self._stop_proxy()
+            self.proxy, port = netdelay.start((cluster.tcp_host, cluster.port),
+                                              self.delayed.delay_ms)
+            return Endpoint(host=self.delayed.host, port=port, user=SUPERUSER,
+                            dbname=workload.database)
         return Endpoint(host=host, port=cluster.port, user=SUPERUSER, dbname=workload.database)
 
+    def _stop_proxy(self) -> None:
+        if self.proxy is not None:
+            self.proxy.stop(signal.SIGTERM, timeout=10)
+            self.proxy = None
+
     def end_trial(self) -> TrialEnd:
+        self._stop_proxy()
         slot = self.current
         if slot is None:
             return TrialEnd()
@@ -404,6 +440,7 @@ class LocalServer(Server):
         return {**found, "loads": dict(self.loads)} if self.loads else found
 
     def close(self) -> None:
+        self._stop_proxy()
         for key, slot in list(self.slots.items()):
             try:
                 self._discard(slot.cluster, slot.cluster.root,

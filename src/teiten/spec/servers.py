@@ -40,10 +40,10 @@ PLACES = ("external", "ssh", "docker")
 
 # What only a cluster on this machine can do, per other place a server can run.
 _NOT_WITH: dict[str, tuple[str, ...]] = {
-    "ssh": ("cores", "cpus", "tablespace", "directory", "snapshot_hook", "limits"),
+    "ssh": ("cores", "cpus", "tablespace", "directory", "snapshot_hook", "limits", "delay"),
     "docker": ("cores", "cpus", "tablespace", "directory", "replicas", "pgpool", "ssh_config",
-               "snapshot_hook", "limits"),
-    "network: netns": ("replicas", "pgpool"),
+               "snapshot_hook", "limits", "delay"),
+    "network: netns": ("replicas", "pgpool", "delay"),
 }
 
 
@@ -87,6 +87,18 @@ def limit_text(limit: str, value: int) -> str:
 def limit_name(limit: str, value: int) -> str:
     """The part a swept limit adds to a server's name: ``write_iops-250``, ``memory-2GB``."""
     return f"{limit}-{value if limit.endswith('iops') else size_text(value)}"
+
+
+class DelaySpec(Model):
+    """A slower network between pgbench and a cluster of this machine (METHODS S1, S11): a
+    delay proxy of teiten's on loopback adds this much to each round trip (teiten.netdelay)."""
+
+    rtt_ms: Annotated[float, Field(ge=0, le=1000)] = Field(
+        description="milliseconds added to each round trip (0 to 1000; 0 puts the proxy in "
+        "the path and adds nothing, for a like-with-like baseline)")
+
+    def text(self) -> str:
+        return f"{self.rtt_ms:g} ms added to each round trip"
 
 
 class DockerOptions(Model):
@@ -156,6 +168,10 @@ class ServerSpec(Model):
     limits: LimitsSpec | None = Field(
         None, description="memory and disk limits on a cluster of this machine, as a cloud "
         "instance has them (a cgroup of its own; root only)")
+    delay: DelaySpec | None = Field(
+        None, description="a slower network: pgbench and measured statements reach the server "
+        "through a proxy that adds rtt_ms to each round trip (the measured round trip is "
+        "recorded)")
 
     @field_validator("cpus")
     @classmethod
@@ -195,7 +211,8 @@ class ServerSpec(Model):
             raise ValueError("'cpus' and 'cores' both choose CPUs: give one of them")
         if self.external is not None:
             fixed = [k for k in ("settings", "initdb", "profile", "cores", "cpus", "tablespace",
-                                 "directory", "replicas", "pgpool", "snapshot_hook", "limits")
+                                 "directory", "replicas", "pgpool", "snapshot_hook", "limits",
+                                 "delay")
                      if k in self.model_fields_set]
             if fixed:
                 raise ValueError(
@@ -206,6 +223,9 @@ class ServerSpec(Model):
         self._one_place()
         self._replication()
         self._hook()
+        if self.delay is not None and (self.replicas or self.pgpool):
+            raise ValueError(f"'delay' cannot be combined with '{'replicas' if self.replicas else 'pgpool'}' "
+                             "in this version of teiten: delay a single server")
         if self.limits is not None and (self.replicas or self.pgpool):
             raise ValueError(f"'limits' cannot be combined with '{'replicas' if self.replicas else 'pgpool'}' "
                              "in this version of teiten: limit a single server")

@@ -1,0 +1,86 @@
+"""teiten's delay proxy (teiten.netdelay) as a TCP proxy, with a plain socket server behind it
+instead of PostgreSQL: what the client sends passes at once, an answer of several chunks is
+delayed once (each chunk keeps its own deadline), the connection's end passes through, and the
+proxy ends when the process that started it does. Coarse times (a 150 ms delay), so that other
+tests' load cannot move the verdict."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+import psutil
+import pytest
+
+from teiten import netdelay
+
+DELAY_MS = 150
+CHUNKS = 3
+GAP_S = 0.05
+
+
+@pytest.fixture
+def upstream() -> Iterator[int]:
+    """A server that answers a request with three chunks 50 ms apart, then closes (a
+    connection that sends nothing, as the proxy's check that it listens, gets nothing)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                if not conn.recv(100):
+                    continue
+                for i in range(CHUNKS):
+                    conn.sendall(f"chunk{i};".encode())
+                    time.sleep(GAP_S)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    listener.close()
+
+
+def test_an_answer_of_several_chunks_is_delayed_once(upstream: int) -> None:
+    server, port = netdelay.start(("127.0.0.1", upstream), DELAY_MS)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+            started = time.monotonic()
+            client.sendall(b"hello")
+            got, arrivals = b"", []
+            while data := client.recv(100):
+                got += data
+                arrivals.append(time.monotonic() - started)
+        assert got == b"".join(f"chunk{i};".encode() for i in range(CHUNKS))
+        first, last = arrivals[0], arrivals[-1]
+        # each chunk DELAY after it came: the last one by (chunks - 1) gaps, not by 3 delays
+        assert DELAY_MS / 1000 <= first < 2 * DELAY_MS / 1000, arrivals
+        assert last < DELAY_MS / 1000 + CHUNKS * GAP_S + DELAY_MS / 1000, arrivals
+    finally:
+        server.stop(timeout=10)
+    assert not server.alive()
+
+
+def test_the_proxy_ends_with_the_process_that_started_it() -> None:
+    parent = subprocess.Popen(  # a short-lived teiten stand-in that starts a proxy and is killed
+        [sys.executable, "-c", "import sys, time; from teiten import netdelay; "
+         "s, p = netdelay.start(('127.0.0.1', 9), 1.0); print(s.proc.pid, flush=True); "
+         "time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    assert psutil.pid_exists(child)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and psutil.pid_exists(child) \
+            and psutil.Process(child).status() != psutil.STATUS_ZOMBIE:
+        time.sleep(0.1)
+    assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE
