@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from tests.sshd import Sshd, available, free_port, running_sshd
 
-from teiten import installs, paths
+from teiten import installs, netdelay, paths, procs
 from teiten.drivers import load, pgbench
 from teiten.errors import ServerError
 from teiten.installs import Install
@@ -23,6 +23,7 @@ from teiten.monitors.system import CPU_FIELDS, SystemMonitor
 from teiten.remote import Ssh
 from teiten.servers.profiles import Sizing
 from teiten.servers.ssh import SshServer
+from teiten.servers.ssh_host import SshHost
 from teiten.spec import ServerSpec
 from teiten.workloads import BUILTINS, Workload
 
@@ -72,6 +73,12 @@ def _spec(sshd: Sshd, install: str = "15", config: Path | None = None) -> Server
                       ssh_config=str(config or sshd.config))
 
 
+def _on(spec: ServerSpec) -> tuple[ServerSpec, SshHost]:
+    """The server's spec and the ssh host it names (what the ssh kind builds it on)."""
+    assert spec.ssh is not None
+    return spec, SshHost(spec.name, spec.ssh, spec.ssh_config)
+
+
 def _processes_in(path: Path) -> list[psutil.Process]:
     prefix = str(path)
     found = []
@@ -98,7 +105,7 @@ def _files_containing(root: Path, secret: str) -> list[Path]:
 def test_trials_over_ssh_restore_after_updates_and_leave_nothing(
         sshd: Sshd, pg15: Install, run_dir: Path) -> None:
     w = _workload("tpcb-like")
-    server = SshServer(_spec(sshd), pg15, run_dir, SIZING)
+    server = SshServer(*_on(_spec(sshd)), pg15, run_dir, SIZING)
     remote_base = REMOTE_HOME / ".cache" / "teiten" / "clusters" / run_dir.name
     try:
         server.prepare(w)
@@ -184,6 +191,67 @@ def test_trials_over_ssh_restore_after_updates_and_leave_nothing(
     server.close()  # safe to call twice
 
 
+
+class _ForwardedHost(SshHost):
+    """A host this machine reaches only through forwards of its ports, as a VM behind qemu's
+    user-mode network is: each port gets a forwarder of its own on loopback (teiten's delay
+    proxy at no delay), and ``address`` names the forwarder, never the host."""
+
+    origin = "forwarded"
+
+    def __init__(self, spec: ServerSpec):
+        assert spec.ssh is not None
+        super().__init__(spec.name, spec.ssh, spec.ssh_config)
+        self.forwards: dict[int, tuple[procs.Background, int]] = {}
+
+    def address(self, port: int) -> tuple[str, int]:
+        if port not in self.forwards:
+            self.forwards[port] = netdelay.start(super().address(port), 0)
+        return "127.0.0.1", self.forwards[port][1]
+
+    def describe(self) -> dict[str, object]:
+        return {**super().describe(), "forwards": len(self.forwards)}
+
+    def close(self) -> None:
+        for proxy, _ in self.forwards.values():
+            proxy.stop(timeout=10)
+        super().close()
+
+
+def test_a_server_runs_on_any_host_through_the_host_layer(
+        sshd: Sshd, pg15: Install, run_dir: Path) -> None:
+    """What runs on a host (servers/ssh.py) asks the host where this machine reaches its
+    ports, and names the host as the host describes itself: on a host reached only through
+    forwards (a VM's), every connection goes through one, and nothing else changes."""
+    w = _workload("select-only")
+    spec = _spec(sshd)
+    host = _ForwardedHost(spec)
+    server = SshServer(spec, host, pg15, run_dir, SIZING)
+    try:
+        server.prepare(w)
+        slot = server.slots[w.key]
+        assert host.forwards, "loading went through a forward"
+        endpoint = server.begin_trial(w, "t1", prewarm=False)
+        assert slot.port is not None and slot.port in host.forwards
+        assert (endpoint.host, endpoint.port) == ("127.0.0.1", host.forwards[slot.port][1])
+        assert endpoint.port != slot.port
+        run = pgbench.run(pg15, endpoint, w, clients=1, threads=1, duration_s=1)
+        assert run.returncode == 0, run.stderr
+        assert run.output.transactions > 0
+        assert server.end_trial().crashed is None
+        described = server.describe()
+        assert described["origin"] == "forwarded"
+        # As the host described itself when the data was loaded, through its first forward
+        # (every start picks a port of its own: the trial's went through a second).
+        assert len(host.forwards) == 2
+        assert described["host"] == {
+            "ssh": sshd.alias, "ram_bytes": psutil.virtual_memory().total,
+            "cpus": os.cpu_count(), "uname": " ".join(os.uname()[i] for i in (0, 2, 4)),
+            "forwards": 1}
+    finally:
+        server.close()
+    assert all(proxy.proc.poll() is not None for proxy, _ in host.forwards.values())
+
 def test_the_remote_monitor_streams_per_second_cpu_shares(sshd: Sshd) -> None:
     ssh = Ssh(sshd.alias, sshd.config, label="db1")
     backend = RemoteBackend(ssh)
@@ -212,7 +280,7 @@ def test_an_unreachable_host_fails_quickly_with_one_line(
     config.write_text(f"Host nowhere\n    HostName 127.0.0.1\n    Port {port}\n    User postgres\n"
                       f"    UserKnownHostsFile {tmp_path / 'known_hosts'}\n")
     spec = ServerSpec(name="db1", install="15", ssh="nowhere", ssh_config=str(config))
-    server = SshServer(spec, pg15, run_dir, SIZING)
+    server = SshServer(*_on(spec), pg15, run_dir, SIZING)
     started = time.monotonic()
     with pytest.raises(ServerError) as caught:
         server.prepare(_workload("select-only"))
@@ -228,7 +296,7 @@ def test_an_unreachable_host_fails_quickly_with_one_line(
 
 def test_a_major_missing_on_the_host_is_named_with_how_to_install_it(
         sshd: Sshd, pg15: Install, run_dir: Path) -> None:
-    server = SshServer(_spec(sshd, install="99"), pg15, run_dir, SIZING)
+    server = SshServer(*_on(_spec(sshd, install="99")), pg15, run_dir, SIZING)
     try:
         with pytest.raises(ServerError) as caught:
             server.prepare(_workload("select-only"))
@@ -244,7 +312,7 @@ def test_a_major_missing_on_the_host_is_named_with_how_to_install_it(
 def test_workloads_loaded_by_sql_are_refused_over_ssh(
         sshd: Sshd, pg15: Install, run_dir: Path) -> None:
     tpcc = Workload("tpcc", (), 1, None, True, "TPC-C-like", app="tpcc")
-    server = SshServer(_spec(sshd), pg15, run_dir, SIZING)
+    server = SshServer(*_on(_spec(sshd)), pg15, run_dir, SIZING)
     with pytest.raises(ServerError, match="not supported over ssh in this version"):
         server.prepare(tpcc)
     server.close()
@@ -254,7 +322,7 @@ def test_workloads_loaded_by_sql_are_refused_over_ssh(
 def test_load_clients_over_ssh_start_together_and_one_unreachable_stops_them_all(
         sshd: Sshd, pg15: Install, run_dir: Path, tmp_path: Path) -> None:
     w = _workload("select-only")
-    server = SshServer(_spec(sshd), pg15, run_dir, SIZING)
+    server = SshServer(*_on(_spec(sshd)), pg15, run_dir, SIZING)
     remote = Ssh(sshd.alias, sshd.config, label="c2")
     try:
         server.prepare(w)

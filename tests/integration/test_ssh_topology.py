@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import psycopg
 import pytest
-from tests.integration.test_ssh_server import PG15, REMOTE_HOME, SIZING, _workload, pg15, sshd, why_not
+from tests.integration.test_ssh_server import PG15, REMOTE_HOME, SIZING, _on, _workload, pg15, sshd, why_not
 from tests.sshd import Sshd
 
 from teiten import paths
@@ -21,6 +21,7 @@ from teiten.drivers import load
 from teiten.installs import Install
 from teiten.monitors.replication import LagMonitor
 from teiten.servers.ssh import remove_leftovers
+from teiten.servers.ssh_host import SshHost
 from teiten.servers.ssh_topology import SshTopologyServer
 from teiten.spec import ServerSpec
 
@@ -49,7 +50,7 @@ def test_sync_standbys_over_ssh_stream_take_reads_restore_and_leave_nothing(
     w = _workload("tpcb-like")
     spec = ServerSpec(name="sr", install="15", ssh=sshd.alias, ssh_config=str(sshd.config),
                       replicas=2, replication="sync", synchronous_commit="remote_apply")
-    server = SshTopologyServer(spec, pg15, run_dir, SIZING)
+    server = SshTopologyServer(*_on(spec), pg15, run_dir, SIZING)
     remote_base = REMOTE_HOME / ".cache" / "teiten" / "clusters" / run_dir.name
     try:
         server.prepare(w)
@@ -133,7 +134,7 @@ def test_pgpool_next_to_each_node_over_ssh_streaming_and_native(
     for mode in ("async", "native"):
         spec = ServerSpec(name=f"pool-{mode}", install="15", ssh=sshd.alias,
                           ssh_config=str(sshd.config), replicas=1, replication=mode, pgpool=True)
-        server = SshTopologyServer(spec, pg15, run_dir, SIZING, max_clients=2)
+        server = SshTopologyServer(*_on(spec), pg15, run_dir, SIZING, max_clients=2)
         try:
             server.prepare(w)
             slot = server.slots[w.key]
@@ -182,7 +183,7 @@ def test_pgpool_next_to_each_node_over_ssh_streaming_and_native(
             # A killed run: its pgpool and clusters on the host are stopped by the cleanup.
             server.begin_trial(w, "t2", prewarm=False)
             assert len(_pgpools() - before) >= 2 * 4  # main, logger, children, pcp
-            said = remove_leftovers(spec.name, sshd.alias, str(sshd.config), run_dir.name)
+            said = remove_leftovers(SshHost(spec.name, sshd.alias, str(sshd.config)), run_dir.name)
             assert sum("killed leftover Pgpool-II" in s for s in said) == 2, said
             time.sleep(0.5)
             assert _pgpools() == before, "no child of a killed pgpool outlives it"
@@ -203,7 +204,7 @@ def test_a_9_6_primary_and_standby_over_ssh_made_by_the_hosts_newer_pg_basebacku
     spec = ServerSpec(name="old", install=str(pg96.bindir), ssh=sshd.alias,
                       ssh_config=str(sshd.config), replicas=1, replication="sync",
                       synchronous_commit="remote_apply")
-    server = SshTopologyServer(spec, pg15, run_dir, SIZING)
+    server = SshTopologyServer(*_on(spec), pg15, run_dir, SIZING)
     try:
         server.prepare(w)
         slot = server.slots[w.key]

@@ -1,5 +1,6 @@
-"""``ssh`` servers: clusters teiten creates, configures, snapshots and controls on another
-host, by running OpenSSH commands and POSIX shell there (no agent of teiten's own).
+"""Servers on a host teiten reaches with OpenSSH (servers/ssh_host.py's ``Host``: an ``ssh`` host,
+or one a kind brings up first): clusters teiten creates, configures, snapshots and controls
+there, by running OpenSSH commands and POSIX shell (no agent of teiten's own).
 
 The method is LocalServer's: one cluster per (server, workload) under
 ``~/.cache/teiten/clusters/<run>/<server>--<workload>`` on the host (a directory marked as
@@ -7,13 +8,14 @@ teiten's own), the workload's data loaded once and saved as a stopped copy, that
 restored before every trial that follows a data-changing one, and every trial started
 afresh with prewarm and CHECKPOINT. pgbench runs here, on the client, against the host.
 
-Network and authentication: the cluster listens on the host's address as this client
-reaches it (the server side of ``$SSH_CONNECTION`` there) and on 127.0.0.1, with no unix
-socket. pg_hba.conf admits only this client's address (the client side of
-``$SSH_CONNECTION``), with scram-sha-256 (md5 before 10) for a random password that teiten makes for each
-cluster and keeps in memory only: it goes to initdb on stdin, to pgbench as PGPASSWORD, and
-to teiten's own connections as a parameter, and is never written to a file or a command line
-(except, while it runs, the pool_passwd of a Pgpool-II in front of the nodes: servers/ssh_pgpool.py).
+Network and authentication: the cluster listens on the host's address as this client reaches it
+(the server side of ``$SSH_CONNECTION`` there) and on 127.0.0.1, with no unix socket; this
+client connects where the host says it reaches that port (``Host.address``). pg_hba.conf admits
+only this client's address (the client side of ``$SSH_CONNECTION``), with scram-sha-256 (md5
+before 10) for a random password that teiten makes for each cluster and keeps in memory only:
+it goes to initdb on stdin, to pgbench as PGPASSWORD, and to teiten's own connections as a
+parameter, and is never written to a file or a command line (except, while it runs, the
+pool_passwd of a Pgpool-II in front of the nodes: servers/ssh_pgpool.py).
 
 What teiten learns of the host and the install it finds there: servers/ssh_host.py; the state
 of each cluster on the host: servers/ssh_slot.py.
@@ -37,13 +39,12 @@ from teiten import paths, procs
 from teiten.errors import ProcessError, ServerError
 from teiten.installs import Install
 from teiten.monitors.remote_system import RemoteBackend
-from teiten.remote import Ssh
 from teiten.servers import profiles
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict, restored, unrestored
 from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER
 from teiten.servers.scripts import script
 from teiten.servers.sql import HOUSEKEEPING, create_database, describe, prewarm_all
-from teiten.servers.ssh_host import HostFacts, RemoteInstall, cidr, find_install, marker, pg_config, read_facts
+from teiten.servers.ssh_host import Host, HostFacts, RemoteInstall, cidr, find_install, marker, pg_config
 from teiten.servers.ssh_slot import Slot
 from teiten.spec import ServerSpec
 
@@ -59,19 +60,20 @@ def _quote(value: str) -> str:
 
 
 class SshServer(Server):
-    """A cluster on the host ``spec.ssh``, controlled over OpenSSH."""
+    """A cluster on ``host``, controlled over OpenSSH."""
 
     kind = "ssh"
 
-    def __init__(self, spec: ServerSpec, client: Install, run_dir: Path, sizing: profiles.Sizing):
-        assert spec.ssh is not None and spec.install is not None
+    def __init__(self, spec: ServerSpec, host: Host, client: Install, run_dir: Path,
+                 sizing: profiles.Sizing):
+        assert spec.install is not None
         self.name = spec.name
         self.spec = spec
         self.client = client  # whose pgbench loads the data and drives the load
         self.run_dir = run_dir
         self.sizing = sizing
-        self.ssh = Ssh(spec.ssh, Path(spec.ssh_config).expanduser() if spec.ssh_config else None,
-                       label=spec.name)
+        self.on = host
+        self.ssh = host.ssh
         self.host: HostFacts | None = None
         self.install: RemoteInstall | None = None
         self.settings: dict[str, str] = {}
@@ -84,16 +86,13 @@ class SshServer(Server):
     # -- the host ------------------------------------------------------------------------------
 
     def _where(self) -> str:
-        return f"ssh host {self.name} ({self.spec.ssh})"
+        return self.on.where()
 
     def connect(self) -> HostFacts:
         """Reach the host, read what teiten needs of it, find the install there. Once."""
         if self.host is not None:
             return self.host
-        self.ssh.check()
-        self.host = read_facts(self.ssh, self._where())
-        if not self.host.home.startswith("/"):
-            raise ServerError(f"{self._where()}: $HOME is not set there")
+        self.host = self.on.open()
         self.install = find_install(self.ssh, str(self.spec.install), server=self.name,
                                     where=self._where())
         if not self.client.has("pgbench"):
@@ -152,10 +151,11 @@ class SshServer(Server):
                     if ext in preloaded:
                         conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(
                             sql.Identifier(ext)))
-            assert self.host is not None and slot.port is not None
+            assert slot.port is not None
+            address, port = self.on.address(slot.port)
             procs.run([str(self.client.binary("pgbench")), *workload.init_args(),
-                       "-h", self.host.server_ip, "-p", str(slot.port), "-U", SUPERUSER,
-                       workload.database], timeout=7200, what="pgbench -i",
+                       "-h", address, "-p", str(port), "-U", SUPERUSER, workload.database],
+                      timeout=7200, what="pgbench -i",
                       env=procs.build_env({"PGPASSWORD": slot.password, "PGOPTIONS": HOUSEKEEPING}))
             with self._connect(slot, workload.database) as conn:
                 conn.execute("CHECKPOINT")
@@ -291,14 +291,15 @@ class SshServer(Server):
 
     @contextmanager
     def _connect(self, slot: Slot, dbname: str = "postgres") -> Iterator[psycopg.Connection]:
-        assert self.host is not None and slot.port is not None
+        assert slot.port is not None
+        address, port = self.on.address(slot.port)
         try:
-            conn = psycopg.connect(host=self.host.server_ip, port=slot.port, user=SUPERUSER,
+            conn = psycopg.connect(host=address, port=port, user=SUPERUSER,
                                    password=slot.password, dbname=dbname, autocommit=True,
                                    connect_timeout=15, options=HOUSEKEEPING)
         except psycopg.Error as exc:
-            raise ServerError(f"cannot connect to {dbname} on {self.host.server_ip} port "
-                              f"{slot.port} ({self._where()}): {exc}") from exc
+            raise ServerError(f"cannot connect to {dbname} on {address} port "
+                              f"{port} ({self._where()}): {exc}") from exc
         with conn:
             yield conn
 
@@ -349,8 +350,9 @@ class SshServer(Server):
                 for note in self._stop(node, fast=fast)]
 
     def _endpoint(self, node: Slot, database: str) -> Endpoint:
-        assert self.host is not None and node.port is not None
-        return Endpoint(host=self.host.server_ip, port=node.port, user=SUPERUSER,
+        assert node.port is not None
+        address, port = self.on.address(node.port)
+        return Endpoint(host=address, port=port, user=SUPERUSER,
                         dbname=database, password_env={"PGPASSWORD": node.password})
 
     def end_trial(self) -> TrialEnd:
@@ -392,17 +394,16 @@ class SshServer(Server):
         return {"data": slot.device, "wal": slot.device} if slot.device else {}
 
     def _describe(self, conn: psycopg.Connection) -> dict[str, object]:
-        assert self.install is not None and self.host is not None
+        assert self.install is not None
         info = describe(conn, None)
         info["bindir"] = self.install.bindir
-        info["origin"] = "ssh"
+        info["origin"] = self.on.origin
         info["pg_config"] = pg_config(self.ssh, self.install)
-        info["host"] = {"ssh": self.spec.ssh, "ram_bytes": self.host.ram_bytes,
-                        "cpus": self.host.cpus, "uname": self.host.uname}
+        info["host"] = self.on.describe()
         return info
 
     def describe(self) -> dict[str, object]:
-        return self.description or {"version": self._version(), "origin": "ssh"}
+        return self.description or {"version": self._version(), "origin": self.on.origin}
 
     def close(self) -> None:
         """Stop every cluster and remove what teiten created on the host, then disconnect.
@@ -428,18 +429,17 @@ class SshServer(Server):
                     log.warning("%s: %s", self._where(), exc)
         finally:
             self.current = None
-            self.ssh.close()
+            self.on.close()
 
 
-def remove_leftovers(name: str, target: str, ssh_config: str | None, run: str) -> list[str]:
-    """Stop and remove what the killed run ``run`` left on the host of ssh server ``name``
-    (a host that cannot be reached is a note: what is there stays)."""
-    conn = Ssh(target, Path(ssh_config).expanduser() if ssh_config else None, label=name)
+def remove_leftovers(host: Host, run: str) -> list[str]:
+    """Stop and remove what the killed run ``run`` left on ``host`` (a host that cannot be
+    reached is a note: what is there stays)."""
     try:
-        out = conn.shell(script("pgpool_kill.sh") + script("leftovers.sh"), paths.MARKER,
-                         RUNTIME_CONF, run, timeout=300, what="removing a killed run's clusters")
+        out = host.ssh.shell(script("pgpool_kill.sh") + script("leftovers.sh"), paths.MARKER,
+                             RUNTIME_CONF, run, timeout=300, what="removing a killed run's clusters")
     except (ProcessError, ServerError) as exc:
-        return [f"could not clean up on ssh host {name} ({target}): {exc}"]
+        return [f"could not clean up on {host.where()}: {exc}"]
     finally:
-        conn.close()
-    return [f"{name}: {line}" for line in out.stdout.splitlines() if line.strip()]
+        host.close()
+    return [f"{host.name}: {line}" for line in out.stdout.splitlines() if line.strip()]

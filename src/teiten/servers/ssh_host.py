@@ -1,7 +1,17 @@
-"""The host of an ``ssh`` server (servers/ssh.py): what teiten learns about it (its home, memory,
-CPUs, addresses, disks) and the PostgreSQL install it finds there, by running OpenSSH
-commands and POSIX shell on it; and how teiten marks what it creates there and admits this
-client in pg_hba.conf.
+"""The host layer of servers teiten makes over OpenSSH (servers/ssh.py, ssh_topology.py): where
+PostgreSQL runs, apart from what runs there.
+
+A :class:`Host` is a machine teiten reaches with OpenSSH: an ssh host the study names
+(:class:`SshHost`), or one that a kind of its own brings up first (a virtual machine it boots)
+and whose ports this machine reaches through a forward. What runs there (one cluster, a
+primary with standbys, a Pgpool-II beside each node) is the same code on every host: it asks
+the host for its command channel (``ssh``), its facts (``open``), where this machine reaches
+one of its ports (``address``) and what the store keeps of it (``describe``), never which host
+it is.
+
+Also here: what teiten learns about a host (its home, memory, CPUs, addresses) and the
+PostgreSQL install it finds there, by running OpenSSH commands and POSIX shell on it; and how
+teiten marks what it creates there and admits this client in pg_hba.conf.
 """
 
 from __future__ import annotations
@@ -12,6 +22,7 @@ import os
 import re
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from teiten.errors import ServerError
 from teiten.installs.model import parse_version
@@ -42,6 +53,56 @@ class HostFacts:
     ram_bytes: int
     cpus: int
     uname: str
+
+
+class Host:
+    """A machine where teiten makes and controls PostgreSQL over OpenSSH (``ssh``). The defaults
+    are those of a host that is there already and that this machine reaches directly."""
+
+    origin = "ssh"  # where the server's PostgreSQL came from, for its description
+
+    def __init__(self, name: str, ssh: Ssh):
+        self.name = name  # the study's server on this host
+        self.ssh = ssh
+        self.facts: HostFacts | None = None
+
+    def where(self) -> str:
+        """The host in messages."""
+        return f"ssh host {self.name} ({self.ssh.target})"
+
+    def open(self) -> HostFacts:
+        """Reach the host and read what teiten needs of it. Once; later calls return the same."""
+        if self.facts is None:
+            self.ssh.check()
+            facts = read_facts(self.ssh, self.where())
+            if not facts.home.startswith("/"):
+                raise ServerError(f"{self.where()}: $HOME is not set there")
+            self.facts = facts
+        return self.facts
+
+    def address(self, port: int) -> tuple[str, int]:
+        """Where this machine reaches the host's TCP ``port``: the host's address as this
+        machine reaches it, and the same port."""
+        assert self.facts is not None
+        return self.facts.server_ip, port
+
+    def describe(self) -> dict[str, object]:
+        """What the server's description keeps of the host."""
+        assert self.facts is not None
+        return {"ssh": self.ssh.target, "ram_bytes": self.facts.ram_bytes,
+                "cpus": self.facts.cpus, "uname": self.facts.uname}
+
+    def close(self) -> None:
+        """Let go of the host (its ssh connection)."""
+        self.ssh.close()
+
+
+class SshHost(Host):
+    """A host the study names by ``ssh`` (user@host or a Host of the ssh config ``config``)."""
+
+    def __init__(self, name: str, target: str, config: str | None):
+        super().__init__(name, Ssh(target, Path(config).expanduser() if config else None,
+                                   label=name))
 
 
 def read_facts(ssh: Ssh, where: str) -> HostFacts:

@@ -43,7 +43,7 @@ from teiten.servers.replication import (
 )
 from teiten.servers.scripts import script
 from teiten.servers.ssh import SshServer
-from teiten.servers.ssh_host import cidr, find_basebackup, marker
+from teiten.servers.ssh_host import Host, cidr, find_basebackup, marker
 from teiten.servers.ssh_pgpool import RemotePgpool
 from teiten.servers.ssh_slot import Slot
 from teiten.servers.topology import node_targets
@@ -53,11 +53,11 @@ log = logging.getLogger(__name__)
 
 
 class SshTopologyServer(SshServer):
-    """A primary and ``spec.replicas`` streaming standbys on the host ``spec.ssh``."""
+    """A primary and ``spec.replicas`` streaming standbys on ``host``."""
 
-    def __init__(self, spec: ServerSpec, client: Install, run_dir: Path,
+    def __init__(self, spec: ServerSpec, host: Host, client: Install, run_dir: Path,
                  sizing: profiles.Sizing, *, max_clients: int = 1):
-        super().__init__(spec, client, run_dir, sizing)
+        super().__init__(spec, host, client, run_dir, sizing)
         self.workload: DataSet | None = None
         self.max_clients = max_clients  # per Pgpool-II: the trial's clients times load clients
         self.pgpool_binary: str | None = None
@@ -242,10 +242,9 @@ class SshTopologyServer(SshServer):
         """One pgbench per node: to its Pgpool-II; without one, reads to the node and
         writes to the primary."""
         assert self.current is not None and self.workload is not None
-        assert self.host is not None
         if self.pgpools:
             return [Target(f"pgpool{i}", Endpoint(
-                        host=self.host.server_ip, port=pool.port or 0, user=SUPERUSER,
+                        *self.on.address(pool.port or 0), user=SUPERUSER,
                         dbname=self.workload.database,
                         password_env={"PGPASSWORD": self.current.password}))
                     for i, pool in enumerate(self.pgpools)]
@@ -257,10 +256,11 @@ class SshTopologyServer(SshServer):
         """The primary, whose pg_stat_replication the lag monitor samples (the password is
         in this string, in memory only); None for native copies."""
         slot = self.current
-        assert slot is not None and self.host is not None
+        assert slot is not None and slot.port is not None
         if not self.streaming:
             return None
-        return make_conninfo(host=self.host.server_ip, port=slot.port, user=SUPERUSER,
+        address, port = self.on.address(slot.port)
+        return make_conninfo(host=address, port=port, user=SUPERUSER,
                              password=slot.password, dbname="postgres")
 
     def end_trial(self) -> TrialEnd:

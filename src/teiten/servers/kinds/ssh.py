@@ -10,6 +10,7 @@ from typing import Any
 from teiten.servers import ssh
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request
+from teiten.servers.ssh_host import SshHost
 from teiten.servers.ssh_topology import SshTopologyServer
 from teiten.spec import ServerSpec
 
@@ -20,10 +21,12 @@ class Ssh(Kind):
 
     def build(self, request: Request) -> Server:
         spec = request.spec
+        assert spec.ssh is not None
+        host = SshHost(spec.name, spec.ssh, spec.ssh_config)
         if spec.replicas or spec.pgpool:
-            return SshTopologyServer(spec, request.install, request.run_dir, request.sizing,
-                                     max_clients=request.max_clients)
-        return ssh.SshServer(spec, request.install, request.run_dir, request.sizing)
+            return SshTopologyServer(spec, host, request.install, request.run_dir,
+                                     request.sizing, max_clients=request.max_clients)
+        return ssh.SshServer(spec, host, request.install, request.run_dir, request.sizing)
 
     def problem(self, spec: ServerSpec) -> Problem | None:
         if shutil.which("ssh") is None:  # Pgpool-II is looked for on the host
@@ -33,7 +36,8 @@ class Ssh(Kind):
 
     def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
         return [note for spec in specs
-                for note in ssh.remove_leftovers(spec["name"], spec["ssh"], spec.get("ssh_config"), run)]
+                for note in ssh.remove_leftovers(
+                    SshHost(spec["name"], spec["ssh"], spec.get("ssh_config")), run)]
 
 
 KIND = Ssh()
