@@ -198,7 +198,7 @@ def _setup_servers(ctx: _Context) -> None:
     for record in results.servers:
         spec = next(s for s in matrix if s.name == record.name)
         kind = kinds.of(spec)
-        if not kind.runs_here:
+        if not kind.install_here:  # its PostgreSQL is on that host, in the image, or not teiten's
             continue
         stored_spec = dict(record.spec)
         inst = install_for(stored_spec)
@@ -213,7 +213,7 @@ def _setup_servers(ctx: _Context) -> None:
             max_clients=_per_pool(ctx.study), client=ctx.client))
         ctx.servers[spec.name].keep_running = ctx.study.restart == "after-changes"
     for spec in matrix:
-        if kinds.of(spec).runs_here:
+        if kinds.of(spec).install_here:
             continue
         if ctx.client is None:
             ctx.client = next(iter(ctx.installs.values()), None) or installs.materialise(

@@ -29,7 +29,7 @@ class Request:
     """What the runner knows when it builds a server of the study."""
 
     spec: ServerSpec
-    install: Install  # its own binaries when its kind runs here, else the client's
+    install: Install  # its own binaries when its 'install' names them here, else the client's
     run_dir: Path
     sizing: profiles.Sizing
     connect: str = "socket"
