@@ -16,7 +16,11 @@ page cache (posix_fadvise DONTNEED), so that the next round reads them again. Pr
 round: each copy's median TPS, its ratio to the first copy with the paired interval the report
 computes, and the spread of the medians (largest over smallest, less 1). Nothing is asserted:
 a spread well above what the intervals allow is a bias between files of this machine, which
-comparisons of builds here carry, and no number of repetitions removes.
+comparisons of builds here carry, and no number of repetitions removes. teiten now drops each
+server's programs from the page cache before every start (teiten.oscache.evict_programs), so
+that the placement is drawn again for every trial: run from a checkout before that change, this
+printed intervals that excluded 1 for copies of the same bytes; from one after it, none did
+(README, "The commit that did it").
 """
 
 from __future__ import annotations

@@ -69,6 +69,13 @@ def test_read_only_trials_go_on_with_the_running_server(pg17, workdir: Path) -> 
         ("tpcb-like", 2, "restarted", "restored")]
     cycles = [cyc for _, _, cyc in starts]
     assert "start" not in cycles[1]["seconds"] and "stop" not in cycles[0]["seconds"]
+    # Every start first drops the server's programs from the page cache; a kept server has none.
+    for cyc in cycles:
+        evicted = cyc["start"].get("programs_evicted")
+        if cyc["start"]["server"] == "restarted":
+            assert evicted["names"] > 0 and evicted["not_evicted_files"] == 0, cyc
+        else:
+            assert evicted is None, cyc
     assert cycles[2]["seconds"]["stop_leftover"] > 0, "the select-only server was stopped first"
     report = (workdir / "s-report" / "report.md").read_text()
     assert "The server was started afresh before 6 of the 8 trials." in report

@@ -78,6 +78,13 @@ def restored_data(slot: _Slot, restorer: Cluster | Topology, cycle: Cycle) -> di
             **({"clone_at_prepare_s": round(clone_s, 4)} if clone_s is not None else {})}
 
 
+def fresh_programs(install: Install, cycle: Cycle) -> None:
+    """Drop the install's programs from the page cache as its server starts (in the cycle's
+    'start', which reads them again; recorded in the trial's start): where they land in memory
+    is drawn again for every trial (teiten.oscache.evict_programs)."""
+    cycle.start["programs_evicted"] = oscache.evict_programs(install.bindir)
+
+
 class LocalServer(Server):
     kind = "local"
 
@@ -356,6 +363,7 @@ class LocalServer(Server):
                     cluster.stop()
             cycle.start.update(restored_data(slot, cluster, cycle))
             with cycle.phase("start"):
+                fresh_programs(self.install, cycle)
                 cluster.start(cluster.root / "logs" / trial_id)
             cycle.start["server"] = "restarted"
             slot.log_from = 0

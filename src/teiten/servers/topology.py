@@ -24,7 +24,7 @@ from teiten.installs import Install
 from teiten.servers import profiles
 from teiten.servers.base import DataSet, Endpoint, Target, TrialEnd, crash_verdict
 from teiten.servers.cluster import SUPERUSER, Cluster
-from teiten.servers.local import LocalServer, restored_data
+from teiten.servers.local import LocalServer, fresh_programs, restored_data
 from teiten.servers.pgpool import RUN_DIR, Pgpool, main_pid
 from teiten.servers.replication import Mode, Topology, node_name
 from teiten.servers.sql import prewarm_all
@@ -89,6 +89,7 @@ class TopologyServer(LocalServer):
         cycle.start.update(restored_data(slot, topology, cycle))
         logs = slot.cluster.root.parent / "logs" / trial_id
         with cycle.phase("start"):
+            fresh_programs(self.install, cycle)
             topology.start(lambda i: logs / node_name(i))
         cycle.start["server"] = "restarted"
         for node in topology.nodes:
