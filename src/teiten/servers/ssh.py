@@ -92,7 +92,7 @@ class SshServer(Server):
         """Reach the host, read what teiten needs of it, find the install there. Once."""
         if self.host is not None:
             return self.host
-        self.host = self.on.open()
+        self.host = self.on.reach()
         self.install = find_install(self.ssh, str(self.spec.install), server=self.name,
                                     where=self._where())
         if not self.client.has("pgbench"):

@@ -70,7 +70,7 @@ class Host:
         """The host in messages."""
         return f"ssh host {self.name} ({self.ssh.target})"
 
-    def open(self) -> HostFacts:
+    def reach(self) -> HostFacts:
         """Reach the host and read what teiten needs of it. Once; later calls return the same."""
         if self.facts is None:
             self.ssh.check()
