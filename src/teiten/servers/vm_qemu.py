@@ -36,6 +36,8 @@ SSH_ATTEMPT = 20.0  # seconds one `ssh true` may take (an emulated guest is slow
 _CPU = {"tcg": "max", "kvm": "host,-arch-capabilities"}  # plain `host` aborts under kvm_pvm
 _VCPU = re.compile(r"^CPU (\d+)/(TCG|KVM)$")
 _BAD_STATUS = ("internal-error", "guest-panicked", "shutdown", "io-error")
+_CONTROL = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[A-Za-z])|[\x00-\x08\x0b-\x1f\x7f]")
+CONSOLE, MONITOR, SSH_CONFIG, DISK = "console.log", "monitor", "ssh_config", "disk.qcow2"
 
 
 @dataclass
@@ -49,6 +51,7 @@ class Guest:
     process: procs.Background
     ssh_port: int
     forwards: dict[int, int] = field(default_factory=dict)  # guest port -> host port
+    stopped: bool = False
 
     @property
     def pid(self) -> int:
@@ -56,20 +59,21 @@ class Guest:
 
     @property
     def console(self) -> Path:
-        return self.directory / "console.log"
+        return self.directory / CONSOLE
 
     @property
     def monitor(self) -> Path:
-        return self.directory / "monitor"
+        return self.directory / MONITOR
 
     @property
     def ssh_config(self) -> Path:
-        """An ssh config whose one Host, :attr:`target`, is this guest (for ``ssh -F``)."""
-        return self.directory / "ssh_config"
+        """An ssh config whose one Host, :attr:`target`, is this guest (for ``ssh -F``, or
+        ``teiten.remote.Ssh(guest.target, config=guest.ssh_config)``)."""
+        return self.directory / SSH_CONFIG
 
     @property
     def target(self) -> str:
-        return f"{HOST_ALIAS}-{self.name}"
+        return _target(self.name)
 
     def ssh_argv(self, command: Sequence[str]) -> list[str]:
         return ["ssh", "-F", str(self.ssh_config), self.target, "--", quote_command(command)]
@@ -135,14 +139,19 @@ class Guest:
 
     def stop(self, *, grace: float = 15) -> None:
         """Stop qemu (``quit`` on the monitor: the guest's disk is a throwaway overlay), kill
-        its process group if it does not end, and remove the guest's directory."""
+        its process group if it does not end, and remove the guest's directory. Once only:
+        qemu's pid, once collected, may be another program's."""
+        if self.stopped:
+            return
+        self.stopped = True
         if self.process.alive():
             with contextlib.suppress(OSError):
                 self.hmp("quit", timeout=5)
             deadline = time.monotonic() + grace
             while self.process.alive() and time.monotonic() < deadline:
                 time.sleep(0.2)
-        procs.kill_group(self.process.proc)  # qemu's own group: what boot() started
+        if self.process.proc.poll() is None:
+            procs.kill_group(self.process.proc)  # qemu's own group: what boot() started
         with contextlib.suppress(ProcessError):
             self.process.stop(timeout=5)
         paths.remove_owned(self.directory)
@@ -186,9 +195,11 @@ def thread_affinities(pid: int) -> list[tuple[int, str, set[int]]]:
 
 
 def last_line(path: Path) -> str:
-    """The last non-empty line of a console log, or "(nothing)"."""
+    """The last line of a console log with something printable on it, without the terminal's
+    control sequences (SeaBIOS and the kernel clear the screen), or "(nothing)"."""
     with contextlib.suppress(OSError):
-        lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
+        text = _CONTROL.sub("", path.read_text(errors="replace").replace("\r", "\n"))
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
         if lines:
             return lines[-1]
     return "(nothing)"
@@ -196,28 +207,31 @@ def last_line(path: Path) -> str:
 
 # -- booting -----------------------------------------------------------------------------------
 
-def qemu_argv(guest: Guest, *, cpus: int, memory_mb: int) -> list[str]:
-    image = guest.image
-    return ["qemu-system-x86_64", "-name", f"{guest.name},debug-threads=on",
-            "-machine", "q35", "-accel", guest.accel, "-cpu", _CPU[guest.accel],
+def _target(name: str) -> str:
+    return f"{HOST_ALIAS}-{name}"
+
+
+def qemu_argv(image: Image, directory: Path, *, name: str, accel: str, ssh_port: int, cpus: int,
+              memory_mb: int) -> list[str]:
+    return ["qemu-system-x86_64", "-name", f"{name},debug-threads=on",
+            "-machine", "q35", "-accel", accel, "-cpu", _CPU[accel],
             "-smp", str(cpus), "-m", str(memory_mb), "-nographic", "-no-reboot",
             "-kernel", str(image.kernel), "-initrd", str(image.initrd),
             "-append", "root=/dev/vda rw console=ttyS0 init=/sbin/teiten-init panic=-1 net.ifnames=0",
-            "-drive", f"file={guest.directory / 'disk.qcow2'},if=virtio,format=qcow2",
-            "-netdev", f"user,id=n0,hostfwd=tcp:127.0.0.1:{guest.ssh_port}-:22",
+            "-drive", f"file={directory / DISK},if=virtio,format=qcow2",
+            "-netdev", f"user,id=n0,hostfwd=tcp:127.0.0.1:{ssh_port}-:22",
             "-device", "virtio-net-pci,netdev=n0",
-            "-serial", f"file:{guest.console}",
-            "-monitor", f"unix:{guest.monitor},server=on,wait=off"]
+            "-serial", f"file:{directory / CONSOLE}",
+            "-monitor", f"unix:{directory / MONITOR},server=on,wait=off"]
 
 
-def _write_ssh_files(guest: Guest) -> None:
-    image = guest.image
-    (guest.directory / "known_hosts").write_text(f"{HOST_ALIAS} {image.host_key}\n")
-    guest.ssh_config.write_text(
-        f"Host {guest.target}\n  HostName 127.0.0.1\n  Port {guest.ssh_port}\n  User {image.user}\n"
+def _write_ssh_files(image: Image, directory: Path, *, name: str, ssh_port: int) -> None:
+    (directory / "known_hosts").write_text(f"{HOST_ALIAS} {image.host_key}\n")
+    (directory / SSH_CONFIG).write_text(
+        f"Host {_target(name)}\n  HostName 127.0.0.1\n  Port {ssh_port}\n  User {image.user}\n"
         f"  IdentityFile {image.key}\n  IdentitiesOnly yes\n  IdentityAgent none\n"
         f"  HostKeyAlias {HOST_ALIAS}\n  StrictHostKeyChecking yes\n"
-        f"  UserKnownHostsFile {guest.directory / 'known_hosts'}\n  GlobalKnownHostsFile /dev/null\n"
+        f"  UserKnownHostsFile {directory / 'known_hosts'}\n  GlobalKnownHostsFile /dev/null\n"
         "  BatchMode yes\n  ConnectTimeout 10\n  LogLevel ERROR\n")
 
 
@@ -240,12 +254,14 @@ def boot(image: Image, *, name: str, accel: str, cpus: int = 1, memory_mb: int =
                         "give TEITEN_HOME a shorter one")
     try:
         procs.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", str(image.disk),
-                   str(directory / "disk.qcow2")], timeout=60)
-        guest = Guest(name=name, accel=accel, image=image, directory=directory,
-                      process=None, ssh_port=free_port())  # type: ignore[arg-type]
-        _write_ssh_files(guest)
-        guest.process = procs.spawn(qemu_argv(guest, cpus=cpus, memory_mb=memory_mb),
-                                    what=f"qemu of guest {name}")
+                   str(directory / DISK)], timeout=60)
+        port = free_port()
+        _write_ssh_files(image, directory, name=name, ssh_port=port)
+        argv = qemu_argv(image, directory, name=name, accel=accel, ssh_port=port, cpus=cpus,
+                         memory_mb=memory_mb)
+        process = procs.spawn(argv, what=f"qemu of guest {name}")
+        guest = Guest(name=name, accel=accel, image=image, directory=directory, process=process,
+                      ssh_port=port)
     except BaseException:
         paths.remove_owned(directory)
         raise
