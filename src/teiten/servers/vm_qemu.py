@@ -1,0 +1,311 @@
+"""Boot one qemu guest of a :mod:`teiten.servers.vm_image` image, reach it over ssh, stop it.
+
+qemu runs with user-mode networking: the guest's sshd is forwarded to a free loopback port
+here, and :meth:`Guest.forward` forwards more guest ports at run time through qemu's human
+monitor on a unix socket (in the guest's own 0700 directory). Every guest boots from a qcow2
+overlay of its own on the read-only image, so two guests at once share no writable disk.
+qemu names its threads (``-name ...,debug-threads=on``: "CPU 0/TCG", "CPU 1/KVM"), so each
+vCPU thread can be pinned to host CPUs and its affinity read back from /proc.
+
+:func:`boot` waits, up to a deadline, until ``ssh true`` answers; a guest that does not come
+up raises :class:`ServerError` with one line naming the accelerator and the console's last
+line. Under ``tcg`` the guest is emulated: a functional stand-in, not a measurement of a VM.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import socket
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from teiten import paths, procs
+from teiten.errors import ProcessError, ServerError, UserError
+from teiten.remote import quote_command
+from teiten.servers.vm_image import Image, vm_dir
+
+ACCELERATORS = ("kvm", "tcg")
+HOST_ALIAS = "teiten-guest"  # the name the guest's host key is known by, whatever the port
+SSH_ATTEMPT = 20.0  # seconds one `ssh true` may take (an emulated guest is slow)
+_CPU = {"tcg": "max", "kvm": "host,-arch-capabilities"}  # plain `host` aborts under kvm_pvm
+_VCPU = re.compile(r"^CPU (\d+)/(TCG|KVM)$")
+_BAD_STATUS = ("internal-error", "guest-panicked", "shutdown", "io-error")
+_CONTROL = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[A-Za-z])|[\x00-\x08\x0b-\x1f\x7f]")
+CONSOLE, MONITOR, SSH_CONFIG, DISK = "console.log", "monitor", "ssh_config", "disk.qcow2"
+
+
+@dataclass
+class Guest:
+    """A running guest: its qemu process, its directory and the loopback port of its sshd."""
+
+    name: str
+    accel: str
+    image: Image
+    directory: Path
+    process: procs.Background
+    ssh_port: int
+    forwards: dict[int, int] = field(default_factory=dict)  # guest port -> host port
+    stopped: bool = False
+
+    @property
+    def pid(self) -> int:
+        return self.process.proc.pid
+
+    @property
+    def console(self) -> Path:
+        return self.directory / CONSOLE
+
+    @property
+    def monitor(self) -> Path:
+        return self.directory / MONITOR
+
+    @property
+    def ssh_config(self) -> Path:
+        """An ssh config whose one Host, :attr:`target`, is this guest (for ``ssh -F``, or
+        ``teiten.remote.Ssh(guest.target, config=guest.ssh_config)``)."""
+        return self.directory / SSH_CONFIG
+
+    @property
+    def target(self) -> str:
+        return _target(self.name)
+
+    def ssh_argv(self, command: Sequence[str]) -> list[str]:
+        return ["ssh", "-F", str(self.ssh_config), self.target, "--", quote_command(command)]
+
+    def run(self, command: Sequence[str], *, timeout: float = 60, check: bool = True) -> procs.Completed:
+        """Run ``command`` (an argument list) in the guest as its unprivileged account."""
+        return procs.run(self.ssh_argv(command), timeout=timeout, check=check,
+                         what=f"ssh to guest {self.name}")
+
+    # -- the monitor --------------------------------------------------------------------------
+
+    def hmp(self, command: str, *, timeout: float = 10) -> str:
+        """One command of qemu's human monitor; its answer, without the echo and prompt."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(str(self.monitor))
+            _until_prompt(s)
+            s.sendall(command.encode() + b"\n")
+            answer = _until_prompt(s)
+        lines = [re.sub(r"\x1b\[[0-9;]*[A-Za-z]|\r", "", line) for line in answer.split("\n")]
+        return "\n".join(line for line in lines[1:] if line.strip()).strip()
+
+    def status(self) -> str:
+        """qemu's run state ("running", "paused (internal-error)", ...), or "" unknown."""
+        with contextlib.suppress(OSError):
+            return self.hmp("info status", timeout=3).removeprefix("VM status:").strip()
+        return ""
+
+    def forward(self, guest_port: int) -> int:
+        """Forward a free loopback port here to ``guest_port`` of the guest; that port."""
+        if guest_port in self.forwards:
+            return self.forwards[guest_port]
+        for _attempt in range(5):  # another program may take the free port first
+            port = free_port()
+            answer = self.hmp(f"hostfwd_add n0 tcp:127.0.0.1:{port}-:{int(guest_port)}")
+            if not answer:
+                self.forwards[guest_port] = port
+                return port
+        raise ServerError(f"guest {self.name}: qemu could not forward a port to its port "
+                          f"{guest_port}: {answer}")
+
+    # -- vCPU threads -------------------------------------------------------------------------
+
+    def vcpu_threads(self) -> dict[int, int]:
+        """vCPU index -> the thread id of qemu's thread that runs it."""
+        found = {}
+        for tid, name, _cpus in thread_affinities(self.pid):
+            m = _VCPU.match(name)
+            if m:
+                found[int(m.group(1))] = tid
+        return found
+
+    def pin(self, cpus: Sequence[Sequence[int]]) -> None:
+        """Pin vCPU i to the host CPUs ``cpus[i]``."""
+        threads = self.vcpu_threads()
+        if len(cpus) != len(threads):
+            raise UserError(f"guest {self.name} has {len(threads)} vCPUs but {len(cpus)} CPU "
+                            "lists were given to pin them to; give one list per vCPU")
+        for index, tid in sorted(threads.items()):
+            os.sched_setaffinity(tid, set(cpus[index]))
+
+    # -- stopping -----------------------------------------------------------------------------
+
+    def stop(self, *, grace: float = 15) -> None:
+        """Stop qemu (``quit`` on the monitor: the guest's disk is a throwaway overlay), kill
+        its process group if it does not end, and remove the guest's directory. Once only:
+        qemu's pid, once collected, may be another program's."""
+        if self.stopped:
+            return
+        self.stopped = True
+        if self.process.alive():
+            with contextlib.suppress(OSError):
+                self.hmp("quit", timeout=5)
+            deadline = time.monotonic() + grace
+            while self.process.alive() and time.monotonic() < deadline:
+                time.sleep(0.2)
+        if self.process.proc.poll() is None:
+            procs.kill_group(self.process.proc)  # qemu's own group: what boot() started
+        with contextlib.suppress(ProcessError):
+            self.process.stop(timeout=5)
+        paths.remove_owned(self.directory)
+
+
+def _until_prompt(s: socket.socket) -> str:
+    data = b""
+    while not data.endswith(b"(qemu) "):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode(errors="replace").removesuffix("(qemu) ")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def parse_cpu_list(text: str) -> set[int]:
+    """{0, 1, 3} from "0-1,3" (the kernel's list format)."""
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        if part:
+            first, _, last = part.partition("-")
+            cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
+
+
+def thread_affinities(pid: int) -> list[tuple[int, str, set[int]]]:
+    """(thread id, name, allowed CPUs) of every thread of ``pid``, from /proc/<pid>/task/*/status."""
+    found = []
+    for task in sorted(Path(f"/proc/{pid}/task").iterdir(), key=lambda p: int(p.name)):
+        with contextlib.suppress(OSError):
+            fields = dict(line.split(":\t", 1) for line in task.joinpath("status").read_text()
+                          .splitlines() if ":\t" in line)
+            found.append((int(task.name), fields["Name"].strip(), parse_cpu_list(fields["Cpus_allowed_list"])))
+    return found
+
+
+def last_line(path: Path) -> str:
+    """The last line of a console log with something printable on it, without the terminal's
+    control sequences (SeaBIOS and the kernel clear the screen), or "(nothing)"."""
+    with contextlib.suppress(OSError):
+        text = _CONTROL.sub("", path.read_text(errors="replace").replace("\r", "\n"))
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if lines:
+            return lines[-1]
+    return "(nothing)"
+
+
+# -- booting -----------------------------------------------------------------------------------
+
+def _target(name: str) -> str:
+    return f"{HOST_ALIAS}-{name}"
+
+
+def qemu_argv(image: Image, directory: Path, *, name: str, accel: str, ssh_port: int, cpus: int,
+              memory_mb: int) -> list[str]:
+    return ["qemu-system-x86_64", "-name", f"{name},debug-threads=on",
+            "-machine", "q35", "-accel", accel, "-cpu", _CPU[accel],
+            "-smp", str(cpus), "-m", str(memory_mb), "-nographic", "-no-reboot",
+            "-kernel", str(image.kernel), "-initrd", str(image.initrd),
+            "-append", "root=/dev/vda rw console=ttyS0 init=/sbin/teiten-init panic=-1 net.ifnames=0",
+            "-drive", f"file={directory / DISK},if=virtio,format=qcow2",
+            "-netdev", f"user,id=n0,hostfwd=tcp:127.0.0.1:{ssh_port}-:22",
+            "-device", "virtio-net-pci,netdev=n0",
+            "-serial", f"file:{directory / CONSOLE}",
+            "-monitor", f"unix:{directory / MONITOR},server=on,wait=off"]
+
+
+def _write_ssh_files(image: Image, directory: Path, *, name: str, ssh_port: int) -> None:
+    (directory / "known_hosts").write_text(f"{HOST_ALIAS} {image.host_key}\n")
+    (directory / SSH_CONFIG).write_text(
+        f"Host {_target(name)}\n  HostName 127.0.0.1\n  Port {ssh_port}\n  User {image.user}\n"
+        f"  IdentityFile {image.key}\n  IdentitiesOnly yes\n  IdentityAgent none\n"
+        f"  HostKeyAlias {HOST_ALIAS}\n  StrictHostKeyChecking yes\n"
+        f"  UserKnownHostsFile {directory / 'known_hosts'}\n  GlobalKnownHostsFile /dev/null\n"
+        "  BatchMode yes\n  ConnectTimeout 10\n  LogLevel ERROR\n")
+
+
+def boot(image: Image, *, name: str, accel: str, cpus: int = 1, memory_mb: int = 1024,
+         deadline: float = 300, pin: Sequence[Sequence[int]] | None = None) -> Guest:
+    """Start a guest of ``image`` and wait until its sshd answers (at most ``deadline`` s)."""
+    if accel not in ACCELERATORS:
+        raise UserError(f"accelerator {accel!r} is not one of {', '.join(ACCELERATORS)}")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        raise UserError(f"guest name {name!r}: use letters, digits, '.', '_' and '-'")
+    for program in ("qemu-system-x86_64", "qemu-img", "ssh"):
+        if shutil.which(program) is None:
+            raise UserError(f"a VM guest needs '{program}', which is not installed "
+                            "(apt-get install qemu-system-x86 qemu-utils openssh-client)")
+    directory = Path(tempfile.mkdtemp(prefix=f"guest-{name}-", dir=vm_dir()))  # 0700
+    paths.mark_owned(directory, f"qemu guest {name}")
+    if len(str(directory / "monitor")) > 100:
+        paths.remove_owned(directory)
+        raise UserError(f"{directory}: too long a path for qemu's monitor socket; "
+                        "give TEITEN_HOME a shorter one")
+    try:
+        procs.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", str(image.disk),
+                   str(directory / DISK)], timeout=60)
+        port = free_port()
+        _write_ssh_files(image, directory, name=name, ssh_port=port)
+        argv = qemu_argv(image, directory, name=name, accel=accel, ssh_port=port, cpus=cpus,
+                         memory_mb=memory_mb)
+        process = procs.spawn(argv, what=f"qemu of guest {name}")
+        guest = Guest(name=name, accel=accel, image=image, directory=directory, process=process,
+                      ssh_port=port)
+    except BaseException:
+        paths.remove_owned(directory)
+        raise
+    try:
+        if pin is not None:
+            _wait_for_vcpus(guest, cpus)
+            guest.pin(pin)
+        _wait_for_ssh(guest, deadline)
+    except BaseException:
+        guest.stop(grace=2)
+        raise
+    return guest
+
+
+def _wait_for_vcpus(guest: Guest, cpus: int) -> None:
+    until = time.monotonic() + 30
+    while len(guest.vcpu_threads()) < cpus and time.monotonic() < until and guest.process.alive():
+        time.sleep(0.1)
+
+
+def _wait_for_ssh(guest: Guest, deadline: float) -> None:
+    started = time.monotonic()
+    until = started + deadline
+    while True:
+        why = ""
+        if not guest.process.alive():
+            done = guest.process.stop(timeout=5)
+            qemu_said = procs.tail(done.stderr, 1)
+            why = f"qemu exited with status {done.returncode}" + (f" ({qemu_said})" if qemu_said else "")
+        elif any(bad in (status := guest.status()) for bad in _BAD_STATUS):
+            why = f"qemu stopped it: {status}"
+        elif time.monotonic() > until:
+            why = f"ssh did not answer within {deadline:g} s"
+        if why:
+            raise ServerError(f"guest {guest.name} did not boot under -accel {guest.accel}: {why}; "
+                              f"the console's last line: {last_line(guest.console)}")
+        attempt = procs.run(guest.ssh_argv(["true"]), timeout=SSH_ATTEMPT + 5, check=False,
+                            what=f"ssh to guest {guest.name}") if _sshd_started(guest) else None
+        if attempt is not None and attempt.returncode == 0:
+            return
+        time.sleep(1)
+
+
+def _sshd_started(guest: Guest) -> bool:
+    with contextlib.suppress(OSError):
+        return b"teiten-init: starting sshd" in guest.console.read_bytes()
+    return False
