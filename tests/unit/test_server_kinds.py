@@ -27,6 +27,8 @@ STORES = Path(__file__).resolve().parent.parent / "golden" / "report-stores"
     ({"install": "15", "ssh": "db1"}, "ssh"),
     ({"install": "15", "ssh": "db1", "replicas": 1}, "ssh"),
     ({"install": "17", "docker": {}}, "docker"),
+    ({"install": "17", "vm": {"accelerator": "tcg"}}, "vm"),
+    ({"install": "17", "vm": {}, "replicas": 1}, "vm"),
     ({"external": "host=db port=5432 dbname=bench"}, "external"),
 ])
 def test_each_server_has_its_kind(given: dict[str, object], kind: str) -> None:
@@ -41,7 +43,8 @@ def test_each_server_has_its_kind(given: dict[str, object], kind: str) -> None:
 def test_what_each_kind_can_do() -> None:
     table = {k.name: (k.runs_here, k.install_here, k.controlled, k.loads_by_sql) for k in kinds.KINDS}
     assert table == {"local": (True, True, True, True), "ssh": (False, False, True, False),
-                     "docker": (False, False, True, False), "external": (False, False, False, True)}
+                     "docker": (False, False, True, False), "external": (False, False, False, True),
+                     "vm": (False, True, True, False)}
 
 
 def _servers_rows(md: str) -> list[str]:

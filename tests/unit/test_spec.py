@@ -51,7 +51,7 @@ GOLDEN = {
         "study.yaml:4: unknown key 'instal' in servers[0] (did you mean 'install'?); allowed: "
         "name, install, external, allow_init, profile, settings, initdb, cores, cpus, optional, "
         "tablespace, directory, snapshot_hook, network, ssh, ssh_config, replicas, replication, "
-        "synchronous_commit, pgpool, docker, limits, delay",
+        "synchronous_commit, pgpool, docker, vm, limits, delay",
     ),
     "a profile at the largest difference takes no points": (
         BASE + "profile: {at: largest-difference, points: [{clients: 1}]}\n",

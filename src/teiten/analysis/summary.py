@@ -324,6 +324,9 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     notes_first += [Notice("joined-by", {k: str(j[k]) for k in ("study", "store", "pid", "since", "trial")})
                     for j in study.spec.get("joined_by", [])]
     notes_first += [Notice("server-omitted", dict(o)) for o in study.spec.get("omitted", [])]
+    notes_first += [Notice(key, dict(fields)) for row in study.servers
+                    for key, fields in kinds.stored(row.kind, row.spec).notices(
+                        row.name, row.description or {})]
     notes_first += noise_notices(study) + tuning_notices(study.fingerprint)
     if options.exclude_rampup:
         trials, excluded = _without_rampup(trials, data.progress)

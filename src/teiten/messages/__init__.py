@@ -111,26 +111,33 @@ def texts() -> Catalogue:
     """The texts of ``texts.yaml`` and of every ``texts.<part>.yaml`` beside it (a kind of
     server, workload or monitor brings its own words in a file of its own): key -> language ->
     ``str.format`` template (read-only). A key written in two files is a :class:`CatalogueError`."""
-    merged: dict[str, Mapping[str, str]] = {}
-    names = sorted(p.name for p in files(__name__).iterdir()
-                   if p.name.startswith("texts.") and p.name.endswith(".yaml"))
-    for name in ["texts.yaml", *(n for n in names if n != "texts.yaml")]:
-        part = _load(name)
-        if twice := sorted(set(part) & set(merged)):
-            raise CatalogueError(f"{__name__.replace('.', '/')}/{name}: key {twice[0]!r} is "
-                                 "written in another texts file too")
-        merged.update(part)
-    return MappingProxyType(merged)
+    return _merged("texts")
 
 
 @functools.cache
 def notices() -> Catalogue:
-    """The notices of ``notices.yaml``: notice key -> language -> template (read-only).
+    """The notices of ``notices.yaml`` and of every ``notices.<part>.yaml`` beside it (a kind's
+    own notices): notice key -> language -> template (read-only).
 
     The notice's wording derives ``{clients_words}`` ("4 clients") from its ``clients``
     parameter, so the two count as the same field when en and ja are compared.
     """
-    return _load("notices.yaml", same_fields={"clients_words": "clients"})
+    return _merged("notices", same_fields={"clients_words": "clients"})
+
+
+def _merged(stem: str, *, same_fields: Mapping[str, str] | None = None) -> Catalogue:
+    """``<stem>.yaml`` and every ``<stem>.<part>.yaml`` beside it, as one catalogue; a key
+    written in two files is a :class:`CatalogueError`."""
+    merged: dict[str, Mapping[str, str]] = {}
+    names = sorted(p.name for p in files(__name__).iterdir()
+                   if p.name.startswith(f"{stem}.") and p.name.endswith(".yaml"))
+    for name in [f"{stem}.yaml", *(n for n in names if n != f"{stem}.yaml")]:
+        part = _load(name, same_fields=same_fields)
+        if twice := sorted(set(part) & set(merged)):
+            raise CatalogueError(f"{__name__.replace('.', '/')}/{name}: key {twice[0]!r} is "
+                                 f"written in another {stem} file too")
+        merged.update(part)
+    return MappingProxyType(merged)
 
 
 def _load(name: str, *, same_fields: Mapping[str, str] | None = None) -> Catalogue:

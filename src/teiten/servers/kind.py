@@ -81,6 +81,11 @@ class Kind:
     def check_install(self, install: Install, *, pgbench: bool) -> None:
         """Fail early when the install lacks what the kind runs here."""
 
+    def notices(self, server: str, description: Mapping[str, Any]) -> list[tuple[str, dict[str, str]]]:
+        """What the report must say of the stored server ``server`` with ``description``:
+        notices (key, fields) of a catalogue ``notices.<part>.yaml`` of the kind's own."""
+        return []
+
     def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
         """Stop and remove what the killed run ``run`` left of this kind's servers ``specs``
         outside the run's directory (that directory is cleaned for every kind)."""

@@ -39,6 +39,7 @@ from teiten import paths, procs
 from teiten.errors import ProcessError, ServerError
 from teiten.installs import Install
 from teiten.monitors.remote_system import RemoteBackend
+from teiten.remote import Ssh
 from teiten.servers import profiles
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict, restored, unrestored
 from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER
@@ -73,7 +74,6 @@ class SshServer(Server):
         self.run_dir = run_dir
         self.sizing = sizing
         self.on = host
-        self.ssh = host.ssh
         self.host: HostFacts | None = None
         self.install: RemoteInstall | None = None
         self.settings: dict[str, str] = {}
@@ -85,6 +85,10 @@ class SshServer(Server):
 
     # -- the host ------------------------------------------------------------------------------
 
+    @property
+    def ssh(self) -> Ssh:
+        return self.on.ssh
+
     def _where(self) -> str:
         return self.on.where()
 
@@ -93,8 +97,8 @@ class SshServer(Server):
         if self.host is not None:
             return self.host
         self.host = self.on.reach()
-        self.install = find_install(self.ssh, str(self.spec.install), server=self.name,
-                                    where=self._where())
+        self.install = find_install(self.ssh, self.on.install_ref(str(self.spec.install)),
+                                    server=self.name, where=self._where())
         if not self.client.has("pgbench"):
             raise ServerError(f"PostgreSQL {self.client.version} in {self.client.bindir} (the "
                               "client of the ssh server) has no pgbench")
@@ -392,6 +396,9 @@ class SshServer(Server):
                                   timeout=30, check=False, what="df")
             slot.device = done.stdout.strip().rsplit("/", 1)[-1]
         return {"data": slot.device, "wal": slot.device} if slot.device else {}
+
+    def server_pids(self) -> list[int]:
+        return self.on.pids()
 
     def _describe(self, conn: psycopg.Connection) -> dict[str, object]:
         assert self.install is not None

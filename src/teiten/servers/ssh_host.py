@@ -61,14 +61,26 @@ class Host:
 
     origin = "ssh"  # where the server's PostgreSQL came from, for its description
 
-    def __init__(self, name: str, ssh: Ssh):
+    def __init__(self, name: str, ssh: Ssh | None):
         self.name = name  # the study's server on this host
-        self.ssh = ssh
+        self._ssh = ssh  # None until reached, for a host that is brought up first
         self.facts: HostFacts | None = None
+
+    @property
+    def ssh(self) -> Ssh:
+        """The command channel to the host."""
+        if self._ssh is None:
+            raise ServerError(f"{self.where()} has not been reached yet")
+        return self._ssh
 
     def where(self) -> str:
         """The host in messages."""
         return f"ssh host {self.name} ({self.ssh.target})"
+
+    def install_ref(self, ref: str) -> str:
+        """Where the host finds the PostgreSQL the study's ``install`` names (a major, a
+        version or a bindir, looked up there)."""
+        return ref
 
     def reach(self) -> HostFacts:
         """Reach the host and read what teiten needs of it. Once; later calls return the same."""
@@ -92,9 +104,15 @@ class Host:
         return {"ssh": self.ssh.target, "ram_bytes": self.facts.ram_bytes,
                 "cpus": self.facts.cpus, "uname": self.facts.uname}
 
+    def pids(self) -> list[int]:
+        """The processes of this machine that run the host (a VM's emulator): the trial's own
+        load, not foreign load. None for a machine of its own."""
+        return []
+
     def close(self) -> None:
         """Let go of the host (its ssh connection)."""
-        self.ssh.close()
+        if self._ssh is not None:
+            self._ssh.close()
 
 
 class SshHost(Host):

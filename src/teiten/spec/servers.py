@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from teiten.cpus import format_list, parse_list
 from teiten.spec.base import NAME, Axis, Bytes, Model, PathText, size_text
+from teiten.spec.vm import VmOptions
 
 
 class InitdbOptions(Model):
@@ -36,13 +37,15 @@ class InitdbOptions(Model):
 
 # The keys of a server that say where it runs, other than on this machine (a kind of server each:
 # teiten.servers.kinds), in the order they are asked.
-PLACES = ("external", "ssh", "docker")
+PLACES = ("external", "ssh", "docker", "vm")
 
 # What only a cluster on this machine can do, per other place a server can run.
 _NOT_WITH: dict[str, tuple[str, ...]] = {
     "ssh": ("cores", "cpus", "tablespace", "directory", "snapshot_hook", "limits", "delay"),
     "docker": ("cores", "cpus", "tablespace", "directory", "replicas", "pgpool", "ssh_config",
                "snapshot_hook", "limits", "delay"),
+    "vm": ("cores", "cpus", "tablespace", "directory", "pgpool", "ssh_config", "snapshot_hook",
+           "limits", "delay"),
     "network: netns": ("replicas", "pgpool", "delay"),
 }
 
@@ -165,6 +168,9 @@ class ServerSpec(Model):
         "its own node, writes to the primary (or to all nodes with native replication)")
     docker: DockerOptions | None = Field(
         None, description="run the official postgres image (or 'image') with the docker CLI")
+    vm: VmOptions | None = Field(
+        None, description="run the study's own install in a qemu guest that teiten builds and "
+        "boots here (Debian, reached over ssh through a loopback port forward)")
     limits: LimitsSpec | None = Field(
         None, description="memory and disk limits on a cluster of this machine, as a cloud "
         "instance has them (a cgroup of its own; root only)")
@@ -256,7 +262,7 @@ class ServerSpec(Model):
             return
         local_only = _NOT_WITH[places[0]]
         given = [k for k in local_only if k in self.model_fields_set]
-        if self.ssh is not None and self.initdb.waldir:
+        if (self.ssh is not None or self.vm is not None) and self.initdb.waldir:
             given.append("initdb.waldir")
         if given:
             raise ValueError(f"'{given[0]}' cannot be combined with '{places[0]}' in this version "

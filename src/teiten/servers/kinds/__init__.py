@@ -9,13 +9,13 @@ from typing import Any
 
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request
-from teiten.servers.kinds import docker, external, local, ssh
+from teiten.servers.kinds import docker, external, local, ssh, vm
 from teiten.servers.tenants import TenantsServer
 from teiten.spec import ServerSpec
 
 # One kind per place a study's server can run (teiten.spec.servers.PLACES), and the default
 # (a cluster on this machine).
-KINDS: tuple[Kind, ...] = (external.KIND, ssh.KIND, docker.KIND, local.KIND)
+KINDS: tuple[Kind, ...] = (external.KIND, ssh.KIND, docker.KIND, vm.KIND, local.KIND)
 
 
 def of(spec: ServerSpec) -> Kind:

@@ -1,0 +1,78 @@
+"""Servers in a qemu guest on this machine (METHODS S5, 2014: the host against a guest of the
+same cores and memory, and two guests at once): a :class:`~teiten.servers.ssh_host.Host` that
+teiten brings up itself. The guest is built from the study's own install
+(teiten.servers.vm_image: Debian from this machine's apt sources, the install at the same
+path inside), booted with its vCPU threads pinned to CPUs here (teiten.servers.vm_qemu), and
+reached over OpenSSH through a loopback port forward of qemu's user-mode network; what runs in
+it is an ssh server's (servers/ssh.py), unchanged. Each port of the guest a client needs is
+forwarded on loopback when it is first asked for (``address``): user-mode networking copies
+every packet through qemu, which adds to each round trip (``teiten probe`` measures it).
+
+Under ``accelerator: tcg`` the guest is emulated: a functional stand-in, never a measurement of
+a VM, and every description of it says so (``emulated``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from teiten import cpus
+from teiten.installs import Install
+from teiten.remote import Ssh
+from teiten.servers import vm_image, vm_qemu
+from teiten.servers.ssh_host import Host, HostFacts
+from teiten.spec.vm import VmOptions
+
+
+class VmHost(Host):
+    """The qemu guest of the study's server ``name``, booted when it is first reached."""
+
+    def __init__(self, name: str, options: VmOptions, install: Install):
+        super().__init__(name, None)
+        self.options = options
+        self.install = install
+        self.origin = install.origin  # the study's own install, in the guest
+        self.guest: vm_qemu.Guest | None = None
+        self.pinned = ([[c] for c in cpus.parse_list(options.cpus)] if options.cpus
+                       else [[c] for c in cpus.choose(options.vcpus)])
+
+    def where(self) -> str:
+        return f"VM guest {self.name} (-accel {self.options.accelerator})"
+
+    def install_ref(self, ref: str) -> str:
+        return str(self.install.bindir)  # copied to the same path in the guest
+
+    def reach(self) -> HostFacts:
+        if self.guest is None:
+            image = vm_image.build(self.install)
+            self.guest = vm_qemu.boot(
+                image, name=re.sub(r"[^A-Za-z0-9._-]", "-", self.name),
+                accel=self.options.accelerator, cpus=self.options.vcpus,
+                memory_mb=self.options.memory >> 20, deadline=self.options.boot_timeout,
+                pin=self.pinned)
+            self._ssh = Ssh(self.guest.target, self.guest.ssh_config, label=self.name)
+        return super().reach()
+
+    def address(self, port: int) -> tuple[str, int]:
+        assert self.guest is not None
+        return "127.0.0.1", self.guest.forward(port)
+
+    def describe(self) -> dict[str, object]:
+        found = super().describe()
+        found.pop("ssh", None)
+        found["vm"] = {"accelerator": self.options.accelerator,
+                       "emulated": self.options.accelerator == "tcg",
+                       "vcpus": self.options.vcpus, "memory_bytes": self.options.memory,
+                       "pinned_cpus": cpus.format_list(c for group in self.pinned for c in group),
+                       "network": "qemu user-mode, loopback port forwards"}
+        return found
+
+    def pids(self) -> list[int]:
+        return [self.guest.pid] if self.guest is not None and not self.guest.stopped else []
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            if self.guest is not None:
+                self.guest.stop()

@@ -1,0 +1,45 @@
+"""The study file's ``vm`` key of a server: run the study's own install in a qemu guest that
+teiten builds and boots on this machine (METHODS S5, 2014: physical host against a guest of the
+same cores and memory), ``{vcpus: 2, memory: 2GB}`` (teiten.servers.vm)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from teiten.cpus import format_list, parse_list
+from teiten.spec.base import Bytes, Model, Seconds, size_text
+
+
+class VmOptions(Model):
+    """A qemu guest of Debian with the study's install inside, reached over ssh through a
+    loopback port forward; its vCPU threads pinned to CPUs of this machine."""
+
+    vcpus: Annotated[int, Field(ge=1, le=64)] = Field(1, description="the guest's virtual CPUs")
+    memory: Bytes = Field(2 << 30, description="the guest's memory (e.g. 2GB)")
+    accelerator: Literal["kvm", "tcg"] = Field(
+        "kvm", description="kvm: hardware virtualisation (the measurement of a VM); tcg: qemu's "
+        "emulation, a functional stand-in that every report calls 'emulated: not a measurement "
+        "of a VM'")
+    cpus: str | None = Field(
+        None, description="the CPUs of this machine that run the vCPUs, one per vCPU in order "
+        "(e.g. 2-3); unset: one physical core each, the last ones first")
+    boot_timeout: Seconds = Field(300, description="how long the guest may take to boot")
+
+    @field_validator("cpus")
+    @classmethod
+    def _cpu_list(cls, value: str | None) -> str | None:
+        return format_list(parse_list(value)) if value is not None else value
+
+    @model_validator(mode="after")
+    def _one_cpu_per_vcpu(self) -> VmOptions:
+        if self.cpus is not None and len(parse_list(self.cpus)) != self.vcpus:
+            raise ValueError(f"'cpus' names {len(parse_list(self.cpus))} CPUs for {self.vcpus} "
+                             "vCPUs: give one CPU per vCPU")
+        return self
+
+    def text(self) -> str:
+        """The guest as people read it: ``2 vCPUs, 2GB, kvm``."""
+        return (f"{self.vcpus} vCPU{'s' if self.vcpus > 1 else ''}, {size_text(self.memory)}, "
+                f"{self.accelerator}")
