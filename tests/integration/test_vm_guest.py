@@ -20,6 +20,7 @@ from typing import Any
 import psutil
 import pytest
 
+from teiten import paths
 from teiten.errors import ServerError
 from teiten.servers import vm_image, vm_qemu
 
@@ -53,7 +54,10 @@ def guest(image: vm_image.Image) -> Iterator[vm_qemu.Guest]:
 def test_guest_runs_the_install_over_ssh(guest: vm_qemu.Guest, pg17: Any) -> None:
     image = guest.image
     assert image.key.stat().st_mode & 0o777 == 0o600 and image.disk.stat().st_mode & 0o222 == 0
-    assert vm_image.build(pg17) == image  # the second build is the cached image
+    label = image.directory.name.rsplit("-", 1)[0]  # "pypi-17.11"
+    older = paths.make_owned(image.directory.with_name(f"{label}-0123456789abcdef"), "a test's")
+    assert vm_image.build(pg17) == image  # the second build is the cached image,
+    assert not older.exists()  # which replaces an older image of the install
     done = guest.run([str(pg17.binary("postgres")), "--version"])
     assert f"(PostgreSQL) {pg17.version}" in done.stdout, done.stdout
     assert guest.run(["id", "-un"]).stdout.strip() == "teiten"

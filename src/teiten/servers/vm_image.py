@@ -14,7 +14,8 @@ The result lives in ``paths.home()/vm/<install>-<key>/`` (a directory only root 
 (0600: the one secret, it never enters the guest) and ``image.json``, written last: a
 directory without it is a build that did not finish. The key of the cache is the install's
 identity (its manifest when teiten made it, else its files' sizes and times) and
-:data:`RECIPE`; a second build of the same install reuses the image.
+:data:`RECIPE`; a second build of the same install reuses the image, and a new image of an
+install (its files or the recipe changed) replaces its older ones.
 """
 
 from __future__ import annotations
@@ -41,13 +42,13 @@ from teiten.installs.manifest import MANIFEST
 
 log = logging.getLogger(__name__)
 
-RECIPE = 1  # raise when what goes into an image changes: images of older recipes are rebuilt
+RECIPE = 2  # raise when what goes into an image changes: images of older recipes are rebuilt
 USER = "teiten"  # the guest's unprivileged account, reached over ssh
 DONE = "image.json"
 BUILD_TIMEOUT = 1800.0
 # Besides the libraries: sshd, the kernel (its initramfs comes with it), `ip` for the network,
-# time zones (a Debian-built server reads the system's).
-BASE_PACKAGES = ("openssh-server", "linux-image-amd64", "iproute2", "kmod", "tzdata")
+# time zones (a Debian-built server reads the system's), ps/pkill (teiten's host scripts).
+BASE_PACKAGES = ("openssh-server", "linux-image-amd64", "iproute2", "kmod", "tzdata", "procps")
 SSHD_CONFIG = f"""\
 # teiten's guest: one key, one account, no passwords
 HostKey /etc/ssh/ssh_host_ed25519_key
@@ -296,11 +297,12 @@ def build(install: Install, *, log_to: IO[str] | None = None) -> Image:
     if os.geteuid() != 0:
         raise UserError("building a VM guest needs root (mmdebstrap's root mode and file owners)")
     dirs = install_dirs(install)
-    label = re.sub(r"[^A-Za-z0-9._-]", "_", install.name or f"{install.origin}-{install.version}")
+    label = _label(install)
     top = _top()
     final = top / f"{label}-{cache_key(install, dirs)}"
     image = Image.load(final)
     if image is not None:
+        _evict(top, final.name, label)
         return image
     with _locked(top):
         image = Image.load(final)
@@ -317,10 +319,27 @@ def build(install: Install, *, log_to: IO[str] | None = None) -> Image:
         except BaseException:
             paths.remove_owned(stage)
             raise
+        _evict(top, final.name, label)
     image = Image.load(final)
     assert image is not None
     log.info("built the VM guest of %s in %.0f s: %s", install.bindir, image.seconds, final)
     return image
+
+
+def _evict(top: Path, keep: str, label: str) -> None:
+    """Remove the images of the install ``label`` other than ``keep`` (older recipes, or
+    made before its files changed). A guest that runs on one keeps its open files."""
+    for name in os.listdir(top):
+        if name != keep and re.fullmatch(re.escape(label) + r"-[0-9a-f]{16}", name):
+            paths.remove_owned(top / name)
+
+
+def _label(install: Install) -> str:
+    """How the image's directory names the install: its directory's name ("pypi-17.11",
+    "src-15.18-g3540e3bab18d-3e3957c3"), with the origin when that does not say it."""
+    name = install.bindir.resolve().parent.name
+    name = name if name.startswith(install.origin) else f"{install.origin}-{name}"
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
 def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> None:
