@@ -28,7 +28,6 @@ STORES = Path(__file__).resolve().parent.parent / "golden" / "report-stores"
     ({"install": "15", "ssh": "db1", "replicas": 1}, "ssh"),
     ({"install": "17", "docker": {}}, "docker"),
     ({"install": "17", "vm": {"accelerator": "tcg"}}, "vm"),
-    ({"install": "17", "vm": {}, "replicas": 1}, "vm"),
     ({"external": "host=db port=5432 dbname=bench"}, "external"),
 ])
 def test_each_server_has_its_kind(given: dict[str, object], kind: str) -> None:

@@ -236,8 +236,11 @@ def _write_ssh_files(image: Image, directory: Path, *, name: str, ssh_port: int)
 
 
 def boot(image: Image, *, name: str, accel: str, cpus: int = 1, memory_mb: int = 1024,
-         deadline: float = 300, pin: Sequence[Sequence[int]] | None = None) -> Guest:
-    """Start a guest of ``image`` and wait until its sshd answers (at most ``deadline`` s)."""
+         deadline: float = 300, pin: Sequence[Sequence[int]] | None = None,
+         kernel_within: float | None = None) -> Guest:
+    """Start a guest of ``image`` and wait until its sshd answers (at most ``deadline`` s);
+    with ``kernel_within``, the guest's kernel must have begun (its first line on the console)
+    within that many seconds, or the boot has failed."""
     if accel not in ACCELERATORS:
         raise UserError(f"accelerator {accel!r} is not one of {', '.join(ACCELERATORS)}")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
@@ -269,7 +272,7 @@ def boot(image: Image, *, name: str, accel: str, cpus: int = 1, memory_mb: int =
         if pin is not None:
             _wait_for_vcpus(guest, cpus)
             guest.pin(pin)
-        _wait_for_ssh(guest, deadline)
+        _wait_for_ssh(guest, deadline, kernel_within)
     except BaseException:
         guest.stop(grace=2)
         raise
@@ -282,7 +285,7 @@ def _wait_for_vcpus(guest: Guest, cpus: int) -> None:
         time.sleep(0.1)
 
 
-def _wait_for_ssh(guest: Guest, deadline: float) -> None:
+def _wait_for_ssh(guest: Guest, deadline: float, kernel_within: float | None = None) -> None:
     started = time.monotonic()
     until = started + deadline
     while True:
@@ -293,6 +296,9 @@ def _wait_for_ssh(guest: Guest, deadline: float) -> None:
             why = f"qemu exited with status {done.returncode}" + (f" ({qemu_said})" if qemu_said else "")
         elif any(bad in (status := guest.status()) for bad in _BAD_STATUS):
             why = f"qemu stopped it: {status}"
+        elif kernel_within is not None and time.monotonic() > started + kernel_within \
+                and not _kernel_started(guest):
+            why = f"its kernel did not begin within {kernel_within:g} s"
         elif time.monotonic() > until:
             why = f"ssh did not answer within {deadline:g} s"
         if why:
@@ -303,6 +309,12 @@ def _wait_for_ssh(guest: Guest, deadline: float) -> None:
         if attempt is not None and attempt.returncode == 0:
             return
         time.sleep(1)
+
+
+def _kernel_started(guest: Guest) -> bool:
+    with contextlib.suppress(OSError):
+        return b"Linux version" in guest.console.read_bytes()
+    return False
 
 
 def _sshd_started(guest: Guest) -> bool:

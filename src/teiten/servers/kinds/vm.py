@@ -1,6 +1,6 @@
 """Servers in a qemu guest that teiten builds from the study's own install and boots here
-(servers/vm.py): the guest is a host reached over OpenSSH, so what runs in it (one cluster, or
-a primary with standbys) is an ssh server's."""
+(servers/vm.py): the guest is a host reached over OpenSSH, so what runs in it is an ssh
+server's (one cluster; standbys in a guest are refused until they are tested there)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import shutil
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from teiten.errors import ServerError
+from teiten import installs
+from teiten.errors import ServerError, UserError
 from teiten.installs import Install
+from teiten.servers import vm
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request
 from teiten.servers.ssh import SshServer
-from teiten.servers.ssh_topology import SshTopologyServer
-from teiten.servers.vm import VmHost
 from teiten.spec import ServerSpec
 
 _PROGRAMS = {"qemu-system-x86_64": "qemu-system-x86", "qemu-img": "qemu-utils",
@@ -31,11 +31,8 @@ class Vm(Kind):
     def build(self, request: Request) -> Server:
         spec = request.spec
         assert spec.vm is not None
-        host = VmHost(spec.name, spec.vm, request.install)
+        host = vm.VmHost(spec.name, spec.vm, request.install, request.run_dir.name)
         client = request.client or request.install  # whose pgbench loads it and drives it
-        if spec.replicas:
-            return SshTopologyServer(spec, host, client, request.run_dir, request.sizing,
-                                     max_clients=request.max_clients)
         return SshServer(spec, host, client, request.run_dir, request.sizing)
 
     def problem(self, spec: ServerSpec) -> Problem | None:
@@ -50,12 +47,14 @@ class Vm(Kind):
         return None
 
     def unavailable(self, spec: ServerSpec) -> str | None:
-        assert spec.vm is not None
-        if spec.vm.accelerator == "kvm" and not os.access("/dev/kvm", os.R_OK | os.W_OK):
-            return (f"server {spec.name}: -accel kvm needs /dev/kvm, which this machine does "
-                    "not offer; give accelerator: tcg for an emulated guest (not a measurement "
-                    "of a VM)")
-        return None
+        assert spec.vm is not None and spec.install is not None
+        try:
+            install = installs.resolve(spec.install).install
+        except UserError:
+            return None  # the install's own check says what is wrong with it
+        why = vm.accelerator_problem(spec.vm, install) if install is not None else None
+        return (f"server {spec.name}: {why}; give accelerator: tcg for an emulated guest (not a "
+                "measurement of a VM)") if why else None
 
     def check_install(self, install: Install, *, pgbench: bool) -> None:
         missing = [p for p in ("initdb", "pg_ctl", "postgres") if not install.has(p)]
@@ -68,7 +67,7 @@ class Vm(Kind):
         return [("vm-emulated", {"server": server})] if guest.get("emulated") else []
 
     def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
-        return []  # a guest's qemu ends with the run that started it (vm_qemu), its disk is a throwaway overlay
+        return vm.remove_leftovers([spec["name"] for spec in specs], run)
 
 
 KIND = Vm()

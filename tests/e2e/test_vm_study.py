@@ -1,0 +1,129 @@
+"""The vm kind end to end (issue 36 item 2; METHODS S5, 2014: the host against a guest, and two
+guests at once): the study's own PostgreSQL 17 in qemu guests teiten builds (cached) and boots,
+under qemu's emulation (``accelerator: tcg``), their vCPU threads pinned (read back from the
+host while the study runs), loaded alone and as tenants, reached through loopback port forwards;
+and a guest under kvm, which on these machines does not boot (the console stops at SeaBIOS):
+an optional one is left out, a required one refuses the study before its first trial, each in
+one line naming the accelerator. Real mmdebstrap, qemu, sshd, PostgreSQL and pgbench; the
+real CLI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import time
+from contextlib import closing
+from typing import Any
+
+import psutil
+import pytest
+from tests.conftest import TEST_HOME, run_cli, start_cli
+
+from teiten.servers import vm_qemu
+
+NEEDED = ("mmdebstrap", "qemu-system-x86_64", "qemu-img", "mkfs.ext4", "ssh", "ssh-keygen")
+WHY_NOT = next((f"{p} is not installed (make system)" for p in NEEDED if shutil.which(p) is None),
+               None) or (None if os.geteuid() == 0 else "building a guest needs root")
+pytestmark = [pytest.mark.slow, pytest.mark.requires(WHY_NOT)]
+
+STUDY = """\
+study: vm-e2e
+servers:
+  - {{name: host, install: "17"}}
+  - {{name: vme1, install: "17", vm: {{memory: 1GB, accelerator: tcg, cpus: "{cpu0}"}}}}
+  - {{name: vme2, install: "17", vm: {{memory: 1GB, accelerator: tcg, cpus: "{cpu1}"}}}}
+  - {{name: vmkvm, install: "17", vm: {{memory: 1GB}}, optional: true}}
+tenants:
+  - [vme1, vme2]
+workloads: [select-only]
+scale: 1
+clients: [1]
+duration: 2s
+repetitions: 1
+"""
+
+
+def _guests(pid: int) -> dict[str, psutil.Process]:
+    """The qemu processes that the teiten run ``pid`` started, by guest name."""
+    found = {}
+    for child in psutil.Process(pid).children(recursive=True):
+        try:
+            argv = child.cmdline()
+        except psutil.Error:
+            continue
+        if argv[:1] == ["qemu-system-x86_64"] and "-name" in argv:
+            found[argv[argv.index("-name") + 1].split(",")[0]] = child
+    return found
+
+
+@pytest.fixture(scope="module")
+def finished() -> dict[str, Any]:
+    work = TEST_HOME / "work" / "e2e-vm"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    cpus = sorted(os.sched_getaffinity(0))
+    (work / "s.yaml").write_text(STUDY.format(cpu0=cpus[0], cpu1=cpus[-1]))
+    run = start_cli("run", str(work / "s.yaml"), "--store", str(work / "r.db"), "--report",
+                    str(work / "report"))
+    pinned: dict[str, list[tuple[str, set[int]]]] = {}
+    qemus: dict[str, int] = {}
+    while run.poll() is None:  # read the vCPU threads' CPUs from here while the study runs
+        for name, proc in _guests(run.pid).items():
+            if not name.startswith("vme"):
+                continue  # the kvm guest's boot, at the check
+            with_vcpus = [(n, c) for _, n, c in vm_qemu.thread_affinities(proc.pid)
+                          if n.startswith("CPU ")]
+            if with_vcpus:
+                pinned[name], qemus[name] = with_vcpus, proc.pid
+        time.sleep(0.5)
+    out, err = run.communicate()
+    return {"work": work, "returncode": run.returncode, "stdout": out, "stderr": err,
+            "pinned": pinned, "qemus": qemus, "cpus": cpus}
+
+
+def test_the_guests_run_alone_and_as_tenants_and_leave_nothing(finished: dict[str, Any]) -> None:
+    assert finished["returncode"] == 0, finished["stderr"]
+    with closing(sqlite3.connect(finished["work"] / "r.db")) as conn:
+        trials = conn.execute("SELECT server, status, tps FROM trials ORDER BY server").fetchall()
+    assert [(s, st) for s, st, _ in trials] == [
+        ("host", "ok"), ("vme1", "ok"), ("vme1+vme2", "ok"), ("vme2", "ok")], trials
+    assert all(tps > 0 for _, _, tps in trials)
+    cpus = finished["cpus"]
+    assert finished["pinned"] == {"vme1": [("CPU 0/TCG", {cpus[0]})],
+                                  "vme2": [("CPU 0/TCG", {cpus[-1]})]}, finished["pinned"]
+    assert not any(psutil.pid_exists(pid) and "qemu" in psutil.Process(pid).name()
+                   for pid in finished["qemus"].values())
+    assert not list((TEST_HOME / "vm").glob("guest-vme*")), "the guests' directories are removed"
+
+
+def test_a_guest_under_kvm_that_does_not_boot_is_left_out_in_one_line(finished: dict[str, Any]) -> None:
+    [line] = [ln for ln in finished["stdout"].splitlines() + finished["stderr"].splitlines()
+              if "optional server vmkvm left out" in ln]
+    assert "-accel kvm" in line and "the console's last line: " in line, line
+    assert "accelerator: tcg" in line
+
+
+def test_the_report_names_the_kind_and_says_the_guests_were_emulated(finished: dict[str, Any]) -> None:
+    report = finished["work"] / "report"
+    md = (report / "report.md").read_text()
+    assert "| Kind | vm (a qemu guest teiten builds from the study's install and boots on this machine) |" in md
+    for name in ("vme1", "vme2"):
+        assert (f"Server {name} ran in a guest that qemu emulated (accelerator: tcg): emulated: "
+                "not a measurement of a VM.") in md
+    run_cli("report", "--store", str(finished["work"] / "r.db"), "--lang", "ja", "--out",
+            str(finished["work"] / "ja"), check=True)
+    ja = (finished["work"] / "ja" / "report.md").read_text()
+    assert "エミュレーションであり、VM の測定ではありません。" in ja
+    assert "vm（teiten が試験のインストールから作り、このマシンで起動する qemu ゲスト）" in ja
+
+
+def test_a_required_guest_under_kvm_refuses_the_study_before_its_first_trial(tmp_path: Any) -> None:
+    (tmp_path / "k.yaml").write_text(
+        "study: vm-kvm\nservers:\n  - {name: vmk, install: \"17\", vm: {memory: 1GB}}\n"
+        "workloads: [select-only]\nscale: 1\nclients: [1]\nduration: 1s\nrepetitions: 1\n")
+    done = run_cli("run", str(tmp_path / "k.yaml"), "--store", str(tmp_path / "k.db"))
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert "server vmk" in line and "-accel kvm" in line and "accelerator: tcg" in line, line
+    assert not (tmp_path / "k.db").exists()
