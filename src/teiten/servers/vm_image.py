@@ -42,13 +42,17 @@ from teiten.installs.manifest import MANIFEST
 
 log = logging.getLogger(__name__)
 
-RECIPE = 2  # raise when what goes into an image changes: images of older recipes are rebuilt
+RECIPE = 3  # raise when what goes into an image changes: images of older recipes are rebuilt
 USER = "teiten"  # the guest's unprivileged account, reached over ssh
 DONE = "image.json"
 BUILD_TIMEOUT = 1800.0
 # Besides the libraries: sshd, the kernel (its initramfs comes with it), `ip` for the network,
-# time zones (a Debian-built server reads the system's), ps/pkill (teiten's host scripts).
-BASE_PACKAGES = ("openssh-server", "linux-image-amd64", "iproute2", "kmod", "tzdata", "procps")
+# time zones (a Debian-built server reads the system's), ps/pkill (teiten's host scripts),
+# /etc/services and /etc/protocols.
+BASE_PACKAGES = ("openssh-server", "linux-image-amd64", "iproute2", "kmod", "tzdata", "procps",
+                 "netbase")
+# mmdebstrap writes none: without it PostgreSQL's default listen_addresses ("localhost") fails.
+HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\tteiten-guest\n"
 SSHD_CONFIG = f"""\
 # teiten's guest: one key, one account, no passwords
 HostKey /etc/ssh/ssh_host_ed25519_key
@@ -375,6 +379,7 @@ def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> Non
     init.write_text(INIT)
     init.chmod(0o755)
     (root / "etc/hostname").write_text("teiten-guest\n")
+    (root / "etc/hosts").write_text(HOSTS)
     for directory in dirs:  # the install, at the same absolute path
         inside = root / directory.relative_to("/")
         for parent in reversed(inside.parents):
