@@ -77,6 +77,7 @@ def remove_leftovers(servers: Iterable[str], run: str) -> list[str]:
             if argv[:1] == ["qemu-system-x86_64"] and f"{name},debug-threads=on" in argv \
                     and procs.kill_tree(proc.pid):
                 notes.append(f"stopped the leftover guest {name} (qemu {proc.pid})")
+        # safe: TEITEN_HOME/vm: root's
         for directory in sorted(vm_image.vm_dir().glob(f"guest-{name}-*")):
             if paths.remove_owned(directory):
                 notes.append(f"removed {directory}")

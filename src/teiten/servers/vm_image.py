@@ -164,11 +164,13 @@ def install_dirs(install: Install) -> list[Path]:
 
 def _elf_files(dirs: Sequence[Path]) -> Iterator[Path]:
     for top in dirs:
+        # safe: the install's files (root's or the system's)
         for directory, _subdirs, names in os.walk(top):
             for name in sorted(names):
                 path = Path(directory) / name
                 if path.is_symlink() or not path.is_file():
                     continue
+                # safe: the install's files (root's or the system's)
                 with open(path, "rb") as f:
                     if f.read(4) == b"\x7fELF":
                         yield path
@@ -221,6 +223,7 @@ def debian_sources() -> tuple[str, list[str]]:
     release, as one-line entries ("deb URI SUITE COMPONENTS") for mmdebstrap."""
     release = ""
     with contextlib.suppress(OSError):
+        # safe: the system's own file
         for line in Path("/etc/os-release").read_text().splitlines():
             if line.startswith("VERSION_CODENAME="):
                 release = line.split("=", 1)[1].strip().strip('"')
@@ -228,6 +231,7 @@ def debian_sources() -> tuple[str, list[str]]:
         raise UserError("a VM guest is built from this machine's Debian release, but "
                         "/etc/os-release names none (VERSION_CODENAME); build it on Debian")
     entries: list[str] = []
+    # safe: the system's apt sources
     files = sorted(glob.glob("/etc/apt/sources.list.d/*.sources"))
     for name in files:
         for stanza in re.split(r"\n\s*\n", Path(name).read_text()):
@@ -236,6 +240,7 @@ def debian_sources() -> tuple[str, list[str]]:
                 for uri in fields.get("URIs", "").split():
                     for suite in fields.get("Suites", "").split():
                         entries.append(f"deb {uri} {suite} {fields.get('Components', 'main')}")
+    # safe: the system's apt sources
     for name in ["/etc/apt/sources.list", *sorted(glob.glob("/etc/apt/sources.list.d/*.list"))]:
         with contextlib.suppress(OSError):
             for line in Path(name).read_text().splitlines():
@@ -256,9 +261,11 @@ def cache_key(install: Install, dirs: Sequence[Path]) -> str:
                                         "bindir": str(install.bindir)}).encode())
     manifest = install.bindir.parent / MANIFEST
     if manifest.is_file():
+        # safe: the install's files (root's or the system's)
         digest.update(manifest.read_bytes())
     else:
         for top in dirs:
+            # safe: the install's files (root's or the system's)
             for directory, subdirs, names in os.walk(top):
                 subdirs.sort()
                 for name in sorted(names):
@@ -317,6 +324,7 @@ def build(install: Install, *, log_to: IO[str] | None = None) -> Image:
         stage = top / f".{final.name}.{os.getpid()}"
         paths.make_owned(stage, f"VM guest of {install.bindir}, being built", mode=0o700)
         try:
+            # safe: TEITEN_HOME/vm: root's
             with open(stage / "build.log", "w") as own_log:
                 _build(install, dirs, stage, log_to or own_log)
             os.rename(stage, final)
@@ -333,6 +341,7 @@ def build(install: Install, *, log_to: IO[str] | None = None) -> Image:
 def _evict(top: Path, keep: str, label: str) -> None:
     """Remove the images of the install ``label`` other than ``keep`` (older recipes, or
     made before its files changed). A guest that runs on one keeps its open files."""
+    # safe: TEITEN_HOME/vm: root's
     for name in os.listdir(top):
         if name != keep and re.fullmatch(re.escape(label) + r"-[0-9a-f]{16}", name):
             paths.remove_owned(top / name)
@@ -358,6 +367,7 @@ def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> Non
               timeout=BUILD_TIMEOUT, log=out, what="mmdebstrap")
     procs.run(["useradd", "--root", str(root), "--create-home", "--user-group", "--shell", "/bin/sh",
                USER], timeout=60, log=out)
+    # safe: the image's stage: root's, 0700
     for old in glob.glob(str(root / "etc/ssh/ssh_host_*")):
         os.unlink(old)
     host_key = root / "etc/ssh/ssh_host_ed25519_key"
@@ -365,20 +375,25 @@ def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> Non
               timeout=60, log=out)
     procs.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "teiten", "-f",
                str(stage / "id_ed25519")], timeout=60, log=out)
+    # safe: the image's stage: root's, 0700
     os.chmod(stage / "id_ed25519", 0o600)
     (root / "etc/ssh/sshd_config.d/teiten.conf").write_text(SSHD_CONFIG)
     uid, gid = _ids(root, USER)
     dot_ssh = root / "home" / USER / ".ssh"
+    # safe: the image's stage: root's, 0700
     dot_ssh.mkdir(mode=0o700)
     keys = dot_ssh / "authorized_keys"
     keys.write_text((stage / "id_ed25519.pub").read_text())
+    # safe: the image's stage: root's, 0700
     keys.chmod(0o600)
     for made in (dot_ssh, keys):
         os.chown(made, uid, gid)
     init = root / "sbin/teiten-init"
+    # safe: the image's stage: root's, 0700
     init.write_text(INIT)
     init.chmod(0o755)
     (root / "etc/hostname").write_text("teiten-guest\n")
+    # safe: the image's stage: root's, 0700
     (root / "etc/hosts").write_text(HOSTS)
     for directory in dirs:  # the install, at the same absolute path
         inside = root / directory.relative_to("/")
@@ -386,12 +401,14 @@ def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> Non
             if parent.is_relative_to(root) and not parent.exists():
                 parent.mkdir()
                 parent.chmod(0o755)  # the guest's account reaches the install
+        # safe: the image's stage: root's, 0700
         procs.run(["cp", "-a", "--no-dereference", str(directory), str(inside)], timeout=600, log=out)
     for kind, target in (("vmlinuz", "vmlinuz"), ("initrd.img", "initrd.img")):
         found = sorted(glob.glob(str(root / f"boot/{kind}-*")))
         if not found:
             raise ServerError(f"the guest has no /boot/{kind}-*: linux-image-amd64 did not install "
                               f"a kernel (see {stage / 'build.log'})")
+        # safe: the image's stage: root's, 0700
         shutil.copyfile(found[-1], stage / target)
     size = _du(root)
     disk = stage / "disk.ext4"
@@ -399,6 +416,7 @@ def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> Non
     megabytes = size * 6 // 5 // (1 << 20) + 2048
     procs.run(["mkfs.ext4", "-q", "-F", "-L", "teiten-root", "-d", str(root), str(disk), f"{megabytes}M"],
               timeout=600, log=out)
+    # safe: the image's stage: root's, 0700
     disk.chmod(0o444)  # guests boot from overlays: the image itself is never written
     public = host_key.with_suffix(".pub").read_text()
     (stage / "host_key.pub").write_text(public)
@@ -411,6 +429,7 @@ def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> Non
 
 
 def _ids(root: Path, user: str) -> tuple[int, int]:
+    # safe: the image's stage: root's, 0700
     for line in (root / "etc/passwd").read_text().splitlines():
         fields = line.split(":")
         if fields[0] == user:
@@ -420,6 +439,7 @@ def _ids(root: Path, user: str) -> tuple[int, int]:
 
 def _du(root: Path) -> int:
     total = 0
+    # safe: the image's stage: root's, 0700
     for directory, _dirs, names in os.walk(root):
         for name in names:
             with contextlib.suppress(OSError):
