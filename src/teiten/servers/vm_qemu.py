@@ -15,6 +15,7 @@ line. Under ``tcg`` the guest is emulated: a functional stand-in, not a measurem
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -24,6 +25,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import psutil
 
 from teiten import paths, procs
 from teiten.errors import ProcessError, ServerError, UserError
@@ -309,3 +312,32 @@ def _sshd_started(guest: Guest) -> bool:
     with contextlib.suppress(OSError):
         return b"teiten-init: starting sshd" in guest.console.read_bytes()
     return False
+
+
+# -- what a killed teiten left -------------------------------------------------------------
+
+def clean_leftovers(only: str | None = None) -> list[str]:
+    """Stop the guests whose teiten process is gone (killed before :meth:`Guest.stop`): the
+    qemu whose command line names a guest directory of :func:`vm_dir`, then the directory.
+    A guest whose teiten still runs is left alone; with ``only``, every guest but the one of
+    that name too. One note per qemu killed and per directory removed."""
+    top = vm_dir()
+    notes: list[str] = []
+    if not top.is_dir():
+        return notes
+    for directory in sorted(top.glob(f"guest-{only}-*" if only else "guest-*")):
+        try:
+            owner = int(json.loads((directory / paths.MARKER).read_text())["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not a guest directory teiten made
+        if psutil.pid_exists(owner):
+            continue
+        for proc in psutil.process_iter(["cmdline"]):
+            argv = proc.info["cmdline"] or []
+            if argv[:1] and argv[0].endswith("qemu-system-x86_64") and \
+                    f"file:{directory / CONSOLE}" in argv:
+                procs.kill_tree(proc.pid)
+                notes.append(f"killed qemu {proc.pid} of the leftover guest {directory.name}")
+        if paths.remove_owned(directory):
+            notes.append(f"removed the leftover guest directory {directory}")
+    return notes
