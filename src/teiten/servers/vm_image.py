@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import IO
 
 from teiten import paths, procs, safefs
-from teiten.errors import ServerError, UserError
+from teiten.errors import ProcessError, ServerError, UserError
 from teiten.installs import Install
 from teiten.installs.manifest import MANIFEST
 
@@ -320,6 +320,11 @@ def build(install: Install, *, log_to: IO[str] | None = None) -> Image:
             with open(stage / "build.log", "w") as own_log:
                 _build(install, dirs, stage, log_to or own_log)
             os.rename(stage, final)
+        except ProcessError as exc:  # its output went to the log, removed with the build
+            tail = procs.tail(safefs.read_text(stage / "build.log", limit=1 << 16), 3) if log_to is None else ""
+            paths.remove_owned(stage)
+            raise ServerError(f"building the VM guest of {install.bindir} failed: {exc}"
+                              + (f": {tail}" if tail else "")) from exc
         except BaseException:
             paths.remove_owned(stage)
             raise
@@ -391,7 +396,7 @@ def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> Non
         found = sorted(glob.glob(str(root / f"boot/{kind}-*")))
         if not found:
             raise ServerError(f"the guest has no /boot/{kind}-*: linux-image-amd64 did not install "
-                              f"a kernel (see {stage / 'build.log'})")
+                              "a kernel")
         shutil.copyfile(found[-1], stage / target)
     size = _du(root)
     disk = stage / "disk.ext4"
