@@ -22,6 +22,7 @@ from typing import Any
 
 import psutil
 import pytest
+from tests.requirements import missing
 
 from teiten import paths
 from teiten.errors import ServerError
@@ -105,7 +106,7 @@ def test_guest_runs_the_install_over_ssh(guest: vm_qemu.Guest, pg17: Any) -> Non
 
 def test_kvm_boots_or_fails_in_one_line(image: vm_image.Image) -> None:
     if not os.path.exists("/dev/kvm"):
-        pytest.skip("no /dev/kvm on this machine")
+        missing("no /dev/kvm on this machine")
     name = f"kvm{os.getpid()}"
     try:
         booted = vm_qemu.boot(image, name=name, accel="kvm", cpus=1, memory_mb=1024, deadline=60)

@@ -189,6 +189,7 @@ def parse_cpu_list(text: str) -> set[int]:
 def thread_affinities(pid: int) -> list[tuple[int, str, set[int]]]:
     """(thread id, name, allowed CPUs) of every thread of ``pid``, from /proc/<pid>/task/*/status."""
     found = []
+    # safe: the kernel's files
     for task in sorted(Path(f"/proc/{pid}/task").iterdir(), key=lambda p: int(p.name)):
         with contextlib.suppress(OSError):
             fields = dict(line.split(":\t", 1) for line in task.joinpath("status").read_text()
@@ -201,6 +202,7 @@ def last_line(path: Path) -> str:
     """The last line of a console log with something printable on it, without the terminal's
     control sequences (SeaBIOS and the kernel clear the screen), or "(nothing)"."""
     with contextlib.suppress(OSError):
+        # safe: a guest's directory (root's, 0700)
         text = _CONTROL.sub("", path.read_text(errors="replace").replace("\r", "\n"))
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         if lines:
@@ -229,6 +231,7 @@ def qemu_argv(image: Image, directory: Path, *, name: str, accel: str, ssh_port:
 
 
 def _write_ssh_files(image: Image, directory: Path, *, name: str, ssh_port: int) -> None:
+    # safe: the guest's own directory (root's, 0700)
     (directory / "known_hosts").write_text(f"{HOST_ALIAS} {image.host_key}\n")
     (directory / SSH_CONFIG).write_text(
         f"Host {_target(name)}\n  HostName 127.0.0.1\n  Port {ssh_port}\n  User {image.user}\n"
@@ -249,6 +252,7 @@ def boot(image: Image, *, name: str, accel: str, cpus: int = 1, memory_mb: int =
         if shutil.which(program) is None:
             raise UserError(f"a VM guest needs '{program}', which is not installed "
                             "(apt-get install qemu-system-x86 qemu-utils openssh-client)")
+    # safe: the cache of guests (root's, 0700): mkdtemp makes a new 0700 directory
     directory = Path(tempfile.mkdtemp(prefix=f"guest-{name}-", dir=vm_dir()))  # 0700
     paths.mark_owned(directory, f"qemu guest {name}")
     if len(str(directory / "monitor")) > 100:
@@ -310,6 +314,7 @@ def _wait_for_ssh(guest: Guest, deadline: float) -> None:
 
 def _sshd_started(guest: Guest) -> bool:
     with contextlib.suppress(OSError):
+        # safe: the guest's own directory (root's, 0700)
         return b"teiten-init: starting sshd" in guest.console.read_bytes()
     return False
 
@@ -327,6 +332,7 @@ def clean_leftovers(only: str | None = None) -> list[str]:
         return notes
     for directory in sorted(top.glob(f"guest-{only}-*" if only else "guest-*")):
         try:
+            # safe: the cache of guests (root's, 0700)
             owner = int(json.loads((directory / paths.MARKER).read_text())["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             continue  # not a guest directory teiten made
