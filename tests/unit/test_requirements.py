@@ -100,8 +100,6 @@ PLAIN_SKIPS = {
     "integration/test_git_export.py": 1,  # a repository of another account, which only root makes
     "unit/test_setup_system.py": 1,  # the server account, which matters only to root
     "unit/test_docker_server.py": 1,  # a running Docker engine
-    "integration/test_vm_guest.py": 1,  # /dev/kvm, which no package provides
-    "unit/test_vm_parts.py": 2,  # a Debian machine (its apt sources, dpkg and glibc)
     "burners.py": 1,  # a machine already busy: every trial is rightly disturbed (tests of the guard)
     "requirements.py": 1,  # missing() itself
 }

@@ -28,14 +28,14 @@ def test_cpu_lists() -> None:
     assert vm_qemu.parse_cpu_list("1") == {1}
 
 
-@pytest.mark.skipif(not Path("/etc/debian_version").exists(), reason="a Debian machine's apt sources")
+@pytest.mark.requires(None if Path("/etc/debian_version").exists() else "not Debian: no Debian apt sources")
 def test_debian_sources_of_this_release() -> None:
     release, sources = vm_image.debian_sources()
     assert sources and all(line.split()[0] == "deb" for line in sources)
     assert all(line.split()[2].startswith(release) for line in sources), sources
 
 
-@pytest.mark.skipif(shutil.which("dpkg-query") is None or not LIBC.exists(), reason="dpkg and glibc")
+@pytest.mark.requires(None if shutil.which("dpkg-query") and LIBC.exists() else "needs dpkg and glibc")
 def test_libraries_and_their_packages(tmp_path: Path) -> None:
     shutil.copy("/bin/ls", tmp_path / "ls")
     libraries = vm_image.needed_libraries([tmp_path])

@@ -15,15 +15,11 @@ a VM, and every description of it says so (``emulated``).
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import re
-from collections.abc import Iterable
 from pathlib import Path
 
-import psutil
-
-from teiten import cpus, paths, procs
+from teiten import cpus
 from teiten.errors import ServerError
 from teiten.installs import Install
 from teiten.remote import Ssh
@@ -59,38 +55,11 @@ def _probe(directory: Path, accel: str) -> str | None:
     return None
 
 
-def guest_name(server: str, run: str) -> str:
-    """The guest's name (qemu's ``-name``, its directory's): the server's, and a token of the
-    run's, by which the cleanup of a killed run finds what it left (:func:`remove_leftovers`)."""
-    token = hashlib.sha256(run.encode()).hexdigest()[:8]
-    return f"{re.sub(r'[^A-Za-z0-9._-]', '-', server)}-{token}"
-
-
-def remove_leftovers(servers: Iterable[str], run: str) -> list[str]:
-    """Stop the guests of ``servers`` that the killed run ``run`` left running (their qemu,
-    found by its ``-name``), and remove their directories."""
-    notes = []
-    for server in servers:
-        name = guest_name(server, run)
-        for proc in psutil.process_iter(["cmdline"]):
-            argv = proc.info["cmdline"] or []
-            if argv[:1] == ["qemu-system-x86_64"] and f"{name},debug-threads=on" in argv \
-                    and procs.kill_tree(proc.pid):
-                notes.append(f"stopped the leftover guest {name} (qemu {proc.pid})")
-        # safe: TEITEN_HOME/vm: root's
-        for directory in sorted(vm_image.vm_dir().glob(f"guest-{name}-*")):
-            if paths.remove_owned(directory):
-                notes.append(f"removed {directory}")
-    return notes
-
-
 class VmHost(Host):
-    """The qemu guest of the study's server ``name``, booted when it is first reached; ``run``:
-    the run's directory name, which the guest's name carries."""
+    """The qemu guest of the study's server ``name``, booted when it is first reached."""
 
-    def __init__(self, name: str, options: VmOptions, install: Install, run: str):
+    def __init__(self, name: str, options: VmOptions, install: Install):
         super().__init__(name, None)
-        self.run = run
         self.options = options
         self.install = install
         self.origin = install.origin  # the study's own install, in the guest
@@ -108,7 +77,7 @@ class VmHost(Host):
         if self.guest is None:
             image = vm_image.build(self.install)
             self.guest = vm_qemu.boot(
-                image, name=guest_name(self.name, self.run),
+                image, name=re.sub(r"[^A-Za-z0-9._-]", "-", self.name),
                 accel=self.options.accelerator, cpus=self.options.vcpus,
                 memory_mb=self.options.memory >> 20, deadline=self.options.boot_timeout,
                 pin=self.pinned)

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import IO
 
 from teiten import paths, procs, safefs
-from teiten.errors import ServerError, UserError
+from teiten.errors import ProcessError, ServerError, UserError
 from teiten.installs import Install
 from teiten.installs.manifest import MANIFEST
 
@@ -164,13 +164,13 @@ def install_dirs(install: Install) -> list[Path]:
 
 def _elf_files(dirs: Sequence[Path]) -> Iterator[Path]:
     for top in dirs:
-        # safe: the install's files (root's or the system's)
+        # safe: the install's own files (teiten's cache or the system's), read only
         for directory, _subdirs, names in os.walk(top):
             for name in sorted(names):
                 path = Path(directory) / name
                 if path.is_symlink() or not path.is_file():
                     continue
-                # safe: the install's files (root's or the system's)
+                # safe: the install's own files (teiten's cache or the system's), read only
                 with open(path, "rb") as f:
                     if f.read(4) == b"\x7fELF":
                         yield path
@@ -223,7 +223,7 @@ def debian_sources() -> tuple[str, list[str]]:
     release, as one-line entries ("deb URI SUITE COMPONENTS") for mmdebstrap."""
     release = ""
     with contextlib.suppress(OSError):
-        # safe: the system's own file
+        # safe: the system's, root's
         for line in Path("/etc/os-release").read_text().splitlines():
             if line.startswith("VERSION_CODENAME="):
                 release = line.split("=", 1)[1].strip().strip('"')
@@ -231,8 +231,7 @@ def debian_sources() -> tuple[str, list[str]]:
         raise UserError("a VM guest is built from this machine's Debian release, but "
                         "/etc/os-release names none (VERSION_CODENAME); build it on Debian")
     entries: list[str] = []
-    # safe: the system's apt sources
-    files = sorted(glob.glob("/etc/apt/sources.list.d/*.sources"))
+    files = sorted(glob.glob("/etc/apt/sources.list.d/*.sources"))  # safe: apt's, root's
     for name in files:
         for stanza in re.split(r"\n\s*\n", Path(name).read_text()):
             fields = dict(re.findall(r"^(\w[\w-]*):\s*(.*)$", stanza, re.M))
@@ -240,7 +239,7 @@ def debian_sources() -> tuple[str, list[str]]:
                 for uri in fields.get("URIs", "").split():
                     for suite in fields.get("Suites", "").split():
                         entries.append(f"deb {uri} {suite} {fields.get('Components', 'main')}")
-    # safe: the system's apt sources
+    # safe: apt's configuration, root's
     for name in ["/etc/apt/sources.list", *sorted(glob.glob("/etc/apt/sources.list.d/*.list"))]:
         with contextlib.suppress(OSError):
             for line in Path(name).read_text().splitlines():
@@ -261,11 +260,11 @@ def cache_key(install: Install, dirs: Sequence[Path]) -> str:
                                         "bindir": str(install.bindir)}).encode())
     manifest = install.bindir.parent / MANIFEST
     if manifest.is_file():
-        # safe: the install's files (root's or the system's)
+        # safe: the install's manifest (teiten's cache, root's)
         digest.update(manifest.read_bytes())
     else:
         for top in dirs:
-            # safe: the install's files (root's or the system's)
+            # safe: the install's own files, read only
             for directory, subdirs, names in os.walk(top):
                 subdirs.sort()
                 for name in sorted(names):
@@ -324,10 +323,16 @@ def build(install: Install, *, log_to: IO[str] | None = None) -> Image:
         stage = top / f".{final.name}.{os.getpid()}"
         paths.make_owned(stage, f"VM guest of {install.bindir}, being built", mode=0o700)
         try:
-            # safe: TEITEN_HOME/vm: root's
+            # safe: the build's own directory (root's, 0700)
             with open(stage / "build.log", "w") as own_log:
                 _build(install, dirs, stage, log_to or own_log)
+            # safe: the cache of guests, root's and 0700
             os.rename(stage, final)
+        except ProcessError as exc:  # its output went to the log, removed with the build
+            tail = procs.tail(safefs.read_text(stage / "build.log", limit=1 << 16), 3) if log_to is None else ""
+            paths.remove_owned(stage)
+            raise ServerError(f"building the VM guest of {install.bindir} failed: {exc}"
+                              + (f": {tail}" if tail else "")) from exc
         except BaseException:
             paths.remove_owned(stage)
             raise
@@ -341,8 +346,7 @@ def build(install: Install, *, log_to: IO[str] | None = None) -> Image:
 def _evict(top: Path, keep: str, label: str) -> None:
     """Remove the images of the install ``label`` other than ``keep`` (older recipes, or
     made before its files changed). A guest that runs on one keeps its open files."""
-    # safe: TEITEN_HOME/vm: root's
-    for name in os.listdir(top):
+    for name in os.listdir(top):  # safe: the cache of guests, root's and 0700
         if name != keep and re.fullmatch(re.escape(label) + r"-[0-9a-f]{16}", name):
             paths.remove_owned(top / name)
 
@@ -367,59 +371,47 @@ def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> Non
               timeout=BUILD_TIMEOUT, log=out, what="mmdebstrap")
     procs.run(["useradd", "--root", str(root), "--create-home", "--user-group", "--shell", "/bin/sh",
                USER], timeout=60, log=out)
-    # safe: the image's stage: root's, 0700
+    # safe: below here, everything is in the build's own directory (root's, 0700)
     for old in glob.glob(str(root / "etc/ssh/ssh_host_*")):
-        os.unlink(old)
+        os.unlink(old)  # safe: the build's own directory
     host_key = root / "etc/ssh/ssh_host_ed25519_key"
     procs.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "teiten-guest", "-f", str(host_key)],
               timeout=60, log=out)
     procs.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "teiten", "-f",
                str(stage / "id_ed25519")], timeout=60, log=out)
-    # safe: the image's stage: root's, 0700
-    os.chmod(stage / "id_ed25519", 0o600)
-    (root / "etc/ssh/sshd_config.d/teiten.conf").write_text(SSHD_CONFIG)
-    uid, gid = _ids(root, USER)
+    os.chmod(stage / "id_ed25519", 0o600)  # safe: the build's own directory
+    _put(root / "etc/ssh/sshd_config.d/teiten.conf", SSHD_CONFIG)
+    owner = _ids(root, USER)
     dot_ssh = root / "home" / USER / ".ssh"
-    # safe: the image's stage: root's, 0700
-    dot_ssh.mkdir(mode=0o700)
-    keys = dot_ssh / "authorized_keys"
-    keys.write_text((stage / "id_ed25519.pub").read_text())
-    # safe: the image's stage: root's, 0700
-    keys.chmod(0o600)
-    for made in (dot_ssh, keys):
-        os.chown(made, uid, gid)
-    init = root / "sbin/teiten-init"
-    # safe: the image's stage: root's, 0700
-    init.write_text(INIT)
-    init.chmod(0o755)
-    (root / "etc/hostname").write_text("teiten-guest\n")
-    # safe: the image's stage: root's, 0700
-    (root / "etc/hosts").write_text(HOSTS)
+    dot_ssh.mkdir(mode=0o700)  # safe: the build's own directory
+    os.chown(dot_ssh, *owner)  # safe: the build's own directory
+    _put(dot_ssh / "authorized_keys", _get(stage / "id_ed25519.pub"), mode=0o600, owner=owner)
+    _put(root / "sbin/teiten-init", INIT, mode=0o755)
+    _put(root / "etc/hostname", "teiten-guest\n")
+    _put(root / "etc/hosts", HOSTS)
     for directory in dirs:  # the install, at the same absolute path
         inside = root / directory.relative_to("/")
         for parent in reversed(inside.parents):
             if parent.is_relative_to(root) and not parent.exists():
-                parent.mkdir()
-                parent.chmod(0o755)  # the guest's account reaches the install
-        # safe: the image's stage: root's, 0700
+                parent.mkdir()  # safe: the build's own directory
+                parent.chmod(0o755)  # safe: the same; the guest's account reaches the install
+        # safe: from the install (root's or the system's) into the build's own directory
         procs.run(["cp", "-a", "--no-dereference", str(directory), str(inside)], timeout=600, log=out)
     for kind, target in (("vmlinuz", "vmlinuz"), ("initrd.img", "initrd.img")):
-        found = sorted(glob.glob(str(root / f"boot/{kind}-*")))
+        found = sorted(glob.glob(str(root / f"boot/{kind}-*")))  # safe: the build's own
         if not found:
             raise ServerError(f"the guest has no /boot/{kind}-*: linux-image-amd64 did not install "
-                              f"a kernel (see {stage / 'build.log'})")
-        # safe: the image's stage: root's, 0700
-        shutil.copyfile(found[-1], stage / target)
+                              "a kernel")
+        shutil.copyfile(found[-1], stage / target)  # safe: the build's own directory
     size = _du(root)
     disk = stage / "disk.ext4"
     # Room for the clusters a study makes in the guest: 2 GiB, plus a fifth of the files.
     megabytes = size * 6 // 5 // (1 << 20) + 2048
     procs.run(["mkfs.ext4", "-q", "-F", "-L", "teiten-root", "-d", str(root), str(disk), f"{megabytes}M"],
               timeout=600, log=out)
-    # safe: the image's stage: root's, 0700
-    disk.chmod(0o444)  # guests boot from overlays: the image itself is never written
-    public = host_key.with_suffix(".pub").read_text()
-    (stage / "host_key.pub").write_text(public)
+    disk.chmod(0o444)  # safe: the build's own; guests boot from overlays, it is never written
+    public = _get(host_key.with_suffix(".pub"))
+    _put(stage / "host_key.pub", public)
     safefs.remove(root)
     record = {"recipe": RECIPE, "install": install.to_json(), "packages": packages,
               "install_dirs": [str(d) for d in dirs], "release": release, "sources": sources,
@@ -428,9 +420,20 @@ def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> Non
     safefs.write_text(stage / DONE, json.dumps(record, indent=1) + "\n", mode=0o644, give=False)
 
 
+def _put(path: Path, text: str, *, mode: int = 0o644, owner: tuple[int, int] | None = None) -> None:
+    """Write a file of the guest being built (in the build's own directory: root's, 0700)."""
+    path.write_text(text)  # safe: the build's own directory
+    path.chmod(mode)  # safe: the same
+    if owner is not None:
+        os.chown(path, *owner)  # safe: the same
+
+
+def _get(path: Path) -> str:
+    return path.read_text()  # safe: the build's own directory
+
+
 def _ids(root: Path, user: str) -> tuple[int, int]:
-    # safe: the image's stage: root's, 0700
-    for line in (root / "etc/passwd").read_text().splitlines():
+    for line in _get(root / "etc/passwd").splitlines():
         fields = line.split(":")
         if fields[0] == user:
             return int(fields[2]), int(fields[3])
@@ -439,8 +442,7 @@ def _ids(root: Path, user: str) -> tuple[int, int]:
 
 def _du(root: Path) -> int:
     total = 0
-    # safe: the image's stage: root's, 0700
-    for directory, _dirs, names in os.walk(root):
+    for directory, _dirs, names in os.walk(root):  # safe: the build's own directory
         for name in names:
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(directory, name)).st_size

@@ -15,6 +15,7 @@ line. Under ``tcg`` the guest is emulated: a functional stand-in, not a measurem
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -24,6 +25,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import psutil
 
 from teiten import paths, procs
 from teiten.errors import ProcessError, ServerError, UserError
@@ -186,7 +189,7 @@ def parse_cpu_list(text: str) -> set[int]:
 def thread_affinities(pid: int) -> list[tuple[int, str, set[int]]]:
     """(thread id, name, allowed CPUs) of every thread of ``pid``, from /proc/<pid>/task/*/status."""
     found = []
-    # safe: /proc, the kernel's
+    # safe: the kernel's files
     for task in sorted(Path(f"/proc/{pid}/task").iterdir(), key=lambda p: int(p.name)):
         with contextlib.suppress(OSError):
             fields = dict(line.split(":\t", 1) for line in task.joinpath("status").read_text()
@@ -199,7 +202,7 @@ def last_line(path: Path) -> str:
     """The last line of a console log with something printable on it, without the terminal's
     control sequences (SeaBIOS and the kernel clear the screen), or "(nothing)"."""
     with contextlib.suppress(OSError):
-        # safe: the guest's directory: root's, 0700
+        # safe: a guest's directory (root's, 0700)
         text = _CONTROL.sub("", path.read_text(errors="replace").replace("\r", "\n"))
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         if lines:
@@ -228,7 +231,7 @@ def qemu_argv(image: Image, directory: Path, *, name: str, accel: str, ssh_port:
 
 
 def _write_ssh_files(image: Image, directory: Path, *, name: str, ssh_port: int) -> None:
-    # safe: the guest's directory: root's, 0700
+    # safe: the guest's own directory (root's, 0700)
     (directory / "known_hosts").write_text(f"{HOST_ALIAS} {image.host_key}\n")
     (directory / SSH_CONFIG).write_text(
         f"Host {_target(name)}\n  HostName 127.0.0.1\n  Port {ssh_port}\n  User {image.user}\n"
@@ -252,7 +255,7 @@ def boot(image: Image, *, name: str, accel: str, cpus: int = 1, memory_mb: int =
         if shutil.which(program) is None:
             raise UserError(f"a VM guest needs '{program}', which is not installed "
                             "(apt-get install qemu-system-x86 qemu-utils openssh-client)")
-    # safe: TEITEN_HOME/vm: root's
+    # safe: the cache of guests (root's, 0700): mkdtemp makes a new 0700 directory
     directory = Path(tempfile.mkdtemp(prefix=f"guest-{name}-", dir=vm_dir()))  # 0700
     paths.mark_owned(directory, f"qemu guest {name}")
     if len(str(directory / "monitor")) > 100:
@@ -324,6 +327,36 @@ def _kernel_started(guest: Guest) -> bool:
 
 def _sshd_started(guest: Guest) -> bool:
     with contextlib.suppress(OSError):
-        # safe: the guest's directory: root's, 0700
+        # safe: the guest's own directory (root's, 0700)
         return b"teiten-init: starting sshd" in guest.console.read_bytes()
     return False
+
+
+# -- what a killed teiten left -------------------------------------------------------------
+
+def clean_leftovers(only: str | None = None) -> list[str]:
+    """Stop the guests whose teiten process is gone (killed before :meth:`Guest.stop`): the
+    qemu whose command line names a guest directory of :func:`vm_dir`, then the directory.
+    A guest whose teiten still runs is left alone; with ``only``, every guest but the one of
+    that name too. One note per qemu killed and per directory removed."""
+    top = vm_dir()
+    notes: list[str] = []
+    if not top.is_dir():
+        return notes
+    for directory in sorted(top.glob(f"guest-{only}-*" if only else "guest-*")):
+        try:
+            # safe: the cache of guests (root's, 0700)
+            owner = int(json.loads((directory / paths.MARKER).read_text())["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not a guest directory teiten made
+        if psutil.pid_exists(owner):
+            continue
+        for proc in psutil.process_iter(["cmdline"]):
+            argv = proc.info["cmdline"] or []
+            if argv[:1] and argv[0].endswith("qemu-system-x86_64") and \
+                    f"file:{directory / CONSOLE}" in argv:
+                procs.kill_tree(proc.pid)
+                notes.append(f"killed qemu {proc.pid} of the leftover guest {directory.name}")
+        if paths.remove_owned(directory):
+            notes.append(f"removed the leftover guest directory {directory}")
+    return notes

@@ -12,7 +12,7 @@ from typing import Any
 from teiten import installs
 from teiten.errors import ServerError, UserError
 from teiten.installs import Install
-from teiten.servers import vm
+from teiten.servers import vm, vm_qemu
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request
 from teiten.servers.ssh import SshServer
@@ -31,7 +31,7 @@ class Vm(Kind):
     def build(self, request: Request) -> Server:
         spec = request.spec
         assert spec.vm is not None
-        host = vm.VmHost(spec.name, spec.vm, request.install, request.run_dir.name)
+        host = vm.VmHost(spec.name, spec.vm, request.install)
         client = request.client or request.install  # whose pgbench loads it and drives it
         return SshServer(spec, host, client, request.run_dir, request.sizing)
 
@@ -67,7 +67,9 @@ class Vm(Kind):
         return [("vm-emulated", {"server": server})] if guest.get("emulated") else []
 
     def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
-        return vm.remove_leftovers([spec["name"] for spec in specs], run)
+        # The guests of every teiten that is gone: this run's among them (by their qemu's
+        # command line and their directory's marker).
+        return vm_qemu.clean_leftovers() if specs else []
 
 
 KIND = Vm()
