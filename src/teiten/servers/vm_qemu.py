@@ -28,7 +28,7 @@ from pathlib import Path
 
 import psutil
 
-from teiten import paths, procs
+from teiten import cpus, paths, procs
 from teiten.errors import ProcessError, ServerError, UserError
 from teiten.remote import quote_command
 from teiten.servers.vm_image import Image, vm_dir
@@ -177,13 +177,8 @@ def free_port() -> int:
 
 
 def parse_cpu_list(text: str) -> set[int]:
-    """{0, 1, 3} from "0-1,3" (the kernel's list format)."""
-    cpus: set[int] = set()
-    for part in text.strip().split(","):
-        if part:
-            first, _, last = part.partition("-")
-            cpus.update(range(int(first), int(last or first) + 1))
-    return cpus
+    """{0, 1, 3} from "0-1,3" (the kernel's list format, as teiten.cpus reads it)."""
+    return set(cpus.parse_list(text.strip()))
 
 
 def thread_affinities(pid: int) -> list[tuple[int, str, set[int]]]:
