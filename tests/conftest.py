@@ -173,12 +173,14 @@ def workdir(teiten_home: Path) -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600,
-            check: bool = False) -> subprocess.CompletedProcess[str]:
-    """Run the real ``teiten`` command in a subprocess."""
-    env = dict(os.environ, TEITEN_HOME=str(TEST_HOME), PYTHONPATH=str(ROOT / "src"))
-    done = subprocess.run([*TEITEN, *args], cwd=cwd, env=env, text=True, capture_output=True,
-                          timeout=timeout)
+def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600, check: bool = False,
+            env: dict[str, str] | None = None, prefix: tuple[str, ...] = ()
+            ) -> subprocess.CompletedProcess[str]:
+    """Run the real ``teiten`` command in a subprocess (after ``prefix``: nsenter, for one),
+    with ``env`` added to this process's environment."""
+    env = dict(os.environ, TEITEN_HOME=str(TEST_HOME), PYTHONPATH=str(ROOT / "src"), **(env or {}))
+    done = subprocess.run([*prefix, *TEITEN, *args], cwd=cwd, env=env, text=True,
+                          capture_output=True, timeout=timeout)
     if check and done.returncode != 0:
         raise AssertionError(f"teiten {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
     return done
@@ -228,6 +230,23 @@ def _interrupt_started() -> None:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.communicate()
+
+
+def wait_for_pgbench(proc: subprocess.Popen[str], *, timeout: float = 120) -> psutil.Process:
+    """The measuring pgbench (``-T``) that the teiten ``proc`` started, once it has run for
+    half a second: not ``pgbench -i``, nor a short check of a script."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1]
+        for child in psutil.Process(proc.pid).children(recursive=True):
+            try:
+                if child.name() == "pgbench" and "-T" in child.cmdline() and \
+                        time.time() - child.create_time() > 0.5:
+                    return child
+            except psutil.Error:
+                continue
+        time.sleep(0.1)
+    raise AssertionError("pgbench never started")
 
 
 def postgres_processes_under(path: Path) -> list[psutil.Process]:

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import psutil
 import pytest
-from tests.conftest import TEST_HOME, clusters_snapshot, postgres_processes_under, run_cli, start_cli
+from tests.conftest import (
+    TEST_HOME,
+    clusters_snapshot,
+    postgres_processes_under,
+    run_cli,
+    start_cli,
+    wait_for_pgbench,
+)
 
 STUDY = """
 study: {name}
@@ -39,21 +46,6 @@ def _study(workdir: Path, name: str, *, workload: str = "pgecons-update", client
 _start = start_cli
 
 
-def _wait_for_pgbench(proc: subprocess.Popen[str], *, timeout: float = 120) -> psutil.Process:
-    """The pgbench that teiten started, once it has run for half a second."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()[1]
-        for child in psutil.Process(proc.pid).children(recursive=True):
-            try:
-                if child.name() == "pgbench" and "-T" in child.cmdline() and \
-                        time.time() - child.create_time() > 0.5:
-                    return child
-            except psutil.Error:
-                continue
-        time.sleep(0.1)
-    raise AssertionError("pgbench never started")
-
 
 def _postmaster(study: str) -> psutil.Process:
     procs = []
@@ -76,7 +68,7 @@ def test_postmaster_crash_fails_one_trial_and_the_next_runs_on_a_fresh_server(
     store = workdir / "crash.db"
     proc = _start("run", str(_study(workdir, "crash", duration=3)), "--store", str(store),
                   "--no-report")
-    _wait_for_pgbench(proc)
+    wait_for_pgbench(proc)
     _postmaster("crash").kill()
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
@@ -105,7 +97,7 @@ def test_sigkill_then_resume_finishes_without_rerunning_finished_trials(
         if statuses[:2] == ["ok", "running"]:
             break
         time.sleep(0.1)
-    _wait_for_pgbench(proc)
+    wait_for_pgbench(proc)
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)
     first = _trials(store)
@@ -138,7 +130,7 @@ def test_teiten_clean_removes_what_a_killed_run_left_and_runs_no_trial(pg17, wor
     store = workdir / "left.db"
     before = clusters_snapshot("left")
     proc = _start("run", str(_study(workdir, "left", duration=3)), "--store", str(store), "--no-report")
-    _wait_for_pgbench(proc)
+    wait_for_pgbench(proc)
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)
     servers = [p for d in (TEST_HOME / "clusters").glob("left-*") for p in postgres_processes_under(d)]
@@ -161,7 +153,7 @@ def test_ctrl_c_stops_cleanly_and_resume_completes(pg17, workdir: Path) -> None:
     before = clusters_snapshot("sigint")
     proc = _start("run", str(_study(workdir, "sigint", reps=2, duration=3)), "--store",
                   str(store), "--no-report")
-    pgbench = _wait_for_pgbench(proc)
+    pgbench = wait_for_pgbench(proc)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
@@ -202,7 +194,7 @@ def test_ctrl_c_says_what_it_stops_and_a_second_one_still_removes_everything(
     before = clusters_snapshot("twice")
     proc = _start("run", str(_study(workdir, "twice", reps=2, duration=3)), "--store", str(store),
                   "--no-report")
-    pgbench = _wait_for_pgbench(proc)
+    pgbench = wait_for_pgbench(proc)
     asked = time.monotonic()
     proc.send_signal(signal.SIGINT)
     first = _line_of(proc, "teiten: interrupted during ")

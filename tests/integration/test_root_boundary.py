@@ -22,9 +22,16 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
-from tests.conftest import TEITEN, TEST_HOME, postgres_processes_under, processes_naming, run_cli, start_cli
+from tests.conftest import (
+    TEITEN,
+    TEST_HOME,
+    postgres_processes_under,
+    processes_naming,
+    run_cli,
+    start_cli,
+    wait_for_pgbench,
+)
 from tests.requirements import missing
 
 pytestmark = pytest.mark.requires(
@@ -233,19 +240,6 @@ order: sequential
     assert not list((TEST_HOME / "clusters").glob("topologyattack-*"))
 
 
-def _wait_for_pgbench(proc: subprocess.Popen[str], *, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()[1]
-        for child in psutil.Process(proc.pid).children(recursive=True):
-            try:
-                if child.name() == "pgbench" and time.time() - child.create_time() > 0.5:
-                    return
-            except psutil.Error:
-                continue
-        time.sleep(0.1)
-    raise AssertionError("pgbench never started")
-
 
 def _study(workdir: Path, name: str, workload: str, *, duration: int, repetitions: int,
            install: str = "17") -> Path:
@@ -274,10 +268,14 @@ def test_clean_after_kill_trusts_nothing_the_server_account_left(
     store = workdir / "killed.db"
     study = _study(workdir, "killedattack", "pgecons-read", duration=3, repetitions=2)
     proc = start_cli("run", str(study), "--store", str(store), "--no-report")
-    _wait_for_pgbench(proc)
+    wait_for_pgbench(proc)
+    made = list((TEST_HOME / "clusters").glob("killedattack-*"))
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)
-    [run_dir] = (TEST_HOME / "clusters").glob("killedattack-*")
+    # the clusters of the run, seen while it ran and still there after the kill
+    assert len(made) == 1 and made[0].is_dir(), (
+        made, sorted(p.name for p in (TEST_HOME / "clusters").iterdir()))
+    run_dir = made[0]
     [data] = run_dir.glob("*/data")
     conf = (data / "teiten-runtime.conf").read_text()
     sock = conf.split("unix_socket_directories = '", 1)[1].split("'", 1)[0]
