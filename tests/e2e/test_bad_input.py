@@ -24,7 +24,8 @@ from teiten.installs import Install
 
 BUILTINS = ("history, quick-fixed-point, s1-read, s10-freeze, s10-freeze-full, s11-tpcc, s11-tpcc-full, "
             "s2-cores, s2-cores-2014, s2-update, s3-checksums, s4-bookstore, s4-scaleup, "
-            "s5-environments, s5-two-guests, s5-two-vms, s6-parallel, s6-parallel-full, s7-replication, "
+            "s5-docker, s5-environments, s5-two-guests, s5-two-vms, s6-parallel, s6-parallel-full, "
+            "s7-replication, "
             "s8-iot-json, s8-iot-json-full, s9-fulltext, s9-fulltext-full")
 STUDY_HEAD = """\
 study: bad

@@ -92,14 +92,13 @@ def test_with_the_switch_missing_tools_fail(pytester: pytest.Pytester,
 
 
 # The plain skips that stay skips, with or without the switch: what no machine here can
-# satisfy (it runs the tests as root, and no Docker engine runs on it).
+# satisfy (it runs the tests as root).
 PLAIN_SKIPS = {
     "e2e/test_bad_input.py": 1,  # a mode-000 file, which root reads anyway
     "e2e/test_first_hour.py": 1,  # creating an account, which only root can
     "integration/test_cgroups.py": 1,  # making cgroups, which only root can
     "integration/test_git_export.py": 1,  # a repository of another account, which only root makes
     "unit/test_setup_system.py": 1,  # the server account, which matters only to root
-    "unit/test_docker_server.py": 1,  # a running Docker engine
     "burners.py": 1,  # a machine already busy: every trial is rightly disturbed (tests of the guard)
     "requirements.py": 1,  # missing() itself
 }

@@ -42,7 +42,7 @@ def test_each_server_has_its_kind(given: dict[str, object], kind: str) -> None:
 def test_what_each_kind_can_do() -> None:
     table = {k.name: (k.runs_here, k.install_here, k.controlled, k.loads_by_sql) for k in kinds.KINDS}
     assert table == {"local": (True, True, True, True), "ssh": (False, False, True, False),
-                     "docker": (False, False, True, False), "external": (False, False, False, True),
+                     "docker": (False, True, True, False), "external": (False, False, False, True),
                      "vm": (False, True, True, False)}
 
 

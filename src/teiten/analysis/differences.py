@@ -201,7 +201,8 @@ def _compiler(version_string: object) -> str | None:
 def _setting_differences(descs: Sequence[Mapping[str, Any]], factors: set[str]) -> list[Difference]:
     """Settings whose values differ. Declared: the study sets them differently; profile: the
     study gives the servers different profiles and a server has it from its configuration; the
-    same meaning: values each version spells its own way (SAME_MEANING); a version's default:
+    same meaning: values each version spells its own way (SAME_MEANING); the place: teiten
+    sets it so for where a server runs (a description's ``placed``); a version's default:
     at least one server has it from its defaults; otherwise set (by the
     profile or the workload) to different values. A setting
     that only some versions have is listed as absent ("—") in the others."""
@@ -219,6 +220,8 @@ def _setting_differences(descs: Sequence[Mapping[str, Any]], factors: set[str]) 
             descs, effective, strict=True))
         if f"settings.{name}" in factors:
             cause = "declared"
+        elif any(name in (d.get("placed") or ()) for d in descs):
+            cause = "place"
         elif any(set(values) <= same for same in SAME_MEANING.get(name, ())):
             cause = "same-meaning"
         elif any(name not in e for e in effective):

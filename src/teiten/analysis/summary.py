@@ -195,7 +195,9 @@ def server_info(row: ServerRecord) -> ServerInfo:
         client_cpus=(spec.get("placement") or {}).get("client_cpus"),
         limits=tuple(limits_of(row).items()),
         delay=(float(d["rtt_ms"]), float(d["rtt_ms_median"]), float(d["direct_rtt_ms"]))
-        if (d := desc.get("delay")) else None)
+        if (d := desc.get("delay")) else None,
+        facts=tuple((label, value, tuple(sorted(fields.items())))
+                    for label, value, fields in kind.facts(desc)))
 
 
 

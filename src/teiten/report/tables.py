@@ -369,6 +369,7 @@ def server_rows(info: ServerInfo, lang: str) -> list[tuple[str, str]]:
                                            measured=f"{info.delay[1]:.3f}",
                                            direct=f"{info.delay[2]:.3f}"))]
           if info.delay else []),
+        *[(tr(label, lang), tr(value, lang, **dict(fields))) for label, value, fields in info.facts],
     ]
 
 

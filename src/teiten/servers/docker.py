@@ -44,7 +44,7 @@ from teiten import paths, procs
 from teiten.errors import ProcessError, ServerError, UserError
 from teiten.installs import Install
 from teiten.monitors.system import device_of
-from teiten.servers import snapshot
+from teiten.servers import docker_image, snapshot
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict, restored, unrestored
 from teiten.servers.cluster import free_port
 from teiten.servers.sql import HOUSEKEEPING, create_database, describe, prewarm_all
@@ -82,7 +82,7 @@ def run_argv(spec: ContainerSpec, docker: str = "docker") -> list[str]:
     """``docker run -d ...`` for ``spec``."""
     argv = [docker, "run", "--detach", "--name", spec.name,
             "--label", f"{LABEL}={spec.run_id}", "--label", f"teiten.server={spec.server}",
-            "--shm-size", SHM_SIZE, "--stop-timeout", "60",
+            "--shm-size", SHM_SIZE, "--stop-timeout", "60", "--stop-signal", "SIGINT",
             "--env", "POSTGRES_HOST_AUTH_METHOD=trust",
             "--env", f"POSTGRES_INITDB_ARGS={spec.initdb_args}",
             "--env", f"PGDATA={PGDATA}"]
@@ -204,7 +204,7 @@ class _Slot:
 class DockerServer(Server):
     kind = "docker"
 
-    def __init__(self, name: str, install_major: str, image: str | None, volume: str,
+    def __init__(self, name: str, install: Install, image: str | None, volume: str,
                  network: str, settings: dict[str, str], client: Install, run_dir: Path,
                  initdb_args: str = "--no-locale --encoding=UTF8"):
         if volume not in ("container", "host"):
@@ -214,7 +214,10 @@ class DockerServer(Server):
             raise UserError(f"docker server '{name}': network must be 'host' or 'bridge', "
                             f"not '{network}'")
         self.name = name
-        self.image = image or f"postgres:{install_major}"
+        self.install = install  # the study's own, which the image holds when none is given
+        self.given = image  # an image the study names (pulled when the engine lacks it)
+        self.image = image  # None until the image of the install is built (prepare)
+        self.built: docker_image.Built | None = None
         self.volume = volume
         self.network = network
         self.settings = dict(settings)
@@ -325,10 +328,8 @@ class DockerServer(Server):
             # The container's entrypoint (root) chowns it to the image's postgres account.
             # safe: in the cluster's root, teiten's (the container's entrypoint takes it over)
             (root / "data").mkdir(mode=0o700)
-        if self._docker("image", "inspect", self.image, timeout=60, check=False,
-                        what="docker image inspect").returncode != 0:
-            self._docker("pull", self.image, timeout=1800, what=f"docker pull {self.image}")
-        self._run_container(slot, self.image)
+        image = self._image()
+        self._run_container(slot, image)
         try:
             self._load(slot, workload)
         finally:
@@ -346,6 +347,20 @@ class DockerServer(Server):
             slot.container = None
         self.slots[workload.key] = slot
 
+    def _image(self) -> str:
+        """The image to run: the one the study names (pulled when the engine lacks it), else
+        that of the study's own install, built once (:mod:`teiten.servers.docker_image`)."""
+        if self.image is None:
+            docker = _docker_cli()
+            if docker is None:
+                raise UserError(f"docker server '{self.name}': the docker CLI is not installed")
+            self.built = docker_image.build(self.install, [docker], _env())
+            self.image = self.built.tag
+        elif self._docker("image", "inspect", self.image, timeout=60, check=False,
+                          what="docker image inspect").returncode != 0:
+            self._docker("pull", self.image, timeout=1800, what=f"docker pull {self.image}")
+        return self.image
+
     def _load(self, slot: _Slot, workload: DataSet) -> None:
         with self._connect(slot) as conn:
             create_database(conn, workload.database)
@@ -362,7 +377,7 @@ class DockerServer(Server):
         with self._connect(slot, workload.database) as conn:
             conn.execute("CHECKPOINT")
             if self.description is None:
-                self.description = describe(conn, None)
+                self.description = describe(conn, None if self.given else self.install)
 
     def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
         slot = self.slots[workload.key]
@@ -425,10 +440,18 @@ class DockerServer(Server):
 
     def describe(self) -> dict[str, object]:
         found = dict(self.description or {})
-        image_id = self._docker("image", "inspect", "--format", "{{.Id}}", self.image,
+        image = self.image or docker_image.tag_of(self.install)
+        image_id = self._docker("image", "inspect", "--format", "{{.Id}}", image,
                                 timeout=30, check=False, what="docker image inspect").stdout.strip()
-        found["docker"] = {"image": self.image, "image_id": image_id or None,
-                           "volume": self.volume, "network": self.network}
+        engine = self._docker("info", "--format", "{{.Driver}} {{.ServerVersion}}", timeout=30,
+                              check=False, what="docker info").stdout.split()
+        found["docker"] = {"image": image, "image_id": image_id or None,
+                           "built_from": None if self.given else str(self.install.bindir),
+                           "volume": self.volume, "network": self.network,
+                           "storage_driver": engine[0] if engine else None,
+                           "engine": engine[1] if len(engine) > 1 else None}
+        # what teiten sets so because the server runs in a container (run_argv, settings)
+        found["placed"] = ["logging_collector", *(["listen_addresses"] if self.network == "bridge" else [])]
         return found
 
     def devices(self) -> dict[str, str]:

@@ -86,6 +86,11 @@ class Kind:
         notices (key, fields) of a catalogue ``notices.<part>.yaml`` of the kind's own."""
         return []
 
+    def facts(self, description: Mapping[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
+        """Rows the Servers table gives a stored server of this kind, from its description:
+        (label key, value key, fields) of the kind's own ``texts.<part>.yaml``."""
+        return []
+
     def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
         """Stop and remove what the killed run ``run`` left of this kind's servers ``specs``
         outside the run's directory (that directory is cleaned for every kind)."""

@@ -36,7 +36,10 @@ _NOT_CONFIGURATION = {
     "data_directory", "config_file", "hba_file", "ident_file", "external_pid_file",
     "data_directory_mode", "shared_memory_size", "shared_memory_size_in_huge_pages",
     "in_hot_standby", "huge_pages_status", "debug_assertions", "ssl_library",
-    "num_os_semaphores"}
+    "num_os_semaphores",
+    # read back as 0 in a session over a Unix socket (the documented rule): they tell the
+    # session's transport, not the server's configuration
+    "tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count", "tcp_user_timeout"}
 
 
 def describe(conn: psycopg.Connection, install: Install | None) -> dict[str, object]:

@@ -253,10 +253,10 @@ def debian_sources() -> tuple[str, list[str]]:
     return release, list(dict.fromkeys(mine))
 
 
-def cache_key(install: Install, dirs: Sequence[Path]) -> str:
+def cache_key(install: Install, dirs: Sequence[Path], recipe: object = RECIPE) -> str:
     """What names the image: the install's manifest when teiten made it, else the size and
-    time of each of its files; the version and place; and :data:`RECIPE`."""
-    digest = hashlib.sha256(json.dumps({"recipe": RECIPE, "version": install.version,
+    time of each of its files; the version and place; and the image's recipe."""
+    digest = hashlib.sha256(json.dumps({"recipe": recipe, "version": install.version,
                                         "bindir": str(install.bindir)}).encode())
     manifest = install.bindir.parent / MANIFEST
     if manifest.is_file():
@@ -276,7 +276,7 @@ def cache_key(install: Install, dirs: Sequence[Path]) -> str:
 # -- building ----------------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def _locked(top: Path) -> Iterator[None]:
+def locked(top: Path) -> Iterator[None]:
     """One build at a time (another teiten waits, then finds the image made)."""
     with safefs.Dir.open(top) as directory:
         fd = directory.open_file(".build.lock", os.O_RDWR | os.O_CREAT)
@@ -287,14 +287,14 @@ def _locked(top: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _top() -> Path:
-    top = vm_dir()
+def cache_top(top: Path, purpose: str) -> Path:
+    """``top``, a directory of teiten's own that only root enters (made when missing)."""
     paths.refuse_replaceable(top.parent)
     if not os.path.lexists(top):
         with contextlib.suppress(UserError):  # another teiten made it meanwhile
-            paths.make_owned(top, "qemu guests built from installs", mode=0o700)
+            paths.make_owned(top, purpose, mode=0o700)
     if not paths.is_owned(top):
-        raise UserError(f"{top} is not a directory teiten made; move it away to build VM guests")
+        raise UserError(f"{top} is not a directory teiten made; move it away to build {purpose}")
     return top
 
 
@@ -307,14 +307,14 @@ def build(install: Install, *, log_to: IO[str] | None = None) -> Image:
     if os.geteuid() != 0:
         raise UserError("building a VM guest needs root (mmdebstrap's root mode and file owners)")
     dirs = install_dirs(install)
-    label = _label(install)
-    top = _top()
+    label = install_label(install)
+    top = cache_top(vm_dir(), "qemu guests built from installs")
     final = top / f"{label}-{cache_key(install, dirs)}"
     image = Image.load(final)
     if image is not None:
         _evict(top, final.name, label)
         return image
-    with _locked(top):
+    with locked(top):
         image = Image.load(final)
         if image is not None:
             return image
@@ -351,7 +351,7 @@ def _evict(top: Path, keep: str, label: str) -> None:
             paths.remove_owned(top / name)
 
 
-def _label(install: Install) -> str:
+def install_label(install: Install) -> str:
     """How the image's directory names the install: its directory's name ("pypi-17.11",
     "src-15.18-g3540e3bab18d-3e3957c3"), with the origin when that does not say it."""
     name = install.bindir.resolve().parent.name
@@ -359,16 +359,36 @@ def _label(install: Install) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
-def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> None:
-    started = time.monotonic()
-    packages = sorted({*BASE_PACKAGES, *packages_of(needed_libraries(dirs))})
+def make_root(root: Path, dirs: Sequence[Path], base: Sequence[str],
+              out: IO[str]) -> tuple[str, list[str], list[str]]:
+    """A Debian root file system in ``root`` (mmdebstrap's minimal variant, this machine's
+    release and sources) with the packages ``base``, those of the libraries the install in
+    ``dirs`` loads, /etc/hosts, and the install's files at the same absolute paths. Returns
+    the release, the sources and the packages asked for. ``root`` is in a build directory
+    of teiten's own (root's, 0700)."""
+    packages = sorted({*base, *packages_of(needed_libraries(dirs))})
     release, sources = debian_sources()
-    root = stage / "root"
     out.write(f"teiten: mmdebstrap {release} with {' '.join(packages)}\n")
     procs.run(["mmdebstrap", "--mode=root", "--variant=minbase", "--format=directory",
                f"--include={','.join(packages)}", "--skip=output/mknod",
                release, str(root), *sources],
               timeout=BUILD_TIMEOUT, log=out, what="mmdebstrap")
+    put(root / "etc/hosts", HOSTS)
+    for directory in dirs:  # the install, at the same absolute path
+        inside = root / directory.relative_to("/")
+        for parent in reversed(inside.parents):
+            if parent.is_relative_to(root) and not parent.exists():
+                parent.mkdir()  # safe: the build's own directory
+                parent.chmod(0o755)  # safe: the same; the guest's account reaches the install
+        # safe: from the install (root's or the system's) into the build's own directory
+        procs.run(["cp", "-a", "--no-dereference", str(directory), str(inside)], timeout=600, log=out)
+    return release, sources, packages
+
+
+def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> None:
+    started = time.monotonic()
+    root = stage / "root"
+    release, sources, packages = make_root(root, dirs, BASE_PACKAGES, out)
     procs.run(["useradd", "--root", str(root), "--create-home", "--user-group", "--shell", "/bin/sh",
                USER], timeout=60, log=out)
     # safe: below here, everything is in the build's own directory (root's, 0700)
@@ -380,23 +400,14 @@ def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> Non
     procs.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "teiten", "-f",
                str(stage / "id_ed25519")], timeout=60, log=out)
     os.chmod(stage / "id_ed25519", 0o600)  # safe: the build's own directory
-    _put(root / "etc/ssh/sshd_config.d/teiten.conf", SSHD_CONFIG)
-    owner = _ids(root, USER)
+    put(root / "etc/ssh/sshd_config.d/teiten.conf", SSHD_CONFIG)
+    owner = ids(root, USER)
     dot_ssh = root / "home" / USER / ".ssh"
     dot_ssh.mkdir(mode=0o700)  # safe: the build's own directory
     os.chown(dot_ssh, *owner)  # safe: the build's own directory
-    _put(dot_ssh / "authorized_keys", _get(stage / "id_ed25519.pub"), mode=0o600, owner=owner)
-    _put(root / "sbin/teiten-init", INIT, mode=0o755)
-    _put(root / "etc/hostname", "teiten-guest\n")
-    _put(root / "etc/hosts", HOSTS)
-    for directory in dirs:  # the install, at the same absolute path
-        inside = root / directory.relative_to("/")
-        for parent in reversed(inside.parents):
-            if parent.is_relative_to(root) and not parent.exists():
-                parent.mkdir()  # safe: the build's own directory
-                parent.chmod(0o755)  # safe: the same; the guest's account reaches the install
-        # safe: from the install (root's or the system's) into the build's own directory
-        procs.run(["cp", "-a", "--no-dereference", str(directory), str(inside)], timeout=600, log=out)
+    put(dot_ssh / "authorized_keys", get(stage / "id_ed25519.pub"), mode=0o600, owner=owner)
+    put(root / "sbin/teiten-init", INIT, mode=0o755)
+    put(root / "etc/hostname", "teiten-guest\n")
     for kind, target in (("vmlinuz", "vmlinuz"), ("initrd.img", "initrd.img")):
         found = sorted(glob.glob(str(root / f"boot/{kind}-*")))  # safe: the build's own
         if not found:
@@ -410,8 +421,8 @@ def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> Non
     procs.run(["mkfs.ext4", "-q", "-F", "-L", "teiten-root", "-d", str(root), str(disk), f"{megabytes}M"],
               timeout=600, log=out)
     disk.chmod(0o444)  # safe: the build's own; guests boot from overlays, it is never written
-    public = _get(host_key.with_suffix(".pub"))
-    _put(stage / "host_key.pub", public)
+    public = get(host_key.with_suffix(".pub"))
+    put(stage / "host_key.pub", public)
     safefs.remove(root)
     record = {"recipe": RECIPE, "install": install.to_json(), "packages": packages,
               "install_dirs": [str(d) for d in dirs], "release": release, "sources": sources,
@@ -420,7 +431,7 @@ def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> Non
     safefs.write_text(stage / DONE, json.dumps(record, indent=1) + "\n", mode=0o644, give=False)
 
 
-def _put(path: Path, text: str, *, mode: int = 0o644, owner: tuple[int, int] | None = None) -> None:
+def put(path: Path, text: str, *, mode: int = 0o644, owner: tuple[int, int] | None = None) -> None:
     """Write a file of the guest being built (in the build's own directory: root's, 0700)."""
     path.write_text(text)  # safe: the build's own directory
     path.chmod(mode)  # safe: the same
@@ -428,12 +439,12 @@ def _put(path: Path, text: str, *, mode: int = 0o644, owner: tuple[int, int] | N
         os.chown(path, *owner)  # safe: the same
 
 
-def _get(path: Path) -> str:
+def get(path: Path) -> str:
     return path.read_text()  # safe: the build's own directory
 
 
-def _ids(root: Path, user: str) -> tuple[int, int]:
-    for line in _get(root / "etc/passwd").splitlines():
+def ids(root: Path, user: str) -> tuple[int, int]:
+    for line in get(root / "etc/passwd").splitlines():
         fields = line.split(":")
         if fields[0] == user:
             return int(fields[2]), int(fields[3])

@@ -107,7 +107,9 @@ class DelaySpec(Model):
 class DockerOptions(Model):
     """A server in a Docker container (METHODS S5): where its data lives, which network."""
 
-    image: str | None = Field(None, description="image; default the official postgres:<major>")
+    image: str | None = Field(
+        None, description="an image to run instead of the one teiten builds from the server's "
+        "install (then listed among the differences)")
     volume: Literal["container", "host"] = Field(
         "host", description="data in the container's filesystem, or in a host directory")
     network: Literal["host", "bridge"] = Field(
@@ -167,7 +169,8 @@ class ServerSpec(Model):
         False, description="put a Pgpool-II next to each node (METHODS S7): reads balanced to "
         "its own node, writes to the primary (or to all nodes with native replication)")
     docker: DockerOptions | None = Field(
-        None, description="run the official postgres image (or 'image') with the docker CLI")
+        None, description="run the server's install in a container of an image teiten builds "
+        "from it (or 'image')")
     vm: VmOptions | None = Field(
         None, description="run the study's own install in a qemu guest that teiten builds and "
         "boots here (Debian, reached over ssh through a loopback port forward)")

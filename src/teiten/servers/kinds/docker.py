@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from teiten.servers import docker, profiles
 from teiten.servers.base import Server
-from teiten.servers.kind import Kind, Request
+from teiten.servers.kind import Kind, Problem, Request
 from teiten.spec import ServerSpec
 
 
@@ -15,17 +17,43 @@ class Docker(Kind):
     name = "docker"
     field = "docker"
 
+    install_here = True  # its 'install' is PostgreSQL on this machine, which the image holds
+
     def build(self, request: Request) -> Server:
         spec = request.spec
-        assert spec.docker is not None and spec.install is not None
-        major = int(spec.install.split(".")[0]) if spec.install.split(".")[0].isdigit() else 0
-        return docker.DockerServer(spec.name, spec.install, spec.docker.image, spec.docker.volume,
+        assert spec.docker is not None
+        return docker.DockerServer(spec.name, request.install, spec.docker.image, spec.docker.volume,
                                    spec.docker.network, settings(spec, request.sizing),
-                                   request.install, request.run_dir,
-                                   " ".join(spec.initdb_options().args(major)))
+                                   request.client or request.install, request.run_dir,
+                                   " ".join(spec.initdb_options().args(request.install.major)))
+
+    def problem(self, spec: ServerSpec) -> Problem | None:
+        assert spec.docker is not None
+        if spec.docker.image is not None:
+            return None
+        if os.geteuid() != 0:
+            return Problem("docker", f"server {spec.name}: teiten builds the container's image from "
+                           "its install as root (mmdebstrap); run as root, or name an image in "
+                           "docker: {image: ...}")
+        missing = sorted({p for p in ("mmdebstrap", "tar", "useradd") if shutil.which(p) is None})
+        if missing:
+            return Problem("docker", f"server {spec.name}: building the container's image needs "
+                           f"{', '.join(missing)}: apt-get install mmdebstrap")
+        return None
 
     def unavailable(self, spec: ServerSpec) -> str | None:
         return docker.engine_problem(spec.name)
+
+    def facts(self, description: Mapping[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
+        container = description.get("docker") or {}
+        if not container.get("image"):
+            return []
+        fields = {"image": str(container["image"]),
+                  "image_id": str(container.get("image_id") or "?").removeprefix("sha256:")[:12],
+                  "driver": str(container.get("storage_driver") or "?"),
+                  "engine": str(container.get("engine") or "?")}
+        built = "built" if container.get("built_from") else "given" if "built_from" in container else "pulled"
+        return [("server.container", f"server.container.{built}", fields)]
 
     def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
         return [f"removed {d}" for d in docker.remove_stale(run)] if specs else []

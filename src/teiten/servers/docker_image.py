@@ -1,0 +1,166 @@
+"""A Docker image that holds exactly the study's own install, built once and kept by the engine
+(METHODS S5: the container is then the only difference from the server it is compared with).
+
+The image is Debian (this machine's release and apt sources), made with mmdebstrap as the VM
+guest's root file system is (:func:`teiten.servers.vm_image.make_root`): the minimal variant,
+the Debian packages of the libraries the install loads, the time zones, an account
+``postgres`` and the install's files at the same absolute paths as here. ``docker import``
+turns it into ``teiten-install/<install>:<key>``, whose key is the install's identity and
+:data:`RECIPE`: a second study of the same install finds it in the engine, and a new image of
+an install replaces its older ones. Nothing is pulled: no registry is needed.
+
+Its entrypoint (:data:`ENTRYPOINT`) does what the official image's does for teiten: as root,
+it gives ``$PGDATA`` to ``postgres`` and drops to that account; there it runs initdb once with
+``$POSTGRES_INITDB_ARGS`` (trust, as the official image's POSTGRES_HOST_AUTH_METHOD=trust),
+lets TCP clients in, and execs the command (``postgres -c ...``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from teiten import paths, procs, safefs
+from teiten.errors import ProcessError, ServerError, UserError
+from teiten.installs import Install
+from teiten.servers import vm_image
+
+log = logging.getLogger(__name__)
+
+RECIPE = "docker-1"  # change when what goes into an image changes: older images are rebuilt
+REPOSITORY = "teiten-install"
+LABEL = "teiten.install"  # on every image built here: the install's label (never a run's)
+PACKAGES = ("tzdata",)  # besides the libraries: a Debian-built server reads the system's zones
+ENTRYPOINT_PATH = "/usr/local/bin/teiten-entrypoint"
+ENTRYPOINT = """\
+#!/bin/sh
+# teiten's entrypoint: $PGDATA is postgres's, the cluster is made once, then the command runs
+set -eu
+if [ "$(id -u)" = 0 ]; then
+    mkdir -p "$PGDATA"
+    chown postgres:postgres "$PGDATA"
+    chmod 700 "$PGDATA"
+    exec setpriv --reuid=postgres --regid=postgres --init-groups "$0" "$@"
+fi
+if [ ! -s "$PGDATA/PG_VERSION" ]; then
+    set -f  # the initdb options are words, never patterns
+    initdb -D "$PGDATA" -U postgres --auth=trust ${POSTGRES_INITDB_ARGS:-}
+    set +f
+    printf 'host all all all trust\\n' >> "$PGDATA/pg_hba.conf"
+fi
+exec "$@"
+"""
+
+
+@dataclass(frozen=True)
+class Built:
+    """An image of an install in the engine."""
+
+    tag: str  # teiten-install/<install>:<key>
+    image_id: str
+    seconds: float  # what the build took here (0 when the engine had it)
+
+
+def images_dir() -> Path:
+    return paths.home() / "docker-images"
+
+
+def tag_of(install: Install) -> str:
+    """The image's name: the install's label and the key of its files and the recipe."""
+    label = vm_image.install_label(install).lower()
+    return f"{REPOSITORY}/{label}:{vm_image.cache_key(install, vm_image.install_dirs(install), RECIPE)}"
+
+
+def build(install: Install, docker: list[str], env: dict[str, str]) -> Built:
+    """The image of ``install`` in the engine that ``docker`` (the CLI's argv) reaches: the
+    one there, else built (a minute or two) and imported."""
+    tag = tag_of(install)
+    found = _image_id(tag, docker, env)
+    if found:
+        return Built(tag, found, 0.0)
+    for program in ("mmdebstrap", "dpkg-query", "ldd", "tar", "useradd"):
+        if shutil.which(program) is None:
+            raise UserError(f"building a Docker image of an install needs '{program}', which is "
+                            "not installed (apt-get install mmdebstrap)")
+    if os.geteuid() != 0:
+        raise UserError("building a Docker image of an install needs root (mmdebstrap's root "
+                        "mode and file owners); run as root, or give the server an 'image:'")
+    top = vm_image.cache_top(images_dir(), "Docker images built from installs")
+    with vm_image.locked(top):
+        found = _image_id(tag, docker, env)
+        if found:
+            return Built(tag, found, 0.0)
+        started = time.monotonic()
+        stage = top / f".{tag.replace('/', '_').replace(':', '-')}.{os.getpid()}"
+        paths.make_owned(stage, f"Docker image of {install.bindir}, being built", mode=0o700)
+        try:
+            # safe: the build's own directory (root's, 0700)
+            with open(stage / "build.log", "w") as out:
+                _build(install, tag, stage, out, docker, env)
+        except ProcessError as exc:  # its output went to the log, removed with the build
+            tail = procs.tail(safefs.read_text(stage / "build.log", limit=1 << 16), 3)
+            raise ServerError(f"building the Docker image of {install.bindir} failed: {exc}"
+                              + (f": {tail}" if tail else "")) from exc
+        finally:
+            paths.remove_owned(stage)
+        _evict(tag, docker, env)
+        image_id = _image_id(tag, docker, env)
+        if not image_id:
+            raise ServerError(f"docker import made no image {tag}")
+        seconds = round(time.monotonic() - started, 1)
+        log.info("built the Docker image of %s in %.0f s: %s", install.bindir, seconds, tag)
+        return Built(tag, image_id, seconds)
+
+
+def _build(install: Install, tag: str, stage: Path, out: IO[str], docker: list[str],
+           env: dict[str, str]) -> None:
+    dirs = vm_image.install_dirs(install)
+    root = stage / "root"
+    _, _, packages = vm_image.make_root(root, dirs, PACKAGES, out)
+    procs.run(["useradd", "--root", str(root), "--user-group", "--no-create-home",
+               "--home-dir", "/var/lib/postgresql", "--shell", "/bin/sh", "postgres"],
+              timeout=60, log=out)
+    owner = vm_image.ids(root, "postgres")
+    # safe: below here, everything is in the build's own directory (root's, 0700)
+    for directory in ("var/lib/postgresql", "run/postgresql"):
+        made = root / directory
+        made.mkdir(parents=True, exist_ok=True)  # safe: the build's own directory
+        os.chown(made, *owner)  # safe: the same
+        made.chmod(0o2775 if directory.startswith("run") else 0o755)  # safe: the same
+    vm_image.put(root / ENTRYPOINT_PATH.lstrip("/"), ENTRYPOINT, mode=0o755)
+    archive = stage / "root.tar"
+    procs.run(["tar", "--numeric-owner", "--xattrs", "-C", str(root), "-cf", str(archive), "."],
+              timeout=600, log=out)
+    search = ":".join([str(install.bindir), "/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
+                       "/usr/bin", "/sbin", "/bin"])
+    changes = [f"ENV PATH={search}", "ENV LANG=C.UTF-8", f'ENTRYPOINT ["{ENTRYPOINT_PATH}"]',
+               'CMD ["postgres"]',
+               f"LABEL {LABEL}={vm_image.install_label(install).lower()}",
+               f"LABEL teiten.recipe={RECIPE}", f"LABEL teiten.packages={','.join(packages)}"]
+    argv = [*docker, "import"]
+    for change in changes:
+        argv += ["--change", change]
+    procs.run([*argv, str(archive), tag], timeout=1800, log=out, env=env,
+              what="docker import")
+
+
+def _image_id(tag: str, docker: list[str], env: dict[str, str]) -> str:
+    done = procs.run([*docker, "image", "inspect", "--format", "{{.Id}}", tag], timeout=60,
+                     check=False, env=env, what="docker image inspect")
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def _evict(keep: str, docker: list[str], env: dict[str, str]) -> None:
+    """Remove the other images of the same install (older recipes, or made before its files
+    changed); an image a container still uses stays."""
+    repository = keep.rsplit(":", 1)[0]
+    done = procs.run([*docker, "images", "--format", "{{.Repository}}:{{.Tag}}", repository],
+                     timeout=60, check=False, env=env, what="docker images")
+    for name in done.stdout.split():
+        if name != keep and name.startswith(repository + ":"):
+            procs.run([*docker, "image", "rm", name], timeout=120, check=False, env=env)
