@@ -278,6 +278,34 @@ def processes_naming(path: Path) -> list[psutil.Process]:
     return found
 
 
+def pgpools_under(path: Path) -> set[int]:
+    """The Pgpool-II processes started with a file below ``path`` (their main process's command
+    line names its configuration there) and their children, which rename themselves: this
+    test's own, whatever other tests run beside it."""
+    found: set[int] = set()
+    for main in processes_naming(path):
+        try:
+            if main.name() != "pgpool":
+                continue
+            found |= {p.pid for p in [main, *main.children(recursive=True)]
+                      if p.status() != psutil.STATUS_ZOMBIE}
+        except psutil.Error:
+            continue
+    return found
+
+
+def still_running(pids: set[int]) -> set[int]:
+    """Those of ``pids`` that are still running (not zombies)."""
+    alive = set()
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                alive.add(pid)
+        except psutil.Error:
+            continue
+    return alive
+
+
 def clusters_snapshot(study: str | None = None) -> set[str]:
     """The directories in TEITEN_HOME/clusters and the teiten socket directories in /tmp
     (only those of ``study`` when given, so that concurrent test runs do not interfere)."""

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import ROOT, clusters_snapshot, run_cli
-from tests.integration.test_failures import _start, _trials, _wait_for_pgbench
+from tests.conftest import ROOT, clusters_snapshot, run_cli, wait_for_pgbench
+from tests.integration.test_failures import _start, _trials
 
 STUDY = """
 study: {name}
@@ -65,7 +65,7 @@ def test_a_second_run_or_resume_is_refused_with_one_line_and_creates_nothing(
     first = _start("run", str(_study(workdir, "busy-first", duration=3, reps=6)), "--store",
                    str(first_store), "--no-report")
     try:
-        _wait_for_pgbench(first)
+        wait_for_pgbench(first)
         held = _named(lock)
         assert held.startswith(f"study busy-first (store {first_store}, pid {first.pid}, since ")
         line = (f"teiten: error: another benchmark runs on this machine: {held}; wait for it "
@@ -92,7 +92,7 @@ def test_wait_queues_behind_the_running_study(pg17, workdir: Path, lock: Path) -
     first = _start("run", str(_study(workdir, "wait-first")), "--store", str(first_store),
                    "--no-report")
     try:
-        _wait_for_pgbench(first)
+        wait_for_pgbench(first)
         held = _named(lock)
         second = _start("run", str(_study(workdir, "wait-second", reps=1)), "--store",
                         str(second_store), "--no-report", "--wait")
@@ -118,7 +118,7 @@ def test_ctrl_c_while_waiting_gives_up_and_creates_nothing(
     first = _start("run", str(_study(workdir, "quit-first", duration=3)), "--store",
                    str(first_store), "--no-report")
     try:
-        _wait_for_pgbench(first)
+        wait_for_pgbench(first)
         second = _start("run", str(_study(workdir, "quit-second", reps=1)), "--store",
                         str(second_store), "--no-report", "--wait")
         assert second.stderr is not None
@@ -140,7 +140,7 @@ def test_make_demo_waits_for_a_running_benchmark_before_its_setup(
     first = _start("run", str(_study(workdir, "demo-first", duration=2)), "--store", str(store),
                    "--no-report")
     try:
-        _wait_for_pgbench(first)
+        wait_for_pgbench(first)
         held = _named(lock)
         waiter = subprocess.Popen(["/usr/bin/python3", str(ROOT / "scripts" / "wait-machine.py")],
                                   env={"PATH": os.environ["PATH"], "TEITEN_MACHINE_LOCK": str(lock)},
@@ -166,7 +166,7 @@ def test_beside_others_runs_at_once_and_its_report_says_so(
     first = _start("run", str(_study(workdir, "beside-first", reps=100)), "--store",
                    str(first_store), "--no-report")
     try:
-        _wait_for_pgbench(first)
+        wait_for_pgbench(first)
         done = run_cli("run", str(_study(workdir, "beside-second", reps=1)), "--store",
                        str(second_store), "--beside-others", "--report", str(workdir / "report"))
         assert done.returncode == 0, done.stderr
@@ -207,7 +207,7 @@ def test_a_run_killed_with_sigkill_does_not_block_the_next(
     store = workdir / "killed.db"
     first = _start("run", str(_study(workdir, "lock-killed")), "--store", str(store),
                    "--no-report")
-    _wait_for_pgbench(first)
+    wait_for_pgbench(first)
     os.kill(first.pid, signal.SIGKILL)
     first.communicate(timeout=30)
     assert json.loads(lock.read_text())["pid"] == first.pid  # its name stays; its lock does not

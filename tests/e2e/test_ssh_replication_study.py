@@ -15,7 +15,7 @@ from typing import Any
 
 import psutil
 import pytest
-from tests.conftest import TEST_HOME, run_cli
+from tests.conftest import TEST_HOME, pgpools_under, run_cli
 from tests.sshd import Sshd, available, running_sshd
 
 WHY_NOT = available()
@@ -45,14 +45,8 @@ def sshd() -> Iterator[Sshd]:
         yield found
 
 
-def _pgpools() -> set[int]:
-    return {p.pid for p in psutil.process_iter(["name", "status"])
-            if p.info["name"] == "pgpool" and p.info["status"] != psutil.STATUS_ZOMBIE}
-
-
 @pytest.fixture(scope="module")
 def finished(sshd: Sshd) -> dict[str, Any]:
-    pgpools = _pgpools()
     work = TEST_HOME / "work" / "e2e-ssh-sr"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -69,7 +63,7 @@ def finished(sshd: Sshd) -> dict[str, Any]:
         "SELECT DISTINCT trial_id, source FROM series")}
     md = (work / "report" / "report.md").read_text() if done.returncode == 0 else ""
     return {"run": done, "trials": trials, "details": details, "metrics": metrics,
-            "sources": sources, "md": md, "work": work, "pgpools": pgpools}
+            "sources": sources, "md": md, "work": work}
 
 
 def test_every_trial_runs_one_pgbench_per_node_on_the_host(finished: dict[str, Any]) -> None:
@@ -104,7 +98,6 @@ def test_sync_remote_apply_and_the_lag_over_ssh(finished: dict[str, Any]) -> Non
     assert (update, "replication_lag_bytes_max") in finished["metrics"]
 
 
-@pytest.mark.alone  # it looks at every pgpool and socket directory of the machine
 def test_the_report_has_the_s7_table_and_nothing_is_left_there(
         finished: dict[str, Any]) -> None:
     md = finished["md"]
@@ -124,7 +117,7 @@ def test_the_report_has_the_s7_table_and_nothing_is_left_there(
     sockets = [p for p in Path("/tmp").glob("teiten-*") if (p / ".teiten-owned").exists()
                and "sockets of sr-" in (p / ".teiten-owned").read_text()]
     assert sockets == [], "the standbys' socket directories are removed"
-    assert _pgpools() <= finished["pgpools"], "no Pgpool-II is left on the host"
+    assert pgpools_under(REMOTE / "ssh-sr-e2e-") == set(), "no Pgpool-II is left on the host"
 
 
 KILLED = """\
@@ -141,8 +134,8 @@ order: sequential
 
 
 def test_a_killed_run_leaves_clusters_on_the_host_and_resume_stops_them(sshd: Sshd) -> None:
-    from tests.conftest import postgres_processes_under
-    from tests.integration.test_failures import _start, _trials, _wait_for_pgbench
+    from tests.conftest import postgres_processes_under, wait_for_pgbench
+    from tests.integration.test_failures import _start, _trials
 
     work = TEST_HOME / "work" / "e2e-ssh-killed"
     shutil.rmtree(work, ignore_errors=True)
@@ -150,7 +143,7 @@ def test_a_killed_run_leaves_clusters_on_the_host_and_resume_stops_them(sshd: Ss
     (work / "s.yaml").write_text(KILLED.format(config=sshd.config))
     store = work / "r.db"
     proc = _start("run", str(work / "s.yaml"), "--store", str(store), "--no-report")
-    _wait_for_pgbench(proc, timeout=180)
+    wait_for_pgbench(proc, timeout=180)
     proc.kill()
     proc.communicate(timeout=30)
     assert [t["status"] for t in _trials(store)][0] == "running"

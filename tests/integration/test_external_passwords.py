@@ -16,9 +16,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from tests.conftest import ROOT, TEST_HOME, run_cli
+from tests.conftest import ROOT, TEST_HOME, run_cli, wait_for_pgbench
 from tests.integration.test_external import outside  # noqa: F401 - the fixture
-from tests.integration.test_failures import _start, _wait_for_pgbench
+from tests.integration.test_failures import _start
 
 from teiten.servers.cluster import Cluster
 
@@ -136,7 +136,7 @@ def test_a_resumed_study_whose_file_gave_the_password_asks_for_it_the_usual_ways
     store = workdir / "pw.db"
     first = _start("run", str(_study(workdir, guarded, password=True)), "--store", str(store),
                    "--no-report")
-    _wait_for_pgbench(first)
+    wait_for_pgbench(first)
     first.kill()  # kill -9 in its first trial: the rest is for resume
     first.communicate(timeout=60)
     again = run_cli("resume", "--store", str(store), "--no-report")

@@ -10,9 +10,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import psycopg
 import pytest
+from tests.conftest import pgpools_under, still_running
 from tests.integration.test_ssh_server import PG15, REMOTE_HOME, SIZING, _on, _workload, pg15, sshd, why_not
 from tests.sshd import Sshd
 
@@ -117,20 +117,10 @@ def test_sync_standbys_over_ssh_stream_take_reads_restore_and_leave_nothing(
     assert slot.socket_dir is not None and not Path(slot.socket_dir).exists()
 
 
-def _pgpools() -> set[int]:
-    """Every pgpool process of the host account (the children rename themselves, so their
-    command line no longer names the configuration file)."""
-    return {p.pid for p in psutil.process_iter(["name", "username", "status"])
-            if p.info["name"] == "pgpool" and p.info["username"] == "postgres"
-            and p.info["status"] != psutil.STATUS_ZOMBIE}
-
-
-@pytest.mark.alone  # it compares every pgpool process of the server account
 def test_pgpool_next_to_each_node_over_ssh_streaming_and_native(
         sshd: Sshd, pg15: Install, run_dir: Path) -> None:
     w = _workload("tpcb-like")
     remote_base = REMOTE_HOME / ".cache" / "teiten" / "clusters" / run_dir.name
-    before = _pgpools()
     for mode in ("async", "native"):
         spec = ServerSpec(name=f"pool-{mode}", install="15", ssh=sshd.alias,
                           ssh_config=str(sshd.config), replicas=1, replication=mode, pgpool=True)
@@ -178,21 +168,22 @@ def test_pgpool_next_to_each_node_over_ssh_streaming_and_native(
             end = server.end_trial()
             assert end.crashed is None, end.crashed
             assert "## pgpool1" in end.log and not passwd.exists()
-            assert _pgpools() == before
+            assert pgpools_under(remote_base) == set()
 
             # A killed run: its pgpool and clusters on the host are stopped by the cleanup.
             server.begin_trial(w, "t2", prewarm=False)
-            assert len(_pgpools() - before) >= 2 * 4  # main, logger, children, pcp
+            mine = pgpools_under(remote_base)
+            assert len(mine) >= 2 * 4  # main, logger, children, pcp
             said = remove_leftovers(SshHost(spec.name, sshd.alias, str(sshd.config)), run_dir.name)
             assert sum("killed leftover Pgpool-II" in s for s in said) == 2, said
             time.sleep(0.5)
-            assert _pgpools() == before, "no child of a killed pgpool outlives it"
+            assert still_running(mine) == set(), "no child of a killed pgpool outlives it"
             assert not remote_base.exists()
             server.pgpools = []
             server.slots.clear()
         finally:
             server.close()
-        assert _pgpools() == before
+        assert pgpools_under(remote_base) == set()
 
 
 def test_a_9_6_primary_and_standby_over_ssh_made_by_the_hosts_newer_pg_basebackup(
