@@ -84,3 +84,82 @@ def test_the_proxy_ends_with_the_process_that_started_it() -> None:
             and psutil.Process(child).status() != psutil.STATUS_ZOMBIE:
         time.sleep(0.1)
     assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE
+
+
+RATE_MBPS = 8.0  # slow enough that this machine's load cannot be what limits the transfer
+SIZE = 1 << 20  # 1 MiB: about 1.05 s at the rate
+
+
+@pytest.fixture
+def sink_and_source() -> Iterator[tuple[int, list[float]]]:
+    """A server that, for each connection, reads one line: 'send' gets SIZE bytes back, 'take'
+    reads SIZE bytes and records when they had all come (in ``taken``)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    taken: list[float] = []
+
+    def handle(conn: socket.socket) -> None:
+        with conn:
+            what = conn.recv(5)
+            if what == b"send\n":
+                conn.sendall(b"x" * SIZE)
+            elif what == b"take\n":
+                got = 0
+                while got < SIZE and (data := conn.recv(65536)):
+                    got += len(data)
+                taken.append(time.monotonic())
+                conn.sendall(b"ok")
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield listener.getsockname()[1], taken
+    listener.close()
+
+
+def _fetch(port: int) -> float:
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+        started = time.monotonic()
+        client.sendall(b"send\n")
+        got = 0
+        while data := client.recv(65536):
+            got += len(data)
+        assert got == SIZE
+        return time.monotonic() - started
+
+
+def test_a_bandwidth_paces_each_direction_and_its_connections_share_it(
+        sink_and_source: tuple[int, list[float]]) -> None:
+    upstream, taken = sink_and_source
+    server, port = netdelay.start(("127.0.0.1", upstream), 0.0, RATE_MBPS)
+    try:
+        at_rate = SIZE * 8 / (RATE_MBPS * 1e6)
+        # one answer crosses at the rate (other load can only slow it, and only a little)
+        alone = _fetch(port)
+        assert 0.97 * at_rate <= alone <= 1.25 * at_rate, (alone, at_rate)
+        # two answers at once share the one link: together they cross at the rate (the last
+        # ends after about twice the time), and they take turns, so neither crosses as if it
+        # were alone (the first ends well after one answer's time)
+        results: list[float] = []
+        pair = [threading.Thread(target=lambda: results.append(_fetch(port))) for _ in range(2)]
+        for t in pair:
+            t.start()
+        for t in pair:
+            t.join()
+        assert 1.9 * at_rate <= max(results) <= 2.5 * at_rate, (results, at_rate)
+        assert min(results) >= 1.5 * at_rate, (results, at_rate)
+        # what the client sends crosses the other direction's link at the rate too
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+            started = time.monotonic()
+            client.sendall(b"take\n" + b"y" * SIZE)
+            assert client.recv(2) == b"ok"
+        sent = taken[-1] - started
+        assert 0.97 * at_rate <= sent <= 1.25 * at_rate, (sent, at_rate)
+    finally:
+        server.stop(timeout=10)
+    assert not server.alive()

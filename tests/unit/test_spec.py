@@ -417,6 +417,8 @@ PLACES = {
     "a delay of a second or more": ("delay: {rtt_ms: 1001}", "less than or equal to 1000"),
     "a delay without its time": ("delay: {}", "rtt_ms"),
     "a delay in seconds": ("delay: {rtt_ms: 5, rtt_s: 1}", "unknown key 'rtt_s'"),
+    "no bandwidth": ("delay: {rtt_ms: 0, bandwidth_mbps: 0}", "greater than 0"),
+    "a bandwidth in words": ("delay: {rtt_ms: 0, bandwidth_mbps: fast}", "bandwidth_mbps"),
 }
 
 

@@ -427,6 +427,7 @@ class ServerInfo:
     confined_by: str | None = None    # how it was held to cpus: cgroup-v2, cpuset-cgroup, affinity
     limits: tuple[tuple[str, int], ...] = ()  # its memory and I/O limits: (limit, value)
     delay: tuple[float, float, float] | None = None  # added RTT asked, measured through, direct (ms)
+    bandwidth: tuple[float, float | None] | None = None  # the delay proxy's rate asked, measured (Mbit/s)
     facts: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = ()  # its kind's rows (Kind.facts)
 
 

@@ -196,6 +196,8 @@ def server_info(row: ServerRecord) -> ServerInfo:
         limits=tuple(limits_of(row).items()),
         delay=(float(d["rtt_ms"]), float(d["rtt_ms_median"]), float(d["direct_rtt_ms"]))
         if (d := desc.get("delay")) else None,
+        bandwidth=(float(d["bandwidth_mbps"]), d.get("measured_mbps"))
+        if d and d.get("bandwidth_mbps") else None,
         facts=tuple((label, value, tuple(sorted(fields.items())))
                     for label, value, fields in kind.facts(desc)))
 

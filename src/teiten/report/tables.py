@@ -369,6 +369,10 @@ def server_rows(info: ServerInfo, lang: str) -> list[tuple[str, str]]:
                                            measured=f"{info.delay[1]:.3f}",
                                            direct=f"{info.delay[2]:.3f}"))]
           if info.delay else []),
+        *([(tr("server.bandwidth", lang), tr("server.bandwidth.value", lang, asked=f"{info.bandwidth[0]:g}",
+                                               measured="?" if info.bandwidth[1] is None
+                                               else f"{info.bandwidth[1]:.1f}"))]
+          if info.bandwidth else []),
         *[(tr(label, lang), tr(value, lang, **dict(fields))) for label, value, fields in info.facts],
     ]
 

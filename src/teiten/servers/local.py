@@ -219,7 +219,8 @@ class LocalServer(Server):
         round-trip bound is drawn against, as for an external server)."""
         assert self.spec.delay is not None and cluster.port is not None
         with netdelay.proxy(cluster.tcp_host, cluster.port, self.spec.delay.rtt_ms,
-                            {"user": SUPERUSER, "dbname": workload.database}) as made:
+                            {"user": SUPERUSER, "dbname": workload.database},
+                            self.spec.delay.bandwidth_mbps) as made:
             self.delayed = made
             by_pgbench = netdelay.pgbench_rtt(self.client.binary("pgbench"), made, SUPERUSER,
                                               workload.database)
@@ -381,7 +382,7 @@ class LocalServer(Server):
         if self.delayed is not None:  # pgbench goes through the proxy; teiten's own stay direct
             self._stop_proxy()
             self.proxy, port = netdelay.start((cluster.tcp_host, cluster.port),
-                                              self.delayed.delay_ms)
+                                              self.delayed.delay_ms, self.delayed.bandwidth_mbps)
             return Endpoint(host=self.delayed.host, port=port, user=SUPERUSER,
                             dbname=workload.database)
         return Endpoint(host=host, port=cluster.port, user=SUPERUSER, dbname=workload.database)

@@ -100,8 +100,13 @@ class DelaySpec(Model):
         description="milliseconds added to each round trip (0 to 1000; 0 puts the proxy in "
         "the path and adds nothing, for a like-with-like baseline)")
 
+    bandwidth_mbps: Annotated[float, Field(gt=0, le=100000)] | None = Field(
+        None, description="megabits a second each way, shared by the server's connections as "
+        "one link (unset: as fast as loopback)")
+
     def text(self) -> str:
-        return f"{self.rtt_ms:g} ms added to each round trip"
+        rate = f", {self.bandwidth_mbps:g} Mbit/s each way" if self.bandwidth_mbps else ""
+        return f"{self.rtt_ms:g} ms added to each round trip{rate}"
 
 
 class DockerOptions(Model):
@@ -179,8 +184,8 @@ class ServerSpec(Model):
         "instance has them (a cgroup of its own; root only)")
     delay: DelaySpec | None = Field(
         None, description="a slower network: pgbench and measured statements reach the server "
-        "through a proxy that adds rtt_ms to each round trip (the measured round trip is "
-        "recorded)")
+        "through a proxy that adds rtt_ms to each round trip, and may limit the bandwidth (the "
+        "measured round trip and rate are recorded)")
 
     @field_validator("cpus")
     @classmethod
