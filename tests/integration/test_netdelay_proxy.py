@@ -6,12 +6,13 @@ tests' load cannot move the verdict."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import psutil
 import pytest
@@ -23,10 +24,9 @@ CHUNKS = 3
 GAP_S = 0.05
 
 
-@pytest.fixture
-def upstream() -> Iterator[int]:
-    """A server that answers a request with three chunks 50 ms apart, then closes (a
-    connection that sends nothing, as the proxy's check that it listens, gets nothing)."""
+@contextlib.contextmanager
+def _serving(handle: Callable[[socket.socket], None]) -> Iterator[int]:
+    """A loopback server that runs ``handle`` on each connection (in a thread of its own)."""
     listener = socket.create_server(("127.0.0.1", 0))
 
     def serve() -> None:
@@ -35,18 +35,30 @@ def upstream() -> Iterator[int]:
                 conn, _ = listener.accept()
             except OSError:
                 return
-            with conn:
-                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                if not conn.recv(100):
-                    continue
-                for i in range(CHUNKS):
-                    conn.sendall(f"chunk{i};".encode())
-                    time.sleep(GAP_S)
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield listener.getsockname()[1]
-    listener.close()
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.close()
+
+
+@pytest.fixture
+def upstream() -> Iterator[int]:
+    """A server that answers a request with three chunks 50 ms apart, then closes (a
+    connection that sends nothing, as the proxy's check that it listens, gets nothing)."""
+    def handle(conn: socket.socket) -> None:
+        with conn:
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if not conn.recv(100):
+                return
+            for i in range(CHUNKS):
+                conn.sendall(f"chunk{i};".encode())
+                time.sleep(GAP_S)
+
+    with _serving(handle) as port:
+        yield port
 
 
 def test_an_answer_of_several_chunks_is_delayed_once(upstream: int) -> None:
@@ -94,7 +106,6 @@ SIZE = 1 << 20  # 1 MiB: about 1.05 s at the rate
 def sink_and_source() -> Iterator[tuple[int, list[float]]]:
     """A server that, for each connection, reads one line: 'send' gets SIZE bytes back, 'take'
     reads SIZE bytes and records when they had all come (in ``taken``)."""
-    listener = socket.create_server(("127.0.0.1", 0))
     taken: list[float] = []
 
     def handle(conn: socket.socket) -> None:
@@ -109,17 +120,8 @@ def sink_and_source() -> Iterator[tuple[int, list[float]]]:
                 taken.append(time.monotonic())
                 conn.sendall(b"ok")
 
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=serve, daemon=True).start()
-    yield listener.getsockname()[1], taken
-    listener.close()
+    with _serving(handle) as port:
+        yield port, taken
 
 
 def _fetch(port: int) -> float:
