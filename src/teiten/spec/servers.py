@@ -44,7 +44,7 @@ _NOT_WITH: dict[str, tuple[str, ...]] = {
     "ssh": ("cores", "cpus", "tablespace", "directory", "snapshot_hook", "limits", "delay"),
     "docker": ("cores", "cpus", "tablespace", "directory", "replicas", "pgpool", "ssh_config",
                "snapshot_hook", "limits", "delay"),
-    "vm": ("cores", "cpus", "tablespace", "directory", "replicas", "pgpool", "ssh_config",
+    "vm": ("cores", "cpus", "tablespace", "directory", "pgpool", "ssh_config",
            "snapshot_hook", "limits", "delay"),
     "network: netns": ("replicas", "pgpool", "delay"),
 }

@@ -1,6 +1,7 @@
 """Servers in a qemu guest that teiten builds from the study's own install and boots here
 (servers/vm.py): the guest is a host reached over OpenSSH, so what runs in it is an ssh
-server's (one cluster; standbys in a guest are refused until they are tested there)."""
+server's: one cluster, or a primary with standbys in the one guest (no Pgpool-II: the guest has
+none)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from teiten.servers import vm, vm_qemu
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request
 from teiten.servers.ssh import SshServer
+from teiten.servers.ssh_topology import SshTopologyServer
 from teiten.spec import ServerSpec
 
 _PROGRAMS = {"qemu-system-x86_64": "qemu-system-x86", "qemu-img": "qemu-utils",
@@ -33,6 +35,9 @@ class Vm(Kind):
         assert spec.vm is not None
         host = vm.VmHost(spec.name, spec.vm, request.install)
         client = request.client or request.install  # whose pgbench loads it and drives it
+        if spec.replicas:  # a primary and its standbys in the one guest, as on an ssh host
+            return SshTopologyServer(spec, host, client, request.run_dir, request.sizing,
+                                     max_clients=request.max_clients)
         return SshServer(spec, host, client, request.run_dir, request.sizing)
 
     def problem(self, spec: ServerSpec) -> Problem | None:
