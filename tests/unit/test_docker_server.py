@@ -4,7 +4,11 @@ test does not depend on whether this machine runs an engine)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -120,3 +124,51 @@ def test_bad_options_are_refused(tmp_path: Path, volume: str, network: str, mess
     with pytest.raises(UserError) as caught:
         DockerServer("c1", client, None, volume, network, {}, client, tmp_path)
     assert str(caught.value) == message
+
+
+def test_teitens_own_image_takes_initdbs_arguments_as_words_of_their_own() -> None:
+    spec = ContainerSpec(name="teiten-run1-c1-w-1", image="teiten-install/pypi-17.11:0123",
+                         volume="container", network="bridge", port=54321, settings=SETTINGS,
+                         initdb_args=("--locale=ja_JP.UTF-8", "--encoding=UTF8"), own_image=True,
+                         run_id="run1", server="c1")
+    argv = run_argv(spec)
+    at = argv.index("teiten-install/pypi-17.11:0123")
+    assert argv[at:at + 5] == ["teiten-install/pypi-17.11:0123", "--locale=ja_JP.UTF-8",
+                               "--encoding=UTF8", "--", "postgres"]
+
+
+@pytest.fixture
+def open_dir() -> Iterator[Path]:
+    """A directory the server account can reach (pytest's tmp_path is root's alone)."""
+    where = Path(tempfile.mkdtemp(prefix="teiten-entrypoint-"))
+    where.chmod(0o755)
+    yield where
+    shutil.rmtree(where, ignore_errors=True)
+
+
+def test_the_entrypoint_gives_initdb_each_argument_whole_and_runs_the_command(open_dir: Path) -> None:
+    """The image's entrypoint, run by sh here as an ordinary user, with initdb a stand-in that
+    prints its arguments: none is split or expanded, and the command after -- runs."""
+    from teiten.servers import docker_image
+
+    tmp_path = open_dir
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "initdb").write_text('#!/bin/sh\nfor a do printf "initdb[%s]\\n" "$a"; done\n')
+    (tmp_path / "bin" / "initdb").chmod(0o755)
+    (tmp_path / "entrypoint").write_text(docker_image.ENTRYPOINT)
+    data = tmp_path / "data"
+    data.mkdir()
+    odd = "$(touch " + str(tmp_path / "ran") + ")"
+    argv = ["sh", str(tmp_path / "entrypoint"), "--locale=a b", odd, "--", "printf", "cmd[%s]\\n",
+            "postgres", "-c", "x=1 2"]
+    if os.geteuid() == 0:  # as the server account would run it (the entrypoint drops root)
+        for path in (tmp_path, tmp_path / "bin", data):
+            path.chmod(0o777 if path == data else 0o755)
+        argv = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *argv]
+    done = subprocess.run(argv, env={"PGDATA": str(data), "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=30, check=True)
+    assert done.stdout.splitlines() == [
+        "initdb[-D]", f"initdb[{data}]", "initdb[-U]", "initdb[postgres]", "initdb[--auth=trust]",
+        "initdb[--locale=a b]", f"initdb[{odd}]", "cmd[postgres]", "cmd[-c]", "cmd[x=1 2]"]
+    assert not (tmp_path / "ran").exists()
+    assert (data / "pg_hba.conf").read_text() == "host all all all trust\n"

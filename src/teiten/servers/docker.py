@@ -73,7 +73,8 @@ class ContainerSpec:
     port: int  # where clients connect on 127.0.0.1
     settings: dict[str, str] = field(default_factory=dict)
     data_dir: Path | None = None  # the host directory mounted at PGDATA (volume: host)
-    initdb_args: str = "--no-locale --encoding=UTF8"  # as local (METHODS S1)
+    initdb_args: tuple[str, ...] = ("--no-locale", "--encoding=UTF8")  # as local (METHODS S1)
+    own_image: bool = False  # an image teiten built (docker_image): initdb's arguments as argv
     run_id: str = ""
     server: str = ""
 
@@ -84,7 +85,7 @@ def run_argv(spec: ContainerSpec, docker: str = "docker") -> list[str]:
             "--label", f"{LABEL}={spec.run_id}", "--label", f"teiten.server={spec.server}",
             "--shm-size", SHM_SIZE, "--stop-timeout", "60", "--stop-signal", "SIGINT",
             "--env", "POSTGRES_HOST_AUTH_METHOD=trust",
-            "--env", f"POSTGRES_INITDB_ARGS={spec.initdb_args}",
+            "--env", f"POSTGRES_INITDB_ARGS={' '.join(spec.initdb_args)}",
             "--env", f"PGDATA={PGDATA}"]
     if spec.volume == "host":
         if spec.data_dir is None:
@@ -102,7 +103,8 @@ def run_argv(spec: ContainerSpec, docker: str = "docker") -> list[str]:
         ours = {"listen_addresses": "*"}
     else:
         raise ValueError(f"unknown network {spec.network!r}")
-    argv += [spec.image, "postgres"]
+    # teiten's own image takes initdb's arguments as words of their own, before "--"
+    argv += [spec.image, *((*spec.initdb_args, "--") if spec.own_image else ()), "postgres"]
     for name, value in {**spec.settings, **ours}.items():  # ours last: the last -c wins
         argv += ["-c", f"{name}={value}"]
     return argv
@@ -206,7 +208,7 @@ class DockerServer(Server):
 
     def __init__(self, name: str, install: Install, image: str | None, volume: str,
                  network: str, settings: dict[str, str], client: Install, run_dir: Path,
-                 initdb_args: str = "--no-locale --encoding=UTF8"):
+                 initdb_args: tuple[str, ...] = ("--no-locale", "--encoding=UTF8")):
         if volume not in ("container", "host"):
             raise UserError(f"docker server '{name}': volume must be 'container' or 'host', "
                             f"not '{volume}'")
@@ -294,7 +296,8 @@ class DockerServer(Server):
         spec = ContainerSpec(name=slot.container, image=image, volume=self.volume,
                              network=self.network, port=slot.port, settings=self.settings,
                              data_dir=slot.root / "data" if self.volume == "host" else None,
-                             initdb_args=self.initdb_args, run_id=self.run_id, server=self.name)
+                             initdb_args=self.initdb_args, own_image=self.given is None,
+                             run_id=self.run_id, server=self.name)
         self.containers.add(slot.container)
         self._docker(*run_argv(spec)[1:], timeout=120, what="docker run")
         slot.log_offset = 0

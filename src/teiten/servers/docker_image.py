@@ -11,8 +11,9 @@ an install replaces its older ones. Nothing is pulled: no registry is needed.
 
 Its entrypoint (:data:`ENTRYPOINT`) does what the official image's does for teiten: as root,
 it gives ``$PGDATA`` to ``postgres`` and drops to that account; there it runs initdb once with
-``$POSTGRES_INITDB_ARGS`` (trust, as the official image's POSTGRES_HOST_AUTH_METHOD=trust),
-lets TCP clients in, and execs the command (``postgres -c ...``).
+the arguments before ``--`` (each an argument of its own, as teiten gave it: no shell splits
+or expands them), with trust (as the official image's POSTGRES_HOST_AUTH_METHOD=trust), lets
+TCP clients in, and execs the command after ``--`` (``postgres -c ...``).
 """
 
 from __future__ import annotations
@@ -32,14 +33,16 @@ from teiten.servers import vm_image
 
 log = logging.getLogger(__name__)
 
-RECIPE = "docker-1"  # change when what goes into an image changes: older images are rebuilt
+RECIPE = "docker-2"  # change when what goes into an image changes: older images are rebuilt
 REPOSITORY = "teiten-install"
 LABEL = "teiten.install"  # on every image built here: the install's label (never a run's)
 PACKAGES = ("tzdata",)  # besides the libraries: a Debian-built server reads the system's zones
 ENTRYPOINT_PATH = "/usr/local/bin/teiten-entrypoint"
 ENTRYPOINT = """\
 #!/bin/sh
-# teiten's entrypoint: $PGDATA is postgres's, the cluster is made once, then the command runs
+# teiten's entrypoint: teiten-entrypoint INITDB-ARG... -- COMMAND...
+# $PGDATA is postgres's; the cluster is made once with the initdb arguments, each one word as
+# given (never split again), then the command runs.
 set -eu
 if [ "$(id -u)" = 0 ]; then
     mkdir -p "$PGDATA"
@@ -47,12 +50,26 @@ if [ "$(id -u)" = 0 ]; then
     chmod 700 "$PGDATA"
     exec setpriv --reuid=postgres --regid=postgres --init-groups "$0" "$@"
 fi
+count=0
+for word do
+    [ "$word" = -- ] && break
+    count=$((count + 1))
+done
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
-    set -f  # the initdb options are words, never patterns
-    initdb -D "$PGDATA" -U postgres --auth=trust ${POSTGRES_INITDB_ARGS:-}
-    set +f
+    (
+        # keep the first $count arguments: each is shifted off the front and, if it is one of
+        # them, put back at the end
+        i=0
+        for word do
+            shift
+            [ "$i" -lt "$count" ] && set -- "$@" "$word"
+            i=$((i + 1))
+        done
+        initdb -D "$PGDATA" -U postgres --auth=trust "$@"
+    )
     printf 'host all all all trust\\n' >> "$PGDATA/pg_hba.conf"
 fi
+shift "$((count + 1))"
 exec "$@"
 """
 

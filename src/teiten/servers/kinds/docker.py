@@ -25,7 +25,7 @@ class Docker(Kind):
         return docker.DockerServer(spec.name, request.install, spec.docker.image, spec.docker.volume,
                                    spec.docker.network, settings(spec, request.sizing),
                                    request.client or request.install, request.run_dir,
-                                   " ".join(spec.initdb_options().args(request.install.major)))
+                                   tuple(spec.initdb_options().args(request.install.major)))
 
     def problem(self, spec: ServerSpec) -> Problem | None:
         assert spec.docker is not None
