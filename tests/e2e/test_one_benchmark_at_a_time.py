@@ -89,8 +89,10 @@ def test_a_second_run_or_resume_is_refused_with_one_line_and_creates_nothing(
 
 def test_wait_queues_behind_the_running_study(pg17, workdir: Path, lock: Path) -> None:  # noqa: ANN001
     first_store, second_store = workdir / "first.db", workdir / "second.db"
-    first = _start("run", str(_study(workdir, "wait-first")), "--store", str(first_store),
-                   "--no-report")
+    # long enough that the second, started once the first's pgbench runs, finds it running
+    # on a busy machine too (with 1 s trials the first could end before the second began)
+    first = _start("run", str(_study(workdir, "wait-first", duration=3, reps=3)), "--store",
+                   str(first_store), "--no-report")
     try:
         wait_for_pgbench(first)
         held = _named(lock)
@@ -115,7 +117,7 @@ def test_ctrl_c_while_waiting_gives_up_and_creates_nothing(
     """Interrupted while queued, nothing ran: the line says so, and does not send the user to
     'teiten resume' (which an interrupted study would)."""
     first_store, second_store = workdir / "first.db", workdir / "second.db"
-    first = _start("run", str(_study(workdir, "quit-first", duration=3)), "--store",
+    first = _start("run", str(_study(workdir, "quit-first", duration=3, reps=4)), "--store",
                    str(first_store), "--no-report")
     try:
         wait_for_pgbench(first)
