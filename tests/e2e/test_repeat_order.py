@@ -41,13 +41,18 @@ def test_repeats_run_at_the_end_of_their_block_and_the_store_keeps_the_run_order
     assert len(burned.pids) == len(BURNED), burned.text
     with sqlite3.connect(store) as conn:
         rows = conn.execute("SELECT trial_id, repetition, clients, status, repeat_of, order_index, "
-                            "started_at FROM trials ORDER BY order_index").fetchall()
-    disturbed = {(r[2], r[1]) for r in rows if r[3] == "disturbed" and r[4] is None}
-    assert disturbed == BURNED, rows
+                            "started_at, error FROM trials ORDER BY order_index").fetchall()
+    disturbed = {(r[2], r[1]): r[7] for r in rows if r[3] == "disturbed" and r[4] is None}
+    assert disturbed.keys() >= BURNED, rows
+    # A trial the test did not burn beside may still be disturbed, rightly, by a process that
+    # is not the test's (in CI once the last trial, by something of the machine's); never by
+    # a burner, which ends with its trial.
+    for point in disturbed.keys() - BURNED:
+        assert not any(f"(pid {pid})" in disturbed[point] for pid in burned.pids), disturbed
     repeats = [r for r in rows if r[4] is not None]
-    assert len(repeats) == 3, rows
+    assert len(repeats) == len(disturbed), rows
     for repeat in repeats:
         later = [r[6] for r in rows if r[1] > repeat[1]]
-        assert repeat[6] < min(later), (repeat, rows)  # before any trial of the next block
+        assert all(repeat[6] < t for t in later), (repeat, rows)  # before the next block
     assert [r[0] for r in rows] == [r[0] for r in sorted(rows, key=lambda r: r[6])], rows
     assert [r[5] for r in rows] == list(range(len(rows)))

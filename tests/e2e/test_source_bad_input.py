@@ -18,6 +18,7 @@ import pytest
 from tests.conftest import OTHER_INSTALLS, TEST_HOME, run_cli
 
 from teiten import paths
+from teiten.installs import manifest
 
 BUILDS = TEST_HOME / "builds"
 INSTALLS = TEST_HOME / "installs"
@@ -144,6 +145,9 @@ def taken_name() -> Iterator[tuple[str, Path]]:
     paths.make_owned(target, "a test's stand-in for a source build")
     (target / "teiten-install.json").write_text(json.dumps(
         {"origin": "source", "name": name, "key": "0" * 64}))
+    # Its manifest too, as every install teiten makes has: else the first teiten of another
+    # test to look at the cache writes one (as for an install made before manifests).
+    manifest.write(target)
     yield name, target
     paths.remove_owned(target)
 

@@ -205,6 +205,13 @@ def pool_nodes(host: str, port: int, password: str | None = None) -> list[dict[s
         return [dict(zip(names, map(str, row), strict=True)) for row in cur.fetchall()]
 
 
+def knows_primary(nodes: Sequence[dict[str, str]], mode: str) -> bool:
+    """Whether a pgpool whose ``SHOW pool_nodes`` gave ``nodes`` can take writes: in
+    streaming mode it answers before its search for the primary ends (on a loaded machine
+    every node may still show "standby"), and until it has found one, a write fails."""
+    return mode != "streaming" or any(n.get("role") == "primary" for n in nodes)
+
+
 class Pgpool:
     """One Pgpool-II in ``directory`` (created and marked here; it must not exist yet).
 
@@ -308,7 +315,8 @@ class Pgpool:
         raise ServerError(f"Pgpool-II in {self.root} did not start: {last}")
 
     def wait_ready(self, *, timeout: float = 60) -> None:
-        """Wait until pgpool answers ``SHOW pool_nodes``; fail early if it died or logged
+        """Wait until pgpool answers ``SHOW pool_nodes`` (in streaming mode, naming the
+        primary); fail early if it died or logged
         a FATAL error (after which it lingers without serving)."""
         def ready() -> bool:
             fatal = self.fatal()
@@ -317,14 +325,14 @@ class Pgpool:
                 raise ServerError(f"pgpool on port {self.port} failed: "
                                   f"{fatal or self.log_tail() or 'nothing in its log'}")
             try:
-                self.pool_nodes()
+                return knows_primary(self.pool_nodes(), self.mode)
             except psycopg.Error:
                 return False
-            return True
 
         try:
             wait_until(ready, timeout=timeout, interval=0.2,
-                       what=f"Pgpool-II on port {self.port} to answer SHOW pool_nodes")
+                       what=f"Pgpool-II on port {self.port} to answer SHOW pool_nodes with "
+                            "its primary")
         except WaitTimeout as exc:
             raise ServerError(f"{exc}; its log ends: {self.log_tail()}") from None
 

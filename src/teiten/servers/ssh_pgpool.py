@@ -117,8 +117,8 @@ class RemotePgpool:
 
         def ready() -> bool:
             try:
-                self.pool_nodes()
-                return True
+                if pgpool.knows_primary(self.pool_nodes(), self.mode):
+                    return True
             except psycopg.Error:
                 pass
             fatal = pgpool.first_fatal(self.read_log())
@@ -128,7 +128,8 @@ class RemotePgpool:
 
         try:
             wait_until(ready, timeout=timeout, interval=0.3,
-                       what=f"Pgpool-II on {self.listen} port {self.port} to answer")
+                       what=f"Pgpool-II on {self.listen} port {self.port} to answer with "
+                                    "its primary")
         except WaitTimeout as exc:
             raise ServerError(f"{exc}; its log ends: "
                               f"{pgpool.log_tail(self.read_log()) or 'nothing'}") from None
