@@ -19,6 +19,7 @@ from teiten.plan import plan, profile_trials
 from teiten.results import PlannedTrial
 from teiten.spec import Study
 from teiten.store import Store
+from teiten.studyrecord import AUTO_DECISIONS
 
 Note = Callable[[str], None]  # a line for the progress display
 
@@ -67,7 +68,7 @@ def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[Pl
     added: list[PlannedTrial] = []
     if decision == stopping.ADD:
         added = store.add_block(study_id, block)
-    store.update_spec(study_id, {"auto_decisions": [*stored.spec.get("auto_decisions", []), {
+    store.update_spec(study_id, {AUTO_DECISIONS: [*map(dict, stored.record.auto_decisions), {
         "blocks": blocks, "decision": decision, "spent_s": round(spent, 1),
         "widest_pct": None if found is None or found.pct is None else round(found.pct, 2),
         "where": found.where if found else None, "trials": len(added)}]})

@@ -14,7 +14,10 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any, Literal
+
+from teiten.studyrecord import ServerSetup, StudyRecord
 
 # disturbed: the trial ran while foreign load on the machine exceeded the noise guard's
 # threshold; it is kept with its figures, left out of the analysis, and repeated.
@@ -263,6 +266,11 @@ class ServerRecord:
     spec: Mapping[str, Any]
     description: Mapping[str, Any] | None = None
 
+    @cached_property
+    def setup(self) -> ServerSetup:
+        """The stored spec as a typed record: what analysis and report read."""
+        return ServerSetup.from_json(self.spec)
+
 
 @dataclass(frozen=True)
 class StudyResults:
@@ -272,7 +280,7 @@ class StudyResults:
     name: str
     source: str
     spec_yaml: str
-    spec: Mapping[str, Any]  # the stored spec_json: study, workloads, omitted servers
+    spec: Mapping[str, Any]  # the stored spec_json, as written; read it as ``record``
     seed: int
     state: str
     created_at: str
@@ -291,6 +299,11 @@ class StudyResults:
 
     def spec_json(self) -> str:
         return json.dumps(self.spec)
+
+    @cached_property
+    def record(self) -> StudyRecord:
+        """The stored spec as a typed record: what analysis and report read."""
+        return StudyRecord.from_json(self.spec)
 
 
 @dataclass(frozen=True)

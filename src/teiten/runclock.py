@@ -9,6 +9,7 @@ import logging
 import os
 
 from teiten.store import Store
+from teiten.studyrecord import RUNS
 
 log = logging.getLogger(__name__)
 
@@ -33,12 +34,12 @@ def keep(store: Store, study_id: int, *, since: str, clock: dict[str, float], tr
     study: a store that refuses the write loses the run's time only."""
     try:
         wall = max(execute_s, process_age())
-        runs = list(store.study_results(study_id).spec.get("runs", []))
+        runs = [dict(r) for r in store.study_results(study_id).record.runs]
         seconds = {"start": wall - execute_s, **clock,
                    "finish": max(0.0, execute_s - sum(clock.values()))}
         runs.append({"started": since, "wall_s": round(wall, 3), "clusters_loaded": clusters_loaded,
                      "trials_run": trials_run,
                      "seconds": {k: round(v, 3) for k, v in seconds.items()}})
-        store.update_spec(study_id, {"runs": runs})
+        store.update_spec(study_id, {RUNS: runs})
     except Exception as exc:  # noqa: BLE001 - the study's results stand whatever happens here
         log.warning("could not keep this run's time: %s", exc)

@@ -19,7 +19,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,6 +41,7 @@ from teiten.servers.kind import Request
 from teiten.spec import NoiseGuardSpec, Study, load_text
 from teiten.spec.secrets import Secrets
 from teiten.store import Store
+from teiten.studyrecord import BESIDE_OTHERS, JOINED_BY, NOISE_GUARD, QUIET_CHECK, TESTBED, StudyRecord
 from teiten.window import Watch, WindowOptions
 from teiten.workloads import Workload
 from teiten.workloads.base import TrialOutcome, TrialRequest
@@ -65,8 +66,8 @@ class Event:
 Reporter = Callable[[Event], None]
 
 
-def _workloads_from(spec_json: dict[str, Any]) -> dict[str, Workload]:
-    return {w["key"]: workloads.from_json(w) for w in spec_json["workloads"]}
+def _workloads_from(record: StudyRecord) -> dict[str, Workload]:
+    return {w.key: workloads.from_json(dict(w.fields)) for w in record.workloads}
 
 
 @dataclass
@@ -114,7 +115,7 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
     a machine that stays busy raises MachineBusy, the study left interrupted. ``testbed``: the
     user's name for this machine, kept with the study (one study stays on one testbed)."""
     stored = store.study_results(study_id)
-    named = stored.spec.get("testbed")
+    named = stored.record.testbed
     if testbed and named and testbed != named:
         raise UserError(f"study {study_id} of {store} runs on the testbed {named}, not {testbed}: "
                         f"one study stays on one machine; resume it on {named} (or give no "
@@ -122,11 +123,10 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
     study = load_text(stored.spec_yaml, stored.source).study
     guard = study.noise_guard
     enabled = guard.enabled if noise_guard is None else noise_guard
-    store.update_spec(study_id, {"noise_guard": {**guard.model_dump(), "enabled": enabled},
-                                 **({"beside_others": True} if beside_others else {}),
-                                 **({"testbed": testbed} if testbed else {})})
-    spec_json = dict(stored.spec)
-    omitted = {o["server"] for o in spec_json.get("omitted", [])}
+    store.update_spec(study_id, {NOISE_GUARD: {**guard.model_dump(), "enabled": enabled},
+                                 **({BESIDE_OTHERS: True} if beside_others else {}),
+                                 **({TESTBED: testbed} if testbed else {})})
+    omitted = {o.server for o in stored.record.omitted}
     if omitted:
         study = study.model_copy(update={"servers": [s for s in study.servers if s.name not in omitted]})
     for note in leftovers.clean(store, study_id):
@@ -137,9 +137,9 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
         paths.clusters_dir() / f"{study.study}-{study_id}-{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}",
         f"clusters of study {study.study} ({store})")
     store.add_workdir(study_id, run_dir)
-    ctx = _Context(store, study_id, study, _workloads_from(spec_json), run_dir, report,
+    ctx = _Context(store, study_id, study, _workloads_from(stored.record), run_dir, report,
                    monitors=monitors, guard=guard if enabled else None, since=now(),
-                   joined=list(spec_json.get("joined_by", [])), secrets=secrets or Secrets(),
+                   joined=[asdict(j) for j in stored.record.joined_by], secrets=secrets or Secrets(),
                    wait_quiet_s=wait_quiet_s)
     began = time.monotonic()
     try:
@@ -187,7 +187,7 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
 
 def _setup_servers(ctx: _Context) -> None:
     results = ctx.store.study_results(ctx.study_id)
-    if pgbench := results.spec.get("pgbench"):  # a store from before it has each server's own
+    if pgbench := results.record.pgbench:  # a store from before it has each server's own
         ctx.client = install_for({"name": "pgbench", "install": pgbench["ref"], "resolved": pgbench})
     sizing = profiles.Sizing(
         ram_bytes=psutil.virtual_memory().total,
@@ -315,7 +315,7 @@ def _note_joined(ctx: _Context, trial: PlannedTrial) -> None:
         return
     ctx.joined += [{"pid": h.pid, "study": h.study, "store": h.store, "since": h.since,
                     "trial": trial.trial_id} for h in new]
-    ctx.store.update_spec(ctx.study_id, {"joined_by": ctx.joined})
+    ctx.store.update_spec(ctx.study_id, {JOINED_BY: ctx.joined})
     for h in new:
         ctx.report(Event("note", message=tr("joined", who=h.describe(), trial=trial.trial_id)))
 
@@ -340,7 +340,7 @@ def _quiet_check(ctx: _Context, todo: list[PlannedTrial]) -> None:
         return
     ctx.busy = busy.start(ctx.guard, ctx.wait_quiet_s, lambda: _ours(ctx),
                           lambda m: ctx.report(Event("note", message=m)), str(ctx.store), todo,
-                          keep=lambda body: ctx.store.update_spec(ctx.study_id, {"quiet_check": body}))
+                          keep=lambda body: ctx.store.update_spec(ctx.study_id, {QUIET_CHECK: body}))
 
 
 def _ours(ctx: _Context) -> list[int]:

@@ -88,6 +88,34 @@ def test_an_old_store_is_migrated_step_by_step_and_keeps_its_trials(tmp_path: Pa
     assert store.steps(1) == []
 
 
+def test_step_7_names_the_real_kind_of_every_server_of_an_older_store(tmp_path: Path) -> None:
+    """Before step 7 every server was stored as 'local' or 'external'."""
+    from teiten.store.schema import MIGRATIONS
+
+    path = tmp_path / "six.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    for step in range(1, 7):
+        MIGRATIONS[step](conn)
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '6')")
+    conn.execute("INSERT INTO studies (name, source, spec_yaml, spec_json, seed, state, created_at,"
+                 " fingerprint, teiten_version) VALUES ('s', 'x', 'y', '{}', 1, 'finished', 'now',"
+                 " '{}', '0')")
+    stored = [("here", "local", '{"name": "here", "ssh": null, "docker": null}'),
+              ("far", "local", '{"name": "far", "ssh": "db1", "docker": null}'),
+              ("box", "local", '{"name": "box", "docker": {"network": "bridge"}}'),
+              ("guest", "local", '{"name": "guest", "vm": {"vcpus": 2}}'),
+              ("ext", "external", '{"name": "ext", "external": {"host": "h"}}')]
+    conn.executemany("INSERT INTO servers (study_id, name, position, kind, spec_json) "
+                     "VALUES (1, ?, 0, ?, ?)", stored)
+    conn.close()
+    store = Store.open(path)
+    kinds = dict(store.conn.execute("SELECT name, kind FROM servers").fetchall())
+    assert kinds == {"here": "local", "far": "ssh", "box": "docker", "guest": "vm",
+                     "ext": "external"}
+    assert {s.name: s.kind for s in store.study_results(1).servers} == kinds
+
+
 def test_a_trial_result_goes_in_and_the_study_comes_back_in_one_piece(tmp_path: Path) -> None:
     store, sid = _new(tmp_path / "s.db")
     figures = LoadFigures(tps=500.0, transactions=1000, failed_transactions=0, duration_s=2.0,

@@ -76,7 +76,7 @@ def test_a_group_trial_becomes_one_trial_per_tenant_from_its_parts() -> None:
     assert by_id["x1/g2"].planned.repetition == 1, "in the block of the group's trial"
     assert by_id["x2/g1"].status == "failed" and by_id["x2/g1"].figures is None
     assert data.metrics["x1/g1"] == {"cpu_user": 80.0}, "the machine's CPU, not one server's WAL"
-    assert pairs(spec) == [("g1", "g1 (with g2)"), ("g2", "g2 (with g1)")]
+    assert pairs(study.record.parameters) == [("g1", "g1 (with g2)"), ("g2", "g2 (with g1)")]
     assert tenant_name("g2", ["g1", "g2", "g3"]) == "g2 (with g1+g3)"
 
 

@@ -71,7 +71,7 @@ def setting_text(setting: str, unit: str | None) -> str:
 def declared(servers: Sequence[ServerRecord]) -> set[str]:
     """The spec fields (dotted: ``install``, ``settings.work_mem``, ``initdb.data_checksums``)
     whose values are not the same for every server: the study's declared factors."""
-    return {field for field, _ in declared_values([s.spec for s in servers])}
+    return {field for field, _ in declared_values([s.setup.fields for s in servers])}
 
 
 def origins_across_versions(installs: Mapping[str, tuple[str, str]]) -> dict[str, list[str]]:
@@ -120,7 +120,7 @@ def differences(servers: Sequence[ServerRecord]) -> tuple[Difference, ...]:
         cause_of("install", *PLACES, otherwise="version"))
     for field in sorted(factors):
         if field != "install" and not field.startswith(("settings.", "initdb.")):
-            add(field, [_flatten(dict(s.spec)).get(field) for s in servers], "declared")
+            add(field, [_flatten(dict(s.setup.fields)).get(field) for s in servers], "declared")
     cluster = [d.get("cluster") or {} for d in descs]
     for fact, field, otherwise in _CLUSTER_FACTS:
         values = [d.get(fact) for d in descs] if fact == "data_checksums" else [
@@ -129,7 +129,7 @@ def differences(servers: Sequence[ServerRecord]) -> tuple[Difference, ...]:
             add(fact, values, cause_of(field, "profile", otherwise=otherwise))
     for field in sorted(k for k in factors if k.startswith("initdb.") and k not in
                         {"initdb.data_checksums", "initdb.encoding", "initdb.locale"}):
-        add(field, [_flatten(dict(s.spec)).get(field) for s in servers], "declared")
+        add(field, [_flatten(dict(s.setup.fields)).get(field) for s in servers], "declared")
     out += _setting_differences(descs, factors)
     add("origin", [d.get("origin") for d in descs], "build")
     add("compiler", [_compiler(d.get("version_string")) for d in descs], "build")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from teiten.results import ServerRecord, TrialRecord
 
@@ -34,7 +33,7 @@ class LimitUse:
 
 def limits_of(server: ServerRecord) -> dict[str, int]:
     """The limits a stored server ran with (one value each: a sweep made one server per value)."""
-    given: Mapping[str, Any] = server.spec.get("limits") or {}
+    given = server.setup.limits
     return {k: int(v[0] if isinstance(v, list) else v) for k, v in given.items()
             if k in METRICS and v is not None}
 

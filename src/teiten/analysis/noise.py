@@ -16,15 +16,14 @@ def noise_notices(study: StudyResults) -> list[Notice]:
     """The guard's notices, first among a report's warnings: a figure left out is a doubt
     about every figure near it."""
     out: list[Notice] = []
-    guard = study.spec.get("noise_guard")
-    if isinstance(guard, dict) and not guard.get("enabled", True):
+    guard, quiet = study.record.noise_guard, study.record.quiet_check
+    if guard is not None and not study.record.guard_enabled():
         out.append(Notice("noise-guard-off"))
-    elif isinstance(guard, dict) and float(guard.get("spare_fraction") or 0) > 0:
+    elif guard is not None and float(guard.get("spare_fraction") or 0) > 0:
         rule = Rule.of(guard)
         out.append(Notice("noise-guard-spare", {"fraction": f"{rule.fraction:g}",
                                                 "limit": f"{rule.limit_cpus:g}"}))
-    quiet = study.spec.get("quiet_check")
-    if isinstance(guard, dict) and isinstance(quiet, dict) and guard.get("enabled", True):
+    if guard is not None and quiet is not None and study.record.guard_enabled():
         found = ForeignLoad.from_json(quiet)
         limit = quiet.get("limit")
         if found.cpus > (float(limit) if isinstance(limit, int | float) else Rule.of(guard).limit_cpus):

@@ -6,7 +6,7 @@ the scale, the duration, pgbench's threads, the prewarm and the connection (sock
 pgbench ran (client CPUs, load clients), the settings profile of the servers (pgecons or
 default), and every field and option of the workloads the studies share. Repetitions, clients,
 the order and its seed, names and descriptions may differ: they change how much was measured,
-not what. Pure functions, over the stored spec of each study (``StudyResults.spec``).
+not what. Pure functions, over the stored record of each study (``StudyResults.record``).
 """
 
 from __future__ import annotations
@@ -46,16 +46,16 @@ def differences(studies: Sequence[StudyResults]) -> list[Difference]:
     """The parameters in which ``studies`` differ, study fields first, then the settings
     profile, then the workloads they share (in the first study's order). A field a study's
     stored spec lacks (an older store) is not compared."""
-    specs = [s.spec for s in studies]
+    records = [s.record for s in studies]
     found = [d for name in STUDY_FIELDS
-             if (d := _differ(name, [spec["study"].get(name, _MISSING) for spec in specs]))]
+             if (d := _differ(name, [r.parameters.fields.get(name, _MISSING) for r in records]))]
     profile = _differ("settings profile", [_profiles(s) for s in studies])
     found += [profile] if profile else []
-    entries = [{w["key"]: w for w in spec["workloads"]} for spec in specs]
+    entries = [{w.key: w.fields for w in r.workloads} for r in records]
     for key in entries[0]:
         if all(key in e for e in entries):
             found += _workload(key, [e[key] for e in entries],
-                               [spec["study"].get("scale") for spec in specs])
+                               [r.parameters.fields.get("scale") for r in records])
     return found
 
 
@@ -79,7 +79,7 @@ def _differ(name: str, values: list[Any]) -> Difference | None:
 
 def _profiles(study: StudyResults) -> str:
     """The settings profiles of a study's servers: ``pgecons``, or ``default+pgecons``."""
-    return "+".join(sorted({str(srv.spec.get("profile") or "none") for srv in study.servers}))
+    return "+".join(sorted({srv.setup.profile or "none" for srv in study.servers}))
 
 
 def _workload(key: str, entries: list[Mapping[str, Any]],

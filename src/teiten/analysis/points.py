@@ -26,7 +26,7 @@ def summaries(report: ReportData, study: StudyResults) -> list[PointSummary]:
     ``study``: the baseline's own row (its median, no ratio) first, then each compared
     server's."""
     finished = stamp(study.finished_at) or stamp(study.created_at) or study.created_at
-    testbed = fingerprint.testbed_key(study.fingerprint, study.spec.get("testbed"))
+    testbed = fingerprint.testbed_key(study.fingerprint, study.record.testbed)
     records = {s.name: s for s in study.servers}
     versions = {i.name: i.version for i in report.servers}
     threads = {(t.planned.server, t.planned.workload, t.planned.clients): t.planned.threads
@@ -79,8 +79,7 @@ def _build(record: ServerRecord | None) -> dict[str, Any]:
     """The build a server ran: the install's key and its git commit, as ``teiten install``
     recorded them in the server's resolved install ({"key", "git": {"commit", "subject",
     "position", "committed_at", ...}}); None where it recorded none."""
-    resolved: Mapping[str, Any] = (record.spec.get("resolved") or {}) if record else {}
-    build: Mapping[str, Any] = resolved.get("build") or {}
+    build: Mapping[str, Any] = (record.setup.build or {}) if record else {}
     git: Mapping[str, Any] = build.get("git") or {}
     position = git.get("position")
     return {"build_key": build.get("key"), "git_commit": git.get("commit"),

@@ -7,10 +7,10 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from teiten.analysis.stats import median_known as _median
 from teiten.results import ServerRecord, TrialRecord
+from teiten.studyrecord import ServerSetup
 
 
 @dataclass(frozen=True)
@@ -36,14 +36,13 @@ class ScaleOut:
     no_lag_times: tuple[str, ...] = ()
 
 
-def method(spec: Mapping[str, Any]) -> tuple[str, int]:
+def method(setup: ServerSetup) -> tuple[str, int]:
     """The replication method a server's spec names, and its number of nodes."""
-    replicas = int(spec.get("replicas") or 0)
-    kind = spec.get("replication") or "async"
+    replicas, kind = setup.replicas, setup.replication
     if replicas == 0 and kind != "native":
         return "single", 1
-    if kind == "sync" and spec.get("synchronous_commit") not in (None, "on"):
-        return f"sync ({spec['synchronous_commit']})", replicas + 1
+    if kind == "sync" and setup.synchronous_commit not in (None, "on"):
+        return f"sync ({setup.synchronous_commit})", replicas + 1
     return kind, replicas + 1
 
 
@@ -51,12 +50,12 @@ def scale_out(workload: str, servers: Sequence[ServerRecord], trials: Sequence[T
               metrics: Mapping[str, Mapping[str, float]] | None) -> ScaleOut | None:
     """The S7 table of one workload, or None when no server is a topology. ``metrics`` maps
     trial ids to what the monitors measured."""
-    specs = {row.name: row.spec for row in servers}
-    if not any(s.get("replicas") or s.get("pgpool") for s in specs.values()):
+    setups = {row.name: row.setup for row in servers}
+    if not any(s.replicas or s.pgpool for s in setups.values()):
         return None
     rows = []
-    for name, spec in specs.items():
-        kind, nodes = method(spec)
+    for name, setup in setups.items():
+        kind, nodes = method(setup)
         mine = [(t, measured) for t in trials if t.planned.server == name
                 and t.planned.workload == workload and t.status == "ok"
                 and (measured := t.tps) is not None]
@@ -65,7 +64,7 @@ def scale_out(workload: str, servers: Sequence[ServerRecord], trials: Sequence[T
             tps = statistics.median(float(v) for _, v in at)
             seen = [metrics[t.trial_id] for t, _ in at if metrics and t.trial_id in metrics]
             rows.append(ScaleOutRow(
-                server=name, method=kind, nodes=nodes, pgpool=bool(spec.get("pgpool")),
+                server=name, method=kind, nodes=nodes, pgpool=setup.pgpool,
                 clients=clients, total_tps=tps, per_node_tps=tps / nodes,
                 lag_bytes_max=_median(m.get("replication_lag_bytes_max") for m in seen),
                 replay_lag_ms_max=_median(m.get("replication_replay_lag_ms_max") for m in seen),
@@ -75,7 +74,7 @@ def scale_out(workload: str, servers: Sequence[ServerRecord], trials: Sequence[T
     # host (standbys are made there). Nodes on machines of their own would lift this.
     shown = {r.server for r in rows}
     old = tuple(row.name for row in servers if row.name in shown
-                and method(row.spec)[0] not in ("single", "native")
+                and method(row.setup)[0] not in ("single", "native")
                 and str((row.description or {}).get("version", "")).startswith("9."))
     return ScaleOut(tuple(sorted(rows, key=lambda r: (r.method, r.nodes, r.clients))),
                     same_machine=True, no_lag_times=old)

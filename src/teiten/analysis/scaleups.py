@@ -88,13 +88,13 @@ def core_families(servers: Sequence[ServerRecord]) -> tuple[CoreScaling, ...]:
     two core counts or more. A group is named after its servers without the -Ncores suffix."""
     groups: dict[str, list[tuple[int, str]]] = {}
     for row in servers:
-        spec = row.spec
-        placement = spec.get("placement")
-        if not placement:
+        placement = row.setup.placement
+        if placement is None:
             continue
-        rest = {k: v for k, v in spec.items() if k not in ("name", "cores", "cpus", "placement")}
+        rest = {k: v for k, v in row.setup.fields.items()
+                if k not in ("name", "cores", "cpus", "placement")}
         key = json.dumps(rest, sort_keys=True)
-        groups.setdefault(key, []).append((int(placement["cores"]), row.name))
+        groups.setdefault(key, []).append((placement.cores, row.name))
     out = []
     for members in groups.values():
         if len({cores for cores, _ in members}) < 2:

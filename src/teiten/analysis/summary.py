@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 from teiten import studies
@@ -42,6 +42,7 @@ from teiten.messages import clients_phrase, join, tr, word
 from teiten.results import ProgressPoint, ServerRecord, StudyResults, TrialRecord
 from teiten.servers import kinds
 from teiten.spec.study import stop_target
+from teiten.studyrecord import Parameters, WorkloadRecord
 from teiten.workloads import about, statements
 
 CPU_PARTS = ("user", "sys", "iowait", "idle", "steal", "irq")
@@ -182,17 +183,17 @@ def _setting_text(value: Mapping[str, Any]) -> str:
 
 def server_info(row: ServerRecord) -> ServerInfo:
     desc = row.description or {}
-    spec = row.spec
-    kind = kinds.stored(row.kind, spec)
+    setup = row.setup
+    kind = kinds.stored(row.kind, row.spec)
     settings = {k: _setting_text(v) for k, v in (desc.get("settings") or {}).items()}
     return ServerInfo(
         name=row.name, kind=kind.name,
-        version=str(desc.get("version") or (spec.get("resolved") or {}).get("version") or "?"),
+        version=str(desc.get("version") or setup.version or "?"),
         origin=str(desc.get("origin") or kind.origin or "?"),
         bindir=str(desc.get("bindir") or ""),
         data_checksums=desc.get("data_checksums"), settings=settings,
-        cpus=(spec.get("placement") or {}).get("cpus"),
-        client_cpus=(spec.get("placement") or {}).get("client_cpus"),
+        cpus=setup.placement.cpus if setup.placement else None,
+        client_cpus=setup.placement.client_cpus if setup.placement else None,
         limits=tuple(limits_of(row).items()),
         delay=(float(d["rtt_ms"]), float(d["rtt_ms_median"]), float(d["direct_rtt_ms"]))
         if (d := desc.get("delay")) else None,
@@ -323,11 +324,12 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     study = data.study
     trials: Sequence[TrialRecord] = study.trials
     notes_first: list[Notice] = list(options.extra_notices)
-    if study.spec.get("beside_others"):  # run or resumed with --beside-others (issue 18, 3a)
+    record = study.record
+    if record.beside_others:  # run or resumed with --beside-others (issue 18, 3a)
         notes_first.append(Notice("beside-others"))
-    notes_first += [Notice("joined-by", {k: str(j[k]) for k in ("study", "store", "pid", "since", "trial")})
-                    for j in study.spec.get("joined_by", [])]
-    notes_first += [Notice("server-omitted", dict(o)) for o in study.spec.get("omitted", [])]
+    notes_first += [Notice("joined-by", {k: str(v) for k, v in asdict(j).items()})
+                    for j in record.joined_by]
+    notes_first += [Notice("server-omitted", asdict(o)) for o in record.omitted]
     notes_first += [Notice(key, dict(fields)) for row in study.servers
                     for key, fields in kinds.stored(row.kind, row.spec).notices(
                         row.name, row.description or {})]
@@ -335,32 +337,34 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     if options.exclude_rampup:
         trials, excluded = _without_rampup(trials, data.progress)
         notes_first.append(Notice("rampup-excluded", {"trials": excluded}))
-    spec = study.spec
-    s = spec["study"]
+    s = record.parameters
     servers = study.servers
     infos = [replace(server_info(r), confined_by=data.confined.get(r.name)) for r in servers]
     names = [(i.name, i.version) for i in infos]
-    descriptions = {w["key"]: about(w, options.lang) for w in spec["workloads"]}
+    descriptions = {w.key: about(w.fields, options.lang) for w in record.workloads}
     families = core_families(servers)
-    pgbench_sections = {w["key"]: with_builds_and_cores(
-        section(trials, w["key"], descriptions.get(w["key"], ""), names, s["clients"],
+    margin = margin_pct(s)
+    clients = list(s.clients)
+    pgbench_sections = {w.key: with_builds_and_cores(
+        section(trials, w.key, descriptions.get(w.key, ""), names, clients,
                 data.metrics, data.waits, data.graphs, data.graph_diffs,
-                references={b: a for a, b in tenants.pairs(spec)}, unnamed=data.unnamed),
-        families, data.hot, data.locks, margin_pct=margin_pct(s))
-        for w in spec["workloads"] if not w.get("suite")}
-    sections: tuple[WorkloadSection, ...] = tuple(replace(pgbench_sections[w["key"]], apps=app_results(
-        pgbench_sections[w["key"]], data.apps), rtt=rtt_bounds(
-        pgbench_sections[w["key"]], servers, data.statements),
-        scale_out=scaleout.scale_out(w["key"], servers, trials, data.metrics),
-        load_parts=loads.load_parts(w["key"], trials, data.loads),
-        limits=limit_uses(w["key"], trials, data.metrics, servers, s["clients"]),
-        percentiles=percentiles.percentile_rows(w["key"], trials, data.latencies, servers=[
-            n for n, _ in names], baseline=pgbench_sections[w["key"]].baseline, block_of=block_of,
-            margin_pct=margin_pct(s)),
-        history=history.history(pgbench_sections[w["key"]], servers, margin_pct=margin_pct(s)))
-        if w["key"] in pgbench_sections else
-        suite_section(w, trials, [n for n, _ in names], data.steps, options.lang) for w in spec["workloads"])
-    sections = compare.with_family(sections, margin_pct=margin_pct(s))
+                references={b: a for a, b in tenants.pairs(s)}, unnamed=data.unnamed),
+        families, data.hot, data.locks, margin_pct=margin)
+        for w in record.workloads if not w.suite}
+    sections: tuple[WorkloadSection, ...] = tuple(replace(pgbench_sections[w.key], apps=app_results(
+        pgbench_sections[w.key], data.apps), rtt=rtt_bounds(
+        pgbench_sections[w.key], servers, data.statements),
+        scale_out=scaleout.scale_out(w.key, servers, trials, data.metrics),
+        load_parts=loads.load_parts(w.key, trials, data.loads),
+        limits=limit_uses(w.key, trials, data.metrics, servers, clients),
+        percentiles=percentiles.percentile_rows(w.key, trials, data.latencies, servers=[
+            n for n, _ in names], baseline=pgbench_sections[w.key].baseline, block_of=block_of,
+            margin_pct=margin),
+        history=history.history(pgbench_sections[w.key], servers, margin_pct=margin))
+        if w.key in pgbench_sections else
+        suite_section(w.fields, trials, [n for n, _ in names], data.steps, options.lang)
+        for w in record.workloads)
+    sections = compare.with_family(sections, margin_pct=margin)
     counts: dict[str, int] = {}
     for t in trials:
         counts[t.status] = counts.get(t.status, 0) + 1
@@ -370,55 +374,54 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
                                          repetitions=blocks)]
     return ReportData(
         study=study.name,
-        description=studies.about(study.name, str(s.get("description") or ""), options.lang)
-        or ran(s, infos, spec["workloads"], blocks, options.lang), generated_at=options.generated_at,
-        store_path=options.store_path, duration_s=float(s["duration"]),
-        repetitions=blocks, scale=int(s["scale"]), order=s["order"],
-        seed=int(s["seed"]), fingerprint=dict(study.fingerprint), servers=tuple(infos),
+        description=studies.about(study.name, s.description, options.lang)
+        or ran(s, infos, record.workloads, blocks, options.lang), generated_at=options.generated_at,
+        store_path=options.store_path, duration_s=s.duration_s,
+        repetitions=blocks, scale=s.scale, order=s.order,
+        seed=s.seed, fingerprint=dict(study.fingerprint), servers=tuple(infos),
         sections=sections, status_counts=counts, warnings=tuple(warnings), lang=options.lang,
         series=series, differences=differences.differences(servers),
-        auto=_auto(s, study.spec.get("auto_decisions") or [], study.trials), compared=options.compared,
-        margin_pct=margin_pct(s))
+        auto=_auto(s, record.auto_decisions, study.trials), compared=options.compared,
+        margin_pct=margin)
 
 
-def margin_pct(study: Mapping[str, Any]) -> float:
+def margin_pct(study: Parameters) -> float:
     """The study's margin of "no difference within ±m%" (studies stored before it existed: the
     default)."""
-    return float(study.get("margin_pct") or verdicts.MARGIN_PCT)
+    return study.margin_pct or verdicts.MARGIN_PCT
 
 
-def ran(study: Mapping[str, Any], servers: Sequence[ServerInfo], workloads: Sequence[Mapping[str, Any]],
+def ran(study: Parameters, servers: Sequence[ServerInfo], workloads: Sequence[WorkloadRecord],
         blocks: int, lang: str) -> str:
     """What a study without a description of its own ran, in one sentence (``teiten
     scaleup`` writes none: its header gives the parameters it ran with)."""
     return tr("study.ran", lang, servers=join([s.name for s in servers], lang),
-              workloads=join([str(w["key"]) for w in workloads], lang),
-              clients=clients_phrase(list(study["clients"]), lang), duration=f"{float(study['duration']):g}",
-              repetitions=blocks, order=word("study.order", str(study["order"]), lang), scale=study["scale"])
+              workloads=join([w.key for w in workloads], lang),
+              clients=clients_phrase(list(study.clients), lang), duration=f"{study.duration_s:g}",
+              repetitions=blocks, order=word("study.order", study.order, lang), scale=study.scale)
 
 
-def blocks_run(study: Mapping[str, Any], trials: Sequence[TrialRecord]) -> int:
+def blocks_run(study: Parameters, trials: Sequence[TrialRecord]) -> int:
     """The blocks a study ran: its repetitions, or as many as repetitions: auto decided (a
     repeat stays in its block)."""
-    if study["repetitions"] == "auto":
+    if study.repetitions == "auto":
         return max((t.planned.repetition for t in trials), default=0)
-    return int(study["repetitions"])
+    return study.repetitions
 
 
 def study_parameters(study: StudyResults, label: str) -> StudyParameters:
     """How ``study`` ran, named ``label``: for a compare report's Study table."""
-    s = study.spec["study"]
-    return StudyParameters(label, float(s["duration"]), blocks_run(s, study.trials), int(s["scale"]),
-                           str(s["order"]), int(s["seed"]),
-                           _auto(s, study.spec.get("auto_decisions") or [], study.trials))
+    s = study.record.parameters
+    return StudyParameters(label, s.duration_s, blocks_run(s, study.trials), s.scale, s.order,
+                           s.seed, _auto(s, study.record.auto_decisions, study.trials))
 
 
-def _auto(study: Mapping[str, Any], decisions: Sequence[Mapping[str, Any]],
+def _auto(study: Parameters, decisions: Sequence[Mapping[str, Any]],
           trials: Sequence[TrialRecord]) -> dict[str, Any] | None:
     """repetitions: auto's last decision with its rule, for the report's study table."""
-    if study.get("repetitions") != "auto":
+    if study.repetitions != "auto":
         return None
-    rule = study.get("auto_repetitions") or {}
+    rule = study.fields.get("auto_repetitions") or {}
     first = sum(1 for t in trials if t.planned.repetition == 1 and t.planned.repeat_of is None
                 and not t.planned.purpose)
     return {**(decisions[-1] if decisions else {"decision": "unfinished"}),

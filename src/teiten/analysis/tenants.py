@@ -12,12 +12,12 @@ monitors, which watch one server, do not.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 from teiten.analysis.inputs import StudyData
 from teiten.results import ServerRecord, TrialRecord
+from teiten.studyrecord import Parameters
 
 
 def tenant_name(member: str, group: Sequence[str]) -> str:
@@ -25,19 +25,19 @@ def tenant_name(member: str, group: Sequence[str]) -> str:
     return f"{member} (with {'+'.join(m for m in group if m != member)})"
 
 
-def groups(spec: Mapping[str, Any]) -> list[list[str]]:
-    """The study's groups of tenants (its ``tenants``), from its stored spec."""
-    return [list(g) for g in (spec.get("study", {}).get("tenants") or [])]
+def groups(study: Parameters) -> list[list[str]]:
+    """The study's groups of tenants (its ``tenants``)."""
+    return [list(g) for g in study.tenants]
 
 
-def pairs(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
+def pairs(study: Parameters) -> list[tuple[str, str]]:
     """Each tenant alone, and beside its neighbours: the degradation pairs of the report."""
-    return [(m, tenant_name(m, g)) for g in groups(spec) for m in g]
+    return [(m, tenant_name(m, g)) for g in groups(study) for m in g]
 
 
 def apart(data: StudyData) -> StudyData:
     """``data`` with each group trial replaced by one trial per tenant (see the module)."""
-    found = {"+".join(g): g for g in groups(data.study.spec)}
+    found = {"+".join(g): g for g in groups(data.study.record.parameters)}
     if not found:
         return data
     study = data.study

@@ -148,7 +148,7 @@ def rtt_statements(store: Store, study: StudyResults) -> dict[tuple[str, str], f
     """(server, workload) -> SQL statements per transaction, from the first ok trial's
     pgbench -r lines, for the servers probed from this client (S11's round-trip bound)."""
     probed = {s.name for s in study.servers if "probe" in (s.description or {})}
-    weights = {w["key"]: [int(n) for _, n in w["scripts"]] for w in study.spec["workloads"]}
+    weights = {w.key: [n for _, n in w.scripts] for w in study.record.workloads}
     out: dict[tuple[str, str], float] = {}
     for t in study.trials:
         p = t.planned
@@ -231,8 +231,8 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
     study = data.study
     names = [s.name for s in study.servers]
     if not degradations:  # METHODS S5: each tenant alone and beside its neighbours ...
-        degradations = tenants.pairs(study.spec)
-        if study.spec["study"].get("environments"):  # ... and each environment against the first
+        degradations = tenants.pairs(study.record.parameters)
+        if study.record.parameters.environments:  # ... and each environment against the first
             beside = {b for _, b in degradations}
             degradations = [(names[0], n) for n in names[1:] if n not in beside] + degradations
     pairs = _pairs(names, degradations or [])
@@ -283,7 +283,7 @@ def study_machine_time(store: Store, study: StudyResults) -> MachineTime | None:
                (t.figures.duration_s if t.figures else None)
                or apps.get(t.trial_id, {}).get("window_s") or 0.0 for t in study.trials}
     return machine_time(store.details_of_kind(study.study_id, "cycle"), windows,
-                        study.spec.get("runs", []))
+                        study.record.runs)
 
 
 def _renamed(data: StudyData, rename: Mapping[str, str]) -> StudyData:
@@ -347,9 +347,9 @@ def compared(gathered: list[StudyData], store_path: str, *, lang: str = "en",
     if differ and not allow_mixed:
         raise UserError(f"the studies ran on machines that differ in {', '.join(differ)}; their "
                         "numbers are not comparable (add --allow-mixed to compare anyway)")
-    specs = [g.study.spec for g in gathered]
-    keys = [w["key"] for w in specs[0]["workloads"]]
-    common = [k for k in keys if all(k in [w["key"] for w in s["workloads"]] for s in specs)]
+    records = [g.study.record for g in gathered]
+    keys = [w.key for w in records[0].workloads]
+    common = [k for k in keys if all(k in [w.key for w in r.workloads] for r in records)]
     if not common:
         raise UserError("the studies share no workload; there is nothing to compare")
     changed = parameters.differences([g.study for g in gathered])
@@ -366,15 +366,15 @@ def compared(gathered: list[StudyData], store_path: str, *, lang: str = "en",
     parts = [_renamed(g, {s.name: (f"{label}/{s.name}" if names_seen[s.name] > 1 else s.name)
                           for s in g.study.servers}) for g, label in zip(gathered, labels, strict=True)]
     servers: list[ServerRecord] = [s for part in parts for s in part.study.servers]
-    study_spec = dict(specs[0]["study"])
-    study_spec["clients"] = sorted({c for s in specs for c in s["study"]["clients"]})
+    study_spec = dict(records[0].parameters.fields)
+    study_spec["clients"] = sorted({c for r in records for c in r.parameters.clients})
     # Each study's own parameters go to the Study table; the whole's are the most blocks run.
-    study_spec["repetitions"] = max(summary.blocks_run(g.study.spec["study"], g.study.trials)
+    study_spec["repetitions"] = max(summary.blocks_run(g.study.record.parameters, g.study.trials)
                                     for g in gathered)
     study_spec["description"] = tr("compare.studies", lang, studies=", ".join(
         f"{g.study.name} ({g.study.created_at})" for g in gathered))
     combined = replace(first, name=" + ".join(g.study.name for g in gathered), spec={
-        "study": study_spec, "workloads": [w for w in specs[0]["workloads"] if w["key"] in common]},
+        "study": study_spec, "workloads": [w.fields for w in records[0].workloads if w.key in common]},
         servers=tuple(servers), trials=tuple(t for part in parts for t in part.study.trials))
     apps: dict[Point, list[Mapping[str, Any]]] = {}
     for part in parts:

@@ -8,11 +8,14 @@ store takes the same steps, the types written in its words (:func:`for_postgres`
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
 
-SCHEMA_VERSION = 6
+from teiten.spec.servers import PLACES
+
+SCHEMA_VERSION = 7
 
 _V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -277,6 +280,22 @@ def _to_v6(conn: Any) -> None:
     _execute_all(conn, _V6.replace("TIMESTAMPTZ", "timestamptz" if _postgres(conn) else "TEXT"))
 
 
+# 7: every server's real kind. Until issue 37 the store recorded each server as 'local' or
+# 'external', so an ssh, docker or vm server read as 'local' to anything that read the table
+# (the report worked it out from the server's spec). A kind is named by the place its spec
+# gives (teiten.spec.servers.PLACES: the first of them set), or 'local'.
+def _to_v7(conn: Any) -> None:
+    rows = conn.execute("SELECT study_id, name, kind, spec_json FROM servers "
+                        "WHERE kind IN ('local', 'external')").fetchall()
+    for row in rows:
+        spec = json.loads(row["spec_json"])
+        kind = next((k for k in PLACES if isinstance(spec, dict) and spec.get(k) is not None),
+                    "local")
+        if kind != row["kind"]:
+            conn.execute("UPDATE servers SET kind = ? WHERE study_id = ? AND name = ?",
+                         (kind, row["study_id"], row["name"]))
+
+
 def for_postgres(script: str) -> str:
     """A step's SQL in PostgreSQL's types: SQLite's integers and reals are 64-bit, so BIGINT and
     DOUBLE PRECISION (PostgreSQL's REAL has 24 bits of mantissa), and the study's id an
@@ -306,4 +325,4 @@ def _to_v1(conn: Any) -> None:
 
 # MIGRATIONS[n] turns a store of version n - 1 into version n.
 MIGRATIONS: dict[int, Callable[[Any], None]] = {
-    1: _to_v1, 2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5, 6: _to_v6}
+    1: _to_v1, 2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5, 6: _to_v6, 7: _to_v7}

@@ -24,13 +24,11 @@ def of(spec: ServerSpec) -> Kind:
 
 
 def stored(name: str, spec: Mapping[str, Any]) -> Kind:
-    """The kind of a server as the store keeps it: by the kind it recorded, else (a store from
-    before the real kind was recorded, when every server was 'local' or 'external') by the
-    key of its spec that put it there."""
+    """The kind of a server as the store keeps it: the kind it recorded (store step 7 named
+    the real kind of every server of an older store, where each was 'local' or 'external');
+    a name this teiten does not know, by the key of its spec that put it there."""
     found = next((k for k in KINDS if k.name == name), None)
-    if found is not None and found is not local.KIND:
-        return found
-    return next(k for k in KINDS if k.selects_stored(spec))
+    return found if found is not None else next(k for k in KINDS if k.selects_stored(spec))
 
 
 def build(request: Request) -> Server:

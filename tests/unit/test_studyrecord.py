@@ -1,0 +1,105 @@
+"""The stored study as a typed record (issue 37, item 5): what teiten.record and the run write
+into spec_json reads back as typed fields, an older store's missing keys read as their
+defaults, and no module of the analysis or the report reads a stored spec by its keys."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from teiten.results import ServerRecord, StudyResults
+from teiten.studyrecord import Joined, Omitted, Placement, StudyRecord
+
+SRC = Path(__file__).resolve().parent.parent.parent / "src" / "teiten"
+
+WRITTEN = {  # as teiten.record.create and the runner write it
+    "study": {"study": "s", "clients": [1, 4], "duration": 2.0, "repetitions": "auto",
+              "scale": 10, "order": "random-blocks", "seed": 7, "description": "d",
+              "margin_pct": 3, "tenants": [["a", "b"]], "environments": True,
+              "auto_repetitions": {"target_pct": 4}},
+    "pgbench": {"ref": "18", "version": "18.1", "bindir": "/x/bin"},
+    "workloads": [{"key": "read", "scripts": [["builtin:select-only", 1]]},
+                  {"key": "tpch", "suite": "tpch-like"}],
+    "omitted": [{"server": "kvm", "reason": "no kvm"}],
+    "noise_guard": {"max_foreign_cpus": 0.5, "enabled": False},
+    "beside_others": True, "testbed": "rack-3",
+    "quiet_check": {"cpus": 0.1},
+    "joined_by": [{"study": "o", "store": "o.db", "pid": 12, "since": "t", "trial": "x"}],
+    "runs": [{"started_at": "t0"}],
+    "auto_decisions": [{"decision": "stop", "trials": 4}],
+}
+
+
+def test_what_a_study_stored_reads_back_typed() -> None:
+    r = StudyRecord.from_json(WRITTEN)
+    p = r.parameters
+    assert (p.clients, p.repetitions, p.scale, p.order, p.seed, p.description) == (
+        (1, 4), "auto", 10, "random-blocks", 7, "d")
+    assert (p.margin_pct, p.tenants, p.environments) == (3.0, (("a", "b"),), True)
+    assert p.fields["auto_repetitions"] == {"target_pct": 4}
+    assert [(w.key, w.scripts, w.suite) for w in r.workloads] == [
+        ("read", (("builtin:select-only", 1),), None), ("tpch", (), "tpch-like")]
+    assert r.omitted == (Omitted("kvm", "no kvm"),)
+    assert r.joined_by == (Joined("o", "o.db", 12, "t", "x"),)
+    assert (r.beside_others, r.testbed, r.guard_enabled()) == (True, "rack-3", False)
+    assert r.quiet_check == {"cpus": 0.1} and r.runs == ({"started_at": "t0"},)
+    assert r.auto_decisions == ({"decision": "stop", "trials": 4},)
+    assert r.pgbench == {"ref": "18", "version": "18.1", "bindir": "/x/bin"}
+
+
+def test_an_older_store_lacks_keys_and_reads_their_defaults() -> None:
+    r = StudyRecord.from_json({"study": {"clients": [1], "duration": 5, "repetitions": 3,
+                                         "scale": 1, "order": "sequential", "seed": 1},
+                               "workloads": [{"key": "w", "scripts": [["f.sql", 2]]}]})
+    assert r.parameters.margin_pct is None and r.parameters.tenants == ()
+    assert r.parameters.repetitions == 3 and r.parameters.duration_s == 5.0
+    assert (r.omitted, r.joined_by, r.runs, r.auto_decisions) == ((), (), (), ())
+    assert (r.beside_others, r.testbed, r.noise_guard, r.guard_enabled()) == (
+        False, None, None, False)
+
+
+def test_a_stored_server_reads_back_typed() -> None:
+    spec = {"name": "pg17-2cores", "install": "17", "cores": 2, "profile": "pgecons",
+            "replicas": 1, "replication": "sync", "synchronous_commit": "remote_apply",
+            "pgpool": {"mode": "streaming"}, "limits": {"memory": "2GB"},
+            "placement": {"cpus": "0-1", "cores": 2, "client_cpus": "any"},
+            "resolved": {"version": "17.11", "build": {"key": "k"}}}
+    setup = ServerRecord("pg17-2cores", 0, "local", spec).setup
+    assert (setup.version, setup.build, setup.placement) == ("17.11", {"key": "k"},
+                                                            Placement("0-1", 2, "any"))
+    assert (setup.replicas, setup.replication, setup.synchronous_commit, setup.pgpool) == (
+        1, "sync", "remote_apply", True)
+    assert (setup.profile, setup.limits) == ("pgecons", {"memory": "2GB"})
+    plain = ServerRecord("a", 0, "local", {"name": "a"}).setup
+    assert (plain.version, plain.placement, plain.replicas, plain.replication, plain.pgpool) == (
+        None, None, 0, "async", False)
+
+
+def test_the_record_follows_its_study() -> None:
+    study = StudyResults(1, "s", "s.yaml", "", WRITTEN, 0, "finished", "t0", None, {}, "0", (), ())
+    assert study.record.testbed == "rack-3"
+    assert study.record is study.record  # read once
+
+
+def _spec_reads(tree: ast.AST) -> list[int]:
+    """Lines where a stored spec (an attribute ``spec``) is read by key: ``x.spec[...]``,
+    ``x.spec.get(...)`` and the like; passing it whole (``kinds.stored(kind, row.spec)``,
+    ``{**study.spec}``) is not reading it."""
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Subscript | ast.Attribute) and _is_spec(node.value)]
+
+
+def _is_spec(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "spec"
+
+
+def test_no_module_of_the_analysis_or_the_report_reads_a_stored_spec_by_key() -> None:
+    reads = {str(path.relative_to(SRC)): lines
+             for area in ("analysis", "report") for path in sorted((SRC / area).rglob("*.py"))
+             if (lines := _spec_reads(ast.parse(path.read_text())))}
+    assert reads == {}, f"read StudyResults.record or ServerRecord.setup instead: {reads}"
+
+
+def test_the_rule_sees_a_read() -> None:
+    assert _spec_reads(ast.parse("a = study.spec['study']\nb = row.spec.get('x')\n")) == [1, 2]
+    assert _spec_reads(ast.parse("k = kinds.stored(row.kind, row.spec)\nd = {**s.spec}\n")) == []
