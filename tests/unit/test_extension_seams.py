@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from teiten.servers import kinds
-from teiten.spec.servers import PLACES
+from teiten.spec.servers import PLACE_KEYS as PLACES
 
 SRC = Path(__file__).resolve().parent.parent.parent / "src" / "teiten"
 CORE = ["runner.py", "window.py", "plan.py", "check.py", "analysis", "report"]

@@ -49,9 +49,9 @@ GOLDEN = {
     "unknown server key": (
         "study: s\nservers:\n  - name: a\n    instal: \"17\"\nworkloads: [pgecons-read]\n",
         "study.yaml:4: unknown key 'instal' in servers[0] (did you mean 'install'?); allowed: "
-        "name, install, external, allow_init, profile, settings, initdb, cores, cpus, optional, "
-        "tablespace, directory, snapshot_hook, network, ssh, ssh_config, replicas, replication, "
-        "synchronous_commit, pgpool, docker, vm, limits, delay",
+        "name, install, profile, settings, initdb, cores, cpus, optional, tablespace, directory, "
+        "snapshot_hook, network, replicas, replication, synchronous_commit, pgpool, limits, delay, "
+        "external, allow_init, ssh, ssh_config, docker, vm",
     ),
     "a profile at the largest difference takes no points": (
         BASE + "profile: {at: largest-difference, points: [{clients: 1}]}\n",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from teiten.errors import ServerError
-from teiten.servers import vm_image, vm_qemu
+from teiten.servers import rootfs, vm_qemu
 
 LIBC = Path("/lib/x86_64-linux-gnu/libc.so.6")
 
@@ -30,7 +30,7 @@ def test_cpu_lists() -> None:
 
 @pytest.mark.requires(None if Path("/etc/debian_version").exists() else "not Debian: no Debian apt sources")
 def test_debian_sources_of_this_release() -> None:
-    release, sources = vm_image.debian_sources()
+    release, sources = rootfs.debian_sources()
     assert sources and all(line.split()[0] == "deb" for line in sources)
     assert all(line.split()[2].startswith(release) for line in sources), sources
 
@@ -38,9 +38,9 @@ def test_debian_sources_of_this_release() -> None:
 @pytest.mark.requires(None if shutil.which("dpkg-query") and LIBC.exists() else "needs dpkg and glibc")
 def test_libraries_and_their_packages(tmp_path: Path) -> None:
     shutil.copy("/bin/ls", tmp_path / "ls")
-    libraries = vm_image.needed_libraries([tmp_path])
+    libraries = rootfs.needed_libraries([tmp_path])
     assert any(lib.name == "libc.so.6" for lib in libraries), libraries
-    assert "libc6" in vm_image.packages_of(libraries)
+    assert "libc6" in rootfs.packages_of(libraries)
     (tmp_path / "libmine.so").write_bytes(b"\x7fELF")
     with pytest.raises(ServerError, match="no Debian package"):
-        vm_image.packages_of([tmp_path / "libmine.so"])
+        rootfs.packages_of([tmp_path / "libmine.so"])

@@ -18,7 +18,7 @@ from typing import Any
 
 from teiten.analysis.model import Difference
 from teiten.results import ServerRecord
-from teiten.spec.servers import PLACES
+from teiten.spec.servers import PLACE_KEYS
 
 # Spec fields that name or place a server rather than configure it.
 _NOT_A_FACTOR = {"name", "optional", "resolved", "placement", "ssh_config"}
@@ -117,7 +117,7 @@ def differences(servers: Sequence[ServerRecord]) -> tuple[Difference, ...]:
                                  for f in fields) else otherwise
 
     add("version", [d.get("version") for d in descs],
-        cause_of("install", *PLACES, otherwise="version"))
+        cause_of("install", *PLACE_KEYS, otherwise="version"))
     for field in sorted(factors):
         if field != "install" and not field.startswith(("settings.", "initdb.")):
             add(field, [_flatten(dict(s.setup.fields)).get(field) for s in servers], "declared")

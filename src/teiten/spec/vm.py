@@ -4,12 +4,13 @@ same cores and memory), ``{vcpus: 2, memory: 2GB}`` (teiten.servers.vm)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from teiten.cpus import format_list, parse_list
 from teiten.spec.base import Bytes, Model, Seconds, size_text
+from teiten.spec.place import Place, PlaceModel
 
 
 class VmOptions(Model):
@@ -43,3 +44,14 @@ class VmOptions(Model):
         """The guest as people read it: ``2 vCPUs, 2GB, kvm``."""
         return (f"{self.vcpus} vCPU{'s' if self.vcpus > 1 else ''}, {size_text(self.memory)}, "
                 f"{self.accelerator}")
+
+
+class VmPlace(PlaceModel):
+    """A server in a qemu guest on this machine."""
+
+    PLACE: ClassVar[Place] = Place("vm", ("cores", "cpus", "tablespace", "directory", "pgpool",
+                                          "snapshot_hook", "limits", "delay", "initdb.waldir"))
+
+    vm: VmOptions | None = Field(
+        None, description="run the study's own install in a qemu guest that teiten builds and "
+        "boots here (Debian, reached over ssh through a loopback port forward)")

@@ -13,8 +13,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from teiten.spec.servers import PLACES
-
 SCHEMA_VERSION = 7
 
 _V1 = """
@@ -283,13 +281,16 @@ def _to_v6(conn: Any) -> None:
 # 7: every server's real kind. Until issue 37 the store recorded each server as 'local' or
 # 'external', so an ssh, docker or vm server read as 'local' to anything that read the table
 # (the report worked it out from the server's spec). A kind is named by the place its spec
-# gives (teiten.spec.servers.PLACES: the first of them set), or 'local'.
+# gives (the first of them set, of the places there were then), or 'local'.
+_PLACES_V7 = ("external", "ssh", "docker", "vm")
+
+
 def _to_v7(conn: Any) -> None:
     rows = conn.execute("SELECT study_id, name, kind, spec_json FROM servers "
                         "WHERE kind IN ('local', 'external')").fetchall()
     for row in rows:
         spec = json.loads(row["spec_json"])
-        kind = next((k for k in PLACES if isinstance(spec, dict) and spec.get(k) is not None),
+        kind = next((k for k in _PLACES_V7 if isinstance(spec, dict) and spec.get(k) is not None),
                     "local")
         if kind != row["kind"]:
             conn.execute("UPDATE servers SET kind = ? WHERE study_id = ? AND name = ?",
