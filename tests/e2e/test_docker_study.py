@@ -87,6 +87,13 @@ def test_the_servers_table_names_the_image_built_from_the_install_and_the_storag
     ja = (finished["work"] / "report-ja" / "report.md").read_text()
     assert ja.count(f"| コンテナ | イメージ {built.tag}（{short}）: teiten がこのインストールから作成; "
                     f"ストレージドライバ {driver}、Docker エンジン {version} |") == len(CONTAINERS)
+    # each server's real kind, in the store and in the Servers table
+    assert [line for line in md.splitlines() if line.startswith("| Kind |")] == [
+        "| Kind | local (a cluster teiten makes on this machine) |",
+        *["| Kind | docker (a container on this machine's Docker engine) |"] * len(CONTAINERS)]
+    with closing(sqlite3.connect(finished["work"] / "r.db")) as conn:
+        kinds = [k for (k,) in conn.execute("SELECT kind FROM servers ORDER BY position")]
+    assert kinds == ["local", *["docker"] * len(CONTAINERS)]
 
 
 def test_only_the_container_its_file_system_and_its_network_differ(finished: dict[str, Any]) -> None:

@@ -52,25 +52,29 @@ def _servers_rows(md: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("lang", "expected"), [
-    ("en", ["| Kind | local (a cluster teiten makes on this machine) |",
+    ("en", ["| Kind | docker (a container on this machine's Docker engine) |",
             "| Kind | ssh (a cluster teiten makes on another host, over OpenSSH) |"]),
-    ("ja", ["| 種別 | local（teiten がこのマシンに作るクラスタ） |",
+    ("ja", ["| 種別 | docker（このマシンの Docker エンジン上のコンテナ） |",
             "| 種別 | ssh（teiten が OpenSSH 経由で別のホストに作るクラスタ） |"]),
 ])
 def test_the_servers_table_names_the_real_kind_of_an_old_store(
         lang: str, expected: list[str], tmp_path: Path) -> None:
-    """A store of the old shape: its second server ran over ssh and was stored as "local"."""
+    """A golden store made of the old shape: its first server ran in a container and its
+    second over ssh, and both were stored as "local" (the real runs' stores are in
+    test_docker_study and test_ssh_study)."""
     path = tmp_path / "quick.db"
     shutil.copy(STORES / "quick.db", path)
     with closing(sqlite3.connect(path)) as conn, conn:
-        spec = json.loads(conn.execute("SELECT spec_json FROM servers WHERE name = 'pg18'").fetchone()[0])
-        conn.execute("UPDATE servers SET spec_json = ? WHERE name = 'pg18'",
-                     (json.dumps({**spec, "ssh": "teiten-db1"}),))
+        for name, place in (("pg17", {"docker": {"network": "bridge"}}), ("pg18", {"ssh": "teiten-db1"})):
+            spec = json.loads(conn.execute("SELECT spec_json FROM servers WHERE name = ?",
+                                           (name,)).fetchone()[0])
+            conn.execute("UPDATE servers SET spec_json = ? WHERE name = ?",
+                         (json.dumps({**spec, **place}), name))
         assert {r[0] for r in conn.execute("SELECT kind FROM servers")} == {"local"}
     store = Store.open(path)  # store step 7 names each server's real kind
     try:
         assert dict(store.conn.execute("SELECT name, kind FROM servers").fetchall()) == {
-            "pg17": "local", "pg18": "ssh"}
+            "pg17": "docker", "pg18": "ssh"}
         write_study_report(store, 1, tmp_path / "out", lang=lang)
     finally:
         store.close()
