@@ -104,8 +104,8 @@ NEEDS: tuple[Need, ...] = (
           "no ssh tests", "test", "test"),
     _need("pgpool2", "/usr/sbin/pgpool", "Pgpool-II: replication scale-out (S7)",
           "no replication scale-out", "test", "test"),
-    _need("docker.io", "docker", "the docker CLI: docker servers",
-          "no docker servers", "test", "test"),
+    _need("docker.io", "docker /usr/sbin/dockerd", "Docker's engine and CLI: docker servers (the "
+          "tests start an engine of their own)", "no docker servers", "test", "test"),
     _need("qemu-system-x86", "qemu-system-x86_64", "qemu: VM servers (S5: a guest of the study's "
           "own install)", "no VM servers", "test", "test"),
     _need("qemu-utils", "qemu-img", "qemu-img: each VM guest's disk of its own", "no VM servers",

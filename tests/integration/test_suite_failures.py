@@ -82,7 +82,12 @@ def test_a_failing_step_fails_its_trial_and_the_study_goes_on(pg18, workdir: Pat
     assert "3 trials: 0 ok, 3 failed" in done.stderr, done.stderr
     with sqlite3.connect(store) as conn:
         errors = [r[0] for r in conn.execute("SELECT error FROM trials")]
-    assert all(e.startswith("step 1 failed: canceling statement due to statement timeout")
+    # PostgreSQL says "due to user request" when its 1 ms timer fires just as one statement
+    # ends and the next begins (the timeout's flag is reset by then, the cancel is still
+    # pending: seen in a full run); teiten sends no cancel of its own.
+    assert all(e.startswith(("step 1 failed: canceling statement due to statement timeout",
+                             "step 1 failed: canceling statement due to user request"))
                for e in errors), errors
+    assert any("statement timeout" in e for e in errors), errors
     md = (workdir / "timeout-report" / "report.md").read_text()
     assert "step 1 failed: canceling statement due to statement timeout" in md
