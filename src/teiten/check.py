@@ -169,7 +169,15 @@ def materialise(checked: CheckedStudy) -> CheckedStudy:
     client = checked.client
     if client.install is None:
         client = Resolution(client.ref, install=installs.materialise(client))
-    return CheckedStudy(checked.loaded, checked.workloads, done, client, checked.omitted)
+    loaded, omitted = checked.loaded, checked.omitted
+    if any(res.install is None for res in checked.installs.values()):
+        # A kind may judge a server only with its install here (a VM guest's accelerator is
+        # tried by booting an image of it): ask again now that the downloads are in.
+        loaded, more = without_missing_optionals(loaded, installs.find_all())
+        omitted += more
+        kept = {server.name for _, server in loaded.study.server_matrix()}
+        done = {name: res for name, res in done.items() if name in kept}
+    return CheckedStudy(loaded, checked.workloads, done, client, omitted)
 
 
 def _check_topologies(loaded: LoadedStudy, workloads: list[Workload]) -> None:
