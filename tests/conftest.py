@@ -311,16 +311,19 @@ def clusters_snapshot(study: str | None = None) -> set[str]:
     (only those of ``study`` when given, so that concurrent test runs do not interfere)."""
     clusters = TEST_HOME / "clusters"
     names = {p.name for p in clusters.iterdir()} if clusters.is_dir() else set()
+    # A run's directory is STUDY-ID-TIMESTAMP-PID: the study "limits" must not take in another
+    # module's "limits-e2e-1-..." (CI saw it, the two modules running at once).
+    run = rf"{re.escape(study)}-\d+-\d{{14}}-\d+" if study is not None else ""
     sockets = set()
     for sock in Path("/tmp").glob("teiten-*"):
         try:
             purpose = (sock / ".teiten-owned").read_text()
         except OSError:
             purpose = ""
-        if study is None or f"/clusters/{study}-" in purpose:
+        if study is None or re.search(rf"/clusters/{run}/", purpose):
             sockets.add(f"/tmp/{sock.name}")
     if study is not None:
-        names = {n for n in names if n.startswith(f"{study}-")}
+        names = {n for n in names if re.fullmatch(run, n)}
     return names | sockets
 
 
