@@ -1,21 +1,33 @@
-"""The kinds of server, registered in one place (:data:`KINDS`), and the questions the rest of
-teiten asks of them. A new kind is a module of this package with its :class:`~teiten.servers.kind.Kind`,
-and one line here."""
+"""The kinds of server (:data:`KINDS`), and the questions the rest of teiten asks of them.
+
+A place a server can run is registered once, where the study files learn its key (a base class
+of :class:`~teiten.spec.servers.ServerSpec`, whose keys are ``teiten.spec.servers.PLACE_KEYS``);
+its kind is the module of this package of that name, which exports its ``KIND``, as the
+workloads' kinds are found (teiten.workloads). A cluster on this machine is :mod:`.local`."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request
-from teiten.servers.kinds import docker, external, local, ssh, vm
+from teiten.servers.kinds import local
 from teiten.servers.tenants import TenantsServer
 from teiten.spec import ServerSpec
+from teiten.spec.servers import PLACE_KEYS
 
-# One kind per place a study's server can run (teiten.spec.servers.PLACES), and the default
-# (a cluster on this machine).
-KINDS: tuple[Kind, ...] = (external.KIND, ssh.KIND, docker.KIND, vm.KIND, local.KIND)
+
+def _kind(key: str) -> Kind:
+    found = importlib.import_module(f"{__name__}.{key}").KIND
+    assert isinstance(found, Kind) and found.field == key, f"{__name__}.{key}.KIND"
+    return found
+
+
+# One kind per place a study's server can run, in the order the study files ask them, and the
+# default (a cluster on this machine).
+KINDS: tuple[Kind, ...] = (*(_kind(key) for key in PLACE_KEYS), local.KIND)
 
 
 def of(spec: ServerSpec) -> Kind:
