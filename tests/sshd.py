@@ -1,4 +1,6 @@
-"""A real OpenSSH server for tests: ``/usr/sbin/sshd -D -e`` on 127.0.0.1 and a free port.
+"""A real OpenSSH server for tests: ``/usr/sbin/sshd -D -e`` on 127.0.0.1 and a free port, or
+on the address of a network namespace the test made (a host of its own on the network: each
+namespace's sshd is another "machine" for a study's ``ssh`` server).
 
 It lets the existing unprivileged account ``postgres`` log in with a key generated for the
 test, so that an ``ssh`` server of a study runs its cluster on "another host" that is in
@@ -66,15 +68,17 @@ def _keygen(path: Path) -> None:
                     "-f", str(path)], check=True, timeout=30, capture_output=True)
 
 
-def _listening(port: int) -> bool:
+def _listening(address: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
+        return s.connect_ex((address, port)) == 0
 
 
 @contextmanager
-def running_sshd(alias: str = "teiten-db1") -> Iterator[Sshd]:
-    """Start sshd for one test and stop it (by its pid) afterwards."""
+def running_sshd(alias: str = "teiten-db1", *, netns: str | None = None,
+                 address: str = "127.0.0.1") -> Iterator[Sshd]:
+    """Start sshd for one test and stop it (by its pid) afterwards: on ``address``, inside the
+    network namespace ``netns`` (its name under /run/netns) when given."""
     # sshd's privilege-separation directory; Debian's package creates it only at boot.
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
     directory = Path(tempfile.mkdtemp(prefix="teiten-sshd-"))
@@ -91,7 +95,7 @@ def running_sshd(alias: str = "teiten-db1") -> Iterator[Sshd]:
         port = free_port()
         (directory / "sshd_config").write_text(f"""\
 Port {port}
-ListenAddress 127.0.0.1
+ListenAddress {address}
 HostKey {directory / 'host_key'}
 PidFile {directory / 'sshd.pid'}
 AuthorizedKeysFile {keys}
@@ -112,7 +116,7 @@ LogLevel VERBOSE
         config = directory / "ssh_config"
         config.write_text(f"""\
 Host {alias}
-    HostName 127.0.0.1
+    HostName {address}
     Port {port}
     User {LOGIN}
     IdentityFile {directory / 'client_key'}
@@ -123,15 +127,16 @@ Host {alias}
 """)
         log = directory / "sshd.log"
         with log.open("wb") as out:
-            proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(directory / "sshd_config")],
+            enter = ["nsenter", f"--net=/run/netns/{netns}", "--"] if netns else []
+            proc = subprocess.Popen([*enter, SSHD, "-D", "-e", "-f", str(directory / "sshd_config")],
                                     stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                     start_new_session=True)
         deadline = time.monotonic() + 15
-        while not _listening(port):
+        while not _listening(address, port):
             if proc.poll() is not None:
                 raise RuntimeError(f"sshd exited ({proc.returncode}): {log.read_text()}")
             if time.monotonic() > deadline:
-                raise RuntimeError(f"sshd did not listen on port {port} within 15 s")
+                raise RuntimeError(f"sshd did not listen on {address} port {port} within 15 s")
             time.sleep(0.05)
         yield Sshd(alias=alias, config=config, port=port, pid=proc.pid,
                        directory=directory, log=log)

@@ -78,6 +78,7 @@ def test_a_server_runs_on_any_host_through_the_host_layer(
         assert described["host"] == {
             "ssh": sshd.alias, "ram_bytes": psutil.virtual_memory().total,
             "cpus": os.cpu_count(), "uname": " ".join(os.uname()[i] for i in (0, 2, 4)),
+            "boot_id": Path("/proc/sys/kernel/random/boot_id").read_text().strip(),
             "forwards": 1}
     finally:
         server.close()

@@ -64,7 +64,7 @@ def _with_topology() -> object:
     read = data.sections[0]
     parts = tuple(replace(r, server="pg17") for r in load_parts("w", TRIALS, LOADS))
     scale = ScaleOut((ScaleOutRow("pg17", "sync (remote_apply)", 2, False, 2, 1234.56, 617.28,
-                                  504.0, 0.61, 3.4),), same_machine=True)
+                                  504.0, 0.61, 3.4),), same_machine=("pg17",))
     rtt = (RttBound("pg18", 0.25, 3.0, (RttRow(2, 1500.0, 2666.67, 56.25, 40.0),)),)
     sections = (replace(read, load_parts=parts, scale_out=scale, rtt=rtt), *data.sections[1:])
     return replace(data, sections=sections)
@@ -101,3 +101,42 @@ def test_the_exports_carry_each_pgbench_s7_and_the_rtt_bound(tmp_path: Path) -> 
     assert {"load", "scaleout", "rtt"} <= kinds
     html = (tmp_path / "report.html").read_text()
     assert "tables/pgecons-read-load.csv" in html and "each pgbench" in html
+
+
+def test_nodes_on_hosts_of_one_running_kernel_are_one_machine() -> None:
+    from teiten.analysis.scaleout import one_machine
+
+    def node(name: str, boot_id: str | None) -> dict[str, object]:
+        return {"node": name, "ssh": f"{name}.example", **({"boot_id": boot_id} if boot_id else {})}
+
+    assert one_machine({})  # every node on this machine, or on the one ssh host
+    assert one_machine({"nodes": [node("node0", "k1"), node("node1", "k1")]})  # namespaces, containers
+    assert not one_machine({"nodes": [node("node0", "k1"), node("node1", "k2")]})
+    # a host that said nothing of its kernel is not assumed to be the others'
+    assert not one_machine({"nodes": [node("node0", None), node("node1", None)]})
+
+
+@pytest.mark.parametrize(("lang", "shared", "expected"), [
+    ("en", ("pg17", "pg18"), "Every node of a server runs on one machine (this one, or its ssh "
+     "host, or ssh hosts of one running kernel) and shares its CPUs, so the total cannot grow "
+     "with the number of nodes here: this run shows the method and that it works, not the "
+     "scaling (METHODS S7 used one machine per node)."),
+    ("en", ("pg17",), "pg17: every node runs on one machine (this one, or its ssh host, or ssh "
+     "hosts of one running kernel) and shares its CPUs, so its total cannot grow with the "
+     "number of nodes: it shows the method, not the scaling. The other servers' nodes ran on "
+     "machines of their own (ssh hosts with different running kernels)."),
+    ("ja", ("pg17",), "pg17: 全ノードが 1 台（このマシン、ssh ホスト、または同じカーネルで動く複数の "
+     "ssh ホスト）の CPU を共有するため、合計はノード数とともに伸びない（方式の確認であり、スケールの"
+     "測定ではない）。他のサーバのノードはそれぞれ別のマシン（カーネルの異なる ssh ホスト）で動いた。"),
+    ("en", (), None),
+])
+def test_the_s7_table_says_which_servers_shared_one_machine(
+        lang: str, shared: tuple[str, ...], expected: str | None) -> None:
+    from teiten.report.cells import Context
+    from teiten.report.topology_tables import scale_out_table
+
+    rows = tuple(ScaleOutRow(name, "async", 2, False, 2, 1000.0, 500.0, 0.0, 0.1, 3.0)
+                 for name in ("pg17", "pg18"))
+    notes = scale_out_table(ScaleOut(rows, same_machine=shared), Context(lang)).notes
+    machine = [n for n in notes if "one machine" in n or "1 台" in n]
+    assert machine == ([expected] if expected else [])

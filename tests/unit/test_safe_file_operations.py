@@ -49,6 +49,8 @@ def _unsafe_calls(path: Path) -> list[str]:
             continue  # on a descriptor safefs opened
         if receiver.startswith(("safefs", "self.ssh")) or receiver in DIR_NAMES:
             continue
+        if receiver.endswith(".ssh"):
+            continue  # a host's command channel (teiten.remote.Ssh): the file is on that host
         if any(k.arg == "dir_fd" for k in node.keywords) or (program and any(
                 k.arg == "run_as" for k in node.keywords)):
             continue  # descriptor-relative, or a program run as the server account itself

@@ -79,3 +79,39 @@ def test_the_servers_table_names_the_real_kind_of_an_old_store(
     finally:
         store.close()
     assert _servers_rows((tmp_path / "out" / "report.md").read_text()) == expected
+
+
+HOST_A = {"ssh": "db1", "cpus": 16, "ram_bytes": 64 << 30, "uname": "Linux 6.1.0 x86_64",
+          "boot_id": "a"}
+HOST_B = {**HOST_A, "ssh": "postgres@db2", "cpus": 8, "ram_bytes": 32 << 30, "boot_id": "b"}
+
+
+@pytest.mark.parametrize(("lang", "description", "expected"), [
+    ("en", {"host": HOST_A}, ["| Host | db1 (16 CPUs, 64.0 GiB of memory) |"]),
+    ("ja", {"host": HOST_A}, ["| ホスト | db1（CPU 16 個、メモリ 64.0 GiB） |"]),
+    ("en", {"host": HOST_A, "nodes": [{"node": "node0", **HOST_A}, {"node": "node1", **HOST_B}]},
+     ["| Host of node0 | db1 (16 CPUs, 64.0 GiB of memory) |",
+      "| Host of node1 | postgres@db2 (8 CPUs, 32.0 GiB of memory) |"]),
+    ("ja", {"host": HOST_A, "nodes": [{"node": "node0", **HOST_A}, {"node": "node1", **HOST_B}]},
+     ["| node0 のホスト | db1（CPU 16 個、メモリ 64.0 GiB） |",
+      "| node1 のホスト | postgres@db2（CPU 8 個、メモリ 32.0 GiB） |"]),
+])
+def test_the_servers_table_names_the_host_of_an_ssh_server_and_of_each_node(
+        lang: str, description: dict[str, object], expected: list[str], tmp_path: Path) -> None:
+    path = tmp_path / "quick.db"
+    shutil.copy(STORES / "quick.db", path)
+    with closing(sqlite3.connect(path)) as conn, conn:
+        spec, described = conn.execute("SELECT spec_json, description FROM servers "
+                                       "WHERE name = 'pg18'").fetchone()
+        conn.execute("UPDATE servers SET spec_json = ?, description = ?, kind = 'ssh' "
+                     "WHERE name = 'pg18'",
+                     (json.dumps({**json.loads(spec), "ssh": "db1"}),
+                      json.dumps({**json.loads(described), **description})))
+    store = Store.open(path)
+    try:
+        write_study_report(store, 1, tmp_path / "out", lang=lang)
+    finally:
+        store.close()
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert [line for line in md.splitlines() if line.startswith(("| Host", "| node", "| ホスト"))] \
+        == expected

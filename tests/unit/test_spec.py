@@ -405,6 +405,17 @@ PLACES = {
     "remote_apply on async": ("replicas: 1, synchronous_commit: remote_apply",
                               "'synchronous_commit' applies to replication: sync only"),
     "ssh_config without ssh": ("ssh_config: /x", "'ssh_config' applies to ssh servers only"),
+    "ssh hosts for one node": ("ssh: [db1, db2]", "'ssh' lists hosts, one per node of a "
+                               "replicated server, and this server has one node: give one host "
+                               "(ssh: db1), or add 'replicas'"),
+    "ssh hosts not one per node": ("ssh: [db1, db2], replicas: 2", "'ssh' lists 2 hosts and the "
+                                   "server has 3 nodes (the primary and 2 standbys): list one "
+                                   "host per node, primary first, or give one host for all"),
+    "ssh hosts for native copies": ("ssh: [db1], replicas: 1, pgpool: true, replication: native",
+                                    "'ssh' lists 1 hosts and the server has 2 nodes (the primary "
+                                    "and 1 copy)"),
+    "an empty ssh host": ("ssh: [db1, ''], replicas: 1", "'ssh' lists an empty host: name each "
+                          "node's host (user@host or a Host of your ssh config)"),
     "docker with pgpool": ("docker: {}, pgpool: true", "'pgpool' cannot be combined with "
                            "'docker' in this version of teiten"),
     "a delay over ssh": ("ssh: u@h, delay: {rtt_ms: 5}", "'delay' cannot be combined with 'ssh' "
@@ -466,6 +477,14 @@ def test_standbys_and_pgpool_over_ssh_are_accepted() -> None:
     a, b = loaded.study.servers
     assert (a.ssh, a.replicas, a.replication) == ("u@h", 2, "sync")
     assert (b.ssh, b.replicas, b.replication, b.pgpool) == ("u@h", 1, "native", True)
+    assert a.hosts() == ["u@h"]
+
+
+def test_the_nodes_of_a_server_on_ssh_hosts_of_their_own() -> None:
+    loaded = load_text("study: s\nservers:\n  - {name: a, install: \"17\", ssh: [db1, u@db2, db3], "
+                       "replicas: 2, pgpool: true}\nworkloads: [pgecons-read]\n", "study.yaml")
+    (a,) = loaded.study.servers
+    assert a.hosts() == ["db1", "u@db2", "db3"] and a.place() == "ssh"
 
 
 def test_load_clients_named_twice_and_a_lone_environment_are_refused() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from teiten.analysis.stats import median_known as _median
 from teiten.results import ServerRecord, TrialRecord
@@ -30,7 +31,9 @@ class ScaleOutRow:
 @dataclass(frozen=True)
 class ScaleOut:
     rows: tuple[ScaleOutRow, ...]
-    same_machine: bool    # every node ran on this machine: totals cannot grow with nodes
+    # the servers whose nodes all ran on one machine (this one, an ssh host, or ssh hosts of
+    # one running kernel): their totals cannot grow with the number of nodes
+    same_machine: tuple[str, ...]
     # streaming servers of a version whose pg_stat_replication has no lag times (before 10):
     # their replay lag is missing for that reason, not for want of WAL to replay
     no_lag_times: tuple[str, ...] = ()
@@ -70,11 +73,20 @@ def scale_out(workload: str, servers: Sequence[ServerRecord], trials: Sequence[T
                 replay_lag_ms_max=_median(m.get("replication_replay_lag_ms_max") for m in seen),
                 skew_ms=_median((m["load_skew_s"] * 1000 if "load_skew_s" in m else None)
                                 for m in seen)))
-    # In this version every node of a topology runs on one machine: this one, or the ssh
-    # host (standbys are made there). Nodes on machines of their own would lift this.
     shown = {r.server for r in rows}
+    shared = tuple(row.name for row in servers if row.name in shown and method(row.setup)[1] > 1
+                   and one_machine(row.description or {}))
     old = tuple(row.name for row in servers if row.name in shown
                 and method(row.setup)[0] not in ("single", "native")
                 and str((row.description or {}).get("version", "")).startswith("9."))
     return ScaleOut(tuple(sorted(rows, key=lambda r: (r.method, r.nodes, r.clients))),
-                    same_machine=True, no_lag_times=old)
+                    same_machine=shared, no_lag_times=old)
+
+
+def one_machine(description: Mapping[str, Any]) -> bool:
+    """Whether every node of a stored server ran on one machine: nodes on ssh hosts of their
+    own (``nodes`` in its description) are on several only when their hosts' running kernels
+    (boot ids) differ; a host that said none counts as another machine's."""
+    nodes = description.get("nodes") or []
+    kernels = {str(node.get("boot_id") or f"unknown {i}") for i, node in enumerate(nodes)}
+    return len(kernels) <= 1

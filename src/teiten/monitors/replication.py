@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 # Byte lags against the primary's current position; times in ms (NULL stays NULL).
 _QUERY = """
-SELECT application_name, state, sync_state,
+SELECT application_name, state, sync_state, host(client_addr),
        pg_wal_lsn_diff(pg_current_wal_lsn(), sent_lsn),
        pg_wal_lsn_diff(pg_current_wal_lsn(), write_lsn),
        pg_wal_lsn_diff(pg_current_wal_lsn(), flush_lsn),
@@ -40,7 +40,7 @@ ORDER BY application_name
 """
 # Before 10 the positions are "locations" of the "xlog", and there are no lag times.
 _QUERY_9 = """
-SELECT application_name, state, sync_state,
+SELECT application_name, state, sync_state, host(client_addr),
        pg_xlog_location_diff(pg_current_xlog_location(), sent_location),
        pg_xlog_location_diff(pg_current_xlog_location(), write_location),
        pg_xlog_location_diff(pg_current_xlog_location(), flush_location),
@@ -109,12 +109,14 @@ class LagMonitor:
                 self._conn = None
             return
         self.result.samples += 1
-        for name, state, sync_state, *values in rows:
+        for name, state, sync_state, client_addr, *values in rows:
             row = dict(zip(_METRICS, map(_number, values), strict=True))
             for metric, value in row.items():
                 if value is not None:
                     self.result.series.append((at, f"{name}.{metric}", value))
-            self.result.states[name] = {"state": state, "sync_state": sync_state, **row}
+            # client_addr: where the standby streams from (None through a unix socket)
+            self.result.states[name] = {"state": state, "sync_state": sync_state,
+                                        "client_addr": client_addr, **row}
 
     def stop(self) -> LagResult:
         self._stop.set()

@@ -373,7 +373,8 @@ def server_rows(info: ServerInfo, lang: str) -> list[tuple[str, str]]:
                                                measured="?" if info.bandwidth[1] is None
                                                else f"{info.bandwidth[1]:.1f}"))]
           if info.bandwidth else []),
-        *[(tr(label, lang), tr(value, lang, **dict(fields))) for label, value, fields in info.facts],
+        *[(tr(label, lang, **dict(fields)), tr(value, lang, **dict(fields)))
+          for label, value, fields in info.facts],
     ]
 
 

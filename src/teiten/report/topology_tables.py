@@ -46,8 +46,10 @@ def scale_out_table(so: ScaleOut, ctx: Context) -> Table:
         Cell(f"{r.replay_lag_ms_max:.1f}" if r.replay_lag_ms_max is not None else f.MISSING),
         Cell(f"{r.skew_ms:.0f}" if r.skew_ms is not None else f.MISSING))) for r in so.rows)
     notes = [tr("scaleout.note", lang)]
-    if so.same_machine:
+    if so.same_machine and set(so.same_machine) >= {r.server for r in so.rows if r.nodes > 1}:
         notes.append(tr("scaleout.same_machine", lang))
+    elif so.same_machine:
+        notes.append(tr("scaleout.same_machine_of", lang, servers=", ".join(so.same_machine)))
     if so.no_lag_times:
         notes.append(tr("scaleout.no_lag_times", lang, servers=", ".join(so.no_lag_times)))
     return Table("scaleout", tr("scaleout", lang), tr("scaleout.server", lang), columns, rows,

@@ -88,7 +88,8 @@ class Kind:
 
     def facts(self, description: Mapping[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
         """Rows the Servers table gives a stored server of this kind, from its description:
-        (label key, value key, fields) of the kind's own ``texts.<part>.yaml``."""
+        (label key, value key, fields) of the kind's own ``texts.<part>.yaml``; the fields fill
+        both texts."""
         return []
 
     def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:

@@ -355,12 +355,14 @@ def standby_files(major: int, settings: list[str]) -> tuple[str, str, list[str]]
     return "recovery.conf", "".join(f"{line}\n" for line in lines), settings[-1:]
 
 
-def standby_settings(index: int, host: str, port: int) -> list[str]:
+def standby_settings(index: int, host: str, port: int, *, passfile: str | None = None) -> list[str]:
     """Standby ``index``'s settings: stream from the primary at ``host`` (a socket directory
     or an address) and ``port`` through its own slot, named as the primary will list it
-    (hot_standby last: before 12 the others go to recovery.conf, it stays a setting)."""
+    (hot_standby last: before 12 the others go to recovery.conf, it stays a setting);
+    ``passfile``: where it reads the password (PostgreSQL 10 and later)."""
     conninfo = make_conninfo(host=host, port=port, user=SUPERUSER,
-                             application_name=node_name(index))
+                             application_name=node_name(index),
+                             **({"passfile": passfile} if passfile else {}))
     return [f"primary_conninfo = '{_quote(conninfo)}'",
             f"primary_slot_name = '{node_name(index)}'",
             "hot_standby = on"]

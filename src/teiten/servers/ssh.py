@@ -80,7 +80,7 @@ class SshServer(Server):
         self.slots: dict[str, Slot] = {}
         self.current: Slot | None = None
         self.description: dict[str, object] | None = None
-        self._created: list[str] = []  # roots on the host, removed by close()
+        self._created: list[tuple[str, Host]] = []  # directories on hosts, removed by close()
         self._monitor: RemoteBackend | None = None
 
     # -- the host ------------------------------------------------------------------------------
@@ -91,6 +91,15 @@ class SshServer(Server):
 
     def _where(self) -> str:
         return self.on.where()
+
+    def _host(self, slot: Slot) -> Host:
+        """The host of a cluster: its own (a node of a server spread over hosts), else the
+        server's."""
+        return slot.on or self.on
+
+    def hosts(self) -> list[Host]:
+        """Every host the server's clusters run on, its own first."""
+        return [self.on]
 
     def connect(self) -> HostFacts:
         """Reach the host, read what teiten needs of it, find the install there. Once."""
@@ -104,27 +113,33 @@ class SshServer(Server):
                               "client of the ssh server) has no pgbench")
         return self.host
 
-    def _bin(self, program: str) -> str:
+    def _bin(self, program: str, on: Host | None = None) -> str:
+        """Where ``program`` of the install is on the host ``on`` (the server's own by default)."""
         assert self.install is not None
         return self.install.binary(program)
 
     def _pg(self, program: str, *args: str, timeout: float, check: bool = True,
-            what: str | None = None, input: str | None = None) -> procs.Completed:  # noqa: A002
-        return self.ssh.run(["env", "LC_ALL=C", self._bin(program), *args], timeout=timeout,
-                            check=check, what=what or program, input=input)
+            what: str | None = None, input: str | None = None,  # noqa: A002
+            on: Host | None = None) -> procs.Completed:
+        """``program`` of the install on the host ``on`` (the server's own by default)."""
+        return (on or self.on).ssh.run(["env", "LC_ALL=C", self._bin(program, on), *args],
+                                       timeout=timeout, check=check, what=what or program,
+                                       input=input)
 
-    def _remove(self, path: str) -> None:
+    def _remove(self, path: str, on: Host) -> None:
         try:
-            self.ssh.shell(script("remove_owned.sh"), paths.MARKER, path, timeout=300,
-                           what=f"removing {path}")
+            on.ssh.shell(script("remove_owned.sh"), paths.MARKER, path, timeout=300,
+                         what=f"removing {path}")
         except (ProcessError, ServerError) as exc:
-            log.warning("%s: %s", self._where(), exc)
+            log.warning("%s: %s", on.where(), exc)
 
     # -- preparing a workload --------------------------------------------------------------------
 
-    def _base(self) -> str:
-        assert self.host is not None
-        return f"{self.host.home}/.cache/teiten/clusters/{self.run_dir.name}"
+    def _base(self, facts: HostFacts | None = None) -> str:
+        """The run's directory on the host of ``facts`` (the server's own by default)."""
+        facts = facts or self.host
+        assert facts is not None
+        return f"{facts.home}/.cache/teiten/clusters/{self.run_dir.name}"
 
     def prepare(self, workload: DataSet) -> None:
         if workload.key in self.slots:
@@ -140,7 +155,7 @@ class SshServer(Server):
                        marker(f"teiten run {self.run_dir.name}"),
                        marker(f"cluster of {self.name}/{workload.key}"), timeout=60,
                        what=f"creating {root}")
-        self._created.append(root)
+        self._created.append((root, self.on))
         slot = Slot(root=root, database=workload.database, password=secrets.token_urlsafe(24))
         self._size(base)
         self._initdb(slot)
@@ -173,8 +188,9 @@ class SshServer(Server):
     def _save(self, slot: Slot) -> None:
         """Keep a stopped copy of every node of the loaded cluster, to restore before trials."""
         for node in slot.nodes:
-            self.ssh.shell('set -e; rm -rf -- "$2"; mkdir "$2"; cp -a -- "$1" "$2/data"',
-                           node.data, node.snapshot, timeout=3600, what="saving the snapshot")
+            self._host(node).ssh.shell('set -e; rm -rf -- "$2"; mkdir "$2"; cp -a -- "$1" "$2/data"',
+                                       node.data, node.snapshot, timeout=3600,
+                                       what="saving the snapshot")
 
     def _size(self, base: str) -> None:
         """The profile's settings for the host's memory and the free space of its disk."""
@@ -213,30 +229,36 @@ class SshServer(Server):
         self.ssh.write_text(f"{slot.data}/pg_hba.conf", text=(
             "# written by teiten: only the client that runs the benchmark, with the password\n"
             "# teiten made for this cluster (kept in its memory only)\n"
-            f"host all all {cidr(self.host.client_ip)} {method}\n"))
+            + "".join(f"{line} {method}\n" for line in self._admitted())))
         lines = [f"{k} = '{_quote(v)}'" for k, v in self.settings.items()]
         self.ssh.write_text(f"{slot.data}/{SETTINGS_CONF}",
                             "# written by teiten\n" + "\n".join(lines) + "\n")
+
+    def _admitted(self) -> list[str]:
+        """pg_hba.conf's lines (without the method) for whom the cluster admits: this client."""
+        assert self.host is not None
+        return [f"host all all {cidr(self.host.client_ip)}"]
 
     # -- start and stop ------------------------------------------------------------------------
 
     def _running(self, slot: Slot) -> bool:
         done = self._pg("pg_ctl", "status", "-D", slot.data, timeout=30, check=False,
-                        what="pg_ctl status")
+                        what="pg_ctl status", on=self._host(slot))
         return done.returncode == 0
 
     def _start(self, slot: Slot, log_dir: str, *, timeout: float = 120,
                extra: Sequence[str] = ()) -> None:
         """Start on a free port, listening on the host's address; ``extra``: more settings
         for this start (replication's)."""
-        assert self.host is not None
-        self.ssh.run(["mkdir", "-p", log_dir], timeout=30)
+        on = self._host(slot)
+        facts = on.reach()
+        on.ssh.run(["mkdir", "-p", log_dir], timeout=30)
         slot.log_dir = log_dir
-        listen = dict.fromkeys([self.host.server_ip, "127.0.0.1"])
+        listen = dict.fromkeys([facts.server_ip, "127.0.0.1"])
         last = ""
         for _attempt in range(_START_TRIES):
             slot.port = random.randint(*_PORTS)  # noqa: S311 - a port, not a secret
-            self.ssh.write_text(f"{slot.data}/{RUNTIME_CONF}", "# written by teiten on every start\n"
+            on.ssh.write_text(f"{slot.data}/{RUNTIME_CONF}", "# written by teiten on every start\n"
                                 f"port = {slot.port}\n"
                                 f"listen_addresses = '{_quote(','.join(listen))}'\n"
                                 f"unix_socket_directories = '{_quote(slot.socket_dir or '')}'\n"
@@ -246,49 +268,52 @@ class SshServer(Server):
                                 + "".join(f"{line}\n" for line in extra))
             done = self._pg("pg_ctl", "start", "-D", slot.data, "-w", "-t", str(int(timeout)),
                             "-l", f"{log_dir}/startup.log", timeout=timeout + 30, check=False,
-                            what="pg_ctl start")
-            last = procs.tail(self._read_logs(log_dir), 6) or procs.tail(done.stderr + done.stdout)
+                            what="pg_ctl start", on=on)
+            last = procs.tail(self._read_logs(log_dir, on), 6) or procs.tail(done.stderr + done.stdout)
             if done.returncode == 0 and "could not bind" not in last:
                 return
             if done.returncode == 0:  # one of the addresses was taken: another port
                 self._stop(slot)
             elif not any(t in last for t in _PORT_TROUBLE):
                 break
-            log.info("%s: port %s was taken; trying another", self._where(), slot.port)
-        raise ServerError(f"PostgreSQL {self._version()} on {self._where()} in {slot.data} did "
+            log.info("%s: port %s was taken; trying another", on.where(), slot.port)
+        raise ServerError(f"PostgreSQL {self._version()} on {on.where()} in {slot.data} did "
                           f"not start: {last}")
 
     def _stop(self, slot: Slot, *, timeout: float = 60, fast: bool = True) -> list[str]:
         """Stop in layers: fast shutdown, immediate shutdown, then kill what is left.
         Without ``fast``, start at immediate (a crashed trial's data is restored anyway)."""
         notes: list[str] = []
+        on = self._host(slot)
         layers = [("fast", timeout), ("immediate", 20.0)][0 if fast else 1:]
         if self._running(slot):
             for mode, limit in layers:
                 try:
                     self._pg("pg_ctl", "stop", "-D", slot.data, "-m", mode, "-w", "-t",
-                             str(int(limit)), timeout=limit + 15, what=f"pg_ctl stop -m {mode}")
+                             str(int(limit)), timeout=limit + 15, what=f"pg_ctl stop -m {mode}",
+                             on=on)
                     break
                 except (ProcessError, ServerError) as exc:
                     notes.append(f"{mode} shutdown failed: {exc}")
                     log.warning("%s", notes[-1])
         try:
-            killed = self.ssh.shell(script("kill_leftovers.sh"), slot.data, timeout=60,
-                                    what="killing leftover server processes").stdout.strip()
+            killed = on.ssh.shell(script("kill_leftovers.sh"), slot.data, timeout=60,
+                                  what="killing leftover server processes").stdout.strip()
         except (ProcessError, ServerError) as exc:
             notes.append(f"could not look for leftover server processes: {exc}")
             log.warning("%s", notes[-1])
         else:
             if killed:
                 notes.append(f"killed {killed} leftover server processes")
-                log.warning("%s in %s on %s", notes[-1], slot.data, self._where())
+                log.warning("%s in %s on %s", notes[-1], slot.data, on.where())
         return notes
 
-    def _read_logs(self, log_dir: str | None) -> str:
+    def _read_logs(self, log_dir: str | None, on: Host | None = None) -> str:
+        """The server logs in ``log_dir`` on the host ``on`` (the server's own by default)."""
         if log_dir is None:
             return ""
-        return self.ssh.shell(script("read_logs.sh"), log_dir, timeout=120,
-                              what="reading the server log", check=False).stdout
+        return (on or self.on).ssh.shell(script("read_logs.sh"), log_dir, timeout=120,
+                                         what="reading the server log", check=False).stdout
 
     def _version(self) -> str:
         return self.install.version if self.install is not None else str(self.spec.install)
@@ -296,14 +321,14 @@ class SshServer(Server):
     @contextmanager
     def _connect(self, slot: Slot, dbname: str = "postgres") -> Iterator[psycopg.Connection]:
         assert slot.port is not None
-        address, port = self.on.address(slot.port)
+        address, port = self._host(slot).address(slot.port)
         try:
             conn = psycopg.connect(host=address, port=port, user=SUPERUSER,
                                    password=slot.password, dbname=dbname, autocommit=True,
                                    connect_timeout=15, options=HOUSEKEEPING)
         except psycopg.Error as exc:
             raise ServerError(f"cannot connect to {dbname} on {address} port "
-                              f"{port} ({self._where()}): {exc}") from exc
+                              f"{port} ({self._host(slot).where()}): {exc}") from exc
         with conn:
             yield conn
 
@@ -320,8 +345,9 @@ class SshServer(Server):
             started = time.monotonic()
             with cycle.phase("restore"):
                 for node in slot.nodes:
-                    self.ssh.shell('set -e; rm -rf -- "$2"; cp -a -- "$1/data" "$2"', node.snapshot,
-                                   node.data, timeout=3600, what="restoring the snapshot")
+                    self._host(node).ssh.shell('set -e; rm -rf -- "$2"; cp -a -- "$1/data" "$2"',
+                                               node.snapshot, node.data, timeout=3600,
+                                               what="restoring the snapshot")
             slot.restore_s.append(time.monotonic() - started)
             cycle.start.update(restored("full copy", crashed=slot.broken))
             slot.dirty = slot.broken = False
@@ -355,7 +381,7 @@ class SshServer(Server):
 
     def _endpoint(self, node: Slot, database: str) -> Endpoint:
         assert node.port is not None
-        address, port = self.on.address(node.port)
+        address, port = self._host(node).address(node.port)
         return Endpoint(host=address, port=port, user=SUPERUSER,
                         dbname=database, password_env={"PGPASSWORD": node.password})
 
@@ -368,11 +394,11 @@ class SshServer(Server):
         self.current = None
         crashed = crash_verdict(
             {name: self._running(node) for name, node in zip(slot.names, slot.nodes, strict=True)},
-            {name: self._read_logs(node.log_dir)
+            {name: self._read_logs(node.log_dir, self._host(node))
              for name, node in zip(slot.names, slot.nodes, strict=True)})
         with self.cycle.phase("stop"):
             notes = self._stop_nodes(slot, fast=crashed is None)
-        text = "".join(f"\n## {name}\n{self._read_logs(node.log_dir)}" if name
+        text = "".join(f"\n## {name}\n{self._read_logs(node.log_dir, self._host(node))}" if name
                        else self._read_logs(node.log_dir)
                        for name, node in zip(slot.names, slot.nodes, strict=True))
         if crashed:
@@ -425,18 +451,22 @@ class SshServer(Server):
                 except (ProcessError, ServerError) as exc:
                     log.warning("%s: stopping %s: %s", self._where(), slot.data, exc)
                 del self.slots[key]
-            for root in self._created:
-                self._remove(root)
+            for path, on in reversed(self._created):
+                self._remove(path, on)
             self._created.clear()
-            if self.host is not None:
+            for on in self.hosts() if self.host is not None else []:
+                if on.facts is None:
+                    continue  # never reached: nothing made there
                 try:
-                    self.ssh.shell(script("remove_empty_base.sh"), paths.MARKER, self._base(),
-                                   timeout=60, what="removing the run's directory")
+                    on.ssh.shell(script("remove_empty_base.sh"), paths.MARKER,
+                                 self._base(on.facts), timeout=60,
+                                 what="removing the run's directory")
                 except (ProcessError, ServerError) as exc:
-                    log.warning("%s: %s", self._where(), exc)
+                    log.warning("%s: %s", on.where(), exc)
         finally:
             self.current = None
-            self.on.close()
+            for on in self.hosts():
+                on.close()
 
 
 def remove_leftovers(host: Host, run: str) -> list[str]:

@@ -53,6 +53,7 @@ class HostFacts:
     ram_bytes: int
     cpus: int
     uname: str
+    boot_id: str = ""  # the running kernel's: hosts with the same one are one machine
 
 
 class Host:
@@ -102,7 +103,7 @@ class Host:
         """What the server's description keeps of the host."""
         assert self.facts is not None
         return {"ssh": self.ssh.target, "ram_bytes": self.facts.ram_bytes,
-                "cpus": self.facts.cpus, "uname": self.facts.uname}
+                "cpus": self.facts.cpus, "uname": self.facts.uname, "boot_id": self.facts.boot_id}
 
     def pids(self) -> list[int]:
         """The processes of this machine that run the host (a VM's emulator): the trial's own
@@ -149,7 +150,8 @@ def read_facts(ssh: Ssh, where: str) -> HostFacts:
                           "ssh servers need a Linux host")
     return HostFacts(home=out.get("home", "").rstrip("/"), client_ip=conn[0],
                      server_ip=conn[2], ram_bytes=int(mem.group(1)) * 1024,
-                     cpus=int(out.get("cpus") or 0), uname=out.get("uname", ""))
+                     cpus=int(out.get("cpus") or 0), uname=out.get("uname", ""),
+                     boot_id=out.get("boot_id", "").strip())
 
 
 def find_install(ssh: Ssh, ref: str, *, server: str, where: str) -> RemoteInstall:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from teiten.servers.replication import node_name
+from teiten.servers.ssh_host import Host
 
 
 @dataclass
@@ -26,6 +27,7 @@ class Slot:
     device: str | None = None
     socket_dir: str | None = None  # only for standbys' replication connections (mode 0700)
     standbys: list[Slot] = field(default_factory=list)
+    on: Host | None = field(default=None, repr=False)  # its host when not the server's own
 
     @property
     def data(self) -> str:

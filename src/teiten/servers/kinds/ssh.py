@@ -21,11 +21,11 @@ class Ssh(Kind):
 
     def build(self, request: Request) -> Server:
         spec = request.spec
-        assert spec.ssh is not None
-        host = SshHost(spec.name, spec.ssh, spec.ssh_config)
+        host, *others = hosts(spec.name, spec.hosts(), spec.ssh_config)
         if spec.replicas or spec.pgpool:
             return SshTopologyServer(spec, host, request.install, request.run_dir,
-                                     request.sizing, max_clients=request.max_clients)
+                                     request.sizing, max_clients=request.max_clients,
+                                     others=others)
         return ssh.SshServer(spec, host, request.install, request.run_dir, request.sizing)
 
     def problem(self, spec: ServerSpec) -> Problem | None:
@@ -36,8 +36,24 @@ class Ssh(Kind):
 
     def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
         return [note for spec in specs
-                for note in ssh.remove_leftovers(
-                    SshHost(spec["name"], spec["ssh"], spec.get("ssh_config")), run)]
+                for host in hosts(spec["name"], [spec["ssh"]] if isinstance(spec["ssh"], str)
+                                  else spec["ssh"], spec.get("ssh_config"))
+                for note in ssh.remove_leftovers(host, run)]
+
+    def facts(self, description: Mapping[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
+        """The host of the server, or (spread) of each node, as the run found it."""
+        nodes = description.get("nodes") or ([{"node": "", **description["host"]}]
+                                             if description.get("host") else [])
+        return [("server.ssh_host.node" if n["node"] else "server.ssh_host", "server.ssh_host.value",
+                 {"node": str(n["node"]), "target": str(n.get("ssh") or "?"),
+                  "cpus": str(n.get("cpus") or "?"),
+                  "memory": f"{n['ram_bytes'] / 2**30:.1f}" if n.get("ram_bytes") else "?"})
+                for n in nodes]
+
+
+def hosts(server: str, targets: Sequence[str], config: str | None) -> list[SshHost]:
+    """The hosts of a server's nodes (one for all, or one each), as the study names them."""
+    return [SshHost(server, target, config) for target in targets]
 
 
 KIND = Ssh()
