@@ -15,8 +15,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
-from tests.conftest import TEST_HOME, pgpools_under, postgres_processes_under, run_cli
+from tests.conftest import (
+    TEST_HOME,
+    pgpools_under,
+    postgres_processes_under,
+    run_cli,
+    start_cli,
+    wait_for_pgbench,
+)
 from tests.nethosts import Hosts, two_hosts, why_not
 
 pytestmark = pytest.mark.requires(why_not())
@@ -106,3 +114,47 @@ def test_nothing_is_left_on_either_host(finished: dict[str, Any]) -> None:
     sockets = [p for p in Path("/tmp").glob("teiten-*") if (p / ".teiten-owned").exists()
                and "sockets of s7" in (p / ".teiten-owned").read_text()]
     assert sockets == []
+
+
+KILLED = """\
+study: ssh-spread-killed
+servers:
+  - {{name: s7k, ssh: [teiten-s7a, teiten-s7b], ssh_config: {config}, install: "15",
+      replicas: 1, pgpool: true}}
+workloads: [pgecons-update]
+scale: 1
+clients: [1]
+duration: 3s
+repetitions: 2
+order: sequential
+"""
+
+
+def test_a_killed_run_leaves_both_hosts_running_and_resume_clears_both(hosts: Hosts) -> None:
+    """A teiten killed mid-trial leaves the primary on host A, the standby on host B and a
+    Pgpool-II beside each; ``teiten resume`` stops and removes them on every host the stored
+    server lists, then finishes the study."""
+    work = TEST_HOME / "work" / "e2e-ssh-spread-killed"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    (work / "s.yaml").write_text(KILLED.format(config=hosts.config))
+    store = work / "r.db"
+    proc = start_cli("run", str(work / "s.yaml"), "--store", str(store), "--no-report")
+    wait_for_pgbench(proc, timeout=180)
+    proc.kill()
+    proc.communicate(timeout=30)
+    (run,) = REMOTE.glob("ssh-spread-killed-*")
+    nodes = sorted(d.name for d in run.iterdir() if d.is_dir())
+    assert nodes == ["s7k--pgecons-update", "s7k--pgecons-update--node1"]
+    left = postgres_processes_under(run)
+    pools = pgpools_under(run)
+    assert left and pools, "the killed teiten leaves both nodes and their Pgpool-IIs running"
+
+    done = run_cli("resume", "--store", str(store), "--no-report", timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "s7k: killed leftover server processes" in done.stderr, done.stderr
+    assert not any(p.is_running() for p in left)
+    assert not [pid for pid in pools if psutil.pid_exists(pid)]
+    assert list(REMOTE.glob("ssh-spread-killed-*")) == []
+    with sqlite3.connect(store) as conn:
+        assert [s for (s,) in conn.execute("SELECT status FROM trials")] == ["ok", "ok"]
