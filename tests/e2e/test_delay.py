@@ -86,7 +86,9 @@ def test_one_client_at_5_ms_runs_at_the_round_trip_bound(finished: dict[str, Any
     rtt = finished["described"]["far"]["probe"]["rtt_ms_median"]  # pgbench's own SELECT 1
     tps = sorted(t["tps"] for (server, _), t in finished["trials"].items() if server == "far")
     # The bound is itself measured (pgbench's SELECT 1 over 2 s at prepare), so a trial may run
-    # a little above it: in CI one ran at 199.3 TPS against a bound of 1000 / 5.09 = 196.5
-    # (1.4% over). 3% covers that measurement's noise and still fails a proxy that adds less.
-    assert 0.8 * 1000 / rtt <= tps[0] and tps[-1] <= 1.03 * 1000 / rtt, (tps, rtt)
+    # above it by what that measurement may be off: in CI one ran at 199.3 TPS against a bound
+    # of 1000 / 5.09 = 196.5 (1.4% over), another at 196.8 against 1000 / 5.342 = 187.2 (5.1%
+    # over). The issue takes an RTT to be measured within ±0.3 ms, so the bound is allowed
+    # that much: 1000 / (rtt - 0.3) ms, 6% above it at 5 ms; a proxy that adds 4 ms fails.
+    assert 0.8 * 1000 / rtt <= tps[0] and tps[-1] <= 1000 / (rtt - 0.3), (tps, rtt)
     assert f"Round-trip bound (S11): far, round trip {rtt:.3f} ms" in finished["md"]
