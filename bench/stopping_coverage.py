@@ -167,6 +167,94 @@ def verdict_rates(cv: float, ratio: float, draws: int, rng: np.random.Generator,
 VERDICT_CVS = (0.01, 0.02, 0.03, 0.05)  # per trial, within a block
 
 
+@dataclass(frozen=True)
+class DecisionRun:
+    """Studies stopped by the whole rule of repetitions: auto (each ratio on its own: settled by
+    the margin at its look's level, or known within ±target; else the ceiling), at one noise and
+    one true ratio: how each ratio's printed interval then reads, how often it covers the truth,
+    and how many blocks it took."""
+
+    noise: str
+    sd: float             # the within-block log ratios' standard deviation (the noise's scale)
+    ratio: float
+    floor: int
+    ceiling: int
+    comparisons: int
+    rates: dict[str, float]  # each verdict's share of the ratios
+    wrong_study: float       # the share of studies in which some ratio read the wrong direction
+    level: float             # the printed level (the family's)
+    coverage: float          # the share of printed intervals that cover the true ratio
+    mean_blocks: float
+    at_floor: float          # the share of ratios decided at the floor
+    draws: int
+
+    @property
+    def shortfall(self) -> float:
+        return 100 * (self.level - self.coverage)
+
+
+def _settles(low: np.ndarray, high: np.ndarray, margin_pct: float) -> np.ndarray:
+    """teiten.analysis.verdicts.settles for every draw at once (log bounds, printed digits)."""
+    lo, hi = np.round(100 * np.exp(low), 1), np.round(100 * np.exp(high), 1)
+    return ((100 - margin_pct <= lo) & (hi <= 100 + margin_pct)) | (lo > 100 + margin_pct) | \
+        (hi < 100 - margin_pct)
+
+
+def _words(low: np.ndarray, high: np.ndarray, margin_pct: float) -> np.ndarray:
+    """teiten.analysis.verdicts.judge of every printed interval at its level (log bounds)."""
+    lo, hi = np.round(100 * np.exp(low), 1), np.round(100 * np.exp(high), 1)
+    return np.where((100 - margin_pct <= lo) & (hi <= 100 + margin_pct), verdicts.SAME,
+                    np.where(lo > 100, verdicts.FASTER, np.where(hi < 100, verdicts.SLOWER, verdicts.UNSURE)))
+
+
+def stop_on_decision(sd: float, ratio: float, studies: int, rng: np.random.Generator, *,
+                     noise: str = "normal", comparisons: int = 6, floor: int = FLOOR,
+                     ceiling: int = CEILING, margin_pct: float = verdicts.MARGIN_PCT,
+                     target_pct: float | None = None) -> DecisionRun:
+    """``studies`` studies of ``comparisons`` ratios, each ratio's within-block log ratios
+    log(ratio) + sd * noise (normal, or Student-t with 3 degrees of freedom), each
+    ratio stopped by the rule of teiten.analysis.stopping (settled by the margin at the level of
+    its look, stopping.look_level; or within ±target at stopping.decide_level; else the
+    ceiling) and read as the report reads its printed interval at the family's level."""
+    target = stop_target(target_pct, margin_pct)
+    level = verdicts.family_level(comparisons)
+    decide = stopping.decide_level(comparisons)
+    size = studies * comparisons
+    e = rng.standard_normal((size, ceiling)) if noise == "normal" else rng.standard_t(3, (size, ceiling))
+    d = np.log(ratio) + sd * e
+    truth = np.log(ratio)  # symmetric noise: the centre the interval estimates
+    stopped = np.zeros(size, dtype=bool)
+    words = np.full(size, verdicts.UNSURE, dtype=object)
+    covered = np.zeros(size, dtype=bool)
+    blocks = np.full(size, ceiling)
+    for n in range(floor, ceiling + 1):
+        printed = intervals.paired_bounds(d[:, :n], level)
+        wide = intervals.paired_bounds(d[:, :n], decide)
+        need = stopping.look_level(decide, n - floor + 1)
+        look = intervals.paired_bounds(d[:, :n], need)
+        assert printed is not None and wide is not None
+        done = _known((wide[0], wide[1], wide[2]), decide, target)
+        if look is not None:
+            done |= (np.asarray(look[2]) >= need - 1e-12) & _settles(look[0], look[1], margin_pct)
+        if n == ceiling:
+            done = np.ones(size, dtype=bool)
+        now = done & ~stopped
+        reached = np.broadcast_to(np.asarray(printed[2]) >= level - 1e-12, (size,))
+        said = np.where(reached, _words(printed[0], printed[1], margin_pct), verdicts.UNSURE)
+        words[now] = said[now]
+        covered[now] = ((printed[0] <= truth) & (truth <= printed[1]))[now]
+        blocks[now] = n
+        stopped |= now
+    # The wrong direction: either, for equal servers; the other one, for a true difference.
+    wrong_ratio = np.isin(words, (verdicts.FASTER, verdicts.SLOWER)) if ratio == 1 else \
+        words == (verdicts.SLOWER if ratio > 1 else verdicts.FASTER)
+    return DecisionRun(noise, sd, ratio, floor, ceiling, comparisons,
+                       {w: float(np.mean(words == w)) for w in verdicts.WORDS},
+                       float(wrong_ratio.reshape(studies, comparisons).any(axis=1).mean()),
+                       level, float(covered.mean()), float(blocks.mean()),
+                       float(np.mean(blocks == floor)), size)
+
+
 def asserted(draws: int = DRAWS, seed: int = SEED, *,
              decide: float = stopping.DECIDE_CONFIDENCE) -> list[StopCoverage]:
     """Every noise case whose studies do stop on width at these targets (the log-normal case's
@@ -208,6 +296,22 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{cv:>5g} {ratio:>6g} {100 * r.rates[verdicts.SAME]:>7.1f}% "
                   f"{100 * r.rates[verdicts.FASTER]:>6.1f}% {100 * r.rates[verdicts.SLOWER]:>6.1f}% "
                   f"{100 * r.rates[verdicts.UNSURE]:>6.1f}% {r.mean_blocks:>7.2f}")
+    print(f"\nstop on the decision (a ratio settled beyond or within ±{verdicts.MARGIN_PCT:g}% at "
+          f"its look's level, or within ±{stop_target(None, 5):g}%), 6 comparisons, floor {FLOOR}, "
+          f"{args.draws // 20} studies each; wrong: the share of studies with a ratio read the "
+          f"wrong way (either way for equal servers)")
+    print(f"{'noise':<10} {'sd':>5} {'ceil':>4} {'ratio':>6} {'no diff':>8} {'faster':>7} "
+          f"{'slower':>7} {'cannot':>7} {'wrong':>6} {'short':>6} {'blocks':>7} {'floor':>6}")
+    for noise in ("normal", "student-t3"):
+        for ceiling in (12, 16):
+            for sd in (0.02, 0.05, 0.10):
+                for ratio in (1.0, 1.05, 1.07, 1.25):
+                    d = stop_on_decision(sd, ratio, args.draws // 20, rng, noise=noise, ceiling=ceiling)
+                    print(f"{noise:<10} {sd:>5g} {ceiling:>4} {ratio:>6g} "
+                          f"{100 * d.rates[verdicts.SAME]:>7.2f}% {100 * d.rates[verdicts.FASTER]:>6.2f}% "
+                          f"{100 * d.rates[verdicts.SLOWER]:>6.2f}% {100 * d.rates[verdicts.UNSURE]:>6.2f}% "
+                          f"{100 * d.wrong_study:>5.2f}% {d.shortfall:>6.2f} {d.mean_blocks:>7.2f} "
+                          f"{100 * d.at_floor:>5.1f}%")
     print(f"\n({time.monotonic() - t0:.1f} s)")
 
 

@@ -56,12 +56,15 @@ def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[Pl
     timed = [(datetime.fromisoformat(t.finished_at) - datetime.fromisoformat(t.started_at))
              .total_seconds() for t in stored.trials if t.started_at and t.finished_at]
     spent = sum(timed)
-    ratios = stopping.widths(stored.trials, stored.servers[0].name)
-    found = stopping.widest_of(ratios)
-    undecided = {p for w in ratios or () if not w.known(study.target_pct) for p in w.points}
+    ratios = stopping.widths(stored.trials, stored.servers[0].name, margin_pct=study.margin_pct,
+                             floor=auto.floor)
+    open_ = [w for w in ratios or () if not w.known(study.target_pct)]
+    # The message names the widest ratio still open (the widest of all once none is).
+    found = stopping.widest_of(open_ or ratios)
+    undecided = {p for w in open_ for p in w.points}
     block = [t for t in plan(study, workloads.variants(study), blocks=blocks + 1)
              if t.repetition == blocks + 1 and t.point in undecided]
-    decision = stopping.decide(found, blocks=blocks, target_pct=study.target_pct,
+    decision = stopping.decide(ratios, blocks=blocks, target_pct=study.target_pct,
                                ceiling=auto.ceiling, spent_s=spent,
                                block_s=spent / max(len(timed), 1) * len(block),
                                budget_s=auto.budget)
@@ -71,13 +74,15 @@ def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[Pl
     store.update_spec(study_id, {AUTO_DECISIONS: [*map(dict, stored.record.auto_decisions), {
         "blocks": blocks, "decision": decision, "spent_s": round(spent, 1),
         "widest_pct": None if found is None or found.pct is None else round(found.pct, 2),
-        "where": found.where if found else None, "trials": len(added)}]})
+        "where": found.where if found else None, "trials": len(added),
+        "settled": sum(1 for w in ratios or () if w.settled and not w.narrow(study.target_pct))}]})
     key = "auto.nothing" if found is None else f"auto.{decision}" if found.pct is not None \
         else f"auto.unknown.{decision}"
     note(tr(
         key, blocks=blocks, target=f"{study.target_pct:g}", where=found.where if found else "-",
         widest=f"{found.pct:.1f}" if found is not None and found.pct is not None else "-",
-        trials=len(added), undecided=sum(1 for w in ratios or () if not w.known(study.target_pct))))
+        trials=len(added), undecided=len(open_), margin=f"{study.margin_pct:g}",
+        settled=sum(1 for w in ratios or () if w.settled and not w.narrow(study.target_pct))))
     return added
 
 

@@ -42,7 +42,7 @@ def test_a_later_block_holds_only_the_ratios_not_yet_known(tmp_path: Path) -> No
     assert sorted((t.server, t.clients, t.repetition) for t in added) == [
         ("pg17", 2, 9), ("pg18", 2, 9)]
     assert decisions[-1]["decision"] == "add" and decisions[-1]["trials"] == 2
-    assert "one more block of the 1 ratio(s) not yet known (2 trials)" in notes[-1], notes
+    assert "one more block of the 1 ratio(s) not yet decided (2 trials)" in notes[-1], notes
     assert "pg18 / pg17, pgecons-read, 2 clients" in notes[-1]
 
 

@@ -4,6 +4,7 @@ stopping rule with the report's own code (bench/stopping_coverage.py), and the r
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from bench import interval_coverage as ic
 from bench import stopping_coverage as sim
 
-from teiten.analysis import stopping
+from teiten.analysis import stopping, verdicts
 from teiten.results import LoadFigures, PlannedTrial, TrialRecord
 
 TOLERANCE_POINTS = 1.5
@@ -38,11 +39,83 @@ def test_the_simulation_exercises_the_rule(rows: list[sim.StopCoverage]) -> None
     assert any(sim.FLOOR + 1 < r.mean_blocks < sim.CEILING - 1 for r in rows)
 
 
+# The noise of the within-block log ratios teiten meets (issue 53: 5 to 20% on a 2-CPU machine),
+# the true ratios that try the rule where it is weakest (on the margin: 105%, and 7% off, just
+# beyond it), and the ceilings of the default study (12) and of repetitions: auto (16).
+DECISION_SDS = (0.02, 0.05, 0.10)
+DECISION_RATIOS = (1.0, 1.05, 1 / 1.05, 1.07, 1 / 1.07, 1.25)
+DECISION_CEILINGS = (12, 16)
+STUDIES = 1500
+
+
+@pytest.fixture(scope="module")
+def decisions() -> list[sim.DecisionRun]:
+    rng = np.random.default_rng(sim.SEED + 53)
+    runs = [sim.stop_on_decision(sd, ratio, STUDIES, rng, ceiling=ceiling)
+            for ceiling in DECISION_CEILINGS for sd in DECISION_SDS for ratio in DECISION_RATIOS]
+    return runs + [sim.stop_on_decision(sd, ratio, STUDIES, rng, noise="student-t3", ceiling=16)
+                   for sd in (0.03, 0.06) for ratio in (1.0, 1.05, 1.07)]
+
+
+def _bound(share: float, n: int) -> float:
+    """A share plus two standard errors of its estimate from n draws: the simulation's own noise."""
+    return share + 2 * math.sqrt(share * (1 - share) / n)
+
+
+def test_stopping_on_the_decision_keeps_the_error_rates_and_the_label(
+        decisions: list[sim.DecisionRun]) -> None:
+    """Stop on the decision (docs/STATISTICS.md, "Stopping when the answer is good enough"): a
+    ratio stops once its interval, widened by its number of looks, lies beyond or within the
+    ±5% margin. Over six comparisons,
+    equal servers end faster or slower in at most 5% of studies; a true ±7% ends "no difference"
+    in at most 5% of points; the printed interval covers within 1.5 points of its label."""
+    studies = [r for r in decisions if r.ratio == 1.0]
+    assert all(r.wrong_study <= _bound(0.05, STUDIES) for r in studies), \
+        [(r.noise, r.sd, r.ceiling, r.wrong_study) for r in studies]
+    seven = [r for r in decisions if abs(abs(math.log(r.ratio)) - math.log(1.07)) < 1e-9]
+    assert all(r.rates["no-difference"] <= 0.05 for r in seven), \
+        [(r.noise, r.sd, r.ratio, r.rates) for r in seven]
+    assert all(r.shortfall <= TOLERANCE_POINTS for r in decisions), \
+        [(r.noise, r.sd, r.ratio, r.ceiling, r.shortfall) for r in decisions if r.shortfall > 1]
+    # A true difference is never read the other way round.
+    assert all(r.wrong_study <= 0.001 for r in decisions if r.ratio != 1.0)
+
+
+def test_a_large_difference_is_decided_at_the_floor_and_the_rule_stops_early(
+        decisions: list[sim.DecisionRun]) -> None:
+    """25% apart at the noise of a quiet machine: decided at the floor; equal servers measured
+    precisely stop early ("no difference" at the floor), as the width rule alone did too; the
+    rule still runs to the ceiling where nothing can be decided."""
+    far = [r for r in decisions if r.ratio == 1.25 and r.sd <= 0.05]
+    assert far and all(r.at_floor >= 0.95 and r.rates["faster"] == 1.0 for r in far), far
+    assert all(r.at_floor >= 0.85 for r in decisions if r.ratio == 1.0 and r.sd == 0.02)
+    assert any(r.mean_blocks > r.ceiling - 0.5 for r in decisions)
+
+
 def test_stopping_on_significance_would_inflate_false_verdicts() -> None:
-    """Why the rule never stops on a significant test: with no true difference, a study that
-    stops as soon as its interval excludes 1 ends 'different' about twice as often as 5%."""
+    """Why the rule never stops on a test against 100% (only on the margin, widened by the
+    looks): with no true difference, a study that stops as soon as its interval excludes 1
+    ends 'different' about twice as often as 5%."""
     rng = np.random.default_rng(sim.SEED)
     assert sim.stop_on_significance(ic.CASES[0], 10_000, rng) > 0.08
+
+
+def test_each_look_widens_the_level_the_margin_is_judged_at() -> None:
+    assert stopping.look_level(0.99, 1) == pytest.approx(0.99)
+    assert stopping.look_level(0.99, 4) == pytest.approx(0.9975)
+    assert stopping.look_level(1 - 0.05 / 6, 1) < 1 - 2 / 2 ** 8  # reachable at a floor of 8
+
+
+def test_the_vectorised_reading_is_the_reports() -> None:
+    """The simulation reads intervals as teiten.analysis.verdicts does, on the printed digits."""
+    rng = np.random.default_rng(1)
+    low = np.log(rng.uniform(0.85, 1.15, 4000))
+    high = low + np.log(rng.uniform(1.0, 1.2, 4000))
+    for lo, hi, settles, word in zip(low, high, sim._settles(low, high, 5), sim._words(low, high, 5),
+                                     strict=True):
+        interval = (float(np.exp(lo)), float(np.exp(hi)))
+        assert verdicts.settles(interval, 5) == bool(settles)
+        assert verdicts.judge(interval, 0.995, required=0.99).word == word
 
 
 def _trial(server: str, rep: int, tps: float, clients: int = 1) -> TrialRecord:
@@ -56,13 +129,14 @@ def _trial(server: str, rep: int, tps: float, clients: int = 1) -> TrialRecord:
 def test_the_widest_ratio_and_the_decisions() -> None:
     steady = [_trial(s, r, (100 if s == "a" else 110) * (1 + 0.001 * r)) for r in range(1, 9)
               for s in ("a", "b")]
-    found = stopping.widest(steady, "a", stopping.DECIDE_CONFIDENCE)
-    assert found is not None and found.pct is not None and found.pct < 1
-    assert found.where == "b / a, w, 1 client"
+    found = stopping.widths(steady, "a", stopping.DECIDE_CONFIDENCE)
+    widest = stopping.widest_of(found)
+    assert widest is not None and widest.pct is not None and widest.pct < 1
+    assert widest.where == "b / a, w, 1 client"
     assert stopping.decide(found, blocks=8, target_pct=5, ceiling=16, spent_s=80, block_s=10,
                            budget_s=600) == stopping.WIDTH
-    few = stopping.widest(steady[:12], "a", stopping.DECIDE_CONFIDENCE)  # 6 blocks: no 99% yet
-    assert few is not None and few.pct is None
+    few = stopping.widths(steady[:12], "a", stopping.DECIDE_CONFIDENCE)  # 6 blocks: no 99% yet
+    assert few is not None and few[0].pct is None
     assert stopping.decide(few, blocks=6, target_pct=5, ceiling=16, spent_s=60, block_s=10,
                            budget_s=600) == stopping.ADD
     assert stopping.decide(few, blocks=16, target_pct=5, ceiling=16, spent_s=60, block_s=10,
@@ -80,8 +154,8 @@ def test_a_point_without_a_successful_trial_is_never_known() -> None:
     steady = [_trial(s, r, (100 if s == "a" else 110) * (1 + 0.001 * r)) for r in range(1, 9)
               for s in ("a", "b")]
     disturbed = [replace(t, status="disturbed") if t.planned.server == "b" else t for t in steady]
-    found = stopping.widest(disturbed, "a")
-    assert found == stopping.Widest(None, "b / a, w, 1 client")
+    found = stopping.widths(disturbed, "a")
+    assert stopping.widest_of(found) == stopping.Widest(None, "b / a, w, 1 client")
     assert stopping.decide(found, blocks=8, target_pct=5, ceiling=16, spent_s=80, block_s=10,
                            budget_s=600) == stopping.ADD
     everything = [replace(t, status="disturbed") for t in steady]
@@ -108,3 +182,40 @@ def test_equal_servers_end_no_difference_and_a_double_margin_never_does() -> Non
         assert far.rates["no-difference"] <= 0.05, far
     noisy_far = sim.verdict_rates(0.05, 1.10, 4000, rng)
     assert noisy_far.rates["no-difference"] <= 0.05, noisy_far
+
+
+def test_a_ratio_beyond_the_margin_settles_at_the_floor_and_its_later_looks_are_wider() -> None:
+    """b is 30% faster with 4% noise: its 99% interval at the floor of 8 is wide (beyond ±3%) but
+    lies wholly above 105%: settled, and the study stops on the decision. Judged as a later
+    look of the same data (floor 6: its third look), the level asked is wider still."""
+    rng = np.random.default_rng(4)
+    trials = [_trial(s, r, (100 if s == "a" else 130) * (1 + 0.04 * rng.standard_normal()))
+              for r in range(1, 9) for s in ("a", "b")]
+    (found,) = stopping.widths(trials, "a", margin_pct=5, floor=8) or []
+    assert found.settled and found.pct is not None and found.pct > 3 and found.known(3)
+    assert stopping.decide([found], blocks=8, target_pct=3, ceiling=16, spent_s=80, block_s=10,
+                           budget_s=600) == stopping.DECIDED
+    (plain,) = stopping.widths(trials, "a") or []  # no margin given: the width rule alone
+    assert not plain.settled and not plain.known(3)
+    # Within ±5% but wider than ±3%: settled too ("no difference" cannot change).
+    same = [_trial(s, r, 100 * (1 + 0.01 * rng.standard_normal())) for r in range(1, 9) for s in ("a", "b")]
+    (level,) = stopping.widths(same, "a", margin_pct=5, floor=8) or []
+    assert level.settled
+    # Straddling the margin's edge: not settled.
+    edge = [_trial(s, r, (100 if s == "a" else 105) * (1 + 0.03 * rng.standard_normal()))
+            for r in range(1, 9) for s in ("a", "b")]
+    (open_,) = stopping.widths(edge, "a", margin_pct=5, floor=8) or []
+    assert not open_.settled and not open_.known(3)
+
+
+def test_a_reference_that_runs_on_for_another_ratio_adds_no_look_to_a_settled_one() -> None:
+    """Three servers, a the baseline: b/a settles at the floor; c/a does not, so block 9 holds
+    c and a. b/a pairs the same 8 blocks as before: its look is still the first, and it stays
+    settled (a later look's wider level must not reopen a ratio whose data did not change)."""
+    rng = np.random.default_rng(9)
+    trials = [_trial(s, r, {"a": 100, "b": 118, "c": 104}[s] * (1 + 0.03 * rng.standard_normal()))
+              for r in range(1, 9) for s in ("a", "b", "c")]
+    before = {w.where: w.settled for w in stopping.widths(trials, "a", margin_pct=5, floor=8) or []}
+    trials += [_trial(s, 9, 100 * (1 + 0.03 * rng.standard_normal())) for s in ("a", "c")]
+    after = {w.where: w.settled for w in stopping.widths(trials, "a", margin_pct=5, floor=8) or []}
+    assert before["b / a, w, 1 client"] and after["b / a, w, 1 client"], (before, after)

@@ -1,27 +1,35 @@
 """``repetitions: auto``: when a study has measured enough (docs/STATISTICS.md, "Stopping
 when the answer is good enough").
 
-After each block (repetition set) the study asks: is every ratio to the baseline known within
-±target? It judges the interval the report prints (the signed-rank interval of the within-block
-log ratios, Bonferroni-corrected over the report's m ratios: 1 - 0.05/m), and never below 99%
-(:func:`decide_level`): a ratio is known when that interval is within ±target, and one that has
-no such interval yet (too few blocks for the level, or no successful trial of a server) is not.
-The next block holds only the ratios not yet known, each with its reference server's point
-(:func:`widths`, teiten.blocks.next_block): each ratio stops on its own width, as the simulation
-runs it. The study stops on width, or at the ceiling, or when the next block would overrun the budget,
-and never because a test became significant: stopping on significance inflates false verdicts
-(about 12% instead of 5% here: bench/stopping_coverage.py). The reason it stopped is stored and
-printed as it was: "every ratio known" only when every ratio was.
+After the floor's blocks, and after each block after them, each ratio to the baseline is looked
+at (:func:`widths`) and stops getting blocks in one of two ways:
 
-Why never below 99%: a study that stops when its interval happens to be narrow stops more often
-when the blocks happened to agree, and the 95% interval it then prints covers less than the
-level it states for its number of blocks. Judged on the 95% interval itself, the simulation
-(bench/stopping_coverage.py: normal, t3, bimodal and drifting noise, targets ±2 to ±10%)
-found up to 1.65 points less (floor 6, ceiling 12) and 1.44 (floor 8, ceiling 16); judged on
-the 99% interval, about 1.0 point less at worst with the defaults (floor 8, ceiling 16,
-40,000 draws: 1.04 to 1.21 over four seeds, normal or drifting noise at ±5 or ±6%). The test suite
-fails when a case falls 1.5 points below (tests/unit/test_stopping_coverage.py). A study with
-one server has no ratio; its medians' intervals are judged instead.
+- **on the decision** (``Width.settled``): its interval at the level of this look lies wholly
+  beyond the margin's band [100 − m, 100 + m] or wholly inside it (teiten.analysis.verdicts.
+  settles), so that the verdict the report reads from its narrower printed interval cannot
+  change. The j-th look (1 at the floor) is judged at 1 − (1 − ℓ)/j (:func:`look_level`): each
+  look is one more chance to stop on a chance extreme, and widening by the looks keeps the
+  error rates and the printed interval's label (bench/stopping_coverage.py, asserted in
+  tests/unit/test_stopping_coverage.py). A large regression is decided at the floor.
+- **on width** (``Width.narrow``): its interval at ℓ, the level the report prints (Bonferroni
+  over its m ratios, 1 - 0.05/m) and never below 99% (:func:`decide_level`), is within ±target.
+
+A ratio with no interval at the level asked (too few blocks, no successful trial of a server)
+never stops. The next block holds only the ratios not yet stopped, each with its reference
+server's point (teiten.blocks.next_block): each ratio stops by its own interval, as the
+simulation runs it. The study stops when every ratio has (:data:`DECIDED`, or :data:`WIDTH`
+when all did on width), at the ceiling, or when the next block would overrun the budget, and
+never because a test against 100% became significant: that inflates false verdicts (about 12%
+instead of 5% here: bench/stopping_coverage.py). The reason it stopped is stored and printed as
+it was.
+
+Why the width rule judges at least 99%: a study that stops when its interval happens to be
+narrow stops more often when the blocks happened to agree, and the 95% interval it then prints
+covers less than the level it states. Judged on the 95% interval itself, the simulation found
+up to 1.65 points less (floor 6, ceiling 12) and 1.44 (floor 8, ceiling 16); judged on the 99%
+interval, about 1.0 point less at worst with the defaults. The test suite fails when a case
+falls 1.5 points below. A study with one server has no ratio; its medians' intervals are judged
+on width instead.
 
 The target is chosen with the margin of "no difference within ±m%" (teiten.spec.study.stop_target:
 0.6 m by default): the same simulation shows that two equal servers then end "no difference" in
@@ -40,6 +48,7 @@ from teiten.results import Point, TrialRecord
 DECIDE_CONFIDENCE = 0.99  # the level of the intervals the stopping rule judges
 # Why a study stopped adding blocks, or "add".
 WIDTH, CEILING, BUDGET, ADD = "width", "ceiling", "budget", "add"
+DECIDED = "decided"  # every ratio settled: beyond or within the margin, or known within ±target
 NOTHING = "nothing"  # the study measures no TPS whose interval could be judged (timed steps only)
 
 
@@ -61,8 +70,14 @@ class Width:
     pct: float | None
     where: str
     points: tuple[Point, ...]
+    settled: bool = False  # its interval at its look's level lies beyond or within the margin
 
     def known(self, target_pct: float) -> bool:
+        """Whether the ratio needs no more blocks: settled by the margin, or within ±target."""
+        return self.settled or (self.pct is not None and self.pct <= target_pct)
+
+    def narrow(self, target_pct: float) -> bool:
+        """Whether its interval is within ±target (the first way a ratio stops)."""
         return self.pct is not None and self.pct <= target_pct
 
 
@@ -82,6 +97,16 @@ def decide_level(comparisons: int, alpha: float = verdicts.ALPHA) -> float:
     Bonferroni), and at least :data:`DECIDE_CONFIDENCE` (at which the simulation shows that
     stopping on width keeps the printed interval's label)."""
     return max(DECIDE_CONFIDENCE, verdicts.family_level(comparisons, alpha))
+
+
+def look_level(decide: float, look: int) -> float:
+    """The level at which a ratio's ``look``-th look (1: at the floor, 2: one block later, ...)
+    is judged against the margin: the decide level's error divided by the number of looks
+    taken, 1 − (1 − decide) / look. Each look is one more chance to stop on a chance extreme;
+    widening by the looks keeps the printed interval's coverage and the verdicts' error rates
+    after stopping (tests/unit/test_stopping_coverage.py; docs/STATISTICS.md, "Stopping when
+    the answer is good enough")."""
+    return 1 - (1 - decide) / max(1, look)
 
 
 def widest(trials: Sequence[TrialRecord], baseline: str, confidence: float | None = None) -> Widest | None:
@@ -104,11 +129,15 @@ def widest_of(found: Sequence[Width] | None) -> Widest | None:
     return Widest(pct, where)
 
 
-def widths(trials: Sequence[TrialRecord], baseline: str, confidence: float | None = None
-           ) -> list[Width] | None:
+def widths(trials: Sequence[TrialRecord], baseline: str, confidence: float | None = None, *,
+           margin_pct: float | None = None, floor: int | None = None) -> list[Width] | None:
     """Every ratio interval to the ``baseline`` server (every median interval with one server)
     as :func:`widest` judges them, in the order of workload, clients and server; None when
-    nothing is measured by TPS."""
+    nothing is measured by TPS. With a ``margin_pct`` and the ``floor`` of blocks, each ratio
+    is also judged against the margin at its look's level (:func:`look_level`; its look is
+    the last block both its points ran, less the floor, plus one): ``settled`` when that interval
+    lies wholly beyond [100 − m, 100 + m] or wholly inside it, so that its verdict, read
+    from the narrower printed interval, cannot change with more blocks."""
     # A point whose ok trials carry no TPS is one of timed steps: nothing to judge there.
     steps = {t.point for t in trials if t.status == "ok" and t.tps is None}
     values: dict[Point, list[tuple[float, int]]] = {
@@ -135,8 +164,18 @@ def widths(trials: Sequence[TrialRecord], baseline: str, confidence: float | Non
         interval = ratio_interval([v for v, _ in rows], [v for v, _ in base], confidence=level,
                                   blocks=[r for _, r in rows], baseline_blocks=[r for _, r in base]) \
             if rows and base else None
+        settled = False
+        if interval is not None and margin_pct is not None and floor is not None:
+            # The last block both points ran: a reference that ran on for another ratio
+            # adds no look to this one.
+            look = max({r for _, r in rows} & {r for _, r in base}, default=floor) - floor + 1
+            need = look_level(level, look)
+            judged = ratio_interval([v for v, _ in rows], [v for v, _ in base], confidence=need,
+                                    blocks=[r for _, r in rows], baseline_blocks=[r for _, r in base])
+            settled = judged is not None and judged.confidence >= need - 1e-12 and \
+                verdicts.settles((judged.low, judged.high), margin_pct)
         found.append(Width(_pct(interval, level), f"{point.server} / {baseline}, "
-                           f"{point.workload}, {_clients(point.clients)}", (point, reference)))
+                           f"{point.workload}, {_clients(point.clients)}", (point, reference), settled))
     return found or None
 
 
@@ -158,16 +197,19 @@ def _pct(interval: Interval | None, confidence: float) -> float | None:
     return half_width_pct(interval.low, interval.high)
 
 
-def decide(found: Widest | None, *, blocks: int, target_pct: float, ceiling: int,
+def decide(found: Sequence[Width] | None, *, blocks: int, target_pct: float, ceiling: int,
            spent_s: float, block_s: float, budget_s: float) -> str:
-    """After ``blocks`` blocks: stop on width (every ratio within ±target), because nothing is
-    measured by TPS (``found`` None), at the ceiling, or when one more block (``block_s``, the
-    mean so far) would end after the budget; else add a block. A ratio with no interval yet
-    (no successful trial, or too few blocks for the level) is never "within ±target"."""
-    if found is None:
+    """After ``blocks`` blocks: stop on width (every ratio within ±target), on the decision
+    (every ratio within ±target or settled by the margin, at least one by the margin), because
+    nothing is measured by TPS (``found`` None), at the ceiling, or when one more block
+    (``block_s``, the mean so far) would end after the budget; else add a block. A ratio with
+    no interval yet (no successful trial, or too few blocks for the level) is never known."""
+    if not found:
         return NOTHING
-    if found.pct is not None and found.pct <= target_pct:
+    if all(w.narrow(target_pct) for w in found):
         return WIDTH
+    if all(w.known(target_pct) for w in found):
+        return DECIDED
     if blocks >= ceiling:
         return CEILING
     if spent_s + block_s > budget_s:

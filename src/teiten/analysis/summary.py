@@ -425,7 +425,8 @@ def _auto(study: Parameters, decisions: Sequence[Mapping[str, Any]],
     first = sum(1 for t in trials if t.planned.repetition == 1 and t.planned.repeat_of is None
                 and not t.planned.purpose)
     return {**(decisions[-1] if decisions else {"decision": "unfinished"}),
-            "target_pct": stop_target(rule.get("target_pct"), margin_pct(study)), "floor": rule.get("floor"),
+            "target_pct": stop_target(rule.get("target_pct"), margin_pct(study)),
+            "margin_pct": margin_pct(study), "floor": rule.get("floor"),
             "ceiling": rule.get("ceiling"),
             # a block that held only some points: one a decision added with fewer trials
             # than the first block's

@@ -113,6 +113,16 @@ def judge(interval: tuple[float, float] | None, level: float | None, *, required
     return Verdict(UNSURE, WIDE)
 
 
+def settles(interval: tuple[float, float], margin_pct: float = MARGIN_PCT) -> bool:
+    """Whether an interval (as ratios) lies wholly beyond [100 − m, 100 + m] or wholly inside
+    it, on its printed digits: then every narrower interval inside it reads the same verdict
+    (faster or slower; no difference within ±m%), which more blocks cannot change (the stopping
+    rule of repetitions: auto, teiten.analysis.stopping)."""
+    low, high = printed_pct(interval[0]), printed_pct(interval[1])
+    m = Decimal(str(margin_pct))
+    return (100 - m <= low and high <= 100 + m) or low > 100 + m or high < 100 - m
+
+
 def printed_pct(ratio: float) -> Decimal:
     """A ratio in percent as the report prints it (``1.03149`` → ``103.1``): verdicts are read
     from the printed bounds, so that a reader who checks "wholly above 100%" or "inside ±5%"

@@ -319,7 +319,8 @@ def study_rows(data: ReportData) -> list[tuple[str, str]]:
         if auto is None:
             return str(blocks)
         said = tr(f"study.auto.{auto['decision']}", lang, blocks=blocks,
-                  target=f"{auto['target_pct']:g}", floor=auto["floor"], ceiling=auto["ceiling"])
+                  target=f"{auto['target_pct']:g}", floor=auto["floor"], ceiling=auto["ceiling"],
+                  margin=f"{auto.get('margin_pct', 5):g}")
         per_point = auto.get("per_point") and blocks > (auto["floor"] or blocks)
         return said + (tr("study.auto.points", lang, floor=auto["floor"]) if per_point else "")
 
