@@ -104,6 +104,15 @@ def test_each_look_widens_the_level_the_margin_is_judged_at() -> None:
     assert stopping.look_level(0.99, 1) == pytest.approx(0.99)
     assert stopping.look_level(0.99, 4) == pytest.approx(0.9975)
     assert stopping.look_level(1 - 0.05 / 6, 1) < 1 - 2 / 2 ** 8  # reachable at a floor of 8
+    # A floor below the blocks a 99% interval needs: the first look is at 8, not at the floor
+    # (bisect's studies run floor 4), and each later look is reachable when it comes.
+    assert stopping.first_look(4, 0.99) == stopping.first_look(8, 0.99) == 8
+    assert stopping.first_look(10, 0.99) == 10
+    assert stopping.first_look(4, 0.95) == 6
+    from teiten.analysis.intervals import signed_rank_rank
+    for j in range(1, 12):
+        rank = signed_rank_rank(8 + j - 1, stopping.look_level(0.99, j))
+        assert rank is not None and rank.level >= stopping.look_level(0.99, j)
 
 
 def test_the_vectorised_reading_is_the_reports() -> None:

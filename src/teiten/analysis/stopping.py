@@ -38,11 +38,19 @@ most studies, and that a true difference of 2m is almost never called "no differ
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from teiten.analysis import verdicts
-from teiten.analysis.intervals import Interval, median_interval, ratio_interval
+from teiten.analysis.intervals import (
+    Interval,
+    Rank,
+    median_interval,
+    median_rank,
+    ratio_interval,
+    signed_rank_rank,
+)
 from teiten.results import Point, TrialRecord
 
 DECIDE_CONFIDENCE = 0.99  # the level of the intervals the stopping rule judges
@@ -109,6 +117,20 @@ def look_level(decide: float, look: int) -> float:
     return 1 - (1 - decide) / max(1, look)
 
 
+@functools.cache
+def first_look(floor: int, level: float) -> int:
+    """The block of a ratio's first look: the floor, or the fewest paired blocks whose intervals
+    (signed-rank and sign test) reach ``level`` at all, if later (8 for 99%). A block before it
+    is no look: nothing could stop there, so it widens no later one."""
+    def reaches(rank: Rank | None) -> bool:
+        return rank is not None and rank.level >= level - 1e-12
+
+    n = max(floor, 2)
+    while not (reaches(signed_rank_rank(n, level)) and reaches(median_rank(n, level))):
+        n += 1
+    return n
+
+
 def widest(trials: Sequence[TrialRecord], baseline: str, confidence: float | None = None) -> Widest | None:
     """The widest ratio interval to the ``baseline`` server over every point of the measured
     (TPS) workloads, judged at ``confidence`` (default: :func:`decide_level` of the study's
@@ -135,7 +157,8 @@ def widths(trials: Sequence[TrialRecord], baseline: str, confidence: float | Non
     as :func:`widest` judges them, in the order of workload, clients and server; None when
     nothing is measured by TPS. With a ``margin_pct`` and the ``floor`` of blocks, each ratio
     is also judged against the margin at its look's level (:func:`look_level`; its look is
-    the last block both its points ran, less the floor, plus one): ``settled`` when that interval
+    the last block both its points ran, less the block of its first look, plus one:
+    :func:`first_look`): ``settled`` when that interval
     lies wholly beyond [100 − m, 100 + m] or wholly inside it, so that its verdict, read
     from the narrower printed interval, cannot change with more blocks."""
     # A point whose ok trials carry no TPS is one of timed steps: nothing to judge there.
@@ -168,7 +191,8 @@ def widths(trials: Sequence[TrialRecord], baseline: str, confidence: float | Non
         if interval is not None and margin_pct is not None and floor is not None:
             # The last block both points ran: a reference that ran on for another ratio
             # adds no look to this one.
-            look = max({r for _, r in rows} & {r for _, r in base}, default=floor) - floor + 1
+            last = max({r for _, r in rows} & {r for _, r in base}, default=floor)
+            look = last - first_look(floor, level) + 1
             need = look_level(level, look)
             judged = ratio_interval([v for v, _ in rows], [v for v, _ in base], confidence=need,
                                     blocks=[r for _, r in rows], baseline_blocks=[r for _, r in base])
