@@ -45,16 +45,18 @@ def main(argv: list[str] | None = None) -> None:
     bindir = install(args.major).bindir
     account = pwd.getpwnam("postgres") if os.geteuid() == 0 else pwd.getpwuid(os.geteuid())
 
-    def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    def run(argv: list[str], given: str | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(argv, user=account.pw_uid, group=account.pw_gid, capture_output=True,
-                              text=True, check=True)
+                              text=True, check=True, input=given)
 
     with tempfile.TemporaryDirectory(prefix="bench-placement-") as tmp:
         os.chown(tmp, account.pw_uid, account.pw_gid)
         data, sock = Path(tmp) / "data", tmp
         run([str(bindir / "initdb"), "-D", str(data), "-A", "trust"])
-        with (data / "postgresql.conf").open("a") as f:
-            f.write(f"port={PORT}\nunix_socket_directories='{sock}'\nshared_buffers=512MB\n")
+        # The data directory is the server account's: it appends the settings itself, so that
+        # root never writes through a path another account can change.
+        run(["tee", "-a", str(data / "postgresql.conf")],
+            f"port={PORT}\nunix_socket_directories='{sock}'\nshared_buffers=512MB\n")
         pg_ctl = [str(bindir / "pg_ctl"), "-D", str(data), "-w", "-l", f"{tmp}/log"]
         conn = ["-h", sock, "-p", PORT, "postgres"]
         run([*pg_ctl, "start"])
