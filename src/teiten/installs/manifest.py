@@ -1,22 +1,57 @@
-"""What an install teiten made holds, so that a damaged one is caught before it is used.
+"""What an install teiten made holds, so that a damaged or altered one is refused before root
+runs or loads anything from it.
 
 When teiten makes an install (PyPI, Maven, npm, a source build) it writes, last,
-``.teiten-manifest.json``: every regular file's path (relative to the install), size and
-SHA-256, and every symlink's target. Sizes are checked (stat only, about 10 ms) every time
-the install is looked up; hashes (0.1 to 0.3 s for an install of 30 to 60 MB) before a
-study's first trial and by ``teiten installs --verify``. Installs teiten did not make (the
-system's packages, a bindir on PATH) have no manifest and are never hashed.
+``.teiten-manifest.json`` (format 2): the install's owner (uid, gid), and every entry under it,
+its top directory included: each directory's and regular file's mode (all of st_mode's
+permission bits, setuid, setgid and sticky among them) and owner, each file's size and
+SHA-256, each symlink's target. Before writing it, teiten takes the group and other write bits
+off every entry: an install must not be writable by any account but its owner's.
 
-An install made before teiten kept manifests gets one at its first check, from its files as
-they are then: nothing it was downloaded from is kept to check them against, and refusing it
-would make every cached install a download again. From then on it is checked like any other.
+Every time the install is looked up the whole tree is walked, stat only (``lstat`` of every
+entry, ``readlink`` of every link: about 20 ms for the 1,400 entries of PyPI's 17.11, as long
+as the sizes-only check before format 2 took, 8 to 60 ms for the 1,000 to 1,900 entries of
+other installs on a busy 2-CPU machine); before a study's first trial and by ``teiten
+installs --verify`` the files are hashed too (0.1 to 0.3 s for 30 to 60 MB). Either refuses,
+naming the first bad path:
+
+- an entry added (a ``lib/libcrypto.so.3`` that the dynamic loader would find first through
+  pgbench's RUNPATH ``$ORIGIN/../lib``) or missing; one whose type changed;
+- a mode that changed (``chmod u+s bin/pgbench``), and group or other write on any entry even
+  where the manifest recorded it;
+- an owner that changed (another account's file put in place with the same content), and an
+  install whose owner is neither root nor the account teiten runs as: root runs only what
+  root (or it) made;
+- a size, a link target, and when hashing a SHA-256 that differs.
+
+teiten's own records at the top (the manifest, ``teiten-install.json``, the ownership marker,
+and a manifest being written) are not listed, so that teiten may rewrite them; each must be a
+regular file of the install's owner, not writable by others, without setuid or setgid.
+
+An install teiten made that has no manifest is refused, with the command that makes it again:
+deleting the manifest must not make an install trusted, and nothing else vouches for its files.
+Installs teiten did not make (the system's packages, a bindir on PATH) have no manifest and are
+never hashed.
+
+Installs made before format 2 have a format-1 manifest: the size and SHA-256 of every regular
+file and the target of every symlink, without directories, modes or owners. Such an install is
+still used, checked as it is and never rewritten: its manifest lists every file and link it
+may hold, so an added, missing or changed one is refused as above, and what format 1 does not
+record is held to rules instead, every time: every entry is the install's owner's (root's or
+the invoking account's), none is writable by group or others, none has setuid or setgid, and
+only a directory may be there unlisted. No other account can change such an install without
+breaking one of these rules, which is what format 2's records of modes and owners protect too.
+It is not upgraded in place: a check that writes would change the install's identity (a VM
+image or root filesystem built from an install is named after its manifest's bytes, and would
+be built again) and would fail on a cache this account may only read. ``teiten install
+--force`` gives it a format-2 manifest. Format 2 keeps format 1's ``files`` (with more keys in
+each) and ``links`` as they were, so that an older teiten sharing the cache still reads it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import shlex
 import stat
@@ -27,16 +62,21 @@ from pathlib import Path
 from typing import Any
 
 from teiten import paths
+from teiten.errors import InstallError
 from teiten.installs.source_key import PRESETS
-
-log = logging.getLogger(__name__)
 
 MANIFEST = ".teiten-manifest.json"
 METADATA = "teiten-install.json"
 # teiten's own records in an install are not what it installed: left out of the manifest,
 # so that teiten may add to them later without the install looking damaged.
 _OWN = frozenset({MANIFEST, METADATA, paths.MARKER})
-_FORMAT = 1
+_FORMAT = 2
+_FORMATS = (1, 2)  # the formats this teiten reads (see the module docstring for format 1)
+_OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
+_SET_ID = stat.S_ISUID | stat.S_ISGID
+_KINDS = {stat.S_IFREG: "file", stat.S_IFDIR: "directory", stat.S_IFLNK: "link",
+          stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket", stat.S_IFCHR: "character device",
+          stat.S_IFBLK: "block device"}
 
 
 def made_by_teiten(prefix: Path) -> bool:
@@ -44,29 +84,77 @@ def made_by_teiten(prefix: Path) -> bool:
     return (prefix / METADATA).is_file()
 
 
+def _own(rel: str) -> bool:
+    """``rel`` is one of teiten's own records at the top of an install (or a manifest being
+    written: ``.teiten-manifest.json.<pid>``)."""
+    return rel in _OWN or (rel.startswith(f"{MANIFEST}.") and "/" not in rel)
+
+
+def _kind(st: os.stat_result) -> str:
+    return _KINDS.get(stat.S_IFMT(st.st_mode), "special file")
+
+
+def _tree(prefix: Path) -> dict[str, os.stat_result]:
+    """Every entry of ``prefix`` by its path relative to it ("." for ``prefix`` itself), as
+    lstat sees it: links are not followed, and the tree is read to the bottom."""
+    found = {".": os.lstat(prefix)}
+    if not stat.S_ISDIR(found["."].st_mode):
+        return found
+    pending = [("", os.fspath(prefix))]
+    while pending:
+        above, directory = pending.pop()
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                rel = above + entry.name
+                st = entry.stat(follow_symlinks=False)
+                found[rel] = st
+                if stat.S_ISDIR(st.st_mode):
+                    pending.append((rel + "/", entry.path))
+    return found
+
+
+def _attributes(st: os.stat_result) -> dict[str, int]:
+    return {"mode": stat.S_IMODE(st.st_mode), "uid": st.st_uid, "gid": st.st_gid}
+
+
 def record(prefix: Path) -> dict[str, Any]:
-    """The manifest of the install in ``prefix``, read from its files now."""
-    files: dict[str, dict[str, object]] = {}
+    """The manifest of the install in ``prefix``, read from its entries now."""
+    tree = _tree(prefix)
+    files: dict[str, dict[str, Any]] = {}
     links: dict[str, str] = {}
-    for directory, dirs, names in os.walk(prefix):
-        dirs.sort()
-        for name in [*dirs, *names]:
-            path = os.path.join(directory, name)
-            rel = os.path.relpath(path, prefix)
-            st = os.lstat(path)
-            if stat.S_ISLNK(st.st_mode):
-                links[rel] = os.readlink(path)
-            elif stat.S_ISREG(st.st_mode) and rel not in _OWN and not rel.startswith(f"{MANIFEST}."):
-                files[rel] = {"size": st.st_size, "sha256": _sha256(path)}
-    return {"format": _FORMAT, "algorithm": "sha256", "files": files, "links": links}
+    dirs: dict[str, dict[str, int]] = {}
+    for rel in sorted(tree):
+        st = tree[rel]
+        kind = _kind(st)
+        if _own(rel):
+            continue
+        if kind == "link":
+            links[rel] = os.readlink(prefix / rel)
+        elif kind == "file":
+            files[rel] = {"size": st.st_size, "sha256": _sha256(os.path.join(prefix, rel)),
+                          **_attributes(st)}
+        elif kind == "directory":
+            dirs[rel] = _attributes(st)
+        else:
+            raise InstallError(f"{prefix / rel} is a {kind}; an install holds only files, "
+                               "directories and links")
+    top = tree["."]
+    return {"format": _FORMAT, "algorithm": "sha256", "owner": {"uid": top.st_uid, "gid": top.st_gid},
+            "files": files, "links": links, "dirs": dirs}
 
 
 def write(prefix: Path) -> dict[str, Any]:
-    """Write the manifest of ``prefix`` (in one step: a reader sees all of it or none)."""
+    """Take group and other write off every entry of ``prefix`` (teiten's, not yet in its
+    place), then write its manifest (in one step: a reader sees all of it or none)."""
+    for rel, st in _tree(prefix).items():
+        if not stat.S_ISLNK(st.st_mode) and st.st_mode & _OTHERS_WRITE:
+            os.chmod(prefix / rel, stat.S_IMODE(st.st_mode) & ~_OTHERS_WRITE)
     manifest = record(prefix)
     part = prefix / f"{MANIFEST}.{os.getpid()}"  # another teiten may write it at once
-    part.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    part.chmod(0o644)
+    fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w") as f:
+        os.fchmod(f.fileno(), 0o644)
+        f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     part.rename(prefix / MANIFEST)
     return manifest
 
@@ -74,71 +162,124 @@ def write(prefix: Path) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Checked:
     """What checking an install found: ``problem`` is the first difference from its
-    manifest, in words ("bin/pgbench is 0 bytes, its manifest says 1093472"), or None."""
+    manifest, in words ("bin/pgbench has mode 4755, its manifest says 0755"), or None.
+    ``files`` and ``size``: the regular files the manifest lists, and their bytes."""
 
     files: int
     size: int
     seconds: float
     problem: str | None
-    written: bool = False  # the manifest was written by this check (an install from before)
-    unchecked: bool = False  # no manifest, and none could be written: nothing was checked
+    # Never set since format 2 (an install without a manifest is refused, none is written
+    # at a check); kept for what reads them (teiten installs --verify).
+    written: bool = False
+    unchecked: bool = False
+
+
+class _Refused(Exception):
+    """The first problem found; its text is the problem."""
 
 
 def check(prefix: Path, *, hashes: bool) -> Checked:
-    """Compare the files of ``prefix`` with its manifest: sizes, symlink targets, and with
-    ``hashes`` their SHA-256 too. An install without a manifest gets one now (module
-    docstring); one that cannot be written (the cache is not ours to write) is not checked."""
+    """Compare the entries of ``prefix`` with its manifest (module docstring): type, mode,
+    owner, size and link target of every entry, and with ``hashes`` the SHA-256 of every
+    file too."""
     began = time.monotonic()
+    files: Mapping[str, Mapping[str, Any]] = {}
     try:
-        manifest = json.loads((prefix / MANIFEST).read_text())
-        files: dict[str, dict[str, Any]] = manifest["files"]
-        links: dict[str, str] = manifest["links"]
+        manifest = _load(prefix)
+        files = manifest["files"]
+        _compare(prefix, manifest, _tree(prefix), hashes=hashes)
+        problem = None
+    except _Refused as refused:
+        problem = str(refused)
+    except OSError as exc:
+        problem = f"{exc.filename or prefix} cannot be read ({exc.strerror})"
+    size = sum(int(f["size"]) for f in files.values())
+    return Checked(len(files), size, time.monotonic() - began, problem)
+
+
+def _load(prefix: Path) -> dict[str, Any]:
+    try:
+        fd = os.open(prefix / MANIFEST, os.O_RDONLY | os.O_NOFOLLOW)
     except FileNotFoundError:
-        try:
-            files = write(prefix)["files"]
-        except OSError as exc:
-            log.info("%s has no %s and cannot get one (%s): not checked", prefix, MANIFEST, exc)
-            return Checked(0, 0, time.monotonic() - began, None, unchecked=True)
-        log.info("%s was made before teiten kept manifests: its files are recorded as they are "
-                 "now, and checked from now on", prefix)
-        return Checked(len(files), sum(int(f["size"]) for f in files.values()),
-                       time.monotonic() - began, None, written=True)
+        raise _Refused(f"it has no {MANIFEST}, which teiten writes into every install it makes "
+                       "(without it nothing vouches for its files)") from None
+    except OSError as exc:
+        raise _Refused(f"its {MANIFEST} cannot be opened ({exc.strerror})") from None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            manifest = json.loads(f.read())
+        form = manifest["format"]
+        if form not in _FORMATS:
+            raise _Refused(f"its {MANIFEST} is of format {form}, which this teiten does not read")
+        for key in ("files", "links", *(("dirs", "owner") if form >= 2 else ())):
+            if not isinstance(manifest[key], dict):
+                raise TypeError(f"{key} is not an object")
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        return Checked(0, 0, time.monotonic() - began, f"its {MANIFEST} cannot be read ({exc})")
-    problem = _first_problem(prefix, files, links, hashes=hashes)
-    return Checked(len(files), sum(int(f["size"]) for f in files.values()),
-                   time.monotonic() - began, problem)
+        raise _Refused(f"its {MANIFEST} cannot be read ({exc})") from None
+    return manifest
 
 
-def _first_problem(prefix: Path, files: Mapping[str, Mapping[str, Any]], links: Mapping[str, str],
-                   *, hashes: bool) -> str | None:
-    for rel in sorted(links):
-        try:
-            target = os.readlink(prefix / rel)
-        except FileNotFoundError:
-            return f"the link {rel} is missing"
-        except OSError:
-            return f"{rel} is no longer a link (to {links[rel]})"
-        if target != links[rel]:
-            return f"the link {rel} points to {target}, its manifest says {links[rel]}"
-    for rel in sorted(files):  # sizes first, all of them: cheap, and the usual damage
-        try:
-            st = os.lstat(prefix / rel)
-        except OSError:
-            return f"{rel} is missing"
-        if not stat.S_ISREG(st.st_mode):
-            return f"{rel} is no longer a regular file"
-        if st.st_size != files[rel]["size"]:
-            return f"{rel} is {st.st_size} bytes, its manifest says {files[rel]['size']}"
+def _compare(prefix: Path, manifest: Mapping[str, Any], tree: Mapping[str, os.stat_result],
+             *, hashes: bool) -> None:
+    """Raise :class:`_Refused` for the first bad entry in path order (every entry's stat
+    first: cheap, and the usual damage), then for the first file whose SHA-256 differs."""
+    files: Mapping[str, Mapping[str, Any]] = manifest["files"]
+    links: Mapping[str, str] = manifest["links"]
+    legacy = manifest["format"] == 1
+    dirs: Mapping[str, Mapping[str, int]] = {} if legacy else manifest["dirs"]
+    top = tree["."]
+    owner = (top.st_uid, top.st_gid) if legacy else (manifest["owner"]["uid"], manifest["owner"]["gid"])
+    me = os.geteuid()
+    if owner[0] not in (0, me):
+        whose = "root's" if me == 0 else f"root's or its own (uid {me})"
+        raise _Refused(f"it belongs to uid {owner[0]}, and teiten uses only installs that are "
+                       f"{whose}, which no other account can change")
+    listed = {**dict.fromkeys(dirs, "directory"), **dict.fromkeys(files, "file"),
+              **dict.fromkeys(links, "link")}
+    for rel in sorted(tree.keys() | listed.keys()):
+        st = tree.get(rel)
+        name = "its top directory" if rel == "." else rel
+        want = "file" if _own(rel) else listed.get(rel)
+        if st is None:
+            raise _Refused(f"{'the link ' if want == 'link' else ''}{rel} is missing")
+        kind = _kind(st)
+        if want is None and not (legacy and kind == "directory"):  # format 1 lists no directory
+            raise _Refused(f"{rel} is not in its manifest (a {kind} added since it was installed)")
+        if want is not None and kind != want:
+            raise _Refused(f"{name} is a {kind}, its manifest says a {want}")
+        mode = stat.S_IMODE(st.st_mode)
+        if kind != "link" and mode & _OTHERS_WRITE:
+            raise _Refused(f"{name} is writable by other accounts (mode {mode:04o})")
+        recorded = (None if legacy or _own(rel) else files.get(rel) if kind == "file" else
+                    dirs.get(rel) if kind == "directory" else None)
+        if recorded is not None:
+            if (st.st_uid, st.st_gid) != (recorded["uid"], recorded["gid"]):
+                raise _Refused(f"{name} belongs to {st.st_uid}:{st.st_gid}, its manifest says "
+                               f"{recorded['uid']}:{recorded['gid']}")
+            if mode != recorded["mode"]:
+                raise _Refused(f"{name} has mode {mode:04o}, its manifest says {recorded['mode']:04o}")
+        else:  # not recorded (a link, teiten's own records, format 1): held to the rules
+            if st.st_uid != owner[0] or (not legacy and st.st_gid != owner[1]):
+                theirs, its = ((f"uid {st.st_uid}", f"uid {owner[0]}") if legacy else
+                               (f"{st.st_uid}:{st.st_gid}", f"{owner[0]}:{owner[1]}"))
+                raise _Refused(f"{name} belongs to {theirs}, the install to {its}")
+            if kind != "link" and mode & _SET_ID:
+                raise _Refused(f"{name} has mode {mode:04o} (setuid or setgid), which no install "
+                               "teiten makes has")
+        if kind == "file" and not _own(rel) and st.st_size != files[rel]["size"]:
+            raise _Refused(f"{rel} is {st.st_size} bytes, its manifest says {files[rel]['size']}")
+        if kind == "link" and (target := os.readlink(prefix / rel)) != links[rel]:
+            raise _Refused(f"the link {rel} points to {target}, its manifest says {links[rel]}")
     if hashes:
         for rel in sorted(files):
             try:
-                digest = _sha256(str(prefix / rel))
+                digest = _sha256(os.path.join(prefix, rel))
             except OSError as exc:
-                return f"{rel} cannot be read ({exc.strerror})"
+                raise _Refused(f"{rel} cannot be read ({exc.strerror})") from None
             if digest != files[rel]["sha256"]:
-                return f"{rel} has the size its manifest says but not its SHA-256 (changed in place)"
-    return None
+                raise _Refused(f"{rel} has the size its manifest says but not its SHA-256 "
+                               "(changed in place)")
 
 
 def _sha256(path: str) -> str:
@@ -149,9 +290,10 @@ def _sha256(path: str) -> str:
 
 def damage(prefix: Path, problem: str, *, hashes: bool) -> str:
     """The one line that says an install is damaged, what was checked, and how to reinstall."""
-    how = "sizes and SHA-256" if hashes else "sizes"
-    return (f"install {prefix.name} ({prefix}) is damaged: {problem} (checked: the {how} of its "
-            f"files against {MANIFEST}); reinstall it with '{reinstall_command(prefix)}'")
+    how = "size and SHA-256" if hashes else "and size"
+    return (f"install {prefix.name} ({prefix}) is damaged: {problem} (checked: the type, mode, "
+            f"owner{',' if hashes else ''} {how} of every entry against {MANIFEST}); reinstall it "
+            f"with '{reinstall_command(prefix)}'")
 
 
 def reinstall_command(prefix: Path) -> str:
