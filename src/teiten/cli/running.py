@@ -72,7 +72,7 @@ def finish(store: Store, study_id: int, counts: dict[str, int], args: argparse.N
     if not args.no_report:
         out = Path(args.report) if args.report else store.address.report_dir()
         written = write_study_report(store, study_id, out, lang=getattr(args, "lang", "en"),
-                                     overwrite=args.overwrite)
+                                     overwrite=args.overwrite, option="--report")
         print(f"teiten: report: {written['html']} (and {written['markdown'].name})",
               file=sys.stderr)
     if total and not counts.get("ok"):

@@ -34,8 +34,9 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     print(shown.text(found, args.lang), end="")
     if args.out:
         out = Path(args.out)
-        outdir.claim(out, overwrite=args.overwrite)
-        for path in shown.write(found, out, args.lang, now()).values():
+        with outdir.claim(out, overwrite=args.overwrite) as claimed:
+            written = shown.write(found, claimed, args.lang, now())
+        for path in written.values():
             print(f"teiten: wrote {path}")
     return 0
 

@@ -79,10 +79,17 @@ def app_runs(trials: Sequence[TrialRecord], found: Details) -> AppRuns:
     return out
 
 
-def write_flamegraphs(trials: Sequence[TrialRecord], profiles: Details, out_dir: Path,
-                      baseline: str) -> tuple[Graphs, Graphs]:
+def write_flamegraphs(trials: Sequence[TrialRecord], profiles: Details,
+                      out_dir: Path | outdir.Writer, baseline: str) -> tuple[Graphs, Graphs]:
     """Write each stored flame graph, and a differential one against the baseline server
-    wherever both were profiled at the same point. Returns their relative paths."""
+    wherever both were profiled at the same point (through :class:`outdir.Writer`). Returns
+    their relative paths."""
+    with outdir.opened(out_dir) as out:
+        return _write_flamegraphs(trials, profiles, out, baseline)
+
+
+def _write_flamegraphs(trials: Sequence[TrialRecord], profiles: Details, out: outdir.Writer,
+                       baseline: str) -> tuple[Graphs, Graphs]:
     folded: dict[Point, str] = {}
     graphs: dict[Point, str] = {}
     diffs: dict[Point, str] = {}
@@ -94,8 +101,7 @@ def write_flamegraphs(trials: Sequence[TrialRecord], profiles: Details, out_dir:
         folded[at] = prof.get("folded") or ""
         if prof.get("svg"):
             rel = f"flamegraphs/{_safe(at.server)}-{_safe(at.workload)}-c{at.clients}.svg"
-            (out_dir / "flamegraphs").mkdir(parents=True, exist_ok=True)
-            (out_dir / rel).write_text(prof["svg"])
+            out.write_text(rel, prof["svg"])
             graphs[at] = rel
     for at, stacks in folded.items():
         base = folded.get(replace(at, server=baseline))
@@ -106,17 +112,23 @@ def write_flamegraphs(trials: Sequence[TrialRecord], profiles: Details, out_dir:
         if svg:
             rel = (f"flamegraphs/diff-{_safe(baseline)}-vs-{_safe(at.server)}-{_safe(at.workload)}"
                    f"-c{at.clients}.svg")
-            (out_dir / rel).write_text(svg)
+            out.write_text(rel, svg)
             diffs[at] = rel
     return graphs, diffs
 
 
 def change_graphs(data: ReportData, trials: Sequence[TrialRecord], profiles: Details,
-                  out_dir: Path) -> ReportData:
+                  out_dir: Path | outdir.Writer) -> ReportData:
     """For every change point of a line of versions, the differential flame graph from the
     version before to the version after, where both were profiled at one client count of
     the workload (the change's own, else the first both share): written beside the report
     and named in the change's note (issue 19)."""
+    with outdir.opened(out_dir) as out:
+        return _change_graphs(data, trials, profiles, out)
+
+
+def _change_graphs(data: ReportData, trials: Sequence[TrialRecord], profiles: Details,
+                   out: outdir.Writer) -> ReportData:
     folded = {t.point: prof["folded"] for t in trials
               if (prof := profiles.get(t.trial_id)) and prof.get("folded")}
     sections = []
@@ -136,8 +148,7 @@ def change_graphs(data: ReportData, trials: Sequence[TrialRecord], profiles: Det
             if svg:
                 rel = (f"flamegraphs/change-{_safe(c.before)}-to-{_safe(c.after)}-"
                        f"{_safe(sec.workload)}-c{clients}.svg")
-                (out_dir / "flamegraphs").mkdir(parents=True, exist_ok=True)
-                (out_dir / rel).write_text(svg)
+                out.write_text(rel, svg)
                 c = replace(c, graph=rel, graph_clients=clients)
             changes.append(c)
         sections.append(replace(sec, history=replace(sec.history, changes=tuple(changes))))
@@ -214,19 +225,22 @@ def _pairs(names: list[str], degradations: list[tuple[str, str]]) -> list[tuple[
     return degradations
 
 
-def _finish(data: ReportData, pairs: list[tuple[str, str]], out_dir: Path) -> dict[str, Path]:
+def _finish(data: ReportData, pairs: list[tuple[str, str]], out: outdir.Writer
+            ) -> dict[str, Path]:
     if pairs:
         data = replace(data, sections=tuple(
             replace(sec, degradations=tuple(degradation(sec, a, b) for a, b in pairs))
             for sec in data.sections))
-    return write_report(data, out_dir)
+    return write_report(data, out)
 
 
 def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str = "en",
                        degradations: list[tuple[str, str]] | None = None,
-                       exclude_rampup: bool = False, overwrite: bool = False) -> dict[str, Path]:
+                       exclude_rampup: bool = False, overwrite: bool = False,
+                       option: str = "--out") -> dict[str, Path]:
     """Write report.md and report.html for one study of ``store`` into ``out_dir``: a new or
-    empty directory, or teiten's report directory, unless ``overwrite`` (:mod:`.outdir`)."""
+    empty directory, or teiten's report directory, unless ``overwrite``; never one that
+    another account could change (:mod:`.outdir`, whose refusals name ``option``)."""
     data = study_data(store, study_id)
     study = data.study
     names = [s.name for s in study.servers]
@@ -236,10 +250,17 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
             beside = {b for _, b in degradations}
             degradations = [(names[0], n) for n in names[1:] if n not in beside] + degradations
     pairs = _pairs(names, degradations or [])
-    outdir.claim(out_dir, overwrite=overwrite)
+    with outdir.claim(out_dir, overwrite=overwrite, option=option) as out:
+        return _study_report(store, study_id, data, pairs, out, lang=lang,
+                             exclude_rampup=exclude_rampup)
+
+
+def _study_report(store: Store, study_id: int, data: StudyData, pairs: list[tuple[str, str]],
+                  out: outdir.Writer, *, lang: str, exclude_rampup: bool) -> dict[str, Path]:
+    study = data.study
     profiles = store.details_of_kind(study_id, "profile")
     every = store.study_results(study_id)  # with the profile trials run after the blocks
-    graphs, diffs = write_flamegraphs(every.trials, profiles, out_dir, study.servers[0].name)
+    graphs, diffs = write_flamegraphs(every.trials, profiles, out, study.servers[0].name)
     data = replace(data, hot=hot_spots(every.trials, profiles),
                    locks=lwlock_runs(study.trials, store.details_of_kind(study_id, "lwlock")),
                    graphs=graphs, graph_diffs=diffs,
@@ -248,11 +269,11 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
                             exclude_rampup=exclude_rampup,
                             extra_notices=profiles_without_graphs(store, every, profiles))
     found = replace(report_data(data, options), machine_time=study_machine_time(store, every))
-    found = change_graphs(found, every.trials, profiles, out_dir)
+    found = change_graphs(found, every.trials, profiles, out)
     after = {(t.planned.workload, t.planned.clients) for t in every.trials if t.planned.purpose}
     found = replace(found, sections=tuple(replace(sec, profiled_after=tuple(sorted(
         c for w, c in after if w == sec.workload))) for sec in found.sections))
-    return _finish(found, pairs, out_dir)
+    return _finish(found, pairs, out)
 
 
 def profiles_without_graphs(store: Store, study: StudyResults, profiles: Details
@@ -331,8 +352,8 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
                              allow_different_parameters=allow_different_parameters,
                              exclude_rampup=exclude_rampup)
     pairs = _pairs([s.name for s in data.study.servers], degradations or [])
-    outdir.claim(out_dir, overwrite=overwrite)
-    return _finish(report_data(data, options), pairs, out_dir)
+    with outdir.claim(out_dir, overwrite=overwrite) as out:
+        return _finish(report_data(data, options), pairs, out)
 
 
 def compared(gathered: list[StudyData], store_path: str, *, lang: str = "en",

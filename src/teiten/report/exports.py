@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from teiten.analysis.model import ReportData, WorkloadSection
+from teiten.report import outdir
 from teiten.report.cells import Context, DataTable
 from teiten.report.columns import (  # noqa: F401 - their home before teiten.report.columns
     APP_COLUMNS,
@@ -136,17 +137,14 @@ def json_text(data: ReportData, tables: list[DataTable]) -> str:
     return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
 
 
-def write_tables(data: ReportData, out_dir: Path) -> dict[str, Path]:
-    """Write ``tables/*.csv`` and ``tables.json``; returns ``{"csv:<name>": path, ...,
-    "json": path}``."""
+def write_tables(data: ReportData, out_dir: Path | outdir.Writer) -> dict[str, Path]:
+    """Write ``tables/*.csv`` and ``tables.json`` (through :class:`outdir.Writer`); returns
+    ``{"csv:<name>": path, ..., "json": path}``."""
     tables = ordered(data)
-    (out_dir / "tables").mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
-    for t in tables:
-        path = out_dir / t.file
-        path.write_text(csv_text(t), encoding="utf-8")
-        written[f"csv:{t.name}"] = path
-    path = out_dir / "tables.json"
-    path.write_text(json_text(data, tables), encoding="utf-8")
-    written["json"] = path
+    with outdir.opened(out_dir) as out:
+        out.sub("tables")
+        for t in tables:
+            written[f"csv:{t.name}"] = out.write_text(t.file, csv_text(t))
+        written["json"] = out.write_text("tables.json", json_text(data, tables))
     return written

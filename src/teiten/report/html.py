@@ -20,6 +20,7 @@ from pathlib import Path
 from teiten import __version__
 from teiten.analysis.cycle import MachineTime
 from teiten.analysis.model import ReportData, WorkloadSection
+from teiten.report import outdir
 from teiten.report.activity import (
     DeviceTable,
     chart_data,
@@ -150,11 +151,10 @@ def render_html(data: ReportData) -> str:
     return "\n".join(out)
 
 
-def write_html(data: ReportData, out_dir: Path) -> Path:
-    """Write ``out_dir/report.html`` (the directory must exist) and return its path."""
-    path = out_dir / "report.html"
-    path.write_text(render_html(data), encoding="utf-8")
-    return path
+def write_html(data: ReportData, out_dir: Path | outdir.Writer) -> Path:
+    """Write ``out_dir/report.html`` (through :class:`outdir.Writer`) and return its path."""
+    with outdir.opened(out_dir) as out:
+        return out.write_text("report.html", render_html(data))
 
 
 def _section(section: WorkloadSection, index: int, ctx: Context) -> list[str]:

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from teiten import __version__
 from teiten.analysis.model import ReportData, WorkloadSection
+from teiten.report import outdir
 from teiten.report.activity import (
     chart_data,
     cpu_bars,
@@ -43,14 +44,19 @@ from teiten.report.tables import (
 )
 
 
-def render_markdown(data: ReportData, out_dir: Path) -> Path:
-    """Write ``out_dir/report.md`` and ``out_dir/charts/<workload>-{tps,latency,ratio}.svg``.
+def render_markdown(data: ReportData, out_dir: Path | outdir.Writer) -> Path:
+    """Write ``out_dir/report.md`` and ``out_dir/charts/<workload>-{tps,latency,ratio}.svg``
+    (through :class:`outdir.Writer`).
 
     Workloads with monitor data also get ``charts/<workload>-{cpu,waits}.svg``.
     """
+    with outdir.opened(out_dir) as out:
+        out.sub("charts")
+        return _render_markdown(data, out)
+
+
+def _render_markdown(data: ReportData, out: outdir.Writer) -> Path:
     lang = data.lang
-    charts_dir = out_dir / "charts"
-    charts_dir.mkdir(parents=True, exist_ok=True)
     lines = [f"# {md(tr('report.title', lang, study=data.study))}", ""]
     if data.description:
         lines += [md(data.description), ""]
@@ -74,7 +80,7 @@ def render_markdown(data: ReportData, out_dir: Path) -> Path:
         tr("status.none", lang)]
 
     for section, at in sections(data):
-        lines += _section(section, charts_dir, at)
+        lines += _section(section, out, at)
     if data.series:
         lines += _trials(data)
 
@@ -104,9 +110,7 @@ def render_markdown(data: ReportData, out_dir: Path) -> Path:
             tr("server.settings.none", lang)]
     lines += ["", "---", "", tr("footer", lang, version=__version__), ""]
 
-    path = out_dir / "report.md"
-    path.write_text("\n".join(lines), encoding="utf-8")
-    return path
+    return out.write_text("report.md", "\n".join(lines))
 
 
 def md(text: str) -> str:
@@ -116,7 +120,7 @@ def md(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def _section(section: WorkloadSection, charts_dir: Path, ctx: Context) -> list[str]:
+def _section(section: WorkloadSection, out: outdir.Writer, ctx: Context) -> list[str]:
     lang, stem = ctx.lang, ctx.stem
     lines = ["", f"## {md(workload_heading(section.workload, lang))}", ""]
     if section.description:
@@ -129,7 +133,7 @@ def _section(section: WorkloadSection, charts_dir: Path, ctx: Context) -> list[s
         lines.append("")
     for kind, title, svg in workload_charts(section, ctx):
         name = f"{stem}-{kind}.svg"
-        (charts_dir / name).write_text(svg + "\n", encoding="utf-8")
+        out.write_text(f"charts/{name}", svg + "\n")
         lines.append(f"![{md(title)}](charts/{quote(name)})")
     if section.suite is None:
         lines += ["", f"*{md(tr('chart.note', lang, conf=ctx.conf))}*"]
@@ -137,7 +141,7 @@ def _section(section: WorkloadSection, charts_dir: Path, ctx: Context) -> list[s
         lines += _table_lines(table, lang)
     lines += ["", _download_line(section_data(section, ctx), lang)]
     if has_activity(section):
-        lines += _activity_lines(section, charts_dir, ctx)
+        lines += _activity_lines(section, out, ctx)
     return lines
 
 
@@ -178,7 +182,7 @@ def _trials(data: ReportData) -> list[str]:
             *_table(header, body, numeric=True), *_data_line(table.data, data.lang), "", "</details>"]
 
 
-def _activity_lines(section: WorkloadSection, charts_dir: Path, ctx: Context) -> list[str]:
+def _activity_lines(section: WorkloadSection, out: outdir.Writer, ctx: Context) -> list[str]:
     """The "System and database activity" subsection: bar charts, device table, flame graphs."""
     lang, stem = ctx.lang, ctx.stem
     lines = ["", f"### {tr('activity', lang)}"]
@@ -186,7 +190,7 @@ def _activity_lines(section: WorkloadSection, charts_dir: Path, ctx: Context) ->
         lines.append("")
         for kind, svg in (("cpu", cpu_bars(section, lang)), ("waits", wait_bars(section, lang))):
             name = f"{stem}-{kind}.svg"
-            (charts_dir / name).write_text(svg + "\n", encoding="utf-8")
+            out.write_text(f"charts/{name}", svg + "\n")
             heading = tr(f"activity.{kind}", lang)
             lines.append(f"![{md(f'{section.workload}: {heading}')}](charts/{quote(name)})")
         lines += _data_line(chart_data(section, stem), lang)

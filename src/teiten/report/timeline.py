@@ -10,6 +10,7 @@ from pathlib import Path
 from teiten import __version__
 from teiten.analysis.timeline import FIRST_PARENT, Build, Change, Timeline
 from teiten.report import formats as f
+from teiten.report import outdir
 from teiten.report.html import stylesheet
 from teiten.report.i18n import clients_phrase, lang_of, tr
 from teiten.report.svg import Line, line_chart
@@ -118,10 +119,11 @@ def page(t: Timeline, lang: str, generated_at: str) -> str:
     return "\n".join(out)
 
 
-def write(t: Timeline, out_dir: Path, lang: str, generated_at: str) -> dict[str, Path]:
-    """timeline.md and timeline.html in ``out_dir`` (made ready by the caller)."""
-    written = {"md": out_dir / "timeline.md", "html": out_dir / "timeline.html"}
-    written["md"].write_text(markdown(t, lang), encoding="utf-8")
-    written["html"].write_text(page(t, lang, generated_at), encoding="utf-8")
-    return written
+def write(t: Timeline, out_dir: Path | outdir.Writer, lang: str, generated_at: str
+          ) -> dict[str, Path]:
+    """timeline.md and timeline.html in ``out_dir`` (claimed by the caller:
+    :func:`teiten.report.outdir.claim`), through :class:`teiten.report.outdir.Writer`."""
+    with outdir.opened(out_dir) as out:
+        return {"md": out.write_text("timeline.md", markdown(t, lang)),
+                "html": out.write_text("timeline.html", page(t, lang, generated_at))}
 
