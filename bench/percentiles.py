@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import install, interleaved_pairs, local_server, summary, workload
-from teiten import paths
+from teiten import client_account, paths
 from teiten.drivers import pgbench, pgbench_log
 from teiten.servers.base import Endpoint
 
@@ -48,7 +48,7 @@ def tps_ratio(pairs: int, duration: float, clients: int) -> None:
         extra: list[str] = []
         if log:
             log_dir = Path(tempfile.mkdtemp(prefix="teiten-bench-log-", dir=paths.clusters_dir()))
-            log_dir.chmod(0o777)  # pgbench may run as the server account
+            client_account.hand_over(log_dir)  # pgbench writes it as the client account
             extra = ["-l", "--log-prefix", str(log_dir / "tx")]
         done = pgbench.run(inst, endpoint, w, clients=clients, threads=max(1, clients // 2),
                            duration_s=duration, extra=extra)

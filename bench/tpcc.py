@@ -17,7 +17,7 @@ import statistics
 import time
 
 from bench.common import install, local_server
-from teiten import paths
+from teiten import client_account, paths
 from teiten.drivers import pgbench
 from teiten.spec import load_text
 from teiten.workloads import Workload, apps, resolve
@@ -63,6 +63,7 @@ def throughput(major: str, *, clients: int, seconds: float, rounds: int) -> list
         for i in range(rounds):
             endpoint = server.begin_trial(w, f"bench-{i}", prewarm=True)
             log_dir = paths.make_owned(server.run_dir / f"log-{i}", "benchmark pgbench log")
+            client_account.hand_over(log_dir)  # pgbench writes it as the client account
             try:
                 app = apps.AppTrial(w, endpoint.conninfo(), trial_id=f"bench-{i}", duration_s=seconds,
                                     clients=clients, log_dir=log_dir)

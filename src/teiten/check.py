@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from teiten import cpus, installs, paths, privileges, procs
+from teiten import client_account, cpus, installs, paths, privileges, procs
 from teiten.errors import ProcessError, UserError
 from teiten.installs import Install, Resolution
 from teiten.installs.model import version_key
@@ -42,6 +42,7 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
     _check_cpus(loaded)
     _check_directories(loaded)
     _check_hooks(loaded)
+    _check_trusted_files(loaded, workloads)
     _check_suites(loaded, workloads)
     _check_topologies(loaded, workloads)
     for i, server in study.server_matrix():
@@ -56,6 +57,7 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
         if inst is not None and server.settings:
             _check_settings(loaded, i, inst, dict(server.settings))
     client = _client(loaded, resolved, found)
+    _check_installs_trusted(loaded, resolved, client)
     for i, server in study.server_matrix():
         if server.name in resolved:
             _check_standbys(loaded, i, server, resolved[server.name], client)
@@ -64,6 +66,39 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
     for index, w in enumerate(workloads):
         w.check(loaded, index)  # what a kind of workload needs beyond what is checked above
     return CheckedStudy(loaded, workloads, resolved, client, omitted)
+
+
+# The programs of an install that teiten runs, and where what they load lies.
+_PROGRAMS = ("postgres", "pg_ctl", "initdb", "pgbench", "pg_basebackup", "pg_config", "psql")
+
+
+def _check_installs_trusted(loaded: LoadedStudy, resolved: dict[str, Resolution],
+                            client: Resolution) -> None:
+    """Every install the study runs: its bin directory, the programs teiten runs from it, and
+    its lib directory with the libraries there, changeable by no other account (teiten runs
+    them as root, or hands them to the server account). What a manifest covers beyond that
+    (an install teiten made) is checked by installs.verify_files."""
+    uses: list[tuple[tuple[str | int, ...], Resolution]] = [
+        (("servers", i, "install"), resolved[s.name]) for i, s in loaded.study.server_matrix()
+        if s.name in resolved]
+    uses.append((("pgbench",), client))
+    seen: set[Path] = set()
+    for where, res in uses:
+        if res.install is None or res.install.bindir in seen:
+            continue
+        bindir = res.install.bindir
+        seen.add(bindir)
+        lib = bindir.parent / "lib"
+        candidates = [bindir, *(bindir / p for p in _PROGRAMS)]
+        if lib.is_dir():
+            candidates += [lib, *sorted(p for p in lib.iterdir() if p.is_file())]
+        for path in candidates:
+            if not os.path.lexists(path):
+                continue
+            try:
+                paths.refuse_replaceable(path, f"the install {res.describe()}")
+            except UserError as exc:
+                raise loaded.error(where, str(exc)) from None
 
 
 def _check_standbys(loaded: LoadedStudy, index: int, server: ServerSpec, res: Resolution,
@@ -280,9 +315,10 @@ def _check_scripts(loaded: LoadedStudy, workloads: list[Workload], drivers: list
             continue
         for binary, inst in pgbenches.items():
             try:
-                done = procs.run([binary, "-n", *w.script_args(), "-h", "/nonexistent/teiten-check",
-                                  "-p", "1", "-t", "1", "teiten_check"], timeout=30, check=False,
-                                 what="pgbench (the study's scripts)")
+                done = client_account.run([binary, "-n", *w.script_args(), "-h",
+                                           "/nonexistent/teiten-check", "-p", "1", "-t", "1",
+                                           "teiten_check"], timeout=30, check=False,
+                                          what="pgbench (the study's scripts)")
             except ProcessError:
                 continue  # no verdict: the trial will say
             said = [line.removeprefix("pgbench: error: ") for line in done.stderr.splitlines()
@@ -325,16 +361,36 @@ def _check_directories(loaded: LoadedStudy) -> None:
 
 
 def _check_hooks(loaded: LoadedStudy) -> None:
-    """A snapshot hook must be a file teiten can execute."""
+    """A snapshot hook must be a file teiten can execute, and that no other account can
+    change: teiten runs it as itself (root, which a file-system snapshot may need)."""
     for i, server in loaded.study.server_matrix():
         if not server.snapshot_hook:
             continue
         path = Path(server.snapshot_hook).expanduser().absolute()
+        where = ("servers", i, "snapshot_hook")
         if not path.is_file() or not os.access(path, os.X_OK):
             why = "is not executable (chmod +x it)" if path.is_file() else "is not a file"
-            raise loaded.error(("servers", i, "snapshot_hook"),
-                               f"servers[{i}].snapshot_hook: {path} {why}; give the program "
-                               "that saves and restores the data directory")
+            raise loaded.error(where, f"servers[{i}].snapshot_hook: {path} {why}; give the "
+                               "program that saves and restores the data directory")
+        try:
+            paths.refuse_replaceable(path, f"servers[{i}].snapshot_hook {path}")
+        except UserError as exc:
+            raise loaded.error(where, str(exc)) from None
+
+
+def _check_trusted_files(loaded: LoadedStudy, workloads: list[Workload]) -> None:
+    """The scripts and corpus files of the study's workloads: files that no other account can
+    change (teiten reads them, and copies the scripts for its clients, as root)."""
+    for index, w in enumerate(workloads):
+        given = [selector for selector, _ in w.scripts if not selector.startswith("builtin:")]
+        corpus = dict(w.options).get("corpus")
+        if corpus:
+            given.append(str(corpus))
+        for name in given:
+            try:
+                paths.refuse_replaceable(Path(name), f"workloads[{index}] ({w.key}): {name}")
+            except UserError as exc:
+                raise loaded.error(("workloads", index), str(exc)) from None
 
 
 def _check_cpus(loaded: LoadedStudy) -> None:

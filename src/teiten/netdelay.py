@@ -47,7 +47,7 @@ from pathlib import Path
 import psutil
 
 import teiten
-from teiten import procs
+from teiten import client_account, procs
 from teiten.errors import ServerError
 from teiten.probe import Probe, probe
 
@@ -193,9 +193,9 @@ def pgbench_rtt(pgbench: Path, made: Measured, user: str, dbname: str,
     with tempfile.TemporaryDirectory(prefix="teiten-rtt-") as tmp:
         script = Path(tmp) / "select1.sql"
         script.write_text("SELECT 1;\n")
-        done = procs.run([str(pgbench), "-n", "-f", str(script), "-c", "1", "-T", str(seconds),
-                          "-h", made.host, "-p", str(made.port), "-U", user, dbname],
-                         timeout=seconds + 60, what="pgbench (round trip through the proxy)")
+        done = client_account.run([str(pgbench), "-n", "-f", str(script), "-c", "1", "-T", str(seconds),
+                           "-h", made.host, "-p", str(made.port), "-U", user, dbname],
+                          timeout=seconds + 60, what="pgbench (round trip through the proxy)")
     found = re.search(r"latency average = ([0-9.]+) ms", done.stdout)
     return round(float(found.group(1)), 4) if found else None
 

@@ -13,7 +13,7 @@ import stat
 import time
 from pathlib import Path
 
-from teiten import safefs
+from teiten import safefs, trust
 from teiten.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -58,20 +58,27 @@ def make_owned(path: Path, purpose: str, *, mode: int = 0o755) -> Path:
     return path
 
 
-def refuse_replaceable(path: Path, what: str = "") -> None:
-    """Refuse to make anything below ``path`` when the server account could replace a
-    directory on the way (it owns one, or may write one that is not sticky)."""
-    where = safefs.server_can_replace(path)
-    if where is not None:
-        raise UserError(
-            f"{what or path}: the server account '{os.environ.get('TEITEN_SERVER_USER', 'postgres')}' "
-            f"can replace {where}, so what teiten makes below it could be swapped for its own; "
-            "give a directory that only root can write (e.g. mkdir -m 755 /srv/teiten)")
+def refuse_replaceable(path: Path | str, what: str = "") -> None:
+    """Refuse ``path`` (or a path to be made there: its parent decides) when an account other
+    than root and the invoking user could change a directory on the way, or the path itself
+    (:func:`teiten.trust.who_can_change`): what teiten makes, runs or writes there could be
+    swapped for that account's own between two of root's steps."""
+    problem = trust.who_can_change(path)
+    if problem is not None:
+        raise UserError(f"{what or path}: {problem}, so another account could change what "
+                        "teiten runs or writes there; " + trusted_hint())
+
+
+def trusted_hint() -> str:
+    """How to give a path that passes :func:`refuse_replaceable`."""
+    if os.geteuid() == 0:
+        return "give a path that only root can write (e.g. mkdir -m 755 /srv/teiten)"
+    return "give a path below your home that only you can write"
 
 
 def check_home() -> None:
-    """Refuse a ``$TEITEN_HOME`` below a directory the server account could replace: the
-    installs there are run as root."""
+    """Refuse a ``$TEITEN_HOME`` (made or not) that another account could change: the installs
+    there are run as root."""
     refuse_replaceable(home(), f"TEITEN_HOME {home()}")
 
 

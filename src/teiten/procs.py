@@ -46,12 +46,18 @@ def build_env(extra: Mapping[str, str] | None = None, *, run_as: RunAs | None = 
     """The allow-listed environment, plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW or k.startswith("LC_")}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    if run_as is not None:
-        env["HOME"] = run_as.home
-        env["USER"] = env["LOGNAME"] = run_as.name
+    env = for_account(env, run_as)
     if extra:
         env.update(extra)
     return env
+
+
+def for_account(env: Mapping[str, str], run_as: RunAs | None) -> dict[str, str]:
+    """``env`` with the HOME, USER and LOGNAME of ``run_as`` (the account a program runs as),
+    as it is when ``run_as`` is None."""
+    if run_as is None:
+        return dict(env)
+    return {**env, "HOME": run_as.home, "USER": run_as.name, "LOGNAME": run_as.name}
 
 
 def tail(text: str, lines: int = 8) -> str:

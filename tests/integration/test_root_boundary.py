@@ -466,7 +466,7 @@ duration: 1s
     done = run_cli("plan", str(study))
     assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()
-    assert f"can replace {attack_dir}" in line and "only root can write" in line
+    assert f"{attack_dir} is owned by postgres (uid " in line and "only root can write" in line
     env = dict(os.environ, TEITEN_HOME=str(attack_dir / "home"),
                PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
     done = subprocess.run([*TEITEN, "installs"], env=env, text=True, capture_output=True,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from teiten import paths
+from teiten import client_account, paths
 from teiten.drivers import pgbench
 from teiten.servers.local import LocalServer
 from teiten.servers.profiles import Sizing
@@ -51,6 +51,7 @@ def _trial(server: LocalServer, workload: Workload, tid: str, *, clients: int,
            duration: float) -> tuple[apps.AppTrial, pgbench.PgbenchRun, dict[str, Any], str | None]:
     endpoint = server.begin_trial(workload, tid, prewarm=False)
     log_dir = paths.make_owned(server.run_dir / f"log-{tid}", "test pgbench log")
+    client_account.hand_over(log_dir)  # pgbench writes it as the client account, as in a trial
     app = apps.AppTrial(workload, endpoint.conninfo(), trial_id=tid, duration_s=duration,
                         clients=clients, log_dir=log_dir)
     app.start()

@@ -360,11 +360,14 @@ def _no_password(text: str) -> str:
 def _store(text: str) -> str:
     """A store: the path of an SQLite file, or a PostgreSQL database (a postgresql:// URI or a
     libpq keyword string), never with a password in it."""
+    from teiten import paths  # late: what a command that takes a store needs
     from teiten.store import address  # late: psycopg, for the commands that take a store
 
     _no_password(text)
     try:
-        address.StoreAddress.parse(text)
+        parsed = address.StoreAddress.parse(text)
+        if parsed.path is not None:  # root reads and writes it (and SQLite its journal beside it)
+            paths.refuse_replaceable(parsed.path, f"the store {text}")
     except UserError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
@@ -376,6 +379,12 @@ def _report_dir(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"{text} exists and is not a directory; give a directory (teiten writes report.md, "
             "report.html and their charts and tables there)")
+    from teiten import paths  # late: what a command that writes a report needs
+
+    try:
+        paths.refuse_replaceable(text, text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return text
 
 

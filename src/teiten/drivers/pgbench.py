@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from teiten import procs
+from teiten import client_account, procs
 from teiten.cpus import format_list
 from teiten.drivers.pgbench_output import PgbenchOutput, parse
 from teiten.errors import ProcessError
@@ -90,11 +90,15 @@ def run(install: Install, endpoint: Endpoint, workload: Scripts, *, clients: int
                 duration_s=duration_s, extra=extra)
     if cpus is not None:
         args = ["taskset", "-c", format_list(cpus), *args]
-    try:
-        done = procs.run(args, timeout=timeout_for(duration_s) + overrun_s, check=False, what="pgbench",
-                         env=procs.build_env(endpoint.password_env))
-    except ProcessError as exc:  # timed out: killed
-        return PgbenchRun(args, None, "", exc.stderr_tail, parse("", exc.stderr_tail),
-                          timed_out=True)
-    return PgbenchRun(args, done.returncode, done.stdout, done.stderr,
-                      parse(done.stdout, done.stderr))
+    # Run as the client account, on copies of the scripts (drivers.client); the run is
+    # recorded with the scripts' own paths, which the copies are the same as.
+    with client_account.place(args) as where:
+        try:
+            done = procs.run(where.argv, timeout=timeout_for(duration_s) + overrun_s, check=False,
+                             what="pgbench", env=client_account.env(endpoint.password_env),
+                             run_as=client_account.account(), cwd=where.cwd)
+        except ProcessError as exc:  # timed out: killed
+            said = where.own_paths(exc.stderr_tail)
+            return PgbenchRun(args, None, "", said, parse("", said), timed_out=True)
+        stdout, stderr = where.own_paths(done.stdout), where.own_paths(done.stderr)
+    return PgbenchRun(args, done.returncode, stdout, stderr, parse(stdout, stderr))

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from teiten import safefs
+
 
 @dataclass(frozen=True)
 class Logged:
@@ -62,9 +64,11 @@ def read(directory: Path, prefix: str, start: float = 0.0, end: float = math.inf
     ``--log-prefix DIRECTORY/PREFIX``; read file by file, keeping only those, so that a long
     run's log does not have to fit in memory as objects."""
     out: list[Logged] = []
-    for path in sorted(directory.glob(prefix + ".*")):
-        with path.open(errors="replace") as f:
-            out += [t for t in parse(f) if start <= t.end < end]
+    with safefs.Dir.open(directory) as held:  # the client's: no link it planted is followed
+        for name in held.names():
+            if name.startswith(prefix + "."):
+                with open(held.open_file(name), errors="replace") as f:
+                    out += [t for t in parse(f) if start <= t.end < end]
     return out
 
 
@@ -182,16 +186,22 @@ def histogram_of_files(directory: Path, prefix: str, *,
     DIRECTORY/PREFIX``, in a histogram; ``late`` counts those above ``latency_limit_ms``."""
     hist = Histogram()
     limit_us = None if latency_limit_ms is None else latency_limit_ms * 1000
-    for path in sorted(directory.glob(prefix + ".*")):
-        with path.open("rb") as f:
-            rest = b""
-            while block := f.read(CHUNK):
-                block = rest + block
-                cut = block.rfind(b"\n") + 1
-                rest = block[cut:]
-                _count(hist, block[:cut], limit_us)
-            _count(hist, rest if rest.endswith(b"\n") else b"", limit_us)  # cut short: dropped
+    with safefs.Dir.open(directory) as held:  # the client's: no link it planted is followed
+        for name in held.names():
+            if name.startswith(prefix + "."):
+                _count_file(hist, held.open_file(name), limit_us)
     return hist
+
+
+def _count_file(hist: Histogram, fd: int, limit_us: float | None) -> None:
+    with open(fd, "rb") as f:
+        rest = b""
+        while block := f.read(CHUNK):
+            block = rest + block
+            cut = block.rfind(b"\n") + 1
+            rest = block[cut:]
+            _count(hist, block[:cut], limit_us)
+        _count(hist, rest if rest.endswith(b"\n") else b"", limit_us)  # cut short: dropped
 
 
 def _count(hist: Histogram, lines: bytes, limit_us: float | None) -> None:

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from psycopg import conninfo as pg_conninfo
 
-from teiten import procs
+from teiten import client_account, procs
 from teiten.cpus import format_list
 from teiten.drivers.sysbench_output import SysbenchOutput, parse
 from teiten.errors import ProcessError
@@ -60,9 +60,9 @@ def prepare(test: Test, conninfo: str, *, jobs: int) -> procs.Completed:
     """Create and fill the test's tables in the (empty) database, ``jobs`` tables at once.
     Raises ProcessError when sysbench fails."""
     conn, env = connection(conninfo)
-    return procs.run([program() or PROGRAM, *test.sysbench_args(), *conn, f"--threads={max(1, jobs)}",
-                      "prepare"], timeout=PREPARE_TIMEOUT_S, env=procs.build_env(env),
-                     what="sysbench prepare")
+    return client_account.run([program() or PROGRAM, *test.sysbench_args(), *conn,
+                               f"--threads={max(1, jobs)}", "prepare"],
+                              timeout=PREPARE_TIMEOUT_S, extra_env=env, what="sysbench prepare")
 
 
 @dataclass(frozen=True)
@@ -129,8 +129,8 @@ def run(test: Test, conninfo: str, *, clients: int, duration_s: float,
     if cpus is not None:
         args = ["taskset", "-c", format_list(cpus), *args]
     try:
-        done = procs.run(args, timeout=timeout_for(duration_s), check=False, what="sysbench",
-                         env=procs.build_env(env))
+        done = client_account.run(args, timeout=timeout_for(duration_s), check=False,
+                                  what="sysbench", extra_env=env)
     except ProcessError as exc:
         if exc.returncode is not None or "did not finish" not in str(exc):
             raise  # not started at all: the trial could not start

@@ -18,13 +18,18 @@ Hits across build directories and checkouts come from one layout and two setting
   CFLAGS carry no -g, whose debug information would name it).
 
 The cache lives where ccache keeps it by default, outside any checkout (``~/.cache/ccache``, or
-``$CCACHE_DIR``). ``TEITEN_CCACHE=off`` turns it off; so does a machine without ccache.
+``$CCACHE_DIR``); as root, builds run as the build account (installs/source_workspace.py), and
+the cache is that account's, ``$TEITEN_HOME/ccache``. ``TEITEN_CCACHE=off`` turns it off; so
+does a machine without ccache.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from teiten import paths, safefs
+from teiten.procs import RunAs
 
 # Where distributions put ccache's compiler links (Debian and Ubuntu, Fedora, a source build).
 LINK_DIRS = (Path("/usr/lib/ccache"), Path("/usr/lib64/ccache"), Path("/usr/local/lib/ccache"))
@@ -37,10 +42,13 @@ def links() -> Path | None:
     return next((d for d in LINK_DIRS if (d / "gcc").exists() or (d / "cc").exists()), None)
 
 
-def build_env(path: str, source: Path, build: Path, stats_log: Path | None = None) -> dict[str, str]:
+def build_env(path: str, source: Path, build: Path, stats_log: Path | None = None, *,
+              owner: RunAs | None = None) -> dict[str, str]:
     """The variables a build that uses the cache adds to its environment (``path``: the
     build's PATH), or nothing when there is no cache. With ``stats_log``, ccache appends there
-    what each compile was (a hit, a miss...): :func:`counts` reads it."""
+    what each compile was (a hit, a miss...): :func:`counts` reads it. With ``owner`` (the
+    build account, teiten being root) the cache is ``$TEITEN_HOME/ccache``, that account's
+    (:func:`owned_dir`)."""
     found = links()
     if found is None:
         return {}
@@ -48,11 +56,25 @@ def build_env(path: str, source: Path, build: Path, stats_log: Path | None = Non
     env = {"PATH": f"{found}:{path}", "CCACHE_NOHASHDIR": "1"}
     if base != "/":
         env["CCACHE_BASEDIR"] = base
-    if os.environ.get("CCACHE_DIR"):
+    if owner is not None:
+        env["CCACHE_DIR"] = str(owned_dir(owner))
+    elif os.environ.get("CCACHE_DIR"):
         env["CCACHE_DIR"] = os.environ["CCACHE_DIR"]
     if stats_log is not None:
         env["CCACHE_STATSLOG"] = str(stats_log)
     return env
+
+
+def owned_dir(owner: RunAs) -> Path:
+    """``$TEITEN_HOME/ccache``, made for the build account ``owner`` when missing: the
+    compiler cache of every build teiten runs as that account, kept where the next build (of
+    another checkout too) finds it. Root never works in it."""
+    where = paths.home() / "ccache"
+    if not os.path.lexists(where):
+        paths.refuse_replaceable(where.parent, f"TEITEN_HOME {where.parent}")
+        where.parent.mkdir(parents=True, exist_ok=True)  # safe: teiten's home, checked above
+        safefs.make_dir(where, mode=0o700, give=True)
+    return where
 
 
 def counts(stats_log: Path) -> dict[str, int]:

@@ -106,6 +106,8 @@ def build(
         src = Source(commit.repo, "git", commit.tree, "git tree hash of the commit", commit)
     else:
         path, kind = source_key.inspect_source(source)
+        # root reads it (the digest, the copy or the unpacking): no other account may change it
+        paths.refuse_replaceable(path, f"the source {path}")
         args = source_key.configure_args(configure, cflags, chosen)
         src = Source(path, kind, *source_key.digest(path, kind))
     return _build(src, args, chosen, env, name=name, preset=preset, jobs=jobs,
@@ -152,6 +154,7 @@ def _build(src: Source, args: list[str], chosen: Preset, env: dict[str, str], *,
         return reuse
     work.begin()
     started = time.time()
+    taken: Path | None = None  # root's copy of the staged install
     try:
         if commit is not None:
             say(f"exporting commit {commit.commit[:12]} ({commit.subject}) of {path}")
@@ -162,7 +165,8 @@ def _build(src: Source, args: list[str], chosen: Preset, env: dict[str, str], *,
         else:
             say(f"copying {path} into the build's workspace")
             srcdir = work.copy(path, f"postgresql-{source_key.version_of(path, str(path))}")
-        cache = ccache.build_env(env["PATH"], srcdir, work.build, work.build / "ccache.log")
+        cache = ccache.build_env(env["PATH"], srcdir, work.build, work.build / "ccache.log",
+                                 owner=work.account)
         env.update(cache)
         if cache:
             say(f"compiler cache: ccache ({cache['PATH'].split(':', 1)[0]}; TEITEN_CCACHE=off "
@@ -204,6 +208,13 @@ def _build(src: Source, args: list[str], chosen: Preset, env: dict[str, str], *,
                   cwd=work.build, env=env, timeout=INSTALL_TIMEOUT)
 
         source_workspace.check_layout(work.stage, staged)
+        # From here on, root's copy of what the build account staged (no other account's
+        # file is installed, run as root or given to a server)
+        taken = target.with_name(f".{target.name}.{os.getpid()}")
+        paths.remove_owned(taken)  # left by a build that was killed here
+        target.parent.mkdir(parents=True, exist_ok=True)
+        source_workspace.take(staged, taken, f"PostgreSQL {version} built from {path}")
+        staged = taken
         pg_config = {opt: source_workspace.pg_config(staged, opt, env)
                      for opt in ("configure", "cflags", "cppflags")}
         checks = source_workspace.check_result(staged, chosen, pg_config, work.log_path)
@@ -245,6 +256,8 @@ def _build(src: Source, args: list[str], chosen: Preset, env: dict[str, str], *,
                                                      f"{counted['misses']} misses)" if counted else ""))
     finally:
         work.close()
+        if taken is not None and os.path.lexists(taken):  # a build that failed after the copy
+            paths.remove_owned(taken)
     _make_reachable(target)
     found = discover.probe_bindir(target / "bin", "source", name)
     if found is None:

@@ -19,7 +19,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from teiten import procs
+from teiten import privileges, procs, safefs
 from teiten.errors import ProcessError, UserError
 
 TARBALL_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
@@ -117,7 +117,9 @@ def compiler(args: list[str], env: dict[str, str]) -> dict[str, str | None]:
     argv = shlex.split(command) or ["cc"]
     where = shutil.which(argv[0], path=env["PATH"])
     try:
-        done = procs.run([*argv, "--version"], timeout=30, env=env, what=f"{command} --version")
+        account = privileges.server_account()  # as the build account, which runs it next
+        done = procs.run([*argv, "--version"], timeout=30, what=f"{command} --version",
+                         env=procs.for_account(env, account), run_as=account)
         version = (done.stdout.strip().splitlines() or ["?"])[0]
     except ProcessError as exc:
         version = f"unavailable: {exc}"
@@ -175,7 +177,7 @@ def build_key(digest: str, args: list[str], preset: str | None, compiler_version
 
 def version_of(srcdir: Path, source: str) -> str:
     """The PACKAGE_VERSION that ``configure`` in ``srcdir`` names (e.g. 15.18)."""
-    m = _VERSION.search((srcdir / "configure").read_text(errors="replace"))
+    m = _VERSION.search(safefs.read_text(srcdir / "configure"))  # the build account's tree
     if not m:
         raise UserError(f"{source} is not a PostgreSQL source tree (its configure names no "
                         "PACKAGE_VERSION)")
@@ -184,7 +186,7 @@ def version_of(srcdir: Path, source: str) -> str:
 
 def vectorize_variable(srcdir: Path) -> str:
     """CFLAGS_VECTORIZE (PostgreSQL 12 and later) or CFLAGS_VECTOR (before)."""
-    text = (srcdir / "src" / "Makefile.global.in").read_text(errors="replace")
+    text = safefs.read_text(srcdir / "src" / "Makefile.global.in")
     for var in ("CFLAGS_VECTORIZE", "CFLAGS_VECTOR"):
         if re.search(rf"^{var}\s*=", text, re.MULTILINE):
             return var

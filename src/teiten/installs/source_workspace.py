@@ -5,11 +5,21 @@ The workspace holds the build log (locked while building, so two teitens never b
 key at once), the unpacked tarball, the VPATH build directory and the staging directory of
 ``make install DESTDIR=...``. Every step appends its output to the log; a failed step is a
 UserError with the log's tail. Closing removes all but the log.
+
+As root, the build runs as the build account (the server account,
+:func:`teiten.privileges.server_account`): root unpacks or copies the source, hands the
+source, build and staging directories to that account, and runs configure, make and ``make
+install DESTDIR=...`` as it, so that what a source tree's configure or Makefile does runs
+with that account's rights only. The staged install is then copied by root (:func:`take`)
+into a directory of root's, through descriptors, never following a link the account made:
+root's copy has root's owner and modes no other account can write, and its manifest is
+written from that copy.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import os
 import re
@@ -21,7 +31,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from teiten import archives, paths, procs
+from teiten import archives, paths, privileges, procs, safefs
 from teiten.errors import InstallError, ProcessError, UserError
 from teiten.installs import source_git
 from teiten.installs.source_git import Commit
@@ -53,6 +63,7 @@ class Workspace:
             fcntl.flock(self.log, fcntl.LOCK_EX)
         self.commands: list[dict[str, object]] = []
         self.src, self.build, self.stage = root / "src", root / "build", root / "stage"
+        self.account = privileges.server_account()  # who builds: None when teiten is not root
 
     def begin(self) -> None:
         """Start a build here: a fresh log, and empty build and staging directories."""
@@ -61,6 +72,23 @@ class Workspace:
             paths.remove_owned(sub)  # an earlier build that was killed before cleaning up
         paths.make_owned(self.build, f"VPATH build dir of {self.purpose}")
         paths.make_owned(self.stage, f"DESTDIR of {self.purpose}")
+        if self.account is not None:
+            privileges.ensure_reachable(self.build)
+            safefs.give(self.build)
+            safefs.give(self.stage)
+
+    def hand_over(self) -> None:
+        """Give what root just unpacked or copied into ``src`` to the build account: every
+        entry below it, links themselves (never followed), each directory after what it
+        holds; ``src`` itself and teiten's marker there stay root's."""
+        if self.account is None:
+            return
+        uid, gid = self.account.uid, self.account.gid
+        for directory, dirs, files in os.walk(self.src, topdown=False):
+            for name in dirs + files:
+                if directory != str(self.src) or name != paths.MARKER:
+                    os.chown(os.path.join(directory, name), uid, gid, follow_symlinks=False)
+        privileges.ensure_reachable(self.src)
 
     def release(self) -> None:
         """Leave the workspace as it is (another teiten's finished build serves): unlock it."""
@@ -78,6 +106,7 @@ class Workspace:
                 not (tops[0] / "src" / "backend").is_dir():
             raise UserError(f"{tarball} does not hold a PostgreSQL source tree (one top "
                             "directory with configure and src/backend)")
+        self.hand_over()
         return tops[0]
 
     def unpack_commit(self, commit: Commit) -> Path:
@@ -105,6 +134,7 @@ class Workspace:
             return {n for n in names if n == ".git" or not _plain(os.path.join(directory, n))}
 
         shutil.copytree(source, seen, symlinks=True, ignore=left_out)
+        self.hand_over()
         return seen
 
     def step(self, what: str, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float,
@@ -112,8 +142,10 @@ class Workspace:
         """Run one build step with its output appended to the log; UserError if it fails."""
         self.commands.append({"step": what, "argv": argv})
         self.log.write(f"\n### {what}: {shlex.join(argv)}\n### in {cwd}, {iso(time.time())}\n")
+        env = procs.for_account(env, self.account)  # its own HOME and USER, not root's
         try:
-            procs.run(argv, timeout=timeout, env=env, cwd=str(cwd), what=what, log=self.log)
+            procs.run(argv, timeout=timeout, env=env, cwd=str(cwd), what=what, log=self.log,
+                      run_as=self.account)
         except ProcessError as exc:
             self.log.flush()
             detail = _log_tail(self.log_path)
@@ -200,9 +232,64 @@ def check_layout(stage: Path, staged: Path) -> None:
 
 
 def pg_config(staged: Path, option: str, env: dict[str, str]) -> str:
-    """``pg_config --<option>`` of the staged install."""
-    done = procs.run([str(staged / "bin" / "pg_config"), f"--{option}"], timeout=30, env=env)
+    """``pg_config --<option>`` of the staged install, run as the build account."""
+    account = privileges.server_account()
+    done = procs.run([str(staged / "bin" / "pg_config"), f"--{option}"], timeout=30,
+                     env=procs.for_account(env, account), run_as=account)
     return done.stdout.strip()
+
+
+def take(staged: Path, dest: Path, purpose: str) -> None:
+    """Copy the install the build account staged in ``staged`` to ``dest`` (new; its parent
+    root's), as root's own: directories 755, files 755 or 644 by their owner's execute bit
+    (no setuid, no write for others), links as links; anything else, or a file linked from
+    elsewhere (a hard link to a file that is not the account's), is refused. Through
+    descriptors: no link the account planted is followed."""
+    with safefs.Dir.open(staged) as source, safefs.Dir.open(dest.parent) as parent:
+        os.mkdir(dest.name, 0o755, dir_fd=parent.fd)
+        with parent.child(dest.name) as out:
+            out.write_text(paths.MARKER, json.dumps({"purpose": purpose}) + "\n", mode=0o644,
+                           give=False)  # teiten's from the start: removed if the build fails
+            _take(source, out, Path(dest.name))
+
+
+def _take(src: safefs.Dir, dst: safefs.Dir, rel: Path) -> None:
+    os.fchmod(dst.fd, 0o755)
+    with os.scandir(src.fd) as entries:
+        found = sorted((entry.name, entry.stat(follow_symlinks=False)) for entry in entries)
+    for name, st in found:
+        if name == paths.MARKER:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            os.mkdir(name, 0o755, dir_fd=dst.fd)
+            with src.child(name) as below, dst.child(name) as sub:
+                _take(below, sub, rel / name)
+        elif stat.S_ISLNK(st.st_mode):
+            os.symlink(os.readlink(name, dir_fd=src.fd), name, dir_fd=dst.fd)
+        elif stat.S_ISREG(st.st_mode):
+            _take_file(src, dst, name, 0o755 if st.st_mode & stat.S_IXUSR else 0o644)
+        else:
+            raise InstallError(f"make install made {rel / name}, which is not a file, directory "
+                               "or link; teiten does not install it")
+
+
+def _take_file(src: safefs.Dir, dst: safefs.Dir, name: str, mode: int) -> None:
+    source = src.open_file(name)
+    try:
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                      0o600, dir_fd=dst.fd)
+        try:
+            size, sent = os.fstat(source).st_size, 0
+            while sent < size:
+                step = os.sendfile(out, source, sent, size - sent)
+                if step == 0:
+                    break
+                sent += step
+            os.fchmod(out, mode)
+        finally:
+            os.close(out)
+    finally:
+        os.close(source)
 
 
 def check_result(staged: Path, preset: Preset, pg_config: dict[str, str],

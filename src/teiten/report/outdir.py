@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pwd
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from teiten import paths, safefs
+from teiten import paths, safefs, trust
 from teiten.errors import UserError
 
 PURPOSE = "report"
@@ -37,13 +36,6 @@ FILE_MODE = 0o644
 DIR_MODE = 0o755
 
 
-def _owner(uid: int) -> str:
-    try:
-        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
-    except KeyError:
-        return f"uid {uid}"
-
-
 def refuse_foreign(st: os.stat_result, path: Path, option: str = "--out") -> None:
     """Refuse the directory ``path`` (``st``, of its open descriptor) when another account
     owns it, or (for root, or a directory of root's) when its group or every account may
@@ -52,8 +44,8 @@ def refuse_foreign(st: os.stat_result, path: Path, option: str = "--out") -> Non
     me = os.geteuid()
     fix = "give a new directory, or one you own that no other account can write"
     if st.st_uid not in (0, me):
-        raise UserError(f"{option} {path}: the directory belongs to {_owner(st.st_uid)}, not to "
-                        f"{_owner(me)}, so that account could change what teiten writes there; "
+        raise UserError(f"{option} {path}: the directory belongs to {trust.owner_name(st.st_uid)}, not to "
+                        f"{trust.owner_name(me)}, so that account could change what teiten writes there; "
                         f"{fix}")
     if (me == 0 or st.st_uid != me) and st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         who = "every account" if st.st_mode & stat.S_IWOTH else f"the group of gid {st.st_gid}"

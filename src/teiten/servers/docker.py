@@ -40,7 +40,7 @@ from pathlib import Path
 import psycopg
 from psycopg import conninfo as pg_conninfo
 
-from teiten import paths, procs
+from teiten import client_account, paths, procs
 from teiten.errors import ProcessError, ServerError, UserError
 from teiten.installs import Install
 from teiten.monitors.system import device_of
@@ -374,9 +374,9 @@ class DockerServer(Server):
         if workload.sql_loaded:
             workload.load_sql(conninfo, jobs=jobs)
         else:
-            procs.run([str(self.client.binary("pgbench")), *workload.init_args(), "-h",
-                       "127.0.0.1", "-p", str(slot.port), "-U", SUPERUSER, workload.database],
-                      timeout=7200, what="pgbench -i", env=procs.build_env({"PGOPTIONS": HOUSEKEEPING}))
+            client_account.run([str(self.client.binary("pgbench")), *workload.init_args(), "-h",
+                        "127.0.0.1", "-p", str(slot.port), "-U", SUPERUSER, workload.database],
+                       timeout=7200, what="pgbench -i", extra_env={"PGOPTIONS": HOUSEKEEPING})
         with self._connect(slot, workload.database) as conn:
             conn.execute("CHECKPOINT")
             if self.description is None:

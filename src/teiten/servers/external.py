@@ -14,7 +14,7 @@ import os
 import psycopg
 from psycopg import conninfo as pg_conninfo
 
-from teiten import procs
+from teiten import client_account
 from teiten.errors import ServerError
 from teiten.installs import Install
 from teiten.probe import parse_conninfo, probe
@@ -113,9 +113,9 @@ class ExternalServer(Server):
         if workload.sql_loaded:
             workload.load_sql(self._conninfo(name), jobs=os.cpu_count() or 1)
             return
-        procs.run([str(self.client.binary("pgbench")), *workload.init_args(),
-                   self._client_conninfo(name)], timeout=7200, what="pgbench -i",
-                  env=procs.build_env({**self._client_env(), "PGOPTIONS": HOUSEKEEPING}))
+        client_account.run([str(self.client.binary("pgbench")), *workload.init_args(),
+                    self._client_conninfo(name)], timeout=7200, what="pgbench -i",
+                   extra_env={**self._client_env(), "PGOPTIONS": HOUSEKEEPING})
 
     def prepare(self, workload: DataSet) -> None:
         if self.spec.allow_init and workload.database in self.created:

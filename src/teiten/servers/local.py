@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from teiten import netdelay, oscache, paths, privileges, procs, safefs
+from teiten import client_account, netdelay, oscache, paths, privileges, procs, safefs
 from teiten.cgroups import Group, IoLimit, disk_of
 from teiten.cpus import Placement, confine, format_list
 from teiten.errors import ServerError, TeitenError, TrialFailed
@@ -202,10 +202,10 @@ class LocalServer(Server):
             self._load_by_sql(cluster, workload, in_space=space is not None)
         else:
             in_space = [f"--tablespace={TABLESPACE}", f"--index-tablespace={TABLESPACE}"] if space else []
-            procs.run([str(self.client.binary("pgbench")), *workload.init_args(), *in_space,
-                       "-h", cluster.host, "-p", str(cluster.port), "-U", SUPERUSER,
-                       workload.database], timeout=7200, what="pgbench -i",
-                      env=procs.build_env({"PGOPTIONS": HOUSEKEEPING}))
+            client_account.run([str(self.client.binary("pgbench")), *workload.init_args(), *in_space,
+                        "-h", cluster.host, "-p", str(cluster.port), "-U", SUPERUSER,
+                        workload.database], timeout=7200, what="pgbench -i",
+                       extra_env={"PGOPTIONS": HOUSEKEEPING})
         with cluster.connect(workload.database) as conn:
             conn.execute("CHECKPOINT")
             if self.description is None:

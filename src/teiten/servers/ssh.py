@@ -35,7 +35,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from teiten import paths, procs
+from teiten import client_account, paths, procs
 from teiten.errors import ProcessError, ServerError
 from teiten.installs import Install
 from teiten.monitors.remote_system import RemoteBackend
@@ -172,10 +172,10 @@ class SshServer(Server):
                             sql.Identifier(ext)))
             assert slot.port is not None
             address, port = self.on.address(slot.port)
-            procs.run([str(self.client.binary("pgbench")), *workload.init_args(),
-                       "-h", address, "-p", str(port), "-U", SUPERUSER, workload.database],
-                      timeout=7200, what="pgbench -i",
-                      env=procs.build_env({"PGPASSWORD": slot.password, "PGOPTIONS": HOUSEKEEPING}))
+            client_account.run([str(self.client.binary("pgbench")), *workload.init_args(),
+                        "-h", address, "-p", str(port), "-U", SUPERUSER, workload.database],
+                       timeout=7200, what="pgbench -i",
+                       extra_env={"PGPASSWORD": slot.password, "PGOPTIONS": HOUSEKEEPING})
             with self._connect(slot, workload.database) as conn:
                 conn.execute("CHECKPOINT")
                 if self.description is None:

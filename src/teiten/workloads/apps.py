@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 import psycopg
 
-from teiten import paths
+from teiten import client_account, paths, safefs
 from teiten.drivers import pgbench, pgbench_log
 from teiten.drivers.pgbench_output import PgbenchOutput
 from teiten.errors import ServerError
@@ -121,6 +121,7 @@ class AppWorkload(Workload):
         log_dir = paths.make_owned(request.work_dir / f"pgbench-log-{request.trial_id}",
                                    "pgbench's transaction log")
         try:
+            client_account.hand_over(log_dir)  # pgbench writes it as the client account
             app = AppTrial(self, request.endpoint.conninfo(), trial_id=request.trial_id,
                            duration_s=request.duration_s, clients=request.sessions,
                            log_dir=log_dir)  # before anything is started: it reads the database
@@ -389,7 +390,7 @@ class AppTrial:
         names = script_names(self.workload)
         try:
             overall, per = pgbench_log.window_of_files(self.log_dir, "tx", start, end, len(names))
-        except (OSError, ValueError, MemoryError) as exc:
+        except (OSError, ValueError, MemoryError, safefs.UnsafePath) as exc:
             return output, {"app": self.workload.app}, f"reading pgbench's transaction log failed: {exc}"
         response = _response_ms(output, len(names))
         thinking = self._thinks()

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from teiten import paths
+from teiten import client_account, paths, safefs
 from teiten.drivers import load, pgbench, pgbench_log
 from teiten.installs import Install
 from teiten.monitors.system import StepMeter
@@ -166,6 +166,7 @@ class Workload:
         log_dir = paths.make_owned(request.work_dir / f"pgbench-log-{request.trial_id}",
                                    "pgbench's transaction log")
         try:
+            client_account.hand_over(log_dir)  # pgbench writes it as the client account
             with measuring:
                 run = pgbench.run(request.install, request.endpoint, self,
                                   clients=request.sessions, threads=request.threads,
@@ -175,7 +176,7 @@ class Workload:
             try:
                 hist = pgbench_log.histogram_of_files(
                     log_dir, "tx", latency_limit_ms=self.pgbench_option("latency_limit_ms"))
-            except (OSError, ValueError) as exc:
+            except (OSError, ValueError, safefs.UnsafePath) as exc:
                 return TrialOutcome(load=run.load_run(), details={"pgbench": details},
                                     error=f"reading pgbench's transaction log failed: {exc}")
             details["percentiles"] = hist.summary()
