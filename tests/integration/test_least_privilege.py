@@ -226,6 +226,11 @@ def test_an_install_another_account_can_change_is_refused(pg17, workdir: Path) -
     line = _one_line(run_cli("plan", "s.yaml", cwd=workdir))
     assert f"{copy / 'bin' / 'pgbench'} is owned by postgres" in line, line
     os.chown(copy / "bin" / "pgbench", 0, 0)
+    # postgres is run to learn the install's version: refused before it is run
+    os.chown(copy / "bin" / "postgres", account.pw_uid, account.pw_gid)
+    line = _one_line(run_cli("plan", "s.yaml", cwd=workdir))
+    assert f"install '{copy / 'bin'}': {copy / 'bin' / 'postgres'} is owned by postgres" in line, line
+    os.chown(copy / "bin" / "postgres", 0, 0)
     library = next(p for p in sorted((copy / "lib").iterdir()) if p.is_file() and not p.is_symlink())
     library.chmod(0o666)
     line = _one_line(run_cli("plan", "s.yaml", cwd=workdir))

@@ -106,6 +106,8 @@ def resolve(ref: str, *, installed: list[Install] | None = None) -> Resolution:
     if _is_path(ref):
         path = Path(ref).expanduser().absolute()
         for candidate in (path, path / "bin"):
+            if (candidate / "postgres").is_file():  # run to learn its version: trusted first
+                paths.refuse_replaceable(candidate / "postgres", f"install '{ref}'")
             found = discover.probe_bindir(candidate, "path")
             if found:
                 return Resolution(ref, install=intact(found))
