@@ -133,7 +133,7 @@ def _template(loaded: spec.LoadedStudy) -> dict[str, Any]:
         raise UserError(f"teiten bisect: the first server of study {loaded.study.study} "
                         f"({first.name}) runs elsewhere ({elsewhere[0]}); bisect builds commits on "
                         "this machine: give a study whose first server runs here")
-    data = yaml.safe_load(loaded.text)
+    data = spec.load.parse_yaml(loaded.text, loaded.path)[1]  # bounded, as the study was
     return {k: val for k, val in data["servers"][0].items()
             if k not in ("name", "install", "optional")}
 
@@ -141,7 +141,7 @@ def _template(loaded: spec.LoadedStudy) -> dict[str, Any]:
 def _step(loaded: spec.LoadedStudy, template: dict[str, Any], sides: Sequence[Side],
           interest: Sequence[Point] | None, args: argparse.Namespace) -> tuple[int, int]:
     """Run the study with ``sides`` as its servers (at the points of interest, when given)."""
-    data = yaml.safe_load(loaded.text)
+    data = spec.load.parse_yaml(loaded.text, loaded.path)[1]  # bounded, as the study was
     data["servers"] = [{"name": s.server, "install": s.install.name, **template} for s in sides]
     if interest is not None:
         keys = {w for w, _ in interest}

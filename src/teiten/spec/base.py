@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -11,11 +12,12 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    GetCoreSchemaHandler,
     GetJsonSchemaHandler,
     WithJsonSchema,
 )
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema
+from pydantic_core import CoreSchema, core_schema
 
 T = TypeVar("T")
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,62}$"
@@ -30,7 +32,10 @@ def parse_duration(value: object) -> float:
     if isinstance(value, bool):
         raise ValueError("a duration is a number of seconds or a string like '5s' or '5min'")
     if isinstance(value, int | float):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer of hundreds of digits
+            return float("inf")  # refused as not finite
     m = DURATION.match(str(value))
     if not m:
         raise ValueError(f"cannot read {value!r} as a duration; write e.g. 5s, 300s or 5min")
@@ -62,8 +67,67 @@ def size_text(n: int) -> str:
     return str(n)
 
 
-Bytes = Annotated[int, BeforeValidator(parse_bytes), Field(ge=1),
-                  WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1},
+DAY = 86400.0
+
+
+def seconds_text(seconds: float) -> str:
+    """A bound in seconds as people read it: ``7 days``, ``1 h``, ``90 s``."""
+    if seconds >= DAY and seconds % DAY == 0:
+        days = int(seconds // DAY)
+        return f"{days} day" + ("s" if days > 1 else "")
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{int(seconds // 3600)} h"
+    return f"{seconds:.15g} s"
+
+
+@dataclass(frozen=True)
+class AtMost:
+    """The upper bound of a number of a study file. Every number has one, so that no value
+    reaches a program, a timer or the store that it cannot hold (a duration of a billion
+    seconds overflowed at the first trial); a value above it is refused with the field, the
+    value and the whole range allowed (``least``: the lower end as a message says it)."""
+
+    most: float
+    least: str
+    unit: str = ""  # "s": a duration, said with its unit
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(self._check, handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        found = handler(schema)
+        if found.get("type") in ("integer", "number"):
+            found["maximum"] = self.most
+        return found
+
+    def _check(self, value: Any) -> Any:
+        if value > self.most:
+            if self.unit == "s":
+                top = seconds_text(self.most)
+                top += f" ({self.most:.15g} s)" if not top.endswith(" s") else ""
+                raise ValueError(f"{_number(value)} s is out of range; allowed: {self.least} "
+                                 f"up to {top}")
+            raise ValueError(f"{_number(value)} is out of range; allowed: {self.least} to "
+                             f"{_number(self.most)}")
+        return value
+
+
+def _number(value: float) -> str:
+    """A number as a message shows it: in full, or its first digits and how many."""
+    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer()
+                                       and abs(value) < 1e18)
+    text = str(int(value)) if whole else f"{value:.15g}"
+    return text if len(text) <= 24 else f"{text[:12]}... ({len(text)} digits)"
+
+
+MAX_SCALE = 1_000_000  # pgbench -s, a study's or a workload's: 100,000 accounts each, ~15 TB
+
+# A size: at most 1 PB (memory, bytes a second), which any kernel interface takes.
+MAX_BYTES = 1 << 50
+Bytes = Annotated[int, BeforeValidator(parse_bytes), Field(ge=1), AtMost(MAX_BYTES, "1"),
+                  WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1,
+                                             "maximum": MAX_BYTES},
                                             {"type": "string", "pattern": SIZE.pattern}]})]
 
 
@@ -73,17 +137,40 @@ def duration_schema(**number: float) -> dict[str, Any]:
                       {"type": "string", "pattern": DURATION.pattern}]}
 
 
+def _seconds(most: float, *, positive: bool) -> Any:
+    """Seconds written as a number or as a duration ("10s", "3min"), finite, at most ``most``;
+    more than 0 when ``positive``, else 0 or more."""
+    if positive:
+        return Annotated[float, BeforeValidator(parse_duration), Field(gt=0, allow_inf_nan=False),
+                         AtMost(most, "more than 0 s", "s"),
+                         WithJsonSchema(duration_schema(exclusiveMinimum=0, maximum=most))]
+    return Annotated[float, BeforeValidator(parse_duration), Field(ge=0, allow_inf_nan=False),
+                     AtMost(most, "0 s", "s"), WithJsonSchema(duration_schema(minimum=0, maximum=most))]
+
+
+# The durations of a study file, each with its bound (README.md, "Bounds"): a trial's measured
+# run at most 7 days, a repetitions: auto budget 30 days, a think time 1 h, a ramp-up, a
+# device's interval or a guest's boot 1 day, the time iot's records cover 3660 days.
+if TYPE_CHECKING:
+    Seconds: TypeAlias = float
+    PositiveSeconds: TypeAlias = float
+    ThinkSeconds: TypeAlias = float
+    TrialSeconds: TypeAlias = float
+    BudgetSeconds: TypeAlias = float
+    PeriodSeconds: TypeAlias = float
+else:
+    Seconds = _seconds(DAY, positive=False)
+    PositiveSeconds = _seconds(DAY, positive=True)
+    ThinkSeconds = _seconds(3600.0, positive=False)
+    TrialSeconds = _seconds(7 * DAY, positive=True)
+    BudgetSeconds = _seconds(30 * DAY, positive=True)
+    PeriodSeconds = _seconds(3660 * DAY, positive=True)
+
+
 class Model(BaseModel):
     """A part of a study file: unknown keys are refused, and a loaded study never changes."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-# Seconds written as a number or as a duration ("10s", "3min"), finite.
-Seconds = Annotated[float, BeforeValidator(parse_duration), Field(ge=0, allow_inf_nan=False),
-                    WithJsonSchema(duration_schema(minimum=0))]
-PositiveSeconds = Annotated[float, BeforeValidator(parse_duration), Field(gt=0, allow_inf_nan=False),
-                            WithJsonSchema(duration_schema(exclusiveMinimum=0))]
 
 
 # pg_ctl and initdb start postgres through /bin/sh, with every path in double quotes, where

@@ -131,23 +131,60 @@ def _message(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
     if kind == "missing":
         return loc, f"{where} is missing: it is required"
     if kind == "string_pattern_mismatch":
-        return loc, (f"{where}: {err.get('input')!r} is not a valid name; use letters, digits "
+        return loc, (f"{where}: {_got(err.get('input'))} is not a valid name; use letters, digits "
                      "and _ . + - (at most 63 characters, starting with a letter or digit)")
     if kind == "model_type":
         example = _EXAMPLES.get(str(loc[0]) if loc else "", "a mapping of keys and values")
-        return loc, f"{where}: write {example} (got {err.get('input')!r})"
+        return loc, f"{where}: write {example} (got {_got(err.get('input'))})"
     if kind == "too_short":
         return loc, f"{where}: needs at least one entry"
     if kind == "literal_error":
-        return loc, f"{where}: got {err.get('input')!r}; {msg[0].lower()}{msg[1:]}"
+        return loc, f"{where}: got {_got(err.get('input'))}; {msg[0].lower()}{msg[1:]}"
     if kind in ("value_error", "assertion_error"):
         return loc, f"{where}: {msg}"
-    return loc, f"{where}: {msg[0].lower()}{msg[1:]} (got {err.get('input')!r})"
+    return loc, f"{where}: {msg[0].lower()}{msg[1:]} (got {_got(err.get('input'))})"
+
+
+# A study file is a page or two of YAML: a few levels deep and a few hundred values. These
+# bounds refuse, in a millisecond and before anything is built from the file, what would
+# otherwise take the process down: a "billion laughs" of aliases to aliases (9 levels of 9
+# copies is 387 million values from a 1 kB file), or a nesting deeper than Python's stack.
+MAX_DEPTH = 64  # levels of nesting, aliases followed
+MAX_VALUES = 100_000  # values (mappings, lists, scalars), each alias counted as a copy
+
+
+def _got(value: object) -> str:
+    """A value as a message quotes it: whole, or its start (a number of 400 digits, a page)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:48]}... ({len(text)} characters)"
+
+
+class _Refused(yaml.YAMLError):
+    """Valid YAML that no study file is: too deep, too many values, an alias in a loop."""
+
+    def __init__(self, message: str, mark: yaml.Mark | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.mark = mark
 
 
 class _StrictLoader(yaml.SafeLoader):
     """A YAML loader that refuses a key given twice in one mapping (plain YAML keeps the
-    last one silently, which would hide a typo'd edit)."""
+    last one silently, which would hide a typo'd edit) and a nesting deeper than
+    :data:`MAX_DEPTH` (PyYAML composes by recursion)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _Refused(_too_deep(), self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -162,6 +199,82 @@ class _StrictLoader(yaml.SafeLoader):
                     None, None, f"the key '{key}' is given twice; keep one", key_node.start_mark)
             seen.add(key)
         return super().construct_mapping(node, deep)
+
+
+def _too_deep() -> str:
+    return (f"the YAML nests more than {MAX_DEPTH} levels deep (aliases followed), where a "
+            "study file needs a few; check the brackets and indentation")
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Refuse a document that, each alias copied in as it is built (and as the line map and
+    the models walk it), holds more than :data:`MAX_VALUES` values, nests deeper than
+    :data:`MAX_DEPTH`, or loops (``&a [*a]``). Each node is counted once, whatever the aliases
+    to it: linear in the text, however large the expansion."""
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    open_now: set[int] = set()  # the nodes on the path walked: an alias to one is a loop
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            kids = _children(node)
+            size[key] = 1 + sum(size[id(k)] for k in kids)
+            depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
+            open_now.discard(key)
+            if size[key] > MAX_VALUES:
+                raise _Refused(f"the YAML holds more than {MAX_VALUES} values, each alias (*name) "
+                               "counted as a copy of what it names, where a study file needs a few "
+                               "hundred; write fewer aliases of large parts", node.start_mark)
+            if depth[key] > MAX_DEPTH:
+                raise _Refused(_too_deep(), node.start_mark)
+            continue
+        if key in size:
+            continue
+        if key in open_now:
+            raise _Refused("an alias (*name) names a mapping or list it is inside of, which "
+                           "would never end; copy the part it means instead", node.start_mark)
+        open_now.add(key)
+        stack.append((node, True))
+        stack += [(kid, False) for kid in _children(node)]
+
+
+def parse_yaml(text: str, path: str) -> tuple[yaml.Node | None, Any]:
+    """The YAML ``text`` of a study file as its node tree (for lines) and its data, bounded
+    in depth and in values (:data:`MAX_DEPTH`, :data:`MAX_VALUES`). Raises
+    :class:`SpecError`, one line."""
+    loader = _StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, None
+        _check_expansion(node)
+        return node, loader.construct_document(node)
+    except _Refused as exc:
+        raise SpecError(exc.message, path=path,
+                        line=exc.mark.line + 1 if exc.mark else None) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecError(f"not valid YAML: {problem}", path=path,
+                        line=mark.line + 1 if mark else None) from None
+    except (ValueError, OverflowError) as exc:  # a value YAML reads but Python cannot hold:
+        # an integer of 5,000 digits, a date of month 13
+        why = ("a number of more than 4300 digits" if "integer string conversion" in str(exc)
+               else str(exc).splitlines()[0][:120])
+        raise SpecError(f"cannot read a value of the YAML ({why}); check the numbers and dates "
+                        "of the file", path=path) from None
+    finally:
+        loader.dispose()
 
 
 def _check_unique_names(loaded: LoadedStudy) -> None:
@@ -198,14 +311,7 @@ def _check_unique_names(loaded: LoadedStudy) -> None:
 
 def load_text(text: str, path: str) -> LoadedStudy:
     """Parse and validate a study from YAML ``text``. Raises :class:`SpecError`."""
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SpecError(f"not valid YAML: {problem}", path=path,
-                        line=mark.line + 1 if mark else None) from None
+    node, data = parse_yaml(text, path)
     if not isinstance(data, dict):
         raise SpecError("a study file is a YAML mapping with at least 'study', 'servers' and "
                         "'workloads'", path=path, line=1)

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from teiten.cpus import format_list, parse_list
-from teiten.spec.base import NAME, Axis, Bytes, Model, PathText, size_text
+from teiten.spec.base import NAME, AtMost, Axis, Bytes, Model, PathText, size_text
 from teiten.spec.docker import DockerPlace
 from teiten.spec.external import ExternalPlace
 from teiten.spec.place import Place, places_of
@@ -43,6 +43,9 @@ class InitdbOptions(Model):
 _NETNS = Place("network: netns", ("replicas", "pgpool", "delay"))
 
 
+MAX_IOPS = 100_000_000  # far above any disk's; what cgroups' io.max takes
+
+
 class LimitsSpec(Model):
     """Cloud-style limits on a cluster of this machine (METHODS S11: what a provisioned instance
     allows), held by a cgroup of its own (v2 or v1). Each is one value, or a list of values to
@@ -51,9 +54,9 @@ class LimitsSpec(Model):
     memory: Axis[Bytes] | None = Field(
         None, description="memory of the server's processes, page cache included, and no swap "
         "(e.g. 2GB); the settings profile is sized for it")
-    read_iops: Axis[Annotated[int, Field(ge=1)]] | None = Field(
+    read_iops: Axis[Annotated[int, Field(ge=1), AtMost(MAX_IOPS, "1")]] | None = Field(
         None, description="read operations per second on the disk of its data and WAL")
-    write_iops: Axis[Annotated[int, Field(ge=1)]] | None = Field(
+    write_iops: Axis[Annotated[int, Field(ge=1), AtMost(MAX_IOPS, "1")]] | None = Field(
         None, description="write operations per second on the disk of its data and WAL")
     read_bps: Axis[Bytes] | None = Field(
         None, description="bytes read per second from that disk (e.g. 100MB)")

@@ -8,9 +8,15 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from teiten.cpus import format_list, parse_list
-from teiten.spec.base import NAME, Model, PositiveSeconds
+from teiten.spec.base import MAX_SCALE, NAME, AtMost, BudgetSeconds, Model, TrialSeconds
 from teiten.spec.servers import LoadClientSpec, ServerSpec, limit_name
 from teiten.spec.workloads import WorkloadSpec
+
+# The bounds of a study's numbers (README.md, "Bounds"): what no benchmark of one machine
+# comes near, and what every program and column downstream holds.
+MAX_CLIENTS = 10_000  # pgbench -c and -j
+MAX_REPETITIONS = 1000  # blocks, whether given or auto's floor and ceiling
+MAX_SEED = (1 << 63) - 1  # a store's INTEGER
 
 
 class ProfilePoint(Model):
@@ -18,7 +24,7 @@ class ProfilePoint(Model):
 
     server: str | None = None
     workload: str | None = None
-    clients: Annotated[int, Field(ge=1)] | None = None
+    clients: Annotated[int, Field(ge=1), AtMost(MAX_CLIENTS, "1")] | None = None
 
 
 class ProfileSpec(Model):
@@ -32,7 +38,7 @@ class ProfileSpec(Model):
     points: list[ProfilePoint] = Field(
         default_factory=lambda: [ProfilePoint()],
         description="the (server, workload, clients) points to profile; default: all")
-    repetition: Annotated[int, Field(ge=1)] = Field(
+    repetition: Annotated[int, Field(ge=1), AtMost(MAX_REPETITIONS, "1")] = Field(
         1, description="which repetition of each point is profiled (the others are not, so "
         "that the profiler's own cost stays out of the medians' other samples)")
 
@@ -78,12 +84,12 @@ class AutoRepetitions(Model):
         None, description="stop when every ratio's interval is within ± this many percent; "
         "default: 0.6 times margin_pct (3 for the default margin of 5), so that equal servers "
         "can end 'no difference within ±margin_pct'")
-    floor: Annotated[int, Field(ge=3, le=1000)] = Field(
+    floor: Annotated[int, Field(ge=3), AtMost(MAX_REPETITIONS, "3")] = Field(
         8, description="blocks run before the first decision (at least 3; the rule judges "
         "intervals of at least 99%, which need 8 blocks)")
-    ceiling: Annotated[int, Field(ge=3, le=1000)] = Field(
+    ceiling: Annotated[int, Field(ge=3), AtMost(MAX_REPETITIONS, "3")] = Field(
         16, description="never more blocks than this")
-    budget: PositiveSeconds = Field(
+    budget: BudgetSeconds = Field(
         3600.0, description="no block is added that would end after this much time spent in "
         "trials: seconds, or a string like 10min")
 
@@ -123,10 +129,11 @@ class Study(Model):
     description: str = ""
     servers: Annotated[list[ServerSpec], Field(min_length=1)]
     workloads: Annotated[list[WorkloadSpec], Field(min_length=1)]
-    scale: Annotated[int, Field(ge=1, le=100000)] = 10
-    clients: Annotated[list[Annotated[int, Field(ge=1, le=10000)]], Field(min_length=1)] = [1]
-    threads: Literal["half"] | Annotated[int, Field(ge=1)] = "half"
-    duration: PositiveSeconds = Field(
+    scale: Annotated[int, Field(ge=1), AtMost(MAX_SCALE, "1")] = 10
+    clients: Annotated[list[Annotated[int, Field(ge=1), AtMost(MAX_CLIENTS, "1")]],
+                       Field(min_length=1)] = [1]
+    threads: Literal["half"] | Annotated[int, Field(ge=1), AtMost(MAX_CLIENTS, "1")] = "half"
+    duration: TrialSeconds = Field(
         60.0, description="length of each measured run: seconds, or a string like 5s or 5min")
     repetitions: Annotated[int, Field(ge=1, le=1000)] | Literal["auto"] = Field(
         3, description="blocks (repetition sets) of every point; auto: add blocks until every "
@@ -139,7 +146,7 @@ class Study(Model):
         "reported as no difference; one that lies wholly above or below 100% as faster or slower; "
         "anything else as cannot tell")
     order: Literal["random", "sequential"] = "random"
-    seed: Annotated[int, Field(ge=0)] = 0
+    seed: Annotated[int, Field(ge=0), AtMost(MAX_SEED, "0")] = 0
     prewarm: bool = Field(True, description="pg_prewarm the workload's relations before each trial")
     restart: Literal["every-trial", "after-changes"] = Field(
         "every-trial", description="restart a local server before every trial, or only after a "
@@ -194,13 +201,15 @@ class Study(Model):
             raise ValueError(f"got {value!r}; write a number of repetitions or auto")
         if value < 1:
             raise ValueError(f"input should be greater than or equal to 1 (got {value})")
-        if value > 1000:
-            raise ValueError(f"input should be less than or equal to 1000 (got {value})")
+        if value > MAX_REPETITIONS:
+            raise ValueError(f"{value} is out of range; allowed: 1 to {MAX_REPETITIONS}, or auto")
         return value
 
     @field_validator("threads", mode="before")
     @classmethod
     def _threads(cls, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool) and value > MAX_CLIENTS:
+            raise ValueError(f"{value} is out of range; allowed: half, or 1 to {MAX_CLIENTS}")
         if value == "half" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
             return value
         raise ValueError(f"got {value!r}; write 'half' (clients/2) or a number of threads >= 1")

@@ -22,17 +22,29 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
-from teiten.spec.base import NAME, Axis, Model, PathText, PositiveSeconds, Seconds
+from teiten.spec.base import (
+    MAX_SCALE,
+    NAME,
+    AtMost,
+    Axis,
+    Model,
+    PathText,
+    PeriodSeconds,
+    PositiveSeconds,
+    Seconds,
+    ThinkSeconds,
+)
 from teiten.spec.sysbench import SysbenchSpec
 from teiten.spec.workload_base import NamedWorkload, SqlLoaded, WorkloadOptions, register
 
+MAX_WEIGHT = 10_000  # a script's weight in a mix: shares down to 0.01%
 PGBENCH_WORKLOADS = ("pgecons-read", "pgecons-update", "tpcb-like", "simple-update", "select-only")
 
 
 class ScriptRef(Model):
     script: PathText | None = Field(None, description="path of a pgbench script file")
     builtin: Literal["tpcb-like", "simple-update", "select-only"] | None = None
-    weight: Annotated[int, Field(ge=1)] = 1
+    weight: Annotated[int, Field(ge=1), AtMost(MAX_WEIGHT, "1")] = 1
 
     @model_validator(mode="after")
     def _one(self) -> ScriptRef:
@@ -52,25 +64,26 @@ class _PgbenchOptions(Model):
 
     protocol: Literal["simple", "extended", "prepared"] | None = Field(
         None, description="pgbench -M: how statements are sent (pgbench's default: simple)")
-    rate: Annotated[float, Field(gt=0)] | None = Field(
+    rate: Annotated[float, Field(gt=0), AtMost(10_000_000, "more than 0")] | None = Field(
         None, description="pgbench -R: the target transactions per second of all clients "
         "together (latency at a fixed throughput); latencies then count from each "
         "transaction's scheduled start")
-    latency_limit_ms: Annotated[float, Field(gt=0)] | None = Field(
+    latency_limit_ms: Annotated[float, Field(gt=0), AtMost(3_600_000, "more than 0")] | None = Field(
         None, description="pgbench -L: count the transactions that take longer; with 'rate', "
         "those that would start that late are skipped (counted apart, not in the latencies)")
     percentiles: bool | None = Field(
         None, description="latency percentiles (p50, p90, p95, p99, p99.9, max) from pgbench's "
         "transaction log (pgbench -l), which costs a line of disk per transaction while the "
         "trial runs; default: false")
-    max_tries: Annotated[int, Field(ge=0)] | None = Field(
+    max_tries: Annotated[int, Field(ge=0), AtMost(1_000_000, "0")] | None = Field(
         None, description="pgbench --max-tries (15 or later): run a transaction that fails on a "
         "serialization or deadlock error up to this many times, 0 without limit; pgbench's "
         "default: 1")
     defines: dict[Annotated[str, Field(pattern=VARIABLE)],
                   Annotated[str, Field(pattern=r"^[^\x00-\x1f]*$")] | int | float] | None = Field(
         None, description="pgbench -D NAME=VALUE for each entry: variables the scripts read")
-    random_seed: Annotated[int, Field(ge=0)] | Literal["time", "rand"] | None = Field(
+    random_seed: Annotated[int, Field(ge=0), AtMost((1 << 64) - 1, "0")] | Literal["time", "rand"] \
+        | None = Field(
         None, description="pgbench --random-seed (11 or later): a number for the same "
         "pseudo-random sequence in every trial; pgbench's default: time")
 
@@ -89,7 +102,8 @@ class PgbenchSpec(_PgbenchOptions, NamedWorkload):
     names: ClassVar[tuple[str, ...]] = PGBENCH_WORKLOADS
 
     name: Annotated[str, Field(pattern=NAME, json_schema_extra={"enum": list(PGBENCH_WORKLOADS)})]
-    scale: Annotated[int, Field(ge=1)] | None = Field(None, description="overrides the study's")
+    scale: Annotated[int, Field(ge=1), AtMost(MAX_SCALE, "1")] | None = Field(
+        None, description="overrides the study's")
     fillfactor: Annotated[int, Field(ge=10, le=100)] | None = Field(
         None, description="pgbench -F; default: the workload's (80 for pgecons-update)")
     modifies_data: bool | None = Field(
@@ -102,9 +116,10 @@ class ScriptSpec(WorkloadOptions, _PgbenchOptions):
     name: Annotated[str, Field(pattern=NAME)] | None = Field(
         None, description="default: the script file's name without its extension")
     script: PathText | None = Field(None, description="a pgbench script file of your own")
-    weight: Annotated[int, Field(ge=1)] = 1
+    weight: Annotated[int, Field(ge=1), AtMost(MAX_WEIGHT, "1")] = 1
     scripts: list[ScriptRef] | None = Field(None, description="a weighted mix of scripts")
-    scale: Annotated[int, Field(ge=1)] | None = Field(None, description="overrides the study's")
+    scale: Annotated[int, Field(ge=1), AtMost(MAX_SCALE, "1")] | None = Field(
+        None, description="overrides the study's")
     fillfactor: Annotated[int, Field(ge=10, le=100)] | None = Field(None, description="pgbench -F")
     modifies_data: bool | None = Field(
         None, description="restore the snapshot before every trial; default: true")
@@ -152,7 +167,8 @@ class TpccSpec(_App):
     names: ClassVar[tuple[str, ...]] = ("tpcc",)
 
     name: Literal["tpcc"]
-    warehouses: Annotated[int, Field(ge=1)] | None = Field(None, description="warehouses; default 2")
+    warehouses: Annotated[int, Field(ge=1), AtMost(100_000, "1")] | None = Field(
+        None, description="warehouses; default 2")
     all_warehouses: bool | None = Field(
         None, description="each transaction picks any warehouse (HammerDB's pg_allwarehouse) "
         "instead of the client's home warehouse")
@@ -169,9 +185,11 @@ class BookstoreSpec(_App):
     names: ClassVar[tuple[str, ...]] = ("bookstore",)
 
     name: Literal["bookstore"]
-    items: Annotated[int, Field(ge=100)] | None = Field(None, description="items; default 1000")
-    customers: Annotated[int, Field(ge=10)] | None = Field(None, description="customers; default 2880")
-    think_time: Seconds | None = Field(
+    items: Annotated[int, Field(ge=100), AtMost(100_000_000, "100")] | None = Field(
+        None, description="items; default 1000")
+    customers: Annotated[int, Field(ge=10), AtMost(100_000_000, "10")] | None = Field(
+        None, description="customers; default 2880")
+    think_time: ThinkSeconds | None = Field(
         None, description="mean think time per interaction (negative exponential, capped at "
         "10x); DBT-1 used 7.2s; default 0.1s")
     mix: Literal["browsing", "shopping", "ordering"] | None = Field(
@@ -210,12 +228,13 @@ class IotSpec(_Suite):
     names: ClassVar[tuple[str, ...]] = ("iot",)
 
     name: Literal["iot"]
-    devices: Annotated[int, Field(ge=1)] | None = Field(None, description="sensor devices")
+    devices: Annotated[int, Field(ge=1), AtMost(100_000_000, "1")] | None = Field(
+        None, description="sensor devices")
     interval: PositiveSeconds | None = Field(
         None, description="seconds between two records of a device")
-    period: PositiveSeconds | None = Field(
+    period: PeriodSeconds | None = Field(
         None, description="the time the records cover, e.g. 365d")
-    query_days: Annotated[int, Field(ge=1)] | None = Field(
+    query_days: Annotated[int, Field(ge=1), AtMost(3660, "1")] | None = Field(
         None, description="the query reads the most recent this many days")
     models: Axis[Literal["rdb", "json", "jsonb", "hybrid-json", "hybrid-jsonb"]] | None = Field(
         None, description="data models")
@@ -230,8 +249,9 @@ class FulltextSpec(_Suite):
     names: ClassVar[tuple[str, ...]] = ("fulltext",)
 
     name: Literal["fulltext"]
-    documents: Annotated[int, Field(ge=10)] | None = Field(None, description="generated documents")
-    doc_chars: Annotated[int, Field(ge=20)] | None = Field(
+    documents: Annotated[int, Field(ge=10), AtMost(100_000_000, "10")] | None = Field(
+        None, description="generated documents")
+    doc_chars: Annotated[int, Field(ge=20), AtMost(1_000_000, "20")] | None = Field(
         None, description="mean characters per generated document")
     english_share: Annotated[float, Field(ge=0, le=1)] | None = Field(
         None, description="share of English words in generated documents")
@@ -250,7 +270,8 @@ class AccesslogSpec(_Suite):
     names: ClassVar[tuple[str, ...]] = ("accesslog",)
 
     name: Literal["accesslog"]
-    rows_per_day: Annotated[int, Field(ge=1)] | None = Field(None, description="rows per day")
+    rows_per_day: Annotated[int, Field(ge=1), AtMost(100_000_000, "1")] | None = Field(
+        None, description="rows per day")
     days: Annotated[int, Field(ge=1, le=3660)] | None = Field(None, description="days")
     workers: Axis[Annotated[int, Field(ge=0, le=1024)]] | None = Field(
         None, description="values of max_parallel_workers_per_gather")
@@ -265,7 +286,8 @@ class FreezeSpec(_Suite):
     names: ClassVar[tuple[str, ...]] = ("freeze",)
 
     name: Literal["freeze"]
-    rows: Annotated[int, Field(ge=100)] | None = Field(None, description="table rows")
+    rows: Annotated[int, Field(ge=100), AtMost(10_000_000_000, "100")] | None = Field(
+        None, description="table rows")
     frozen: Axis[Annotated[int, Field(ge=0, le=100)]] | None = Field(
         None, description="percent of the rows frozen before the rest is inserted")
 

@@ -28,7 +28,7 @@ from teiten.results import (
     TrialRecord,
     TrialResult,
 )
-from teiten.store import pg
+from teiten.store import pg, typed
 from teiten.store.address import StoreAddress
 from teiten.store.lite import SqliteConnection
 from teiten.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -45,6 +45,7 @@ class Store:
         self.path = address.path  # None for a PostgreSQL store
         self.conn = conn
         self.postgres = address.is_postgres
+        self._checked: set[tuple[str, int | None]] = set()  # (table, study) read and typed
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -154,6 +155,15 @@ class Store:
         finally:
             self.conn.execute("COMMIT")
 
+    def _read(self, tables: str, study_id: int | None, sql: str, params: Sequence[Any] = ()) -> Any:
+        """``sql`` run, once the rows of each of ``tables`` (of the study, else all) are known
+        to hold the types teiten writes there (teiten.store.typed), checked once each."""
+        for table in tables.split():
+            if not self.postgres and not {(table, None), (table, study_id)} & self._checked:
+                typed.check(self.conn, self.path, table, study_id)
+                self._checked.add((table, study_id))
+        return self.conn.execute(sql, params)
+
     def _refuse_newer(self, version: int) -> None:
         if version > SCHEMA_VERSION:
             raise StoreVersionError(
@@ -191,7 +201,8 @@ class Store:
         return study_id
 
     def study(self, study_id: int) -> pg.Row:
-        row = self.conn.execute("SELECT * FROM studies WHERE id=?", (study_id,)).fetchone()
+        row = self._read("studies", study_id, "SELECT * FROM studies WHERE id=?",
+                         (study_id,)).fetchone()
         if row is None:
             raise UserError(f"{self} has no study {study_id}; 'teiten studies --store "
                             f"{self}' lists them")
@@ -224,7 +235,7 @@ class Store:
             c.execute("UPDATE studies SET spec_json=? WHERE id=?", (json.dumps(spec), study_id))
 
     def studies(self) -> list[pg.Row]:
-        return list(self.conn.execute("SELECT * FROM studies ORDER BY id"))
+        return list(self._read("studies", None, "SELECT * FROM studies ORDER BY id"))
 
     def set_study_state(self, study_id: int, state: str, finished_at: str | None = None) -> None:
         with self.transaction() as c:
@@ -232,7 +243,7 @@ class Store:
                       (state, finished_at, study_id))
 
     def servers(self, study_id: int) -> list[pg.Row]:
-        return list(self.conn.execute(
+        return list(self._read("servers", study_id,
             "SELECT * FROM servers WHERE study_id=? ORDER BY position", (study_id,)))
 
     def set_server_description(self, study_id: int, name: str, description: dict[str, Any]) -> None:
@@ -258,9 +269,9 @@ class Store:
     def trials(self, study_id: int | None = None) -> list[pg.Row]:
         sql = ("SELECT t.*, s.name AS study FROM trials t JOIN studies s ON s.id = t.study_id")
         if study_id is None:
-            return list(self.conn.execute(sql + " ORDER BY t.study_id, t.order_index"))
-        return list(self.conn.execute(sql + " WHERE t.study_id=? ORDER BY t.order_index",
-                                      (study_id,)))
+            return list(self._read("studies trials", None, sql + " ORDER BY t.study_id, t.order_index"))
+        return list(self._read("studies trials", study_id, sql + " WHERE t.study_id=? ORDER BY "
+                               "t.order_index", (study_id,)))
 
     def records(self, study_id: int | None = None) -> list[TrialRecord]:
         """Every trial of a study (or of every study), typed, in the order of the plan."""
@@ -281,27 +292,27 @@ class Store:
             servers=servers, trials=tuple(self.records(study_id)))
 
     def progress(self, study_id: int, trial_id: str) -> list[pg.Row]:
-        return list(self.conn.execute(
+        return list(self._read("progress", study_id,
             "SELECT * FROM progress WHERE study_id=? AND trial_id=? ORDER BY t",
             (study_id, trial_id)))
 
     def statements(self, study_id: int, trial_id: str) -> list[pg.Row]:
-        return list(self.conn.execute(
+        return list(self._read("statements", study_id,
             "SELECT * FROM statements WHERE study_id=? AND trial_id=? "
             "ORDER BY script_index, line_no", (study_id, trial_id)))
 
     def metrics(self, study_id: int, trial_id: str) -> dict[str, float]:
-        return {r[0]: r[1] for r in self.conn.execute(
+        return {r[0]: r[1] for r in self._read("metrics", study_id,
             "SELECT name, value FROM metrics WHERE study_id=? AND trial_id=?", (study_id, trial_id))}
 
     def waits(self, study_id: int, trial_id: str) -> list[pg.Row]:
-        return list(self.conn.execute(
+        return list(self._read("waits", study_id,
             "SELECT * FROM waits WHERE study_id=? AND trial_id=? ORDER BY samples DESC",
             (study_id, trial_id)))
 
     def top_waits(self, study_id: int, trial_id: str, n: int = 5) -> list[dict[str, Any]]:
         """The ``n`` largest wait events of a trial (CPU included), with their shares."""
-        rows = list(self.conn.execute(
+        rows = list(self._read("waits", study_id,
             "SELECT wait_event_type, wait_event, CAST(sum(samples) AS BIGINT) AS n FROM waits "
             "WHERE study_id=? "
             "AND trial_id=? GROUP BY 1, 2 ORDER BY n DESC, 1, 2", (study_id, trial_id)))
@@ -314,7 +325,7 @@ class Store:
         dicts with their trial_id, in the order they ran."""
         where, args = ("AND trial_id=?", (study_id, trial_id)) if trial_id else ("", (study_id,))
         return [{"trial_id": r[0], "name": r[1], "param": r[2], "seconds": r[3], "rows": r[4],
-                 **json.loads(r[5])} for r in self.conn.execute(
+                 **json.loads(r[5])} for r in self._read("steps", study_id,
             f"SELECT trial_id, name, param, seconds, rows, body FROM steps WHERE study_id=? {where} "  # noqa: S608
             "ORDER BY trial_id, step_index", args)]
 
@@ -328,23 +339,23 @@ class Store:
         return {k: tuple(v) for k, v in out.items()}
 
     def series(self, study_id: int, trial_id: str, source: str = "system") -> list[pg.Row]:
-        return list(self.conn.execute(
+        return list(self._read("series", study_id,
             "SELECT t, name, value FROM series WHERE study_id=? AND trial_id=? AND source=? "
             "ORDER BY t, name", (study_id, trial_id, source)))
 
     def details(self, study_id: int, trial_id: str) -> dict[str, Any]:
-        return {r[0]: json.loads(r[1]) for r in self.conn.execute(
+        return {r[0]: json.loads(r[1]) for r in self._read("details", study_id,
             "SELECT kind, body FROM details WHERE study_id=? AND trial_id=?", (study_id, trial_id))}
 
     def details_of_kind(self, study_id: int, kind: str) -> dict[str, Any]:
         """One kind of details (profile, lwlock, ...) of every trial of a study that has it."""
-        return {r[0]: json.loads(r[1]) for r in self.conn.execute(
+        return {r[0]: json.loads(r[1]) for r in self._read("details", study_id,
             "SELECT trial_id, body FROM details WHERE study_id=? AND kind=?", (study_id, kind))}
 
     def metrics_by_trial(self, study_id: int) -> dict[str, dict[str, float]]:
         """The monitors' figures of every trial of a study that has some, by trial id."""
         out: dict[str, dict[str, float]] = {}
-        for trial_id, name, value in self.conn.execute(
+        for trial_id, name, value in self._read("metrics", study_id,
                 "SELECT trial_id, name, value FROM metrics WHERE study_id=? ORDER BY trial_id, name",
                 (study_id,)):
             out.setdefault(trial_id, {})[name] = value
@@ -354,7 +365,7 @@ class Store:
         """The sampled wait events of every trial of a study that has some, by trial id: (type,
         event, samples), one per backend type, largest first (as :meth:`waits`)."""
         out: dict[str, list[tuple[str, str, int]]] = {}
-        for trial_id, etype, event, samples in self.conn.execute(
+        for trial_id, etype, event, samples in self._read("waits", study_id,
                 "SELECT trial_id, wait_event_type, wait_event, samples FROM waits WHERE study_id=? "
                 "ORDER BY trial_id, samples DESC", (study_id,)):
             out.setdefault(trial_id, []).append((etype, event, samples))
@@ -364,7 +375,7 @@ class Store:
         """The system monitor's CPU idle and device %util samples of every trial of a study
         that has some, by trial id: (seconds since the window opened, name, value)."""
         out: dict[str, list[tuple[float, str, float]]] = {}
-        for trial_id, t, name, value in self.conn.execute(
+        for trial_id, t, name, value in self._read("series", study_id,
                 "SELECT trial_id, t, name, value FROM series WHERE study_id=? AND source='system' "
                 "AND (name='cpu.idle' OR name LIKE 'disk.%.util') ORDER BY trial_id, t", (study_id,)):
             out.setdefault(trial_id, []).append((t, name, value))
@@ -373,7 +384,7 @@ class Store:
     def progress_by_trial(self, study_id: int) -> dict[str, tuple[ProgressPoint, ...]]:
         """The per-second progress of every trial of a study that has some, by trial id."""
         out: dict[str, list[ProgressPoint]] = {}
-        for trial_id, t, tps, latency, stddev, failed in self.conn.execute(
+        for trial_id, t, tps, latency, stddev, failed in self._read("progress", study_id,
                 "SELECT trial_id, t, tps, latency_ms, latency_stddev_ms, failed FROM progress "
                 "WHERE study_id=? ORDER BY trial_id, t", (study_id,)):
             out.setdefault(trial_id, []).append(ProgressPoint(t, tps, latency, stddev, failed))

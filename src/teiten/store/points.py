@@ -39,8 +39,9 @@ def read(store: Store, study_id: int | None = None) -> list[dict[str, Any]]:
     """The rows of the view ``teiten_points`` (of one study, or of all), as plain dicts, in the
     order of their studies, workloads, client counts and servers."""
     where, args = ("WHERE study_id=? ", (study_id,)) if study_id is not None else ("", ())
-    rows = store.conn.execute(f"SELECT * FROM teiten_points {where}"  # noqa: S608
-                              "ORDER BY study_id, workload, clients, server", args)
+    rows = store._read("point_summaries", study_id,  # noqa: SLF001 - the store's own package
+                       f"SELECT * FROM teiten_points {where}"  # noqa: S608
+                       "ORDER BY study_id, workload, clients, server", args)
     return [{k: iso(r[k]) if k in STAMPS else r[k] for k in r.keys()} for r in rows]  # noqa: SIM118
 
 
