@@ -66,10 +66,17 @@ def block_of(t: TrialRecord) -> str:
     return f"{t.study_id}:{t.study}:{t.planned.repetition}"
 
 
-def _at(trials: Iterable[TrialRecord], server: str, workload: str, clients: int) -> list[TrialRecord]:
-    """The trials of one server and workload at one client count, in their order."""
-    return [t for t in trials if (p := t.planned).server == server and p.workload == workload
-            and p.clients == clients]
+def _by_clients(trials: Iterable[TrialRecord], server: str,
+                workload: str) -> dict[int, list[TrialRecord]]:
+    """The trials of one server and workload by client count, each in their order: one pass
+    over the trials for every client count (a pass per count made a report of 100,000 trials
+    quadratic; bench/report_size.py --trials 100000)."""
+    out: dict[int, list[TrialRecord]] = {}
+    for t in trials:
+        p = t.planned
+        if p.server == server and p.workload == workload:
+            out.setdefault(p.clients, []).append(t)
+    return out
 
 
 def points(trials: Iterable[TrialRecord], server: str, workload: str,
@@ -77,8 +84,9 @@ def points(trials: Iterable[TrialRecord], server: str, workload: str,
     """(clients, median tps, median latency, tps values, n ok, n failed, latencies, the block
     of each tps value) per client count."""
     out = []
+    by_clients = _by_clients(trials, server, workload)
     for c in clients:
-        mine = _at(trials, server, workload, c)
+        mine = by_clients.get(c, [])
         ok = [t for t in mine if t.status == "ok" and t.tps is not None]
         tps = tuple(float(t.tps) for t in ok if t.tps is not None)
         blocks = tuple(block_of(t) for t in ok if t.tps is not None)
@@ -95,8 +103,9 @@ def activity(trials: Iterable[TrialRecord], metrics: Metrics, waits: Waits, serv
     out: list[Activity] = []
     if not metrics:
         return ()
+    by_clients = _by_clients(trials, server, workload)
     for c in clients:
-        seen = [(m, waits.get(t.trial_id, ())) for t in _at(trials, server, workload, c)
+        seen = [(m, waits.get(t.trial_id, ())) for t in by_clients.get(c, [])
                 if t.status == "ok" and (m := metrics.get(t.trial_id))]
         if not seen:
             continue
