@@ -64,18 +64,21 @@ def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[Pl
     undecided = {p for w in open_ for p in w.points}
     block = [t for t in plan(study, workloads.variants(study), blocks=blocks + 1)
              if t.repetition == blocks + 1 and t.point in undecided]
+    block_s = spent / max(len(timed), 1) * len(block)
     decision = stopping.decide(ratios, blocks=blocks, target_pct=study.target_pct,
-                               ceiling=auto.ceiling, spent_s=spent,
-                               block_s=spent / max(len(timed), 1) * len(block),
+                               ceiling=auto.ceiling, spent_s=spent, block_s=block_s,
                                budget_s=auto.budget)
     added: list[PlannedTrial] = []
     if decision == stopping.ADD:
         added = store.add_block(study_id, block)
+    more = _more_blocks(open_, blocks, study) if decision in (stopping.CEILING, stopping.BUDGET) \
+        else None
     store.update_spec(study_id, {AUTO_DECISIONS: [*map(dict, stored.record.auto_decisions), {
         "blocks": blocks, "decision": decision, "spent_s": round(spent, 1),
         "widest_pct": None if found is None or found.pct is None else round(found.pct, 2),
         "where": found.where if found else None, "trials": len(added),
-        "settled": sum(1 for w in ratios or () if w.settled and not w.narrow(study.target_pct))}]})
+        "settled": sum(1 for w in ratios or () if w.settled and not w.narrow(study.target_pct)),
+        **({"more_blocks": more, "more_s": round(more * block_s, 1)} if more else {})}]})
     key = "auto.nothing" if found is None else f"auto.{decision}" if found.pct is not None \
         else f"auto.unknown.{decision}"
     note(tr(
@@ -83,7 +86,19 @@ def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[Pl
         widest=f"{found.pct:.1f}" if found is not None and found.pct is not None else "-",
         trials=len(added), undecided=len(open_), margin=f"{study.margin_pct:g}",
         settled=sum(1 for w in ratios or () if w.settled and not w.narrow(study.target_pct))))
+    if more:
+        note(tr("auto.more", more=more, minutes=f"{max(1, round(more * block_s / 60))}"))
     return added
+
+
+def _more_blocks(open_: list[stopping.Width], blocks: int, study: Study) -> int | None:
+    """About how many more blocks would decide every ratio still open, if the noise stays as
+    it was (stopping.blocks_to_decide); None when one has no interval to project from."""
+    needed = [stopping.blocks_to_decide(w, blocks, target_pct=study.target_pct,
+                                        margin_pct=study.margin_pct) for w in open_]
+    if not needed or any(n is None for n in needed):
+        return None
+    return max(n for n in needed if n is not None) - blocks
 
 
 def eta(store: Store, study_id: int, study: Study, spent: list[float], left: int) -> tuple[float, float] | None:

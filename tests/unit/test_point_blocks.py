@@ -14,6 +14,7 @@ from tests.conftest import run_cli
 from tests.truestores import Truth, build
 
 from teiten import blocks
+from teiten.analysis import stopping
 from teiten.results import LoadFigures, TrialResult
 from teiten.spec import Study, load_text
 from teiten.store import Store
@@ -63,15 +64,22 @@ def test_the_report_says_the_later_blocks_held_only_the_undecided_ratios(tmp_pat
         store.set_study_state(study_id, "finished", "2026-11-26T00:05:00+00:00")
         reps = {(t.planned.server, t.planned.clients): t.planned.repetition
                 for t in store.study_results(study_id).trials}
+        last = store.study_results(study_id).spec["auto_decisions"][-1]
     finally:
         store.close()
     assert reps == {("pg17", 1): 8, ("pg18", 1): 8, ("pg17", 2): 12, ("pg18", 2): 12}
+    # What more blocks would cost, from the width reached (15% noise: many more than 12)
+    more, minutes = last["more_blocks"], max(1, round(last["more_s"] / 60))
+    assert last["decision"] == "ceiling" and more > 12, last
     for lang, said in (("en", "| Repetitions | 12 blocks (repetitions: auto, floor 8, ceiling 12): "
                               "stopped at the ceiling before every ratio was known within ±3%; the "
                               "blocks after the first 8 held only the ratios not yet known, each "
-                              "with its reference server |"),
+                              f"with its reference server; about {more} more blocks (about {minutes} "
+                              "min of trials) would decide the ratios still open, if the noise "
+                              "stays as it was |"),
                        ("ja", "。最初の 8 ブロックより後のブロックでは、まだ判明していない比と"
-                              "その基準サーバだけを測定")):
+                              "その基準サーバだけを測定。ノイズが今までと同じなら、未判定の比の"
+                              f"判定にはあと約 {more} ブロック (試行で約 {minutes} 分) が必要 |")):
         done = run_cli("report", "--store", str(path), "--out", str(tmp_path / lang), "--lang", lang)
         assert done.returncode == 0, done.stderr
         assert said in (tmp_path / lang / "report.md").read_text()
@@ -93,3 +101,22 @@ def test_every_ratio_known_adds_no_block(tmp_path: Path) -> None:
     finally:
         store.close()
     assert added == [] and "every ratio is known within ±3%" in notes[-1]
+
+
+def test_what_more_blocks_would_cost_is_projected_from_the_width_reached() -> None:
+    """A ratio's interval narrows as 1/sqrt(blocks): the blocks that would bring it beyond or
+    within the ±5% margin, or within ±target, whichever is nearer."""
+    point = ()
+
+    def width(pct: float | None, centre: float | None) -> stopping.Width:
+        return stopping.Width(pct, "here", point, centre=centre)
+
+    # 8% faster, ±10% after 10 blocks: beyond 105% once within ±2.78% (3/108): 130 blocks
+    assert stopping.blocks_to_decide(width(10, 1.08), 10, target_pct=1, margin_pct=5) == 130
+    # equal, ±10%: within the band once within ±5%: 40 blocks
+    assert stopping.blocks_to_decide(width(10, 1.0), 10, target_pct=1, margin_pct=5) == 40
+    # on the margin's edge: only the width rule (±3%) decides it: 10 (10/3)^2 -> 112
+    assert stopping.blocks_to_decide(width(10, 1.05), 10, target_pct=3, margin_pct=5) == 112
+    # already narrow enough: no more; no interval yet: no projection
+    assert stopping.blocks_to_decide(width(0.5, 1.2), 10, target_pct=1, margin_pct=5) == 10
+    assert stopping.blocks_to_decide(width(None, None), 10, target_pct=1, margin_pct=5) is None

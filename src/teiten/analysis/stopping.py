@@ -39,6 +39,7 @@ most studies, and that a true difference of 2m is almost never called "no differ
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -79,6 +80,7 @@ class Width:
     where: str
     points: tuple[Point, ...]
     settled: bool = False  # its interval at its look's level lies beyond or within the margin
+    centre: float | None = None  # the middle of its interval, as a ratio (1.08: 8% faster)
 
     def known(self, target_pct: float) -> bool:
         """Whether the ratio needs no more blocks: settled by the margin, or within ±target."""
@@ -199,7 +201,8 @@ def widths(trials: Sequence[TrialRecord], baseline: str, confidence: float | Non
             settled = judged is not None and judged.confidence >= need - 1e-12 and \
                 verdicts.settles((judged.low, judged.high), margin_pct)
         found.append(Width(_pct(interval, level), f"{point.server} / {baseline}, "
-                           f"{point.workload}, {_clients(point.clients)}", (point, reference), settled))
+                           f"{point.workload}, {_clients(point.clients)}", (point, reference), settled,
+                           None if interval is None else (interval.low + interval.high) / 2))
     return found or None
 
 
@@ -239,3 +242,23 @@ def decide(found: Sequence[Width] | None, *, blocks: int, target_pct: float, cei
     if spent_s + block_s > budget_s:
         return BUDGET
     return ADD
+
+
+def blocks_to_decide(width: Width, blocks: int, *, target_pct: float,
+                     margin_pct: float) -> int | None:
+    """About how many blocks in all would decide the open ratio ``width`` after ``blocks``, if
+    the noise stays as it was: its interval narrows as 1/sqrt(blocks) (its centre kept) until
+    it lies beyond or within [100 − m, 100 + m] or within ±target, whichever comes first. An
+    estimate (each later look is judged at a slightly higher level); None without an interval."""
+    if width.pct is None or width.centre is None or blocks < 1:
+        return None
+    centre = 100 * width.centre
+    low_edge, high_edge = 100 - margin_pct, 100 + margin_pct
+    if centre > high_edge:
+        room = centre - high_edge
+    elif centre < low_edge:
+        room = low_edge - centre
+    else:
+        room = min(centre - low_edge, high_edge - centre)
+    wanted = max(target_pct, 100 * room / centre)  # the half-width that decides it, in %
+    return max(blocks, math.ceil(blocks * (width.pct / wanted) ** 2))

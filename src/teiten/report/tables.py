@@ -322,7 +322,10 @@ def study_rows(data: ReportData) -> list[tuple[str, str]]:
                   target=f"{auto['target_pct']:g}", floor=auto["floor"], ceiling=auto["ceiling"],
                   margin=f"{auto.get('margin_pct', 5):g}")
         per_point = auto.get("per_point") and blocks > (auto["floor"] or blocks)
-        return said + (tr("study.auto.points", lang, floor=auto["floor"]) if per_point else "")
+        more = (tr("study.auto.more", lang, more=auto["more_blocks"],
+                   minutes=f"{max(1, round(auto['more_s'] / 60))}")
+                if auto.get("more_blocks") and auto.get("more_s") is not None else "")
+        return said + (tr("study.auto.points", lang, floor=auto["floor"]) if per_point else "") + more
 
     return [
         (tr("study.name", lang), data.study),
