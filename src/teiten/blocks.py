@@ -19,7 +19,7 @@ from teiten.plan import plan, profile_trials
 from teiten.results import PlannedTrial
 from teiten.spec import Study
 from teiten.store import Store
-from teiten.studyrecord import AUTO_DECISIONS
+from teiten.studyrecord import AUTO_DECISIONS, StudyRecord
 
 Note = Callable[[str], None]  # a line for the progress display
 
@@ -65,9 +65,9 @@ def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[Pl
     block = [t for t in plan(study, workloads.variants(study), blocks=blocks + 1)
              if t.repetition == blocks + 1 and t.point in undecided]
     block_s = spent / max(len(timed), 1) * len(block)
+    ceiling, budget = limits(study, stored.record.granted_until(), blocks)
     decision = stopping.decide(ratios, blocks=blocks, target_pct=study.target_pct,
-                               ceiling=auto.ceiling, spent_s=spent, block_s=block_s,
-                               budget_s=auto.budget)
+                               ceiling=ceiling, spent_s=spent, block_s=block_s, budget_s=budget)
     added: list[PlannedTrial] = []
     if decision == stopping.ADD:
         added = store.add_block(study_id, block)
@@ -78,7 +78,8 @@ def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[Pl
         "widest_pct": None if found is None or found.pct is None else round(found.pct, 2),
         "where": found.where if found else None, "trials": len(added),
         "settled": sum(1 for w in ratios or () if w.settled and not w.narrow(study.target_pct)),
-        **({"more_blocks": more, "more_s": round(more * block_s, 1)} if more else {})}]})
+        **({"more_blocks": more, "more_s": round(more * block_s, 1)} if more else {}),
+        **({"ceiling": ceiling} if ceiling != auto.ceiling else {})}]})
     key = "auto.nothing" if found is None else f"auto.{decision}" if found.pct is not None \
         else f"auto.unknown.{decision}"
     note(tr(
@@ -89,6 +90,15 @@ def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[Pl
     if more:
         note(tr("auto.more", more=more, minutes=f"{max(1, round(more * block_s / 60))}"))
     return added
+
+
+def limits(study: Study, granted_until: int | None, blocks: int) -> tuple[int, float]:
+    """The ceiling and time budget of repetitions: auto after ``blocks`` blocks: the study's,
+    or, up to the block ``teiten resume --more-blocks`` granted, that block and no budget."""
+    auto = study.auto_repetitions
+    if granted_until is None or blocks >= granted_until:
+        return max(auto.ceiling, granted_until or 0), auto.budget
+    return max(auto.ceiling, granted_until), math.inf
 
 
 def _more_blocks(open_: list[stopping.Width], blocks: int, study: Study) -> int | None:
@@ -113,20 +123,21 @@ def eta(store: Store, study_id: int, study: Study, spent: list[float], left: int
     now = mean * left
     if study.repetitions != "auto":
         return now, now
-    auto = study.auto_repetitions
-    decisions = json.loads(store.study(study_id)["spec_json"]).get("auto_decisions") or []
+    stored = json.loads(store.study(study_id)["spec_json"])
+    decisions = stored.get(AUTO_DECISIONS) or []
     # A later block holds only the ratios still undecided: the last one added is the most the
     # next may hold (before the first decision, or from a store of before: a whole block).
     per_block = int(decisions[-1].get("trials") or 0) if decisions else 0
     per_block = per_block or len(plan(study, workloads.variants(study), blocks=1))
     done = int(decisions[-1]["blocks"]) if decisions else 0
     planned = max(done + 1, study.blocks) if decisions else study.blocks
-    most = max(0, auto.ceiling - planned)
+    ceiling, budget = limits(study, StudyRecord.from_json(stored).granted_until(), done)
+    most = max(0, ceiling - planned)
     likely = 0
     widest = decisions[-1].get("widest_pct") if decisions else None
     if widest and done:
         needed = math.ceil(done * (float(widest) / study.target_pct) ** 2)
         likely = min(most, max(0, needed - planned))
-    budget_left = max(0.0, auto.budget - sum(spent) - now)
+    budget_left = max(0.0, budget - sum(spent) - now)
     extra = min(most * per_block * mean, budget_left)
     return now + min(likely * per_block * mean, extra), now + extra

@@ -6,7 +6,8 @@ parameters, every field with its default), ``pgbench`` (the one client that driv
 server), ``workloads`` (each as its kind recorded it) and ``omitted`` (optional servers left
 out, and why) before the first trial; the run adds ``noise_guard`` (the guard it ran with),
 ``beside_others``, ``testbed``, ``quiet_check``, ``joined_by`` (runs that started beside it),
-``runs`` (each run's clock) and ``auto_decisions`` (repetitions: auto). A key an older store
+``runs`` (each run's clock), ``auto_decisions`` (repetitions: auto) and ``more_blocks`` (what
+``teiten resume --more-blocks`` granted beyond the ceiling and budget). A key an older store
 lacks reads as its default here, so that nothing downstream asks which teiten wrote it.
 Analysis and report read :class:`StudyRecord`, never the JSON's keys; writers name the keys
 they set by the constants below.
@@ -26,6 +27,7 @@ QUIET_CHECK = "quiet_check"
 JOINED_BY = "joined_by"
 RUNS = "runs"
 AUTO_DECISIONS = "auto_decisions"
+MORE_BLOCKS = "more_blocks"  # blocks granted by teiten resume --more-blocks: [{after, blocks}]
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,7 @@ class StudyRecord:
     beside_others: bool
     joined_by: tuple[Joined, ...]
     auto_decisions: tuple[Mapping[str, Any], ...]
+    more_blocks: tuple[Mapping[str, Any], ...]
     runs: tuple[Mapping[str, Any], ...]
     noise_guard: Mapping[str, Any] | None
     quiet_check: Mapping[str, Any] | None
@@ -174,10 +177,17 @@ class StudyRecord:
                                    str(j["since"]), str(j["trial"]))
                             for j in spec.get(JOINED_BY) or ()),
             auto_decisions=_mappings(spec.get(AUTO_DECISIONS)),
+            more_blocks=_mappings(spec.get(MORE_BLOCKS)),
             runs=_mappings(spec.get(RUNS)),
             noise_guard=guard if isinstance(guard, Mapping) else None,
             quiet_check=quiet if isinstance(quiet, Mapping) else None,
             testbed=str(spec[TESTBED]) if spec.get(TESTBED) else None)
+
+    def granted_until(self) -> int | None:
+        """The block up to which ``teiten resume --more-blocks`` lets the study go on, past its
+        ceiling and its time budget; None when none was granted."""
+        ends = [int(g["after"]) + int(g["blocks"]) for g in self.more_blocks]
+        return max(ends) if ends else None
 
     def guard_enabled(self) -> bool:
         """The noise guard was on (a guard recorded without ``enabled`` was)."""

@@ -125,3 +125,39 @@ def test_two_servers_far_apart_are_decided_at_the_floor(pg17, workdir: Path) -> 
     rows = list(csv.DictReader((workdir / "far-report" / "tables" / "tpcb-like-ratio.csv").open()))
     assert [(r["clients"], r["verdict"]) for r in rows] == [("1", "slower"), ("2", "slower")], rows
     assert all(float(r["ratio_ci_high_pct"]) < 95 for r in rows), rows
+
+
+def test_resume_more_blocks_goes_past_the_ceiling_of_a_finished_study(pg17, workdir: Path) -> None:
+    """teiten resume --more-blocks N (issue 53 item 5): a study that stopped at its ceiling runs
+    up to N more blocks, finishes again, and its report says the raised ceiling; a study of
+    fixed repetitions is refused in one line."""
+    study = workdir / "more.yaml"
+    study.write_text(STUDY.format(name="more", budget="10min").replace(
+        "floor: 5, ceiling: 9", "floor: 3, ceiling: 3"))
+    store = workdir / "more.db"
+    done = run_cli("run", str(study), "--store", str(store), "--no-report")
+    assert done.returncode == 0, done.stderr
+    decisions, trials = _decisions(store)
+    assert [(d["blocks"], d["decision"]) for d in decisions] == [(3, "ceiling")], decisions
+    done = run_cli("resume", "--store", str(store), "--more-blocks", "2", "--report",
+                   str(workdir / "more-report"))
+    assert done.returncode == 0, done.stderr
+    assert "teiten: study 1: up to 2 more blocks after block 3, past its ceiling and time " \
+           "budget" in done.stderr, done.stderr
+    decisions, trials = _decisions(store)
+    assert [(d["blocks"], d["decision"], d.get("ceiling")) for d in decisions] == [
+        (3, "ceiling", None), (3, "add", 5), (4, "add", 5), (5, "ceiling", 5)], decisions
+    assert sorted(r for r, _ in trials) == [1, 2, 3, 4, 5] and all(s == "ok" for _, s in trials)
+    report = (workdir / "more-report" / "report.md").read_text()
+    assert "| Repetitions | 5 blocks (repetitions: auto, floor 3, ceiling 5): " in report, report
+
+    fixed = workdir / "fixed.yaml"
+    fixed.write_text(STUDY.format(name="fixed", budget="10min").replace(
+        "repetitions: auto\n", "repetitions: 3\n").replace(
+        "auto_repetitions: {floor: 5, ceiling: 9, target_pct: 100, budget: 10min}\n", ""))
+    done = run_cli("run", str(fixed), "--store", str(workdir / "fixed.db"), "--no-report")
+    assert done.returncode == 0, done.stderr
+    done = run_cli("resume", "--store", str(workdir / "fixed.db"), "--more-blocks", "2")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert "--more-blocks: study 1 in " in line and "a fixed number of repetitions" in line, line

@@ -436,7 +436,8 @@ def _auto(study: Parameters, decisions: Sequence[Mapping[str, Any]],
     return {**(decisions[-1] if decisions else {"decision": "unfinished"}),
             "target_pct": stop_target(rule.get("target_pct"), margin_pct(study)),
             "margin_pct": margin_pct(study), "floor": rule.get("floor"),
-            "ceiling": rule.get("ceiling"),
+            # raised by teiten resume --more-blocks, where the decision says so
+            "ceiling": (decisions[-1].get("ceiling") if decisions else None) or rule.get("ceiling"),
             # a block that held only some points: one a decision added with fewer trials
             # than the first block's
             "per_point": any(0 < int(d.get("trials") or 0) < first for d in decisions)}

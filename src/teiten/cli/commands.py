@@ -46,6 +46,7 @@ from teiten.report.formats import format_seconds
 from teiten.results import now
 from teiten.store import Store, result_rows
 from teiten.store.rows import CSV_FIELDS, csv_row
+from teiten.studyrecord import MORE_BLOCKS
 
 
 def dispatch(args: argparse.Namespace) -> int:
@@ -196,6 +197,22 @@ def _pick_study(store: Store, study_id: int | None, *, unfinished: bool = False)
     return int(rows[-1]["id"])
 
 
+def _grant_blocks(store: Store, study_id: int, more: int) -> None:
+    """``resume --more-blocks N``: let a study of repetitions: auto run up to N more blocks of
+    its undecided ratios, past its ceiling and time budget (teiten.blocks.limits)."""
+    stored = store.study_results(study_id)
+    if stored.record.parameters.repetitions != "auto":
+        raise UserError(f"--more-blocks: study {study_id} in {store} has a fixed number of "
+                        "repetitions; more blocks are for a study of 'repetitions: auto' (run "
+                        "the study again with more repetitions instead)")
+    measured = [t.planned.repetition for t in stored.trials if not t.planned.purpose]
+    done = max(measured, default=0)
+    store.update_spec(study_id, {MORE_BLOCKS: [*map(dict, stored.record.more_blocks),
+                                               {"after": done, "blocks": more}]})
+    print(f"teiten: study {study_id}: up to {more} more blocks after block {done}, past its "
+          "ceiling and time budget", file=sys.stderr)
+
+
 class NothingToResume(Exception):
     """Every study of the store is finished: resume has nothing to do, which is no error."""
 
@@ -204,11 +221,14 @@ def cmd_resume(args: argparse.Namespace) -> int:
     store = Store.open(args.store)
     try:
         try:
-            study_id = _pick_study(store, args.study_id, unfinished=not args.retry_failed)
+            study_id = _pick_study(store, args.study_id,
+                                   unfinished=not args.retry_failed and not args.more_blocks)
         except NothingToResume as done:
             print(f"teiten: {done}", file=sys.stderr)
             return 0
-        if not args.retry_failed and store.study(study_id)["state"] == "finished":
+        if args.more_blocks:
+            _grant_blocks(store, study_id, args.more_blocks)
+        elif not args.retry_failed and store.study(study_id)["state"] == "finished":
             print(f"teiten: study {study_id} in {store} is finished; nothing to resume",
                   file=sys.stderr)
             return 0

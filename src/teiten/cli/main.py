@@ -129,6 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--study-id", type=int, help="which study of the store (default: the "
                    "latest unfinished one)")
     s.add_argument("--retry-failed", action="store_true", help="run failed trials again too")
+    s.add_argument("--more-blocks", type=_more_blocks, metavar="N", help="repetitions: auto "
+                   "only: run up to N more blocks of the ratios still undecided, past the "
+                   "ceiling and the time budget (a finished study too)")
     _running_options(s)
 
     s = sub.add_parser("clean", help="remove what killed or failed runs left behind (servers, "
@@ -371,6 +374,13 @@ def _store(text: str) -> str:
     except UserError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
+
+
+def _more_blocks(text: str) -> int:
+    """--more-blocks N: 1 to 1,000 blocks."""
+    if not text.isdigit() or not 1 <= int(text) <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of blocks from 1 to 1000")
+    return int(text)
 
 
 def _report_dir(text: str) -> str:
