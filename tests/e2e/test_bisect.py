@@ -86,10 +86,10 @@ def test_bisect_names_the_commit_that_spins(bisected: Bisected) -> None:
     # Midway between the base (0) and main (5): the README change (2), good; then between it
     # and main: the spinning commit (3), bad; it follows a good one, so it is the first bad.
     assert lines[2] == (f'Step 1 (study #2): {readme[:12]} "{commits[2].subject}" is good: faster '
-                        "than bad beyond ±30% and within ±30% of good.")
+                        "than bad and within ±30% of good.")
     assert lines[3].startswith("  pgecons-read at 1 client: ") and " of good, " in lines[3]
     assert lines[4] == (f'Step 2 (study #3): {spin[:12]} "{commits[3].subject}" is bad: slower '
-                        "than good beyond ±30% and within ±30% of bad.")
+                        "than good and within ±30% of bad.")
     assert lines[-1] == (f'The first bad commit is {spin} "{commits[3].subject}" (4 builds, 2 '
                          f"steps; every step's study is in {bisected.store}).")
     assert len(lines) == 7

@@ -3,12 +3,13 @@
 The line is the first-parent line from the good commit to the bad one, both included: the first
 bad commit is among the commits after good. Each step measures good, bad and the commit midway
 as three servers of one study, at the points where the first study found bad slower than good
-beyond the margin (the points of interest), and reads the report's verdicts (paired, at the
-family level of the step's comparisons):
+(the verdict: an interval wholly below 100% and not within the margin; the points of
+interest), and reads the report's verdicts (paired, at the family level of the step's
+comparisons):
 
-- the midpoint is **bad** at a point when it is slower than good beyond the margin and no
-  different from bad within it;
-- **good** when it is faster than bad beyond the margin and no different from good within it;
+- the midpoint is **bad** at a point when it is slower than good and no different from bad
+  within the margin;
+- **good** when it is faster than bad and no different from good within the margin;
 - otherwise the step **cannot tell** at that point (the interval straddles a bound of the
   margin, or the midpoint lies between good and bad: a second change, or a gradual one).
 

@@ -1,12 +1,13 @@
 """``teiten bisect --repo PATH --good REF --bad REF STUDY``: the commit that made a study slower.
 
 It builds good and bad (``teiten install --from-git``), runs the study with the two as its
-servers, and takes as points of interest those where bad is slower than good beyond the
-study's margin (none: it says so, exit 1). Each step builds the commit midway on the
-first-parent line and runs good, bad and it as three servers of one study at those points;
-teiten.analysis.bisection reads the verdicts. Every step's study is in the store, under the
-study's own name, so ``teiten timeline`` draws them. The first study's servers are the study's
-first server with another install: its settings, cores and directories are kept.
+servers, and takes as points of interest those where bad is slower than good (the verdict:
+an interval wholly below 100%, not within the study's margin; none: it says so, exit 1). Each
+step builds the commit midway on the first-parent line and runs good, bad and it as three
+servers of one study at those points; teiten.analysis.bisection reads the verdicts. Every
+step's study is in the store, under the study's own name, so ``teiten timeline`` draws them.
+The first study's servers are the study's first server with another install: its settings,
+cores and directories are kept.
 
 Exit status: 0 the first bad commit is named; 1 bad is not slower than good at any point (or a
 step measured nothing); 2 bad input; 3 a step cannot tell (the range left is named).
@@ -89,11 +90,12 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     margin = f"{opening.points[0].point.margin_pct:g}"
     interest = [(g.workload, g.point.clients) for g in opening.slower]
     if not interest:
-        say(tr("bisect.none", lang, bad=_short(bad), good=_short(good), margin=margin,
-               study=study_id))
+        say(tr("bisect.none", lang, bad=_short(bad), good=_short(good), study=study_id))
         return _ended(args, lines, 1)
-    say(tr("bisect.interest", lang, bad=_short(bad), good=_short(good), margin=margin,
-           study=study_id, where=_where(interest, lang)))
+    beyond = [(g.workload, g.point.clients) for g in opening.slower if gate.beyond_margin(g.point)]
+    say(tr(gate.beyond_key("bisect.interest", opening.slower), lang, bad=_short(bad),
+           good=_short(good), margin=margin, study=study_id, where=_where(interest, lang),
+           beyond=_where(beyond, lang)))
     step = 0
     while not search.done:
         step += 1

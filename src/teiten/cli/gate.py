@@ -1,8 +1,9 @@
 """``teiten gate``: the exit status a CI job acts on, with a one-screen summary for its log and
 Markdown for its job summary (teiten.report.gate judges; this module finds the two servers).
 
-Exit status: 0 every point decided and none slower beyond the margin; 1 some point slower (listed);
-2 bad input; 3 some point cannot tell (0 with --allow-undecided).
+Exit status: 0 every point decided and none slower; 1 some point slower (listed: "beyond ±m%"
+only where its interval lies wholly below 100 − m); 2 bad input; 3 some point cannot tell (0 with
+--allow-undecided).
 """
 
 from __future__ import annotations

@@ -197,7 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "for scripts")
 
     s = sub.add_parser("gate", help="fail a CI job when a candidate server is slower than a "
-                       "baseline beyond the study's margin (exit 0 pass, 1 slower, 3 cannot tell)")
+                       "baseline (an interval wholly below 100%% and not within the study's "
+                       "margin; exit 0 pass, 1 slower, 3 cannot tell)")
     s.add_argument("--store", required=True, type=_store, help="the store that holds the studies")
     s.add_argument("--baseline", required=True, metavar="[STUDY:]SERVER",
                    help="the baseline: a server of the study, or STUDY:SERVER (STUDY: an id or a "

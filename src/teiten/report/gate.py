@@ -4,15 +4,20 @@ The verdicts are the report's (:mod:`teiten.analysis.verdicts`): the candidate's
 baseline at each point of every pgbench workload, its interval at the level the gate's family of
 comparisons needs (Bonferroni over those points), read with the study's margin. The baseline and
 the candidate are two servers of one study (paired by block), or of two studies (unpaired: the
-two-sample interval), which the output says. The gate fails when some point is slower beyond
-the margin, is undecided when some point cannot tell, and passes when every point is decided and
-none is slower (:class:`Gate`.outcome).
+two-sample interval), which the output says. The gate fails when some point is slower (its
+interval wholly below 100% and not within the margin), is undecided when some point cannot tell,
+and passes when every point is decided and none is slower (:class:`Gate`.outcome).
+
+Its words claim no more than the intervals show (issue 54, item 4): a point is "slower", and
+"slower beyond ±m%" only where its interval lies wholly below 100 − m (:func:`beyond_margin`); an
+interval of 93.4–98.6% is slower, by an amount it cannot place beyond ±5%.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from decimal import Decimal
 
 from teiten.analysis import verdicts as v
 from teiten.analysis.inputs import ReportOptions, StudyData
@@ -54,9 +59,32 @@ class Gate:
 
     @property
     def outcome(self) -> str:
-        """fail: some point is slower beyond the margin; undecided: some point cannot tell;
-        pass: every point is decided and none is slower."""
+        """fail: some point is slower; undecided: some point cannot tell; pass: every point is
+        decided and none is slower."""
         return FAIL if self.slower else UNDECIDED if self.undecided else PASS
+
+
+def beyond_margin(p: Point) -> bool:
+    """Whether a slower (faster) point's interval lies wholly below 100 − m (wholly above
+    100 + m), on its printed digits: only then do the words say "beyond ±m%". A slower point's
+    interval is wholly below 100% and reaches below 100 − m, but may still reach above it."""
+    if p.ratio_ci is None:
+        return False
+    low, high = v.printed_pct(p.ratio_ci[0]), v.printed_pct(p.ratio_ci[1])
+    m = Decimal(str(p.margin_pct))
+    if p.verdict == v.SLOWER:
+        return high < 100 - m
+    if p.verdict == v.FASTER:
+        return low > 100 + m
+    return False
+
+
+def beyond_key(key: str, points: Sequence[GatePoint]) -> str:
+    """The catalogue key of a sentence that says ``points`` are slower (or faster): ``key``
+    itself when every interval lies beyond the margin, ``key.some-beyond`` when some do (the
+    sentence then names them), ``key.not-beyond`` when none does."""
+    beyond = sum(beyond_margin(g.point) for g in points)
+    return key if beyond == len(points) else f"{key}.some-beyond" if beyond else f"{key}.not-beyond"
 
 
 def restricted(data: StudyData, names: Sequence[str]) -> StudyData:
@@ -157,9 +185,11 @@ def _points(n: int, lang: str) -> str:
 def _result(gate: Gate, lang: str, *, allow_undecided: bool) -> str:
     margin = f"{gate.points[0].point.margin_pct:g}"
     if gate.outcome == FAIL:
-        return tr("gate.fail", lang, candidate=gate.candidate, baseline=gate.baseline,
-                  margin=margin, points=_points(len(gate.slower), lang),
-                  where=_where(gate.slower, lang))
+        slower = gate.slower
+        return tr(beyond_key("gate.fail", slower), lang, candidate=gate.candidate,
+                  baseline=gate.baseline, margin=margin, points=_points(len(slower), lang),
+                  where=_where(slower, lang),
+                  beyond=_where([g for g in slower if beyond_margin(g.point)], lang))
     if gate.outcome == UNDECIDED:
         key = "gate.undecided.allowed" if allow_undecided else "gate.undecided"
         return tr(key, lang, points=_points(len(gate.undecided), lang),
