@@ -89,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("fetch-source", help="download the upstream source of a PostgreSQL major "
                        "from Debian's source packages, for 'teiten install --from-source'")
     s.add_argument("major", help="a PostgreSQL major this Debian or Ubuntu release packages, "
-                   "such as 15")
+                   "such as 15 (the newest release apt can download), or one release of it, "
+                   "such as 15.18")
     s.add_argument("dest", help="the directory to unpack it in; prints the source directory "
                    "(DEST/postgresql-X.Y), the tarball beside it")
 
