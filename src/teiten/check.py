@@ -65,7 +65,29 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
     _check_scripts(loaded, workloads, [client.install] if client.install is not None else [])
     for index, w in enumerate(workloads):
         w.check(loaded, index)  # what a kind of workload needs beyond what is checked above
+    _check_external_servers(loaded)  # last: the one check that reaches another machine
     return CheckedStudy(loaded, workloads, resolved, client, omitted)
+
+
+def _check_external_servers(loaded: LoadedStudy) -> None:
+    """Every external server answers: teiten connects to each once, as its first trial
+    would, before anything is stored (issue 54, item 15: one that did not answer made a store,
+    failed every trial and wrote a report of nothing). Refused with the server's line, its name
+    and libpq's reason (teiten.servers.external.connect_error). An optional one is not asked:
+    its trials fail as they did, and the study runs the others."""
+    from teiten.errors import ServerError
+    from teiten.servers import external
+
+    asked: set[str] = set()
+    for i, server in loaded.study.server_matrix():
+        if server.external is None or server.optional or server.external in asked:
+            continue
+        asked.add(server.external)
+        password = loaded.secrets.password(server.external) if loaded.secrets else None
+        try:
+            external.ask(server, password)
+        except ServerError as exc:
+            raise loaded.error(("servers", i, "external"), str(exc)) from None
 
 
 # The programs of an install that teiten runs, and where what they load lies.

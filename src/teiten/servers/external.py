@@ -33,6 +33,38 @@ log = logging.getLogger(__name__)
 OURS = "created by teiten for benchmarking; teiten may drop it"
 
 
+def connect_error(spec: ServerSpec, params: dict[str, str], exc: psycopg.Error) -> ServerError:
+    """Why teiten could not connect to the external server ``spec`` with ``params``, in one
+    line: libpq's reason (its lines joined), or how to give a password the study file gave
+    and teiten did not store."""
+    if "password" in str(exc) and "password" not in params \
+            and secrets.was_redacted(spec.external or ""):
+        return ServerError(
+            f"external server {spec.name}: the study file gave its password, which teiten "
+            "never stores; to resume, give it with PGPASSWORD, a passfile (~/.pgpass) or "
+            "a service file")
+    reason = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return ServerError(f"cannot connect to external server {spec.name}: {reason}")
+
+
+def ask(spec: ServerSpec, password: str | None) -> None:
+    """Connect to the external server ``spec`` once, as its first connection of a run would,
+    and hang up: before anything is stored, a server that does not answer (or refuses teiten)
+    is one line (:func:`connect_error`), not a study of failed trials. ``password`` is the
+    study file's, from memory."""
+    assert spec.external is not None
+    params = secrets.connect_params(spec.external, password)
+    options = " ".join(filter(None, (params.get("options"), HOUSEKEEPING)))
+    given = params.get("connect_timeout", "")
+    timeout = int(given) if given.isdigit() and int(given) > 0 else 15  # the string's, if it says
+    try:
+        with psycopg.connect(pg_conninfo.make_conninfo(**params), autocommit=True,
+                             connect_timeout=timeout, options=options):
+            pass
+    except psycopg.Error as exc:
+        raise connect_error(spec, params, exc) from None
+
+
 class ExternalServer(Server):
     kind = "external"
 
@@ -82,13 +114,7 @@ class ExternalServer(Server):
             conn = psycopg.connect(self._conninfo(dbname), autocommit=True, connect_timeout=15,
                                    options=options)
         except psycopg.Error as exc:
-            if "password" in str(exc) and "password" not in self.params \
-                    and secrets.was_redacted(self.spec.external or ""):
-                raise ServerError(
-                    f"external server {self.name}: the study file gave its password, which teiten "
-                    "never stores; to resume, give it with PGPASSWORD, a passfile (~/.pgpass) or "
-                    "a service file") from None
-            raise ServerError(f"cannot connect to external server {self.name}: {exc}") from exc
+            raise connect_error(self.spec, self.params, exc) from None
         if self.resolved is None:
             self.password = conn.info.password or None
             self.resolved = {k: v for k, v in conn.info.get_parameters().items()
