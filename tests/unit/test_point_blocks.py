@@ -120,3 +120,32 @@ def test_what_more_blocks_would_cost_is_projected_from_the_width_reached() -> No
     # already narrow enough: no more; no interval yet: no projection
     assert stopping.blocks_to_decide(width(0.5, 1.2), 10, target_pct=1, margin_pct=5) == 10
     assert stopping.blocks_to_decide(width(None, None), 10, target_pct=1, margin_pct=5) is None
+
+
+def test_a_study_decided_at_the_floor_says_so_in_en_and_ja(tmp_path: Path) -> None:
+    """Servers 40% apart with 6% noise: at the floor every ratio lies beyond the ±5% margin,
+    so the study stops 'decided'; the progress line and the report's Study table say it, in
+    en and ja (the sentences of issue 53, item 3)."""
+    truth = Truth(blocks=8, cv=0.06, ratio={("pgecons-read", 1): 1.4, ("pgecons-read", 2): 1.4},
+                  clients=(1, 2), workloads=("pgecons-read",), auto=AUTO)
+    path = build(tmp_path / "decided.db", truth)
+    store = Store.open(path)
+    notes: list[str] = []
+    try:
+        (study_id,) = [s["id"] for s in store.studies()]
+        assert blocks.next_block(store, study_id, _study(store, study_id), notes.append) == []
+        last = store.study_results(study_id).spec["auto_decisions"][-1]
+        store.set_study_state(study_id, "finished", "2026-11-26T00:05:00+00:00")
+    finally:
+        store.close()
+    assert (last["decision"], last["settled"], last["trials"]) == ("decided", 2, 0), last
+    assert notes[-1].startswith("after 8 blocks every ratio is decided: 2 beyond or within the "
+                                "±5% margin, the rest known within ±3% (the widest: ±"), notes
+    rows = {"en": "| Repetitions | 8 blocks (repetitions: auto, floor 8, ceiling 12): every ratio "
+                  "decided, beyond or within the ±5% margin or known within ±3% |",
+            "ja": "8 ブロック (repetitions: auto、下限 8、上限 12): すべての比が判定済み (±5% の"
+                  "範囲の外か内、または ±3% 以内) |"}
+    for lang, said in rows.items():
+        done = run_cli("report", "--store", str(path), "--out", str(tmp_path / lang), "--lang", lang)
+        assert done.returncode == 0, done.stderr
+        assert said in (tmp_path / lang / "report.md").read_text(), lang
