@@ -218,6 +218,9 @@ class TrialRecord:
     finished_at: str | None = None
     error: str | None = None
     figures: LoadFigures | None = None  # without progress and statements (read them apart)
+    # Its study's place (1 on) among the studies `teiten compare` sets side by side, which may
+    # come from several stores, each with its own study 1; 0 where a report reads one study.
+    part: int = 0
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

@@ -61,9 +61,12 @@ PointRow = tuple[int, float | None, float | None, tuple[float, ...], int, int, t
 
 
 def block_of(t: TrialRecord) -> str:
-    """The block (repetition set) a trial ran in: its study and repetition, so that trials of
-    studies compared side by side never count as run in the same block."""
-    return f"{t.study_id}:{t.study}:{t.planned.repetition}"
+    """The block (repetition set) a trial ran in: its study and repetition, and in a compare
+    its study's place there (``TrialRecord.part``), so that trials of studies compared side by
+    side never count as run in the same block, even when two stores each hold a study 1 of
+    the same name (issue 54). A study read alone keeps the key "STUDY_ID:STUDY:REPETITION"."""
+    key = f"{t.study_id}:{t.study}:{t.planned.repetition}"
+    return f"{t.part}/{key}" if t.part else key
 
 
 def _by_clients(trials: Iterable[TrialRecord], server: str,

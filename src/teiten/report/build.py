@@ -307,16 +307,20 @@ def study_machine_time(store: Store, study: StudyResults) -> MachineTime | None:
                         study.record.runs)
 
 
-def _renamed(data: StudyData, rename: Mapping[str, str]) -> StudyData:
-    """A study's data with its servers renamed and its trial ids made unique across studies
-    ("STUDY_ID:TRIAL_ID"), for a report that puts several studies side by side."""
+def _renamed(data: StudyData, rename: Mapping[str, str], part: int, tag: str) -> StudyData:
+    """A study's data with its servers renamed, its trials marked with the study's place
+    ``part`` in the compare (their blocks are then its own: ``summary.block_of``), and their
+    ids made unique across studies ("TAG:TRIAL_ID", the tag the study's id, or PART/STUDY_ID
+    where two stores each hold a study of that id: a trial's id depends only on the study's
+    name, the point and the block, so the same study run on two machines has the same ids),
+    for a report that puts several studies side by side."""
     study = data.study
-    ids = {t.trial_id: f"{study.study_id}:{t.trial_id}" for t in study.trials}
-    trials = tuple(replace(t, planned=replace(t.planned, trial_id=ids[t.trial_id],
-                                              server=rename[t.planned.server]))
+    ids = {t.trial_id: f"{tag}:{t.trial_id}" for t in study.trials}
+    trials = tuple(replace(t, part=part, planned=replace(t.planned, trial_id=ids[t.trial_id],
+                                                         server=rename[t.planned.server]))
                    for t in study.trials)
-    # Every trial has an entry, empty where it has nothing: merged studies take the later
-    # study's entry for an id that both have (the same study compared with itself).
+    # Every trial has an entry, empty where it has nothing, so that merging the studies' maps
+    # loses none (each study's ids are its own, as above).
     return StudyData(
         replace(study, servers=tuple(replace(s, name=rename[s.name]) for s in study.servers),
                 trials=trials),
@@ -384,8 +388,12 @@ def compared(gathered: list[StudyData], store_path: str, *, lang: str = "en",
     study_names = [g.study.name for g in gathered]
     labels = [name if study_names.count(name) == 1 else f"{name} ({i})"  # one study twice
               for i, name in enumerate(study_names, 1)]
+    study_ids = [g.study.study_id for g in gathered]
+    tags = [str(sid) if study_ids.count(sid) == 1 else f"{i}/{sid}"  # a study 1 in two stores
+            for i, sid in enumerate(study_ids, 1)]
     parts = [_renamed(g, {s.name: (f"{label}/{s.name}" if names_seen[s.name] > 1 else s.name)
-                          for s in g.study.servers}) for g, label in zip(gathered, labels, strict=True)]
+                          for s in g.study.servers}, i, tag)
+             for i, (g, label, tag) in enumerate(zip(gathered, labels, tags, strict=True), 1)]
     servers: list[ServerRecord] = [s for part in parts for s in part.study.servers]
     study_spec = dict(records[0].parameters.fields)
     study_spec["clients"] = sorted({c for r in records for c in r.parameters.clients})
