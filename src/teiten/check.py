@@ -12,10 +12,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from teiten import client_account, cpus, installs, paths, privileges, procs
-from teiten.errors import ProcessError, UserError
+from teiten.errors import ProcessError, ServerError, UserError
 from teiten.installs import Install, Resolution
 from teiten.installs.model import version_key
-from teiten.servers import kinds, pg_settings, profiles
+from teiten.servers import external, kinds, pg_settings, profiles
 from teiten.servers.replication import basebackup_choice
 from teiten.spec import LoadedStudy, ServerSpec
 from teiten.workloads import Workload, statements
@@ -75,9 +75,6 @@ def _check_external_servers(loaded: LoadedStudy) -> None:
     failed every trial and wrote a report of nothing). Refused with the server's line, its name
     and libpq's reason (teiten.servers.external.connect_error). An optional one is not asked:
     its trials fail as they did, and the study runs the others."""
-    from teiten.errors import ServerError
-    from teiten.servers import external
-
     asked: set[str] = set()
     for i, server in loaded.study.server_matrix():
         if server.external is None or server.optional or server.external in asked:

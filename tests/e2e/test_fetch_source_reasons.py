@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import run_cli
 
-pytestmark = pytest.mark.skipif(shutil.which("apt-get") is None, reason="needs apt-get (Debian)")
+pytestmark = pytest.mark.requires(None if shutil.which("apt-get") else "fetch-source needs apt-get")
 
 EMPTY_MD5, EMPTY_SHA256 = hashlib.md5(b"").hexdigest(), hashlib.sha256(b"").hexdigest()  # noqa: S324
 

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import ROOT, run_cli
+from tests.requirements import missing
 
 from teiten.errors import UserError
 from teiten.paths import MARKER
@@ -544,7 +545,7 @@ def _python_for(user: str, home: Path) -> tuple[list[str], dict[str, str]] | Non
 def account() -> Iterator[str]:
     """An account made for the test, with a clean home, removed with it afterwards."""
     if shutil.which("useradd") is None:
-        pytest.skip("no useradd to make an account that is not root")
+        missing("no useradd to make an account that is not root")
     name = f"trpt{uuid.uuid4().hex[:8]}"
     subprocess.run(["useradd", "-m", "-U", "-s", "/bin/sh", name], check=True, timeout=60)
     try:
@@ -559,7 +560,7 @@ def test_a_user_who_is_not_root_writes_into_their_own_directories_as_before(
     home = Path(pw.pw_dir)
     found = _python_for(account, home)
     if found is None:
-        pytest.skip(f"no Python with teiten that the account {account} may run (the venv's "
+        missing(f"no Python with teiten that the account {account} may run (the venv's "
                     f"interpreter is below /root, mode 700, and /usr/bin has no Python "
                     f"{sys.version_info.major}.{sys.version_info.minor})")
     argv, env = found
