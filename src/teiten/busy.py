@@ -55,13 +55,6 @@ def start(guard: NoiseGuardSpec, wait_s: float, ours: Callable[[], Iterable[int]
     return watch
 
 
-def heavy(found: ForeignLoad) -> str:
-    """The largest foreign consumers with the CPUs each kept busy: "stress-ng (pid 812) 1.0
-    CPUs, stress-ng (pid 813) 1.0 CPUs"."""
-    window = found.window_s or 1.0
-    return ", ".join(f"{c.name} (pid {c.pid}) {c.cpu_s / window:.1f} CPUs" for c in found.top[:3]) or "?"
-
-
 @dataclass
 class BusyWatch:
     """The state of one run: whether the machine was last seen quiet, the wait left in the
@@ -75,6 +68,7 @@ class BusyWatch:
     first_block: int                    # trials of the first block (repetition 1) still to run
     quiet: bool = False
     left_s: float = 0.0
+    waited_s: float = 0.0               # the time the current spell was really waited out
     streak: int = 0
     first_disturbed: int = 0
     last: ForeignLoad | None = None
@@ -94,13 +88,15 @@ class BusyWatch:
         while self.left_s > 0:
             begun = time.monotonic()
             found = quiet_check(WINDOW_S, ours=self.ours)
-            self.left_s -= time.monotonic() - begun
+            took = time.monotonic() - begun
+            self.left_s -= took
+            self.waited_s += took
             self.last = found
             if found.cpus <= limit:
                 self.quiet = True
                 return
             if not said:
-                self.say(tr("busy.waiting", cpus=f"{found.cpus:.2f}", who=heavy(found),
+                self.say(tr("busy.waiting", cpus=f"{found.cpus:.2f}", who=who(found),
                             limit=f"{limit:.2f}", left=f"{max(self.left_s, 0):.0f}",
                             trial=trial.trial_id))
                 said = True
@@ -113,7 +109,7 @@ class BusyWatch:
         if meter is not None and meter.seen is not None:
             self.last = meter.seen
         if not disturbed:
-            self.quiet, self.left_s, self.streak = True, self.wait_s, 0
+            self.quiet, self.left_s, self.waited_s, self.streak = True, self.wait_s, 0.0, 0
             return
         self.quiet = False
         if trial.repetition == 1 and trial.repeat_of is None and not trial.purpose:
@@ -123,9 +119,11 @@ class BusyWatch:
         if self.left_s <= 0:
             self.streak += 1
             if self.streak >= STREAK:
-                self._stop(tr("busy.streak", n=self.streak, wait=f"{self.wait_s:g}"))
+                # The wait said is the one this spell really took (its windows run past the bound).
+                self._stop(tr("busy.streak", n=self.streak, wait=f"{self.waited_s:.0f}")
+                           if self.waited_s > 0 else tr("busy.streak_unwaited", n=self.streak))
 
     def _stop(self, why: str) -> None:
         found = self.last
-        raise MachineBusy(tr("busy.stop", why=why, who=heavy(found) if found else "?",
+        raise MachineBusy(tr("busy.stop", why=why, who=who(found) if found else "?",
                              cpus=f"{found.cpus:.2f}" if found else "?", store=self.store))

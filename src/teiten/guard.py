@@ -10,8 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from teiten.messages import tr
+from teiten.results import StudyResults
 
-TOP = 5              # consumers kept in ForeignLoad.top
+TOP = 5              # consumers kept in ForeignLoad.top, programs in ForeignLoad.programs
+NAMED = 3            # programs (or consumers) a message names
+NAMED_MIN_CPUS = 0.05  # below this a program is idle: left out of the names while others are not
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,43 @@ class Consumer:
 
 
 @dataclass(frozen=True)
+class Program:
+    """The foreign processes of one program over the window, summed (issue 53, item 6): a
+    process and its descendants of the same program (stress-ng and its stress-ng-cpu workers;
+    a PostgreSQL server's postmaster and its backends). With ``server``, the program is a
+    PostgreSQL server (``name`` postgres) or another benchmark: a client (``name`` pgbench)
+    together with the server it drives, whose processes ``processes`` and ``cpu_s`` include."""
+
+    name: str        # the process name (comm) of its first process: never a command line
+    pid: int         # its first process (the client's, for another benchmark)
+    processes: int   # how many of its processes were alive at the end of the window
+    cpu_s: float
+    server: Mapping[str, int | str] | None = None  # {pid, port, datadir}: each when it was read
+
+    def __post_init__(self) -> None:
+        if self.cpu_s < 0 or self.processes < 1:
+            raise ValueError(f"program {self.name} (pid {self.pid}): cpu_s is not negative and "
+                             f"processes at least 1, got {self.cpu_s} and {self.processes}")
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"name": self.name, "pid": self.pid, "processes": self.processes,
+                                  "cpu_s": self.cpu_s}
+        if self.server is not None:
+            out["server"] = dict(self.server)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> Program:
+        server = data.get("server")
+        if server is not None and not isinstance(server, Mapping):
+            raise ValueError("foreign load: a program's 'server' is a mapping")
+        return cls(str(data["name"]), int(_number(data["pid"])), int(_number(data["processes"])),
+                   _number(data["cpu_s"]),
+                   {str(k): v if isinstance(v, str) else int(_number(v)) for k, v in server.items()}
+                   if server is not None else None)
+
+
+@dataclass(frozen=True)
 class ForeignLoad:
     """What processes outside the trial used during its window (see the module docstring)."""
 
@@ -39,6 +79,8 @@ class ForeignLoad:
     # affinity); None in what teiten stored before the relative rule (issue 33, item 4)
     own_cpu_s: float | None = None
     capacity: int | None = None
+    # The consumers by program, largest first; None in what teiten stored before (issue 53)
+    programs: tuple[Program, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.window_s < 0 or self.cpu_s < 0 or (self.own_cpu_s or 0) < 0:
@@ -46,6 +88,8 @@ class ForeignLoad:
                              f"{self.window_s}, {self.cpu_s} and {self.own_cpu_s}")
         if len(self.top) > TOP:
             raise ValueError(f"foreign load: at most {TOP} top consumers, got {len(self.top)}")
+        if self.programs is not None and len(self.programs) > TOP:
+            raise ValueError(f"foreign load: at most {TOP} programs, got {len(self.programs)}")
         if self.capacity is not None and self.capacity < 1:
             raise ValueError(f"foreign load: capacity is at least 1 CPU, got {self.capacity}")
 
@@ -70,20 +114,26 @@ class ForeignLoad:
             out["own_cpu_s"] = self.own_cpu_s
         if self.capacity is not None:
             out["capacity"] = self.capacity
+        if self.programs is not None:
+            out["programs"] = [p.to_json() for p in self.programs]
         return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> ForeignLoad:
         top = data.get("top", [])
         memory = data.get("memory", {})
-        if not isinstance(top, list) or not isinstance(memory, Mapping):
-            raise ValueError("foreign load: 'top' is a list and 'memory' a mapping")
+        programs = data.get("programs")
+        if not isinstance(top, list) or not isinstance(memory, Mapping) or \
+                not isinstance(programs, list | None):
+            raise ValueError("foreign load: 'top' and 'programs' are lists and 'memory' a mapping")
         return cls(window_s=_number(data["window_s"]), cpu_s=_number(data["cpu_s"]),
                    top=tuple(Consumer(int(_number(c["pid"])), str(c["name"]), _number(c["cpu_s"]))
                              for c in top),
                    memory={str(k): _number(v) for k, v in memory.items()},
                    own_cpu_s=_number(data["own_cpu_s"]) if "own_cpu_s" in data else None,
-                   capacity=int(_number(data["capacity"])) if "capacity" in data else None)
+                   capacity=int(_number(data["capacity"])) if "capacity" in data else None,
+                   programs=tuple(Program.from_json(p) for p in programs)
+                   if programs is not None else None)
 
 
 LIMIT_CPUS = 0.25    # noise_guard.max_foreign_cpus by default
@@ -140,9 +190,48 @@ def _number(value: object) -> float:
     return float(value)
 
 
-def who(found: ForeignLoad) -> str:
-    """The largest foreign consumers, by process name and pid (never a command line)."""
-    return ", ".join(f"{c.name} (pid {c.pid}) {c.cpu_s:.1f} s" for c in found.top[:3]) or "?"
+def who(found: ForeignLoad, lang: str = "en") -> str:
+    """The largest foreign programs with the CPUs each kept busy over the window, by process
+    name (never a command line): "stress-ng (3 processes) 1.9 CPUs", "python3 (pid 812) 1.0
+    CPUs", "another benchmark: pgbench against the server on port 5433 (data directory /x),
+    1.2 CPUs". Idle ones are left out while a busier one is named, and so is pid 1 (it holds
+    the orphans it reaped, not a program of its own). A load stored before programs were kept
+    names its processes one by one."""
+    window = found.window_s or 1.0
+    if found.programs is not None:
+        named = [p for p in found.programs if p.pid != 1]
+        busy = [p for p in named if p.cpu_s / window >= NAMED_MIN_CPUS]
+        return tr("list.sep", lang).join(program_text(p, window, lang)
+                                         for p in (busy or named)[:NAMED]) or "?"
+    consumers = [c for c in found.top if c.pid != 1]
+    busy_ones = [c for c in consumers if c.cpu_s / window >= NAMED_MIN_CPUS]
+    return tr("list.sep", lang).join(
+        tr("foreign.one", lang, name=c.name, pid=c.pid, cpus=f"{c.cpu_s / window:.1f}")
+        for c in (busy_ones or consumers)[:NAMED]) or "?"
+
+
+def program_text(p: Program, window_s: float, lang: str = "en") -> str:
+    """One program as :func:`who` names it."""
+    cpus = f"{p.cpu_s / window_s:.1f}" if window_s > 0 else "0.0"
+    if p.server is None:
+        if p.processes == 1:
+            return tr("foreign.one", lang, name=p.name, pid=p.pid, cpus=cpus)
+        return tr("foreign.many", lang, name=p.name, n=p.processes, cpus=cpus)
+    port, datadir = p.server.get("port"), p.server.get("datadir")
+    if port is not None and datadir is not None:
+        server = tr("foreign.server_at", lang, port=port, datadir=datadir)
+    elif port is not None or datadir is not None:
+        server = tr("foreign.server_port" if port is not None else "foreign.server_dir", lang,
+                    port=port, datadir=datadir)
+    else:
+        server = tr("foreign.server_pid", lang, pid=p.server.get("pid", "?"))
+    if p.name == POSTGRES:
+        return tr("foreign.postgres" if p.processes > 1 else "foreign.postgres_one", lang,
+                  server=server, n=p.processes, cpus=cpus)
+    return tr("foreign.benchmark", lang, client=p.name, server=server, cpus=cpus)
+
+
+POSTGRES = "postgres"  # the process name of a PostgreSQL server's processes
 
 
 def disturbance(found: ForeignLoad, rule: Rule) -> str | None:
@@ -159,3 +248,17 @@ def disturbance(found: ForeignLoad, rule: Rule) -> str | None:
               window=f"{found.window_s:.0f}", limit=f"{limit:.2f}", own=f"{own:.2f}",
               capacity=found.capacity, fraction=f"{rule.fraction:g}",
               floor=f"{rule.limit_cpus:g}", who=who(found))
+
+
+def run_choice(stored: StudyResults, in_file: bool, given: bool | None) -> tuple[bool, str | None]:
+    """Whether the noise guard is on for this run, and the note that says it changed (issue 53,
+    item 6): a resumed study keeps the guard its run before had (stored with the study) unless
+    --noise-guard or TEITEN_NOISE_GUARD says otherwise, and then the note says so; a first run
+    has what is given, else the study file's."""
+    before = stored.record.guard_enabled() if stored.record.noise_guard is not None else None
+    enabled = given if given is not None else before if before is not None else in_file
+    if before is None or enabled == before:
+        return enabled, None
+    ran = sum(1 for t in stored.trials if t.status not in ("planned", "running"))  # running: cut short
+    return enabled, tr("guard.changed", now=tr("on" if enabled else "off"),
+                       was=tr("on" if before else "off"), n=ran)

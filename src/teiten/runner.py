@@ -30,7 +30,8 @@ from teiten import blocks, busy, cpus, estimate, installs, leftovers, paths, run
 from teiten.analysis import differences
 from teiten.drivers import load
 from teiten.errors import StoreFull, StoreUnreachable, TeitenError, UserError
-from teiten.installs import Install, Resolution
+from teiten.guard import run_choice
+from teiten.installs import Install
 from teiten.messages import tr
 from teiten.record import install_for
 from teiten.remote import Ssh
@@ -41,7 +42,15 @@ from teiten.servers.kind import Request
 from teiten.spec import NoiseGuardSpec, Study, load_text
 from teiten.spec.secrets import Secrets
 from teiten.store import Store
-from teiten.studyrecord import BESIDE_OTHERS, JOINED_BY, NOISE_GUARD, QUIET_CHECK, TESTBED, StudyRecord
+from teiten.studyrecord import (
+    BESIDE_OTHERS,
+    GUARD_RUNS,
+    JOINED_BY,
+    NOISE_GUARD,
+    QUIET_CHECK,
+    TESTBED,
+    StudyRecord,
+)
 from teiten.window import Watch, WindowOptions
 from teiten.workloads import Workload
 from teiten.workloads.base import TrialOutcome, TrialRequest
@@ -108,24 +117,27 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
 
     ``beside_others``: other benchmarks may run on this machine meanwhile (the CLI's
     --beside-others); the study's record says so for good, and its report with it.
-    ``noise_guard``: True or False overrides the study's noise_guard.enabled; what was in
-    force is recorded with the study. ``secrets``: the passwords the study file gave (never
+    ``noise_guard``: True or False overrides the study's noise_guard.enabled, else a resumed
+    study keeps its run's (guard.run_choice); each run's is recorded with the study.
+    ``secrets``: the passwords the study file gave (never
     stored; a resumed study has none, and libpq finds them the usual ways). ``wait_quiet_s``:
     with the guard on, how long one busy spell may be waited out before trials (teiten.busy);
     a machine that stays busy raises MachineBusy, the study left interrupted. ``testbed``: the
     user's name for this machine, kept with the study (one study stays on one testbed)."""
     stored = store.study_results(study_id)
-    named = stored.record.testbed
-    if testbed and named and testbed != named:
+    if testbed and (named := stored.record.testbed) and testbed != named:
         raise UserError(f"study {study_id} of {store} runs on the testbed {named}, not {testbed}: "
                         f"one study stays on one machine; resume it on {named} (or give no "
                         "--testbed or TEITEN_TESTBED)")
-    study = load_text(stored.spec_yaml, stored.source).study
+    study, since = load_text(stored.spec_yaml, stored.source).study, now()
     guard = study.noise_guard
-    enabled = guard.enabled if noise_guard is None else noise_guard
+    enabled, changed = run_choice(stored, guard.enabled, noise_guard)
     store.update_spec(study_id, {NOISE_GUARD: {**guard.model_dump(), "enabled": enabled},
+                                 GUARD_RUNS: [*stored.record.guard_runs, {"since": since, "enabled": enabled}],
                                  **({BESIDE_OTHERS: True} if beside_others else {}),
                                  **({TESTBED: testbed} if testbed else {})})
+    if changed is not None:
+        report(Event("note", message=changed))
     omitted = {o.server for o in stored.record.omitted}
     if omitted:
         study = study.model_copy(update={"servers": [s for s in study.servers if s.name not in omitted]})
@@ -138,7 +150,7 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
         f"clusters of study {study.study} ({store})")
     store.add_workdir(study_id, run_dir)
     ctx = _Context(store, study_id, study, _workloads_from(stored.record), run_dir, report,
-                   monitors=monitors, guard=guard if enabled else None, since=now(),
+                   monitors=monitors, guard=guard if enabled else None, since=since,
                    joined=[asdict(j) for j in stored.record.joined_by], secrets=secrets or Secrets(),
                    wait_quiet_s=wait_quiet_s)
     began = time.monotonic()
@@ -217,7 +229,7 @@ def _setup_servers(ctx: _Context) -> None:
             continue
         if ctx.client is None:
             ctx.client = next(iter(ctx.installs.values()), None) or installs.materialise(
-                _client_resolution())
+                installs.any_pgbench())
         ctx.installs[spec.name] = ctx.client
         ctx.servers[spec.name] = kinds.build(Request(
             spec, ctx.client, ctx.run_dir, sizing, max_clients=_per_pool(ctx.study),
@@ -240,13 +252,6 @@ def _per_pool(study: Study) -> int:
 
 def _path(text: str | None) -> Path | None:
     return Path(text).expanduser() if text else None
-
-
-def _client_resolution() -> Resolution:
-    for inst in installs.find_all():
-        if inst.has("pgbench"):
-            return Resolution(inst.version, install=inst)
-    return installs.resolve("18")
 
 
 def _loop(ctx: _Context) -> float:

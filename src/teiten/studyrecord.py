@@ -6,7 +6,9 @@ parameters, every field with its default), ``pgbench`` (the one client that driv
 server), ``workloads`` (each as its kind recorded it) and ``omitted`` (optional servers left
 out, and why) before the first trial; the run adds ``noise_guard`` (the guard it ran with),
 ``beside_others``, ``testbed``, ``quiet_check``, ``joined_by`` (runs that started beside it),
-``runs`` (each run's clock), ``auto_decisions`` (repetitions: auto) and ``more_blocks`` (what
+``runs`` (each run's clock), ``guard_runs`` (each run's start and whether its noise guard was
+on, written before its first trial: the trials a run started are the guarded ones or not),
+``auto_decisions`` (repetitions: auto) and ``more_blocks`` (what
 ``teiten resume --more-blocks`` granted beyond the ceiling and budget). A key an older store
 lacks reads as its default here, so that nothing downstream asks which teiten wrote it.
 Analysis and report read :class:`StudyRecord`, never the JSON's keys; writers name the keys
@@ -28,6 +30,7 @@ JOINED_BY = "joined_by"
 RUNS = "runs"
 AUTO_DECISIONS = "auto_decisions"
 MORE_BLOCKS = "more_blocks"  # blocks granted by teiten resume --more-blocks: [{after, blocks}]
+GUARD_RUNS = "guard_runs"  # each run's noise guard: [{since, enabled}] (issue 53, item 6)
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,7 @@ class StudyRecord:
     noise_guard: Mapping[str, Any] | None
     quiet_check: Mapping[str, Any] | None
     testbed: str | None
+    guard_runs: tuple[Mapping[str, Any], ...] = ()
 
     @classmethod
     def from_json(cls, spec: Mapping[str, Any]) -> StudyRecord:
@@ -181,7 +185,8 @@ class StudyRecord:
             runs=_mappings(spec.get(RUNS)),
             noise_guard=guard if isinstance(guard, Mapping) else None,
             quiet_check=quiet if isinstance(quiet, Mapping) else None,
-            testbed=str(spec[TESTBED]) if spec.get(TESTBED) else None)
+            testbed=str(spec[TESTBED]) if spec.get(TESTBED) else None,
+            guard_runs=_mappings(spec.get(GUARD_RUNS)))
 
     def granted_until(self) -> int | None:
         """The block up to which ``teiten resume --more-blocks`` lets the study go on, past its
@@ -192,6 +197,24 @@ class StudyRecord:
     def guard_enabled(self) -> bool:
         """The noise guard was on (a guard recorded without ``enabled`` was)."""
         return self.noise_guard is not None and bool(self.noise_guard.get("enabled", True))
+
+    def guarded(self, started_at: str | None) -> bool | None:
+        """Whether the noise guard was on for a trial that started at ``started_at`` (the
+        store's UTC timestamp): the guard of the last run that began by then. None when that
+        cannot be told: a trial that never started, or a study run before runs kept their guard
+        (then the one guard recorded, if any, is every trial's)."""
+        if started_at is None:
+            return None
+        runs = sorted((str(r["since"]), bool(r["enabled"])) for r in self.guard_runs
+                      if "since" in r and "enabled" in r)
+        if not runs:
+            return self.guard_enabled() if self.noise_guard is not None else None
+        began = [enabled for since, enabled in runs if since <= started_at]
+        return began[-1] if began else runs[0][1]
+
+    def guard_mixed(self) -> bool:
+        """Some runs of the study had the noise guard on and others off."""
+        return len({bool(r.get("enabled")) for r in self.guard_runs}) > 1
 
 
 def _mappings(value: object) -> tuple[Mapping[str, Any], ...]:

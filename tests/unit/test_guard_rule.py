@@ -105,3 +105,31 @@ def test_the_report_says_when_idle_cpus_were_allowed_foreign_load(tmp_path: Path
         reports[name] = (tmp_path / name / "report.md").read_text().replace("\\_", "_")
     assert said in reports["spare"]
     assert "spare_fraction" not in reports["plain"]
+
+
+def test_programs_are_named_summed_and_read_back_and_old_loads_name_their_processes() -> None:
+    """Issue 53, item 6: the names the guard gives (worded from the stored load), in both
+    languages; a load stored before programs were kept names its busy processes by pid, in CPUs,
+    leaving out pid 1 and the idle ones."""
+    from teiten.guard import Consumer, Program, who
+
+    server = {"pid": 40, "port": 5433, "datadir": "/x"}
+    found = ForeignLoad(2.0, 6.0, (Consumer(11, "stress-ng-cpu", 1.9),), programs=(
+        Program("stress-ng", 10, 3, 3.8), Program("pgbench", 30, 6, 2.4, server),
+        Program("postgres", 50, 4, 1.6, {"pid": 50, "port": 5434}), Program("python3", 60, 1, 0.2)))
+    assert ForeignLoad.from_json(found.to_json()) == found
+    assert who(found) == ("stress-ng (3 processes) 1.9 CPUs, another benchmark: pgbench against the "
+                          "server on port 5433 (data directory /x), 1.2 CPUs, another PostgreSQL "
+                          "server: the server on port 5434 (4 processes), 0.8 CPUs")
+    assert who(found, "ja") == ("stress-ng（3 プロセス）1.9 CPU、別のベンチマーク: ポート 5433 のサーバー"
+                                "（データディレクトリ /x）に対する pgbench、1.2 CPU、別の PostgreSQL "
+                                "サーバー: ポート 5434 のサーバー（4 プロセス）、0.8 CPU")
+    idle = ForeignLoad(2.0, 0.9, programs=(Program("init", 1, 1, 0.8), Program("sh", 7, 1, 0.05),
+                                           Program("python3", 8, 1, 0.04)))
+    assert who(idle) == "sh (pid 7) 0.0 CPUs, python3 (pid 8) 0.0 CPUs"  # none busy: the largest
+    old = ForeignLoad.from_json({"window_s": 2.0, "cpu_s": 2.2, "memory": {}, "top": [
+        {"pid": 1, "name": "systemd", "cpu_s": 1.2}, {"pid": 812, "name": "stress-ng", "cpu_s": 1.0},
+        {"pid": 9, "name": "bash", "cpu_s": 0.06}]})
+    assert old.programs is None and who(old) == "stress-ng (pid 812) 0.5 CPUs"
+    with pytest.raises(ValueError, match="programs"):
+        ForeignLoad.from_json({**found.to_json(), "programs": {"a": 1}})

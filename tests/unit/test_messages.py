@@ -121,10 +121,9 @@ def test_a_stored_reason_is_worded_again_in_the_reports_language() -> None:
     found = ForeignLoad(3.0, 1.02, (Consumer(25949, "pytest", 0.9), Consumer(19690, "bash", 0.1)))
     stored = disturbance(found, Rule())
     assert stored == ("processes outside the trial used 0.34 CPUs over its 3 s window (the noise "
-                      "guard's limit is 0.25): pytest (pid 25949) 0.9 s, bash (pid 19690) 0.1 s")
+                      "guard's limit is 0.25): pytest (pid 25949) 0.3 CPUs")  # an idle bash is not named
     assert messages.reason(stored, "ja") == ("試行外のプロセスが 3 秒の測定区間に平均 0.34 CPU を使いました"
-                                             "（ノイズガードの上限は 0.25）: pytest (pid 25949) 0.9 s, "
-                                             "bash (pid 19690) 0.1 s")
+                                             "（ノイズガードの上限は 0.25）: pytest (pid 25949) 0.3 CPUs")
     assert messages.reason(stored, "en") == stored
     # With a spare fraction the reason says what the trial left idle: 2 CPUs less its own 1.1 is
     # 0.9, half of it 0.45, and 0.34 is below: not disturbed. Beside a saturating trial the
@@ -134,11 +133,11 @@ def test_a_stored_reason_is_worded_again_in_the_reports_language() -> None:
                                        capacity=2), Rule(0.25, 0.5))
     assert relative == ("processes outside the trial used 0.34 CPUs over its 3 s window, more than "
                         "the 0.25 the noise guard allows beside it (0.5 of the CPUs it left idle: 2 "
-                        "less the 1.67 it kept busy, and at least 0.25): stress-ng (pid 7) 1.0 s")
+                        "less the 1.67 it kept busy, and at least 0.25): stress-ng (pid 7) 0.3 CPUs")
     assert messages.reason(relative, "ja") == (
         "試行外のプロセスが 3 秒の測定区間に平均 0.34 CPU を使い、ノイズガードが許す 0.25 CPU を超えました"
         "（試行が使わなかった CPU、すなわち 2 から試行自身の 1.67 を引いた分の 0.5 倍、ただし最低 0.25）: "
-        "stress-ng (pid 7) 1.0 s")
+        "stress-ng (pid 7) 0.3 CPUs")
     assert messages.reason("FATAL:  the database system is shutting down", "ja") == \
         "FATAL:  the database system is shutting down"
     notice = Notice("trial-disturbed", {"trial": "t1", "server": "pg18", "workload": "w", "clients": 2,

@@ -1,6 +1,8 @@
 """The noise guard in the report: which trials foreign load disturbed (kept, left out of the
 analysis) and what repeated them, whether the machine was busy before the first trial, and
-whether the guard was on at all (issue 18, item 3)."""
+whether the guard was on at all (issue 18, item 3), and for a study whose runs had it on for
+some trials and off for others, which trials were guarded (issue 53, item 6: from the runs'
+guards the study keeps, ``guard_runs``, and when each trial started)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,10 @@ def noise_notices(study: StudyResults) -> list[Notice]:
     about every figure near it."""
     out: list[Notice] = []
     guard, quiet = study.record.noise_guard, study.record.quiet_check
-    if guard is not None and not study.record.guard_enabled():
+    partly = partly_guarded(study)
+    if partly is not None:  # some runs of the study had the guard on, others off: which trials
+        out.append(partly)
+    elif guard is not None and not study.record.guard_enabled():
         out.append(Notice("noise-guard-off"))
     elif guard is not None and float(guard.get("spare_fraction") or 0) > 0:
         rule = Rule.of(guard)
@@ -60,3 +65,27 @@ def _next(trials: tuple[TrialRecord, ...], t: TrialRecord) -> TrialRecord | None
     original = t.planned.repeat_of or t.trial_id
     return next((r for r in trials if r.planned.repeat_of == original
                  and r.planned.attempt == t.planned.attempt + 1), None)
+
+
+def guarded_trials(study: StudyResults) -> tuple[list[str], list[str]]:
+    """The trials that ran with the noise guard on and those that ran with it off, in the
+    study's order; a trial that never started is in neither."""
+    on: list[str] = []
+    off: list[str] = []
+    for t in sorted(study.trials, key=lambda t: t.planned.order_index):
+        guarded = study.record.guarded(t.started_at) if t.status != "planned" else None
+        if guarded is not None:
+            (on if guarded else off).append(t.trial_id)
+    return on, off
+
+
+def partly_guarded(study: StudyResults) -> Notice | None:
+    """The notice of a study whose runs had the noise guard on for some trials and off for
+    others, naming both; None when every trial ran with the one guard."""
+    if not study.record.guard_mixed():
+        return None
+    on, off = guarded_trials(study)
+    if not on or not off:
+        return None
+    return Notice("noise-guard-partly", {"guarded": ", ".join(on), "unguarded": ", ".join(off),
+                                         "n_guarded": len(on), "n_unguarded": len(off)})

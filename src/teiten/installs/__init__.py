@@ -228,6 +228,15 @@ def install_version(ref: str, *, force: bool = False) -> Install:
     return materialise(found, force=force)
 
 
+def any_pgbench() -> Resolution:
+    """The first install found here that has pgbench, else PostgreSQL 18 (installed): whose
+    pgbench loads the data of servers whose own install has none."""
+    for inst in find_all():
+        if inst.has("pgbench"):
+            return Resolution(inst.version, install=inst)
+    return resolve("18")
+
+
 # --------------------------------------------------------------------------- integrity
 
 

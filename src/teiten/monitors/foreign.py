@@ -55,12 +55,15 @@ from pathlib import Path
 
 import psutil
 
-from teiten.guard import TOP, Consumer, ForeignLoad, Rule, disturbance
+from teiten.guard import POSTGRES, TOP, Consumer, ForeignLoad, Program, Rule, disturbance
 from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
 from teiten.results import Evidence
 
 TOP_MIN_S = 0.05     # below this a process is noise, not a consumer worth naming
 KTHREADD = 2         # the parent of every kernel thread (in the root pid namespace)
+INIT = 1             # holds the orphans it reaped: never a program of its own
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox"})
+CLIENTS = frozenset({"pgbench", "sysbench"})  # benchmark clients: named with the server they drive
 ATTRS = ["pid", "ppid", "name", "cpu_times", "create_time"]
 PSI = Path("/proc/pressure/memory")
 VMSTAT = Path("/proc/vmstat")
@@ -184,25 +187,27 @@ class ForeignMeter:
         roots = self._roots | self._root_keys(after)
         ours = before.trees(roots) | after.trees(roots)
         kernel = _kernel_threads(before) | _kernel_threads(after)
-        used, own = _use(before, after, kernel, ours)
+        used, own, solo = _use(before, after, kernel, ours)
         top = heapq.nlargest(TOP, ((s, pid) for pid, s in used.items() if s >= TOP_MIN_S))
         names = {key[0]: after.procs[key].name for key in after.procs}
+        programs = _programs(after, used, solo)
         # Rounded to the millisecond: the kernel counts in clock ticks (10 ms), the rest is float noise.
         return ForeignLoad(window_s=round(max(after.at - before.at, 0.0), 4),
                            cpu_s=round(sum(used.values()), 3),
                            top=tuple(Consumer(pid, names[pid], round(s, 3)) for s, pid in top),
                            memory={k: max(v - before.memory[k], 0.0) for k, v in after.memory.items()
                                    if k in before.memory},
-                           own_cpu_s=round(own, 3), capacity=self.capacity)
+                           own_cpu_s=round(own, 3), capacity=self.capacity, programs=programs)
 
     def _root_keys(self, reading: _Reading) -> set[Key]:
         return {reading.by_pid[pid] for pid in self.ours() if pid in reading.by_pid}
 
 
 def _use(before: _Reading, after: _Reading, kernel: set[Key], ours: set[Key]
-         ) -> tuple[dict[int, float], float]:
-    """CPU seconds per pid of the foreign processes alive at the end of the window, and the
-    CPU seconds of the trial's own (``ours``) in all."""
+         ) -> tuple[dict[int, float], float, dict[int, float]]:
+    """CPU seconds per pid of the foreign processes alive at the end of the window, the CPU
+    seconds of the trial's own (``ours``) in all, and the foreign ones' own seconds per pid
+    (without the children they reaped)."""
     # The children seen at the start and gone at the end, by parent: they were reaped (by that
     # parent, unless they were orphaned first) and their whole life is in its children times.
     gone: defaultdict[Key, list[Key]] = defaultdict(list)
@@ -211,13 +216,16 @@ def _use(before: _Reading, after: _Reading, kernel: set[Key], ours: set[Key]
         if key not in after.procs and parent is not None:
             gone[parent].append(key)
     used: defaultdict[int, float] = defaultdict(float)
+    solo: defaultdict[int, float] = defaultdict(float)
     own = 0.0
     for key, now in after.procs.items():
         if key in kernel:
             continue
         then = before.procs.get(key)
+        alone = 0.0
         if then is None:
             grew = now.total if now.own is not None else 0.0  # born inside the window
+            alone = now.own or 0.0
         elif then.own is None or then.kids is None or now.own is None or now.kids is None:
             continue  # unreadable at one end: not counted rather than counted for its whole life
         else:
@@ -227,12 +235,106 @@ def _use(before: _Reading, after: _Reading, kernel: set[Key], ours: set[Key]
                 kids = 0.0  # the trial's share in a foreign parent's children cannot be told apart
             else:
                 kids -= sum(before.procs[k].total for k in reaped)
-            grew = max(now.own - then.own, 0.0) + max(kids, 0.0)
+            alone = max(now.own - then.own, 0.0)
+            grew = alone + max(kids, 0.0)
         if key in ours:
             own += grew
         else:
             used[key[0]] += grew
-    return dict(used), own
+            solo[key[0]] += alone
+    return dict(used), own, dict(solo)
+
+
+def _programs(after: _Reading, used: Mapping[int, float], solo: Mapping[int, float]
+              ) -> tuple[Program, ...]:
+    """The foreign processes alive at the end of the window, by program, largest first (issue
+    53, item 6). A process belongs to its parent's program when the parent is foreign and of
+    the same program: the same name, or the parent's name and a suffix (stress-ng-cpu under
+    stress-ng); so a PostgreSQL server's backends are its postmaster's. A benchmark client
+    (pgbench) joins the server it drives: the one it has a TCP connection to the port of, else,
+    with no TCP connection to a server here, the only other server that ran. Left out: pid 1
+    (it holds the orphans it reaped, their lives before the window too) and shells that used
+    no CPU themselves (what they count is what they reaped)."""
+    proc_of = {key[0]: proc for key, proc in after.procs.items()}
+
+    def first(pid: int) -> int:
+        seen = {pid}
+        while True:
+            proc, parent = proc_of[pid], proc_of[pid].ppid
+            if parent in seen or parent == INIT or parent not in used or \
+                    not _same_program(proc_of[parent].name, proc.name):
+                return pid
+            seen.add(parent)
+            pid = parent
+
+    groups: defaultdict[int, list[int]] = defaultdict(list)
+    for pid in used:
+        groups[first(pid)].append(pid)
+    # The servers that ran in the window (an idle one is neither named nor driven)
+    servers = {pid: _server_of(pid) for pid, members in groups.items()
+               if proc_of[pid].name == POSTGRES and sum(used[m] for m in members) >= TOP_MIN_S}
+    found: list[Program] = []
+    paired: set[int] = set()
+    for pid, members in groups.items():
+        name = proc_of[pid].name
+        if name not in CLIENTS:
+            continue
+        server = _driven(pid, servers)
+        if server is not None:
+            paired.add(server)
+            members = members + groups[server]
+            found.append(Program(name, pid, len(members), sum(used[m] for m in members),
+                                 servers[server]))
+        else:
+            found.append(Program(name, pid, len(members), sum(used[m] for m in members)))
+    for pid, members in groups.items():
+        name = proc_of[pid].name
+        if name in CLIENTS or pid in paired or pid == INIT:
+            continue
+        cpu_s = sum(used[m] for m in members)
+        if name in SHELLS and sum(solo.get(m, 0.0) for m in members) < TOP_MIN_S:
+            continue  # an idle shell: its time is what it reaped
+        found.append(Program(name, pid, len(members), cpu_s, servers.get(pid)))
+    kept = sorted((p for p in found if p.cpu_s >= TOP_MIN_S and p.pid != INIT),
+                  key=lambda p: p.cpu_s, reverse=True)[:TOP]
+    return tuple(Program(p.name, p.pid, p.processes, round(p.cpu_s, 3), p.server) for p in kept)
+
+
+def _same_program(parent: str, child: str) -> bool:
+    return child == parent or child.startswith(parent + "-")
+
+
+def _server_of(postmaster: int) -> dict[str, int | str]:
+    """What names another PostgreSQL server: its postmaster's pid, and where it can be read,
+    its data directory (the postmaster's working directory) and port (postmaster.pid). Read at
+    the end of the window, for the few servers that ran beside it."""
+    out: dict[str, int | str] = {"pid": postmaster}
+    try:
+        datadir = psutil.Process(postmaster).cwd()
+        lines = (Path(datadir) / "postmaster.pid").read_text().splitlines()
+    except (psutil.Error, OSError):
+        return out
+    if lines and lines[0].strip() == str(postmaster):  # the working directory is its data directory
+        out["datadir"] = datadir
+        if len(lines) > 3 and lines[3].strip().isdigit():
+            out["port"] = int(lines[3])
+    return out
+
+
+def _driven(client: int, servers: Mapping[int, Mapping[str, int | str]]) -> int | None:
+    """The server (its postmaster's pid) that the benchmark client ``client`` drives: the one
+    whose port it has a TCP connection to; with no TCP connection to a server here (a Unix
+    socket), the only server that ran beside it; else None."""
+    try:
+        ports = {c.raddr.port for c in psutil.Process(client).net_connections("tcp") if c.raddr}
+    except (psutil.Error, OSError):
+        ports = set()
+    by_port = [pid for pid, s in servers.items() if s.get("port") in ports]
+    if by_port:
+        return by_port[0]
+    if not ports and len(servers) == 1:
+        return next(iter(servers))
+    return None
 
 
 def _gone_below(key: Key, gone: Mapping[Key, list[Key]]) -> set[Key]:
