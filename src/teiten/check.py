@@ -12,10 +12,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from teiten import client_account, cpus, installs, paths, privileges, procs
-from teiten.errors import ProcessError, ServerError, UserError
+from teiten.errors import ProcessError, UserError
 from teiten.installs import Install, Resolution
 from teiten.installs.model import version_key
-from teiten.servers import external, kinds, pg_settings, profiles
+from teiten.servers import kinds, pg_settings, profiles
 from teiten.servers.replication import basebackup_choice
 from teiten.spec import LoadedStudy, ServerSpec
 from teiten.workloads import Workload, statements
@@ -73,18 +73,17 @@ def _check_external_servers(loaded: LoadedStudy) -> None:
     """Every external server answers: teiten connects to each once, as its first trial
     would, before anything is stored (issue 54, item 15: one that did not answer made a store,
     failed every trial and wrote a report of nothing). Refused with the server's line, its name
-    and libpq's reason (teiten.servers.external.connect_error). An optional one is not asked:
-    its trials fail as they did, and the study runs the others."""
+    and libpq's reason (the kind's ``unanswered``: teiten.servers.external.connect_error). An
+    optional one is not asked: its trials fail as they did, and the study runs the others."""
     asked: set[str] = set()
     for i, server in loaded.study.server_matrix():
         if server.external is None or server.optional or server.external in asked:
             continue
         asked.add(server.external)
         password = loaded.secrets.password(server.external) if loaded.secrets else None
-        try:
-            external.ask(server, password)
-        except ServerError as exc:
-            raise loaded.error(("servers", i, "external"), str(exc)) from None
+        said = kinds.of(server).unanswered(server, password)
+        if said is not None:
+            raise loaded.error(("servers", i, "external"), said)
 
 
 # The programs of an install that teiten runs, and where what they load lies.

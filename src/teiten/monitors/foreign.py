@@ -55,6 +55,7 @@ from pathlib import Path
 
 import psutil
 
+from teiten import safefs
 from teiten.guard import POSTGRES, TOP, Consumer, ForeignLoad, Program, Rule, disturbance
 from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
 from teiten.results import Evidence
@@ -311,8 +312,9 @@ def _server_of(postmaster: int) -> dict[str, int | str]:
     out: dict[str, int | str] = {"pid": postmaster}
     try:
         datadir = psutil.Process(postmaster).cwd()
-        lines = (Path(datadir) / "postmaster.pid").read_text().splitlines()
-    except (psutil.Error, OSError):
+        # another account's data directory: read without following a link it planted there
+        lines = safefs.read_text(Path(datadir) / "postmaster.pid", limit=4096).splitlines()
+    except (psutil.Error, OSError, safefs.UnsafePath):
         return out
     if lines and lines[0].strip() == str(postmaster):  # the working directory is its data directory
         out["datadir"] = datadir

@@ -78,6 +78,11 @@ class Kind:
         """Why the server cannot run at all now (an optional one is then left out), or None."""
         return None
 
+    def unanswered(self, spec: ServerSpec, password: str | None) -> str | None:
+        """Why a server teiten does not start does not answer it now, in one line (asked once,
+        before anything is stored), or None; ``password`` is the study file's, from memory."""
+        return None
+
     def check_install(self, install: Install, *, pgbench: bool) -> None:
         """Fail early when the install lacks what the kind runs here."""
 

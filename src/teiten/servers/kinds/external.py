@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from teiten.errors import UserError
+from teiten.errors import ServerError, UserError
 from teiten.probe import parse_conninfo
 from teiten.servers.base import Server
-from teiten.servers.external import ExternalServer
+from teiten.servers.external import ExternalServer, ask
 from teiten.servers.kind import Kind, Problem, Request
 from teiten.spec import ServerSpec
 
@@ -23,6 +23,13 @@ class External(Kind):
         assert spec.external is not None
         password = request.secrets.password(spec.external) if request.secrets else None
         return ExternalServer(spec, request.install, password=password)
+
+    def unanswered(self, spec: ServerSpec, password: str | None) -> str | None:
+        try:
+            ask(spec, password)
+        except ServerError as exc:
+            return str(exc)
+        return None
 
     def problem(self, spec: ServerSpec) -> Problem | None:
         assert spec.external is not None
