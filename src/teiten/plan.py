@@ -29,6 +29,17 @@ def trial_id(study: str, server: str, workload: str, clients: int, repetition: i
     return hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:12]
 
 
+def trial_design(study: Study, trial: PlannedTrial, client_cpus: Sequence[int] | None) -> dict[str, object]:
+    """How a trial was run, kept with it (its ``design`` detail) so that trials of different
+    designs are told apart in any store (bench/time_to_verdict.py compares designs by it): the
+    study's order within blocks, the trial's block and planned seconds, whether each trial
+    restarts its server and prewarms, and where pgbench runs (the server's CPUs are in the
+    trial's ``placement`` detail)."""
+    return {"order": study.order, "block": trial.repetition, "duration_s": trial.duration_s,
+            "restart": study.restart, "prewarm": study.prewarm,
+            "client_cpus": ",".join(map(str, client_cpus)) if client_cpus else "any"}
+
+
 def profile_trials(study: Study, points: Sequence[tuple[str, int]]) -> list[PlannedTrial]:
     """A profile trial of every server at each (workload, clients) point, after the blocks
     (profile: {at: largest-difference}); their order_index is the store's to give."""
@@ -47,6 +58,32 @@ def _points(study: Study, variants: Sequence[str] | None) -> list[tuple[int, str
     return [(c, "") for c in study.clients]
 
 
+Slot = tuple[int, str, str, int, str]  # (repetition, server, workload, clients, variant)
+
+
+def _paired(block: list[Slot], rep: int, rng: random.Random,
+            sides: dict[tuple[str, int, str], bool]) -> list[Slot]:
+    """``order: pairs``: the block's points in a random order, each point's servers back to
+    back; two servers swap places every block from a side drawn once per point (``sides``,
+    kept across blocks), more than two are drawn in a new order each block."""
+    points: dict[tuple[str, int, str], list[Slot]] = {}
+    for slot in block:
+        points.setdefault((slot[2], slot[3], slot[4]), []).append(slot)
+    keys = list(points)
+    rng.shuffle(keys)
+    out: list[Slot] = []
+    for key in keys:
+        servers = points[key]
+        if len(servers) == 2:
+            first = sides.setdefault(key, rng.random() < 0.5)
+            if first != (rep % 2 == 1):
+                servers = servers[::-1]
+        else:
+            rng.shuffle(servers)
+        out.extend(servers)
+    return out
+
+
 def plan(study: Study, variants: Mapping[str, Sequence[str]] | None = None, *,
          blocks: int | None = None) -> list[PlannedTrial]:
     """Every trial of ``study`` in the order it will run. ``variants``: the variants of each
@@ -55,12 +92,15 @@ def plan(study: Study, variants: Mapping[str, Sequence[str]] | None = None, *,
     block r is the same whatever the number planned)."""
     found = variants or {}
     rng = random.Random(study.seed)
-    ordered: list[tuple[int, str, str, int, str]] = []
+    sides: dict[tuple[str, int, str], bool] = {}
+    ordered: list[Slot] = []
     for rep in range(1, (blocks or study.blocks) + 1):
         block = [(rep, name, w.key, c, v) for name in study.points() for w in study.workloads
                  for c, v in _points(study, found.get(w.key))]
         if study.order == "random":
             rng.shuffle(block)
+        elif study.order == "pairs":
+            block = _paired(block, rep, rng, sides)
         ordered.extend(block)
     return [
         PlannedTrial(

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import psutil
 import psycopg
 
-from teiten import blocks, busy, cpus, estimate, installs, leftovers, paths, runclock, runlock, workloads
+from teiten import blocks, busy, cpus, estimate, installs, leftovers, paths, plan, runclock, runlock, workloads
 from teiten.analysis import differences
 from teiten.drivers import load
 from teiten.errors import StoreFull, StoreUnreachable, TeitenError, UserError
@@ -457,7 +457,8 @@ def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
     notes = list(end.notes) + warnings + notes + list(outcome.notes)
     with cycle.phase("collect"):
         evidence = watch.evidence(end.log, outcome)
-    evidence.details["cycle"] = cycle.to_json()
+    evidence.details.update(cycle=cycle.to_json(), design=plan.trial_design(
+        ctx.study, trial, ctx.client_cpus.get(trial.server)))
     if load is not None:
         error = _verdict(load, end.crashed) or watch.failure() or outcome.error
     else:
@@ -472,9 +473,7 @@ def _run_trial(ctx: _Context, trial: PlannedTrial) -> tuple[str, str]:
         argv=load.argv if load else (), stdout=load.stdout if load else "",
         stderr=load.stderr if load else "", server_log=end.log, notes=tuple(notes),
         evidence=evidence, steps=outcome.steps))
-    if error:
-        return status, error
-    return status, outcome.summary() + "".join(f"; {w}" for w in warnings)
+    return status, error or outcome.summary() + "".join(f"; {w}" for w in warnings)
 
 
 def _request(ctx: _Context, trial: PlannedTrial, server: Server, endpoint: Endpoint) -> TrialRequest:

@@ -98,6 +98,35 @@ def test_sequential_order_is_matrix_order() -> None:
     assert plan(make_study(order="sequential", seed=99)) == trials
 
 
+def test_paired_order_runs_each_points_servers_back_to_back() -> None:
+    """order: pairs (docs/STATISTICS.md, "Designing the trial against the noise"): every block
+    holds the whole matrix; each (workload, clients) point's two servers run one after the
+    other, their order swapped from block to block, the points in a random order."""
+    study = make_study(order="pairs", repetitions=4)
+    trials = plan(study)
+    blocks = [list(group) for _, group in itertools.groupby(trials, key=lambda t: t.repetition)]
+    assert len(blocks) == 4
+    firsts: dict[tuple[str, int], list[str]] = {}
+    for block in blocks:
+        assert sorted(point(t) for t in block) == sorted(matrix(study))
+        for a, b in zip(block[::2], block[1::2], strict=True):
+            assert (a.workload, a.clients) == (b.workload, b.clients) and a.server != b.server
+            firsts.setdefault((a.workload, a.clients), []).append(a.server)
+    for servers in firsts.values():  # swapped every block: AB, BA, AB, BA (or BA, AB, ...)
+        assert servers[0::2] == [servers[0]] * 2 and servers[1::2] == [servers[1]] * 2
+        assert servers[0] != servers[1]
+    assert len({s[0] for s in firsts.values()}) == 2  # the side each point starts on is drawn
+    orders = [[(t.workload, t.clients) for t in block[::2]] for block in blocks]
+    assert len({tuple(o) for o in orders}) > 1  # the points in a new order each block
+    assert plan(make_study(order="pairs", repetitions=4)) == trials  # seeded
+    # Three servers: each point's three back to back, in an order drawn each block.
+    three = make_study(order="pairs", servers=[{"name": n, "install": "17"} for n in "abc"])
+    for block in (list(g) for _, g in itertools.groupby(plan(three), key=lambda t: t.repetition)):
+        for i in range(0, len(block), 3):
+            assert {(t.workload, t.clients) for t in block[i:i + 3]} == {(block[i].workload, block[i].clients)}
+            assert {t.server for t in block[i:i + 3]} == {"a", "b", "c"}
+
+
 def test_trial_ids_do_not_depend_on_order_or_seed() -> None:
     def ids(study: Study) -> dict[tuple[int, str, str, int], str]:
         return {(t.repetition, *point(t)): t.trial_id for t in plan(study)}
@@ -105,6 +134,7 @@ def test_trial_ids_do_not_depend_on_order_or_seed() -> None:
     base = ids(make_study(seed=1))
     assert ids(make_study(seed=2)) == base
     assert ids(make_study(order="sequential")) == base
+    assert ids(make_study(order="pairs")) == base
 
 
 def test_trial_ids_are_unique() -> None:

@@ -68,6 +68,8 @@ def render_text(rec: dict[str, Any]) -> str:
     cycle = rec["details"].get("cycle")
     if cycle:
         out += _cycle_lines(cycle, rec)
+    if design := rec["details"].get("design"):
+        out.append(_design_line(design))
     if rec.get("steps"):
         out += ["", "steps:"] + [_step_line(st) for st in rec["steps"]]
     else:
@@ -146,6 +148,13 @@ def _cycle_lines(cycle: dict[str, Any], rec: dict[str, Any]) -> list[str]:
     return [f"started from: {cycles.started_from(cycle.get('start') or {})}",
             f"cycle: {got.text()}; {got.total:.2f} s in all"
             + (f", {ratio:.2f}x the measured window" if ratio else "")]
+
+
+def _design_line(design: dict[str, Any]) -> str:
+    """How the trial was run (teiten.plan.trial_design)."""
+    return (f"design: block {design.get('block')}, order {design.get('order')}, "
+            f"{float(design.get('duration_s') or 0):g} s, restart {design.get('restart')}, "
+            f"prewarm {'on' if design.get('prewarm') else 'off'}, pgbench on CPUs {design.get('client_cpus')}")
 
 
 def _ms(value: float | None) -> str:

@@ -145,7 +145,10 @@ class Study(Model):
         5.0, description="a ratio whose interval lies within ± this many percent of 100% is "
         "reported as no difference; one that lies wholly above or below 100% as faster or slower; "
         "anything else as cannot tell")
-    order: Literal["random", "sequential"] = "random"
+    order: Literal["random", "pairs", "sequential"] = Field(
+        "random", description="the order of the trials within each block: random; pairs (random, "
+        "with the servers of each point back to back, so that a ratio's two trials run seconds "
+        "apart); or sequential (as written)")
     seed: Annotated[int, Field(ge=0), AtMost(MAX_SEED, "0")] = 0
     prewarm: bool = Field(True, description="pg_prewarm the workload's relations before each trial")
     restart: Literal["every-trial", "after-changes"] = Field(
