@@ -31,7 +31,7 @@ from tests.burners import skip_when_busy
 from tests.conftest import ROOT, TEST_HOME, scratch_database
 from tests.requirements import missing
 
-from teiten.analysis.noise import guarded_trials, partly_guarded
+from teiten.analysis.noise import busy_notice, guarded_trials, partly_guarded
 from teiten.busy import BusyWatch
 from teiten.errors import MachineBusy
 from teiten.guard import Rule, who
@@ -85,6 +85,12 @@ def test_stress_ng_is_named_once_with_the_sum_of_its_workers_and_the_real_wait_i
     assert re.search(r"(^|, )stress-ng \(3 processes\) \d\.\d CPUs", text), text
     assert f"{program.cpu_s / found.window_s:.1f} CPUs" in text
     assert "pid" not in text.split("stress-ng")[1].split(",")[0]  # programs, not pids
+    # The report's notice of a machine busy before the first trial names it the same way.
+    en, ja = notice_text(busy_notice(found), "en"), notice_text(busy_notice(found), "ja")
+    assert en.startswith("The machine was busy before the first trial: other processes used ") and \
+        re.search(r"\(.*stress-ng \(3 processes\) \d\.\d CPUs.*\)\.$", en) and en.count("stress-ng") == 1, en
+    assert ja.startswith("最初の試行の前にマシンが混んでいました") and \
+        re.search(r"stress-ng（3 プロセス）\d\.\d CPU", ja) and "processes" not in ja, ja
     # The wait said is the one taken: a whole 2 s window, past the 1 s bound.
     assert said and "stress-ng (3 processes)" in said[0], said
     waited = re.search(r"after waiting (\d+) s for a quiet moment", str(stopped.value))

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from teiten.analysis.model import Notice
 from teiten.fingerprint import NOT_EXPOSED
-from teiten.guard import ForeignLoad, Rule
+from teiten.guard import ForeignLoad, Rule, who
 from teiten.results import StudyResults, TrialRecord
 
 
@@ -32,8 +32,7 @@ def noise_notices(study: StudyResults) -> list[Notice]:
         found = ForeignLoad.from_json(quiet)
         limit = quiet.get("limit")
         if found.cpus > (float(limit) if isinstance(limit, int | float) else Rule.of(guard).limit_cpus):
-            out.append(Notice("machine-busy", {"cpus": f"{found.cpus:.2f}", "who": ", ".join(
-                f"{c.name} (pid {c.pid})" for c in found.top[:3]) or "?"}))
+            out.append(busy_notice(found))
     for t in study.trials:
         if t.status == "disturbed":
             repeat = _next(study.trials, t)
@@ -43,6 +42,15 @@ def noise_notices(study: StudyResults) -> list[Notice]:
             out.append(Notice("trial-disturbed", {**where, "repeat": repeat.trial_id})
                        if repeat is not None else Notice("trial-disturbed-kept", where))
     return out
+
+
+def busy_notice(found: ForeignLoad) -> Notice:
+    """The machine was busy before the first trial: its foreign load named by program, as the
+    busy line and the guard name it (teiten.guard.who: stress-ng's workers summed, another
+    benchmark as such), in each language (``who_ja``: notice_text takes a parameter's
+    ``_<lang>`` form where there is one)."""
+    return Notice("machine-busy", {"cpus": f"{found.cpus:.2f}", "who": who(found, "en"),
+                                   "who_ja": who(found, "ja")})
 
 
 def tuning_notices(fingerprint: Mapping[str, object]) -> list[Notice]:

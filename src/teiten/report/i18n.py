@@ -35,6 +35,8 @@ def notice_text(notice: Notice, lang: str = "en") -> str:
         return f"{notice.key}: {notice.params}"
     template = texts.get(lang) or texts["en"]
     params = dict(notice.params)
+    # A parameter worded in each language (teiten.analysis.noise.busy_notice: who_ja).
+    params.update({k[:-len(lang) - 1]: v for k, v in notice.params.items() if k.endswith(f"_{lang}")})
     error = params.get("error")
     if isinstance(error, str):  # a reason teiten stored in English
         params["error"] = reason(reworded(error, lang), lang)
