@@ -7,7 +7,13 @@ run, the placements interleaved in turn:
 
 - ``free``: the scheduler places the server and pgbench;
 - ``apart``: the server on CPU 0, pgbench on CPU 1 (taskset);
-- ``together``: both on CPU 0.
+- ``together``: both on CPU 0;
+- ``fixed-layout``: both on CPU 0, the server started without address-space randomisation
+  (``setarch -R``), to see whether the noise from start to start is the programs' layout
+  (``--only together,fixed-layout``; it was not: docs/STATISTICS.md).
+
+``--update`` runs pgbench's simple-update (its data then grows from run to run) instead of
+select-only.
 
 Printed: each placement's mean TPS and the coefficient of variation of its runs. On the 2-CPU
 guest this was written on, together ran at 32,283 TPS with a CV of 1.5% and free at 10,014 with
@@ -30,7 +36,9 @@ from pathlib import Path
 from bench.common import install
 
 PLACEMENTS = {"free": ([], []), "apart": (["taskset", "-c", "0"], ["taskset", "-c", "1"]),
-              "together": (["taskset", "-c", "0"], ["taskset", "-c", "0"])}
+              "together": (["taskset", "-c", "0"], ["taskset", "-c", "0"]),
+              "fixed-layout": (["taskset", "-c", "0", "setarch", os.uname().machine, "-R"],
+                               ["taskset", "-c", "0"])}
 PORT = "5497"
 
 
@@ -39,7 +47,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--major", default="17")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--seconds", type=int, default=3)
+    parser.add_argument("--only", default="free,apart,together", help="the placements, by name")
+    parser.add_argument("--update", action="store_true", help="simple-update instead of select-only")
     args = parser.parse_args(argv)
+    unknown = [n for n in args.only.split(",") if n not in PLACEMENTS]
+    if unknown:
+        parser.error(f"--only: no placement {', '.join(unknown)}; there are {', '.join(PLACEMENTS)}")
+    chosen = {name: PLACEMENTS[name] for name in args.only.split(",")}
     if os.cpu_count() is None or (os.cpu_count() or 0) < 2:
         raise SystemExit("this machine has one CPU: nothing to place apart")
     bindir = install(args.major).bindir
@@ -65,15 +79,15 @@ def main(argv: list[str] | None = None) -> None:
             run([str(bindir / "psql"), "-qc", "CREATE EXTENSION pg_prewarm", *conn])
         finally:
             run([*pg_ctl, "stop", "-m", "fast"])
-        tps: dict[str, list[float]] = {p: [] for p in PLACEMENTS}
+        tps: dict[str, list[float]] = {p: [] for p in chosen}
         for i in range(args.runs):
-            for name in (list(PLACEMENTS) if i % 2 == 0 else list(PLACEMENTS)[::-1]):
-                server, client = PLACEMENTS[name]
+            for name in (list(chosen) if i % 2 == 0 else list(chosen)[::-1]):
+                server, client = chosen[name]
                 run([*server, *pg_ctl, "start"])
                 try:
                     run([str(bindir / "psql"), "-qc", "SELECT pg_prewarm('pgbench_accounts'), "
                          "pg_prewarm('pgbench_accounts_pkey')", *conn])
-                    out = run([*client, str(bindir / "pgbench"), "-S", "-c1", "-T",
+                    out = run([*client, str(bindir / "pgbench"), "-N" if args.update else "-S", "-c1", "-T",
                                str(args.seconds), *conn]).stdout
                 finally:
                     run([*pg_ctl, "stop", "-m", "fast"])

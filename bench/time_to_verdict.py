@@ -6,7 +6,9 @@ the trials' own times) and of the whole run (wall clock), blocks per point, poin
 (faster, slower or no difference, as the report's ratio tables say), the widest printed interval
 (its half-width, ±%), and this machine's noise: the coefficient of variation of each server's
 repetitions at each point and the standard deviation of each ratio's within-block log ratios
-(the noise the stopping rule sees). Each run is appended as one JSON line to
+(the noise the stopping rule sees), and what the blocks' pairing buys: each ratio's SD over
+√2 times its two servers' CV (1: no better than independent trials; 0.7: half the variance).
+Each run is appended as one JSON line to
 ``bench/results/time_to_verdict.jsonl`` (``--out``), with the study file it ran, so that designs
 are compared across sittings (docs/STATISTICS.md, "Designing the trial against the noise").
 
@@ -14,6 +16,9 @@ are compared across sittings (docs/STATISTICS.md, "Designing the trial against t
 - ``--far``: a two-server study whose servers differ by a known, large amount (the update
   workload with ``synchronous_commit`` off on one server), which the stopping rule should
   decide at the floor of blocks.
+
+``--table`` prints the runs kept in the results file instead (``--since`` a date), a line each:
+the figures docs/STATISTICS.md's tables of designs are read from.
 
 Nothing is asserted: the figures are for the note and for docs/STATISTICS.md.
 """
@@ -142,6 +147,36 @@ def seconds_noise(store: Path) -> dict[str, dict[str, float]]:
     return out
 
 
+def pairing(cv: dict[str, float], sd: dict[str, float]) -> dict[str, float]:
+    """Each ratio's SD of within-block log ratios over √2 times the root mean square of its two
+    servers' CVs: about 1 where the two trials of a block vary independently, less where they
+    share the noise (a drift both lie in), so that the pairing cancels it."""
+    out = {}
+    for where, value in sd.items():
+        ratio, point = where.split(" ", 1)
+        server, baseline = ratio.split("/", 1)
+        both = [cv.get(f"{server} {point}"), cv.get(f"{baseline} {point}")]
+        if None not in both and all(both):
+            rms = math.sqrt(sum(c * c for c in both if c is not None) / 2)
+            out[where] = round(value / (math.sqrt(2) * rms), 2)
+    return out
+
+
+def table(path: Path, since: str) -> None:
+    """The kept runs, a line each (``--table``)."""
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        if r["at"] < since:
+            continue
+        cv, sd = list(r["cv_pct"].values()), list(r["log_ratio_sd_pct"].values())
+        paired = list(pairing(r["cv_pct"], r["log_ratio_sd_pct"]).values())
+        print(f"{r['at'][:16]} {r['design']:<28} {r['minutes_trials']:>5} min ({r['minutes_wall']}), "
+              f"blocks {sorted(set(r['blocks'].values()))}, {r['decided']} of {r['points']} decided, "
+              f"widest ±{r['widest_pct']}%, CV {statistics.median(cv):.1f}% ({min(cv):.1f}-{max(cv):.1f}), "
+              f"SD {statistics.median(sd):.1f}% ({min(sd):.1f}-{max(sd):.1f}), "
+              f"pairing {statistics.mean(paired):.2f}" if cv and sd and paired else "")
+
+
 def one_run(study: Path, work: Path, n: int, report_args: list[str]) -> dict[str, object]:
     store, report = work / f"run{n}.db", work / f"run{n}-report"
     t0 = time.monotonic()
@@ -164,6 +199,7 @@ def one_run(study: Path, work: Path, n: int, report_args: list[str]) -> dict[str
         "widest_pct": round(max(widths), 1) if widths else None,
         "blocks": blocks, "cv_pct": {k: round(v, 1) for k, v in cv.items()},
         "log_ratio_sd_pct": {k: round(v, 1) for k, v in sd.items()},
+        "pairing": pairing(cv, sd),
         "seconds_noise": seconds_noise(store),
     }
 
@@ -178,6 +214,7 @@ def _print(r: dict[str, object]) -> None:
         print(f"  {where}: {said}", flush=True)
     print(f"  CV per server and point (%): {r['cv_pct']}", flush=True)
     print(f"  SD of the within-block log ratios (%): {r['log_ratio_sd_pct']}", flush=True)
+    print(f"  pairing (SD / (√2 CV)): {r['pairing']}", flush=True)
     print("  per point: first second / rest, CV within a run (per second), CV between runs "
           "(whole, after the first second):", flush=True)
     for where, n in dict(r["seconds_noise"]).items():  # type: ignore[call-overload]
@@ -198,7 +235,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="judge each trial on its steady window (teiten report's option)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--keep", type=Path, help="copy each run's store into this directory")
+    parser.add_argument("--table", action="store_true", help="print the runs kept in --out instead")
+    parser.add_argument("--since", default="", help="with --table: runs from this date on (2026-12-06)")
     args = parser.parse_args(argv)
+    if args.table:
+        table(args.out, args.since)
+        return
     report_args = ["--exclude-rampup"] if args.exclude_rampup else []
     runs = []
     with tempfile.TemporaryDirectory(prefix="bench-ttv-") as tmp:
