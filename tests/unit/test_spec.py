@@ -189,7 +189,7 @@ GOLDEN = {
     ),
     "order shuffled": (
         BASE + "order: shuffled\n",
-        "study.yaml:6: order: got 'shuffled'; input should be 'random' or 'sequential'",
+        "study.yaml:6: order: got 'shuffled'; input should be 'random', 'pairs' or 'sequential'",
     ),
     "missing study name": (
         "servers:\n  - {name: a, install: '17'}\nworkloads: [pgecons-read]\n",
