@@ -4,10 +4,12 @@
 The image is Debian (this machine's release and apt sources), made with mmdebstrap as the VM
 guest's root file system is (:func:`teiten.servers.rootfs.make_root`): the minimal variant,
 the Debian packages of the libraries the install loads, the time zones, an account
-``postgres`` and the install's files at the same absolute paths as here. ``docker import``
-turns it into ``teiten-install/<install>:<key>``, whose key is the install's identity and
-:data:`RECIPE`: a second study of the same install finds it in the engine, and a new image of
-an install replaces its older ones. Nothing is pulled: no registry is needed.
+``postgres`` with the uid and gid of this machine's server account (teiten.privileges: the
+files a restore into a host directory gives that account are then the container's server's
+too) and the install's files at the same absolute paths as here. ``docker import``
+turns it into ``teiten-install/<install>:<key>``, whose key is the install's identity,
+:data:`RECIPE` and that account's ids: a second study of the same install finds it in the
+engine, and a new image of an install replaces its older ones. Nothing is pulled: no registry is needed.
 
 Its entrypoint (:data:`ENTRYPOINT`) does what the official image's does for teiten: as root,
 it gives ``$PGDATA`` to ``postgres`` and drops to that account; there it runs initdb once with
@@ -26,14 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from teiten import paths, procs, safefs
+from teiten import paths, privileges, procs, safefs
 from teiten.errors import ProcessError, ServerError, UserError
 from teiten.installs import Install
 from teiten.servers import rootfs
 
 log = logging.getLogger(__name__)
 
-RECIPE = "docker-2"  # change when what goes into an image changes: older images are rebuilt
+RECIPE = "docker-3"  # change when what goes into an image changes: older images are rebuilt
 REPOSITORY = "teiten-install"
 LABEL = "teiten.install"  # on every image built here: the install's label (never a run's)
 PACKAGES = ("tzdata",)  # besides the libraries: a Debian-built server reads the system's zones
@@ -88,9 +90,21 @@ def images_dir() -> Path:
 
 
 def tag_of(install: Install) -> str:
-    """The image's name: the install's label and the key of its files and the recipe."""
+    """The image's name: the install's label and the key of its files, the recipe and the ids
+    its ``postgres`` account is given (:func:`account_ids`)."""
     label = rootfs.install_label(install).lower()
-    return f"{REPOSITORY}/{label}:{rootfs.cache_key(install, rootfs.install_dirs(install), RECIPE)}"
+    uid, gid = account_ids()
+    recipe = f"{RECIPE}-{uid}.{gid}"
+    return f"{REPOSITORY}/{label}:{rootfs.cache_key(install, rootfs.install_dirs(install), recipe)}"
+
+
+def account_ids() -> tuple[int, int]:
+    """The uid and gid of the image's ``postgres``: this machine's server account's, whose the
+    files of a host directory are after a restore (teiten.servers.snapshot gives them to it);
+    an image is built as root only, where that account exists. (1000, 1000) otherwise: the
+    image is then found, never built."""
+    account = privileges.server_account()
+    return (account.uid, account.gid) if account is not None else (1000, 1000)
 
 
 def build(install: Install, docker: list[str], env: dict[str, str]) -> Built:
@@ -100,7 +114,7 @@ def build(install: Install, docker: list[str], env: dict[str, str]) -> Built:
     found = _image_id(tag, docker, env)
     if found:
         return Built(tag, found, 0.0)
-    for program in ("mmdebstrap", "dpkg-query", "ldd", "tar", "useradd"):
+    for program in ("mmdebstrap", "dpkg-query", "ldd", "tar", "groupadd", "useradd"):
         if shutil.which(program) is None:
             raise UserError(f"building a Docker image of an install needs '{program}', which is "
                             "not installed (apt-get install mmdebstrap)")
@@ -139,9 +153,13 @@ def _build(install: Install, tag: str, stage: Path, out: IO[str], docker: list[s
     dirs = rootfs.install_dirs(install)
     root = stage / "root"
     _, _, packages = rootfs.make_root(root, dirs, PACKAGES, out)
-    procs.run(["useradd", "--root", str(root), "--user-group", "--no-create-home",
-               "--home-dir", "/var/lib/postgresql", "--shell", "/bin/sh", "postgres"],
+    uid, gid = account_ids()
+    # The host account's ids, even where the image's Debian has given them to another (-o).
+    procs.run(["groupadd", "--root", str(root), "--gid", str(gid), "-o", "postgres"],
               timeout=60, log=out)
+    procs.run(["useradd", "--root", str(root), "--uid", str(uid), "--gid", str(gid), "-o",
+               "--no-create-home", "--home-dir", "/var/lib/postgresql", "--shell", "/bin/sh",
+               "postgres"], timeout=60, log=out)
     owner = rootfs.ids(root, "postgres")
     # safe: below here, everything is in the build's own directory (root's, 0700)
     for directory in ("var/lib/postgresql", "run/postgresql"):
