@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from teiten.errors import ServerError
-from teiten.servers import rootfs, vm_qemu
+from teiten.servers import rootfs, vm_image, vm_qemu
 
 LIBC = Path("/lib/x86_64-linux-gnu/libc.so.6")
 
@@ -44,3 +44,25 @@ def test_libraries_and_their_packages(tmp_path: Path) -> None:
     (tmp_path / "libmine.so").write_bytes(b"\x7fELF")
     with pytest.raises(ServerError, match="no Debian package"):
         rootfs.packages_of([tmp_path / "libmine.so"])
+
+
+def test_no_tmpfs_hides_an_install_under_tmp(tmp_path: Path) -> None:
+    """Issue 54 item 2: with TEITEN_HOME under /tmp the install is copied to /tmp in the image,
+    and the guest's init mounted a tmpfs over /tmp, hiding it. The init now leaves a mount
+    point that holds the install alone (and gives it the tmpfs's mode); every other install's
+    init, and so its image's key, is what it was (no cached guest is built again); and the
+    image of one under /tmp gets a key of its own (the guest built before is not reused)."""
+    home = Path("/tmp/teiten-home/installs/pypi-17.6")
+    under_tmp = [home / "bin", home / "lib"]
+    elsewhere = [Path("/var/cache/teiten/installs/pypi-17.6/bin")]
+    init = vm_image.init_script(under_tmp)
+    assert "chmod 1777 /tmp" in init and "tmpfs /tmp" not in init
+    assert "mount -t tmpfs -o mode=755 tmpfs /run" in init
+    assert "mount -t tmpfs -o mode=1777 tmpfs /dev/shm" in init
+    plain = vm_image.init_script(elsewhere)
+    assert "mountpoint -q /tmp || mount -t tmpfs -o mode=1777 tmpfs /tmp" in plain and "chmod" not in plain
+    assert "{MOUNTS}" not in plain and plain.startswith("#!/bin/sh\n")
+    assert vm_image.recipe_of(elsewhere) == vm_image.RECIPE
+    assert vm_image.recipe_of(under_tmp) == f"{vm_image.RECIPE}-kept-/tmp"
+    assert vm_image.hidden_by_tmpfs([Path("/run/user/1000/teiten/installs/x/bin")]) == ["/run"]
+    assert vm_image.hidden_by_tmpfs([Path("/tmpx/installs/bin")]) == []  # a name, not the directory

@@ -107,7 +107,7 @@ class SshServer(Server):
             return self.host
         self.host = self.on.reach()
         self.install = find_install(self.ssh, self.on.install_ref(str(self.spec.install)),
-                                    server=self.name, where=self._where())
+                                    server=self.name, where=self._where(), hint=self.on.install_hint())
         if not self.client.has("pgbench"):
             raise ServerError(f"PostgreSQL {self.client.version} in {self.client.bindir} (the "
                               "client of the ssh server) has no pgbench")

@@ -83,6 +83,10 @@ class Host:
         version or a bindir, looked up there)."""
         return ref
 
+    def install_hint(self) -> str | None:
+        """What to do when the install's path holds no postgres there (None: give another)."""
+        return None
+
     def reach(self) -> HostFacts:
         """Reach the host and read what teiten needs of it. Once; later calls return the same."""
         if self.facts is None:
@@ -154,9 +158,10 @@ def read_facts(ssh: Ssh, where: str) -> HostFacts:
                      boot_id=out.get("boot_id", "").strip())
 
 
-def find_install(ssh: Ssh, ref: str, *, server: str, where: str) -> RemoteInstall:
+def find_install(ssh: Ssh, ref: str, *, server: str, where: str, hint: str | None = None) -> RemoteInstall:
     """The PostgreSQL install on the host that ``ref`` names: a major ("17"), a full version
-    ("17.11") or a bindir path. ``server`` and ``where`` name the ssh server in messages.
+    ("17.11") or a bindir path. ``server`` and ``where`` name the ssh server in messages;
+    ``hint`` is what to do when a path holds no postgres (:meth:`Host.install_hint`).
 
     Raises :class:`ServerError`, saying where it looked and what it found, when none matches.
     """
@@ -183,8 +188,8 @@ def find_install(ssh: Ssh, ref: str, *, server: str, where: str) -> RemoteInstal
     there = f"; found {', '.join(seen)}" if seen else ""
     if "/" in ref:
         raise ServerError(f"{where}: no postgres binary in {' or '.join(looked)} "
-                          f"there{there}; give the directory that holds postgres, e.g. "
-                          "/usr/lib/postgresql/17/bin")
+                          f"there{there}; " + (hint or "give the directory that holds postgres, e.g. "
+                                                "/usr/lib/postgresql/17/bin"))
     raise ServerError(
         f"PostgreSQL {ref} is not installed on {ssh.target} (server {server}; looked in "
         f"/usr/lib/postgresql/*/bin and pg_config on the PATH there{there}); install it there, e.g. "

@@ -119,7 +119,7 @@ class SshTopologyServer(SshServer):
         for i, on in enumerate(self.others, start=1):
             on.reach()
             found = find_install(on.ssh, on.install_ref(str(self.spec.install)),
-                                 server=self.name, where=on.where())
+                                 server=self.name, where=on.where(), hint=on.install_hint())
             if found.version != self.install.version:
                 raise ServerError(
                     f"server {self.name}: {node_name(i)} on {on.where()} has PostgreSQL "

@@ -64,6 +64,7 @@ class VmHost(Host):
         self.install = install
         self.origin = install.origin  # the study's own install, in the guest
         self.guest: vm_qemu.Guest | None = None
+        self.image: Path | None = None  # the guest's image, once built
         self.pinned = ([[c] for c in cpus.parse_list(options.cpus)] if options.cpus
                        else [[c] for c in cpus.choose(options.vcpus)])
 
@@ -73,9 +74,15 @@ class VmHost(Host):
     def install_ref(self, ref: str) -> str:
         return str(self.install.bindir)  # copied to the same path in the guest
 
+    def install_hint(self) -> str | None:
+        return (f"teiten copied the install {self.install.bindir} to that path in the guest when it "
+                f"built its image ({self.image}), and something there hides or removed it: remove "
+                "that directory and run again to build the image anew")
+
     def reach(self) -> HostFacts:
         if self.guest is None:
             image = vm_image.build(self.install)
+            self.image = image.directory
             self.guest = vm_qemu.boot(
                 image, name=re.sub(r"[^A-Za-z0-9._-]", "-", self.name),
                 accel=self.options.accelerator, cpus=self.options.vcpus,

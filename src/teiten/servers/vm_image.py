@@ -28,6 +28,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -58,7 +59,7 @@ UseDNS no
 PrintMotd no
 """
 # PID 1 of the guest. The initramfs has mounted the root file system (read-write: "rw" on the
-# kernel's command line) and moved /dev, /proc and /sys into it.
+# kernel's command line) and moved /dev, /proc and /sys into it. {MOUNTS}: init_script's.
 INIT = """\
 #!/bin/sh
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
@@ -68,9 +69,7 @@ mountpoint -q /sys || mount -t sysfs sysfs /sys
 mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mountpoint -q /dev/pts || mount -t devpts -o gid=5,mode=620 devpts /dev/pts
-mountpoint -q /dev/shm || mount -t tmpfs -o mode=1777 tmpfs /dev/shm
-mountpoint -q /run || mount -t tmpfs -o mode=755 tmpfs /run
-mountpoint -q /tmp || mount -t tmpfs -o mode=1777 tmpfs /tmp
+{MOUNTS}
 mkdir -p /run/sshd /run/lock
 hostname teiten-guest
 modprobe virtio_net 2>/dev/null
@@ -86,6 +85,36 @@ echo 1 > /proc/sys/kernel/sysrq
 echo o > /proc/sysrq-trigger
 sleep 60
 """
+
+
+# Where the guest's init mounts a tmpfs, and its mode; not over one that holds the install.
+TMPFS = (("/dev/shm", "1777"), ("/run", "755"), ("/tmp", "1777"))
+
+
+def hidden_by_tmpfs(dirs: Sequence[Path]) -> list[str]:
+    """The mount points of :data:`TMPFS` that hold one of the install's directories (a
+    TEITEN_HOME under /tmp puts the installs there): a tmpfs mounted over one would hide the
+    install copied into the image."""
+    return [point for point, _ in TMPFS
+            if any(d == Path(point) or Path(point) in d.parents for d in dirs)]
+
+
+def init_script(dirs: Sequence[Path]) -> str:
+    """The guest's init: a tmpfs on each of /dev/shm, /run and /tmp, except on one that holds
+    the install, which keeps the image's directory (with the tmpfs's mode)."""
+    hidden = hidden_by_tmpfs(dirs)
+    mounts = [f"chmod {mode} {point}  # it holds the install: no tmpfs over it" if point in hidden
+              else f"mountpoint -q {point} || mount -t tmpfs -o mode={mode} tmpfs {point}"
+              for point, mode in TMPFS]
+    return INIT.replace("{MOUNTS}\n", "\n".join(mounts) + "\n")
+
+
+def recipe_of(dirs: Sequence[Path]) -> str | int:
+    """The recipe an image of an install in ``dirs`` is keyed by: :data:`RECIPE`, and the mount
+    points whose tmpfs its init leaves out (an image built before that hid its install, so it
+    is built anew; every other keeps its key)."""
+    hidden = hidden_by_tmpfs(dirs)
+    return f"{RECIPE}-kept-{','.join(hidden)}" if hidden else RECIPE
 
 
 @dataclass(frozen=True)
@@ -151,7 +180,7 @@ def build(install: Install, *, log_to: IO[str] | None = None) -> Image:
     dirs = rootfs.install_dirs(install)
     label = rootfs.install_label(install)
     top = rootfs.cache_top(vm_dir(), "qemu guests built from installs")
-    final = top / f"{label}-{rootfs.cache_key(install, dirs, RECIPE)}"
+    final = top / f"{label}-{rootfs.cache_key(install, dirs, recipe_of(dirs))}"
     image = Image.load(final)
     if image is not None:
         _evict(top, final.name, label)
@@ -214,7 +243,7 @@ def _build(install: Install, dirs: list[Path], stage: Path, out: IO[str]) -> Non
     dot_ssh.mkdir(mode=0o700)  # safe: the build's own directory
     os.chown(dot_ssh, *owner)  # safe: the build's own directory
     rootfs.put(dot_ssh / "authorized_keys", rootfs.get(stage / "id_ed25519.pub"), mode=0o600, owner=owner)
-    rootfs.put(root / "sbin/teiten-init", INIT, mode=0o755)
+    rootfs.put(root / "sbin/teiten-init", init_script(dirs), mode=0o755)
     rootfs.put(root / "etc/hostname", "teiten-guest\n")
     for kind, target in (("vmlinuz", "vmlinuz"), ("initrd.img", "initrd.img")):
         found = sorted(glob.glob(str(root / f"boot/{kind}-*")))  # safe: the build's own
