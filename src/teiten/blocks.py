@@ -71,14 +71,18 @@ def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[Pl
     added: list[PlannedTrial] = []
     if decision == stopping.ADD:
         added = store.add_block(study_id, block)
-    more = _more_blocks(open_, blocks, study) if decision in (stopping.CEILING, stopping.BUDGET) \
-        else None
+    # How many more blocks would decide every open ratio (by the margin or on width): the ETA's
+    # likely end while blocks are added (a stop on the decision coming), the cost said at the
+    # ceiling or the budget.
+    need = _more_blocks(open_, blocks, study) if open_ else None
+    more = need if decision in (stopping.CEILING, stopping.BUDGET) else None
     store.update_spec(study_id, {AUTO_DECISIONS: [*map(dict, stored.record.auto_decisions), {
         "blocks": blocks, "decision": decision, "spent_s": round(spent, 1),
         "widest_pct": None if found is None or found.pct is None else round(found.pct, 2),
         "where": found.where if found else None, "trials": len(added),
         "settled": sum(1 for w in ratios or () if w.settled and not w.narrow(study.target_pct)),
         **({"more_blocks": more, "more_s": round(more * block_s, 1)} if more else {}),
+        **({"to_decide": need} if decision == stopping.ADD and need is not None else {}),
         **({"ceiling": ceiling} if ceiling != auto.ceiling else {})}]})
     key = "auto.nothing" if found is None else f"auto.{decision}" if found.pct is not None \
         else f"auto.unknown.{decision}"
@@ -114,7 +118,9 @@ def _more_blocks(open_: list[stopping.Width], blocks: int, study: Study) -> int 
 def eta(store: Store, study_id: int, study: Study, spent: list[float], left: int) -> tuple[float, float] | None:
     """The time still to run, from the mean trial so far: (likely, at most). ``left`` trials are
     planned; with repetitions: auto, the blocks likely still to come are added to the first
-    (the last decision's widest interval, narrowing as 1/sqrt(blocks), projected to the target),
+    (the blocks the last decision projected each open ratio to need before its interval lies
+    beyond or within the margin or within the target, stopping.blocks_to_decide: a stop on the
+    decision that is coming; from a store of before, the widest interval projected to the target),
     and every block up to the ceiling, within the budget, to the second, each the size of the
     last block added. None before any trial."""
     if not spent:
@@ -135,7 +141,10 @@ def eta(store: Store, study_id: int, study: Study, spent: list[float], left: int
     most = max(0, ceiling - planned)
     likely = 0
     widest = decisions[-1].get("widest_pct") if decisions else None
-    if widest and done:
+    to_decide = decisions[-1].get("to_decide") if decisions else None
+    if to_decide is not None:  # each open ratio's blocks to its decision (stopping.blocks_to_decide)
+        likely = min(most, max(0, done + int(to_decide) - planned))
+    elif widest and done:  # a store of before: the widest interval's blocks to the target
         needed = math.ceil(done * (float(widest) / study.target_pct) ** 2)
         likely = min(most, max(0, needed - planned))
     budget_left = max(0.0, budget - sum(spent) - now)

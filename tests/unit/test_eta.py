@@ -75,3 +75,17 @@ def test_the_budget_bounds_what_more_blocks_may_take() -> None:
     # 3500 s already spent of a 1 h budget: at most the 100 s left, whatever the ceiling.
     likely, most = _eta("auto", [], [3500.0], 0) or (0, 0)
     assert most == pytest.approx(100.0) and likely == 0.0
+
+
+def test_a_stop_on_the_decision_that_is_coming_is_counted() -> None:
+    """Issue 53 item 6: the last decision projected the open ratios to be decided (beyond or
+    within the margin) 3 blocks after its 8th, though the widest interval (±6% against ±3%)
+    alone would take the study to its ceiling: block 9 is planned, 2 more are likely, and at
+    most the 3 up to the ceiling of 12."""
+    decisions = [{"blocks": 8, "decision": "add", "widest_pct": 6.0, "to_decide": 3}]
+    likely, most = _eta("auto", decisions, [3.0], 4) or (0, 0)
+    assert likely == pytest.approx(12.0 + 2 * 4 * 3.0) and most == pytest.approx(12.0 + 3 * 4 * 3.0)
+    # Decided with the block just planned: nothing more is likely.
+    decisions = [{"blocks": 8, "decision": "add", "widest_pct": 6.0, "to_decide": 1}]
+    likely, _ = _eta("auto", decisions, [3.0], 4) or (0, 0)
+    assert likely == pytest.approx(12.0)
