@@ -369,6 +369,29 @@ def append_text(path: Path, text: str) -> None:
         directory.append_text(name, text)
 
 
+def append_file(path: Path | str, text: str) -> None:
+    """Add ``text`` at the end of the file ``path`` (made 0644 when missing) in place, its inode
+    kept (a CI's step summary is read by its path after the step), never through a link at its
+    name and never into a FIFO or device. The caller has refused a path another account could
+    change (teiten.paths.refuse_replaceable), so that its links, resolved here, are root's or
+    the user's own."""
+    directory, name = parent_and_name(os.path.realpath(path))
+    with directory:
+        try:
+            fd = os.open(_name(name), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                         | os.O_NONBLOCK | os.O_CLOEXEC, 0o644, dir_fd=directory.fd)
+        except OSError as exc:
+            raise _refusal(directory.path / name, exc) from exc
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise UnsafePath(f"{path} is not a regular file; teiten appends only to one")
+            data = text.encode("utf-8", errors="surrogateescape")
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
+
+
 def read_text(path: Path, *, limit: int = READ_LIMIT) -> str:
     directory, name = parent_and_name(path)
     with directory:

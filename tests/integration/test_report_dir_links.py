@@ -615,3 +615,31 @@ def test_no_report_code_writes_by_path() -> None:
                                                and getattr(func.value, "id", "") == "out"):
                 found.append(f"{path.name}:{node.lineno} write_text")
     assert not found, found
+
+
+# ----------------------------------------------------------------------------- --markdown
+
+def test_markdown_is_appended_only_where_no_other_account_can_point_it(quick: Path, attacker: Path,
+                                                                       canary: Canary) -> None:
+    """``gate --markdown`` (and bisect's) appends to a file by its path, as root: in a directory
+    the server account owns (a link it planted there to a root-only file, or a name it could
+    plant one at) it is refused in one line before anything runs; in root's own directory the
+    summary is appended in place (the same file, its inode kept, as a CI's step summary is
+    read), through root's own link too."""
+    gate = ("gate", "--store", str(quick), "--baseline", "pg17", "--candidate", "pg18")
+    _as_account('ln -s "$1" "$2"', str(canary.file), str(attacker / "summary.md"))
+    for target in (attacker / "summary.md", attacker / "new.md"):
+        _refused(run_cli(*gate, "--markdown", str(target)), "--markdown", target)
+    canary.assert_intact()
+    assert not (attacker / "new.md").exists()
+    own = quick.parent / "summary.md"
+    own.write_text("# before\n")
+    inode = own.stat().st_ino
+    first = run_cli(*gate, "--markdown", str(own))
+    assert first.returncode in (0, 1, 3) and "Traceback" not in first.stderr, first.stderr
+    once = own.read_text()
+    assert once.startswith("# before\n") and len(once) > len("# before\n")
+    (quick.parent / "link.md").symlink_to(own)  # root's own link, in root's own directory
+    again = run_cli(*gate, "--markdown", str(quick.parent / "link.md"))
+    assert again.returncode == first.returncode, again.stderr
+    assert own.stat().st_ino == inode and own.read_text() == once + once[len("# before\n"):]

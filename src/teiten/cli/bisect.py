@@ -19,12 +19,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-from teiten import spec, studies
+from teiten import safefs, spec, studies
 from teiten.analysis import bisection
 from teiten.analysis.inputs import ReportOptions
 from teiten.cli.running import run_and_finish
@@ -209,9 +208,9 @@ def _ended(args: argparse.Namespace, lines: list[str], status: int) -> int:
         text = "\n".join([f"### {lines[0]}", "", *(f"- {ln.strip()}" if not ln.startswith("  ")
                                                    else f"  - {ln.strip()}" for ln in lines[1:])])
         try:
-            with Path(args.markdown).open("a", encoding="utf-8") as fh:
-                fh.write(text + "\n")
-        except OSError as exc:
-            print(f"teiten: could not write {args.markdown}: {exc.strerror}", file=sys.stderr)
+            safefs.append_file(args.markdown, text + "\n")
+        except (OSError, safefs.UnsafePath) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else str(exc)
+            print(f"teiten: could not write {args.markdown}: {why}", file=sys.stderr)
             return 1
     return status

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from teiten import safefs
 from teiten.analysis.inputs import ReportOptions
 from teiten.errors import UserError
 from teiten.report import gate
@@ -53,10 +53,11 @@ def cmd_gate(args: argparse.Namespace) -> int:
     print(gate.text(found, args.lang, allow_undecided=args.allow_undecided), end="")
     if args.markdown is not None:
         try:
-            with Path(args.markdown).open("a", encoding="utf-8") as fh:
-                fh.write(gate.markdown(found, args.lang, allow_undecided=args.allow_undecided))
-        except OSError as exc:
-            print(f"teiten: could not write {args.markdown}: {exc.strerror}", file=sys.stderr)
+            safefs.append_file(args.markdown, gate.markdown(found, args.lang,
+                                                            allow_undecided=args.allow_undecided))
+        except (OSError, safefs.UnsafePath) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else str(exc)
+            print(f"teiten: could not write {args.markdown}: {why}", file=sys.stderr)
             return 1
     status = STATUS[found.outcome]
     return 0 if status == 3 and args.allow_undecided else status

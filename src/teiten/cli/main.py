@@ -211,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: the latest study that has both servers)")
     s.add_argument("--allow-undecided", action="store_true", help="exit 0, not 3, when no point "
                    "is slower and some cannot tell")
-    s.add_argument("--markdown", metavar="FILE", help="also write the summary as "
+    s.add_argument("--markdown", metavar="FILE", type=_appended, help="also write the summary as "
                    "Markdown there (e.g. $GITHUB_STEP_SUMMARY; appended to)")
     s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the summary")
     s.add_argument("--allow-mixed", action="store_true", help="unpaired: compare studies from "
@@ -247,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--configure", default="", metavar="ARGS", help="extra configure arguments "
                    "of every build, as for teiten install --from-git")
     s.add_argument("--jobs", "-j", type=int, help="parallel make jobs (default: the CPUs)")
-    s.add_argument("--markdown", metavar="FILE", help="also write the steps and the answer as "
+    s.add_argument("--markdown", metavar="FILE", type=_appended, help="also write the steps and the answer as "
                    "Markdown there (appended to)")
     s.add_argument("--lang", choices=("en", "ja"), default="en", help="language of the output")
     s.add_argument("--no-monitors", action="store_true", help="no system or database monitors")
@@ -383,6 +383,18 @@ def _more_blocks(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 1000:
         raise argparse.ArgumentTypeError(f"{text!r}: give a number of blocks from 1 to 1000")
     return int(text)
+
+
+def _appended(text: str) -> str:
+    """A file teiten appends to (--markdown): refused where another account could change it or
+    a directory on its way (it could point root's append at a file of root's)."""
+    from teiten import paths  # late: what a command that appends to a file needs
+
+    try:
+        paths.refuse_replaceable(text, text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _report_dir(text: str) -> str:
