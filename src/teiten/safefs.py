@@ -204,6 +204,11 @@ class Dir:
             return self.child(name)  # someone's already: never chmod or chown it
         sub = self.child(name)
         try:
+            # The one just made is ours: another account that swapped its own in between the
+            # mkdir and the open (it can write here) is refused, never chmodded or given.
+            if os.fstat(sub.fd).st_uid != os.geteuid():
+                raise UnsafePath(f"{self.path / name} was replaced by another account's directory "
+                                 "as teiten made it; teiten does not take it")
             os.fchmod(sub.fd, mode)
             if give:
                 _give_fd(sub.fd)

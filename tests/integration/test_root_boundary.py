@@ -474,3 +474,35 @@ duration: 1s
     assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()
     assert line.startswith(f"teiten: error: TEITEN_HOME {attack_dir / 'home'}: ")
+
+
+def test_a_directory_swapped_in_as_teiten_makes_it_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """safefs.Dir.make_dir in a directory the server account can write: the account moves the
+    directory root just made away and puts its own at that name before root opens it (the
+    race is made certain here: the real mkdir, then the account's real mv and mkdir, at the
+    moment between them). Root refuses it in one line and neither chmods nor gives it."""
+    from teiten import safefs  # the module under test, imported where the race is staged
+
+    base = Path(f"/tmp/teiten-swap-{uuid.uuid4().hex[:8]}")
+    account = pwd.getpwnam("postgres")
+    subprocess.run(["mkdir", "-m", "755", str(base)], check=True, user=account.pw_uid,
+                   group=account.pw_gid, timeout=30)
+    made = os.mkdir
+
+    def racing(path: str, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
+        made(path, mode, dir_fd=dir_fd)
+        subprocess.run(["sh", "-ec", 'mv "$1/x" "$1/x.moved"; mkdir -m 750 "$1/x"', "sh", str(base)],
+                       check=True, user=account.pw_uid, group=account.pw_gid, timeout=30)
+
+    try:
+        with safefs.Dir.open(base) as directory:
+            monkeypatch.setattr(os, "mkdir", racing)
+            with pytest.raises(safefs.UnsafePath, match="replaced by another account's directory"):
+                directory.make_dir("x", mode=0o700)
+            monkeypatch.undo()
+        theirs = (base / "x").stat()
+        assert (theirs.st_uid, stat.S_IMODE(theirs.st_mode)) == (account.pw_uid, 0o750)
+        ours = (base / "x.moved").stat()  # root's, as it was made: never given
+        assert ours.st_uid == 0
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
