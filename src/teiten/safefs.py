@@ -374,6 +374,19 @@ def append_text(path: Path, text: str) -> None:
         directory.append_text(name, text)
 
 
+def chmod(path: Path | str, mode: int) -> None:
+    """``chmod`` of the file or directory ``path`` itself, through a descriptor opened without
+    following a link at its name (a link there is refused, never followed to what it names)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise _refusal(Path(path), exc) from exc
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
 def append_file(path: Path | str, text: str) -> None:
     """Add ``text`` at the end of the file ``path`` (made 0644 when missing) in place, its inode
     kept (a CI's step summary is read by its path after the step), never through a link at its

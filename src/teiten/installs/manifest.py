@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from teiten import paths
+from teiten import paths, safefs
 from teiten.errors import InstallError
 from teiten.installs.source_key import PRESETS
 
@@ -148,7 +148,7 @@ def write(prefix: Path) -> dict[str, Any]:
     place), then write its manifest (in one step: a reader sees all of it or none)."""
     for rel, st in _tree(prefix).items():
         if not stat.S_ISLNK(st.st_mode) and st.st_mode & _OTHERS_WRITE:
-            os.chmod(prefix / rel, stat.S_IMODE(st.st_mode) & ~_OTHERS_WRITE)
+            safefs.chmod(prefix / rel, stat.S_IMODE(st.st_mode) & ~_OTHERS_WRITE)
     manifest = record(prefix)
     part = prefix / f"{MANIFEST}.{os.getpid()}"  # another teiten may write it at once
     fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)

@@ -328,7 +328,7 @@ def open_to_all(root: Path) -> None:
             if stat.S_ISDIR(st.st_mode) or st.st_mode & stat.S_IXUSR:
                 add |= stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
             if st.st_mode & add != add:
-                os.chmod(p, st.st_mode | add)
+                safefs.chmod(p, stat.S_IMODE(st.st_mode) | add)
 
 
 def iso(t: float) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import psutil
 
-from teiten import paths, procs
+from teiten import paths, procs, safefs
 from teiten.errors import InstallError, ProcessError
 from teiten.installs import manifest
 from teiten.installs.manifest import METADATA
@@ -77,7 +77,7 @@ def install_into(target: Path, unpack: Callable[[Path], None], meta: Mapping[str
         except (ProcessError, OSError) as exc:  # OSError: another architecture (ENOEXEC)
             raise InstallError(f"{what}: its postgres does not run here, so nothing was "
                                f"installed: {str(exc).splitlines()[0]}") from None
-        staging.chmod(0o755)
+        safefs.chmod(staging, 0o755)
         (staging / METADATA).write_text(json.dumps(dict(meta), indent=2) + "\n")
         manifest.write(staging)  # last: what the install holds from here on
         if target.exists():  # an old, unfinished or damaged install of ours
