@@ -65,6 +65,8 @@ def check(loaded: LoadedStudy) -> CheckedStudy:
     _check_scripts(loaded, workloads, [client.install] if client.install is not None else [])
     for index, w in enumerate(workloads):
         w.check(loaded, index)  # what a kind of workload needs beyond what is checked above
+    if any(kinds.of(server).password for _, server in study.server_matrix()):
+        privileges.client_account()  # as root, the account their clients run as is here
     _check_external_servers(loaded)  # last: the one check that reaches another machine
     return CheckedStudy(loaded, workloads, resolved, client, omitted)
 

@@ -1,12 +1,17 @@
 """The account a client teiten starts runs as, and the files it reads there.
 
-As root, teiten runs every client (pgbench, ``pgbench -i``, sysbench) as the server account
-(:func:`teiten.privileges.server_account`), never as root: a workload script's ``\\shell``
-command, or a program planted where a client looks for one, then runs with that account's
-rights only. The server account rather than a client account of its own: a client connects
-as the database superuser, who can already run programs as the server account (``COPY ... TO
-PROGRAM``), so a second account would separate nothing; and the server account already
-reaches the installs and the servers' sockets.
+As root, teiten runs every client (pgbench, ``pgbench -i``, sysbench) as an unprivileged
+account, never as root: a workload script's ``\\shell`` command, or a program planted where a
+client looks for one, then runs with that account's rights only. Which account:
+
+- a client of a server on this machine runs as the server account
+  (:func:`teiten.privileges.server_account`): it connects as the database superuser, who can
+  already run programs as that account (``COPY ... TO PROGRAM``), so a second account would
+  separate nothing; and the server account already reaches the installs and the sockets;
+- a client that carries a password (``PGPASSWORD`` in its environment: an ``external`` or
+  ``ssh`` server's) runs as the client account (:func:`teiten.privileges.client_account`,
+  ``teiten-client``): the server account could read the environment of a process of its own,
+  and with it the password of a server on another machine.
 
 The client reads only what root allowed: its scripts are copied, by root, from the paths the
 study gave (checked at plan: no other account can change them) into a directory of the
@@ -33,15 +38,26 @@ from teiten.procs import RunAs
 PURPOSE = "a client's files"
 
 
-def account() -> RunAs | None:
-    """The account clients run as: the server account when teiten is root, else None (the
+def account(extra_env: Mapping[str, str] | None = None) -> RunAs | None:
+    """The account a client whose environment adds ``extra_env`` runs as: the client account
+    when that holds a password, else the server account, when teiten is root; else None (the
     client runs as teiten)."""
+    if privileges.server_account() is None:
+        return None
+    if extra_env and extra_env.get("PGPASSWORD"):
+        return privileges.client_account()
     return privileges.server_account()
 
 
 def env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A client's environment: the allow-listed one, with the client account's HOME and USER."""
-    return procs.build_env(extra, run_as=account())
+    """A client's environment: the allow-listed one and ``extra``, with the HOME and USER of
+    the account it runs as (:func:`account`)."""
+    return procs.build_env(extra, run_as=account(extra))
+
+
+def _program(argv: Sequence[str]) -> Path | None:
+    """The program ``argv`` runs, where it is given by its path (after a ``taskset -c``)."""
+    return next((Path(a) for a in argv if os.path.isabs(a)), None)
 
 
 @dataclass(frozen=True)
@@ -76,10 +92,10 @@ def _script_value(value: str) -> tuple[str, str]:
 
 
 @contextlib.contextmanager
-def place(argv: Sequence[str]) -> Iterator[Place]:
-    """A directory the client account owns, for one run, holding a copy of every script that
-    ``argv`` gives with ``-f``; removed afterwards. As teiten (not root): ``argv`` as it is."""
-    who = account()
+def place(argv: Sequence[str], who: RunAs | None = None) -> Iterator[Place]:
+    """A directory the client's account ``who`` owns, for one run, holding a copy of every
+    script that ``argv`` gives with ``-f``; removed afterwards; the program it runs made
+    reachable to that account. As teiten (``who`` None, not root): ``argv`` as it is."""
     if who is None:
         yield Place(list(argv), None)
         return
@@ -89,7 +105,10 @@ def place(argv: Sequence[str]) -> Iterator[Place]:
     _remove_stale(base)
     where = paths.make_owned(base / f"{os.getpid()}-{secrets.token_hex(4)}", PURPOSE)
     try:
-        privileges.ensure_reachable(where)
+        privileges.ensure_reachable(where, who)
+        program = _program(argv)
+        if program is not None:
+            privileges.ensure_reachable(program, who)
         out = list(argv)
         copies: list[tuple[str, str]] = []
         with safefs.Dir.open(where) as directory:
@@ -105,28 +124,30 @@ def place(argv: Sequence[str]) -> Iterator[Place]:
                 directory.write_text(name, text, mode=0o644, give=False)
                 out[i + 1] = str(where / name) + weight
                 copies.append((str(where / name), source))
-            safefs.give(where)
+            safefs.give(where, who)
         yield Place(out, where, tuple(copies))
     finally:
         paths.remove_owned(where)
 
 
-def hand_over(directory: Path) -> None:
-    """Give the directory ``directory`` (which teiten just made) to the client account, for
-    the client to write into (a transaction log); read it back through :mod:`teiten.safefs`."""
-    if account() is not None:
-        privileges.ensure_reachable(directory)
-        safefs.give(directory)
+def hand_over(directory: Path, extra_env: Mapping[str, str] | None = None) -> None:
+    """Give the directory ``directory`` (which teiten just made) to the account of a client
+    whose environment adds ``extra_env`` (:func:`account`), for it to write into (a
+    transaction log); read it back through :mod:`teiten.safefs`."""
+    who = account(extra_env)
+    if who is not None:
+        privileges.ensure_reachable(directory, who)
+        safefs.give(directory, who)
 
 
 def run(argv: Sequence[str], *, timeout: float, what: str,
         extra_env: Mapping[str, str] | None = None, check: bool = True) -> procs.Completed:
     """Run a client program (``pgbench -i``, a pgbench that reads a script) to its end, as the
     client account, in a directory of its own with its scripts copied there."""
-    with place(argv) as where:
+    with place(argv, account(extra_env)) as where:
         try:
             done = procs.run(where.argv, timeout=timeout, what=what, env=env(extra_env),
-                             run_as=account(), cwd=where.cwd, check=check)
+                             run_as=account(extra_env), cwd=where.cwd, check=check)
         except ProcessError as exc:
             raise ProcessError(where.own_paths(str(exc)), argv=list(argv),
                                returncode=exc.returncode,

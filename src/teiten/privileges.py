@@ -7,6 +7,11 @@ traverse to the binaries and data directories: where a parent directory (typical
 takes the grant back when it exits (:func:`withdraw`): an entry it added is removed, one it
 widened gets its old permissions back. A grant stays while a process of the account still
 works below that directory (another teiten's server), and after a ``kill -9`` of teiten.
+
+A client that carries a password (pgbench against an ``external`` or ``ssh`` server) runs as an
+account of its own, ``teiten-client`` (or ``$TEITEN_CLIENT_USER``): :func:`client_account`.
+The server account can read the environment of its own processes, and the password of a server
+on another machine is not its to read.
 """
 
 from __future__ import annotations
@@ -48,6 +53,32 @@ def server_account() -> RunAs | None:
     return RunAs(name=name, uid=pw.pw_uid, gid=pw.pw_gid, home=pw.pw_dir)
 
 
+CLIENT_USER = "teiten-client"
+
+
+@cache
+def client_account() -> RunAs | None:
+    """The account a client that carries a password runs as (an ``external`` or ``ssh``
+    server's), or None when teiten is not root (the client runs as us). Not the server
+    account: a process can read the environment of another of its account's, and the server
+    account runs the local servers, whose superusers run programs as it."""
+    if os.geteuid() != 0:
+        return None
+    name = os.environ.get("TEITEN_CLIENT_USER", CLIENT_USER)
+    try:
+        pw = pwd.getpwnam(name)
+    except KeyError:
+        raise UserError(
+            f"as root, teiten gives a server's password only to a client account of its own, but "
+            f"there is no account '{name}'; create it ('teiten system setup' does) or set "
+            "TEITEN_CLIENT_USER to an existing unprivileged account") from None
+    server = server_account()
+    if pw.pw_uid == 0 or (server is not None and pw.pw_uid == server.uid):
+        raise UserError(f"TEITEN_CLIENT_USER={name} is {'root' if pw.pw_uid == 0 else 'the server account'}"
+                        "; name an unprivileged account of its own (e.g. teiten-client)")
+    return RunAs(name=name, uid=pw.pw_uid, gid=pw.pw_gid, home=pw.pw_dir)
+
+
 def _can_traverse(path: Path, account: RunAs, groups: set[int]) -> bool:
     st = path.stat()
     if st.st_uid == account.uid:
@@ -57,12 +88,12 @@ def _can_traverse(path: Path, account: RunAs, groups: set[int]) -> bool:
     return bool(st.st_mode & stat.S_IXOTH)
 
 
-def ensure_reachable(path: Path) -> None:
-    """Make sure the server account can traverse every ancestor of ``path``.
+def ensure_reachable(path: Path, account: RunAs | None = None) -> None:
+    """Make sure the server account (or ``account``) can traverse every ancestor of ``path``.
 
     Grants traversal (never read or write) with a POSIX ACL where a directory blocks it.
     """
-    account = server_account()
+    account = account or server_account()
     if account is None:
         return
     groups = set(os.getgrouplist(account.name, account.gid))
@@ -86,36 +117,39 @@ def ensure_reachable(path: Path) -> None:
         procs.run([setfacl, "-m", f"u:{account.name}:{wanted}", str(directory)], timeout=30)
         if not _GRANTED:
             atexit.register(withdraw)
-        _GRANTED.append((directory, before, extended))
+        _GRANTED.append((account, directory, before, extended))
 
 
-# The traversal grants this process made: (directory, the account's ACL entry before, if any,
-# whether the directory had an extended ACL before).
-_GRANTED: list[tuple[Path, str | None, bool]] = []
+# The traversal grants this process made: (to whom, directory, the account's ACL entry before,
+# if any, whether the directory had an extended ACL before).
+_GRANTED: list[tuple[RunAs, Path, str | None, bool]] = []
 
 
 def withdraw() -> list[Path]:
-    """Take back the grants this process made, except below which a process of the server
-    account still works (its working directory or program there). Returns those kept."""
-    account = server_account()
+    """Take back the grants this process made, except below which a process of the account
+    still works (its working directory or program there). Returns those kept."""
     setfacl = shutil.which("setfacl")
-    if account is None or setfacl is None or not _GRANTED:
+    if setfacl is None or not _GRANTED:
         return []
-    busy = _working_places(account)
-    kept = []
-    for directory, before, extended in reversed(_GRANTED):
-        if any(place == directory or directory in place.parents for place in busy):
+    busy = {account: _working_places(account) for account, *_ in _GRANTED}
+    kept, staying = [], []
+    for i in range(len(_GRANTED) - 1, -1, -1):
+        account, directory, before, extended = _GRANTED[i]
+        if any(place == directory or directory in place.parents for place in busy[account]):
             kept.append(directory)
+            staying.append(_GRANTED[i])
+            log.info("kept %s's traversal of %s: its processes still work there", account.name,
+                     directory)
             continue
+        others = [a for a, d, *_ in (*_GRANTED[:i], *staying) if d == directory and a != account]
         if before is not None:
             change = ["-m", f"u:{account.name}:{before}"]
+        elif extended or others:  # another account's entry stays, or was there before
+            change = ["-x", f"u:{account.name}"]
         else:  # no extended ACL before: none after (not even the mask the grant added)
-            change = ["-x", f"u:{account.name}"] if extended else ["-b"]
+            change = ["-b"]
         procs.run([setfacl, *change, str(directory)], timeout=30, check=False)
     _GRANTED.clear()
-    if kept:
-        log.info("kept %s's traversal of %s: its processes still work there", account.name,
-                 ", ".join(map(str, kept)))
     return kept
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from teiten import privileges
 from teiten.errors import ServerError
+from teiten.procs import RunAs
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _MAX_LINKS = 40
@@ -290,8 +291,8 @@ def _is_account(uid: int) -> bool:
     return ids is not None and ids[0] == uid
 
 
-def _give_fd(fd: int) -> None:
-    account = privileges.server_account()
+def _give_fd(fd: int, to: RunAs | None = None) -> None:
+    account = to or privileges.server_account()
     if account is not None:
         os.fchown(fd, account.uid, account.gid)
 
@@ -442,10 +443,11 @@ def exists(path: Path) -> bool:
         return directory.lstat(name) is not None
 
 
-def give(path: Path) -> None:
-    """Hand the directory ``path`` (which teiten just created) to the server account."""
+def give(path: Path, to: RunAs | None = None) -> None:
+    """Hand the directory ``path`` (which teiten just created) to the server account (or to
+    the account ``to``)."""
     with Dir.open(path) as directory:
-        _give_fd(directory.fd)
+        _give_fd(directory.fd, to)
 
 
 def read_files(path: Path, *, first: str | None = None) -> str:

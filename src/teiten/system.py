@@ -166,19 +166,37 @@ def _purposes(purposes: Iterable[str]) -> set[str]:
     return set(PURPOSES) if "test" in chosen else chosen
 
 
-def account_missing() -> str | None:
-    """The unprivileged account teiten runs PostgreSQL as, when it runs as root and the
-    account does not exist; else None."""
+# The unprivileged accounts teiten runs programs as when it is root: the variable that names
+# each, its default, and what it is for.
+ACCOUNTS = (("TEITEN_SERVER_USER", "postgres", "PostgreSQL refuses to run as root: it runs as this account",
+             "no study as root"),
+            ("TEITEN_CLIENT_USER", "teiten-client", "the pgbench of an external or ssh server, whose "
+             "password the server account must not read", "no external or ssh server as root"))
+
+
+def accounts() -> list[tuple[str, bool, str, str]]:
+    """As root: each account teiten runs programs as, whether it exists, what it is for and
+    what is lost without it; else nothing."""
     if os.geteuid() != 0:
-        return None
+        return []
     import pwd  # late: the account database, for root only
 
-    name = os.environ.get("TEITEN_SERVER_USER", "postgres")
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        return name
-    return None
+    found = []
+    for variable, default, purpose, without in ACCOUNTS:
+        name = os.environ.get(variable, default)
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            found.append((name, False, purpose, without))
+        else:
+            found.append((name, True, purpose, without))
+    return found
+
+
+def account_missing() -> str | None:
+    """The first account teiten runs programs as that does not exist, when it runs as root;
+    else None."""
+    return next((name for name, here, *_ in accounts() if not here), None)
 
 
 def inferno_hint() -> str:
@@ -192,10 +210,10 @@ def inferno_hint() -> str:
 
 
 def setup(purposes: Iterable[str], say: Callable[[str], None] = print) -> list[str]:
-    """Install what the purposes want and this machine lacks: Debian packages with apt-get and
-    an account to run PostgreSQL as (root only), inferno with cargo (when cargo is here and the
-    tests want it). Not root: installs nothing and says what is missing and the command that
-    installs it. Returns the packages it installed."""
+    """Install what the purposes want and this machine lacks: Debian packages with apt-get,
+    the accounts to run PostgreSQL and password-carrying clients as (root only), inferno with
+    cargo (when cargo is here and the tests want it). Not root: installs nothing and says what
+    is missing and the command that installs it. Returns the packages it installed."""
     found = check(purposes)
     lacking = [f.need for f in found if not f.here]
     packages = [n.package for n in lacking if not n.cargo]
@@ -212,11 +230,11 @@ def setup(purposes: Iterable[str], say: Callable[[str], None] = print) -> list[s
                                                      for n in lacking if not n.cargo))
         _apt_install(packages)
         installed += packages
-    name = account_missing()
-    if name is not None:
-        say(f"teiten system: creating the unprivileged account '{name}' to run PostgreSQL as")
-        procs.run(["useradd", "--system", "--user-group", "--home-dir", "/nonexistent",
-                   "--shell", "/usr/sbin/nologin", name], timeout=60, what="useradd")
+    for name, here, purpose, _ in accounts():
+        if not here:
+            say(f"teiten system: creating the unprivileged account '{name}' ({purpose})")
+            procs.run(["useradd", "--system", "--user-group", "--home-dir", "/nonexistent",
+                       "--shell", "/usr/sbin/nologin", name], timeout=60, what="useradd")
     inferno = next((n for n in lacking if n.cargo), None)
     if inferno is not None:
         if _purposes(purposes) & {"flamegraphs", "test"} and sys.prefix != sys.base_prefix \

@@ -11,16 +11,20 @@ and under 5.
 from __future__ import annotations
 
 import json
+import pwd
 import re
+import shutil
 import sqlite3
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import TEST_HOME, one_worker_at_a_time, run_cli
+from tests.conftest import ROOT, TEST_HOME, one_worker_at_a_time, run_cli
+from tests.e2e.test_first_hour import user  # noqa: F401 - the fixture: an account of its own
 from tests.gitrepo import GitCommit, GitRepo
 from tests.requirements import missing
 from tests.studyrun import run_study
@@ -186,6 +190,56 @@ def test_bad_input_is_refused_with_one_line(pg_git_repo: GitRepo, workdir: Path)
         "--help')")
     assert _refused("install", "--from-git", str(repo), "--commit=--output=/tmp/x",
                     mentions=repo) == f"--commit '--output=/tmp/x': give a commit, branch or tag of {repo}"
+
+
+# --------------------------------------------------------------------------- an ordinary user
+
+
+def test_an_ordinary_user_builds_a_commit_into_its_own_cache(
+        pg_git_repo: GitRepo, builds: tuple[Built, Built], user: tuple[str, Path]) -> None:  # noqa: F811
+    """Not root (issue 52): an account of this test's own, with a clean home, builds the base
+    commit from its own clone, as itself, into its own TEITEN_HOME (~/.cache/teiten), through
+    a copy of the suite's compiler cache (so that the build is quick); the install verifies,
+    and its pgbench runs."""
+    name, home = user
+    clone = home / "postgresql"
+    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", "--no-checkout",
+                    str(pg_git_repo.path), str(clone)], check=True, timeout=600)
+    cache = home / "ccache"
+    if ccache.links() is not None and (TEST_HOME / "ccache").is_dir():
+        shutil.copytree(TEST_HOME / "ccache", cache, symlinks=True)
+    subprocess.run(["chown", "-R", f"{name}:{name}", str(clone), *([str(cache)] * cache.is_dir())],
+                   check=True, timeout=300)
+    base = builds[0].commit
+    env = {"HOME": str(home), "USER": name, "LOGNAME": name, "PATH": "/usr/bin:/bin",
+           "LANG": "C.UTF-8", "PYTHONPATH": str(ROOT / "src"), "CCACHE_DIR": str(cache),
+           "TEITEN_MACHINE_LOCK": str(home / "machine.lock")}
+
+    def teiten(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["setpriv", f"--reuid={name}", f"--regid={name}", "--init-groups",
+                               "--", sys.executable, "-m", "teiten", *args], env=env, cwd=home,
+                              text=True, capture_output=True, timeout=timeout)
+
+    done = teiten("install", "--from-git", str(clone), "--commit", base.hash, FLAGS, timeout=3600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    m = re.fullmatch(r"PostgreSQL 15\.\d+ \(source, name (\S+)\): (\S+)",
+                     done.stdout.strip().splitlines()[-1])
+    assert m, done.stdout
+    bindir = Path(m.group(2))
+    assert bindir.parent == home / ".cache" / "teiten" / "installs" / f"src-{m.group(1)}"
+    assert bindir.stat().st_uid == pwd.getpwnam(name).pw_uid  # its own, not root's
+    meta = discover.read_metadata(bindir.parent)
+    assert meta is not None and meta["git"]["commit"] == base.hash
+    assert meta["key"] == builds[0].meta["key"]  # the same build as root's
+    if cache.is_dir():
+        assert meta["ccache_counts"]["hits"] > 1000, meta["ccache_counts"]
+    verify = teiten("installs", "--verify", timeout=600)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert m.group(1) in verify.stdout
+    version = subprocess.run(["setpriv", f"--reuid={name}", f"--regid={name}", "--init-groups",
+                              "--", str(bindir / "pgbench"), "--version"], env=env, text=True,
+                             capture_output=True, timeout=60)
+    assert version.stdout.startswith("pgbench (PostgreSQL) 15."), version
 
 
 # --------------------------------------------------------------------------- into the store

@@ -1,7 +1,10 @@
 """An external server's password, given the three usual ways (in the study's connection
 string, in PGPASSWORD, in a passfile), reaches PostgreSQL and nothing else: not the store, the
 report, 'teiten show', teiten's log or any process's argv while the study runs (issue 20).
-A real server that asks for a SCRAM password, real pgbench, the real CLI."""
+As root, pgbench carries the password in its environment as the client account
+(teiten-client), whose processes the server account cannot read (issue 52): the password of a
+server on another machine is not the local servers' account's to read. A real server that asks
+for a SCRAM password, real pgbench, the real CLI."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from tests.conftest import ROOT, TEST_HOME, run_cli, wait_for_pgbench
 from tests.integration.test_external import outside  # noqa: F401 - the fixture
 from tests.integration.test_failures import _start
 
+from teiten import privileges
 from teiten.servers.cluster import Cluster
 
 PASSWORD = "Pw-7c1e-only-here"  # noqa: S105 - the secret the test hunts for
@@ -59,21 +63,54 @@ repetitions: 2
 
 
 class ArgvWatch:
-    """Every process's command line, read from /proc every 20 ms while the study runs."""
+    """Every process's command line, read from /proc every 20 ms while the study runs; as
+    root, the account of each pgbench, and what the server account reads of its environment."""
 
     def __init__(self) -> None:
         self.seen: set[str] = set()
+        self.uids: set[int] = set()  # of every pgbench seen
+        self.who: set[tuple[int, str]] = set()
+        self.teiten: int | None = None  # the pid of the teiten whose pgbench is watched
+        self.tried: list[tuple[bool, bool]] = []  # (root read the password, the server account did)
         self.samples = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def _loop(self) -> None:
         while not self._stop.wait(0.02):
-            for proc in psutil.process_iter(["cmdline"]):
+            for proc in psutil.process_iter(["cmdline", "uids", "name"]):
                 line = " ".join(proc.info["cmdline"] or ())
                 if "pgbench" in line or "teiten" in line or "postgres" in line:
                     self.seen.add(line)
+                if proc.info["name"] == "pgbench" and proc.info["uids"] is not None \
+                        and self._ours(proc):
+                    self.uids.add(proc.info["uids"].real)
+                    self.who.add((proc.info["uids"].real, line))
+                    if os.geteuid() == 0 and len(self.tried) < 3:
+                        self._read_as_the_server_account(proc.pid)
             self.samples += 1
+
+    def _ours(self, proc: psutil.Process) -> bool:
+        """Started by the teiten this test runs (another test's may run beside it)."""
+        try:
+            return self.teiten is not None and self.teiten in {p.pid for p in proc.parents()}
+        except psutil.Error:
+            return False
+
+    def _read_as_the_server_account(self, pid: int) -> None:
+        """Read pgbench's environment as root (it holds the password) and as the server
+        account, one after the other, while the same pgbench runs."""
+        server = privileges.server_account()
+        assert server is not None
+        try:
+            mine = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            return  # gone already
+        theirs = subprocess.run(["cat", f"/proc/{pid}/environ"], user=server.uid,
+                                group=server.gid, extra_groups=[], capture_output=True,
+                                timeout=30)
+        if psutil.pid_exists(pid):
+            self.tried.append((PASSWORD.encode() in mine, PASSWORD.encode() in theirs.stdout))
 
     def __enter__(self) -> ArgvWatch:
         self._thread.start()
@@ -105,15 +142,24 @@ def test_the_password_reaches_postgresql_and_nothing_else(
     store, report = workdir / "pw.db", workdir / "report"
     study = _study(workdir, guarded, password=how == "conninfo")
     env = dict(os.environ, TEITEN_HOME=str(TEST_HOME), PYTHONPATH=str(ROOT / "src"))
-    with ArgvWatch() as watch:
-        done = subprocess.run([sys.executable, "-m", "teiten", "-v", "run", str(study), "--store",
-                               str(store), "--report", str(report)], env=env, text=True,
-                              capture_output=True, timeout=600)
+    with ArgvWatch() as watch, subprocess.Popen(
+            [sys.executable, "-m", "teiten", "-v", "run", str(study), "--store", str(store),
+             "--report", str(report)], env=env, text=True, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE) as proc:
+        watch.teiten = proc.pid
+        stdout, stderr = proc.communicate(timeout=600)
+        done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
     assert done.returncode == 0, done.stderr
     assert watch.samples > 10 and any("pgbench" in line for line in watch.seen), \
         "the watch saw no pgbench: it sampled too rarely to prove anything"
     assert not [line for line in watch.seen if PASSWORD in line]
     assert PASSWORD not in done.stdout + done.stderr
+    if os.geteuid() == 0:  # every pgbench ran as the client account, never as root or postgres
+        client, server = privileges.client_account(), privileges.server_account()
+        assert client is not None and server is not None
+        assert watch.uids == {client.uid}, watch.who
+        assert watch.tried and (True, False) in watch.tried, watch.tried  # root read it; they did not
+        assert all(not theirs for _, theirs in watch.tried), watch.tried
     rows = json.loads(run_cli("results", "--store", str(store), "--format", "json",
                               check=True).stdout)
     assert {r["status"] for r in rows} == {"ok"} and len(rows) == 4
@@ -153,3 +199,24 @@ def test_a_resumed_study_whose_file_gave_the_password_asks_for_it_the_usual_ways
     with sqlite3.connect(store) as conn:
         assert {r[0] for r in conn.execute("SELECT status FROM trials")} == {"ok"}
         assert PASSWORD not in "\n".join(conn.iterdump())
+
+
+def test_as_root_a_study_with_a_password_server_needs_the_client_account(workdir: Path) -> None:
+    """Without the client account, root refuses the study at plan in one line, before it asks
+    the server anything (port 1 answers nothing) and before a store is made."""
+    if os.geteuid() != 0:
+        pytest.skip("the client account matters only to root")
+    study = workdir / "nobody.yaml"
+    study.write_text("study: pw\nservers: [{name: cloud, external: 'host=127.0.0.1 port=1 "
+                     "user=x dbname=postgres'}]\nworkloads: [pgecons-read]\nscale: 1\n"
+                     "clients: [1]\nduration: 1s\nrepetitions: 2\n")
+    for command in (("plan",), ("run", "--store", str(workdir / "n.db"))):
+        done = run_cli(*command, str(study), env={"TEITEN_CLIENT_USER": "teitennoclient"})
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip().splitlines() == [
+            "teiten: error: as root, teiten gives a server's password only to a client account of "
+            "its own, but there is no account 'teitennoclient'; create it ('teiten system setup' "
+            "does) or set TEITEN_CLIENT_USER to an existing unprivileged account"], done.stderr
+    assert not (workdir / "n.db").exists()
+    named = run_cli("plan", str(study), env={"TEITEN_CLIENT_USER": "postgres"})
+    assert named.returncode == 2 and "is the server account" in named.stderr, named.stderr

@@ -79,3 +79,19 @@ def test_as_root_without_the_server_account_check_says_it_is_missing_and_setup_w
     assert any(line.split()[:3] == ["missing", "account", "teitennoaccount"]
                for line in done.stdout.splitlines()), done.stdout
     assert "'teiten system setup' installs it (as root)" in done.stdout, done.stdout
+
+
+def test_as_root_without_the_client_account_check_names_it_and_what_is_lost() -> None:
+    if os.geteuid() != 0:
+        import pytest
+
+        pytest.skip("the client account matters only to root")
+    env = {**os.environ, "TEITEN_CLIENT_USER": "teitennoclient", "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, "-m", "teiten", "system", "check"], capture_output=True,
+                          text=True, timeout=60, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    row = next(line for line in done.stdout.splitlines() if "teitennoclient" in line)
+    assert row.split()[:3] == ["missing", "account", "teitennoclient"], row
+    assert "whose password the server account must not read" in row, row
+    assert row.rstrip().endswith("no external or ssh server as root"), row
+    assert "'teiten system setup' installs it (as root)" in done.stdout, done.stdout

@@ -4,7 +4,6 @@ of teiten.system and teiten.installs.fetch calls."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from teiten import system
@@ -26,11 +25,9 @@ def cmd_system(args: argparse.Namespace) -> int:
              "package": f.need.package, "for": f.need.gives,
              "without it": "" if f.here else f.need.without} for f in found]
     account = system.account_missing()
-    if os.geteuid() == 0:
-        name = os.environ.get("TEITEN_SERVER_USER", "postgres")
-        rows.append({"": "missing" if account else "ok", "package": f"account {name}",
-                     "for": "PostgreSQL refuses to run as root: it runs as this account",
-                     "without it": "no study as root" if account else ""})
+    for name, here, purpose, without in system.accounts():
+        rows.append({"": "ok" if here else "missing", "package": f"account {name}",
+                     "for": purpose, "without it": "" if here else without})
     print(table(rows, ["", "package", "for"] + (["without it"] if any(r["without it"] for r in rows)
                                                  else [])))
     lacking = [f for f in found if not f.here]

@@ -92,11 +92,12 @@ def run(install: Install, endpoint: Endpoint, workload: Scripts, *, clients: int
         args = ["taskset", "-c", format_list(cpus), *args]
     # Run as the client account, on copies of the scripts (drivers.client); the run is
     # recorded with the scripts' own paths, which the copies are the same as.
-    with client_account.place(args) as where:
+    who = client_account.account(endpoint.password_env)
+    with client_account.place(args, who) as where:
         try:
             done = procs.run(where.argv, timeout=timeout_for(duration_s) + overrun_s, check=False,
                              what="pgbench", env=client_account.env(endpoint.password_env),
-                             run_as=client_account.account(), cwd=where.cwd)
+                             run_as=who, cwd=where.cwd)
         except ProcessError as exc:  # timed out: killed
             said = where.own_paths(exc.stderr_tail)
             return PgbenchRun(args, None, "", said, parse("", said), timed_out=True)

@@ -58,6 +58,7 @@ class Kind:
     controlled: bool = True  # teiten makes, restarts and configures it
     loads_by_sql: bool = False  # app and measured-statement workloads can run on it
     origin: str | None = None  # where its PostgreSQL came from, when its description says nothing
+    password: bool = False  # its clients may carry a password (run as the client account)
 
     def selects(self, spec: ServerSpec) -> bool:
         """Whether the study's server ``spec`` is of this kind."""

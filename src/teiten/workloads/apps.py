@@ -121,7 +121,7 @@ class AppWorkload(Workload):
         log_dir = paths.make_owned(request.work_dir / f"pgbench-log-{request.trial_id}",
                                    "pgbench's transaction log")
         try:
-            client_account.hand_over(log_dir)  # pgbench writes it as the client account
+            client_account.hand_over(log_dir, request.endpoint.password_env)  # pgbench writes it
             app = AppTrial(self, request.endpoint.conninfo(), trial_id=request.trial_id,
                            duration_s=request.duration_s, clients=request.sessions,
                            log_dir=log_dir)  # before anything is started: it reads the database

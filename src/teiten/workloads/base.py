@@ -166,7 +166,7 @@ class Workload:
         log_dir = paths.make_owned(request.work_dir / f"pgbench-log-{request.trial_id}",
                                    "pgbench's transaction log")
         try:
-            client_account.hand_over(log_dir)  # pgbench writes it as the client account
+            client_account.hand_over(log_dir, request.endpoint.password_env)  # pgbench writes it
             with measuring:
                 run = pgbench.run(request.install, request.endpoint, self,
                                   clients=request.sessions, threads=request.threads,

@@ -14,6 +14,7 @@ from teiten.spec import ServerSpec
 class External(Kind):
     name = "external"
     field = "external"
+    password = True  # a client carries it: run as the client account
     controlled = False
     loads_by_sql = True
     origin = "external"

@@ -18,6 +18,7 @@ from teiten.spec import ServerSpec
 class Ssh(Kind):
     name = "ssh"
     field = "ssh"
+    password = True  # a client carries it: run as the client account
 
     def build(self, request: Request) -> Server:
         spec = request.spec
