@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 
+import psutil
 import psycopg
 from psycopg import conninfo as pg_conninfo
 
@@ -19,6 +20,7 @@ from teiten.errors import ServerError
 from teiten.installs import Install
 from teiten.probe import parse_conninfo, probe
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, restored, unrestored
+from teiten.servers.external_here import postmaster_here, trial_processes
 from teiten.servers.sql import (
     HOUSEKEEPING,
     create_database,
@@ -84,6 +86,9 @@ class ExternalServer(Server):
         self.dirty: set[str] = set()
         self.began: set[str | None] = set()  # databases a trial has begun in (before: as loaded)
         self.description: dict[str, object] | None = None
+        # Its postmaster, when it runs on this machine (looked for once, at the first trial):
+        # the noise guard counts its processes that serve the trial as the trial's.
+        self.here: psutil.Process | None | bool = False  # False: not looked for yet
 
     def _conninfo(self, dbname: str | None = None) -> str:
         """teiten's own connections (in this process: never an argv)."""
@@ -185,6 +190,8 @@ class ExternalServer(Server):
         cycle.start["server"] = "not restarted (external)"
         self.began.add(dbname)
         with self._connect(dbname) as conn:
+            if self.here is False:
+                self.here = postmaster_here(conn)
             if prewarm:
                 try:
                     with cycle.phase("prewarm"):
@@ -210,6 +217,13 @@ class ExternalServer(Server):
         except ServerError as exc:
             return TrialEnd(crashed=f"external server unreachable after the trial: {exc}")
         return TrialEnd(notes=["external server: its log is not available to teiten"])
+
+    def server_pids(self) -> list[int]:
+        """Where the server runs on this machine: its processes that serve the trial (not
+        another program's clients), which the noise guard counts as the trial's."""
+        if isinstance(self.here, psutil.Process) and self.here.is_running():
+            return trial_processes(self.here)
+        return []
 
     def describe(self) -> dict[str, object]:
         return self.description or {}
