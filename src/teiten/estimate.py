@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from teiten import paths
+from teiten.installs import Install
 from teiten.results import PlannedTrial, now
 from teiten.servers import kinds
 from teiten.spec import Study
@@ -116,16 +117,21 @@ class Estimate:
     disk_bytes: int
     rates: Rates
     wall_s_most: float | None = None  # repetitions: auto, if it runs to its ceiling (or budget)
+    images: tuple[tuple[str, float], ...] = ()  # built before the first trial: what, seconds
 
     def text(self) -> str:
         wall = _duration(self.wall_s)
         if self.wall_s_most is not None and self.wall_s_most > self.wall_s * 1.01:
             wall = (f"{wall} to {_duration(self.wall_s_most)} (repetitions: auto, from its floor "
                     "of blocks to its ceiling or budget)")
+        building = ""
+        if self.images:
+            building = (f", {_duration(sum(s for _, s in self.images))} building "
+                        + " and ".join(what for what, _ in self.images) + " (the first time only)")
         return (f"estimate: about {wall} of wall time for {self.trials} trials "
                 f"({_duration(self.windows_s)} of measured windows, {_duration(self.loading_s)} "
-                f"loading the data), and about {_size(self.disk_bytes)} of disk at most; from "
-                f"{self.rates.source()}")
+                f"loading the data{building}), and about {_size(self.disk_bytes)} of disk at most; "
+                f"from {self.rates.source()}")
 
 
 def _duration(seconds: float) -> str:
@@ -160,20 +166,34 @@ def _wal_cap(study: Study) -> float:
     return max(sizes, default=1.0 * GB) * 1.1
 
 
+def images(study: Study, installs: Mapping[str, Install | None]) -> tuple[tuple[str, float], ...]:
+    """What a run of ``study`` builds before its first trial that this machine has not built
+    yet (each server's kind says: a Docker image, a VM guest), once each, with its seconds;
+    ``installs`` are the servers' resolved installs, by name."""
+    found: dict[str, float] = {}
+    for _, server in study.server_matrix():
+        needed = kinds.of(server).image_to_build(server, installs.get(server.name))
+        if needed is not None:
+            found.setdefault(*needed)
+    return tuple(found.items())
+
+
 def estimate(study: Study, workloads: Mapping[str, Workload], trials: Sequence[PlannedTrial],
-             rates: Rates, *, most: Sequence[PlannedTrial] | None = None) -> Estimate:
+             rates: Rates, *, most: Sequence[PlannedTrial] | None = None,
+             building: Sequence[tuple[str, float]] = ()) -> Estimate:
     """The cost of running ``trials`` (the planned ones; ``most``: all of them when
-    repetitions: auto adds blocks up to its ceiling)."""
+    repetitions: auto adds blocks up to its ceiling), after ``building`` (:func:`images`)."""
     servers = [s.name for _, s in study.server_matrix()]
     loading = sum(rates.prepare_fixed_s + w.data_bytes() / (
         rates.sql_load_bytes_per_s if w.sql_loaded else rates.pgbench_load_bytes_per_s)
-        for w in workloads.values() for _ in servers)
+        for w in workloads.values() for _ in servers) + sum(s for _, s in building)
     windows, cycles = _trials_cost(study, workloads, trials, rates)
     disk = 2.0 * sum(w.data_bytes() for w in workloads.values()) * len(servers)
     changing = [t.duration_s for t in trials if workloads[t.workload].modifies_data]
     if changing:
         disk += min(rates.wal_bytes_per_s * max(changing), _wal_cap(study)) + 64 * MB
-    found = Estimate(loading + windows + cycles, windows, loading, len(trials), int(disk), rates)
+    found = Estimate(loading + windows + cycles, windows, loading - sum(s for _, s in building),
+                     len(trials), int(disk), rates, images=tuple(building))
     if most is not None and len(most) > len(trials):
         w2, c2 = _trials_cost(study, workloads, most, rates)
         in_trials = w2 + c2

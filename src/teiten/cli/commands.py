@@ -115,8 +115,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         planned_cost = [*planned, *later]
     else:
         planned_cost = planned
+    building = estimate.images(study, {n: r.install for n, r in checked.installs.items()})
     cost = estimate.estimate(study, {w.key: w for w in workloads.resolve(loaded)}, planned_cost,
-                             estimate.Rates.load(), most=most)
+                             estimate.Rates.load(), most=most, building=building)
     print(f"teiten: note: {cost.text()}", file=sys.stderr)
     rows = [{"order_index": t.order_index, "trial_id": t.trial_id, "server": t.server,
              "workload": t.workload, "variant": t.variant, "clients": t.clients,

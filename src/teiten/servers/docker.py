@@ -185,6 +185,9 @@ def _env() -> dict[str, str]:
     return procs.build_env({k: v for k, v in os.environ.items() if k in _DOCKER_ENV})
 
 
+engine_env = _env  # what the docker CLI is run with (DOCKER_HOST and the like)
+
+
 # -- the server ---------------------------------------------------------------------------
 
 @dataclass

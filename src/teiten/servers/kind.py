@@ -84,6 +84,12 @@ class Kind:
         before anything is stored), or None; ``password`` is the study file's, from memory."""
         return None
 
+    def image_to_build(self, spec: ServerSpec, install: Install | None) -> tuple[str, float] | None:
+        """What a run must build before the server's first trial, when this machine has not
+        built it yet (a Docker image, a VM guest of its install), and about how many seconds
+        that takes; None when there is nothing to build."""
+        return None
+
     def check_install(self, install: Install, *, pgbench: bool) -> None:
         """Fail early when the install lacks what the kind runs here."""
 

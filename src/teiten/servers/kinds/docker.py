@@ -7,7 +7,8 @@ import shutil
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from teiten.servers import docker, profiles
+from teiten.installs import Install
+from teiten.servers import docker, docker_image, profiles
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request
 from teiten.spec import ServerSpec
@@ -43,6 +44,15 @@ class Docker(Kind):
 
     def unavailable(self, spec: ServerSpec) -> str | None:
         return docker.engine_problem(spec.name)
+
+    def image_to_build(self, spec: ServerSpec, install: Install | None) -> tuple[str, float] | None:
+        assert spec.docker is not None
+        cli = shutil.which("docker")
+        if spec.docker.image is not None or install is None or cli is None:
+            return None  # an image the study names is pulled, not built
+        if docker_image.in_engine(install, [cli], docker.engine_env()):
+            return None
+        return f"the Docker image of {install.bindir}", docker_image.BUILD_S
 
     def facts(self, description: Mapping[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
         container = description.get("docker") or {}

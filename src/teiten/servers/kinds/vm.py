@@ -13,7 +13,7 @@ from typing import Any
 from teiten import installs
 from teiten.errors import ServerError, UserError
 from teiten.installs import Install
-from teiten.servers import vm, vm_qemu
+from teiten.servers import vm, vm_image, vm_qemu
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request
 from teiten.servers.ssh import SshServer
@@ -50,6 +50,11 @@ class Vm(Kind):
             return Problem("vm", f"server {spec.name}: teiten builds a VM guest's root file "
                            "system as root (mmdebstrap); run as root, or use another kind")
         return None
+
+    def image_to_build(self, spec: ServerSpec, install: Install | None) -> tuple[str, float] | None:
+        if install is None or vm_image.built(install):
+            return None
+        return f"the VM guest of {install.bindir}", vm_image.build_seconds()
 
     def unavailable(self, spec: ServerSpec) -> str | None:
         assert spec.vm is not None and spec.install is not None
