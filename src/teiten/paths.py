@@ -155,3 +155,51 @@ def remembered(record_dir: Path) -> list[Path]:
         except (ValueError, TypeError):
             continue
     return found
+
+
+def cannot_make(path: Path | str) -> str | None:
+    """Why this user cannot make ``path``, a file or directory that does not exist, with the
+    directories above it that are missing (as teiten makes them): the directory at fault, and
+    the system's reason; None when it can. Only looks: makes nothing."""
+    target = Path(os.path.abspath(path))
+    holder, missing = target.parent, False
+    while True:
+        try:
+            st = os.stat(holder)
+            break
+        except FileNotFoundError:
+            holder, missing = holder.parent, True
+        except PermissionError:
+            return unsearchable(holder)
+        except OSError as exc:
+            return f"{holder}: {exc.strerror}"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{holder} is not a directory"
+    if os.access(holder, os.W_OK | os.X_OK):
+        return None
+    why = unwritable(holder)
+    return (f"there is no directory {target.parent}, and {holder}, where it would be made, {why}"
+            if missing else f"{holder} {why}")
+
+
+def unsearchable(path: Path | str) -> str:
+    """Which directory on the way to ``path`` this user cannot enter (the cause of a
+    Permission denied on ``path``), said as a message says it."""
+    target = Path(os.path.abspath(path))
+    for directory in [*reversed(target.parents), target]:
+        if not os.access(directory, os.X_OK):
+            return f"{directory} cannot be entered by you (Permission denied)"
+    return f"{target}: Permission denied"
+
+
+def unwritable(directory: Path) -> str:
+    """Why an existing directory refuses a new entry: a read-only file system, or its mode."""
+    try:
+        read_only = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    if read_only:
+        return "is on a read-only file system"
+    if not os.access(directory, os.X_OK):
+        return "cannot be entered by you (Permission denied)"
+    return "is not writable by you (Permission denied)"

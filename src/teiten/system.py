@@ -11,9 +11,10 @@ system depends on what it is for:
   they are missing.
 - ``flamegraphs``: inferno, built with Rust's cargo into teiten's virtualenv (make's or pipx's).
 - ``build``: ``teiten install --from-source`` and ``--from-git``: a C toolchain and
-  PostgreSQL's build dependencies (bison and flex for a tree from git, which lacks the
-  generated parsers a release tarball carries), and ccache so that builds of nearby commits
-  reuse each other's objects.
+  PostgreSQL's build dependencies (bison and flex too: a tree from git lacks the generated
+  parsers and scanners, and so does every release tarball from PostgreSQL 17 on; only those
+  of 16 and older carry them), and ccache so that builds of nearby commits reuse each other's
+  objects.
 - ``test``: the test suite: all of the above and what the tests start (sshd, Pgpool-II,
   network namespaces, a browser, XFS, the system PostgreSQL's extensions).
 
@@ -89,10 +90,14 @@ NEEDS: tuple[Need, ...] = (
           "build test", "build test"),
     _need("libicu-dev", "/usr/include/unicode", "ICU's headers", "no source builds",
           "build test", "build test"),
-    _need("bison", "bison", "bison: the parsers of a tree from git (--from-git)",
-          "no builds of git commits (release tarballs carry the parsers)", "build test"),
-    _need("flex", "flex", "flex: the scanners of a tree from git (--from-git)",
-          "no builds of git commits (release tarballs carry the scanners)", "build test"),
+    # Required: every tree from git and every release from 17 on generates them (only the
+    # tarballs of 16 and older carry them), so most builds need both.
+    _need("bison", "bison", "bison: the parsers of a tree from git and of PostgreSQL 17 and later",
+          "no builds from git, nor of PostgreSQL 17 or later (only tarballs of 16 and older carry "
+          "the parsers)", "build test", "build test"),
+    _need("flex", "flex", "flex: the scanners of a tree from git and of PostgreSQL 17 and later",
+          "no builds from git, nor of PostgreSQL 17 or later (only tarballs of 16 and older carry "
+          "the scanners)", "build test", "build test"),
     _need("ccache", "/usr/lib/ccache/gcc", "ccache: builds of nearby commits reuse objects",
           "every source build compiles everything", "build test", "test"),
     _need("util-linux", "fincore nsenter", "fincore (cold-cache residency), nsenter",

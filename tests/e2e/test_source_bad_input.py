@@ -8,7 +8,9 @@ build.log of a build that ran and failed.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import tarfile
 import uuid
 from collections.abc import Iterator
@@ -16,6 +18,8 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import OTHER_INSTALLS, TEST_HOME, run_cli
+from tests.gitrepo import git
+from tests.requirements import missing
 
 from teiten import paths
 from teiten.installs import manifest
@@ -28,10 +32,11 @@ def _listing(path: Path) -> set[str]:
     return {p.name for p in path.iterdir()} if path.is_dir() else set()
 
 
-def run_bad(*args: str, progress: bool = False) -> str:
-    """Run ``teiten ARGS``, check the bad-input contract, and return the error line."""
+def run_bad(*args: str, progress: bool = False, env: dict[str, str] | None = None) -> str:
+    """Run ``teiten ARGS`` (with ``env`` added to the environment), check the bad-input
+    contract, and return the error line."""
     installs = _listing(INSTALLS)
-    done = run_cli(*args, timeout=300)
+    done = run_cli(*args, timeout=300, env=env)
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("teiten: error: "), done.stderr
@@ -179,3 +184,102 @@ def test_failed_configure_says_so_with_the_log(pg_source: Path) -> None:
     text = log.read_text()
     assert "CC=/nonexistent/cc" in text and "config.log" in text  # config.log kept in it
     assert not (pg_source / "config.status").exists()  # never configured in the source tree
+
+
+# bison and flex, and the names configure also takes them by
+GENERATORS = re.compile(r"^(bison|flex|yacc|lex)($|[.+])")
+
+
+@pytest.fixture
+def without_generators(workdir: Path) -> dict[str, str]:
+    """A PATH of links to every program of this machine's PATH but bison and flex (in the
+    scratch directory, which the build account can reach, for it runs the compiler)."""
+    bare = workdir / "bin"
+    bare.mkdir()
+    for directory in os.environ.get("PATH", "/usr/bin:/bin").split(":"):
+        if not os.path.isdir(directory):
+            continue
+        for name in os.listdir(directory):
+            if not GENERATORS.match(name) and not (bare / name).exists():
+                (bare / name).symlink_to(Path(directory) / name)
+    assert shutil.which("bison", path=str(bare)) is None
+    return {"PATH": str(bare)}
+
+
+def _tree(root: Path, version: str, *, generated: bool) -> Path:
+    """A tree that passes for PostgreSQL ``version`` until configure runs (which fails), with
+    or without the generated parser and scanner a release tarball of 16 and older carries."""
+    (root / "src" / "backend" / "parser").mkdir(parents=True)
+    (root / "src" / "backend" / "parser" / "gram.y").write_text("%%\n")
+    if generated:
+        (root / "src" / "backend" / "parser" / "gram.c").write_text("/* bison's output */\n")
+        (root / "src" / "backend" / "parser" / "scan.c").write_text("/* flex's output */\n")
+    (root / "configure").write_text(f"#!/bin/sh\nPACKAGE_VERSION='{version}'\n"
+                                    "echo 'configure of a test tree: it fails here' >&2\nexit 1\n")
+    (root / "configure").chmod(0o755)
+    return root
+
+
+def _commit(repo: Path) -> str:
+    git(repo, "init", "--quiet", "--initial-branch=main")
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "--no-verify", "-m", "a test tree",
+        date="2026-01-01T12:00:00+09:00")
+    return git(repo, "rev-parse", "HEAD")
+
+
+def test_a_git_tree_without_bison_and_flex_is_refused_before_configure(
+        workdir: Path, without_generators: dict[str, str]) -> None:
+    """Issue 54, item 11: a tree from git has no gram.c nor scan.c; without bison and flex,
+    one line says so before configure runs (which, before 17, would only warn, and make fail
+    minutes later), and no workspace is left."""
+    repo = _tree(workdir / f"repo-{uuid.uuid4().hex[:8]}", "15.99", generated=False)
+    commit = _commit(repo)
+    builds = _listing(BUILDS)
+    line = run_bad("install", "--from-git", str(repo), "--commit", "HEAD",
+                   progress=True, env=without_generators)
+    assert line == (f"teiten: error: cannot build commit {commit[:12]} of {repo}: its tree has no "
+                    "generated parser or scanner (src/backend/parser/gram.c, "
+                    "src/backend/parser/scan.c: a tree from git has none), which bison and flex "
+                    "generate, and bison and flex are not installed; install bison and flex (as "
+                    "root: 'teiten system setup --for build', or apt-get install bison flex)")
+    assert _listing(BUILDS) == builds  # configure never ran: not even a log is kept
+
+
+def test_a_source_of_17_without_bison_and_flex_is_refused_though_it_carries_their_output(
+        workdir: Path, without_generators: dict[str, str]) -> None:
+    """From 17 on, configure requires bison and flex whatever the tree holds."""
+    tree = _tree(workdir / "postgresql-17.99", "17.99", generated=True)
+    line = run_bad("install", "--from-source", str(tree), progress=True, env=without_generators)
+    assert line == (f"teiten: error: cannot build {tree}: PostgreSQL 17.99 generates its parser "
+                    "and scanner with bison and flex, and bison and flex are not installed; "
+                    "install bison and flex (as root: 'teiten system setup --for build', or "
+                    "apt-get install bison flex)")
+
+
+def test_an_older_tree_that_carries_the_generated_files_builds_without_them(
+        workdir: Path, without_generators: dict[str, str]) -> None:
+    """A release tarball of 16 or older, unpacked: no bison or flex needed, so configure runs."""
+    tree = _tree(workdir / "postgresql-16.99", "16.99", generated=True)
+    line = run_bad("install", "--from-source", str(tree), progress=True, env=without_generators)
+    assert line.startswith("teiten: error: configure failed (exit status 1): "), line
+    assert "configure of a test tree: it fails here" in line
+    _forget_build(line)
+
+
+def test_with_bison_and_flex_a_git_tree_goes_on_to_configure(workdir: Path) -> None:
+    if shutil.which("bison") is None or shutil.which("flex") is None:
+        missing("bison and flex are not installed ('teiten system setup --for build')")
+    repo = _tree(workdir / f"repo-{uuid.uuid4().hex[:8]}", "15.99", generated=False)
+    _commit(repo)
+    line = run_bad("install", "--from-git", str(repo), "--commit", "HEAD", progress=True)
+    assert line.startswith("teiten: error: configure failed (exit status 1): "), line
+    _forget_build(line)
+
+
+def _forget_build(line: str) -> None:
+    """The workspace a failed build keeps (its log), removed: these trees are the test's."""
+    m = re.search(r"; full log: (\S+)$", line)
+    assert m, line
+    assert Path(m.group(1)).parent.parent == BUILDS
+    paths.remove_owned(Path(m.group(1)).parent)

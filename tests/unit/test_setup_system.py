@@ -7,10 +7,13 @@ PATH that lacks the tools."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from tests.requirements import missing
 
 from teiten import system
 
@@ -53,12 +56,38 @@ def test_every_purpose_wants_what_it_requires_and_test_wants_everything() -> Non
         {n.package for n in system.NEEDS if system.applies(n)}
 
 
-def _as_user(*args: str) -> subprocess.CompletedProcess[str]:
-    # Only the interpreter is on PATH: every tool teiten looks for there is missing. In /tmp,
-    # where the unprivileged account can reach it (pytest's temporary directories are root's).
+def test_check_for_build_requires_bison_and_flex_and_says_which_builds_fail_without() -> None:
+    """Issue 54, item 11: every tree from git and every release from PostgreSQL 17 on needs
+    bison and flex, so a machine with everything else of a build but them fails the check."""
+    linked = ("ps", "gcc", "make", "pkg-config")
+    if any(shutil.which(p) is None for p in linked):
+        missing(f"the build tools ({', '.join(linked)}) are not all installed")
+    lacking = [n.package for n in system.NEEDS if "build" in n.wanted and not n.present()
+               and n.package not in ("bison", "flex")]
+    if lacking:
+        missing(f"{', '.join(lacking)} not installed ('teiten system setup --for build')")
+    done = _as_user("check", "--for", "build", linked=linked)
+    assert done.returncode == 1, done.stdout + done.stderr
+    rows = {line.split()[1]: line for line in done.stdout.splitlines()[1:]
+            if line.split() and line.split()[0] in ("ok", "missing", "optional")}
+    assert {name for name, row in rows.items() if not row.startswith("ok")} == {"bison", "flex"}
+    for tool, made in (("bison", "parsers"), ("flex", "scanners")):
+        assert rows[tool].split()[0] == "missing", rows[tool]
+        assert rows[tool].rstrip().endswith(
+            f"no builds from git, nor of PostgreSQL 17 or later (only tarballs of 16 and older "
+            f"carry the {made})"), rows[tool]
+    assert "sudo apt-get install -y bison flex" in done.stdout, done.stdout
+
+
+def _as_user(*args: str, linked: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    # Only the interpreter is on PATH (and links to the ``linked`` programs): every other tool
+    # teiten looks for there is missing. In /tmp, where the unprivileged account can reach it
+    # (pytest's temporary directories are root's).
     with tempfile.TemporaryDirectory(prefix="teiten-bare-bin-") as tmp:
         bare = Path(tmp)
         bare.chmod(0o755)
+        for name in linked:
+            (bare / name).symlink_to(shutil.which(name) or name)
         env = {"PATH": str(bare), "PYTHONPATH": str(ROOT / "src"), "TEITEN_HOME": str(bare / "home"),
                "HOME": str(bare)}
         argv = [sys.executable, "-m", "teiten", "system", *args]

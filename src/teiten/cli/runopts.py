@@ -12,6 +12,7 @@ from typing import Any
 from teiten import busy
 from teiten.errors import UserError
 from teiten.report import outdir
+from teiten.store import access
 from teiten.store.address import StoreAddress
 
 
@@ -47,8 +48,11 @@ def testbed(args: argparse.Namespace) -> str | None:
 
 
 def check_options(args: argparse.Namespace, address: StoreAddress) -> None:
-    """Before the study is made or changed: the testbed's name, and the report directory."""
+    """Before the study is made or changed: the testbed's name, the store's path (one this user
+    cannot make or open is refused before the machine is waited for), and the report directory."""
     testbed(args)
+    if address.path is not None:
+        access.check_path(address.path, create=True)
     check_report_dir(args, address)
 
 

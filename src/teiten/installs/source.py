@@ -126,8 +126,8 @@ def _check(name: str | None, preset: str | None, jobs: int | None) -> tuple[Pres
     env = procs.build_env({"LC_ALL": "C"})  # English messages in the log, whatever the locale
     if shutil.which("make", path=env["PATH"]) is None:
         raise UserError("cannot build PostgreSQL: 'make' is not installed; install the build "
-                        "tools (as root: make system, or apt-get install gcc make "
-                        "libreadline-dev zlib1g-dev pkg-config libicu-dev)")
+                        "tools (as root: teiten system setup --for build, or apt-get install gcc "
+                        "make libreadline-dev zlib1g-dev pkg-config libicu-dev bison flex)")
     return PRESETS[preset] if preset else Preset(""), env
 
 
@@ -165,13 +165,15 @@ def _build(src: Source, args: list[str], chosen: Preset, env: dict[str, str], *,
         else:
             say(f"copying {path} into the build's workspace")
             srcdir = work.copy(path, f"postgresql-{source_key.version_of(path, str(path))}")
+        version = source_key.version_of(srcdir, str(path))
+        source_key.check_generators(srcdir, version, args, env, f"commit {commit.commit[:12]} of "
+                                    f"{path}" if commit else str(path))
         cache = ccache.build_env(env["PATH"], srcdir, work.build, work.build / "ccache.log",
                                  owner=work.account)
         env.update(cache)
         if cache:
             say(f"compiler cache: ccache ({cache['PATH'].split(':', 1)[0]}; TEITEN_CCACHE=off "
                 "turns it off)")
-        version = source_key.version_of(srcdir, str(path))
         name = name or _default_name(version, preset, key, commit, flagged)
         target = paths.installs_dir() / f"src-{name}"
         if target.exists() and not force:  # only a default name gets here (a key or a commit)

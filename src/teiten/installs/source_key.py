@@ -184,6 +184,37 @@ def version_of(srcdir: Path, source: str) -> str:
     return m.group(1)
 
 
+# What bison and flex generate (a release tarball of PostgreSQL 16 or older carries it; a tree
+# from git, and any tree of 17 or later, builds it): the program, configure's variable that names
+# another, and the backend's file it makes.
+GENERATORS = (("bison", "BISON", "parser", "gram.c"), ("flex", "FLEX", "scanner", "scan.c"))
+SETUP = "as root: 'teiten system setup --for build', or apt-get install"
+
+
+def check_generators(srcdir: Path, version: str, args: list[str], env: dict[str, str],
+                     what: str) -> None:
+    """Refuse, before configure, to build a tree without bison or flex where it needs them:
+    PostgreSQL 17 and later always do; an older tree where its generated parser or scanner is
+    missing (a tree from git). configure before 17 only warns, and make fails minutes later."""
+    major = int(m.group(1)) if (m := re.match(r"(\d+)", version)) else 0
+    parser = srcdir / "src" / "backend" / "parser"
+    lacking = [(tool, part, made) for tool, var, part, made in GENERATORS
+               if (major >= 17 or not os.path.isfile(parser / made)) and not assigned(args, var)
+               and shutil.which(tool, path=env.get("PATH")) is None]
+    if not lacking:
+        return
+    tools = " and ".join(tool for tool, _, _ in lacking)
+    if major >= 17:
+        why = f"PostgreSQL {version} generates its parser and scanner with bison and flex"
+    else:
+        why = (f"its tree has no generated {' or '.join(part for _, part, _ in lacking)} ("
+               + ", ".join(f"src/backend/parser/{made}" for _, _, made in lacking)
+               + ": a tree from git has none), which bison and flex generate")
+    raise UserError(f"cannot build {what}: {why}, and {tools} {'is' if len(lacking) == 1 else 'are'} "
+                    f"not installed; install {tools} ({SETUP} "
+                    f"{' '.join(tool for tool, _, _ in lacking)})")
+
+
 def vectorize_variable(srcdir: Path) -> str:
     """CFLAGS_VECTORIZE (PostgreSQL 12 and later) or CFLAGS_VECTOR (before)."""
     text = safefs.read_text(srcdir / "src" / "Makefile.global.in")

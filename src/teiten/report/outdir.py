@@ -134,11 +134,19 @@ def check(out_dir: Path, *, overwrite: bool, option: str = "--out") -> None:
     try:
         directory = safefs.Dir.open(Path(os.path.abspath(out_dir)))
     except FileNotFoundError:
-        return  # teiten makes it
+        why = paths.cannot_make(out_dir)  # else teiten makes it
+        if why is not None:
+            raise UserError(f"{option} {out_dir}: cannot make the directory: {why}; give a "
+                            "directory you can write") from None
+        return
     except (OSError, safefs.UnsafePath) as exc:
         raise _unusable(out_dir, option, exc) from None
     with directory:
         refuse_foreign(directory.st, out_dir, option)
+        absolute = Path(os.path.abspath(out_dir))
+        if not os.access(absolute, os.W_OK | os.X_OK):
+            raise UserError(f"{option} {out_dir}: the directory {paths.unwritable(absolute)}; "
+                            "give a directory you can write")
         if not overwrite and not _ours(directory):
             raise _holds_files(out_dir, option)
 

@@ -28,7 +28,7 @@ from teiten.results import (
     TrialRecord,
     TrialResult,
 )
-from teiten.store import pg, typed
+from teiten.store import access, pg, typed
 from teiten.store.address import StoreAddress
 from teiten.store.lite import SqliteConnection
 from teiten.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -56,9 +56,7 @@ class Store:
             return cls._open_postgres(address, create=create)
         assert address.path is not None
         p = address.path
-        if p.is_dir():
-            raise UnusableStore(f"{p} is a directory; a store is the path of a file, for "
-                                f"instance {p / 'teiten.db'}")
+        access.check_path(p, create=create)  # the cause, where this user cannot open or make it
         if not create and not p.is_file():
             raise UserError(f"no store at {p}; give the --store that 'teiten run' wrote")
         if create:
@@ -78,7 +76,7 @@ class Store:
                 conn.close()
                 raise
         except sqlite3.DatabaseError as exc:
-            raise UnusableStore(f"{p} is not a teiten store: {exc}") from exc
+            raise access.unusable(p, exc) from exc
         store = cls(address, conn)
         store._migrate()
         return store
@@ -94,8 +92,10 @@ class Store:
                 store._refuse_newer(store._version())
             finally:
                 store.close()
-        elif address.path is not None and address.path.exists():
-            cls.open(address).close()
+        elif address.path is not None:
+            access.check_path(address.path, create=True)
+            if address.path.exists():
+                cls.open(address).close()
 
     @classmethod
     def _open_postgres(cls, address: StoreAddress, *, create: bool) -> Store:
