@@ -222,6 +222,7 @@ class Scaleup:
     beyond_ci: tuple[float, float] | None = None
     beyond_level: float | None = None
     beyond_judged: Judged | None = None
+    placed: Finding | None = None      # the core count it peaks at, by the client-count rule
 
 
 @dataclass(frozen=True)
