@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from teiten import cpus, workloads
+from teiten import cpus, record, workloads
 from teiten.plan import plan
 from teiten.results import LoadFigures, PlannedTrial, TrialResult
 from teiten.servers import kinds
@@ -114,14 +114,14 @@ def build(path: Path, truth: Truth) -> Path:
 def build_study(path: Path, text: str, tps: Callable[[PlannedTrial], float], *,
                 descriptions: Mapping[str, dict[str, object]] | None = None) -> Path:
     """A store of the study file ``text`` with every trial ok at the TPS ``tps`` gives it: its
-    servers saved as a run saves them (their specs and kinds, a server with cores on CPUs 0 to
-    cores - 1), each with its read-back ``descriptions`` where given."""
+    servers saved as a run saves them (teiten.record.server_spec, their kinds, a server with
+    cores on CPUs 0 to cores - 1), each with its read-back ``descriptions`` where given."""
     loaded = load_text(text, "study.yaml")
     study = loaded.study
     trials = plan(study, workloads.variants(study))
     servers = []
     for _, s in study.server_matrix():
-        spec = {**s.model_dump(mode="json"), "resolved": {
+        spec = {**record.server_spec(s), "resolved": {
             "ref": s.install, "version": "18.1", "origin": "pypi", "bindir": None}}
         if s.cores is not None:
             spec["placement"] = {"cpus": cpus.format_list(range(s.cores)), "cores": s.cores,

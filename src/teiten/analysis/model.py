@@ -435,9 +435,10 @@ class ServerInfo:
 @dataclass(frozen=True)
 class Difference:
     """One way the servers differ (analysis.differences): what, its value per server in
-    server order ("—": the server has no such thing), and why it differs: declared (the
-    study sets it differently), profile (follows from the profiles the study chose), version,
-    same-meaning, version-default, version-only, initdb, setting, build or client."""
+    server order ("—": the server has no such thing), and why it differs: declared (the study
+    file sets it differently), default (teiten's, of a key the file did not set), profile (the
+    profiles the study chose), version, same-meaning, version-default, version-only, initdb,
+    setting, build or client."""
 
     what: str
     values: tuple[str, ...]

@@ -109,7 +109,7 @@ def core_families(servers: Sequence[ServerRecord]) -> tuple[CoreScaling, ...]:
         if placement is None:
             continue
         rest = {k: v for k, v in row.setup.fields.items()
-                if k not in ("name", "cores", "cpus", "placement")}
+                if k not in ("name", "cores", "cpus", "placement", "written")}
         key = json.dumps(rest, sort_keys=True)
         groups.setdefault(key, []).append((placement.cores, row.name))
     out = []
