@@ -424,6 +424,7 @@ class ServerInfo:
     data_checksums: bool | None
     settings: dict[str, str] = field(default_factory=dict)  # non-default settings, name -> value with unit
     cpus: str | None = None           # the CPUs the server was confined to ("0-3"); None: all
+    cpus_said: tuple[str, tuple[tuple[str, str], ...]] | None = None  # its kind's own CPUs (Kind.cpus)
     client_cpus: str | None = None    # where pgbench ran: a CPU list, or "any" (not pinned)
     confined_by: str | None = None    # how it was held to cpus: cgroup-v2, cpuset-cgroup, affinity
     limits: tuple[tuple[str, int], ...] = ()  # its memory and I/O limits: (limit, value)
