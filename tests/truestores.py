@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from teiten import workloads
+from teiten import cpus, record, workloads
 from teiten.plan import plan
 from teiten.results import LoadFigures, PlannedTrial, TrialResult
+from teiten.servers import kinds
 from teiten.spec.load import load_text
 from teiten.store import Store
 
@@ -104,6 +105,49 @@ def build(path: Path, truth: Truth) -> Path:
             else:
                 store.finish_trial(sid, TrialResult(t.trial_id, "ok", "2026-11-26T00:01:00+00:00",
                                                     figures=figures))
+        store.set_study_state(sid, "finished", "2026-11-26T00:02:00+00:00")
+    finally:
+        store.close()
+    return path
+
+
+def build_study(path: Path, text: str, tps: Callable[[PlannedTrial], float], *,
+                descriptions: Mapping[str, dict[str, object]] | None = None) -> Path:
+    """A store of the study file ``text`` with every trial ok at the TPS ``tps`` gives it: its
+    servers saved as a run saves them (teiten.record.server_spec, their kinds, a server with
+    cores on CPUs 0 to cores - 1), each with its read-back ``descriptions`` where given."""
+    loaded = load_text(text, "study.yaml")
+    study = loaded.study
+    trials = plan(study, workloads.variants(study))
+    servers = []
+    for _, s in study.server_matrix():
+        spec = {**record.server_spec(s), "resolved": {
+            "ref": s.install, "version": "18.1", "origin": "pypi", "bindir": None}}
+        if s.cores is not None:
+            spec["placement"] = {"cpus": cpus.format_list(range(s.cores)), "cores": s.cores,
+                                 "client_cpus": "any"}
+        servers.append((s.name, kinds.of(s).name, json.dumps(spec)))
+    spec_json = json.dumps({
+        "study": study.model_dump(mode="json"),
+        "pgbench": {"ref": "18", "version": "18.1", "bindir": None},
+        "workloads": [w.to_json() for w in workloads.resolve(loaded)], "omitted": []})
+    store = Store.open(path, create=True)
+    try:
+        sid = store.create_study(
+            name=study.study, source="study.yaml", spec_yaml=loaded.text, spec_json=spec_json,
+            seed=study.seed, created_at="2026-11-26T00:00:00+00:00",
+            fingerprint={"cpu_model": "test", "logical_cpus": 2}, teiten_version="test",
+            servers=servers, trials=trials)
+        for name, description in (descriptions or {}).items():
+            store.set_server_description(sid, name, dict(description))
+        for t in trials:
+            got = tps(t)
+            figures = LoadFigures(tps=got, transactions=int(got), failed_transactions=0,
+                                  duration_s=1.0, latency_ms_avg=1000 * t.clients / got,
+                                  latency_ms_stddev=None, initial_connection_ms=None,
+                                  pgbench_version="18.1")
+            store.finish_trial(sid, TrialResult(t.trial_id, "ok", "2026-11-26T00:01:00+00:00",
+                                                figures=figures))
         store.set_study_state(sid, "finished", "2026-11-26T00:02:00+00:00")
     finally:
         store.close()

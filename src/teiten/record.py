@@ -17,6 +17,7 @@ from teiten.installs import Install, discover
 from teiten.plan import plan
 from teiten.results import now
 from teiten.servers import kinds
+from teiten.spec import ServerSpec
 from teiten.store import Store
 from teiten.store.address import StoreAddress
 
@@ -28,7 +29,7 @@ def create(checked: CheckedStudy, address: StoreAddress, source: str) -> tuple[S
     trials = plan(study, workloads.variants(study))
     servers = []
     for _, s in study.server_matrix():
-        spec = s.model_dump(mode="json")
+        spec = server_spec(s)
         if s.cores is not None or s.cpus is not None:
             chosen = cpus.parse_list(s.cpus) if s.cpus else cpus.choose(s.cores or 0)
             pinned = cpus.client_cpus(study.client_cpus, chosen)
@@ -56,6 +57,22 @@ def create(checked: CheckedStudy, address: StoreAddress, source: str) -> tuple[S
         teiten_version=teiten.__version__, servers=servers, trials=trials)
     return store, study_id
 
+
+def server_spec(server: ServerSpec) -> dict[str, Any]:
+    """A server's entry as the store keeps it: every field, defaults included, and under
+    ``written`` the dotted keys the study file set (or the study's axes of cores and limits set
+    for it): what the report alone calls declared by the study, where a default the model
+    filled in (a guest's boot_timeout) is not."""
+    spec = server.model_dump(mode="json")
+    spec["written"] = sorted(_leaves(server.model_dump(mode="json", exclude_unset=True)))
+    return spec
+
+
+def _leaves(value: dict[str, Any], prefix: str = "") -> list[str]:
+    out = []
+    for key, v in value.items():
+        out += _leaves(v, f"{prefix}{key}.") if isinstance(v, dict) and v else [f"{prefix}{key}"]
+    return out
 
 
 def build_of(install: Install | None) -> dict[str, Any] | None:

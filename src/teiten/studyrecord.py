@@ -111,6 +111,9 @@ class ServerSetup:
     pgpool: bool
     profile: str | None
     fields: Mapping[str, Any]
+    # The dotted keys the study file wrote (teiten.record.server_spec); None: a store from before
+    # they were kept, where every field counts as written.
+    written: frozenset[str] | None = None
 
     @classmethod
     def from_json(cls, spec: Mapping[str, Any]) -> ServerSetup:
@@ -126,7 +129,8 @@ class ServerSetup:
             replication=str(spec.get("replication") or "async"),
             synchronous_commit=str(commit) if commit is not None else None,
             pgpool=bool(spec.get("pgpool")), profile=str(spec["profile"]) if spec.get("profile") else None,
-            fields=dict(spec))
+            fields=dict(spec),
+            written=frozenset(spec["written"]) if spec.get("written") is not None else None)
 
 
 @dataclass(frozen=True)

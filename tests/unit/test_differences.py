@@ -69,7 +69,7 @@ def test_what_the_study_sets_differently_is_declared() -> None:
     assert found == {"cores": (("—", "2"), "declared"),
                      "data_checksums": (("off", "on"), "declared"),
                      "shared_buffers": (("128MB", "256MB"), "declared")}
-    assert declared_values([a.spec, b.spec]) == [
+    assert declared_values([a.setup, b.setup]) == [
         ("cores", ("—", "2")), ("initdb.data_checksums", ("—", "on")),
         ("settings.shared_buffers", ("—", "256MB"))]
 
@@ -198,3 +198,29 @@ def test_every_cause_has_its_words(lang: str) -> None:
                   "version-only", "initdb", "setting", "build", "client"):
         assert cause in causes
         assert tr(f"differences.cause.{cause}", lang)
+
+
+def test_only_what_the_study_file_wrote_is_declared() -> None:
+    """A store that keeps what the file wrote (teiten.record.server_spec): a default the model
+    filled in beside a written key is teiten's default, not declared; a key written as a whole
+    ({}) declares its defaults; a size reads as the file writes it (issue 54, item 13)."""
+    guest = {"vcpus": 1, "memory": 1 << 30, "accelerator": "kvm", "cpus": None, "boot_timeout": 300.0}
+    host = _server("host", "18", version="18.1", spec={"written": ["install", "name"]})
+    vm = _server("guest", "18", version="18.1", spec={
+        "vm": guest, "written": ["install", "name", "vm.memory", "vm.vcpus"]})
+    small = _server("small", "18", version="18.1", spec={
+        "limits": {"memory": [1 << 30], "read_iops": None}, "written": ["install", "limits.memory", "name"]})
+    found = {d.what: (d.values, d.cause) for d in differences([host, vm, small])}
+    assert found == {"limits.memory": (("—", "—", "1GB"), "declared"),
+                     "vm.memory": (("—", "1GB", "—"), "declared"),
+                     "vm.vcpus": (("—", "1", "—"), "declared"),
+                     "vm.accelerator": (("—", "kvm", "—"), "default"),
+                     "vm.boot_timeout": (("—", "300.0", "—"), "default")}
+    assert declared_values([host.setup, vm.setup, small.setup]) == [
+        ("limits.memory", ("—", "—", "1GB")), ("vm.memory", ("—", "1GB", "—")), ("vm.vcpus", ("—", "1", "—"))]
+    whole = _server("guest", "18", version="18.1", spec={"vm": guest, "written": ["install", "name", "vm"]})
+    assert {d.cause for d in differences([host, whole])} == {"declared"}
+    # A store from before teiten kept what was written: every differing field, as it was.
+    old = _server("guest", "18", version="18.1", spec={"vm": guest})
+    assert {d.what: d.cause for d in differences([_server("host", "18", version="18.1"), old])} == {
+        f"vm.{k}": "declared" for k in ("accelerator", "boot_timeout", "memory", "vcpus")}

@@ -168,30 +168,41 @@ MIN_TRIALS_FOR_PEAK = 3  # ok trials each point needs before a peak or knee is s
 
 
 def peak_finding(section: WorkloadSection, series: ServerSeries) -> Finding:
-    """Where ``series`` peaks, only where its repetitions show it: every point has at least
-    :data:`MIN_TRIALS_FOR_PEAK` ok trials and the peak's median interval lies above every other
-    point's. "Scales until" the knee is added only where each step up to the knee also grew
-    beyond the intervals. Otherwise "peak-unsure" with the fewest ok trials of a point, or
-    "peak-overlap" where the intervals overlap (no finding for a series of one client count)."""
+    """Where ``series`` peaks, only where its repetitions show it (:func:`placed_peak`), "scales
+    until" the knee added only where each step up to it grew beyond the intervals (no finding
+    for a series of one client count)."""
     if not series.saturation or len(series.points) < 2:
         return Finding("", series.server, section.baseline, ())
     peak, tps, knee = series.saturation
     pts = sorted(series.points, key=lambda p: p.clients)
-    fewest = min(p.n_ok for p in pts)
-    at_peak = next(p for p in pts if p.clients == peak)
+    at = [p.clients for p in pts]
+    kind, fewest, scales = placed_peak(pts, at.index(peak), at.index(knee))
     cell = cell_id("tps", section.workload, series.server, peak)
-
-    def above(a: Point, b: Point) -> bool:  # a's median interval wholly above b's
-        return a.tps_ci is not None and b.tps_ci is not None and a.tps_ci[0] > b.tps_ci[1]
-
-    if fewest < MIN_TRIALS_FOR_PEAK:
-        return Finding("peak-unsure", series.server, section.baseline, (), needed=fewest, cell=cell)
-    if not all(above(at_peak, p) for p in pts if p is not at_peak):
-        return Finding("peak-overlap", series.server, section.baseline, (peak,), pct=tps, cell=cell)
-    rising = [p for p in pts if p.clients <= knee]
-    scales = knee != pts[0].clients and all(above(b, a) for a, b in itertools.pairwise(rising))
-    return Finding("peak", series.server, section.baseline, (peak, knee) if scales else (peak,),
+    if kind == "peak-unsure":
+        return Finding(kind, series.server, section.baseline, (), needed=fewest, cell=cell)
+    return Finding(kind, series.server, section.baseline, (peak, knee) if scales else (peak,),
                    pct=tps, cell=cell)
+
+
+def placed_peak(pts: Sequence[Point | None], peak: int, knee: int) -> tuple[str, int, bool]:
+    """The peak rule of every finding that names a peak, over points in the order of their axis
+    (a server's client counts; a family's core counts, each at its peak), ``peak`` and ``knee``
+    their indexes: "peak" only where every point has at least :data:`MIN_TRIALS_FOR_PEAK` ok
+    trials and the peak's median interval lies above every other point's; otherwise
+    "peak-unsure" (too few trials somewhere) or "peak-overlap" (the intervals overlap). With it
+    the fewest ok trials of a point, and whether it scales until the knee: the knee is not the
+    first point and each step up to it grew beyond the intervals."""
+
+    def above(a: Point | None, b: Point | None) -> bool:  # a's median interval wholly above b's
+        return a is not None and b is not None and a.tps_ci is not None and b.tps_ci is not None \
+            and a.tps_ci[0] > b.tps_ci[1]
+
+    fewest = min(p.n_ok if p is not None else 0 for p in pts)
+    if fewest < MIN_TRIALS_FOR_PEAK:
+        return "peak-unsure", fewest, False
+    if not all(above(pts[peak], p) for i, p in enumerate(pts) if i != peak):
+        return "peak-overlap", fewest, False
+    return "peak", fewest, knee > 0 and all(above(b, a) for a, b in itertools.pairwise(pts[:knee + 1]))
 
 
 def degradation(section: WorkloadSection, a: str, b: str) -> Degradation:

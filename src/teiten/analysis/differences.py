@@ -18,10 +18,12 @@ from typing import Any
 
 from teiten.analysis.model import Difference
 from teiten.results import ServerRecord
-from teiten.spec.servers import PLACE_KEYS
+from teiten.spec.base import size_text
+from teiten.spec.servers import PLACE_KEYS, size_keys
+from teiten.studyrecord import ServerSetup
 
 # Spec fields that name or place a server rather than configure it.
-_NOT_A_FACTOR = {"name", "optional", "resolved", "placement", "ssh_config"}
+_NOT_A_FACTOR = {"name", "optional", "resolved", "placement", "ssh_config", "written"}
 
 # Read-back facts and the spec fields that declare them.
 _CLUSTER_FACTS = (("data_checksums", "initdb.data_checksums", "initdb"),
@@ -71,7 +73,7 @@ def setting_text(setting: str, unit: str | None) -> str:
 def declared(servers: Sequence[ServerRecord]) -> set[str]:
     """The spec fields (dotted: ``install``, ``settings.work_mem``, ``initdb.data_checksums``)
     whose values are not the same for every server: the study's declared factors."""
-    return {field for field, _ in declared_values([s.setup.fields for s in servers])}
+    return {field for field, _ in declared_values([s.setup for s in servers])}
 
 
 def origins_across_versions(installs: Mapping[str, tuple[str, str]]) -> dict[str, list[str]]:
@@ -86,14 +88,42 @@ def origins_across_versions(installs: Mapping[str, tuple[str, str]]) -> dict[str
     return found
 
 
-def declared_values(specs: Sequence[Mapping[str, Any]]) -> list[tuple[str, tuple[str, ...]]]:
-    """Each spec field that differs between the servers' specs, with its values (the
-    :meth:`ServerSpec.model_dump` of each server, in server order)."""
-    flat = [_flatten({k: v for k, v in s.items() if k not in _NOT_A_FACTOR}) for s in specs]
+def declared_values(setups: Sequence[ServerSetup]) -> list[tuple[str, tuple[str, ...]]]:
+    """Each spec field that differs between the servers and that the study file wrote, with
+    its values as the file writes them (in server order)."""
+    return [(k, values) for k, values, written in spec_differences(setups) if written]
+
+
+def spec_differences(setups: Sequence[ServerSetup]) -> list[tuple[str, tuple[str, ...], bool]]:
+    """Each spec field that differs between the servers, with its values and whether the study
+    file wrote it for a server at least (the field, or the whole of a key above it, among the
+    server's ``written``), not only took the model's default (a guest's boot_timeout). A store
+    from before teiten kept what was written: every such field."""
+    flat = [_flatten({k: v for k, v in s.fields.items() if k not in _NOT_A_FACTOR}) for s in setups]
+    kept = all(s.written is not None for s in setups)
+    wrote = {w for s in setups for w in s.written or ()}
     keys = sorted({k for f in flat for k in f})
-    return [(k, values) for k in keys
-            for values in [tuple("—" if f.get(k) is None else _word(f.get(k)) for f in flat)]
+    return [(k, values, not kept or any(p in wrote for p in _and_above(k))) for k in keys
+            for values in [tuple(spec_word(k, f.get(k)) for f in flat)]
             if len(set(values)) > 1]
+
+
+def spec_word(key: str, value: object) -> str:
+    """A value of a server's entry as a study file writes it: a size as ``1GB``, not in bytes;
+    a list (an axis's one value) without brackets; "—" where the server has none."""
+    if value is None:
+        return "—"
+    if isinstance(value, list):
+        return ", ".join(spec_word(key, v) for v in value)
+    if key in size_keys() and isinstance(value, int):
+        return size_text(value)
+    return _word(value)
+
+
+def _and_above(key: str) -> list[str]:
+    """``vm.memory`` and ``vm``: the key and each key it lies in."""
+    parts = key.split(".")
+    return [".".join(parts[:n]) for n in range(len(parts), 0, -1)]
 
 
 def differences(servers: Sequence[ServerRecord]) -> tuple[Difference, ...]:
@@ -103,7 +133,8 @@ def differences(servers: Sequence[ServerRecord]) -> tuple[Difference, ...]:
     not run) take part with what their spec says."""
     if len(servers) < 2:
         return ()
-    factors = declared(servers)
+    fields = spec_differences([s.setup for s in servers])
+    factors = {k for k, _, written in fields if written}
     descs = [s.description or {} for s in servers]
     out: list[Difference] = []
 
@@ -118,18 +149,19 @@ def differences(servers: Sequence[ServerRecord]) -> tuple[Difference, ...]:
 
     add("version", [d.get("version") for d in descs],
         cause_of("install", *PLACE_KEYS, otherwise="version"))
-    for field in sorted(factors):
+    for field, values, written in fields:  # what the file wrote, and the defaults beside it
         if field != "install" and not field.startswith(("settings.", "initdb.")):
-            add(field, [_flatten(dict(s.setup.fields)).get(field) for s in servers], "declared")
+            out.append(Difference(field, values, "declared" if written else "default"))
     cluster = [d.get("cluster") or {} for d in descs]
     for fact, field, otherwise in _CLUSTER_FACTS:
-        values = [d.get(fact) for d in descs] if fact == "data_checksums" else [
+        facts = [d.get(fact) for d in descs] if fact == "data_checksums" else [
             c.get(fact) for c in cluster]
-        if any(v is not None for v in values):
-            add(fact, values, cause_of(field, "profile", otherwise=otherwise))
-    for field in sorted(k for k in factors if k.startswith("initdb.") and k not in
-                        {"initdb.data_checksums", "initdb.encoding", "initdb.locale"}):
-        add(field, [_flatten(dict(s.setup.fields)).get(field) for s in servers], "declared")
+        if any(v is not None for v in facts):
+            add(fact, facts, cause_of(field, "profile", otherwise=otherwise))
+    for field, values, written in fields:
+        if written and field.startswith("initdb.") and field not in \
+                {"initdb.data_checksums", "initdb.encoding", "initdb.locale"}:
+            out.append(Difference(field, values, "declared"))
     out += _setting_differences(descs, factors)
     add("origin", [d.get("origin") for d in descs], "build")
     add("compiler", [_compiler(d.get("version_string")) for d in descs], "build")

@@ -222,6 +222,7 @@ class Scaleup:
     beyond_ci: tuple[float, float] | None = None
     beyond_level: float | None = None
     beyond_judged: Judged | None = None
+    placed: Finding | None = None      # the core count it peaks at, by the client-count rule
 
 
 @dataclass(frozen=True)
@@ -423,6 +424,7 @@ class ServerInfo:
     data_checksums: bool | None
     settings: dict[str, str] = field(default_factory=dict)  # non-default settings, name -> value with unit
     cpus: str | None = None           # the CPUs the server was confined to ("0-3"); None: all
+    cpus_said: tuple[str, tuple[tuple[str, str], ...]] | None = None  # its kind's own CPUs (Kind.cpus)
     client_cpus: str | None = None    # where pgbench ran: a CPU list, or "any" (not pinned)
     confined_by: str | None = None    # how it was held to cpus: cgroup-v2, cpuset-cgroup, affinity
     limits: tuple[tuple[str, int], ...] = ()  # its memory and I/O limits: (limit, value)
@@ -434,9 +436,10 @@ class ServerInfo:
 @dataclass(frozen=True)
 class Difference:
     """One way the servers differ (analysis.differences): what, its value per server in
-    server order ("—": the server has no such thing), and why it differs: declared (the
-    study sets it differently), profile (follows from the profiles the study chose), version,
-    same-meaning, version-default, version-only, initdb, setting, build or client."""
+    server order ("—": the server has no such thing), and why it differs: declared (the study
+    file sets it differently), default (teiten's, of a key the file did not set), profile (the
+    profiles the study chose), version, same-meaning, version-default, version-only, initdb,
+    setting, build or client."""
 
     what: str
     values: tuple[str, ...]

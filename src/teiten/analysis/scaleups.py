@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from teiten import results
-from teiten.analysis import judging, stats, verdicts
+from teiten.analysis import compare, judging, stats, verdicts
 from teiten.analysis.inputs import Hot
 from teiten.analysis.locks import Locks, lock_cores, lock_tables
-from teiten.analysis.model import CoreScaling, Point, Scaleup, ScaleupRow, WorkloadSection
+from teiten.analysis.model import CoreScaling, Finding, Point, Scaleup, ScaleupRow, WorkloadSection
 from teiten.results import ServerRecord
 
 _CORE_SUFFIX = re.compile(r"-\d+cores?$")
@@ -80,7 +80,24 @@ def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot, *,
     return Scaleup(family.family, tuple(rows), best, sat.knee_clients if sat else None,
                    beyond_ci=((beyond.ci[0] - 1) * 100, (beyond.ci[1] - 1) * 100)
                    if beyond and beyond.ci else None,
-                   beyond_level=beyond.level if beyond else None, beyond_judged=beyond)
+                   beyond_level=beyond.level if beyond else None, beyond_judged=beyond,
+                   placed=_placed(family.family, rows, peaks, best, sat.knee_clients if sat else None))
+
+
+def _placed(family: str, rows: Sequence[ScaleupRow], peaks: dict[int, Point], best: int | None,
+            knee: int | None) -> Finding | None:
+    """Which core count the family peaks at, by the client-count findings' rule
+    (:func:`teiten.analysis.compare.placed_peak`) over the core counts' peaks: "peak" (clients:
+    the best core count, and the knee where it scales until it), "peak-overlap" or
+    "peak-unsure" (needed: the fewest ok trials of a core count's peak)."""
+    if best is None or knee is None:
+        return None
+    order = [r.cores for r in rows]
+    kind, fewest, scales = compare.placed_peak([peaks.get(c) for c in order], order.index(best),
+                                               order.index(knee))
+    if kind == "peak-unsure":
+        return Finding(kind, family, "", (), needed=fewest)
+    return Finding(kind, family, "", (best, knee) if scales else (best,), pct=peaks[best].tps_median)
 
 
 def core_families(servers: Sequence[ServerRecord]) -> tuple[CoreScaling, ...]:
@@ -92,7 +109,7 @@ def core_families(servers: Sequence[ServerRecord]) -> tuple[CoreScaling, ...]:
         if placement is None:
             continue
         rest = {k: v for k, v in row.setup.fields.items()
-                if k not in ("name", "cores", "cpus", "placement")}
+                if k not in ("name", "cores", "cpus", "placement", "written")}
         key = json.dumps(rest, sort_keys=True)
         groups.setdefault(key, []).append((placement.cores, row.name))
     out = []

@@ -205,6 +205,7 @@ def server_info(row: ServerRecord) -> ServerInfo:
         bindir=str(desc.get("bindir") or ""),
         data_checksums=desc.get("data_checksums"), settings=settings,
         cpus=setup.placement.cpus if setup.placement else None,
+        cpus_said=(said[0], tuple(sorted(said[1].items()))) if (said := kind.cpus(row.spec, desc)) else None,
         client_cpus=setup.placement.client_cpus if setup.placement else None,
         limits=tuple(limits_of(row).items()),
         delay=(float(d["rtt_ms"]), float(d["rtt_ms_median"]), float(d["direct_rtt_ms"]))

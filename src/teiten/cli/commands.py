@@ -17,6 +17,7 @@ from teiten import (
     installs,
     leftovers,
     paths,
+    record,
     runlock,
     runner,
     spec,
@@ -46,7 +47,7 @@ from teiten.report.formats import format_seconds
 from teiten.results import now
 from teiten.store import Store, result_rows
 from teiten.store.rows import CSV_FIELDS, csv_row
-from teiten.studyrecord import MORE_BLOCKS
+from teiten.studyrecord import MORE_BLOCKS, ServerSetup
 
 
 def dispatch(args: argparse.Namespace) -> int:
@@ -85,7 +86,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     loaded = checked.loaded  # without the optional servers that cannot be had here
     for name, why in checked.omitted:
         print(f"teiten: note: optional server {name} left out: {why}", file=sys.stderr)
-    specs = [s.model_dump(mode="json") for _, s in loaded.study.server_matrix()]
+    specs = [ServerSetup.from_json(record.server_spec(s)) for _, s in loaded.study.server_matrix()]
     if len(specs) > 1:
         factors = differences.declared_values(specs)
         print("teiten: note: " + (tr("differences.plan", factors="; ".join(

@@ -5,9 +5,11 @@ LWLOCK_STATS tables beside it: teiten.report.lock_tables."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
-from teiten.analysis.model import Scaleup, ScaleupRow, WorkloadSection
+from teiten.analysis.compare import MIN_TRIALS_FOR_PEAK
+from teiten.analysis.model import Finding, Scaleup, ScaleupRow, WorkloadSection
 from teiten.report import formats as f
 from teiten.report.cells import Cell, Column, Context, DataTable, Table, Value, data_name
 from teiten.report.columns import SCALEUP_COLUMNS, judged, shares
@@ -50,9 +52,11 @@ def _gain_cell(r: ScaleupRow, ctx: Context) -> Cell:
 
 
 def scaleup_sentences(sc: Scaleup, ctx: Context) -> list[str]:
-    """Where TPS stops rising with cores, and what changed from the best core count to the
-    largest: the IPA paper's evidence for the bottleneck. The largest core count's peak against
-    the best one's is said with its estimate, its interval and its verdict."""
+    """Which core count TPS peaks at and where it stops rising with cores, said only where the
+    repetitions place them (the client-count findings' rule), and what changed from the core
+    count of the highest peak to the largest: the IPA paper's evidence for the bottleneck. The
+    largest core count's peak against that one's is said with its estimate, its interval and
+    its verdict."""
     lang = ctx.lang
     if sc.best_cores is None:
         return []
@@ -60,7 +64,7 @@ def scaleup_sentences(sc: Scaleup, ctx: Context) -> list[str]:
     def cores(n: int | None) -> str:
         return tr("cores.one" if n == 1 else "cores.many", lang, n=n)
 
-    out = [tr("scaleup.knee", lang, knee=cores(sc.knee_cores), best=cores(sc.best_cores))]
+    out = [] if sc.placed is None else [_placed_sentence(sc.placed, lang, cores)]
     best = next(r for r in sc.rows if r.cores == sc.best_cores)
     last = sc.rows[-1]
     beyond = sc.beyond_judged
@@ -82,6 +86,17 @@ def scaleup_sentences(sc: Scaleup, ctx: Context) -> list[str]:
             out.append(tr("scaleup.say.hot", lang, cores=cores(r.cores), function=name,
                           share=f"{share * 100:.0f}%"))
     return out
+
+
+def _placed_sentence(placed: Finding, lang: str, cores: Callable[[int], str]) -> str:
+    """Which core count TPS peaks at (and the knee), or why the repetitions cannot tell, in the
+    words of the client-count findings."""
+    if placed.kind == "peak-unsure":
+        return tr("scaleup.placed.peak-unsure", lang, n=placed.needed, min=MIN_TRIALS_FOR_PEAK)
+    best, tps = cores(placed.clients[0]), f.format_tps(placed.pct)
+    if len(placed.clients) > 1:
+        return tr("scaleup.placed.scales", lang, best=best, tps=tps, knee=cores(placed.clients[1]))
+    return tr(f"scaleup.placed.{placed.kind}", lang, best=best, tps=tps)
 
 
 def scaleup_tables(section: WorkloadSection, ctx: Context) -> list[Table]:

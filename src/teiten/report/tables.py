@@ -364,8 +364,7 @@ def server_rows(info: ServerInfo, lang: str) -> list[tuple[str, str]]:
         (tr("server.origin", lang), info.origin),
         (tr("server.bindir", lang), info.bindir),
         (tr("server.checksums", lang), checksums),
-        (tr("server.cpus", lang), tr("server.cpus.all", lang) if info.cpus is None else info.cpus
-         if info.confined_by is None else f"{info.cpus} ({tr(f'server.confined.{info.confined_by}', lang)})"),
+        (tr("server.cpus", lang), cpus_text(info, lang)),
         *([(tr("server.client_cpus", lang), info.client_cpus if info.client_cpus != "any"
             else tr("server.client_cpus.any", lang))] if info.client_cpus else []),
         *([(tr("server.limits", lang), limits_text(info.limits, lang))] if info.limits else []),
@@ -380,6 +379,19 @@ def server_rows(info: ServerInfo, lang: str) -> list[tuple[str, str]]:
         *[(tr(label, lang, **dict(fields)), tr(value, lang, **dict(fields)))
           for label, value, fields in info.facts],
     ]
+
+
+def cpus_text(info: ServerInfo, lang: str) -> str:
+    """Where the server's processes ran: its kind's own CPUs (a guest's vCPUs), the CPUs of
+    this machine it was confined to and how, or all of them."""
+    if info.cpus_said is not None:
+        key, fields = info.cpus_said
+        return tr(key, lang, **dict(fields))
+    if info.cpus is None:
+        return tr("server.cpus.all", lang)
+    if info.confined_by is None:
+        return info.cpus
+    return f"{info.cpus} ({tr(f'server.confined.{info.confined_by}', lang)})"
 
 
 def limit_value(limit: str, value: float) -> str:

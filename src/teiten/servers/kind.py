@@ -104,6 +104,13 @@ class Kind:
         both texts."""
         return []
 
+    def cpus(self, spec: Mapping[str, Any],
+             description: Mapping[str, Any]) -> tuple[str, dict[str, str]] | None:
+        """The Servers table's CPUs of a stored server of this kind, where they are not this
+        machine's (a guest's vCPUs): (value key of the kind's own ``texts.<part>.yaml``, its
+        fields); None: the CPUs of this machine it was confined to, or all of them."""
+        return None
+
     def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
         """Stop and remove what the killed run ``run`` left of this kind's servers ``specs``
         outside the run's directory (that directory is cleaned for every kind)."""

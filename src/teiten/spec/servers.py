@@ -3,12 +3,14 @@ machines that run pgbench against them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from teiten.cpus import format_list, parse_list
-from teiten.spec.base import NAME, AtMost, Axis, Bytes, Model, PathText, size_text
+from teiten.spec.base import NAME, SIZE, AtMost, Axis, Bytes, Model, PathText, size_text
 from teiten.spec.docker import DockerPlace
 from teiten.spec.external import ExternalPlace
 from teiten.spec.place import Place, places_of
@@ -268,6 +270,32 @@ class ServerSpec(VmPlace, DockerPlace, SshPlace, ExternalPlace, ServerCore):
 # the study file: ssh, docker, ...).
 PLACES: tuple[Place, ...] = places_of(ServerSpec)
 PLACE_KEYS: tuple[str, ...] = tuple(p.key for p in PLACES)
+
+
+@cache
+def size_keys() -> frozenset[str]:
+    """The dotted keys of a server's entry that hold sizes (``vm.memory``, ``limits.memory``,
+    read from the schema): what a report shows as a study file writes them (``1GB``), not in
+    bytes."""
+    schema = ServerSpec.model_json_schema()
+
+    def alternatives(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        yield node
+        subs = [*node.get("anyOf", ()), *node.get("allOf", ())]
+        if "items" in node:  # a list of values (an axis)
+            subs.append(node["items"])
+        for sub in subs:
+            yield from alternatives(sub)
+
+    def walk(node: dict[str, Any], prefix: str) -> Iterator[str]:
+        for key, prop in node.get("properties", {}).items():
+            subs = list(alternatives(prop))
+            if any(sub.get("pattern") == SIZE.pattern for sub in subs):
+                yield prefix + key
+            for ref in {sub["$ref"] for sub in subs if "$ref" in sub}:
+                yield from walk(schema["$defs"][ref.rsplit("/", 1)[1]], f"{prefix}{key}.")
+
+    return frozenset(walk(schema, ""))
 
 
 def _value(model: object, dotted: str) -> object:

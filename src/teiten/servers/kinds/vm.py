@@ -76,6 +76,14 @@ class Vm(Kind):
         guest = (description.get("host") or {}).get("vm") or {}
         return [("vm-emulated", {"server": server})] if guest.get("emulated") else []
 
+    def cpus(self, spec: Mapping[str, Any],
+             description: Mapping[str, Any]) -> tuple[str, dict[str, str]] | None:
+        vcpus = int((spec.get("vm") or {}).get("vcpus") or 1)
+        guest = (description.get("host") or {}).get("vm") or {}
+        pinned = guest.get("pinned_cpus") or (spec.get("vm") or {}).get("cpus")
+        key = f"server.cpus.vm.{'one' if vcpus == 1 else 'many'}{'.pinned' if pinned else ''}"
+        return key, {"n": str(vcpus), "pinned": str(pinned or "")}
+
     def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
         # The guests of every teiten that is gone: this run's among them (by their qemu's
         # command line and their directory's marker).
