@@ -11,7 +11,7 @@ import itertools
 import numpy as np
 import pytest
 
-from teiten.analysis.changepoints import _q_all, best_split, change_points
+from teiten.analysis.changepoints import _q_at_cuts, best_split, change_points
 
 
 def _q(a: np.ndarray, b: np.ndarray) -> float:
@@ -28,8 +28,13 @@ def test_the_statistic_is_the_energy_distance_of_the_definition() -> None:
     for m, n in ((1, 4), (3, 3), (6, 2), (7, 9)):
         a, b = rng.normal(0, 1, m), rng.normal(0.5, 2, n)
         values = np.concatenate([a, b])
-        got = _q_all(np.abs(values[:, None] - values[None, :]), np.array([m]))[0]
+        got = _q_at_cuts(values, np.repeat([0, 1], [m, n])[None, :], [m, n])[0, 0]
         assert got == pytest.approx(_q(a, b))
+    # at each boundary between groups, and for any assignment of the values to the groups
+    values, sizes = rng.normal(0, 1, 9), [2, 3, 4]
+    for labels in (np.repeat([0, 1, 2], sizes), rng.permutation(np.repeat([0, 1, 2], sizes))):
+        got = _q_at_cuts(values, labels[None, :], sizes)[0]
+        assert got == pytest.approx([_q(values[labels <= c], values[labels > c]) for c in (0, 1)])
     # the best split of groups is at a group boundary, where the means jump
     at, _ = best_split(np.array([0.0, 0.1, 0.05, 1.0, 1.1, 0.95]), [2, 1, 3])
     assert at == 2

@@ -8,9 +8,13 @@ on that testbed, every server in it. A build's observations are the TPS of every
 repetition of every server that ran it there, in any of those studies (a build that was the
 new one in one study and the previous one in the next counts once, with both studies'
 repetitions). The change points are E-divisive's over the builds' log TPS, builds as groups
-(:mod:`teiten.analysis.changepoints`, with its permutation test at its level): each names the
-last build before it and the first after it, with the ratio of the segments on either side
-and its unpaired interval, as the line of versions gives them. Pure functions.
+(:mod:`teiten.analysis.changepoints`): each names the last build before it and the first after
+it, with the ratio of the segments on either side and its unpaired interval, as the line of
+versions gives them. The timeline's series are one family, as the line of versions' client
+counts are (issue 54): each series' permutation test is at alpha divided by the number of
+series tested (Bonferroni), so that a timeline without any change shows a change point in at
+most alpha of timelines, however many workloads and client counts it has
+(tests/unit/test_timeline_level.py simulates it). Pure functions.
 """
 
 from __future__ import annotations
@@ -76,8 +80,10 @@ class Timeline:
     builds: tuple[Build, ...]
     lines: tuple[PointLine, ...]
     changes: tuple[tuple[str, Change], ...]  # (workload, change), by workload and clients
-    alpha: float
+    alpha: float              # the timeline's: a false change point in at most alpha of timelines
     studies: int              # how many studies it gathers
+    tested: int               # the series tested (two builds with values, three values)
+    series_alpha: float       # each series' test: alpha / tested (Bonferroni)
 
 
 Values = Mapping[tuple[int, str, str, int], Sequence[float]]  # (study, server, workload, clients)
@@ -103,10 +109,12 @@ def timeline(rows: Sequence[Mapping[str, Any]], values: Values, *,
                                                int(r["clients"])), ())
     lines = tuple(PointLine(w, c, tuple(tuple(v) for v in found))
                   for (w, c), found in sorted(gathered.items()))
+    tested = sum(changepoints.testable(_groups(line)) for line in lines)
+    each = alpha / max(tested, 1)  # Bonferroni over the series: the timeline is one family
     changes = tuple((line.workload, change) for line in lines
-                    for change in _changes(line, ordered, alpha))
+                    for change in _changes(line, ordered, each))
     return Timeline(str(rows[0]["study"]), str(rows[0]["testbed"]), order, tuple(ordered), lines,
-                    changes, alpha, len({r["study_id"] for r in rows}))
+                    changes, alpha, len({r["study_id"] for r in rows}), tested, each)
 
 
 def _ordered(builds: list[Build]) -> tuple[list[Build], str]:
@@ -117,9 +125,14 @@ def _ordered(builds: list[Build]) -> tuple[list[Build], str]:
     return sorted(builds, key=lambda b: (version_key(b.version or ""), b.first_ran)), VERSION
 
 
+def _groups(line: PointLine) -> list[list[float]]:
+    return [[math.log(v) for v in found if v > 0] for found in line.values]
+
+
 def _changes(line: PointLine, builds: Sequence[Build], alpha: float) -> list[Change]:
-    groups = [[math.log(v) for v in found if v > 0] for found in line.values]
-    found = changepoints.change_points(groups, alpha=alpha)
+    groups = _groups(line)
+    found = changepoints.change_points(groups, alpha=alpha,
+                                       permutations=changepoints.permutations_for(alpha))
     bounds = [0, *(f.boundary for f in found), len(builds)]
     out = []
     for j, f in enumerate(found):

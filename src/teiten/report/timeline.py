@@ -24,10 +24,19 @@ def heading(t: Timeline, lang: str) -> str:
     return tr("timeline.title", lang, study=t.study, testbed=t.testbed)
 
 
+def level(t: Timeline, lang: str) -> str:
+    """The level of each series' test ("at or below 0.00833"), and where there are several
+    series, that it is the timeline's alpha divided over them."""
+    p = f"{t.series_alpha:.3g}"
+    if t.tested <= 1:
+        return tr("timeline.level.one", lang, p=p)
+    return tr("timeline.level", lang, p=p, alpha=f"{t.alpha * 100:g}", tested=t.tested)
+
+
 def lead(t: Timeline, lang: str) -> str:
     order = tr("timeline.order.first-parent" if t.order == FIRST_PARENT else "timeline.order.version", lang)
     return tr("timeline.lead", lang, builds=len(t.builds), studies=t.studies, order=order,
-              alpha=f"{t.alpha * 100:g}")
+              level=level(t, lang), alpha=f"{t.alpha * 100:g}")
 
 
 def change_line(workload: str, c: Change, lang: str) -> str:
@@ -40,7 +49,7 @@ def change_line(workload: str, c: Change, lang: str) -> str:
 def changes(t: Timeline, lang: str) -> list[str]:
     """One sentence per change point, or the one that says there is none."""
     found = [change_line(w, c, lang) for w, c in t.changes]
-    return found or [tr("timeline.none", lang, alpha=f"{t.alpha * 100:g}")]
+    return found or [tr("timeline.none", lang, level=level(t, lang))]
 
 
 def rows(t: Timeline, workload: str, lang: str) -> tuple[list[str], list[list[str]]]:
