@@ -38,15 +38,16 @@ STREAK = 3          # disturbed trials in a row, after the spell's wait, that st
 
 def start(guard: NoiseGuardSpec, wait_s: float, ours: Callable[[], Iterable[int]], say: Callable[[str], None],
           store: str, todo: Sequence[PlannedTrial], *,
-          keep: Callable[[Mapping[str, object]], None]) -> BusyWatch:
+          keep: Callable[[Mapping[str, object]], None],
+          theirs: Callable[[], Iterable[int]] = tuple) -> BusyWatch:
     """Before the first trial: how busy the rest of the machine is over a short window, against
     the limit of the first trial (kept by ``keep`` for the report, the limit beside it; a busy
     machine is said at once), and the watch of the run, which judges by the guard's rule."""
     rule = Rule.of(guard.model_dump())
-    found = quiet_check(WINDOW_S, ours=ours)
+    found = quiet_check(WINDOW_S, ours=ours, theirs=theirs)
     watch = BusyWatch(rule, wait_s, ours, say, store,
                       sum(1 for t in todo if t.repetition == 1 and t.repeat_of is None and not t.purpose),
-                      last=found)
+                      last=found, theirs=theirs)
     limit = watch.limit(todo[0]) if todo else rule.limit(None, None)
     keep({**found.to_json(), "limit": limit})
     watch.quiet = found.cpus <= limit
@@ -72,6 +73,7 @@ class BusyWatch:
     streak: int = 0
     first_disturbed: int = 0
     last: ForeignLoad | None = None
+    theirs: Callable[[], Iterable[int]] = tuple  # pids under ``ours`` that are foreign after all
 
     def __post_init__(self) -> None:
         self.left_s = self.wait_s
@@ -87,7 +89,7 @@ class BusyWatch:
         said, limit = False, self.limit(trial)
         while self.left_s > 0:
             begun = time.monotonic()
-            found = quiet_check(WINDOW_S, ours=self.ours)
+            found = quiet_check(WINDOW_S, ours=self.ours, theirs=self.theirs)
             took = time.monotonic() - begun
             self.left_s -= took
             self.waited_s += took

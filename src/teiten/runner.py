@@ -345,7 +345,8 @@ def _quiet_check(ctx: _Context, todo: list[PlannedTrial]) -> None:
         return
     ctx.busy = busy.start(ctx.guard, ctx.wait_quiet_s, lambda: _ours(ctx),
                           lambda m: ctx.report(Event("note", message=m)), str(ctx.store), todo,
-                          keep=lambda body: ctx.store.update_spec(ctx.study_id, {QUIET_CHECK: body}))
+                          keep=lambda body: ctx.store.update_spec(ctx.study_id, {QUIET_CHECK: body}),
+                          theirs=lambda: [p for server in ctx.servers.values() for p in server.foreign_pids()])
 
 
 def _ours(ctx: _Context) -> list[int]:

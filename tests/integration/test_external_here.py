@@ -1,7 +1,7 @@
-"""An external server that runs on this machine, and the noise guard (issue 54, item 9): the
-backends that serve teiten's own connections, and the server's own processes, are the trial's;
-another program's client of the same server stays foreign. Real clusters, real pgbench, the
-real CLI with the guard on."""
+"""An external server that runs on this machine, and the noise guard (issue 54, item 9): its
+postmaster's processes (the backends of teiten's own connections, the checkpointer and the like)
+are the trial's; the backend of another program's client of the same server stays foreign, and
+the guard names that load. Real clusters, real pgbench, the real CLI with the guard on."""
 
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ from tests.burners import skip_when_busy
 from tests.conftest import ROOT, TEST_HOME
 from tests.integration.test_external import outside  # noqa: F401 - the fixture
 
+from teiten.monitors.foreign import ForeignMeter
 from teiten.servers.cluster import Cluster
-from teiten.servers.external_here import postmaster_here, trial_processes
+from teiten.servers.external_here import other_clients, postmaster_here
 
 
 def _tcp(cluster: Cluster) -> str:
@@ -33,7 +34,7 @@ def _backend_of(conn: psycopg.Connection) -> int:
     return int(row[0])
 
 
-def test_the_trials_processes_are_its_backends_and_the_servers_own(
+def test_another_programs_client_of_the_server_stays_foreign(
         outside: Cluster, pg18) -> None:  # noqa: ANN001, F811
     pgbench = str(pg18.binary("pgbench"))
     subprocess.run([pgbench, "-i", "-q", "-s", "1", "-h", "127.0.0.1", "-p", str(outside.port),
@@ -53,15 +54,24 @@ def test_the_trials_processes_are_its_backends_and_the_servers_own(
                 if foreign or time.monotonic() > deadline:
                     break
                 time.sleep(0.2)
-            assert len(foreign) == 1, "the other pgbench did not connect"
+            assert foreign, "the other pgbench did not connect"
             postmaster = postmaster_here(conn)
             assert postmaster is not None and postmaster.pid == outside.postmaster_pid()
-            ours = set(trial_processes(postmaster))
-            children = {c.pid for c in postmaster.children()}
-        assert mine in ours  # the backend of teiten's connection
-        assert foreign[0][0] not in ours  # the other pgbench's backend
-        assert ours == children - {foreign[0][0]}  # the checkpointer, WAL writer and the like
-        assert len(ours) >= 4
+            others = set(other_clients(postmaster))
+            theirs = {r[0] for r in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench'").fetchall()}
+            assert others == theirs and mine not in others, (others, theirs, mine)
+            assert mine in {c.pid for c in postmaster.children()}
+            # The meter with the server's tree as ours but the other client's backend: the load
+            # it sees is that backend's (the other pgbench and it), not the server's.
+            meter = ForeignMeter(lambda: [os.getpid(), postmaster.pid],
+                                 lambda: other_clients(postmaster))
+            meter.start()
+            time.sleep(2)
+            load = meter.stop()
+        top = {c.pid for c in load.top}
+        assert top & others, load.top  # the other client's backend, named as foreign load
+        assert not top & ({postmaster.pid} | {c.pid for c in postmaster.children()} - others), load.top
     finally:
         for proc in psutil.process_iter(["name", "cmdline"]):
             if proc.info["name"] == "pgbench" and str(outside.port) in " ".join(proc.info["cmdline"] or ()):
@@ -75,7 +85,7 @@ def test_a_server_over_a_unix_socket_here_is_found_and_one_in_a_name_only_is_not
                          "dbname=postgres", autocommit=True) as conn:
         found = postmaster_here(conn)
         assert found is not None and found.pid == outside.postmaster_pid()
-        assert _backend_of(conn) in trial_processes(found)  # '[local]': counted as the trial's
+        assert other_clients(found) == []  # '[local]': counted as the trial's
 
 
 @pytest.mark.alone  # the noise guard measures the whole machine

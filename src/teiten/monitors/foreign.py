@@ -166,19 +166,25 @@ class ForeignMeter:
     """Start at the beginning of a measured window, stop at its end.
 
     ``ours`` returns the root pids whose whole process trees belong to the trial (the teiten
-    process, whose descendants include pgbench, and the PostgreSQL postmaster). It is called at
+    process, whose descendants include pgbench, and the PostgreSQL postmaster); ``theirs``, the
+    pids in those trees that are not the trial's after all (with their own trees: the backends
+    of another program's clients of an external server on this machine). Both are called at
     start and at stop.
     """
 
-    def __init__(self, ours: Callable[[], Iterable[int]]):
+    def __init__(self, ours: Callable[[], Iterable[int]],
+                 theirs: Callable[[], Iterable[int]] = tuple):
         self.ours = ours
+        self.theirs = theirs
         self.capacity = len(os.sched_getaffinity(0))  # the CPUs the trial may use
         self._start: _Reading | None = None
         self._roots: set[Key] = set()
+        self._others: set[Key] = set()
 
     def start(self) -> None:
         self._start = _read_processes()
         self._roots = self._root_keys(self._start)
+        self._others = self._keys(self._start, self.theirs())
 
     def stop(self) -> ForeignLoad:
         if self._start is None:
@@ -186,7 +192,8 @@ class ForeignMeter:
         before, self._start = self._start, None
         after = _read_processes()
         roots = self._roots | self._root_keys(after)
-        ours = before.trees(roots) | after.trees(roots)
+        others = self._others | self._keys(after, self.theirs())
+        ours = (before.trees(roots) | after.trees(roots)) - before.trees(others) - after.trees(others)
         kernel = _kernel_threads(before) | _kernel_threads(after)
         used, own, solo = _use(before, after, kernel, ours)
         top = heapq.nlargest(TOP, ((s, pid) for pid, s in used.items() if s >= TOP_MIN_S))
@@ -201,7 +208,11 @@ class ForeignMeter:
                            own_cpu_s=round(own, 3), capacity=self.capacity, programs=programs)
 
     def _root_keys(self, reading: _Reading) -> set[Key]:
-        return {reading.by_pid[pid] for pid in self.ours() if pid in reading.by_pid}
+        return self._keys(reading, self.ours())
+
+    @staticmethod
+    def _keys(reading: _Reading, pids: Iterable[int]) -> set[Key]:
+        return {reading.by_pid[pid] for pid in pids if pid in reading.by_pid}
 
 
 def _use(before: _Reading, after: _Reading, kernel: set[Key], ours: set[Key]
@@ -355,12 +366,13 @@ def _gone_below(key: Key, gone: Mapping[Key, list[Key]]) -> set[Key]:
 
 
 def quiet_check(seconds: float = 2.0, *,
-                ours: Callable[[], Iterable[int]] = lambda: [os.getpid()]) -> ForeignLoad:
+                ours: Callable[[], Iterable[int]] = lambda: [os.getpid()],
+                theirs: Callable[[], Iterable[int]] = tuple) -> ForeignLoad:
     """Before the first trial: how much CPU the rest of the machine uses over a short window.
 
     By default this process and its descendants are ours; everything else is foreign.
     """
-    meter = ForeignMeter(ours)
+    meter = ForeignMeter(ours, theirs)
     meter.start()
     time.sleep(seconds)  # one bounded wait: the window itself
     return meter.stop()
@@ -373,7 +385,8 @@ class ForeignWatch(Sampling[ForeignLoad]):
 
     def __init__(self, window: Window, rule: Rule):
         server = window.server
-        super().__init__(ForeignMeter(lambda: [os.getpid(), *server.server_pids()]))
+        super().__init__(ForeignMeter(lambda: [os.getpid(), *server.server_pids()],
+                                      server.foreign_pids))
         self.rule = rule
 
     def contribute(self, evidence: Evidence, ended: Ended) -> None:

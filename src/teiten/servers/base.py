@@ -221,6 +221,11 @@ class Server:
         pid = self.server_pid()
         return [pid] if pid is not None else []
 
+    def foreign_pids(self) -> list[int]:
+        """Processes under :meth:`server_pids` that serve another program (the backends of
+        another client of an external server on this machine): foreign load after all."""
+        return []
+
     def limits_group(self) -> Group | None:
         """The cgroup that holds the server to the study's memory and I/O limits, whose
         counters say how much of them it used (None: not limited)."""

@@ -20,7 +20,7 @@ from teiten.errors import ServerError
 from teiten.installs import Install
 from teiten.probe import parse_conninfo, probe
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, restored, unrestored
-from teiten.servers.external_here import postmaster_here, trial_processes
+from teiten.servers.external_here import other_clients, postmaster_here
 from teiten.servers.sql import (
     HOUSEKEEPING,
     create_database,
@@ -219,11 +219,19 @@ class ExternalServer(Server):
         return TrialEnd(notes=["external server: its log is not available to teiten"])
 
     def server_pids(self) -> list[int]:
-        """Where the server runs on this machine: its processes that serve the trial (not
-        another program's clients), which the noise guard counts as the trial's."""
-        if isinstance(self.here, psutil.Process) and self.here.is_running():
-            return trial_processes(self.here)
-        return []
+        """Where the server runs on this machine: its postmaster, whose processes the noise
+        guard counts as the trial's (but :meth:`foreign_pids`)."""
+        here = self._here()
+        return [here.pid] if here is not None else []
+
+    def foreign_pids(self) -> list[int]:
+        """The backends of another program's clients of the server on this machine."""
+        here = self._here()
+        return other_clients(here) if here is not None else []
+
+    def _here(self) -> psutil.Process | None:
+        here = self.here
+        return here if isinstance(here, psutil.Process) and here.is_running() else None
 
     def describe(self) -> dict[str, object]:
         return self.description or {}

@@ -8,13 +8,12 @@ counted them as another program's load, and such a study stopped, "busy", on its
 backend that serves it (``pg_backend_pid()``) must be a process here whose TCP peer is that very
 connection's socket (over a Unix socket: a process here named ``postgres``), so that a server
 in another pid namespace (a container, another machine) is never taken for a process of this
-one. :func:`trial_processes` then names the server's processes that are the trial's: every
-child of the postmaster (its checkpointer, WAL writer, autovacuum and the like, which work for
-the trial's writes) except the backends of clients that are not teiten's: a client backend is
-the trial's when its TCP peer is a socket of teiten or of one of its descendants (pgbench). A
-backend over a Unix socket ("[local]") is counted as the trial's: its peer cannot be told from
-/proc, so another program's load through that server's Unix socket is not seen. The postmaster
-itself is left to the meter as foreign, for its own few milliseconds.
+one. The postmaster's tree is then the trial's, as a local server's is (its checkpointer, WAL
+writer, autovacuum, and the backends of the trial's pgbench, which start and end inside the
+window), except :func:`other_clients`: the backends of TCP clients that are not teiten's, alive
+when the guard looks (at the start and the end of each window): another program's benchmark
+against the same server stays foreign load. A backend over a Unix socket ("[local]"), or one
+that starts and ends inside one window, cannot be told apart: it counts as the trial's.
 """
 
 from __future__ import annotations
@@ -56,8 +55,9 @@ def postmaster_here(conn: psycopg.Connection) -> psutil.Process | None:
         return None
 
 
-def trial_processes(postmaster: psutil.Process) -> list[int]:
-    """The pids of ``postmaster``'s processes that are the trial's (see the module's text)."""
+def other_clients(postmaster: psutil.Process) -> list[int]:
+    """The backends of ``postmaster`` that serve TCP clients other than teiten and its
+    descendants (pgbench), now."""
     ours: set[tuple[str, int]] = set()
     me = psutil.Process()
     with contextlib.suppress(psutil.Error):
@@ -71,12 +71,9 @@ def trial_processes(postmaster: psutil.Process) -> list[int]:
     except psutil.Error:
         return []
     for child in children:
-        try:
+        with contextlib.suppress(psutil.Error):
             if _TCP_CLIENT.search(" ".join(child.cmdline())) and not any(
                     c.raddr and (c.raddr[0], c.raddr[1]) in ours
                     for c in child.net_connections("inet")):
-                continue  # another program's client
-        except psutil.Error:
-            continue
-        found.append(child.pid)
+                found.append(child.pid)
     return found

@@ -88,3 +88,6 @@ class TenantsServer(Server):
 
     def server_pids(self) -> list[int]:
         return [pid for m in self.group for pid in m.server_pids()]
+
+    def foreign_pids(self) -> list[int]:
+        return [pid for m in self.group for pid in m.foreign_pids()]
