@@ -76,7 +76,7 @@ def make_repo(source: Path, repo: Path, spin_us: int) -> list[tuple[str, bool]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--spin-us", type=int, default=150)
-    parser.add_argument("--home", default=os.environ.get("TEITEN_HOME", "/var/cache/teiten-test/home"))
+    parser.add_argument("--home", default="/var/cache/teiten-test/home")  # the suite's: a warm ccache
     parser.add_argument("--work", default="/var/tmp/teiten-bisect-margin")
     args = parser.parse_args()
     home, work = Path(args.home), Path(args.work)
