@@ -21,7 +21,7 @@ from teiten import cpus, record, workloads
 from teiten.plan import plan
 from teiten.results import LoadFigures, PlannedTrial, TrialResult
 from teiten.servers import kinds
-from teiten.spec.load import load_text
+from teiten.spec.load import LoadedStudy, load_text
 from teiten.store import Store
 
 BASE_TPS = 1000.0
@@ -77,27 +77,15 @@ def build(path: Path, truth: Truth) -> Path:
     loaded = load_text(study_text(truth), "truth.yaml")
     study = loaded.study
     trials = plan(study, workloads.variants(study))
-    spec_json = json.dumps({
-        "study": study.model_dump(mode="json"),
-        "pgbench": {"ref": "18", "version": "18.1", "bindir": None},
-        "workloads": [w.to_json() for w in workloads.resolve(loaded)], "omitted": []})
     servers = [(s.name, "local", json.dumps({**s.model_dump(mode="json"), "resolved": {
         "ref": s.install, "version": "17.7" if s.name == "pg17" else "18.1", "origin": "pypi",
         "bindir": None}})) for _, s in study.server_matrix()]
     store = Store.open(path, create=True)
     try:
-        sid = store.create_study(
-            name=study.study, source="truth.yaml", spec_yaml=loaded.text, spec_json=spec_json,
-            seed=study.seed, created_at="2026-11-26T00:00:00+00:00",
-            fingerprint={"cpu_model": "test", "logical_cpus": 2}, teiten_version="test",
-            servers=servers, trials=trials)
+        sid = _create_study(store, loaded, "truth.yaml", servers, trials)
         tps = tps_of(truth, trials)
         for t in trials:
-            figures = LoadFigures(tps=tps[t.trial_id], transactions=int(tps[t.trial_id]),
-                                  failed_transactions=0, duration_s=1.0,
-                                  latency_ms_avg=1000 * t.clients / tps[t.trial_id],
-                                  latency_ms_stddev=None, initial_connection_ms=None,
-                                  pgbench_version="18.1")
+            figures = _figures(tps[t.trial_id], t.clients)
             if t.server == "pg18" and (t.workload, t.clients) in truth.disturbed:
                 store.finish_trial(sid, TrialResult(t.trial_id, "disturbed", "2026-11-26T00:01:00+00:00",
                                                     error="foreign load: stress-ng used 1.9 CPUs",
@@ -109,6 +97,28 @@ def build(path: Path, truth: Truth) -> Path:
     finally:
         store.close()
     return path
+
+
+def _figures(tps: float, clients: int) -> LoadFigures:
+    """A 1 s trial of ``clients`` clients at ``tps``, as pgbench 18 reports it."""
+    return LoadFigures(tps=tps, transactions=int(tps), failed_transactions=0, duration_s=1.0,
+                       latency_ms_avg=1000 * clients / tps, latency_ms_stddev=None,
+                       initial_connection_ms=None, pgbench_version="18.1")
+
+
+def _create_study(store: Store, loaded: LoadedStudy, source: str,
+                  servers: list[tuple[str, str, str]], trials: list[PlannedTrial]) -> int:
+    """The study of ``loaded`` in ``store``, as a run of pgbench 18 made it on 2026-11-26."""
+    study = loaded.study
+    spec_json = json.dumps({
+        "study": study.model_dump(mode="json"),
+        "pgbench": {"ref": "18", "version": "18.1", "bindir": None},
+        "workloads": [w.to_json() for w in workloads.resolve(loaded)], "omitted": []})
+    return store.create_study(
+        name=study.study, source=source, spec_yaml=loaded.text, spec_json=spec_json,
+        seed=study.seed, created_at="2026-11-26T00:00:00+00:00",
+        fingerprint={"cpu_model": "test", "logical_cpus": 2}, teiten_version="test",
+        servers=servers, trials=trials)
 
 
 def build_study(path: Path, text: str, tps: Callable[[PlannedTrial], float], *,
@@ -127,27 +137,14 @@ def build_study(path: Path, text: str, tps: Callable[[PlannedTrial], float], *,
             spec["placement"] = {"cpus": cpus.format_list(range(s.cores)), "cores": s.cores,
                                  "client_cpus": "any"}
         servers.append((s.name, kinds.of(s).name, json.dumps(spec)))
-    spec_json = json.dumps({
-        "study": study.model_dump(mode="json"),
-        "pgbench": {"ref": "18", "version": "18.1", "bindir": None},
-        "workloads": [w.to_json() for w in workloads.resolve(loaded)], "omitted": []})
     store = Store.open(path, create=True)
     try:
-        sid = store.create_study(
-            name=study.study, source="study.yaml", spec_yaml=loaded.text, spec_json=spec_json,
-            seed=study.seed, created_at="2026-11-26T00:00:00+00:00",
-            fingerprint={"cpu_model": "test", "logical_cpus": 2}, teiten_version="test",
-            servers=servers, trials=trials)
+        sid = _create_study(store, loaded, "study.yaml", servers, trials)
         for name, description in (descriptions or {}).items():
             store.set_server_description(sid, name, dict(description))
         for t in trials:
-            got = tps(t)
-            figures = LoadFigures(tps=got, transactions=int(got), failed_transactions=0,
-                                  duration_s=1.0, latency_ms_avg=1000 * t.clients / got,
-                                  latency_ms_stddev=None, initial_connection_ms=None,
-                                  pgbench_version="18.1")
             store.finish_trial(sid, TrialResult(t.trial_id, "ok", "2026-11-26T00:01:00+00:00",
-                                                figures=figures))
+                                                figures=_figures(tps(t), t.clients)))
         store.set_study_state(sid, "finished", "2026-11-26T00:02:00+00:00")
     finally:
         store.close()

@@ -96,14 +96,19 @@ def _as_user(*args: str, linked: tuple[str, ...] = ()) -> subprocess.CompletedPr
         return subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
 
 
-def test_as_root_without_the_server_account_check_says_it_is_missing_and_setup_would_make_it() -> None:
+def _check_as_root_without(variable: str, account: str) -> subprocess.CompletedProcess[str]:
+    """`teiten system check` as root, with ``variable`` naming an account that does not exist."""
     if os.geteuid() != 0:
         import pytest
 
-        pytest.skip("the server account matters only to root")
-    env = {**os.environ, "TEITEN_SERVER_USER": "teitennoaccount", "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run([sys.executable, "-m", "teiten", "system", "check"], capture_output=True,
+        pytest.skip("the accounts matter only to root")
+    env = {**os.environ, variable: account, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run([sys.executable, "-m", "teiten", "system", "check"], capture_output=True,
                           text=True, timeout=60, env=env)
+
+
+def test_as_root_without_the_server_account_check_says_it_is_missing_and_setup_would_make_it() -> None:
+    done = _check_as_root_without("TEITEN_SERVER_USER", "teitennoaccount")
     assert done.returncode == 1, done.stdout + done.stderr  # not 2: the account is what it checks
     assert any(line.split()[:3] == ["missing", "account", "teitennoaccount"]
                for line in done.stdout.splitlines()), done.stdout
@@ -111,13 +116,7 @@ def test_as_root_without_the_server_account_check_says_it_is_missing_and_setup_w
 
 
 def test_as_root_without_the_client_account_check_names_it_and_what_is_lost() -> None:
-    if os.geteuid() != 0:
-        import pytest
-
-        pytest.skip("the client account matters only to root")
-    env = {**os.environ, "TEITEN_CLIENT_USER": "teitennoclient", "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run([sys.executable, "-m", "teiten", "system", "check"], capture_output=True,
-                          text=True, timeout=60, env=env)
+    done = _check_as_root_without("TEITEN_CLIENT_USER", "teitennoclient")
     assert done.returncode == 1, done.stdout + done.stderr
     row = next(line for line in done.stdout.splitlines() if "teitennoclient" in line)
     assert row.split()[:3] == ["missing", "account", "teitennoclient"], row
