@@ -205,7 +205,7 @@ def start_cli(*args: str, cwd: Path | None = None,
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """Before the test's fixtures are torn down (a mount, a work directory), interrupt every
-    teiten it left running, as Ctrl-C would, then kill what does not stop in 120 s."""
+    teiten it left running, as Ctrl-C would, then kill what does not stop in 300 s."""
     _interrupt_started()
     yield
 
@@ -225,8 +225,8 @@ def _interrupt_started() -> None:
         proc = imported._STARTED.pop()
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
-            try:
-                proc.communicate(timeout=120)
+            try:  # a fast shutdown's checkpoint may wait long for a disk others keep busy
+                proc.communicate(timeout=300)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.communicate()

@@ -76,7 +76,15 @@ def test_interrupting_pytest_stops_the_teiten_a_test_left_running(pg17, tmp_path
     servers = [p for d in (TEST_HOME / "clusters").glob("pytestcut-*") for p in postgres_processes_under(d)]
     assert servers, "the probe's server is not running: the test would prove nothing"
     inner.send_signal(signal.SIGINT)
-    out, _ = inner.communicate(timeout=180)
+    try:
+        out, _ = inner.communicate(timeout=420)  # conftest waits up to 300 s for teiten
+    except subprocess.TimeoutExpired:  # say what was still running, then end it all
+        left = [f"{p.pid} {p.name()} {' '.join(p.cmdline())[:200]}"
+                for p in psutil.Process(inner.pid).children(recursive=True)]
+        inner.kill()
+        out, _ = inner.communicate(timeout=60)
+        raise AssertionError("pytest did not end within 420 s of SIGINT; still running under it:\n"
+                             + "\n".join(left) + "\n" + "".join(seen) + (out or "")) from None
     # pytest ends only after the teiten it left has stopped its servers and removed its
     # clusters (left alone, that teiten would run its 300 s trial on, orphaned).
     assert not teiten.is_running() or teiten.status() == psutil.STATUS_ZOMBIE, "".join(seen) + out
