@@ -47,7 +47,7 @@ def main() -> None:
             continue
         res, steal = np.array([r for r, _ in found]), np.array([s for _, s in found])
         parts = [f"corr {np.corrcoef(res, steal)[0, 1]:+.2f}", f"SD {100 * res.std():.1f}%"]
-        for limit in (1.0, 0.5, 0.25):
+        for limit in (5.0, 2.0, 1.0, 0.5):
             kept = res[steal <= limit]
             parts.append(f"steal <= {limit}%: SD {100 * kept.std():.1f}% (kept {len(kept) / len(res):.2f})")
         print(f"{path}: n={len(res)} steal mean {steal.mean():.2f}% max {steal.max():.1f}%; "

@@ -5,7 +5,8 @@ what keeps it busy and the ways out.
 
 The rules, chosen so that a busy machine costs at most the wait plus one block:
 - Before a trial, when the machine was last seen busy (at the start, or the trial before was
-  disturbed), wait for a quiet window of :data:`WINDOW_S` seconds: foreign CPU within the limit
+  disturbed), wait for a quiet window of :data:`WINDOW_S` seconds: the host's steal within the
+  guard's, and foreign CPU within the limit
   the guard's rule gives that trial with its own use taken at its most (``Rule.before``), so
   that a moment quiet enough for the wait is quiet enough for the trial. The wait of one busy
   spell is bounded by ``--wait-quiet`` (default 30 s) in all: once it is spent, the trials run
@@ -50,9 +51,9 @@ def start(guard: NoiseGuardSpec, wait_s: float, ours: Callable[[], Iterable[int]
                       last=found, theirs=theirs)
     limit = watch.limit(todo[0]) if todo else rule.limit(None, None)
     keep({**found.to_json(), "limit": limit})
-    watch.quiet = found.cpus <= limit
+    watch.quiet = rule.quiet(found, limit)
     if not watch.quiet:
-        say(tr("noise.busy", cpus=f"{found.cpus:.2f}", who=who(found), limit=f"{limit:.2f}"))
+        say(tr("noise.busy", cpus=f"{found.cpus:.2f}", who=who(found, rule=rule), limit=f"{limit:.2f}"))
     return watch
 
 
@@ -94,11 +95,11 @@ class BusyWatch:
             self.left_s -= took
             self.waited_s += took
             self.last = found
-            if found.cpus <= limit:
+            if self.rule.quiet(found, limit):
                 self.quiet = True
                 return
             if not said:
-                self.say(tr("busy.waiting", cpus=f"{found.cpus:.2f}", who=who(found),
+                self.say(tr("busy.waiting", cpus=f"{found.cpus:.2f}", who=who(found, rule=self.rule),
                             limit=f"{limit:.2f}", left=f"{max(self.left_s, 0):.0f}",
                             trial=trial.trial_id))
                 said = True
@@ -127,5 +128,5 @@ class BusyWatch:
 
     def _stop(self, why: str) -> None:
         found = self.last
-        raise MachineBusy(tr("busy.stop", why=why, who=who(found) if found else "?",
+        raise MachineBusy(tr("busy.stop", why=why, who=who(found, rule=self.rule) if found else "?",
                              cpus=f"{found.cpus:.2f}" if found else "?", store=self.store))

@@ -29,10 +29,10 @@ def noise_notices(study: StudyResults) -> list[Notice]:
         out.append(Notice("noise-guard-spare", {"fraction": f"{rule.fraction:g}",
                                                 "limit": f"{rule.limit_cpus:g}"}))
     if guard is not None and quiet is not None and study.record.guard_enabled():
-        found = ForeignLoad.from_json(quiet)
+        found, rule = ForeignLoad.from_json(quiet), Rule.of(guard)
         limit = quiet.get("limit")
-        if found.cpus > (float(limit) if isinstance(limit, int | float) else Rule.of(guard).limit_cpus):
-            out.append(busy_notice(found))
+        if not rule.quiet(found, float(limit) if isinstance(limit, int | float) else rule.limit_cpus):
+            out.append(busy_notice(found, rule))
     for t in study.trials:
         if t.status == "disturbed":
             repeat = _next(study.trials, t)
@@ -44,13 +44,13 @@ def noise_notices(study: StudyResults) -> list[Notice]:
     return out
 
 
-def busy_notice(found: ForeignLoad) -> Notice:
+def busy_notice(found: ForeignLoad, rule: Rule | None = None) -> Notice:
     """The machine was busy before the first trial: its foreign load named by program, as the
     busy line and the guard name it (teiten.guard.who: stress-ng's workers summed, another
     benchmark as such), in each language (``who_ja``: notice_text takes a parameter's
     ``_<lang>`` form where there is one)."""
-    return Notice("machine-busy", {"cpus": f"{found.cpus:.2f}", "who": who(found, "en"),
-                                   "who_ja": who(found, "ja")})
+    return Notice("machine-busy", {"cpus": f"{found.cpus:.2f}", "who": who(found, "en", rule),
+                                   "who_ja": who(found, "ja", rule)})
 
 
 def tuning_notices(fingerprint: Mapping[str, object]) -> list[Notice]:

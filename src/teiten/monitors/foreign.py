@@ -38,6 +38,10 @@ How the CPU is counted
   atomic snapshot: a child reaped between the reading of its parent and its own is counted by
   neither.
 
+The host's steal is the growth of the steal time of /proc/stat's cpu line over the growth of
+all its times (not guest, which user holds): the share of all CPU time in which this virtual
+machine's vCPUs were ready and the host ran something else. No process shows it.
+
 Memory pressure is the growth of the ``total=`` figures of /proc/pressure/memory (microseconds,
 given in milliseconds; absent when the kernel has no PSI) and of pswpin/pswpout in /proc/vmstat
 (pages swapped in and out).
@@ -90,6 +94,7 @@ class _Reading:
     procs: dict[Key, _Proc]
     by_pid: dict[int, Key]
     memory: dict[str, float]
+    cpu: tuple[float, float] | None = None  # (steal, all) CPU seconds of the machine, /proc/stat
 
     def trees(self, roots: Iterable[Key]) -> set[Key]:
         """The processes of this reading that are one of ``roots`` or descend from one."""
@@ -128,7 +133,30 @@ def _read_processes() -> _Reading:
         procs[(info["pid"], info["create_time"])] = _Proc(info["ppid"], name, own, kids)
     memory = _read_memory()
     return _Reading(at=(began + time.monotonic()) / 2, procs=procs,
-                    by_pid={pid: (pid, created) for pid, created in procs}, memory=memory)
+                    by_pid={pid: (pid, created) for pid, created in procs}, memory=memory,
+                    cpu=_read_cpu())
+
+
+CPU_PARTS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")  # not guest:
+# the kernel counts a guest's time in user (and nice) already
+
+
+def _read_cpu() -> tuple[float, float] | None:
+    """The machine's steal and all CPU seconds so far (/proc/stat's cpu line); None where the
+    kernel does not count steal (not Linux)."""
+    times = psutil.cpu_times()
+    if not hasattr(times, "steal"):
+        return None
+    return float(times.steal), float(sum(getattr(times, name, 0.0) for name in CPU_PARTS))
+
+
+def _steal_pct(before: _Reading, after: _Reading) -> float | None:
+    """The share of all CPU time the host took over the window between two readings, in
+    percent, rounded to a hundredth (the kernel counts in clock ticks)."""
+    if before.cpu is None or after.cpu is None or after.cpu[1] <= before.cpu[1]:
+        return None
+    stolen = max(after.cpu[0] - before.cpu[0], 0.0)
+    return round(min(100.0, 100 * stolen / (after.cpu[1] - before.cpu[1])), 2)
 
 
 def _read_memory() -> dict[str, float]:
@@ -205,7 +233,8 @@ class ForeignMeter:
                            top=tuple(Consumer(pid, names[pid], round(s, 3)) for s, pid in top),
                            memory={k: max(v - before.memory[k], 0.0) for k, v in after.memory.items()
                                    if k in before.memory},
-                           own_cpu_s=round(own, 3), capacity=self.capacity, programs=programs)
+                           own_cpu_s=round(own, 3), capacity=self.capacity, programs=programs,
+                           steal_pct=_steal_pct(before, after))
 
     def _root_keys(self, reading: _Reading) -> set[Key]:
         return self._keys(reading, self.ours())

@@ -103,9 +103,10 @@ class AutoRepetitions(Model):
 
 class NoiseGuardSpec(Model):
     """The noise guard: every trial measures the CPU that processes outside it (everything
-    but the server's processes, pgbench and teiten) used during its measured window. A trial
-    over the limit is kept, marked disturbed, left out of the analysis and repeated in its
-    block (teiten.guard.Rule)."""
+    but the server's processes, pgbench and teiten) used during its measured window, and the
+    CPU time the host of a virtual machine took from it (steal). A trial over either limit is
+    kept, marked disturbed, left out of the analysis and repeated in its block
+    (teiten.guard.Rule)."""
 
     enabled: bool = Field(True, description="measure and act on foreign load (off: measure "
                           "nothing; 'teiten run --noise-guard off' also turns it off)")
@@ -117,6 +118,10 @@ class NoiseGuardSpec(Model):
         "of the CPUs it left idle (the CPUs it may use less those it kept busy), where that is "
         "more than max_foreign_cpus. 0 by default: on a 2-CPU virtual machine a tenth of a CPU "
         "shifted a 1-client trial by 30% (python -m bench.guard_calibration measures a machine)")
+    max_steal_pct: Annotated[float, Field(gt=0, le=100)] = Field(
+        2.0, description="a trial is disturbed too when the host of this virtual machine took "
+        "more than this percentage of all CPU time over its window (steal, which no process here "
+        "shows; python -m bench.steal measures how much of a store's noise it explains)")
     repeats: Annotated[int, Field(ge=0, le=10)] = Field(
         2, description="how often a disturbed trial is repeated in its block (the last "
         "disturbed one is kept, and its point has one measurement fewer)")
