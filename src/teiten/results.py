@@ -348,6 +348,7 @@ class PointSummary:
     git_position: int | None
     committed_at: str | None
     finished_at: str
+    emulated: int | None = None  # 1: an emulation's figures (the server's or its baseline's)
 
     def row(self) -> tuple[Any, ...]:
         """Its values in the order of the table's columns."""

@@ -111,6 +111,11 @@ def test_the_report_names_the_kind_and_says_the_guests_were_emulated(finished: d
     for name in ("vme1", "vme2"):
         assert (f"Server {name} ran in a guest that qemu emulated (accelerator: tcg): emulated: "
                 "not a measurement of a VM.") in md
+        # Every figure of a guest is marked where it is printed (issue 54, item 7): the tables' columns.
+        assert f"| {name} (emulated) |" in md or f" {name} (emulated) " in md
+    tps = next((report / "tables").glob("*-tps.csv")).read_text().splitlines()
+    assert tps[0].endswith(",emulated")
+    assert {ln.split(",")[1]: ln.rsplit(",", 1)[1] for ln in tps[1:]} == {"host": "0", "vme1": "1", "vme2": "1"}
     run_cli("report", "--store", str(finished["work"] / "r.db"), "--lang", "ja", "--out",
             str(finished["work"] / "ja"), check=True)
     ja = (finished["work"] / "ja" / "report.md").read_text()

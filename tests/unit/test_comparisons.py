@@ -182,10 +182,11 @@ def test_too_few_blocks_cannot_tell_and_say_how_many_would(tmp_path: Path) -> No
 
 def test_exports_append_the_levels_and_the_correction() -> None:
     data = _report(3)
-    assert TPS_COLUMNS[-2:] == ("tps_ci_level_pct", "cpu_idle_pct")
-    assert RATIO_COLUMNS[-9:] == ("ratio_ci_level_pct", "ratio_ci_method", "p_value_holm",
-                                  "p_value_family_size", "estimate_pct", "estimate_method", "verdict",
-                                  "verdict_reason", "margin_pct")
+    # Appended in order, each after the last (the emulated mark last: issue 54, item 7).
+    assert TPS_COLUMNS[-3:] == ("tps_ci_level_pct", "cpu_idle_pct", "emulated")
+    assert RATIO_COLUMNS[-10:] == ("ratio_ci_level_pct", "ratio_ci_method", "p_value_holm",
+                                   "p_value_family_size", "estimate_pct", "estimate_method", "verdict",
+                                   "verdict_reason", "margin_pct", "emulated")
     tables = {t.name: t for section in all_tables(data) for t in section}
     ratio = [dict(zip(RATIO_COLUMNS, row, strict=True)) for row in tables["r-ratio"].rows]
     assert [r["ratio_ci_level_pct"] for r in ratio] == [75.0, 75.0]

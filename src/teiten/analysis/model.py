@@ -1,7 +1,5 @@
-"""What a report shows, computed from the store (see teiten.analysis.summary).
-
-Plain frozen data: renderers (Markdown, HTML) only format it, they compute nothing.
-"""
+"""What a report shows, computed from the store (see teiten.analysis.summary): plain frozen
+data, which renderers (Markdown, HTML) only format, computing nothing."""
 
 from __future__ import annotations
 
@@ -431,6 +429,7 @@ class ServerInfo:
     delay: tuple[float, float, float] | None = None  # added RTT asked, measured through, direct (ms)
     bandwidth: tuple[float, float | None] | None = None  # the delay proxy's rate asked, measured (Mbit/s)
     facts: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = ()  # its kind's rows (Kind.facts)
+    emulated: bool = False            # its figures are an emulation's (Kind.emulated): marked everywhere
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ def summaries(report: ReportData, study: StudyResults) -> list[PointSummary]:
     testbed = fingerprint.testbed_key(study.fingerprint, study.record.testbed)
     records = {s.name: s for s in study.servers}
     versions = {i.name: i.version for i in report.servers}
+    emulated = {i.name for i in report.servers if i.emulated}
     threads = {(t.planned.server, t.planned.workload, t.planned.clients): t.planned.threads
                for t in study.trials}
     out = []
@@ -51,7 +52,8 @@ def summaries(report: ReportData, study: StudyResults) -> list[PointSummary]:
                     tps_level_pct=_pct(p.tps_ci_level), n_ok=p.n_ok, n_failed=p.n_failed,
                     baseline_tps_median=ref.tps_median if ref else None,
                     **(_judged(p) if baseline is not None else _unjudged()),
-                    version=versions.get(series.server), **build, finished_at=finished))
+                    version=versions.get(series.server), **build, finished_at=finished,
+                    emulated=int(bool({series.server, baseline} & emulated))))
     return out
 
 

@@ -213,7 +213,8 @@ def server_info(row: ServerRecord) -> ServerInfo:
         bandwidth=(float(d["bandwidth_mbps"]), d.get("measured_mbps"))
         if d and d.get("bandwidth_mbps") else None,
         facts=tuple((label, value, tuple(sorted(fields.items())))
-                    for label, value, fields in kind.facts(desc)))
+                    for label, value, fields in kind.facts(desc)),
+        emulated=kind.emulated(desc))
 
 
 

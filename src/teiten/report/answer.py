@@ -26,7 +26,8 @@ def answer_lines(data: ReportData) -> list[str]:
                 continue
             parts = phrases(series.points, ctx)
             lines.append(tr("answer.line", data.lang, workload=section.workload,
-                            server=series.server, baseline=series.reference or section.baseline,
+                            server=ctx.named(series.server),
+                            baseline=ctx.named(series.reference or section.baseline),
                             parts=tr("answer.sep", data.lang).join(parts) if parts
                             else tr("answer.nothing", data.lang)))
     return lines

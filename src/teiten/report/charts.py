@@ -87,8 +87,8 @@ def _chart(title: str, y_label: str, lines: list[Line], section: WorkloadSection
                       no_data=tr("chart.no_data", ctx.lang))
 
 
-def _who(server: str, clients: int, lang: str) -> str:
-    return f"{server} · {clients_phrase([clients], lang)}"
+def _who(server: str, clients: int, ctx: Context) -> str:
+    return f"{ctx.named(server)} · {clients_phrase([clients], ctx.lang)}"
 
 
 def tps_chart(section: WorkloadSection, ctx: Context) -> str:
@@ -99,12 +99,12 @@ def tps_chart(section: WorkloadSection, ctx: Context) -> str:
         for p in s.points:
             if p.tps_median is None:
                 continue
-            text = f"{_who(s.server, p.clients, ctx.lang)} · {f.format_tps(p.tps_median)} TPS"
+            text = f"{_who(s.server, p.clients, ctx)} · {f.format_tps(p.tps_median)} TPS"
             if p.tps_ci:
                 band.append((float(p.clients), *p.tps_ci))
                 text += f" {f.tps_ci_text(p)}"
             hover[float(p.clients)] = text
-        lines.append(Line(s.server, [(p.clients, p.tps_median) for p in s.points], band=band,
+        lines.append(Line(ctx.named(s.server), [(p.clients, p.tps_median) for p in s.points], band=band,
                           hover=hover, colour=i))
     return _chart(tr("chart.tps", ctx.lang, workload=section.workload), tr("axis.tps", ctx.lang),
                   lines, section, ctx)
@@ -119,14 +119,15 @@ def latency_chart(section: WorkloadSection, ctx: Context) -> str:
         for p in s.points:
             if p.latency_ms_median is None:
                 continue
-            text = f"{_who(s.server, p.clients, ctx.lang)} · {f.format_latency(p.latency_ms_median)} ms"
+            text = f"{_who(s.server, p.clients, ctx)} · {f.format_latency(p.latency_ms_median)} ms"
             if len(p.latency_values) > 1:
                 low, high = min(p.latency_values), max(p.latency_values)
                 band.append((float(p.clients), low, high))
                 text += " (" + tr("hover.range", ctx.lang, low=f.format_latency(low),
                                   high=f.format_latency(high)) + ")"
             hover[float(p.clients)] = text
-        lines.append(Line(s.server, [(p.clients, p.latency_ms_median) for p in s.points], band=band,
+        lines.append(Line(ctx.named(s.server), [(p.clients, p.latency_ms_median) for p in s.points],
+                          band=band,
                           hover=hover, colour=i))
     return _chart(tr("chart.latency", ctx.lang, workload=section.workload),
                   tr("axis.latency", ctx.lang), lines, section, ctx, y_decimals=3)
@@ -146,11 +147,11 @@ def ratio_chart(section: WorkloadSection, ctx: Context) -> str:
                 continue
             text = " ".join(part for part in (f.format_ratio(p.shown_ratio), f.ratio_ci_text(p),
                                               marker(p), verdict_title(p, ctx)) if part)
-            hover[float(p.clients)] = f"{_who(s.server, p.clients, ctx.lang)} · {text}"
+            hover[float(p.clients)] = f"{_who(s.server, p.clients, ctx)} · {text}"
             if p.ratio_ci:
                 whiskers.append((float(p.clients), p.ratio_ci[0] * 100, p.ratio_ci[1] * 100))
         dodge = (n - (len(others) - 1) / 2) * 7.0
-        lines.append(Line(f"{s.server} / {s.reference or base.server}",
+        lines.append(Line(f"{ctx.named(s.server)} / {ctx.named(s.reference or base.server)}",
                           [(p.clients, None if p.shown_ratio is None else p.shown_ratio * 100)
                            for p in s.points],
                           whiskers=whiskers, hover=hover, colour=i, dodge=dodge))

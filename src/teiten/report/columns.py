@@ -14,7 +14,8 @@ from teiten.report.cells import Value
 
 TPS_COLUMNS = ("workload", "server", "version", "clients", "tps_median", "tps_ci_low", "tps_ci_high",
                "cv_pct", "n_ok", "n_failed", "tps_ci_level_pct",
-               "cpu_idle_pct")  # of the server's CPUs (report.tables.idle_at), where monitored
+               "cpu_idle_pct",  # of the server's CPUs (report.tables.idle_at), where monitored
+               "emulated")  # 1: the figures are an emulation's (a VM guest under tcg), not a measurement
 # ratio_pct: the ratio of the medians; estimate_pct: the interval's own (Hodges-Lehmann) estimate,
 # the figure the report prints, always inside [ratio_ci_low_pct, ratio_ci_high_pct], which is at
 # 1 - alpha / p_value_family_size (Bonferroni over the report's ratios). ratio_ci_method:
@@ -26,11 +27,12 @@ TPS_COLUMNS = ("workload", "server", "version", "clients", "tps_median", "tps_ci
 RATIO_COLUMNS = ("workload", "server", "baseline", "clients", "ratio_pct", "ratio_ci_low_pct",
                  "ratio_ci_high_pct", "significance", "p_value", "needed", "detectable_pct",
                  "ratio_ci_level_pct", "ratio_ci_method", "p_value_holm", "p_value_family_size",
-                 "estimate_pct", "estimate_method", "verdict", "verdict_reason", "margin_pct")
+                 "estimate_pct", "estimate_method", "verdict", "verdict_reason", "margin_pct",
+                 "emulated")  # 1: the server's or its baseline's figures are an emulation's
 LATENCY_COLUMNS = ("workload", "server", "clients", "latency_ms_median", "latency_ratio_pct",
-                   "n_ok", "n_failed")
+                   "n_ok", "n_failed", "emulated")
 SUMMARY_COLUMNS = ("workload", "server", "version", "peak_tps", "peak_clients", "knee_clients",
-                   "mean_tps_diff_pct", "mean_latency_diff_pct")
+                   "mean_tps_diff_pct", "mean_latency_diff_pct", "emulated")
 DEGRADATION_COLUMNS = ("workload", "a", "b", "clients", "tps_a", "tps_b", "degradation_pct",
                        "tps_difference", "degradation_ci_low", "degradation_ci_high",
                        "degradation_ci_level")
@@ -122,7 +124,7 @@ MACHINE_RUN_COLUMNS = ("part", "seconds", "share_pct")
 # Every trial of the per-second series: its TPS as analysed, how many seconds its series has,
 # the seconds of ramp-up before its steady part, its stalls and its drift.
 TRIAL_COLUMNS = ("trial_id", "server", "workload", "clients", "repetition", "status", "tps",
-                 "series_seconds", "rampup_seconds", "stalls", "drift_pct_per_min")
+                 "series_seconds", "rampup_seconds", "stalls", "drift_pct_per_min", "emulated")
 
 
 def judged(j: Judged | None) -> tuple[Value, ...]:

@@ -37,7 +37,7 @@ def sentences(section: WorkloadSection, ctx: Context) -> list[Sentence]:
 
 def sentence(section: WorkloadSection, finding: Finding, ctx: Context) -> str:
     lang = ctx.lang
-    who = {"server": finding.server, "baseline": finding.baseline}
+    who = {"server": ctx.named(finding.server), "baseline": ctx.named(finding.baseline)}
     clients = clients_phrase(finding.clients, lang)
     kind = finding.kind
     if kind in ("faster", "slower"):
@@ -75,7 +75,8 @@ def _grouped(section: WorkloadSection, finding: Finding, ctx: Context) -> str | 
     parts = phrases(_points(section, finding), ctx)
     if len(parts) != 1:
         return None
-    return tr("finding.grouped", ctx.lang, server=finding.server, baseline=finding.baseline, part=parts[0])
+    return tr("finding.grouped", ctx.lang, server=ctx.named(finding.server),
+              baseline=ctx.named(finding.baseline), part=parts[0])
 
 
 def _difference(section: WorkloadSection, finding: Finding, ctx: Context) -> str | None:
@@ -86,8 +87,8 @@ def _difference(section: WorkloadSection, finding: Finding, ctx: Context) -> str
     if point is None or point.shown_ratio is None:
         return None
     ratio = f.pct_number(point.shown_ratio)
-    return tr(f"finding.{finding.kind}", ctx.lang, server=finding.server,
-              baseline=finding.baseline, clients=clients_phrase(finding.clients, ctx.lang),
+    return tr(f"finding.{finding.kind}", ctx.lang, server=ctx.named(finding.server),
+              baseline=ctx.named(finding.baseline), clients=clients_phrase(finding.clients, ctx.lang),
               diff=f.diff_from_ratio(ratio), ratio=f"{ratio}%",
               conf=f.format_level(point.ratio_ci_level) if point.ratio_ci else ctx.conf,
               ci=f.ratio_ci_bounds(point) or f.MISSING)

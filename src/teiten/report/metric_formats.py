@@ -18,12 +18,15 @@ FAMILIES = (("teiten_tps", "value"), ("teiten_tps_low", "low"), ("teiten_tps_hig
             ("teiten_ratio_low_pct", "low_pct"), ("teiten_ratio_high_pct", "high_pct"))
 # The labels of every sample: together they name one row of the view.
 LABELS = ("testbed", "study", "study_id", "workload", "clients", "server", "baseline", "build")
+EMULATED = " (emulated)"  # BMF: the name of an emulation's benchmark ends so; OpenMetrics: emulated="true"
 
 
 def bmf(rows: Sequence[Row]) -> dict[str, dict[str, dict[str, float]]]:
     """Bencher Metric Format: a benchmark per server and point (``STUDY/WORKLOAD/clients=N/
     SERVER``) with the measure ``throughput`` (median TPS and its interval) and, for a server
-    compared with a baseline, ``ratio`` (the report's ratio in percent and its interval)."""
+    compared with a baseline, ``ratio`` (the report's ratio in percent and its interval). The
+    figures of an emulated server (or of a ratio to one) are named ``... (emulated)``: never the
+    series of a measured one."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for r in rows:
         measures = {}
@@ -32,8 +35,8 @@ def bmf(rows: Sequence[Row]) -> dict[str, dict[str, dict[str, float]]]:
         shown = r["estimate_pct"] if r["estimate_pct"] is not None else r["ratio_pct"]
         if shown is not None:
             measures["ratio"] = _metric(shown, r["low_pct"], r["high_pct"])
-        if measures:
-            out[f"{r['benchmark']}/{r['server']}"] = measures
+        if measures:  # an emulation's figures are a benchmark of their own, named so
+            out[f"{r['benchmark']}/{r['server']}" + (EMULATED if r.get("emulated") else "")] = measures
     return out
 
 
@@ -47,8 +50,9 @@ def _metric(value: float, low: float | None, high: float | None) -> dict[str, fl
 def openmetrics(rows: Sequence[Row]) -> str:
     """OpenMetrics text: one gauge family per figure (TPS and its interval, the ratio and its
     interval), a sample per row that has the figure, labelled with its testbed, study, point,
-    server, baseline and build, stamped with the time its study finished; and the verdict of
-    each compared server as ``teiten_verdict{..., verdict="slower"} 1``."""
+    server, baseline and build (and ``emulated="true"`` where the figures are an emulation's),
+    stamped with the time its study finished; and the verdict of each compared server as
+    ``teiten_verdict{..., verdict="slower"} 1``."""
     lines = []
     for family, column in FAMILIES:
         samples = [_sample(family, r, r[column]) for r in rows if r[column] is not None]
@@ -62,6 +66,8 @@ def openmetrics(rows: Sequence[Row]) -> str:
 
 def _sample(family: str, row: Row, value: float, **more: str) -> str:
     labels = {k: row[k] for k in LABELS if row.get(k) is not None} | more
+    if row.get("emulated"):  # a sample of an emulation's figures (issue 54, item 7)
+        labels["emulated"] = "true"
     text = ",".join(f'{k}="{_escaped(str(v))}"' for k, v in labels.items())
     when = datetime.fromisoformat(row["time"]).timestamp()
     return f"{family}{{{text}}} {_number(value)} {_number(when)}"

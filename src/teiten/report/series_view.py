@@ -22,7 +22,7 @@ from importlib.resources import files
 from typing import Any
 
 from teiten.analysis.model import ReportData, TrialSeries
-from teiten.report.cells import Cell, Column, DataTable, Table
+from teiten.report.cells import Cell, Column, Context, DataTable, Table
 from teiten.report.columns import TRIAL_COLUMNS
 from teiten.report.formats import format_tps, round_or_none
 from teiten.report.i18n import clients_phrase, status_name, tr
@@ -231,17 +231,18 @@ def series_section(data: ReportData) -> list[str]:
 def trials_table(data: ReportData) -> Table:
     """Every trial with a series, in the viewer's order: its TPS, the seconds of its series,
     its ramp-up, stalls and drift; written to ``trials.csv``."""
-    lang = data.lang
+    lang, ctx = data.lang, Context.of(data)
     trials = ordered(data)
     heads = ("series.server", "series.workload", "clients", "series.repetition", "series.status",
              "series.tps", "series.seconds", "series.rampup", "series.stalls", "series.drift")
     rows = tuple((t.trial_id, tuple(Cell(c) for c in (
-        t.server, t.workload, str(t.clients), str(t.repetition), status_name(t.status, lang),
+        ctx.named(t.server), t.workload, str(t.clients), str(t.repetition), status_name(t.status, lang),
         format_tps(t.tps_figure), str(len(t.tps)), str(t.steady_from), str(t.stalls),
         f"{t.drift_pct_per_min:+.1f}"))) for t in trials)
     found = DataTable("trials", "", "trials", TRIAL_COLUMNS, tuple(
         (t.trial_id, t.server, t.workload, t.clients, t.repetition, t.status, round_or_none(t.tps_figure, 1),
-         len(t.tps), t.steady_from, t.stalls, round(t.drift_pct_per_min, 1)) for t in trials))
+         len(t.tps), t.steady_from, t.stalls, round(t.drift_pct_per_min, 1), ctx.marked(t.server))
+        for t in trials))
     return Table("trials", tr("series.table", lang), tr("series.trial", lang),
                  tuple(Column(tr(h, lang)) for h in heads), rows, data=(found,))
 

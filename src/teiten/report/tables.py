@@ -117,11 +117,14 @@ def tps_table(section: WorkloadSection, ctx: Context) -> Table:
     tps_group, ratio_group = tr("tps.group", lang), tr("ratio.group", lang)
     detect_group, idle_group = tr("detectable.group", lang), tr("idle.group", lang)
     idle = [s for s in section.servers if any(a.idle is not None for a in s.activity)]
-    columns = [Column(s.server, tps_group, _version_sub(s, base, lang)) for s in section.servers]
-    columns += [Column(s.server, idle_group, md=f"{idle_group}: {s.server}") for s in idle]
-    columns += [Column(f"{s.server} / {s.reference or base.server}", ratio_group, tr("ratio.sub", lang),
-                       md=f"{ratio_group}: {s.server} / {s.reference or base.server}") for s in rest]
-    columns += [Column(s.server, detect_group, md=f"{detect_group}: {s.server}") for s in rest]
+    name = ctx.named
+    columns = [Column(name(s.server), tps_group, _version_sub(s, base, lang)) for s in section.servers]
+    columns += [Column(name(s.server), idle_group, md=f"{idle_group}: {name(s.server)}") for s in idle]
+    columns += [Column(f"{name(s.server)} / {name(s.reference or base.server)}", ratio_group,
+                       tr("ratio.sub", lang),
+                       md=f"{ratio_group}: {name(s.server)} / {name(s.reference or base.server)}")
+                for s in rest]
+    columns += [Column(name(s.server), detect_group, md=f"{detect_group}: {name(s.server)}") for s in rest]
     rows = []
     for c in section.clients:
         cells = [tps_cell(section, s, c, ctx) for s in section.servers]
@@ -159,7 +162,7 @@ def tps_data(section: WorkloadSection, ctx: Context) -> tuple[DataTable, ...]:
                         f.round_or_none(low, f.TPS_DECIMALS), f.round_or_none(high, f.TPS_DECIMALS),
                         f.round_or_none(None if p.cv is None else p.cv * 100, f.PCT_DECIMALS),
                         p.n_ok, p.n_failed, f.level_pct(p.tps_ci_level),
-                        f.round_or_none(idle_at(s, c), f.PCT_DECIMALS)))
+                        f.round_or_none(idle_at(s, c), f.PCT_DECIMALS), ctx.marked(s.server)))
     base = baseline_series(section)
     for s in others(section):
         for c in section.clients:
@@ -177,7 +180,8 @@ def tps_data(section: WorkloadSection, ctx: Context) -> tuple[DataTable, ...]:
                           p.comparisons if p.ratio is not None else None,
                           f.pct_or_none(p.estimate),
                           (p.ratio_method or None) if p.estimate is not None else None,
-                          p.verdict or None, p.reason or None, p.margin_pct))
+                          p.verdict or None, p.reason or None, p.margin_pct,
+                          ctx.marked(s.server, s.reference or base.server)))
     out = (DataTable(data_name(ctx, w, "tps"), w, "tps", TPS_COLUMNS, tuple(tps)),)
     return out + ((DataTable(data_name(ctx, w, "ratio"), w, "ratio", RATIO_COLUMNS, tuple(ratio)),)
                   if ratio else ())
@@ -213,9 +217,11 @@ def latency_table(section: WorkloadSection, ctx: Context) -> Table:
     base = baseline_series(section)
     rest = others(section)
     group, ratio_group = tr("latency.group", lang), tr("ratio.group", lang)
-    columns = [Column(s.server, group, _version_sub(s, base, lang)) for s in section.servers]
-    columns += [Column(f"{s.server} / {s.reference or base.server}", ratio_group,
-                       md=f"{ratio_group}: {s.server} / {s.reference or base.server}") for s in rest]
+    name = ctx.named
+    columns = [Column(name(s.server), group, _version_sub(s, base, lang)) for s in section.servers]
+    columns += [Column(f"{name(s.server)} / {name(s.reference or base.server)}", ratio_group,
+                       md=f"{ratio_group}: {name(s.server)} / {name(s.reference or base.server)}")
+                for s in rest]
     rows = []
     for c in section.clients:
         cells = []
@@ -251,7 +257,8 @@ def latency_data(section: WorkloadSection, ctx: Context) -> DataTable:
                 continue
             lat = latency_ratio(p, point_at(reference_series(section, s), c)) if s is not base else None
             rows.append((w, s.server, c, f.round_or_none(p.latency_ms_median, f.LATENCY_DECIMALS),
-                         f.pct_or_none(lat), p.n_ok, p.n_failed))
+                         f.pct_or_none(lat), p.n_ok, p.n_failed,
+                         ctx.marked(s.server, *([] if s is base else [(s.reference or base.server)]))))
     return DataTable(data_name(ctx, w, "latency"), w, "latency", LATENCY_COLUMNS, tuple(rows))
 
 
@@ -280,7 +287,7 @@ def summary_table(section: WorkloadSection, ctx: Context) -> Table:
             Cell(diff),
             Cell(lat),
         )
-        rows.append((s.server, cells))
+        rows.append((ctx.named(s.server), cells))
     return Table("summary", tr("summary", lang), tr("summary.server", lang), columns, tuple(rows),
                  (tr("summary.note", lang),), (summary_data(section, ctx),))
 
@@ -293,7 +300,7 @@ def summary_data(section: WorkloadSection, ctx: Context) -> DataTable:
         rows.append((w, s.server, s.version, f.round_or_none(peak[1], f.TPS_DECIMALS) if peak else None,
                      peak[0] if peak else None, peak[2] if peak else None,
                      f.round_or_none(s.mean_tps_diff_pct, f.PCT_DECIMALS),
-                     f.round_or_none(s.mean_latency_diff_pct, f.PCT_DECIMALS)))
+                     f.round_or_none(s.mean_latency_diff_pct, f.PCT_DECIMALS), ctx.marked(s.server)))
     return DataTable(data_name(ctx, w, "summary"), w, "summary", SUMMARY_COLUMNS, tuple(rows))
 
 

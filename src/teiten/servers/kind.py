@@ -98,6 +98,12 @@ class Kind:
         notices (key, fields) of a catalogue ``notices.<part>.yaml`` of the kind's own."""
         return []
 
+    def emulated(self, description: Mapping[str, Any]) -> bool:
+        """Whether the figures of a stored server of this kind are an emulation's (a VM guest
+        under qemu's tcg): a functional stand-in, which the report marks wherever they are
+        printed or exported (issue 54, item 7)."""
+        return False
+
     def facts(self, description: Mapping[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
         """Rows the Servers table gives a stored server of this kind, from its description:
         (label key, value key, fields) of the kind's own ``texts.<part>.yaml``; the fields fill

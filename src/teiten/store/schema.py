@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 _V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -297,6 +297,28 @@ def _to_v7(conn: Any) -> None:
                          (kind, row["study_id"], row["name"]))
 
 
+# 8: whether a point's figures are an emulation's (issue 54, item 7: a VM guest under qemu's
+# tcg), so that the tools that read teiten_points (BMF, OpenMetrics, a timeline) mark them too:
+# 1 emulated, 0 measured, NULL in the summaries kept before.
+_V8 = """
+ALTER TABLE point_summaries ADD COLUMN emulated INTEGER;
+DROP VIEW teiten_points;
+CREATE VIEW teiten_points AS SELECT
+    finished_at AS time, testbed, coalesce(git_commit, build_key, version) AS build,
+    study || '/' || workload || '/clients=' || clients AS benchmark,
+    tps_median AS value, tps_low AS low, tps_high AS high,
+    study_id, study, workload, clients, threads, server, baseline, tps_level_pct, n_ok,
+    n_failed, baseline_tps_median, ratio_pct, estimate_pct, low_pct, high_pct, level_pct,
+    required_pct, method, margin_pct, verdict, verdict_reason, version, build_key, git_commit,
+    git_subject, git_position, committed_at, emulated
+FROM point_summaries
+"""
+
+
+def _to_v8(conn: Any) -> None:
+    _execute_all(conn, _V8)
+
+
 def for_postgres(script: str) -> str:
     """A step's SQL in PostgreSQL's types: SQLite's integers and reals are 64-bit, so BIGINT and
     DOUBLE PRECISION (PostgreSQL's REAL has 24 bits of mantissa), and the study's id an
@@ -326,4 +348,4 @@ def _to_v1(conn: Any) -> None:
 
 # MIGRATIONS[n] turns a store of version n - 1 into version n.
 MIGRATIONS: dict[int, Callable[[Any], None]] = {
-    1: _to_v1, 2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5, 6: _to_v6, 7: _to_v7}
+    1: _to_v1, 2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5, 6: _to_v6, 7: _to_v7, 8: _to_v8}

@@ -73,8 +73,11 @@ class Vm(Kind):
                               f"{', '.join(missing)}, which the VM guest runs")
 
     def notices(self, server: str, description: Mapping[str, Any]) -> list[tuple[str, dict[str, str]]]:
+        return [("vm-emulated", {"server": server})] if self.emulated(description) else []
+
+    def emulated(self, description: Mapping[str, Any]) -> bool:
         guest = (description.get("host") or {}).get("vm") or {}
-        return [("vm-emulated", {"server": server})] if guest.get("emulated") else []
+        return bool(guest.get("emulated"))
 
     def cpus(self, spec: Mapping[str, Any],
              description: Mapping[str, Any]) -> tuple[str, dict[str, str]] | None:
