@@ -56,8 +56,8 @@ def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[Pl
     timed = [(datetime.fromisoformat(t.finished_at) - datetime.fromisoformat(t.started_at))
              .total_seconds() for t in stored.trials if t.started_at and t.finished_at]
     spent = sum(timed)
-    ratios = stopping.widths(stored.trials, stored.servers[0].name, margin_pct=study.margin_pct,
-                             floor=auto.floor)
+    ratios = stopping.widths(stored.trials, stored.servers[0].name,
+                             margin_pct=study.margin_pct if auto.settle else None, floor=auto.floor)
     open_ = [w for w in ratios or () if not w.known(study.target_pct)]
     # The message names the widest ratio still open (the widest of all once none is).
     found = stopping.widest_of(open_ or ratios)

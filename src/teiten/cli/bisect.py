@@ -4,7 +4,9 @@ It builds good and bad (``teiten install --from-git``), runs the study with the 
 servers, and takes as points of interest those where bad is slower than good (the verdict:
 an interval wholly below 100%, not within the study's margin; none: it says so, exit 1). Each
 step builds the commit midway on the first-parent line and runs good, bad and it as three
-servers of one study at those points; teiten.analysis.bisection reads the verdicts. Every
+servers of one study at those points, its ratios measured within a share of the gap the first
+study found; teiten.analysis.bisection places the midpoint against the point midway between
+good and bad, from the blocks' TPS. Every
 step's study is in the store, under the study's own name, so ``teiten timeline`` draws them.
 The first study's servers are the study's first server with another install: its settings,
 cores and directories are kept.
@@ -24,8 +26,9 @@ from typing import Any
 import yaml
 
 from teiten import safefs, spec, studies
-from teiten.analysis import bisection
+from teiten.analysis import bisection, verdicts
 from teiten.analysis.inputs import ReportOptions
+from teiten.analysis.intervals import Interval
 from teiten.cli.running import run_and_finish
 from teiten.errors import SpecError, UserError
 from teiten.installs.model import Install
@@ -92,6 +95,11 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         say(tr("bisect.none", lang, bad=_short(bad), good=_short(good), study=study_id))
         return _ended(args, lines, 1)
     beyond = [(g.workload, g.point.clients) for g in opening.slower if gate.beyond_margin(g.point)]
+    # Each step measures its ratios within a share of the smallest gap found (the contrast that
+    # places the midpoint is half that gap), not the study's own target: a 12% regression is
+    # placed without a 10% margin's help (analysis.bisection.step_target).
+    gap = max(g.point.shown_ratio or 1.0 for g in opening.slower)
+    target = bisection.step_target(gap, loaded.study.target_pct)
     say(tr(gate.beyond_key("bisect.interest", opening.slower), lang, bad=_short(bad),
            good=_short(good), margin=margin, study=study_id, where=_where(interest, lang),
            beyond=_where(beyond, lang)))
@@ -100,20 +108,21 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         step += 1
         mid = search.midpoint()
         sides = [side("good", search.good), side("bad", search.bad), side("mid", mid)]
-        status, study_id = _step(loaded, template, sides, interest, args)
+        status, study_id = _step(loaded, template, sides, interest, args, target)
         if status:
             return status
         against_good = _verdicts(args.store, study_id, sides[0], sides[2], interest, lang)
         against_bad = _verdicts(args.store, study_id, sides[1], sides[2], interest, lang)
-        outcomes = [bisection.point_outcome(against_good[p][0], against_bad[p][0])
-                    for p in interest]
-        outcome = bisection.step_outcome(outcomes)
+        placed = _midways(args.store, study_id, sides, interest)
+        required = verdicts.family_level(len(interest))
+        outcome = bisection.step_outcome([bisection.point_outcome(placed[p], required)
+                                          for p in interest])
         subject = _subject(good, line[mid])
         say(tr(f"bisect.step.{outcome}", lang, step=step, study=study_id, commit=line[mid][:12],
-               subject=subject, margin=margin))
+               subject=subject))
         for p in interest:
             say("  " + tr("bisect.point", lang, where=_where([p], lang), good=against_good[p][1],
-                          bad=against_bad[p][1]))
+                          bad=against_bad[p][1], midway=_interval_text(placed[p])))
         if outcome == bisection.CANNOT_TELL:
             left = search.left
             say(tr("bisect.left", lang, n=len(left), good=line[search.good][:12],
@@ -140,10 +149,16 @@ def _template(loaded: spec.LoadedStudy) -> dict[str, Any]:
 
 
 def _step(loaded: spec.LoadedStudy, template: dict[str, Any], sides: Sequence[Side],
-          interest: Sequence[Point] | None, args: argparse.Namespace) -> tuple[int, int]:
-    """Run the study with ``sides`` as its servers (at the points of interest, when given)."""
+          interest: Sequence[Point] | None, args: argparse.Namespace,
+          target: float | None = None) -> tuple[int, int]:
+    """Run the study with ``sides`` as its servers (at the points of interest, when given;
+    with repetitions: auto, its ratios measured within ``target`` and not stopped by the
+    margin: the step judges a contrast of its three servers, not each ratio)."""
     data = spec.load.parse_yaml(loaded.text, loaded.path)[1]  # bounded, as the study was
     data["servers"] = [{"name": s.server, "install": s.install.name, **template} for s in sides]
+    if target is not None and data.get("repetitions") == "auto":
+        data["auto_repetitions"] = {**(data.get("auto_repetitions") or {}),
+                                    "target_pct": round(target, 2), "settle": False}
     if interest is not None:
         keys = {w for w, _ in interest}
         data["workloads"] = [entry for entry, model in zip(data["workloads"],
@@ -184,6 +199,36 @@ def _verdicts(store_path: str, study_id: int, baseline: Side, candidate: Side,
             out[(g.workload, p.clients)] = (p.verdict, f.format_ratio(p.shown_ratio) + (
                 f" [{bounds}, {f.format_level(p.ratio_ci_level)}%]" if bounds else ""))
     return out
+
+
+def _midways(store_path: str, study_id: int, sides: Sequence[Side], interest: Sequence[Point]
+             ) -> dict[Point, Interval | None]:
+    """Each point of interest: where the midpoint (``sides[2]``) lies against the point midway
+    between good (``sides[0]``) and bad (``sides[1]``), at the level the step's family needs
+    (analysis.bisection.midway), from the TPS of the trials each block ran."""
+    store = Store.open(store_path)
+    try:
+        trials = store.study_results(study_id).measured().trials
+    finally:
+        store.close()
+    tps: dict[tuple[str, str, int], dict[int, float]] = {}
+    for t in trials:
+        if t.status == "ok" and t.tps and not t.planned.variant:
+            tps.setdefault((t.planned.server, t.planned.workload, t.planned.clients), {})[
+                t.planned.repetition] = t.tps
+    level = verdicts.family_level(len(interest))
+    good, bad, mid = (s.server for s in sides)
+    return {(w, c): bisection.midway(tps.get((good, w, c), {}), tps.get((bad, w, c), {}),
+                                     tps.get((mid, w, c), {}), confidence=level)
+            for w, c in interest}
+
+
+def _interval_text(found: Interval | None) -> str:
+    """An interval as the report prints a ratio's: ``97.0% [94.1–99.9, 97.5%]``."""
+    if found is None:
+        return f.MISSING
+    return (f"{f.format_ratio(found.value)} [{f.pct_number(found.low)}{f.DASH}{f.pct_number(found.high)}, "
+            f"{f.format_level(found.confidence)}%]")
 
 
 def _where(points: Sequence[Point], lang: str) -> str:

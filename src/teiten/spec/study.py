@@ -92,6 +92,11 @@ class AutoRepetitions(Model):
     budget: BudgetSeconds = Field(
         3600.0, description="no block is added that would end after this much time spent in "
         "trials: seconds, or a string like 10min")
+    settle: bool = Field(
+        True, description="a ratio also stops getting blocks once its verdict cannot change "
+        "(its interval wholly beyond or within ±margin_pct); false: only on width, so that every "
+        "interval reaches ±target_pct (teiten bisect's steps, which judge a contrast of their "
+        "three servers, not each ratio)")
 
     @model_validator(mode="after")
     def _order(self) -> AutoRepetitions:
