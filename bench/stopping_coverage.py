@@ -210,14 +210,16 @@ def _words(low: np.ndarray, high: np.ndarray, margin_pct: float) -> np.ndarray:
 def stop_on_decision(sd: float, ratio: float, studies: int, rng: np.random.Generator, *,
                      noise: str = "normal", comparisons: int = 6, floor: int = FLOOR,
                      ceiling: int = CEILING, margin_pct: float = verdicts.MARGIN_PCT,
-                     target_pct: float | None = None) -> DecisionRun:
+                     target_pct: float | None = None, at_least: float = 0.0) -> DecisionRun:
     """``studies`` studies of ``comparisons`` ratios, each ratio's within-block log ratios
     log(ratio) + sd * noise (normal, or Student-t with 3 degrees of freedom), each
     ratio stopped by the rule of teiten.analysis.stopping (settled by the margin at the level of
     its look, stopping.look_level; or within ±target at stopping.decide_level; else the
-    ceiling) and read as the report reads its printed interval at the family's level."""
+    ceiling) and read as the report reads its printed interval at the family's level, or
+    ``at_least`` where that is higher (the report prints a study that stopped on its intervals
+    at the level the rule judged them at: teiten.analysis.compare.with_family)."""
     target = stop_target(target_pct, margin_pct)
-    level = verdicts.family_level(comparisons)
+    level = max(verdicts.family_level(comparisons), at_least)
     decide = stopping.decide_level(comparisons)
     size = studies * comparisons
     e = rng.standard_normal((size, ceiling)) if noise == "normal" else rng.standard_t(3, (size, ceiling))

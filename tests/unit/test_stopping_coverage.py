@@ -81,6 +81,24 @@ def test_stopping_on_the_decision_keeps_the_error_rates_and_the_label(
     assert all(r.wrong_study <= 0.001 for r in decisions if r.ratio != 1.0)
 
 
+@pytest.mark.parametrize("ceiling", [16, 32])
+def test_two_ratios_keep_their_label_printed_at_the_level_they_were_judged(ceiling: int) -> None:
+    """A study of two ratios (the default study's shape: read and update at one client count)
+    stopped on the decision: printed at 1 - 0.05/2 = 97.5%, below the 99% the rule judged them
+    at, a true ±7% at 5% noise covers about 95.5% (up to 2 points short, at ceilings 16 to 40);
+    printed at the level the rule judged (the report's at_least for repetitions: auto), every
+    case keeps its label within 1.5 points, equal servers end faster or slower in at most 5% of
+    studies and a true ±7% "no difference" in at most 5% of ratios."""
+    rng = np.random.default_rng(sim.SEED + ceiling)
+    runs = [sim.stop_on_decision(sd, ratio, STUDIES, rng, comparisons=2, ceiling=ceiling,
+                                 at_least=stopping.DECIDE_CONFIDENCE)
+            for sd in (0.05, 0.08) for ratio in (1.0, 1.07, 1 / 1.07)]
+    assert {r.level for r in runs} == {0.99}
+    assert all(r.shortfall <= TOLERANCE_POINTS for r in runs), [(r.sd, r.ratio, r.shortfall) for r in runs]
+    assert all(r.wrong_study <= _bound(0.05, STUDIES) for r in runs if r.ratio == 1.0), runs
+    assert all(r.rates["no-difference"] <= 0.05 for r in runs if r.ratio != 1.0), runs
+
+
 def test_a_large_difference_is_decided_at_the_floor_and_the_rule_stops_early(
         decisions: list[sim.DecisionRun]) -> None:
     """25% apart at the noise of a quiet machine: decided at the floor; equal servers measured

@@ -58,7 +58,8 @@ def comparisons(sections: Sequence[WorkloadSection]) -> list[tuple[int, int, int
 
 
 def with_family(sections: Sequence[WorkloadSection], *, alpha: float = stats.ALPHA,
-                margin_pct: float = verdicts.MARGIN_PCT) -> tuple[WorkloadSection, ...]:
+                margin_pct: float = verdicts.MARGIN_PCT, at_least: float = 0.0
+                ) -> tuple[WorkloadSection, ...]:
     """The sections with every ratio's interval at the family's level and its verdict read
     from that interval (:mod:`teiten.analysis.verdicts`), and their findings worded again.
 
@@ -67,10 +68,16 @@ def with_family(sections: Sequence[WorkloadSection], *, alpha: float = stats.ALP
     the printed estimate and the verdict are one thing. A point that has no ratio (a server
     without a successful trial there) cannot tell. Holm's adjusted p (over the same family)
     stays in the CSV's p_value_holm column only.
+
+    ``at_least``: the lowest level an interval is printed at. A study whose blocks were added
+    until its intervals decided (repetitions: auto) was judged by the stopping rule at 99% or
+    more (teiten.analysis.stopping.decide_level), and its intervals are printed at that level:
+    printed at 1 - alpha/m below it, those of a study of fewer than five ratios that stopped on
+    the decision cover up to 2 points less than they state (docs/STATISTICS.md).
     """
     family = comparisons(sections)
     m = len(family)
-    required = verdicts.family_level(m, alpha)
+    required = max(verdicts.family_level(m, alpha), at_least)
     points = [sections[i].servers[j].points[k] for i, j, k in family]
     tested = [p.p_value is not None and p.p_min is not None and p.p_min * m <= alpha for p in points]
     adjusted = stats.holm([p.p_value if ok and p.p_value is not None else 1.0
@@ -101,16 +108,18 @@ def _judged(p: Point, base: Point | None, *, m: int, required: float, alpha: flo
     """``p`` with its interval at the family's level ``required`` and the verdict read from it."""
     if p.ratio is None or base is None or not p.tps_values or not base.tps_values:
         return replace(p, verdict=verdicts.UNSURE, reason=verdicts.NO_RATIO, margin_pct=margin_pct,
-                       comparisons=max(m, 1), estimate=None, ratio_ci=None, ratio_ci_level=None)
+                       comparisons=max(m, 1), estimate=None, ratio_ci=None, ratio_ci_level=None,
+                       required=required)
     r = intervals.ratio_interval(p.tps_values, base.tps_values, confidence=required,
                                  blocks=p.tps_blocks, baseline_blocks=base.tps_blocks)
     ci = (r.low, r.high) if r else None
     found = verdicts.judge(ci, r.confidence if r else None, required=required, margin_pct=margin_pct)
-    needed = stats.repetitions_needed(alpha / m, paired=p.ratio_method in (intervals.SIGNED_RANK,
+    tail = alpha / m if required <= verdicts.family_level(m, alpha) else 1 - required
+    needed = stats.repetitions_needed(tail, paired=p.ratio_method in (intervals.SIGNED_RANK,
                                                                           intervals.SIGN_TEST))
     return replace(p, ratio_ci=ci, ratio_ci_level=r.confidence if r else None,
                    estimate=r.value if r else None, verdict=found.word, reason=found.reason,
-                   margin_pct=margin_pct, comparisons=m, needed=needed,
+                   margin_pct=margin_pct, comparisons=m, needed=needed, required=required,
                    p_value=p.p_value if p_holm is not None else None, p_holm=p_holm)
 
 
@@ -220,7 +229,8 @@ def degradation(section: WorkloadSection, a: str, b: str) -> Degradation:
     for pa, pb in zip(by_name[a].points, by_name[b].points, strict=True):
         ta, tb = pa.tps_median, pb.tps_median
         found = judging.as_judged(pb.shown_ratio, pb.ratio_ci, pb.ratio_ci_level, pb.verdict, pb.reason,
-                                  comparisons=pb.comparisons, margin_pct=pb.margin_pct) \
+                                  comparisons=pb.comparisons, margin_pct=pb.margin_pct,
+                                  required=pb.required) \
             if reused else judging.ratio(
                 pb.tps_values, pa.tps_values, comparisons=m, margin_pct=margin,
                 blocks=pb.tps_blocks, baseline_blocks=pa.tps_blocks)

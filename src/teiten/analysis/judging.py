@@ -46,8 +46,9 @@ def ratio(values: Sequence[float], baseline: Sequence[float], *, comparisons: in
 
 def as_judged(p_estimate: float | None, ci: tuple[float, float] | None, level: float | None,
               verdict: str, reason: str, *, comparisons: int, alpha: float = verdicts.ALPHA,
-              margin_pct: float = verdicts.MARGIN_PCT) -> Judged:
+              margin_pct: float = verdicts.MARGIN_PCT, required: float = 0.0) -> Judged:
     """A TPS ratio the report already judged (a point of the TPS table), as a :class:`Judged`,
-    so that a table showing the same pair says the same thing in the same digits."""
+    so that a table showing the same pair says the same thing in the same digits (``required``:
+    the level the TPS table's interval was computed at, where it is not the family's)."""
     return Judged(p_estimate, ci, level, Verdict(verdict, reason),
-                  verdicts.family_level(comparisons, alpha), max(1, comparisons), margin_pct)
+                  required or verdicts.family_level(comparisons, alpha), max(1, comparisons), margin_pct)

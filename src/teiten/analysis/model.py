@@ -50,6 +50,7 @@ class Point:
     p_min: float | None = None        # the smallest p the test can give with these sizes
     p_holm: float | None = None       # p after Holm's correction across the report's comparisons (CSV only)
     comparisons: int = 1              # the report's family: ratio_ci is at 1 - alpha / comparisons
+    required: float = 0.0             # ratio_ci's level: that, or at least 99% with repetitions: auto
     # The Hodges-Lehmann estimate of ratio_ci's own method (analysis.intervals.ratio_interval),
     # always inside it; None where no interval exists.
     estimate: float | None = None

@@ -67,7 +67,7 @@ def _judged(p: Point) -> dict[str, Any]:
             "low_pct": _pct(p.ratio_ci[0]) if p.ratio_ci else None,
             "high_pct": _pct(p.ratio_ci[1]) if p.ratio_ci else None,
             "level_pct": _pct(p.ratio_ci_level),
-            "required_pct": _pct(verdicts.family_level(p.comparisons)),
+            "required_pct": _pct(p.required or verdicts.family_level(p.comparisons)),
             "method": p.ratio_method or None, "margin_pct": p.margin_pct,
             "verdict": p.verdict or None, "verdict_reason": p.reason or None}
 

@@ -18,6 +18,7 @@ from teiten.analysis import (
     rtt,
     scaleout,
     stats,
+    stopping,
     suites,
     tenants,
     verdicts,
@@ -378,7 +379,9 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         if w.key in pgbench_sections else
         suite_section(w.fields, trials, [n for n, _ in names], data.steps, options.lang)
         for w in record.workloads)
-    sections = compare.with_family(sections, margin_pct=margin)
+    # A study that stopped on its intervals prints them at the level the rule judged them at.
+    sections = compare.with_family(sections, margin_pct=margin, at_least=stopping.DECIDE_CONFIDENCE
+                                   if s.repetitions == "auto" else 0.0)
     counts: dict[str, int] = {}
     for t in trials:
         counts[t.status] = counts.get(t.status, 0) + 1

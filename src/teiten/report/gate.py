@@ -150,8 +150,9 @@ def _title(gate: Gate, lang: str) -> str:
 
 def _family(gate: Gate, lang: str) -> str:
     first = gate.points[0].point
-    return tr("gate.family", lang, m=first.comparisons,
-              required=v.required_text(v.family_level(first.comparisons)),
+    auto = first.required > v.family_level(first.comparisons) + 1e-12
+    return tr("gate.family", lang, m=first.comparisons, auto=tr("gate.family.auto", lang) if auto else "",
+              required=v.required_text(first.required or v.family_level(first.comparisons)),
               margin=f"{first.margin_pct:g}") + (
         " " + tr("gate.not_judged", lang, workloads=join(gate.not_judged, lang))
         if gate.not_judged else "")

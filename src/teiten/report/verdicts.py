@@ -38,7 +38,7 @@ def _margin(p: Point) -> str:
 
 
 def _required(p: Point, ctx: Context) -> str:
-    return v.required_text(v.family_level(p.comparisons, ctx.alpha))
+    return v.required_text(p.required or v.family_level(p.comparisons, ctx.alpha))
 
 
 def verdict_title(p: Point, ctx: Context) -> str:
@@ -73,8 +73,10 @@ def legend(points: Sequence[Point], ctx: Context) -> str:
     used = ["order-statistic", *sorted({p.ratio_method for p in points if p.ratio_ci}, reverse=True)]
     methods = " ".join(tr(f"legend.{m}", ctx.lang) for m in used)
     margin = points[0].margin_pct if points else v.MARGIN_PCT
+    auto = tr("note.legend.auto", ctx.lang) if any(
+        p.required > v.family_level(p.comparisons, ctx.alpha) + 1e-12 for p in points) else ""
     return tr("note.legend", ctx.lang, conf=ctx.conf, alpha=f.format_alpha(ctx.alpha), methods=methods,
-              margin=f"{margin:g}", low=f"{100 - margin:g}", high=f"{100 + margin:g}")
+              margin=f"{margin:g}", low=f"{100 - margin:g}", high=f"{100 + margin:g}", auto=auto)
 
 
 def phrases(points: Sequence[Point], ctx: Context) -> list[str]:
