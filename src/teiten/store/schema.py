@@ -300,19 +300,12 @@ def _to_v7(conn: Any) -> None:
 # 8: whether a point's figures are an emulation's (issue 54, item 7: a VM guest under qemu's
 # tcg), so that the tools that read teiten_points (BMF, OpenMetrics, a timeline) mark them too:
 # 1 emulated, 0 measured, NULL in the summaries kept before.
+# The view of step 6 with that column last (columns are only ever appended).
 _V8 = """
 ALTER TABLE point_summaries ADD COLUMN emulated INTEGER;
 DROP VIEW teiten_points;
-CREATE VIEW teiten_points AS SELECT
-    finished_at AS time, testbed, coalesce(git_commit, build_key, version) AS build,
-    study || '/' || workload || '/clients=' || clients AS benchmark,
-    tps_median AS value, tps_low AS low, tps_high AS high,
-    study_id, study, workload, clients, threads, server, baseline, tps_level_pct, n_ok,
-    n_failed, baseline_tps_median, ratio_pct, estimate_pct, low_pct, high_pct, level_pct,
-    required_pct, method, margin_pct, verdict, verdict_reason, version, build_key, git_commit,
-    git_subject, git_position, committed_at, emulated
-FROM point_summaries
-"""
+""" + _V6[_V6.index("CREATE VIEW teiten_points"):].replace(
+    "git_subject, git_position, committed_at\nFROM", "git_subject, git_position, committed_at, emulated\nFROM")
 
 
 def _to_v8(conn: Any) -> None:
