@@ -228,8 +228,14 @@ def _interrupt_started() -> None:
             try:  # a fast shutdown's checkpoint may wait long for a disk others keep busy
                 proc.communicate(timeout=300)
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.communicate()
+                if proc.poll() is None:
+                    proc.kill()
+                # A process it started may outlive it and hold its pipes: never wait on them
+                # again (communicate would, forever), only on the process.
+                for stream in (proc.stdout, proc.stderr):
+                    if stream is not None:
+                        stream.close()
+                proc.wait(timeout=60)
 
 
 def wait_for_pgbench(proc: subprocess.Popen[str], *, timeout: float = 120) -> psutil.Process:

@@ -28,14 +28,22 @@ from teiten.errors import ProcessError
 
 
 def _files(dirs: list[Path]) -> list[Path]:
-    """The regular files below ``dirs``, walked by descriptor (never through a link)."""
+    """The regular files below ``dirs``, walked by descriptor (never through a link). A name
+    gone since the walk listed it is left out: the server account may add and remove entries
+    there meanwhile (``ln -sf`` makes a link under a temporary name and renames it)."""
     out = []
     for top in dirs:
         with safefs.Dir.open(top) as directory:
             for rel, _, names, fd in directory.walk():
-                out += [top / rel / n for n in names
-                        if stat.S_ISREG(os.stat(n, dir_fd=fd, follow_symlinks=False).st_mode)]
+                out += [top / rel / n for n in names if _regular(n, fd)]
     return [Path(os.path.normpath(p)) for p in out]
+
+
+def _regular(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        return False
 
 
 def resident_bytes(files: list[Path]) -> int | None:

@@ -50,6 +50,7 @@ class Parameters:
     tenants: tuple[tuple[str, ...], ...]
     environments: bool
     fields: Mapping[str, Any]
+    settles: bool = True  # repetitions: auto stops a ratio on the decision too (auto_repetitions.settle)
 
     @classmethod
     def from_json(cls, study: Mapping[str, Any]) -> Parameters:
@@ -63,7 +64,8 @@ class Parameters:
             seed=int(study.get("seed") or 0), description=str(study.get("description") or ""),
             margin_pct=float(margin) if margin else None,
             tenants=tuple(tuple(str(m) for m in g) for g in study.get("tenants") or ()),
-            environments=bool(study.get("environments")), fields=dict(study))
+            environments=bool(study.get("environments")), fields=dict(study),
+            settles=bool((study.get("auto_repetitions") or {}).get("settle", True)))
 
 
 @dataclass(frozen=True)

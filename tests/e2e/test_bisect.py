@@ -36,10 +36,10 @@ duration: 1s
 repetitions: auto
 auto_repetitions: {floor: 4, ceiling: 12}
 # A step places its midpoint against the point midway between good and bad, not within a margin
-# of either: the margin is the gate's (test_the_gate_...), above the A/A floor of builds here
-# (copies of one install's medians up to 12% apart: bench/aa_installs.py); the spinning commit
-# is 45-50% slower.
-margin_pct: 15
+# of either: the margin is the gate's (test_the_gate_...), which must pass a harmless build from
+# a step's blocks measured beside the rest of the suite (an interval of 87.7-134.1% seen there at
+# 99%); the spinning commit is 45-50% slower.
+margin_pct: 30
 """
 
 
@@ -84,7 +84,7 @@ def test_bisect_names_the_commit_that_spins(bisected: Bisected) -> None:
                         f"({head[:12]}) on the first-parent line of {bisected.repo.path}; at "
                         "most 5 builds")
     assert lines[1] == (f"Study #1: bad main ({head[:12]}) is slower than good {base[:12]} beyond "
-                        "±15% at pgecons-read at 1 client; each step measures those points.")
+                        "±30% at pgecons-read at 1 client; each step measures those points.")
     # Midway between the base (0) and main (5): the README change (2), good; then between it
     # and main: the spinning commit (3), bad; it follows a good one, so it is the first bad.
     assert lines[2] == (f'Step 1 (study #2): {readme[:12]} "{commits[2].subject}" is good: above '
@@ -133,10 +133,10 @@ def test_the_timeline_of_the_builds_changes_at_that_commit(bisected: Bisected) -
 def test_the_gate_fails_the_bad_build_and_passes_a_harmless_one(bisected: Bisected) -> None:
     c = [x.hash[:12] for x in bisected.repo.commits]
     for study, candidate, status, last in (
-            ("1", f"bad-{c[5]}", 1, f"FAIL: bad-{c[5]} is slower than good-{c[0]} beyond ±15% at "
+            ("1", f"bad-{c[5]}", 1, f"FAIL: bad-{c[5]} is slower than good-{c[0]} beyond ±30% at "
                                     "1 point: pgecons-read at 1 client."),
             ("2", f"mid-{c[2]}", 0, f"PASS: the one point is decided, and mid-{c[2]} is not "
-                                    f"slower than good-{c[0]} there beyond ±15%.")):
+                                    f"slower than good-{c[0]} there beyond ±30%.")):
         done = run_cli("gate", "--store", str(bisected.store), "--study", study, "--baseline",
                        f"good-{c[0]}", "--candidate", candidate)
         assert done.returncode == status, done.stdout + done.stderr

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import psutil
+import pytest
 from tests.conftest import ROOT, TEST_HOME, clusters_snapshot, postgres_processes_under
 
 PROBE = '''
@@ -55,6 +56,19 @@ def test_left_running(pg17, workdir: Path) -> None:
 '''
 
 
+def _described(p: psutil.Process) -> str:
+    """A process still running under the interrupted pytest, for the failure: a zombie (ended,
+    not reaped) says so instead of failing the listing (it failed so in a full suite)."""
+    try:
+        return f"{p.pid} {p.name()} {p.status()} {' '.join(p.cmdline())[:200]}"
+    except psutil.Error as exc:
+        return f"{p.pid} ({type(exc).__name__})"
+
+
+# Alone: in three full suites (never alone, beside stress-ng, or with the integration tests on
+# four workers) the interrupted pytest did not end within 420 s, with the teiten it interrupted
+# a zombie under it: something that teiten started held its pipes. The listing now says what.
+@pytest.mark.alone
 def test_interrupting_pytest_stops_the_teiten_a_test_left_running(pg17, tmp_path: Path) -> None:  # noqa: ANN001
     probe = tmp_path / "test_probe.py"
     probe.write_text(PROBE)
@@ -79,8 +93,7 @@ def test_interrupting_pytest_stops_the_teiten_a_test_left_running(pg17, tmp_path
     try:
         out, _ = inner.communicate(timeout=420)  # conftest waits up to 300 s for teiten
     except subprocess.TimeoutExpired:  # say what was still running, then end it all
-        left = [f"{p.pid} {p.name()} {' '.join(p.cmdline())[:200]}"
-                for p in psutil.Process(inner.pid).children(recursive=True)]
+        left = [_described(p) for p in psutil.Process(inner.pid).children(recursive=True)]
         inner.kill()
         out, _ = inner.communicate(timeout=60)
         raise AssertionError("pytest did not end within 420 s of SIGINT; still running under it:\n"

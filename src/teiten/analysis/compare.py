@@ -70,10 +70,12 @@ def with_family(sections: Sequence[WorkloadSection], *, alpha: float = stats.ALP
     stays in the CSV's p_value_holm column only.
 
     ``at_least``: the lowest level an interval is printed at. A study whose blocks were added
-    until its intervals decided (repetitions: auto) was judged by the stopping rule at 99% or
-    more (teiten.analysis.stopping.decide_level), and its intervals are printed at that level:
+    until its intervals decided (repetitions: auto, which stops a ratio on the decision unless
+    settle: false) was judged by the stopping rule at 99% or more
+    (teiten.analysis.stopping.decide_level), and its intervals are printed at that level:
     printed at 1 - alpha/m below it, those of a study of fewer than five ratios that stopped on
-    the decision cover up to 2 points less than they state (docs/STATISTICS.md).
+    the decision cover up to 2 points less than they state (docs/STATISTICS.md). A study that
+    stops on width only keeps its label at the family's level (bench/stopping_coverage.py).
     """
     family = comparisons(sections)
     m = len(family)

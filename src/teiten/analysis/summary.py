@@ -379,9 +379,10 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         if w.key in pgbench_sections else
         suite_section(w.fields, trials, [n for n, _ in names], data.steps, options.lang)
         for w in record.workloads)
-    # A study that stopped on its intervals prints them at the level the rule judged them at.
+    # A study that stopped on the decision prints its intervals at the level the rule judged
+    # them at (one that stopped on width only, settle: false, needs no more than the family's).
     sections = compare.with_family(sections, margin_pct=margin, at_least=stopping.DECIDE_CONFIDENCE
-                                   if s.repetitions == "auto" else 0.0)
+                                   if s.repetitions == "auto" and s.settles else 0.0)
     counts: dict[str, int] = {}
     for t in trials:
         counts[t.status] = counts.get(t.status, 0) + 1
