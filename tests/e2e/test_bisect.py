@@ -22,6 +22,8 @@ from tests import otava, sharedstore
 from tests.conftest import TEST_HOME, run_cli, start_cli
 from tests.gitrepo import GitRepo
 
+from teiten.analysis.verdicts import printed_pct
+
 pytestmark = [pytest.mark.slow, pytest.mark.alone]
 
 FLAGS = "--configure=--without-icu"  # as the other PostgreSQL 15 builds of the suite
@@ -65,6 +67,18 @@ def bisected(pg_git_repo: GitRepo) -> Bisected:
     return Bisected(pg_git_repo, where / "b.db", done, md)
 
 
+def _beyond(store: Path) -> tuple[str, str]:
+    """The words that study #1's interval earns for the margin, on its printed digits: " beyond
+    ±30%" after "slower than good …" where it lies wholly below 70%, else the clause that says the
+    intervals cannot tell (the interval as the store kept it, point_summaries)."""
+    with sqlite3.connect(store) as conn:
+        (high,) = conn.execute("SELECT high_pct FROM point_summaries WHERE study_id = 1 AND "
+                               "baseline IS NOT NULL").fetchone()
+    if printed_pct(high / 100) < 70:
+        return " beyond ±30%", ""
+    return "", " (whether by more than ±30%, the intervals cannot tell)"
+
+
 def _servers(store: Path) -> dict[int, list[str]]:
     with sqlite3.connect(store) as conn:
         rows = conn.execute("SELECT study_id, name FROM servers ORDER BY study_id, position")
@@ -83,8 +97,11 @@ def test_bisect_names_the_commit_that_spins(bisected: Bisected) -> None:
     assert lines[0] == (f"teiten bisect: 5 commits after good {base[:12]} up to bad main "
                         f"({head[:12]}) on the first-parent line of {bisected.repo.path}; at "
                         "most 5 builds")
-    assert lines[1] == (f"Study #1: bad main ({head[:12]}) is slower than good {base[:12]} beyond "
-                        "±30% at pgecons-read at 1 client; each step measures those points.")
+    # "Beyond ±30%" only where the interval lies wholly below 70% (the spinning commit is 37-50%
+    # slower here, and the study stops as soon as bad is slower: its upper end fell either side).
+    beyond, unsure = _beyond(bisected.store)
+    assert lines[1] == (f"Study #1: bad main ({head[:12]}) is slower than good {base[:12]}{beyond} "
+                        f"at pgecons-read at 1 client{unsure}; each step measures those points.")
     # Midway between the base (0) and main (5): the README change (2), good; then between it
     # and main: the spinning commit (3), bad; it follows a good one, so it is the first bad.
     assert lines[2] == (f'Step 1 (study #2): {readme[:12]} "{commits[2].subject}" is good: above '
@@ -132,9 +149,10 @@ def test_the_timeline_of_the_builds_changes_at_that_commit(bisected: Bisected) -
 
 def test_the_gate_fails_the_bad_build_and_passes_a_harmless_one(bisected: Bisected) -> None:
     c = [x.hash[:12] for x in bisected.repo.commits]
+    beyond, unsure = _beyond(bisected.store)
     for study, candidate, status, last in (
-            ("1", f"bad-{c[5]}", 1, f"FAIL: bad-{c[5]} is slower than good-{c[0]} beyond ±30% at "
-                                    "1 point: pgecons-read at 1 client."),
+            ("1", f"bad-{c[5]}", 1, f"FAIL: bad-{c[5]} is slower than good-{c[0]}{beyond} at "
+                                    f"1 point: pgecons-read at 1 client{unsure}."),
             ("2", f"mid-{c[2]}", 0, f"PASS: the one point is decided, and mid-{c[2]} is not "
                                     f"slower than good-{c[0]} there beyond ±30%.")):
         done = run_cli("gate", "--store", str(bisected.store), "--study", study, "--baseline",
