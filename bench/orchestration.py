@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from bench.common import ROOT, install
-from teiten.report.build import study_machine_time
+from teiten.analysis.gather import study_machine_time
 from teiten.store import Store
 
 STUDY = """

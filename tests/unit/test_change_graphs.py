@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from teiten.analysis.gather import study_data
 from teiten.analysis.inputs import ReportOptions
 from teiten.analysis.model import ChangePoint, History
 from teiten.analysis.summary import report_data
 from teiten.flamegraphs import tool
 from teiten.report.activity import profile_links
-from teiten.report.build import change_graphs, study_data
+from teiten.report.build import change_graphs
 from teiten.report.cells import Context
 from teiten.report.history_tables import change_notes
 from teiten.store import Store

@@ -4,8 +4,8 @@ mechanism comes from the trials' placements (what happened), not from the study 
 
 from __future__ import annotations
 
+from teiten.analysis.gather import confinements
 from teiten.analysis.model import ServerInfo
-from teiten.report.build import confinements
 from teiten.report.tables import server_rows
 from teiten.results import PlannedTrial, TrialRecord
 

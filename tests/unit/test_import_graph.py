@@ -36,3 +36,17 @@ def test_no_module_of_code_is_over_500_lines() -> None:
     long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > 500}
     assert not long, f"split these by responsibility (docs/STYLE.md, 'Layout'): {long}"
+
+
+def test_the_design_documents_rank_table_is_the_checkers() -> None:
+    """The table of ranks in docs/DESIGN.md lists every area of RANKS in scripts/import-graph.py
+    at its rank, and no other (its rank 0 had left out studyrecord, trust and client_account)."""
+    text = (ROOT / "scripts" / "import-graph.py").read_text()
+    ranks = ast.literal_eval(text.split("RANKS = ", 1)[1].split("\n}\n", 1)[0] + "\n}")
+    table = (ROOT / "docs" / "DESIGN.md").read_text().split("| rank | areas |", 1)[1]
+    listed: dict[str, float] = {}
+    for row in table.split("\n\n", 1)[0].splitlines()[2:]:
+        cells = row.split("|")
+        for level, areas in zip(cells[1].split(","), cells[2].split(";"), strict=True):
+            listed |= {a.strip(" `"): float(level) for a in areas.split(",")}
+    assert listed == {area: float(rank) for area, rank in ranks.items()}

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from teiten.analysis.gather import study_data
 from teiten.analysis.inputs import system_seconds
-from teiten.report.build import study_data, write_study_report
+from teiten.report.build import write_study_report
 from teiten.store import Store
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "report-stores"

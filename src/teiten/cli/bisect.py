@@ -26,7 +26,8 @@ from typing import Any
 import yaml
 
 from teiten import safefs, spec, studies
-from teiten.analysis import bisection, verdicts
+from teiten.analysis import bisection, gate, verdicts
+from teiten.analysis.gather import study_data
 from teiten.analysis.inputs import ReportOptions
 from teiten.analysis.intervals import Interval
 from teiten.cli.running import run_and_finish
@@ -35,10 +36,10 @@ from teiten.installs.model import Install
 from teiten.installs.source import build
 from teiten.installs.source_git import Commit, first_parent_range, resolve
 from teiten.report import formats as f
-from teiten.report import gate
-from teiten.report.build import study_data
+from teiten.report.gate import beyond_key
 from teiten.report.i18n import clients_phrase, join, tr
 from teiten.results import now
+from teiten.servers import kinds
 from teiten.store import Store
 
 Point = tuple[str, int]  # (workload, clients)
@@ -100,7 +101,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     # placed without a 10% margin's help (analysis.bisection.step_target).
     gap = max(g.point.shown_ratio or 1.0 for g in opening.slower)
     target = bisection.step_target(gap, loaded.study.target_pct)
-    say(tr(gate.beyond_key("bisect.interest", opening.slower), lang, bad=_short(bad),
+    say(tr(beyond_key("bisect.interest", opening.slower), lang, bad=_short(bad),
            good=_short(good), margin=margin, study=study_id, where=_where(interest, lang),
            beyond=_where(beyond, lang)))
     step = 0
@@ -138,10 +139,9 @@ def _template(loaded: spec.LoadedStudy) -> dict[str, Any]:
     """The study's first server, as written, without its name and install: every server of
     the steps' studies is it with a build of a commit."""
     first = loaded.study.servers[0]
-    elsewhere = [k for k in ("external", "ssh", "docker") if getattr(first, k) is not None]
-    if elsewhere:
+    if (where := kinds.of(first).field) is not None:  # the kind's key: docker, ssh, vm, external
         raise UserError(f"teiten bisect: the first server of study {loaded.study.study} "
-                        f"({first.name}) runs elsewhere ({elsewhere[0]}); bisect builds commits on "
+                        f"({first.name}) runs elsewhere ({where}); bisect builds commits on "
                         "this machine: give a study whose first server runs here")
     data = spec.load.parse_yaml(loaded.text, loaded.path)[1]  # bounded, as the study was
     return {k: val for k, val in data["servers"][0].items()

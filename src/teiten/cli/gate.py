@@ -1,5 +1,6 @@
 """``teiten gate``: the exit status a CI job acts on, with a one-screen summary for its log and
-Markdown for its job summary (teiten.report.gate judges; this module finds the two servers).
+Markdown for its job summary (teiten.analysis.gate judges, teiten.report.gate words it; this
+module finds the two servers).
 
 Exit status: 0 every point decided and none slower; 1 some point slower (listed: "beyond ±m%"
 only where its interval lies wholly below 100 − m); 2 bad input; 3 some point cannot tell (0 with
@@ -12,10 +13,11 @@ import argparse
 import sys
 
 from teiten import safefs
+from teiten.analysis import gate
+from teiten.analysis.gather import compared, study_data
 from teiten.analysis.inputs import ReportOptions
 from teiten.errors import UserError
-from teiten.report import gate
-from teiten.report.build import compared, study_data
+from teiten.report import gate as words
 from teiten.results import now
 from teiten.store import Store
 
@@ -50,11 +52,11 @@ def cmd_gate(args: argparse.Namespace) -> int:
                 _name(store, s) for s in (a_study, b_study)))
     finally:
         store.close()
-    print(gate.text(found, args.lang, allow_undecided=args.allow_undecided), end="")
+    print(words.text(found, args.lang, allow_undecided=args.allow_undecided), end="")
     if args.markdown is not None:
         try:
-            safefs.append_file(args.markdown, gate.markdown(found, args.lang,
-                                                            allow_undecided=args.allow_undecided))
+            safefs.append_file(args.markdown, words.markdown(found, args.lang,
+                                                             allow_undecided=args.allow_undecided))
         except (OSError, safefs.UnsafePath) as exc:
             why = exc.strerror if isinstance(exc, OSError) else str(exc)
             print(f"teiten: could not write {args.markdown}: {why}", file=sys.stderr)

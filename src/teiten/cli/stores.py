@@ -9,11 +9,11 @@ import json
 import sys
 
 from teiten.analysis import points
+from teiten.analysis.gather import study_data
 from teiten.analysis.inputs import ReportOptions
 from teiten.analysis.summary import report_data
 from teiten.errors import UserError
 from teiten.report import metric_formats
-from teiten.report.build import study_data
 from teiten.results import now
 from teiten.store import Store
 from teiten.store import copy as store_copy
