@@ -269,6 +269,7 @@ class ServerRecord:
     kind: str
     spec: Mapping[str, Any]
     description: Mapping[str, Any] | None = None
+    part: int = 0  # its study's place in a compare, as TrialRecord.part; 0 where one study is read
 
     @cached_property
     def setup(self) -> ServerSetup:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from teiten import cpus
 from teiten.analysis.scaleups import core_families
 from teiten.errors import UserError
+from teiten.report.build import write_compare_report
 from teiten.results import Point as At
 from teiten.results import ServerRecord
 from teiten.spec import load_text
+from teiten.store import Store
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -190,3 +195,28 @@ def test_scaleup_gains_carry_their_intervals_and_colour_only_what_they_can_tell(
     [beyond] = [n for n in table.notes if n.startswith("At 4 cores")]
     assert beyond.endswith("the repetitions cannot tell whether it is lower.")
     assert any("This table's 3 ratios are one family: each interval is at 98.34%" in n for n in table.notes)
+
+
+def test_a_compare_of_one_cores_study_run_twice_keeps_a_family_for_each(tmp_path: Path) -> None:
+    """The same S2 study run twice, each in a store of its own, compared: each run's scale-up
+    table of its own, the gain over fewer cores within that run (the two runs' servers, alike in
+    all but the study, were one family of core counts 1, 1, 2, 2, each row's "gain over fewer
+    cores" taken from the row above it, the other run's)."""
+    golden = Path(__file__).resolve().parents[1] / "golden" / "report-stores" / "cores.db"
+    stores = []
+    for name in ("2025.db", "2026.db"):
+        shutil.copyfile(golden, tmp_path / name)  # opening a store may migrate it
+        stores.append(Store.open(tmp_path / name))
+    try:
+        write_compare_report([(s, 1) for s in stores], tmp_path / "cmp")
+    finally:
+        for s in stores:
+            s.close()
+    text = (tmp_path / "cmp" / "report.md").read_text(encoding="utf-8")
+    headings = [ln for ln in text.splitlines() if ln.startswith("### Scale-up with cores")]
+    assert headings == [
+        "### Scale-up with cores (s2-cores-small (1)/pg18): where TPS stops rising, and why",
+        "### Scale-up with cores (s2-cores-small (2)/pg18): where TPS stops rising, and why"], headings
+    for table in text.split("### Scale-up with cores")[1:]:
+        cores = [row.split("|")[1].strip() for row in table.split("\n\n", 2)[1].splitlines()[2:]]
+        assert cores == ["1", "2"], table[:600]

@@ -185,7 +185,7 @@ def _renamed(data: StudyData, rename: Mapping[str, str], part: int, tag: str) ->
     # Every trial has an entry, empty where it has nothing, so that merging the studies' maps
     # loses none (each study's ids are its own, as above).
     return StudyData(
-        replace(study, servers=tuple(replace(s, name=rename[s.name]) for s in study.servers),
+        replace(study, servers=tuple(replace(s, name=rename[s.name], part=part) for s in study.servers),
                 trials=trials),
         metrics={new: data.metrics.get(old, {}) for old, new in ids.items()},
         waits={new: data.waits.get(old, ()) for old, new in ids.items()},

@@ -101,8 +101,10 @@ def _placed(family: str, rows: Sequence[ScaleupRow], peaks: dict[int, Point], be
 
 
 def core_families(servers: Sequence[ServerRecord]) -> tuple[CoreScaling, ...]:
-    """Groups of confined servers whose specs differ only in name and CPUs, when a group has
-    two core counts or more. A group is named after its servers without the -Ncores suffix."""
+    """Groups of confined servers of one study whose specs differ only in name and CPUs, when a
+    group has two core counts or more (in a compare, each study's servers are a group of their
+    own: the same study run twice is two families, not one of repeated core counts). A group is
+    named after its servers without the -Ncores suffix."""
     groups: dict[str, list[tuple[int, str]]] = {}
     for row in servers:
         placement = row.setup.placement
@@ -110,7 +112,7 @@ def core_families(servers: Sequence[ServerRecord]) -> tuple[CoreScaling, ...]:
             continue
         rest = {k: v for k, v in row.setup.fields.items()
                 if k not in ("name", "cores", "cpus", "placement", "written")}
-        key = json.dumps(rest, sort_keys=True)
+        key = json.dumps([row.part, rest], sort_keys=True)
         groups.setdefault(key, []).append((placement.cores, row.name))
     out = []
     for members in groups.values():
