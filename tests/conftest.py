@@ -177,8 +177,8 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600, check: bo
             env: dict[str, str] | None = None, prefix: tuple[str, ...] = ()
             ) -> subprocess.CompletedProcess[str]:
     """Run the real ``teiten`` command in a subprocess (after ``prefix``: nsenter, for one),
-    with ``env`` added to this process's environment."""
-    env = dict(os.environ, TEITEN_HOME=str(TEST_HOME), PYTHONPATH=str(ROOT / "src"), **(env or {}))
+    with ``env`` added to this process's environment (a TEITEN_HOME there wins over the suite's)."""
+    env = {**os.environ, "TEITEN_HOME": str(TEST_HOME), "PYTHONPATH": str(ROOT / "src"), **(env or {})}
     done = subprocess.run([*prefix, *TEITEN, *args], cwd=cwd, env=env, text=True,
                           capture_output=True, timeout=timeout)
     if check and done.returncode != 0:
@@ -195,7 +195,7 @@ def start_cli(*args: str, cwd: Path | None = None,
     a test leaves running, because an assertion failed before it ended, is interrupted as
     Ctrl-C would after the test (see pytest_runtest_teardown), so that its servers stop and
     the next test does not find the machine lock held."""
-    env = dict(os.environ, TEITEN_HOME=str(TEST_HOME), PYTHONPATH=str(ROOT / "src"), **(env or {}))
+    env = {**os.environ, "TEITEN_HOME": str(TEST_HOME), "PYTHONPATH": str(ROOT / "src"), **(env or {})}
     proc = subprocess.Popen([*TEITEN, *args], cwd=cwd, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _STARTED.append(proc)
