@@ -112,7 +112,12 @@ def cached() -> Iterator[Install]:
     for meta in sorted(root.glob(f"*/{METADATA}")):
         if meta.parent.name.startswith("."):  # a staging directory (installs.staging)
             continue
-        info = json.loads(meta.read_text())
+        # None: removed since the listing (another teiten's 'remove', a test's stand-in) or
+        # unreadable; such an install is not one this command can use, and listing the others
+        # must not fail on it.
+        info = read_metadata(meta.parent)
+        if info is None:
+            continue
         found = probe_bindir(meta.parent / "bin", info.get("origin", "pypi"), info.get("name"))
         if found:
             yield found
