@@ -25,7 +25,7 @@ $(TESTED): $(STAMP)
 	touch $(TESTED)
 
 # What the tests need from a fresh Debian/Ubuntu machine (packages, the server account, inferno
-# built with cargo): the list is teiten's own (src/teiten/system.py). Installs only as root, and
+# built with cargo): the list is teiten's own (src/teiten/host/system.py). Installs only as root, and
 # says what it installs; otherwise says what is missing and the command that installs it.
 system: setup
 	$(BIN)/teiten system setup --for test

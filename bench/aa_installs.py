@@ -17,7 +17,7 @@ round: each copy's median TPS, its ratio to the first copy with the paired inter
 computes, and the spread of the medians (largest over smallest, less 1). Nothing is asserted:
 a spread well above what the intervals allow is a bias between files of this machine, which
 comparisons of builds here carry, and no number of repetitions removes. teiten now drops each
-server's programs from the page cache before every start (teiten.oscache.evict_programs), so
+server's programs from the page cache before every start (teiten.host.oscache.evict_programs), so
 that the placement is drawn again for every trial: run from a checkout before that change, this
 printed intervals that excluded 1 for copies of the same bytes; from one after it, none did
 (README, "The commit that did it").

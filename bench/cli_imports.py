@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("teiten.analysis", "teiten.report", "teiten.runner", "numpy", "pydantic", "psycopg")
+HEAVY = ("teiten.analysis", "teiten.report", "teiten.run.runner", "numpy", "pydantic", "psycopg")
 # A mistyped option of a command that takes a store reads its address (psycopg's conninfo
 # parser) before it says what is wrong: argparse converts the default store too.
 LINES = (["--help"], ["run", "--help"], ["--version"], ["run", "--bogus"], ["plan"])

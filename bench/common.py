@@ -11,7 +11,7 @@ from pathlib import Path
 
 import psutil
 
-from teiten import paths
+from teiten.host import paths
 from teiten.installs import Install, install_version
 from teiten.servers.base import Endpoint
 from teiten.servers.local import LocalServer

@@ -1,7 +1,7 @@
 """Calibrating the noise guard's rule (python -m bench.guard_calibration; issue 33, item 4).
 
 The question: how much foreign load disturbs a trial, and does the guard's rule throw away the
-trials that load shifted and keep the ones it did not? The rule (teiten.guard.Rule):
+trials that load shifted and keep the ones it did not? The rule (teiten.host.guard.Rule):
 disturbed above ``max_foreign_cpus``, or, with ``spare_fraction`` above 0, above that share of
 the CPUs the trial left idle where that is more. Does a trial that leaves CPUs idle shrug off
 load a saturating one does not? On this project's 2-CPU virtual machine, no (see the Rule).
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from bench.common import install, local_server, workload
 from teiten.analysis import judging
 from teiten.drivers import pgbench
-from teiten.guard import ForeignLoad, Rule
+from teiten.host.guard import ForeignLoad, Rule
 from teiten.monitors.foreign import ForeignMeter
 
 LEVELS = (0, 10, 25, 50, 100)         # a burner's load, % of one CPU (0: no burner)

@@ -26,8 +26,8 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from bench.common import install
-from teiten import paths
 from teiten.drivers.sql import Session
+from teiten.host import paths
 from teiten.installs import Install
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.spec import InitdbOptions

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import install, interleaved_pairs, local_server, summary, workload
-from teiten import client_account, paths
 from teiten.drivers import pgbench, pgbench_log
+from teiten.host import client_account, paths
 from teiten.servers.base import Endpoint
 
 READER = """

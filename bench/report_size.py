@@ -25,9 +25,9 @@ from pathlib import Path
 
 from bench.common import ROOT
 from teiten.drivers.pgbench_output import PgbenchOutput, ProgressPoint
-from teiten.plan import plan
+from teiten.model.results import Evidence, TrialResult
 from teiten.report.build import write_study_report
-from teiten.results import Evidence, TrialResult
+from teiten.run.plan import plan
 from teiten.spec import load_text
 from teiten.store import Store
 

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from bench.common import install, local_server, summary, workload
 from bench.loopfs import reflink_xfs, why_not
-from teiten import procs
 from teiten.drivers import pgbench
+from teiten.host import procs
 from teiten.servers.cluster import SUPERUSER
 
 BYTES_PER_SCALE = 19 << 20  # pgbench_accounts at fillfactor 80 and its index, about 18 MB a scale unit

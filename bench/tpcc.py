@@ -17,8 +17,8 @@ import statistics
 import time
 
 from bench.common import install, local_server
-from teiten import client_account, paths
 from teiten.drivers import pgbench
+from teiten.host import client_account, paths
 from teiten.spec import load_text
 from teiten.workloads import Workload, apps, resolve
 

@@ -26,20 +26,17 @@ PACKAGE = "teiten"
 # The store and the model sit low because everything writes or reads them; the server interface sits below the
 # workloads that drive it; the runner and the CLI sit on top of everything, and nothing imports them.
 RANKS = {
-    "results": 0, "studyrecord": 0, "errors": 0, "waiting": 0, "paths": 0, "procs": 0, "privileges": 0,
-    "fingerprint": 0, "cpus": 0, "oscache": 0, "remote": 0, "netns": 0, "messages": 0, "runlock": 0,
-    "archives": 0,
-    "safefs": 0, "trust": 0, "client_account": 0, "system": 0, "cgroups": 0, "guard": 0, "flamegraphs": 0,
+    "model": 0, "messages": 0,
+    "host": 0.5,
     "spec": 1,
-    "plan": 2, "installs": 2, "studies": 2, "store": 2,
-    "monitors": 3, "probe": 3, "netdelay": 3.5,
+    "installs": 2, "studies": 2, "store": 2,
+    "monitors": 3,
     "servers": 4,
     "drivers": 5,
     "workloads": 6,
-    "check": 7, "leftovers": 7, "estimate": 7, "runclock": 7,
-    "analysis": 8, "record": 8,
-    "report": 9, "window": 9, "blocks": 9, "busy": 9.5,
-    "runner": 10,  # busy (9.5): the busy watch the runner keeps, over window (9)
+    "analysis": 8,
+    "report": 9,
+    "run": 10,
     "cli": 11, "__main__": 12, "__init__": 12,
 }
 

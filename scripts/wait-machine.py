@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Before 'make demo' sets anything up (packages, a build, PostgreSQL), wait for a benchmark
 that runs on this machine to finish, saying whose: its setup would disturb that benchmark's
-measurements. Runs with Debian's own python3 before the venv exists (teiten.runlock needs only
+measurements. Runs with Debian's own python3 before the venv exists (teiten.run.runlock needs only
 the standard library for this)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from teiten import runlock  # noqa: E402 - from the checkout, not an install
-from teiten.errors import TeitenError  # noqa: E402
+from teiten.model.errors import TeitenError  # noqa: E402
+from teiten.run import runlock  # noqa: E402 - from the checkout, not an install
 
 
 def main() -> int:

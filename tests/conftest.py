@@ -52,7 +52,7 @@ def _test_cache() -> Path:
 TEST_CACHE = _test_cache()
 TEST_HOME = TEST_CACHE / "home"
 os.environ["TEITEN_HOME"] = str(TEST_HOME)
-# The machine lock (teiten.runlock) of this session alone: the suite runs its teiten commands
+# The machine lock (teiten.run.runlock) of this session alone: the suite runs its teiten commands
 # one after another, and another checkout's session must not refuse them. The tests of the
 # lock itself give each test a lock of its own.
 os.environ["TEITEN_MACHINE_LOCK"] = str(Path(tempfile.gettempdir()) /
@@ -358,7 +358,7 @@ def scratch_database(install, *, locale: str | None = None,  # noqa: ANN001
     everything is stopped and removed afterwards."""
     from psycopg.conninfo import make_conninfo
 
-    from teiten import paths
+    from teiten.host import paths
     from teiten.servers.cluster import SUPERUSER, Cluster
     from teiten.spec import InitdbOptions
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from teiten.model.results import Evidence
 from teiten.monitors import registry
 from teiten.monitors.base import Ended, Metric, Monitor, MonitorKind, Window
-from teiten.results import Evidence
 
 LOADAVG = Path("/proc/loadavg")
 

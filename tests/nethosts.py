@@ -1,5 +1,5 @@
 """Two "hosts" for tests of servers spread over machines: two network namespaces that the test
-makes (teiten.netns: each joined to this one by a veth pair, with an address of its own), a
+makes (teiten.host.netns: each joined to this one by a veth pair, with an address of its own), a
 third veth pair joining them to each other (a /32 route each way, so host B reaches host A at
 the very address this machine reaches it, from its own), and an sshd in each
 (tests/sshd.py) that lets the account postgres log in. One ssh_config names both (``ssh:
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tests.sshd import Sshd, available, running_sshd
 
-from teiten.netns import Namespace
+from teiten.host.netns import Namespace
 
 PG15 = Path("/usr/lib/postgresql/15/bin")
 

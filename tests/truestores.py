@@ -17,9 +17,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from teiten import cpus, record, workloads
-from teiten.plan import plan
-from teiten.results import LoadFigures, PlannedTrial, TrialResult
+from teiten import workloads
+from teiten.host import cpus
+from teiten.model.results import LoadFigures, PlannedTrial, TrialResult
+from teiten.run import record
+from teiten.run.plan import plan
 from teiten.servers import kinds
 from teiten.spec.load import LoadedStudy, load_text
 from teiten.store import Store
@@ -124,7 +126,7 @@ def _create_study(store: Store, loaded: LoadedStudy, source: str,
 def build_study(path: Path, text: str, tps: Callable[[PlannedTrial], float], *,
                 descriptions: Mapping[str, dict[str, object]] | None = None) -> Path:
     """A store of the study file ``text`` with every trial ok at the TPS ``tps`` gives it: its
-    servers saved as a run saves them (teiten.record.server_spec, their kinds, a server with
+    servers saved as a run saves them (teiten.run.record.server_spec, their kinds, a server with
     cores on CPUs 0 to cores - 1), each with its read-back ``descriptions`` where given."""
     loaded = load_text(text, "study.yaml")
     study = loaded.study

@@ -32,12 +32,12 @@ from tests.conftest import ROOT, TEST_HOME, scratch_database
 from tests.requirements import missing
 
 from teiten.analysis.noise import busy_notice, guarded_trials, partly_guarded
-from teiten.busy import BusyWatch
-from teiten.errors import MachineBusy
-from teiten.guard import Rule, who
+from teiten.host.guard import Rule, who
+from teiten.model.errors import MachineBusy
+from teiten.model.results import PlannedTrial
 from teiten.monitors.foreign import quiet_check
 from teiten.report.i18n import notice_text
-from teiten.results import PlannedTrial
+from teiten.run.busy import BusyWatch
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.store import Store
 

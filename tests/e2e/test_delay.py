@@ -38,7 +38,7 @@ ASKED = {"near": 0.0, "far": 5.0}
 
 def _proxies() -> set[int]:
     return {p.pid for p in psutil.process_iter(["cmdline"])
-            if "teiten.netdelay" in " ".join(p.info["cmdline"] or ())}
+            if "teiten.host.netdelay" in " ".join(p.info["cmdline"] or ())}
 
 
 @pytest.fixture(scope="module")

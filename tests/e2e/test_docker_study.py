@@ -31,7 +31,7 @@ import yaml
 from tests import dockerd
 from tests.conftest import TEST_CACHE, TEST_HOME, clusters_snapshot, run_cli
 
-from teiten import privileges, procs
+from teiten.host import privileges, procs
 from teiten.servers import docker_image
 
 pytestmark = [pytest.mark.slow, pytest.mark.requires(dockerd.why_not())]

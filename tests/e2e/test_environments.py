@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from tests.conftest import TEST_HOME, clusters_snapshot, run_cli
 
-from teiten import netns
+from teiten.host import netns
 
 WHY_NOT = netns.available()
 # No engine answers there, whether or not this machine runs one (DESIGN, "Docker in tests").

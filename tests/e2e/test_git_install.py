@@ -29,7 +29,7 @@ from tests.gitrepo import GitCommit, GitRepo
 from tests.requirements import missing
 from tests.studyrun import run_study
 
-from teiten import paths
+from teiten.host import paths
 from teiten.installs import ccache, discover
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.conftest import run_cli
 
-from teiten import paths
+from teiten.host import paths
 from teiten.installs.manifest import METADATA
 
 

@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import run_cli
 from tests.studyrun import run_study
 
-from teiten import cgroups
+from teiten.host import cgroups
 
 STUDY = """\
 study: limits-e2e

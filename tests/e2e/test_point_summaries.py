@@ -29,7 +29,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from tests.conftest import run_cli
 from tests.truestores import Truth, build
 
-from teiten import fingerprint
+from teiten.host import fingerprint
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 # Bencher Metric Format's JSON Schema, as bencher.dev/docs/reference/bencher-metric-format gives it.

@@ -29,7 +29,7 @@ from tests.truestores import Truth, build, study_text, tps_of
 
 from teiten import workloads
 from teiten.analysis.intervals import ratio_interval
-from teiten.plan import plan
+from teiten.run.plan import plan
 from teiten.spec.load import load_text
 
 POINTS = [(w, c) for w in ("pgecons-read", "pgecons-update") for c in (1, 2, 4)]

@@ -19,9 +19,9 @@ import pytest
 from tests.conftest import run_cli
 from tests.truestores import Truth, build
 
-from teiten.errors import SpecError
-from teiten.paths import MARKER
-from teiten.results import TrialResult
+from teiten.host.paths import MARKER
+from teiten.model.errors import SpecError
+from teiten.model.results import TrialResult
 from teiten.spec.load import MAX_STUDY_BYTES, load_file
 from teiten.store import Store
 

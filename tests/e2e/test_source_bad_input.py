@@ -21,7 +21,7 @@ from tests.conftest import OTHER_INSTALLS, TEST_HOME, run_cli
 from tests.gitrepo import git
 from tests.requirements import missing
 
-from teiten import paths
+from teiten.host import paths
 from teiten.installs import manifest
 
 BUILDS = TEST_HOME / "builds"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import ROOT
 
-from teiten import trust
+from teiten.host import trust
 from teiten.store import Store
 
 NOBODY = ("/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")

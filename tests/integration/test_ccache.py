@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from tests.requirements import missing
 
-from teiten import procs
+from teiten.host import procs
 from teiten.installs import ccache
 
 SOURCE = "#include <stdio.h>\nint answer(void) { return 42; }\n"

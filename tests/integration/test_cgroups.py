@@ -18,8 +18,8 @@ import pytest
 from tests.conftest import TEST_HOME
 from tests.requirements import missing
 
-from teiten import cgroups, privileges
-from teiten.procs import RunAs
+from teiten.host import cgroups, privileges
+from teiten.host.procs import RunAs
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from teiten import paths
+from teiten.host import paths
 from teiten.servers.cluster import Cluster
 from teiten.servers.local import LocalServer
 from teiten.servers.profiles import Sizing

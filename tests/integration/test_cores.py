@@ -15,7 +15,7 @@ import psutil
 import pytest
 from tests.conftest import TEST_HOME, clusters_snapshot, postgres_processes_under, run_cli
 
-from teiten import cgroups, cpus
+from teiten.host import cgroups, cpus
 from teiten.report.i18n import tr
 
 pytestmark = pytest.mark.requires(None if len(os.sched_getaffinity(0)) >= 2 else "needs 2 CPUs")

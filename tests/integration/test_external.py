@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import run_cli
 
-from teiten import paths
+from teiten.host import paths
 from teiten.servers.cluster import Cluster
 from teiten.spec import InitdbOptions
 

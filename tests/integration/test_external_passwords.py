@@ -23,7 +23,7 @@ from tests.conftest import ROOT, TEST_HOME, run_cli, wait_for_pgbench
 from tests.integration.test_external import outside  # noqa: F401 - the fixture
 from tests.integration.test_failures import _start
 
-from teiten import privileges
+from teiten.host import privileges
 from teiten.servers.cluster import Cluster
 
 PASSWORD = "Pw-7c1e-only-here"  # noqa: S105 - the secret the test hunts for

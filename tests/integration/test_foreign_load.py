@@ -20,7 +20,7 @@ from contextlib import contextmanager
 import psutil
 import pytest
 
-from teiten.guard import Consumer, ForeignLoad
+from teiten.host.guard import Consumer, ForeignLoad
 from teiten.monitors.foreign import ForeignMeter, quiet_check
 
 # alone: it measures foreign CPU load within a tenth of a second.

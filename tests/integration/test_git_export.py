@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from teiten.errors import UserError
 from teiten.installs import source_git
+from teiten.model.errors import UserError
 
 CONFIGURE = "#!/bin/sh\nPACKAGE_VERSION='99.1'\n"
 FILES = {"configure": CONFIGURE, "src/backend/main.c": "int main(void) { return 0; }\n",

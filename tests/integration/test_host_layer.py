@@ -14,8 +14,8 @@ import psutil
 from tests.integration.test_ssh_server import SIZING, _spec, _workload, pg15, run_dir, sshd
 from tests.sshd import Sshd
 
-from teiten import netdelay, procs
 from teiten.drivers import pgbench
+from teiten.host import netdelay, procs
 from teiten.installs import Install
 from teiten.servers.ssh import SshServer
 from teiten.servers.ssh_host import SshHost

@@ -20,8 +20,10 @@ import pytest
 from tests.conftest import ROOT
 from tests.requirements import missing
 
-from teiten import estimate, installs, waiting
+from teiten import installs
+from teiten.host import waiting
 from teiten.installs import Install
+from teiten.run import estimate
 from teiten.servers import rootfs, vm_image
 from teiten.spec import load_text
 

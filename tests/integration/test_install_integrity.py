@@ -157,7 +157,7 @@ def unpacking(workdir: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
 # waiting there until the test kills it.
 INTERRUPTED = """
 import os, signal, sys
-from teiten import paths
+from teiten.host import paths
 from teiten.installs import staging
 def unpack(into):
     (into / "bin").mkdir()
@@ -263,7 +263,7 @@ def test_two_installs_of_one_release_at_once_download_it_once(workdir: Path) -> 
 # then killed, or waiting until the test kills it.
 BUILDING = """
 import os, signal, sys
-from teiten import paths
+from teiten.host import paths
 from teiten.installs.source_workspace import Workspace
 work = Workspace(paths.home() / "builds" / sys.argv[1], "a test")
 work.begin()

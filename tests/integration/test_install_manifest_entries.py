@@ -31,7 +31,7 @@ import pytest
 from tests.conftest import ROOT, TEITEN, TEST_HOME
 from tests.registry import Served, serve
 
-from teiten import paths
+from teiten.host import paths
 from teiten.installs import Install
 from teiten.installs.manifest import MANIFEST, METADATA
 

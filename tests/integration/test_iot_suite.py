@@ -12,7 +12,7 @@ from psycopg import sql
 from tests.conftest import ScratchDatabase, scratch_database
 
 from teiten.drivers.sql import Session
-from teiten.errors import UserError
+from teiten.model.errors import UserError
 from teiten.workloads import iot, statements
 
 MODELS = list(iot.MODELS)

@@ -1,4 +1,4 @@
-"""An added round-trip time through teiten's calibrated delay proxy (teiten.netdelay; issue 36,
+"""An added round-trip time through teiten's calibrated delay proxy (teiten.host.netdelay; issue 36,
 item 4), measured as a user measures a network: ``teiten probe`` through the proxy moves the
 median round trip of SELECT 1 by the added 0, 1 and 5 ms (± 0.3 ms) against the same server
 reached directly (what a study records, too). One pgbench client at 5 ms against the round-trip
@@ -18,7 +18,7 @@ import psutil
 import pytest
 from tests.conftest import run_cli, scratch_database
 
-from teiten import netdelay
+from teiten.host import netdelay
 from teiten.servers.cluster import SUPERUSER
 
 pytestmark = [pytest.mark.slow, pytest.mark.alone]

@@ -1,4 +1,4 @@
-"""teiten's delay proxy (teiten.netdelay) as a TCP proxy, with a plain socket server behind it
+"""teiten's delay proxy (teiten.host.netdelay) as a TCP proxy, with a plain socket server behind it
 instead of PostgreSQL: what the client sends passes at once, an answer of several chunks is
 delayed once (each chunk keeps its own deadline), the connection's end passes through, and the
 proxy ends when the process that started it does. Coarse times (a 150 ms delay), so that other
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 import psutil
 import pytest
 
-from teiten import netdelay
+from teiten.host import netdelay
 
 DELAY_MS = 150
 CHUNKS = 3
@@ -83,7 +83,7 @@ def test_an_answer_of_several_chunks_is_delayed_once(upstream: int) -> None:
 
 def test_the_proxy_ends_with_the_process_that_started_it() -> None:
     parent = subprocess.Popen(  # a short-lived teiten stand-in that starts a proxy and is killed
-        [sys.executable, "-c", "import sys, time; from teiten import netdelay; "
+        [sys.executable, "-c", "import sys, time; from teiten.host import netdelay; "
          "s, p = netdelay.start(('127.0.0.1', 9), 1.0); print(s.proc.pid, flush=True); "
          "time.sleep(60)"], stdout=subprocess.PIPE, text=True)
     assert parent.stdout is not None

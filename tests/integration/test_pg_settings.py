@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import run_cli, scratch_database
 
-from teiten import paths
+from teiten.host import paths
 from teiten.installs import Install
 from teiten.servers import pg_settings
 

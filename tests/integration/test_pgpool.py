@@ -20,8 +20,8 @@ from tests.integration.test_replication import (
 )
 from tests.requirements import missing
 
-from teiten.errors import ServerError
 from teiten.installs import Install
+from teiten.model.errors import ServerError
 from teiten.servers import pgpool
 from teiten.servers.cluster import SUPERUSER
 from teiten.servers.pgpool import Pgpool

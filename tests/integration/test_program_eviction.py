@@ -1,4 +1,4 @@
-"""A server's programs leave the page cache before every start (teiten.oscache.evict_programs),
+"""A server's programs leave the page cache before every start (teiten.host.oscache.evict_programs),
 so that where they land in memory is drawn again for every trial: checked with the kernel's own
 count of cached pages (fincore), on a copy of a real install's programs that no running server
 maps."""
@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from teiten import oscache
+from teiten.host import oscache
 from teiten.installs import Install
 
 

@@ -15,14 +15,14 @@ import pytest
 from psycopg.conninfo import make_conninfo
 from tests.requirements import missing
 
-from teiten import paths, procs
-from teiten.errors import ServerError
+from teiten.host import paths, procs
+from teiten.host.waiting import wait_until
 from teiten.installs import Install
+from teiten.model.errors import ServerError
 from teiten.monitors.replication import LagMonitor
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.servers.replication import Mode, Topology
 from teiten.spec import InitdbOptions
-from teiten.waiting import wait_until
 
 
 @pytest.fixture(scope="module")

@@ -36,8 +36,8 @@ import pytest
 from tests.conftest import ROOT, run_cli
 from tests.requirements import missing
 
-from teiten.errors import UserError
-from teiten.paths import MARKER
+from teiten.host.paths import MARKER
+from teiten.model.errors import UserError
 
 pytestmark = pytest.mark.requires(
     None if os.geteuid() == 0 else "report directories are attacked as root (teiten's root path)")

@@ -157,7 +157,7 @@ def test_every_trial_says_how_it_started_and_where_its_time_went(xfs: Path, work
     text = run_cli("show", by_order[3]["trial_id"], "--store", "s.db", cwd=workdir,
                    check=True).stdout
     assert "started from: data restored from the snapshot by reflink clone; server restarted" in text
-    # How it was run, kept with the trial (teiten.plan.trial_design): its block, the order, ...
+    # How it was run, kept with the trial (teiten.run.plan.trial_design): its block, the order, ...
     assert "design: block 2, order sequential, 1 s, restart every-trial, prewarm on, pgbench on CPUs any" \
         in text, text
     assert [json.loads(s)["details"]["design"]["block"] for s in shown] == [1, 1, 2, 2]

@@ -403,7 +403,7 @@ def test_cache_eviction_and_lock_statistics_refuse_what_the_account_planted(
     """The files of a stopped cluster, as the account could leave them: a FIFO (which would
     block an open), a link to a root-only file, a hard link attempt; the eviction finishes
     at once and opens none of them, and reading lock statistics refuses a planted link."""
-    from teiten import oscache, safefs
+    from teiten.host import oscache, safefs
     from teiten.monitors import lwlock
 
     data = attack_dir / "data"
@@ -481,7 +481,7 @@ def test_a_directory_swapped_in_as_teiten_makes_it_is_refused(monkeypatch: pytes
     directory root just made away and puts its own at that name before root opens it (the
     race is made certain here: the real mkdir, then the account's real mv and mkdir, at the
     moment between them). Root refuses it in one line and neither chmods nor gives it."""
-    from teiten import safefs  # the module under test, imported where the race is staged
+    from teiten.host import safefs  # the module under test, imported where the race is staged
 
     base = Path(f"/tmp/teiten-swap-{uuid.uuid4().hex[:8]}")
     account = pwd.getpwnam("postgres")

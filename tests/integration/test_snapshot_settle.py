@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import TEST_HOME
 
-from teiten import paths
+from teiten.host import paths
 from teiten.servers import snapshot
 
 # alone: it reads the machine's dirty page cache (/proc/meminfo).

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from tests.conftest import SourceBuild, run_cli
 
-from teiten import installs, procs
+from teiten import installs
+from teiten.host import procs
 from teiten.installs import discover
 
 pytestmark = pytest.mark.slow

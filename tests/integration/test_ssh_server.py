@@ -14,13 +14,14 @@ import psycopg
 import pytest
 from tests.sshd import Sshd, available, free_port, running_sshd
 
-from teiten import installs, paths
+from teiten import installs
 from teiten.drivers import load, pgbench
-from teiten.errors import ServerError
+from teiten.host import paths
+from teiten.host.remote import Ssh
 from teiten.installs import Install
+from teiten.model.errors import ServerError
 from teiten.monitors.remote_system import RemoteBackend
 from teiten.monitors.system import CPU_FIELDS, SystemMonitor
-from teiten.remote import Ssh
 from teiten.servers.profiles import Sizing
 from teiten.servers.ssh import SshServer
 from teiten.servers.ssh_host import SshHost

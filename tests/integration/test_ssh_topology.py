@@ -16,8 +16,8 @@ from tests.conftest import pgpools_under, still_running
 from tests.integration.test_ssh_server import PG15, REMOTE_HOME, SIZING, _on, _workload, pg15, sshd, why_not
 from tests.sshd import Sshd
 
-from teiten import paths
 from teiten.drivers import load
+from teiten.host import paths
 from teiten.installs import Install
 from teiten.monitors.replication import LagMonitor
 from teiten.servers.ssh import remove_leftovers

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from teiten import client_account, paths
 from teiten.drivers import pgbench
+from teiten.host import client_account, paths
 from teiten.servers.local import LocalServer
 from teiten.servers.profiles import Sizing
 from teiten.spec import ServerSpec, load_text

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from tests.requirements import missing
 
-from teiten import privileges
-from teiten.procs import RunAs
+from teiten.host import privileges
+from teiten.host.procs import RunAs
 
 
 def _accounts() -> tuple[RunAs, RunAs]:

@@ -22,7 +22,7 @@ from typing import Any
 import psutil
 import pytest
 
-from teiten import paths
+from teiten.host import paths
 from teiten.servers import vm_image, vm_qemu
 
 NEEDED = ("mmdebstrap", "qemu-system-x86_64", "qemu-img", "mkfs.ext4", "ssh", "ssh-keygen")

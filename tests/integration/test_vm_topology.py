@@ -16,8 +16,8 @@ import psycopg
 import pytest
 from tests.integration.test_vm_guest import WHY_NOT
 
-from teiten import paths
 from teiten.drivers import load
+from teiten.host import paths
 from teiten.servers import kinds
 from teiten.servers.kind import Request
 from teiten.servers.profiles import Sizing

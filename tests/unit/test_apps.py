@@ -14,7 +14,7 @@ from teiten import workloads
 from teiten.analysis.apps import app_point, capacity
 from teiten.analysis.model import AppPoint
 from teiten.drivers import pgbench_log
-from teiten.errors import UserError
+from teiten.model.errors import UserError
 from teiten.workloads.apps import _statements, digest, run_time_constants
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "pgbench_log"

@@ -1,4 +1,4 @@
-"""teiten.archives: a tarball unpacks the same under tarfile's "data" filter (Python 3.11.4+)
+"""teiten.installs.archives: a tarball unpacks the same under tarfile's "data" filter (Python 3.11.4+)
 and under teiten's own rules where the filter is missing (Debian 12's python3, 3.11.2): the same
 files, modes and links, and the same members refused. Real tarballs, real files."""
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from tests.requirements import missing
 
-from teiten import archives
+from teiten.installs import archives
 
 ROOT = Path(__file__).resolve().parents[2]
 DEBIAN_PYTHON = Path("/usr/bin/python3")
@@ -129,13 +129,13 @@ def test_refuses_what_the_data_filter_refuses(
 
 def test_debian_12s_own_python_unpacks_it_as_the_data_filter_does(tmp_path: Path) -> None:
     """The real interpreter of the README's promise: /usr/bin/python3 (3.11.2 on Debian 12,
-    without tarfile.data_filter) unpacks the tarball with teiten.archives into the same tree
+    without tarfile.data_filter) unpacks the tarball with teiten.installs.archives into the same tree
     as this Python, and refuses a member that climbs out."""
     if not DEBIAN_PYTHON.exists():
         missing("no /usr/bin/python3 (Debian's own python3 package)")
     tarball = _tarball(tmp_path / "good.tar.gz", GOOD)
     bad = _tarball(tmp_path / "bad.tar.gz", [GOOD[0], BAD["up"]])
-    script = ("import sys, tarfile; sys.path.insert(0, sys.argv[1]); from teiten import archives\n"
+    script = ("import sys, tarfile; sys.path.insert(0, sys.argv[1]); from teiten.installs import archives\n"
               "with tarfile.open(sys.argv[2], 'r|gz') as tar:\n"
               "    try:\n        archives.extract_all(tar, sys.argv[3])\n"
               "    except tarfile.TarError as exc:\n        sys.exit(f'refused: {exc}')\n"

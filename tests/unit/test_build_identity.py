@@ -11,7 +11,7 @@ from pathlib import Path
 from teiten.installs import Install
 from teiten.installs.manifest import METADATA
 from teiten.installs.source_key import build_key
-from teiten.record import build_of
+from teiten.run.record import build_of
 
 ARGS = ["--without-icu"]
 COMMIT = "3540e3bab18d2562017732a60db42126f17ca69a"

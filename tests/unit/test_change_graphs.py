@@ -14,7 +14,7 @@ from teiten.analysis.gather import study_data
 from teiten.analysis.inputs import ReportOptions
 from teiten.analysis.model import ChangePoint, History
 from teiten.analysis.summary import report_data
-from teiten.flamegraphs import tool
+from teiten.host.flamegraphs import tool
 from teiten.report.activity import profile_links
 from teiten.report.build import change_graphs
 from teiten.report.cells import Context

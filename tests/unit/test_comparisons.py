@@ -14,10 +14,10 @@ import pytest
 from teiten.analysis import compare, summary
 from teiten.analysis.inputs import ReportOptions, StudyData
 from teiten.analysis.model import WorkloadSection
+from teiten.model.results import LoadFigures, PlannedTrial, ServerRecord, StudyResults, TrialRecord
 from teiten.report.exports import RATIO_COLUMNS, TPS_COLUMNS, all_tables
 from teiten.report.html import render_html
 from teiten.report.markdown import render_markdown
-from teiten.results import LoadFigures, PlannedTrial, ServerRecord, StudyResults, TrialRecord
 
 _ORDER = itertools.count()
 

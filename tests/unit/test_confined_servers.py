@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from teiten.analysis.gather import confinements
 from teiten.analysis.model import ServerInfo
+from teiten.model.results import PlannedTrial, TrialRecord
 from teiten.report.tables import server_rows
-from teiten.results import PlannedTrial, TrialRecord
 
 
 def _info(cpus: str | None, how: str | None) -> ServerInfo:

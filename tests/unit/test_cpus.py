@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from teiten import cpus
 from teiten.analysis.scaleups import core_families
-from teiten.errors import UserError
+from teiten.host import cpus
+from teiten.model.errors import UserError
+from teiten.model.results import Point as At
+from teiten.model.results import ServerRecord
 from teiten.report.build import write_compare_report
-from teiten.results import Point as At
-from teiten.results import ServerRecord
 from teiten.spec import load_text
 from teiten.store import Store
 
@@ -97,7 +97,7 @@ def test_core_families_group_servers_alike_but_for_cpus() -> None:
 
 
 def test_hot_functions_count_the_leaf_frames() -> None:
-    from teiten.flamegraphs import hot_functions
+    from teiten.host.flamegraphs import hot_functions
 
     folded = ("postgres;main;PostgresMain;exec_simple_query;_bt_compare 30\n"
               "postgres;main;PostgresMain;LWLockAcquire;s_lock 50\n"
@@ -108,7 +108,7 @@ def test_hot_functions_count_the_leaf_frames() -> None:
 
 
 def test_unnamed_frames_are_counted_through_the_stack_and_at_its_top() -> None:
-    from teiten.flamegraphs import unnamed_shares
+    from teiten.host.flamegraphs import unnamed_shares
 
     folded = ("postgres;main;PostgresMain;[postgres];[postgres];secure_write 30\n"
               "postgres;main;PostgresMain;ExecAgg;[postgres] 10\n"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from teiten.analysis.differences import declared_values, differences, setting_text
-from teiten.results import ServerRecord
+from teiten.model.results import ServerRecord
 
 
 def _server(name: str, install: str, *, version: str, checksums: bool = False,
@@ -201,7 +201,7 @@ def test_every_cause_has_its_words(lang: str) -> None:
 
 
 def test_only_what_the_study_file_wrote_is_declared() -> None:
-    """A store that keeps what the file wrote (teiten.record.server_spec): a default the model
+    """A store that keeps what the file wrote (teiten.run.record.server_spec): a default the model
     filled in beside a written key is teiten's default, not declared; a key written as a whole
     ({}) declares its defaults; a size reads as the file writes it (issue 54, item 13)."""
     guest = {"vcpus": 1, "memory": 1 << 30, "accelerator": "kvm", "cpus": None, "boot_timeout": 300.0}

@@ -159,7 +159,7 @@ def test_the_scanner_reads_each_form_and_reports_what_is_missing() -> None:
 
 
 # A path of the repository in backquotes in a document (a path of PostgreSQL's source, such as
-# src/backend/..., is not one): `src/teiten/plan.py`, `tests/unit/test_x.py::test_y`, or
+# src/backend/..., is not one): `src/teiten/run/plan.py`, `tests/unit/test_x.py::test_y`, or
 # `::test_y` for a test of the file named last. Paths with a placeholder (<name>, *) are patterns.
 POINTER = re.compile(r"`(?P<path>(?:src/teiten|tests|bench|scripts|docs)/[^`\s]*?)?(?:::(?P<function>\w+))?`")
 

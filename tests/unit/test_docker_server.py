@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from teiten.errors import UserError
 from teiten.installs import Install
+from teiten.model.errors import UserError
 from teiten.servers import docker
 from teiten.servers.docker import ContainerSpec, DockerServer, run_argv
 

@@ -1,4 +1,4 @@
-"""teiten plan's estimate (teiten.estimate): the arithmetic of the model, the rates learnt
+"""teiten plan's estimate (teiten.run.estimate): the arithmetic of the model, the rates learnt
 back from what a run measured, and the file that keeps them."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from teiten.estimate import MB, Observed, Rates, estimate, learn
-from teiten.plan import plan
+from teiten.run.estimate import MB, Observed, Rates, estimate, learn
+from teiten.run.plan import plan
 from teiten.spec import load_text
 from teiten.workloads import resolve, variants
 

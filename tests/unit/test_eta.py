@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from teiten import blocks
+from teiten.run import blocks
 from teiten.spec import load_text
 
 STUDY = """

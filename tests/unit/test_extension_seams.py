@@ -18,7 +18,7 @@ from teiten.servers import kinds
 from teiten.spec.servers import PLACE_KEYS as PLACES
 
 SRC = Path(__file__).resolve().parent.parent.parent / "src" / "teiten"
-CORE = ["runner.py", "window.py", "plan.py", "check.py", "analysis", "report"]
+CORE = ["run/runner.py", "run/window.py", "run/plan.py", "run/check.py", "analysis", "report"]
 
 # The modules of each extensible area that the core may import: registries, base modules, and
 # what every kind shares (settings profiles, the read-back of settings, standbys' rules).

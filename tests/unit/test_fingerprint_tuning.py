@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from teiten import fingerprint
 from teiten.analysis.noise import tuning_notices
+from teiten.host import fingerprint
 from teiten.report.i18n import notice_text
 
 

@@ -161,7 +161,7 @@ def test_reservoir_is_a_seeded_sample() -> None:
      "fulltext corpus /nonexistent/wiki.txt is not a file: give a UTF-8 text file, one document per line"),
 ])
 def test_bad_options_are_refused_before_connecting(option: str, value: object, message: str) -> None:
-    from teiten.errors import UserError
+    from teiten.model.errors import UserError
 
     with pytest.raises(UserError) as err:
         fulltext.setup("host=/nonexistent dbname=x", dict(fulltext.DEFAULTS, **{option: value}), 1)
@@ -330,7 +330,7 @@ def test_judge_partial_index_use_and_durations() -> None:
 
 def test_without_wordfreq_a_study_of_fulltext_is_refused_unless_it_gives_a_corpus(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """What the suite lacks here is its own to say (Suite.missing), and teiten.check says it
+    """What the suite lacks here is its own to say (Suite.missing), and teiten.run.check says it
     in one line before anything is made."""
     import importlib.util
 

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import run_cli
 from tests.truestores import Truth, build
 
-from teiten.guard import LIMIT_CPUS, SPARE_FRACTION, ForeignLoad, Rule
+from teiten.host.guard import LIMIT_CPUS, SPARE_FRACTION, ForeignLoad, Rule
 from teiten.spec import load_text
 from teiten.spec.study import NoiseGuardSpec
 from teiten.store import Store
@@ -111,7 +111,7 @@ def test_programs_are_named_summed_and_read_back_and_old_loads_name_their_proces
     """Issue 53, item 6: the names the guard gives (worded from the stored load), in both
     languages; a load stored before programs were kept names its busy processes by pid, in CPUs,
     leaving out pid 1 and the idle ones."""
-    from teiten.guard import Consumer, Program, who
+    from teiten.host.guard import Consumer, Program, who
 
     server = {"pid": 40, "port": 5433, "datadir": "/x"}
     found = ForeignLoad(2.0, 6.0, (Consumer(11, "stress-ng-cpu", 1.9),), programs=(

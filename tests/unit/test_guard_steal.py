@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from teiten import messages
-from teiten.busy import BusyWatch
-from teiten.errors import MachineBusy
-from teiten.guard import STEAL_PCT, ForeignLoad, Program, Rule, disturbance, who
+from teiten.host.guard import STEAL_PCT, ForeignLoad, Program, Rule, disturbance, who
+from teiten.model.errors import MachineBusy
+from teiten.model.results import PlannedTrial
 from teiten.monitors.foreign import ForeignMeter
-from teiten.results import PlannedTrial
+from teiten.run.busy import BusyWatch
 from teiten.spec import load_text
 
 STUDY = """

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from teiten import paths
+from teiten.host import paths
 from teiten.installs.manifest import MANIFEST, METADATA, check, reinstall_command, write
 
 ME = (os.geteuid(), os.getegid())

@@ -52,7 +52,7 @@ assert teiten.__file__.startswith(sys.argv[1]), teiten.__file__
 for found in pkgutil.walk_packages(teiten.__path__, "teiten."):
     if found.name != "teiten.__main__":
         importlib.import_module(found.name)
-from teiten.errors import UserError
+from teiten.model.errors import UserError
 from teiten.servers import kinds
 from teiten.spec import json_schema, load_text
 load_text("study: plain\\n" + sys.argv[3], "plain.yaml")

@@ -1,4 +1,4 @@
-"""A trial's load in the model's own terms (teiten.results.LoadRun): pgbench's producer reads
+"""A trial's load in the model's own terms (teiten.model.results.LoadRun): pgbench's producer reads
 its run into figures and its own reason not to count, in the words the runner stored before
 the outcome was driver-neutral; the runner weighs that reason against a crash of the server
 without knowing which driver ran."""
@@ -12,8 +12,8 @@ import pytest
 
 from teiten.drivers.pgbench import PgbenchRun
 from teiten.drivers.pgbench_output import parse
-from teiten.results import LoadRun
-from teiten.runner import _verdict
+from teiten.model.results import LoadRun
+from teiten.run.runner import _verdict
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "pgbench" / "17"
 CRASH = "the server restarted after a crash during the trial (terminated by signal)"

@@ -15,8 +15,8 @@ from tests.unit.report_fixture import report_data
 from teiten.analysis.loads import load_parts
 from teiten.analysis.rtt import RttBound, RttRow
 from teiten.analysis.scaleout import ScaleOut, ScaleOutRow
+from teiten.model.results import PlannedTrial, Status, TrialRecord
 from teiten.report import write_report
-from teiten.results import PlannedTrial, Status, TrialRecord
 
 
 def _part(client: str, node: str, tps: float, latency: float, started: float) -> dict[str, object]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from teiten.analysis.lock_names import lock_name
 from teiten.analysis.locks import LockFigures, figures, lock_cores, lock_tables
-from teiten.results import Point
+from teiten.model.results import Point
 
 
 def row(lock: str, shared: float, exclusive: float, blk: float, *, split: bool = True) -> dict[str, object]:

@@ -115,7 +115,7 @@ def test_a_stored_reason_is_worded_again_in_the_reports_language() -> None:
     """teiten stores a disturbed trial's reason in English (as the CLI says it); a report
     reads it back through the English text and words it in Japanese. PostgreSQL's and
     pgbench's own messages stay as they are."""
-    from teiten.guard import Consumer, ForeignLoad, Rule, disturbance
+    from teiten.host.guard import Consumer, ForeignLoad, Rule, disturbance
     from teiten.report.i18n import notice_text
 
     found = ForeignLoad(3.0, 1.02, (Consumer(25949, "pytest", 0.9), Consumer(19690, "bash", 0.1)))

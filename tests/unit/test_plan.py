@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from teiten.plan import plan, trial_id
-from teiten.results import PlannedTrial
+from teiten.model.results import PlannedTrial
+from teiten.run.plan import plan, trial_id
 from teiten.spec import Study
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from tests.conftest import run_cli
 from tests.truestores import Truth, build
 
-from teiten import blocks
 from teiten.analysis import stopping
-from teiten.results import LoadFigures, TrialResult
+from teiten.model.results import LoadFigures, TrialResult
+from teiten.run import blocks
 from teiten.spec import Study, load_text
 from teiten.store import Store
 

@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 from tests.conftest import ROOT
 
-from teiten import runlock
 from teiten.analysis.inputs import ReportOptions, StudyData
 from teiten.analysis.summary import report_data
+from teiten.host.waiting import wait_until
+from teiten.model.results import StudyResults
 from teiten.report.i18n import notice_text
-from teiten.results import StudyResults
-from teiten.waiting import wait_until
+from teiten.run import runlock
 
 HOLD = """
 import sys
-from teiten import runlock
+from teiten.run import runlock
 with runlock.hold(study=sys.argv[1], store=sys.argv[2], command="run"):
     print("held", flush=True)
     sys.stdin.read()  # until the test closes stdin

@@ -1,4 +1,4 @@
-"""The code that touches the server account's files does so only through teiten.safefs
+"""The code that touches the server account's files does so only through teiten.host.safefs
 (issue 34): a static reading of ``servers/``, ``monitors/``, ``leftovers``, ``paths`` and
 ``oscache`` for calls that write, chown, chmod, remove, list or open a path.
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "teiten"
 FILES = sorted([*SRC.glob("servers/*.py"), *SRC.glob("monitors/*.py"),
-                *(SRC / f"{name}.py" for name in ("leftovers", "paths", "oscache", "netns",
-                                                   "runlock", "cpus", "privileges"))])
+                *(SRC / f"{name}.py" for name in ("run/leftovers", "host/paths", "host/oscache", "host/netns",
+                                                   "run/runlock", "host/cpus", "host/privileges"))])
 OPERATIONS = {"write_text", "write_bytes", "read_text", "read_bytes", "open", "unlink", "rmdir",
               "rmtree", "chown", "chmod", "lchown", "mkdir", "makedirs", "rename",
               "symlink_to", "symlink", "touch", "remove", "mkdtemp", "iterdir", "glob", "rglob",
@@ -50,7 +50,7 @@ def _unsafe_calls(path: Path) -> list[str]:
         if receiver.startswith(("safefs", "self.ssh")) or receiver in DIR_NAMES:
             continue
         if receiver.endswith(".ssh"):
-            continue  # a host's command channel (teiten.remote.Ssh): the file is on that host
+            continue  # a host's command channel (teiten.host.remote.Ssh): the file is on that host
         if any(k.arg == "dir_fd" for k in node.keywords) or (program and any(
                 k.arg == "run_as" for k in node.keywords)):
             continue  # descriptor-relative, or a program run as the server account itself
@@ -63,7 +63,7 @@ def _unsafe_calls(path: Path) -> list[str]:
 
 def test_server_paths_are_touched_only_through_safefs() -> None:
     found = [call for path in FILES for call in _unsafe_calls(path)]
-    assert not found, "file operations outside teiten.safefs (use it, or say '# safe: why'):\n" \
+    assert not found, "file operations outside teiten.host.safefs (use it, or say '# safe: why'):\n" \
         + "\n".join(found)
 
 

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import run_cli
 from tests.truestores import build_study
 
-from teiten.results import PlannedTrial
+from teiten.model.results import PlannedTrial
 
 STUDY = """study: cores-truth
 servers:

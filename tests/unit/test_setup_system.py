@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.requirements import missing
 
-from teiten import system
+from teiten.host import system
 
 ROOT = Path(__file__).resolve().parents[2]
 

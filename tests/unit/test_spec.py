@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from teiten import studies
-from teiten.errors import SpecError, UserError
+from teiten.model.errors import SpecError, UserError
 from teiten.spec import Study, json_schema, load_text, parse_duration
 
 FILE = "study.yaml"

@@ -15,9 +15,9 @@ import pytest
 from teiten.analysis.differences import differences
 from teiten.analysis.model import ReportData
 from teiten.cli.output import as_csv
+from teiten.model.results import ServerRecord
 from teiten.report.exports import DataTable, csv_text, differences_table
 from teiten.report.spreadsheet import cell
-from teiten.results import ServerRecord
 
 LINK = '=HYPERLINK("http://x","y")'
 

@@ -13,7 +13,7 @@ from bench import interval_coverage as ic
 from bench import stopping_coverage as sim
 
 from teiten.analysis import stopping, verdicts
-from teiten.results import LoadFigures, PlannedTrial, TrialRecord
+from teiten.model.results import LoadFigures, PlannedTrial, TrialRecord
 
 TOLERANCE_POINTS = 1.5
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from teiten.errors import StoreError, StoreVersionError, UserError
-from teiten.results import (
+from teiten.model.errors import StoreError, StoreVersionError, UserError
+from teiten.model.results import (
     Evidence,
     LoadFigures,
     PlannedTrial,

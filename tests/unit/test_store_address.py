@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from teiten.errors import UserError
+from teiten.model.errors import UserError
 from teiten.store.address import StoreAddress
 from teiten.store.pg import Row
 from teiten.store.schema import _V1, for_postgres

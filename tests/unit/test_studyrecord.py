@@ -1,4 +1,4 @@
-"""The stored study as a typed record (issue 37, item 5): what teiten.record and the run write
+"""The stored study as a typed record (issue 37, item 5): what teiten.run.record and the run write
 into spec_json reads back as typed fields, an older store's missing keys read as their
 defaults, and no module of the analysis or the report reads a stored spec by its keys."""
 
@@ -7,12 +7,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from teiten.results import ServerRecord, StudyResults
-from teiten.studyrecord import Joined, Omitted, Placement, StudyRecord
+from teiten.model.results import ServerRecord, StudyResults
+from teiten.model.studyrecord import Joined, Omitted, Placement, StudyRecord
 
 SRC = Path(__file__).resolve().parent.parent.parent / "src" / "teiten"
 
-WRITTEN = {  # as teiten.record.create and the runner write it
+WRITTEN = {  # as teiten.run.record.create and the runner write it
     "study": {"study": "s", "clients": [1, 4], "duration": 2.0, "repetitions": "auto",
               "scale": 10, "order": "random-blocks", "seed": 7, "description": "d",
               "margin_pct": 3, "tenants": [["a", "b"]], "environments": True,

@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from teiten.analysis.summary import mean_diff_pct, median, section
-from teiten.results import LoadFigures, PlannedTrial, Status, TrialRecord
+from teiten.model.results import LoadFigures, PlannedTrial, Status, TrialRecord
 from teiten.servers.profiles import GB, MB, Sizing, pgbench_data_bytes, settings, shared_buffers_for
 
 _ORDER = itertools.count()

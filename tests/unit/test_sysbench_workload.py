@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from teiten import workloads
-from teiten.errors import SpecError
 from teiten.messages import tr
+from teiten.model.errors import SpecError
 from teiten.spec import json_schema, load_text
 from teiten.spec.sysbench import TESTS, SysbenchSpec
 from teiten.spec.workloads import BUILTIN_WORKLOADS, kind_of

@@ -7,9 +7,9 @@ import pytest
 
 from teiten.analysis.inputs import StudyData
 from teiten.analysis.tenants import apart, pairs, tenant_name
-from teiten.errors import SpecError
-from teiten.plan import plan
-from teiten.results import LoadFigures, PlannedTrial, ServerRecord, StudyResults, TrialRecord
+from teiten.model.errors import SpecError
+from teiten.model.results import LoadFigures, PlannedTrial, ServerRecord, StudyResults, TrialRecord
+from teiten.run.plan import plan
 from teiten.spec import load_text
 
 HEAD = """\
@@ -91,7 +91,7 @@ def test_a_group_trial_says_how_each_server_started() -> None:
 
 
 def test_a_group_whose_optional_server_is_not_here_is_left_out_with_it() -> None:
-    from teiten.check import without_missing_optionals
+    from teiten.run.check import without_missing_optionals
 
     text = HEAD.replace('{name: g3, install: "18"}', '{name: g3, install: "/nonexistent/bin", '
                         'optional: true}') + "tenants: [[g1, g2], [g2, g3]]\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from teiten import fingerprint
+from teiten.host import fingerprint
 
 MACHINE = {"hostname": "bench-1", "cpu_model": "AMD EPYC 7B13", "cpu_logical": 2,
            "memory_bytes": 8 * 2**30 - 150 * 2**20, "arch": "x86_64", "kernel": "6.1.0-18-amd64",

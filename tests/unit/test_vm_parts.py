@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from teiten.errors import ServerError
+from teiten.model.errors import ServerError
 from teiten.servers import rootfs, vm_image, vm_qemu
 
 LIBC = Path("/lib/x86_64-linux-gnu/libc.so.6")

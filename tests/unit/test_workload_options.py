@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from teiten import workloads
-from teiten.errors import SpecError, UserError
+from teiten.model.errors import SpecError, UserError
 from teiten.spec import (
     AccesslogSpec,
     BookstoreSpec,

@@ -10,7 +10,7 @@ from teiten.analysis.inputs import AppRuns
 from teiten.analysis.intervals import median_interval
 from teiten.analysis.model import AppPoint, AppResults, TypeFigures, WorkloadSection
 from teiten.analysis.stats import median_known as _median
-from teiten.results import Point
+from teiten.model.results import Point
 from teiten.workloads.apps import APPS
 
 WITHIN = 0.05  # IPA paper: the limit is where measured BT/s falls more than this below theory

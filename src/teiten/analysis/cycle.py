@@ -117,7 +117,7 @@ def start_key(start: Mapping[str, Any]) -> str:
 @dataclass(frozen=True)
 class RunTime:
     """A study's runs (the first and each resume) from teiten's start to its end, as the
-    runner keeps them (teiten.runclock.keep): where the wall time went beyond the trials'
+    runner keeps them (teiten.run.runclock.keep): where the wall time went beyond the trials'
     cycles."""
 
     runs: int

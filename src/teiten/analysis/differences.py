@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from teiten.analysis.model import Difference
-from teiten.results import ServerRecord
+from teiten.model.results import ServerRecord
+from teiten.model.studyrecord import ServerSetup
 from teiten.spec.base import size_text
 from teiten.spec.servers import PLACE_KEYS, size_keys
-from teiten.studyrecord import ServerSetup
 
 # Spec fields that name or place a server rather than configure it.
 _NOT_A_FACTOR = {"name", "optional", "resolved", "placement", "ssh_config", "written"}

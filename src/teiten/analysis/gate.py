@@ -22,7 +22,7 @@ from teiten.analysis import verdicts as v
 from teiten.analysis.inputs import ReportOptions, StudyData
 from teiten.analysis.model import Point, ReportData
 from teiten.analysis.summary import report_data
-from teiten.errors import UserError
+from teiten.model.errors import UserError
 
 FAIL, UNDECIDED, PASS = "fail", "undecided", "pass"
 

@@ -12,16 +12,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from teiten import fingerprint, flamegraphs
 from teiten.analysis import parameters, summary, tenants
 from teiten.analysis.cycle import MachineTime, machine_time
 from teiten.analysis.inputs import AppRuns, Hot, Locks, ReportOptions, StudyData, Unnamed, system_seconds
 from teiten.analysis.model import Notice
 from teiten.analysis.rtt import statements_per_transaction
-from teiten.errors import UserError
-from teiten.flamegraphs import hot_functions, unnamed_shares
+from teiten.host import fingerprint, flamegraphs
+from teiten.host.flamegraphs import hot_functions, unnamed_shares
 from teiten.messages import tr
-from teiten.results import Point, ServerRecord, StudyResults, TrialRecord, now
+from teiten.model.errors import UserError
+from teiten.model.results import Point, ServerRecord, StudyResults, TrialRecord, now
 from teiten.store import Store
 
 Details = Mapping[str, Mapping[str, Any]]  # trial id -> one kind of its details

@@ -31,7 +31,7 @@ from teiten.analysis.model import (
     WorkloadSection,
 )
 from teiten.installs.model import version_key
-from teiten.results import ServerRecord
+from teiten.model.results import ServerRecord
 
 
 def is_line_of_versions(servers: Sequence[ServerRecord], versions: Sequence[str]) -> bool:

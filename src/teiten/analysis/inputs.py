@@ -14,7 +14,7 @@ from typing import Any
 
 from teiten.analysis.locks import Locks  # per point, per ok repetition: LWLOCK_STATS rows
 from teiten.analysis.model import Notice, StudyParameters
-from teiten.results import Point, ProgressPoint, StepRecord, StudyResults
+from teiten.model.results import Point, ProgressPoint, StepRecord, StudyResults
 
 # Per point of the matrix: the hottest functions of its profile, (function, self share).
 Hot = Mapping[Point, Sequence[tuple[str, float]]]
@@ -31,7 +31,7 @@ class StudyData:
     """One study (or several compared as one) and what its trials left beside their figures.
 
     Maps named by trial id hold an entry for each trial that has one; maps named by point
-    are keyed by :class:`teiten.results.Point`.
+    are keyed by :class:`teiten.model.results.Point`.
     """
 
     study: StudyResults

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from teiten.analysis.stats import median
 from teiten.messages import tr
-from teiten.results import StudyResults
+from teiten.model.results import StudyResults
 
 
 @dataclass(frozen=True)

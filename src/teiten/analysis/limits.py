@@ -9,7 +9,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from teiten.results import ServerRecord, TrialRecord
+from teiten.model.results import ServerRecord, TrialRecord
 
 # Each limit and the trial metric that measures its use.
 METRICS = {"memory": "limit_memory_peak_bytes", "read_iops": "limit_read_iops",

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from teiten.analysis.stats import median_known as _median
-from teiten.results import TrialRecord
+from teiten.model.results import TrialRecord
 
 Loads = Mapping[str, Mapping[str, Any]]  # trial id -> its details 'load'
 

@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from teiten import results
 from teiten.analysis import stats
 from teiten.analysis.lock_names import lock_name
+from teiten.model import results
 
 Locks = Mapping[results.Point, Sequence[Sequence[Mapping[str, Any]]]]  # point -> runs -> rows
 TOP = 8  # the most requested locks each table shows

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from teiten.analysis.model import Notice
-from teiten.fingerprint import NOT_EXPOSED
-from teiten.guard import ForeignLoad, Rule, who
-from teiten.results import StudyResults, TrialRecord
+from teiten.host.fingerprint import NOT_EXPOSED
+from teiten.host.guard import ForeignLoad, Rule, who
+from teiten.model.results import StudyResults, TrialRecord
 
 
 def noise_notices(study: StudyResults) -> list[Notice]:
@@ -46,7 +46,7 @@ def noise_notices(study: StudyResults) -> list[Notice]:
 
 def busy_notice(found: ForeignLoad, rule: Rule | None = None) -> Notice:
     """The machine was busy before the first trial: its foreign load named by program, as the
-    busy line and the guard name it (teiten.guard.who: stress-ng's workers summed, another
+    busy line and the guard name it (teiten.host.guard.who: stress-ng's workers summed, another
     benchmark as such), in each language (``who_ja``: notice_text takes a parameter's
     ``_<lang>`` form where there is one)."""
     return Notice("machine-busy", {"cpus": f"{found.cpus:.2f}", "who": who(found, "en", rule),
@@ -54,7 +54,7 @@ def busy_notice(found: ForeignLoad, rule: Rule | None = None) -> Notice:
 
 
 def tuning_notices(fingerprint: Mapping[str, object]) -> list[Notice]:
-    """What in the machine's tuning makes its figures noisier (teiten.fingerprint.tuning), as
+    """What in the machine's tuning makes its figures noisier (teiten.host.fingerprint.tuning), as
     pyperf's advice has it: a governor other than performance, turbo boost, transparent huge
     pages always on. Nothing for what the kernel does not say (a virtual machine's cpufreq)."""
     out = []

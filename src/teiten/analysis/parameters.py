@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from teiten.analysis.model import Notice
-from teiten.results import StudyResults
+from teiten.model.results import StudyResults
 
 # The notice a compare report made with differing parameters carries (notices.yaml).
 NOTICE = "different-parameters"

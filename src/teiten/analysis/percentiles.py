@@ -14,7 +14,7 @@ from typing import Any
 
 from teiten.analysis import intervals, judging, verdicts
 from teiten.analysis.stats import median_known
-from teiten.results import TrialRecord
+from teiten.model.results import TrialRecord
 
 # trial id -> its percentiles: pgbench's (details 'pgbench'), or another driver's histogram's
 # (details 'latency', with the driver's name as "driver")

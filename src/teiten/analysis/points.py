@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from teiten import fingerprint
 from teiten.analysis import verdicts
 from teiten.analysis.model import Point, ReportData
-from teiten.results import PointSummary, ServerRecord, StudyResults
+from teiten.host import fingerprint
+from teiten.model.results import PointSummary, ServerRecord, StudyResults
 
 
 def summaries(report: ReportData, study: StudyResults) -> list[PointSummary]:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from teiten.analysis.stats import median_known as _median
-from teiten.results import ServerRecord, TrialRecord
-from teiten.studyrecord import ServerSetup
+from teiten.model.results import ServerRecord, TrialRecord
+from teiten.model.studyrecord import ServerSetup
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from teiten import results
 from teiten.analysis import compare, judging, stats, verdicts
 from teiten.analysis.inputs import Hot
 from teiten.analysis.locks import Locks, lock_cores, lock_tables
 from teiten.analysis.model import CoreScaling, Finding, Point, Scaleup, ScaleupRow, WorkloadSection
-from teiten.results import ServerRecord
+from teiten.model import results
+from teiten.model.results import ServerRecord
 
 _CORE_SUFFIX = re.compile(r"-\d+cores?$")
 

@@ -16,7 +16,7 @@ at (:func:`widths`) and stops getting blocks in one of two ways:
 
 A ratio with no interval at the level asked (too few blocks, no successful trial of a server)
 never stops. The next block holds only the ratios not yet stopped, each with its reference
-server's point (teiten.blocks.next_block): each ratio stops by its own interval, as the
+server's point (teiten.run.blocks.next_block): each ratio stops by its own interval, as the
 simulation runs it. The study stops when every ratio has (:data:`DECIDED`, or :data:`WIDTH`
 when all did on width), at the ceiling, or when the next block would overrun the budget, and
 never because a test against 100% became significant: that inflates false verdicts (about 12%
@@ -52,7 +52,7 @@ from teiten.analysis.intervals import (
     ratio_interval,
     signed_rank_rank,
 )
-from teiten.results import Point, TrialRecord
+from teiten.model.results import Point, TrialRecord
 
 DECIDE_CONFIDENCE = 0.99  # the level of the intervals the stopping rule judges
 # Why a study stopped adding blocks, or "add".

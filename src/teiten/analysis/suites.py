@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from teiten.analysis import judging, verdicts
 from teiten.analysis.intervals import median_interval
 from teiten.analysis.model import SizeFigures, StepFigures, SuiteResults
-from teiten.results import StepRecord, TrialRecord
+from teiten.model.results import StepRecord, TrialRecord
 
 # The plan figures a report shows (teiten.drivers.explain.PlanSummary).
 PLAN_FIELDS = ("workers_planned", "workers_launched", "shared_hit", "shared_read",

@@ -1,5 +1,5 @@
 """From a study's results to the figures a report shows: medians per point, ratios to the
-baseline, mean differences. Pure functions over the typed model (teiten.results)."""
+baseline, mean differences. Pure functions over the typed model (teiten.model.results)."""
 
 from __future__ import annotations
 
@@ -40,10 +40,10 @@ from teiten.analysis.model import (
 from teiten.analysis.noise import noise_notices, tuning_notices
 from teiten.analysis.scaleups import core_families, with_builds_and_cores
 from teiten.messages import clients_phrase, join, tr, word
-from teiten.results import ProgressPoint, ServerRecord, StudyResults, TrialRecord
+from teiten.model.results import ProgressPoint, ServerRecord, StudyResults, TrialRecord
+from teiten.model.studyrecord import Parameters, WorkloadRecord
 from teiten.servers import kinds
 from teiten.spec.study import stop_target
-from teiten.studyrecord import Parameters, WorkloadRecord
 from teiten.workloads import about, statements
 
 CPU_PARTS = ("user", "sys", "iowait", "idle", "steal", "irq")

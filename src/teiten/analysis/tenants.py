@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from teiten.analysis.inputs import StudyData
-from teiten.results import ServerRecord, TrialRecord
-from teiten.studyrecord import Parameters
+from teiten.model.results import ServerRecord, TrialRecord
+from teiten.model.studyrecord import Parameters
 
 
 def tenant_name(member: str, group: Sequence[str]) -> str:

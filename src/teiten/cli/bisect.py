@@ -25,20 +25,21 @@ from typing import Any
 
 import yaml
 
-from teiten import safefs, spec, studies
+from teiten import spec, studies
 from teiten.analysis import bisection, gate, verdicts
 from teiten.analysis.gather import study_data
 from teiten.analysis.inputs import ReportOptions
 from teiten.analysis.intervals import Interval
 from teiten.cli.running import run_and_finish
-from teiten.errors import SpecError, UserError
+from teiten.host import safefs
 from teiten.installs.model import Install
 from teiten.installs.source import build
 from teiten.installs.source_git import Commit, first_parent_range, resolve
+from teiten.model.errors import SpecError, UserError
+from teiten.model.results import now
 from teiten.report import formats as f
 from teiten.report.gate import beyond_key
 from teiten.report.i18n import clients_phrase, join, tr
-from teiten.results import now
 from teiten.servers import kinds
 from teiten.store import Store
 

@@ -11,21 +11,8 @@ from pathlib import Path
 
 import yaml
 
-from teiten import (
-    estimate,
-    fingerprint,
-    installs,
-    leftovers,
-    paths,
-    record,
-    runlock,
-    runner,
-    spec,
-    studies,
-    workloads,
-)
+from teiten import installs, spec, studies, workloads
 from teiten.analysis import differences
-from teiten.check import check
 from teiten.cli import interrupts
 from teiten.cli.bisect import cmd_bisect
 from teiten.cli.gate import cmd_gate
@@ -37,17 +24,20 @@ from teiten.cli.show import render_text, trial_record
 from teiten.cli.stores import cmd_store, print_points, summarize
 from teiten.cli.system import cmd_fetch_source, cmd_system
 from teiten.cli.timeline import cmd_timeline
-from teiten.errors import SpecError, StudyInterrupted, UserError
+from teiten.host import fingerprint, paths
+from teiten.host.probe import probe
 from teiten.messages import tr
-from teiten.plan import plan, profile_trials
-from teiten.probe import probe
+from teiten.model.errors import SpecError, StudyInterrupted, UserError
+from teiten.model.results import now
+from teiten.model.studyrecord import MORE_BLOCKS, ServerSetup
 from teiten.report import outdir
 from teiten.report.build import write_compare_report, write_study_report
 from teiten.report.formats import format_seconds
-from teiten.results import now
+from teiten.run import estimate, leftovers, record, runlock, runner
+from teiten.run.check import check
+from teiten.run.plan import plan, profile_trials
 from teiten.store import Store, result_rows
 from teiten.store.rows import CSV_FIELDS, csv_row
-from teiten.studyrecord import MORE_BLOCKS, ServerSetup
 
 
 def dispatch(args: argparse.Namespace) -> int:
@@ -201,7 +191,7 @@ def _pick_study(store: Store, study_id: int | None, *, unfinished: bool = False)
 
 def _grant_blocks(store: Store, study_id: int, more: int) -> None:
     """``resume --more-blocks N``: let a study of repetitions: auto run up to N more blocks of
-    its undecided ratios, past its ceiling and time budget (teiten.blocks.limits)."""
+    its undecided ratios, past its ceiling and time budget (teiten.run.blocks.limits)."""
     stored = store.study_results(study_id)
     if stored.record.parameters.repetitions != "auto":
         raise UserError(f"--more-blocks: study {study_id} in {store} has a fixed number of "

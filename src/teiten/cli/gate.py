@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from teiten import safefs
 from teiten.analysis import gate
 from teiten.analysis.gather import compared, study_data
 from teiten.analysis.inputs import ReportOptions
-from teiten.errors import UserError
+from teiten.host import safefs
+from teiten.model.errors import UserError
+from teiten.model.results import now
 from teiten.report import gate as words
-from teiten.results import now
 from teiten.store import Store
 
 STATUS = {gate.PASS: 0, gate.FAIL: 1, gate.UNDECIDED: 3}

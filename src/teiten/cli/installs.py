@@ -7,9 +7,9 @@ import sys
 
 from teiten import installs
 from teiten.cli.output import as_json, table
-from teiten.errors import UserError
 from teiten.installs import discover, manifest
 from teiten.installs.source import build as build_from_source
+from teiten.model.errors import UserError
 
 
 def cmd_installs(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ import sys
 
 from teiten import __version__
 from teiten.cli.terminal import visible, visible_streams
-from teiten.errors import StudyInterrupted, TeitenError, UserError
+from teiten.model.errors import StudyInterrupted, TeitenError, UserError
 
 log = logging.getLogger("teiten")
 
@@ -365,7 +365,7 @@ def _no_password(text: str) -> str:
 def _store(text: str) -> str:
     """A store: the path of an SQLite file, or a PostgreSQL database (a postgresql:// URI or a
     libpq keyword string), never with a password in it."""
-    from teiten import paths  # late: what a command that takes a store needs
+    from teiten.host import paths  # late: what a command that takes a store needs
     from teiten.store import address  # late: psycopg, for the commands that take a store
 
     _no_password(text)
@@ -388,7 +388,7 @@ def _more_blocks(text: str) -> int:
 def _appended(text: str) -> str:
     """A file teiten appends to (--markdown): refused where another account could change it or
     a directory on its way (it could point root's append at a file of root's)."""
-    from teiten import paths  # late: what a command that appends to a file needs
+    from teiten.host import paths  # late: what a command that appends to a file needs
 
     try:
         paths.refuse_replaceable(text, text)
@@ -403,7 +403,7 @@ def _report_dir(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"{text} exists and is not a directory; give a directory (teiten writes report.md, "
             "report.html and their charts and tables there)")
-    from teiten import paths  # late: what a command that writes a report needs
+    from teiten.host import paths  # late: what a command that writes a report needs
 
     try:
         paths.refuse_replaceable(text, text)
@@ -446,8 +446,8 @@ def _main(argv: list[str] | None) -> int:
                             f"{args.command} --help')")
         if args.verbose:
             logging.getLogger().setLevel(logging.INFO)
-        from teiten import paths  # late: what a command needs, once it is known
         from teiten.cli import commands, interrupts  # late: idem
+        from teiten.host import paths  # late: what a command needs, once it is known
 
         if args.command not in ("system", "fetch-source"):  # these make the account, or need none
             paths.check_home()

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from teiten.cli import interrupts
 from teiten.cli.terminal import visible
 from teiten.report.spreadsheet import cell
-from teiten.runner import Event
+from teiten.run.runner import Event
 
 
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:

@@ -9,14 +9,15 @@ import functools
 import sys
 from pathlib import Path
 
-from teiten import record, runlock, runner, spec
-from teiten.check import check, materialise
+from teiten import spec
 from teiten.cli import interrupts
 from teiten.cli.output import Progress
 from teiten.cli.runopts import check_options, runner_options
 from teiten.cli.stores import summarize
-from teiten.errors import SpecError, StudyInterrupted, UserError
+from teiten.model.errors import SpecError, StudyInterrupted, UserError
 from teiten.report.build import write_study_report
+from teiten.run import record, runlock, runner
+from teiten.run.check import check, materialise
 from teiten.store import Store
 from teiten.store.address import StoreAddress
 

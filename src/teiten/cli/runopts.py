@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from teiten import busy
-from teiten.errors import UserError
+from teiten.model.errors import UserError
 from teiten.report import outdir
+from teiten.run import busy
 from teiten.store import access
 from teiten.store.address import StoreAddress
 
@@ -38,7 +38,7 @@ TESTBED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 def testbed(args: argparse.Namespace) -> str | None:
     """--testbed NAME; else TEITEN_TESTBED; else None (the study's testbed is then the hash
-    of the machine's identity: teiten.fingerprint.testbed_key)."""
+    of the machine's identity: teiten.host.fingerprint.testbed_key)."""
     given = args.testbed if args.testbed is not None else os.environ.get("TEITEN_TESTBED") or None
     if given is not None and not TESTBED_NAME.fullmatch(given):
         where = f"--testbed {given!r}" if args.testbed is not None else f"TEITEN_TESTBED={given!r}"

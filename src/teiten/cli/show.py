@@ -7,7 +7,7 @@ from typing import Any
 
 from teiten.analysis import cycle as cycles
 from teiten.cli.output import table
-from teiten.errors import UserError
+from teiten.model.errors import UserError
 from teiten.monitors import registry
 from teiten.store import Store
 
@@ -151,7 +151,7 @@ def _cycle_lines(cycle: dict[str, Any], rec: dict[str, Any]) -> list[str]:
 
 
 def _design_line(design: dict[str, Any]) -> str:
-    """How the trial was run (teiten.plan.trial_design)."""
+    """How the trial was run (teiten.run.plan.trial_design)."""
     return (f"design: block {design.get('block')}, order {design.get('order')}, "
             f"{float(design.get('duration_s') or 0):g} s, restart {design.get('restart')}, "
             f"prewarm {'on' if design.get('prewarm') else 'off'}, pgbench on CPUs {design.get('client_cpus')}")

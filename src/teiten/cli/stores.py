@@ -12,9 +12,9 @@ from teiten.analysis import points
 from teiten.analysis.gather import study_data
 from teiten.analysis.inputs import ReportOptions
 from teiten.analysis.summary import report_data
-from teiten.errors import UserError
+from teiten.model.errors import UserError
+from teiten.model.results import now
 from teiten.report import metric_formats
-from teiten.results import now
 from teiten.store import Store
 from teiten.store import copy as store_copy
 from teiten.store import points as kept

@@ -1,13 +1,13 @@
 """``teiten system check``, ``teiten system setup`` and ``teiten fetch-source``: print the results
-of teiten.system and teiten.installs.fetch calls."""
+of teiten.host.system and teiten.installs.fetch calls."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from teiten import system
 from teiten.cli.output import table
+from teiten.host import system
 from teiten.installs import fetch
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from teiten.analysis.timeline import timeline
-from teiten.errors import UserError
+from teiten.model.errors import UserError
+from teiten.model.results import now
 from teiten.report import outdir
 from teiten.report import timeline as shown
-from teiten.results import now
 from teiten.store import Store
 from teiten.store import points as kept
 

@@ -23,12 +23,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from teiten import procs
 from teiten.drivers import pgbench
 from teiten.drivers.pgbench_output import PgbenchOutput, ProgressPoint, StatementLatency, parse
-from teiten.errors import ProcessError
+from teiten.host import procs
+from teiten.host.remote import Ssh
 from teiten.installs import Install
-from teiten.remote import Ssh
+from teiten.model.errors import ProcessError
 from teiten.servers.base import Target
 
 _STARTED = "teiten-started "  # the first stderr line of a part run over ssh

@@ -11,12 +11,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from teiten import client_account, procs
-from teiten.cpus import format_list
 from teiten.drivers.pgbench_output import PgbenchOutput, parse
-from teiten.errors import ProcessError
+from teiten.host import client_account, procs
+from teiten.host.cpus import format_list
 from teiten.installs import Install
-from teiten.results import LoadFigures, LoadRun
+from teiten.model.errors import ProcessError
+from teiten.model.results import LoadFigures, LoadRun
 from teiten.servers.base import Endpoint
 
 

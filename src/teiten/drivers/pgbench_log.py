@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from teiten import safefs
+from teiten.host import safefs
 
 
 @dataclass(frozen=True)

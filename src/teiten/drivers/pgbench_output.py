@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from teiten.results import LoadFigures, ProgressPoint, StatementLatency
+from teiten.model.results import LoadFigures, ProgressPoint, StatementLatency
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,9 @@ import psycopg
 from psycopg import sql
 
 from teiten.drivers import explain
-from teiten.errors import ServerError
+from teiten.model.errors import ServerError
+from teiten.model.results import StepRecord
 from teiten.monitors.system import StepMeter
-from teiten.results import StepRecord
 
 # Given by the server: restart it with a cold cache; returns the new conninfo and what was done.
 ColdRestart = Callable[[], tuple[str, dict[str, Any]]]

@@ -1,6 +1,6 @@
 """Running sysbench's PostgreSQL driver (Debian's ``sysbench``, its OLTP tests in
 /usr/share/sysbench): loading a test's tables and one trial's run, read into the model's own
-terms (:class:`~teiten.results.LoadRun`).
+terms (:class:`~teiten.model.results.LoadRun`).
 
 sysbench connects with libpq: the host (a socket directory or an address), port, user and
 database go on its command line, and a password never does: it goes in the environment as
@@ -18,11 +18,11 @@ from typing import Any, Protocol
 
 from psycopg import conninfo as pg_conninfo
 
-from teiten import client_account, procs
-from teiten.cpus import format_list
 from teiten.drivers.sysbench_output import SysbenchOutput, parse
-from teiten.errors import ProcessError
-from teiten.results import LoadRun
+from teiten.host import client_account, procs
+from teiten.host.cpus import format_list
+from teiten.model.errors import ProcessError
+from teiten.model.results import LoadRun
 
 PROGRAM = "sysbench"
 INSTALL = "apt-get install sysbench"  # Debian's and Ubuntu's package

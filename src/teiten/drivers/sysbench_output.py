@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from teiten.results import LoadFigures, ProgressPoint
+from teiten.model.results import LoadFigures, ProgressPoint
 
 # sysbench's latency histogram: 1024 buckets, logarithmic from 0.001 ms to 100,000 ms, each
 # latency counted in the nearest bucket: a bucket's value is within half a step of its own.

@@ -11,11 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from teiten import paths
-from teiten.errors import InstallError, UserError
+from teiten.host import paths
 from teiten.installs import discover, manifest, maven, npm, pypi, source_workspace, staging
 from teiten.installs.discover import find_all
 from teiten.installs.model import Install, version_key
+from teiten.model.errors import InstallError, UserError
 
 __all__ = ["Install", "Resolution", "find_all", "resolve", "install_version", "materialise",
            "intact", "verify_files", "remove_interrupted"]

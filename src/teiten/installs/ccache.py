@@ -28,8 +28,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from teiten import paths, safefs
-from teiten.procs import RunAs
+from teiten.host import paths, safefs
+from teiten.host.procs import RunAs
 
 # Where distributions put ccache's compiler links (Debian and Ubuntu, Fedora, a source build).
 LINK_DIRS = (Path("/usr/lib/ccache"), Path("/usr/lib64/ccache"), Path("/usr/local/lib/ccache"))

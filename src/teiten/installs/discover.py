@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from teiten import paths, procs
-from teiten.errors import ProcessError
+from teiten.host import paths, procs
 from teiten.installs import manifest
 from teiten.installs.manifest import METADATA
 from teiten.installs.model import Install, parse_version, version_key
+from teiten.model.errors import ProcessError
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,9 @@ import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
-from teiten import archives, procs
-from teiten.errors import ProcessError, TeitenError, UserError
+from teiten.host import procs
+from teiten.installs import archives
+from teiten.model.errors import ProcessError, TeitenError, UserError
 
 DEBIAN_SOURCES = Path("/etc/apt/sources.list.d/debian.sources")
 TEITEN_SOURCES = Path("/etc/apt/sources.list.d/teiten-src.sources")

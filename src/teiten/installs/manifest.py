@@ -61,9 +61,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from teiten import paths, safefs
-from teiten.errors import InstallError
+from teiten.host import paths, safefs
 from teiten.installs.source_key import PRESETS
+from teiten.model.errors import InstallError
 
 MANIFEST = ".teiten-manifest.json"
 METADATA = "teiten-install.json"

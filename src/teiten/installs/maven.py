@@ -4,7 +4,7 @@
 PostgreSQL release from 9.6.10 to 18 (most minors), each holding ``postgres-linux-x86_64.txz``:
 a relocatable build of ``bin/`` (initdb, pg_ctl, postgres), ``lib/`` and ``share/``, contrib
 included (pg_prewarm, pg_stat_statements ...). It has no pgbench, psql or pg_config: one
-pgbench of another install drives every server of a study (see teiten.runner).
+pgbench of another install drives every server of a study (see teiten.run.runner).
 
 teiten reads the artifact's ``maven-metadata.xml`` for the versions, downloads a jar with the
 ``.sha1`` Maven publishes beside it and checks it, unpacks the inner archive into a staging
@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from teiten import archives, paths
-from teiten.errors import InstallError
-from teiten.installs import mirrors, staging
+from teiten.host import paths
+from teiten.installs import archives, mirrors, staging
 from teiten.installs.model import version_key
+from teiten.model.errors import InstallError
 
 GROUP = "io/zonky/test/postgres"
 _ARCH = {"x86_64": "amd64", "aarch64": "arm64v8"}

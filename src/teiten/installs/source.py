@@ -29,12 +29,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from teiten import paths, privileges, procs
-from teiten.errors import InstallError, UserError
+from teiten.host import paths, privileges, procs
 from teiten.installs import ccache, discover, manifest, source_git, source_key, source_workspace
 from teiten.installs.model import Install
 from teiten.installs.source_key import PRESETS, Preset
 from teiten.installs.source_workspace import Workspace, iso
+from teiten.model.errors import InstallError, UserError
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """A commit of a git repository as the source of a build (``teiten install --from-git REPO
 --commit REF``): which commit REF names, what identifies it, and its tree exported for the build.
 
-Every git command runs through teiten.procs as ``git -C REPO ...`` (argv only), in an
+Every git command runs through teiten.host.procs as ``git -C REPO ...`` (argv only), in an
 environment that ignores the system's and the user's git configuration (``GIT_CONFIG_NOSYSTEM``,
 ``GIT_CONFIG_GLOBAL=/dev/null``, no global attributes file), replacement objects
 (``GIT_NO_REPLACE_OBJECTS``: a hash names the commit it names) and line-ending conversion, so
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from teiten import procs
-from teiten.errors import ProcessError, UserError
+from teiten.host import procs
+from teiten.model.errors import ProcessError, UserError
 
 GIT_TIMEOUT = 120
 ARCHIVE_TIMEOUT = 600

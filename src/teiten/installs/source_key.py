@@ -19,8 +19,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from teiten import privileges, procs, safefs
-from teiten.errors import ProcessError, UserError
+from teiten.host import privileges, procs, safefs
+from teiten.model.errors import ProcessError, UserError
 
 TARBALL_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")

@@ -7,7 +7,7 @@ key at once), the unpacked tarball, the VPATH build directory and the staging di
 UserError with the log's tail. Closing removes all but the log.
 
 As root, the build runs as the build account (the server account,
-:func:`teiten.privileges.server_account`): root unpacks or copies the source, hands the
+:func:`teiten.host.privileges.server_account`): root unpacks or copies the source, hands the
 source, build and staging directories to that account, and runs configure, make and ``make
 install DESTDIR=...`` as it, so that what a source tree's configure or Makefile does runs
 with that account's rights only. The staged install is then copied by root (:func:`take`)
@@ -31,11 +31,11 @@ import time
 from pathlib import Path
 from typing import IO
 
-from teiten import archives, paths, privileges, procs, safefs
-from teiten.errors import InstallError, ProcessError, UserError
-from teiten.installs import source_git
+from teiten.host import paths, privileges, procs, safefs
+from teiten.installs import archives, source_git
 from teiten.installs.source_git import Commit
 from teiten.installs.source_key import Preset
+from teiten.model.errors import InstallError, ProcessError, UserError
 
 log = logging.getLogger(__name__)
 

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import psutil
 
-from teiten import paths, procs, safefs
-from teiten.errors import InstallError, ProcessError
+from teiten.host import paths, procs, safefs
 from teiten.installs import manifest
 from teiten.installs.manifest import METADATA
+from teiten.model.errors import InstallError, ProcessError
 
 log = logging.getLogger(__name__)
 

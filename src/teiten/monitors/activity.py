@@ -10,10 +10,10 @@ from typing import Any
 
 import psycopg
 
+from teiten.model.results import Evidence
 from teiten.monitors import database
 from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
 from teiten.monitors.system import CPU_KEYS, SystemMonitor, SystemResult
-from teiten.results import Evidence
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ under a source of its own, details of a kind of its own), and the metrics it dec
 A monitor is a :class:`MonitorKind` registered in :mod:`teiten.monitors.registry`: its name, the
 metrics it stores with their unit, kind and label (as pyperf's metadata registry has them), and
 ``watch``, which gives the trial's :class:`Monitor` (or None when the trial does not want it or
-the server cannot offer it). :mod:`teiten.window` runs whatever the registry holds; the store
+the server cannot offer it). :mod:`teiten.run.window` runs whatever the registry holds; the store
 keeps what they add; ``teiten show`` names each metric by its registered label and unit.
 
 Monitors rank below the servers: they see a server only as :class:`Watched`, the capabilities
@@ -19,10 +19,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
-from teiten.cgroups import Group
-from teiten.cpus import Placement
+from teiten.host.cgroups import Group
+from teiten.host.cpus import Placement
+from teiten.model.results import Evidence, PlannedTrial
 from teiten.monitors.system import Backend
-from teiten.results import Evidence, PlannedTrial
 from teiten.spec.study import NoiseGuardSpec, ProfileSpec
 
 # What a stored figure counts in (teiten show prints it after the value).

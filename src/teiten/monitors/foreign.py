@@ -59,10 +59,10 @@ from pathlib import Path
 
 import psutil
 
-from teiten import safefs
-from teiten.guard import POSTGRES, TOP, Consumer, ForeignLoad, Program, Rule, disturbance
+from teiten.host import safefs
+from teiten.host.guard import POSTGRES, TOP, Consumer, ForeignLoad, Program, Rule, disturbance
+from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
-from teiten.results import Evidence
 
 TOP_MIN_S = 0.05     # below this a process is noise, not a consumer worth naming
 KTHREADD = 2         # the parent of every kernel thread (in the root pid namespace)

@@ -1,6 +1,6 @@
 """How much of its limits a limited server used over a trial's measured window (METHODS S11:
 the 2020 report's CPU, memory and IOPS "as a % of the provisioned limit"), read from the
-counters of the cgroup that holds it (teiten.cgroups): the I/O its processes issued on the
+counters of the cgroup that holds it (teiten.host.cgroups): the I/O its processes issued on the
 limited disks, as rates over the window, and the largest memory it held (sampled twice a
 second, page cache included).
 
@@ -15,9 +15,9 @@ from __future__ import annotations
 import threading
 import time
 
-from teiten.cgroups import Group
+from teiten.host.cgroups import Group
+from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
-from teiten.results import Evidence
 
 SAMPLE_S = 0.5
 RATES = {"read_ios": "limit_read_iops", "write_ios": "limit_write_iops",

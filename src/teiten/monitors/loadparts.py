@@ -5,8 +5,8 @@ reports its parts when it ends."""
 
 from __future__ import annotations
 
+from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Metric, Monitor, MonitorKind, Window
-from teiten.results import Evidence
 
 
 class LoadParts(Monitor):

@@ -50,9 +50,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from teiten import safefs
+from teiten.host import safefs
+from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Monitor, MonitorKind, Window
-from teiten.results import Evidence
 
 # The instance is "%d" (9.4 to 9.6) or "%p" (10+: "0x7f...", or "(nil)" from glibc). The
 # greedy start takes the last "PID" of a line, so that a line cut short and run into the

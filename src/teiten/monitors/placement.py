@@ -1,12 +1,12 @@
 """The CPU placement monitor: the allowed CPUs of a confined server's processes, read through
-the window (teiten.cpus.AffinityWatch). A process that ran outside the server's CPUs fails the
+the window (teiten.host.cpus.AffinityWatch). A process that ran outside the server's CPUs fails the
 trial: its figures are not the confined server's."""
 
 from __future__ import annotations
 
-from teiten import cpus
+from teiten.host import cpus
+from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, MonitorKind, Sampling, Window
-from teiten.results import Evidence
 
 
 class PlacementWatch(Sampling[cpus.AffinityReport]):

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from teiten import procs, system
-from teiten.errors import ProcessError, TeitenError
-from teiten.flamegraphs import flamegraph, tool
+from teiten.host import procs, system
+from teiten.host.flamegraphs import flamegraph, tool
+from teiten.host.waiting import wait_until
+from teiten.model.errors import ProcessError, TeitenError
+from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Monitor, MonitorKind, Window
-from teiten.results import Evidence
 from teiten.spec.study import ProfileSpec
-from teiten.waiting import wait_until
 
 FREQUENCY = 99  # Hz: not a multiple of common timer frequencies (Brendan Gregg's advice)
 

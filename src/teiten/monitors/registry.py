@@ -1,6 +1,6 @@
 """Every monitor, registered once, and the metrics they store (name, unit, kind, label).
 
-:mod:`teiten.window` runs the monitors of this list over each trial's window; ``teiten show``
+:mod:`teiten.run.window` runs the monitors of this list over each trial's window; ``teiten show``
 names a stored metric by what its monitor registered here. To add a monitor, write its module
 (:mod:`teiten.monitors.base` says what it gives) and add its ``KIND`` to ``KINDS``
 (docs/DESIGN.md, "A monitor").

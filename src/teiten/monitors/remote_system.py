@@ -23,12 +23,12 @@ import threading
 from collections.abc import Iterable
 from importlib.resources import files
 
-from teiten import procs
-from teiten.errors import ServerError
+from teiten.host import procs
+from teiten.host.remote import Ssh
+from teiten.model.errors import ServerError
+from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
 from teiten.monitors.system import CPU_KEYS, Reading, SystemMonitor, SystemResult
-from teiten.remote import Ssh
-from teiten.results import Evidence
 
 log = logging.getLogger(__name__)
 

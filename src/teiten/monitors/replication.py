@@ -20,8 +20,8 @@ from typing import Any
 
 import psycopg
 
+from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
-from teiten.results import Evidence
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from typing import Protocol
 
 import psutil
 
-from teiten.cgroups import block_device
+from teiten.host.cgroups import block_device
 
 CPU_FIELDS = ("user", "system", "iowait", "idle", "steal", "irq")
 # The whole window's CPU shares as a trial's metrics, by the system summary's names.

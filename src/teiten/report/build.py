@@ -23,10 +23,10 @@ from teiten.analysis.gather import (
 from teiten.analysis.inputs import Graphs, ReportOptions, StudyData
 from teiten.analysis.model import ReportData
 from teiten.analysis.summary import report_data
-from teiten.errors import UserError
-from teiten.flamegraphs import diff_flamegraph
+from teiten.host.flamegraphs import diff_flamegraph
+from teiten.model.errors import UserError
+from teiten.model.results import Point, TrialRecord, now
 from teiten.report import outdir, write_report
-from teiten.results import Point, TrialRecord, now
 from teiten.store import Store
 
 

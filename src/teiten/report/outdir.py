@@ -2,7 +2,7 @@
 into before. A directory of the user's files is refused, for a report's files would replace
 theirs of the same names (report.md, tables/...), unless they say so (``--overwrite``).
 
-teiten marks a report directory it writes with its marker file (:data:`teiten.paths.MARKER`),
+teiten marks a report directory it writes with its marker file (:data:`teiten.host.paths.MARKER`),
 so that the next report into it needs no option (``make demo`` writes demo/report each time).
 
 teiten often runs as root, beside an account (``postgres``) that anyone who can run SQL as
@@ -10,7 +10,7 @@ the superuser can act as. A report directory is therefore one teiten makes, or o
 belongs to root or the invoking user and that no other account can write (whatever
 ``--overwrite`` says: it lets teiten replace the user's files, never write where another
 account could have planted a link). Every file of the report, and its subdirectories, are
-written through the directory's descriptor (:class:`Writer`, :mod:`teiten.safefs`): each file
+written through the directory's descriptor (:class:`Writer`, :mod:`teiten.host.safefs`): each file
 new, created exclusively and renamed into place, so that a link found at its name is
 replaced, never followed.
 """
@@ -23,8 +23,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from teiten import paths, safefs, trust
-from teiten.errors import UserError
+from teiten.host import paths, safefs, trust
+from teiten.model.errors import UserError
 
 PURPOSE = "report"
 # Everything a report is made of (a directory of these alone holds nothing of the user's), and

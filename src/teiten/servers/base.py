@@ -11,8 +11,8 @@ from typing import Protocol
 
 from psycopg import conninfo as pg_conninfo
 
-from teiten.cgroups import Group
-from teiten.cpus import Placement
+from teiten.host.cgroups import Group
+from teiten.host.cpus import Placement
 from teiten.monitors.remote_system import RemoteBackend
 from teiten.monitors.system import StepMeter
 

@@ -21,16 +21,16 @@ from pathlib import Path
 import psutil
 import psycopg
 
-from teiten import paths, privileges, procs, safefs
-from teiten.cpus import Placement
-from teiten.errors import ProcessError, ServerError, UserError
+from teiten.host import paths, privileges, procs, safefs
+from teiten.host.cpus import Placement
+from teiten.host.netns import Namespace
+from teiten.host.waiting import wait_until
 from teiten.installs import Install
-from teiten.netns import Namespace
+from teiten.model.errors import ProcessError, ServerError, UserError
 from teiten.servers import snapshot
 from teiten.servers.sql import HOUSEKEEPING
 from teiten.spec import InitdbOptions
 from teiten.spec.base import unsafe_char
-from teiten.waiting import wait_until
 
 log = logging.getLogger(__name__)
 

@@ -40,15 +40,15 @@ from pathlib import Path
 import psycopg
 from psycopg import conninfo as pg_conninfo
 
-from teiten import client_account, paths, procs
-from teiten.errors import ProcessError, ServerError, UserError
+from teiten.host import client_account, paths, procs
+from teiten.host.waiting import wait_until
 from teiten.installs import Install
+from teiten.model.errors import ProcessError, ServerError, UserError
 from teiten.monitors.system import device_of
 from teiten.servers import docker_image, snapshot
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict, restored, unrestored
 from teiten.servers.cluster import free_port
 from teiten.servers.sql import HOUSEKEEPING, create_database, describe, prewarm_all
-from teiten.waiting import wait_until
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@
 The image is Debian (this machine's release and apt sources), made with mmdebstrap as the VM
 guest's root file system is (:func:`teiten.servers.rootfs.make_root`): the minimal variant,
 the Debian packages of the libraries the install loads, the time zones, an account
-``postgres`` with the uid and gid of this machine's server account (teiten.privileges: the
+``postgres`` with the uid and gid of this machine's server account (teiten.host.privileges: the
 files a restore into a host directory gives that account are then the container's server's
 too) and the install's files at the same absolute paths as here. ``docker import``
 turns it into ``teiten-install/<install>:<key>``, whose key is the install's identity,
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from teiten import paths, privileges, procs, safefs, waiting
-from teiten.errors import ProcessError, ServerError, UserError
+from teiten.host import paths, privileges, procs, safefs, waiting
 from teiten.installs import Install
+from teiten.model.errors import ProcessError, ServerError, UserError
 from teiten.servers import rootfs
 
 log = logging.getLogger(__name__)

@@ -15,10 +15,10 @@ import psutil
 import psycopg
 from psycopg import conninfo as pg_conninfo
 
-from teiten import client_account
-from teiten.errors import ServerError
+from teiten.host import client_account
+from teiten.host.probe import parse_conninfo, probe
 from teiten.installs import Install
-from teiten.probe import parse_conninfo, probe
+from teiten.model.errors import ServerError
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, restored, unrestored
 from teiten.servers.external_here import other_clients, postmaster_here
 from teiten.servers.sql import (

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from teiten import client_account, netdelay, oscache, paths, privileges, procs, safefs
-from teiten.cgroups import Group, IoLimit, disk_of
-from teiten.cpus import Placement, confine, format_list
-from teiten.errors import ServerError, TeitenError, TrialFailed
+from teiten.host import client_account, netdelay, oscache, paths, privileges, procs, safefs
+from teiten.host.cgroups import Group, IoLimit, disk_of
+from teiten.host.cpus import Placement, confine, format_list
+from teiten.host.netns import Namespace
 from teiten.installs import Install
+from teiten.model.errors import ServerError, TeitenError, TrialFailed
 from teiten.monitors.system import device_of
-from teiten.netns import Namespace
 from teiten.servers import profiles
 from teiten.servers.base import (
     Cycle,
@@ -81,7 +81,7 @@ def restored_data(slot: _Slot, restorer: Cluster | Topology, cycle: Cycle) -> di
 def fresh_programs(install: Install, cycle: Cycle) -> None:
     """Drop the install's programs from the page cache as its server starts (in the cycle's
     'start', which reads them again; recorded in the trial's start): where they land in memory
-    is drawn again for every trial (teiten.oscache.evict_programs)."""
+    is drawn again for every trial (teiten.host.oscache.evict_programs)."""
     cycle.start["programs_evicted"] = oscache.evict_programs(install.bindir)
 
 

@@ -33,9 +33,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from teiten import paths, privileges, procs
-from teiten.errors import ProcessError, ServerError
+from teiten.host import paths, privileges, procs
 from teiten.installs import Install
+from teiten.model.errors import ProcessError, ServerError
 from teiten.servers.cluster import Cluster
 from teiten.spec import InitdbOptions
 

@@ -34,10 +34,10 @@ from typing import Literal
 import psutil
 import psycopg
 
-from teiten import paths, privileges, procs, safefs
-from teiten.errors import ProcessError, ServerError, UserError
+from teiten.host import paths, privileges, procs, safefs
+from teiten.host.waiting import WaitTimeout, wait_until
+from teiten.model.errors import ProcessError, ServerError, UserError
 from teiten.servers.cluster import SUPERUSER, free_port
-from teiten.waiting import WaitTimeout, wait_until
 
 log = logging.getLogger(__name__)
 

@@ -32,12 +32,12 @@ from typing import Literal, TypeVar
 
 from psycopg.conninfo import make_conninfo
 
-from teiten import paths, privileges, procs, safefs
-from teiten.errors import ServerError, UserError
+from teiten.host import paths, privileges, procs, safefs
+from teiten.host.waiting import WaitTimeout, wait_until
 from teiten.installs import Install
+from teiten.model.errors import ServerError, UserError
 from teiten.servers import snapshot
 from teiten.servers.cluster import SETTINGS_CONF, SUPERUSER, Cluster
-from teiten.waiting import WaitTimeout, wait_until
 
 log = logging.getLogger(__name__)
 

@@ -22,10 +22,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
-from teiten import paths, procs, safefs
-from teiten.errors import ServerError, UserError
+from teiten.host import paths, procs, safefs
 from teiten.installs import Install
 from teiten.installs.manifest import MANIFEST
+from teiten.model.errors import ServerError, UserError
 
 log = logging.getLogger(__name__)
 

@@ -31,8 +31,8 @@ import stat
 import time
 from pathlib import Path
 
-from teiten import privileges, procs, safefs
-from teiten.errors import ProcessError
+from teiten.host import privileges, procs, safefs
+from teiten.model.errors import ProcessError
 
 # How a restore was made, as the trial's record says it.
 CLONE = "reflink clone"
@@ -48,7 +48,7 @@ def _signature(st: os.stat_result) -> tuple[int, int, int, int]:
 
 def manifest(tree: Path) -> Manifest:
     """The signature of every regular file below ``tree`` (walked by descriptor, never
-    through a link: see :mod:`teiten.safefs`)."""
+    through a link: see :mod:`teiten.host.safefs`)."""
     out: Manifest = {}
     with safefs.Dir.open(tree) as top:
         for rel_dir, _dirs, files, fd in top.walk():

@@ -7,9 +7,9 @@ import logging
 import psycopg
 from psycopg import sql
 
-from teiten import procs
-from teiten.errors import ProcessError
+from teiten.host import procs
 from teiten.installs import Install
+from teiten.model.errors import ProcessError
 
 log = logging.getLogger(__name__)
 

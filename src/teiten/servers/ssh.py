@@ -35,11 +35,11 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from teiten import client_account, paths, procs
-from teiten.errors import ProcessError, ServerError
+from teiten.host import client_account, paths, procs
+from teiten.host.remote import Ssh
 from teiten.installs import Install
+from teiten.model.errors import ProcessError, ServerError
 from teiten.monitors.remote_system import RemoteBackend
-from teiten.remote import Ssh
 from teiten.servers import profiles
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict, restored, unrestored
 from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER

@@ -24,9 +24,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from teiten.errors import ServerError
+from teiten.host.remote import Ssh
 from teiten.installs.model import parse_version
-from teiten.remote import Ssh
+from teiten.model.errors import ServerError
 from teiten.servers.replication import basebackup_choice
 from teiten.servers.scripts import script
 

@@ -20,13 +20,13 @@ from typing import Literal
 
 import psycopg
 
-from teiten import procs
-from teiten.errors import ProcessError, ServerError
-from teiten.remote import Ssh
+from teiten.host import procs
+from teiten.host.remote import Ssh
+from teiten.host.waiting import WaitTimeout, wait_until
+from teiten.model.errors import ProcessError, ServerError
 from teiten.servers import pgpool
 from teiten.servers.cluster import SUPERUSER
 from teiten.servers.scripts import script
-from teiten.waiting import WaitTimeout, wait_until
 
 log = logging.getLogger(__name__)
 

@@ -40,9 +40,9 @@ from pathlib import Path, PurePosixPath
 import psycopg
 from psycopg.conninfo import make_conninfo
 
-from teiten import paths
-from teiten.errors import ProcessError, ServerError
+from teiten.host import paths
 from teiten.installs import Install
+from teiten.model.errors import ProcessError, ServerError
 from teiten.servers import profiles, ssh_pgpool
 from teiten.servers.base import DataSet, Endpoint, Target, TrialEnd
 from teiten.servers.cluster import SUPERUSER

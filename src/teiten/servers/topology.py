@@ -18,9 +18,9 @@ from typing import Literal
 
 from psycopg.conninfo import make_conninfo
 
-from teiten import paths, procs
-from teiten.errors import TeitenError
+from teiten.host import paths, procs
 from teiten.installs import Install
+from teiten.model.errors import TeitenError
 from teiten.servers import profiles
 from teiten.servers.base import DataSet, Endpoint, Target, TrialEnd, crash_verdict
 from teiten.servers.cluster import SUPERUSER, Cluster

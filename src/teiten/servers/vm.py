@@ -19,10 +19,10 @@ import os
 import re
 from pathlib import Path
 
-from teiten import cpus
-from teiten.errors import ServerError
+from teiten.host import cpus
+from teiten.host.remote import Ssh
 from teiten.installs import Install
-from teiten.remote import Ssh
+from teiten.model.errors import ServerError
 from teiten.servers import vm_image, vm_qemu
 from teiten.servers.ssh_host import Host, HostFacts
 from teiten.spec.vm import VmOptions

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from teiten import paths, procs, safefs, waiting
-from teiten.errors import ProcessError, ServerError, UserError
+from teiten.host import paths, procs, safefs, waiting
 from teiten.installs import Install
+from teiten.model.errors import ProcessError, ServerError, UserError
 from teiten.servers import rootfs
 
 log = logging.getLogger(__name__)

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import psutil
 
-from teiten import cpus, paths, procs
-from teiten.errors import ProcessError, ServerError, UserError
-from teiten.remote import quote_command
+from teiten.host import cpus, paths, procs
+from teiten.host.remote import quote_command
+from teiten.model.errors import ProcessError, ServerError, UserError
 from teiten.servers.vm_image import Image, vm_dir
 
 ACCELERATORS = ("kvm", "tcg")
@@ -71,7 +71,7 @@ class Guest:
     @property
     def ssh_config(self) -> Path:
         """An ssh config whose one Host, :attr:`target`, is this guest (for ``ssh -F``, or
-        ``teiten.remote.Ssh(guest.target, config=guest.ssh_config)``)."""
+        ``teiten.host.remote.Ssh(guest.target, config=guest.ssh_config)``)."""
         return self.directory / SSH_CONFIG
 
     @property
@@ -177,7 +177,7 @@ def free_port() -> int:
 
 
 def parse_cpu_list(text: str) -> set[int]:
-    """{0, 1, 3} from "0-1,3" (the kernel's list format, as teiten.cpus reads it)."""
+    """{0, 1, 3} from "0-1,3" (the kernel's list format, as teiten.host.cpus reads it)."""
     return set(cpus.parse_list(text.strip()))
 
 

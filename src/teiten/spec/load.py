@@ -21,7 +21,7 @@ import psycopg
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from teiten.errors import SpecError
+from teiten.model.errors import SpecError
 from teiten.spec import secrets
 from teiten.spec.secrets import Secrets
 from teiten.spec.study import Study

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from teiten.cpus import format_list, parse_list
+from teiten.host.cpus import format_list, parse_list
 from teiten.spec.base import NAME, SIZE, AtMost, Axis, Bytes, Model, PathText, size_text
 from teiten.spec.docker import DockerPlace
 from teiten.spec.external import ExternalPlace
@@ -92,7 +92,7 @@ def limit_name(limit: str, value: int) -> str:
 
 class DelaySpec(Model):
     """A slower network between pgbench and a cluster of this machine (METHODS S1, S11): a
-    delay proxy of teiten's on loopback adds this much to each round trip (teiten.netdelay)."""
+    delay proxy of teiten's on loopback adds this much to each round trip (teiten.host.netdelay)."""
 
     rtt_ms: Annotated[float, Field(ge=0, le=1000)] = Field(
         description="milliseconds added to each round trip (0 to 1000; 0 puts the proxy in "

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from teiten.cpus import format_list, parse_list
+from teiten.host.cpus import format_list, parse_list
 from teiten.spec.base import MAX_SCALE, NAME, AtMost, BudgetSeconds, Model, TrialSeconds
 from teiten.spec.servers import LoadClientSpec, ServerSpec, limit_name
 from teiten.spec.workloads import WorkloadSpec
@@ -111,7 +111,7 @@ class NoiseGuardSpec(Model):
     but the server's processes, pgbench and teiten) used during its measured window, and the
     CPU time the host of a virtual machine took from it (steal). A trial over either limit is
     kept, marked disturbed, left out of the analysis and repeated in its block
-    (teiten.guard.Rule)."""
+    (teiten.host.guard.Rule)."""
 
     enabled: bool = Field(True, description="measure and act on foreign load (off: measure "
                           "nothing; 'teiten run --noise-guard off' also turns it off)")

@@ -8,7 +8,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from teiten.cpus import format_list, parse_list
+from teiten.host.cpus import format_list, parse_list
 from teiten.spec.base import Bytes, Model, Seconds, size_text
 from teiten.spec.place import Place, PlaceModel
 

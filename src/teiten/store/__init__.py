@@ -1,4 +1,4 @@
-"""The results store (SQLite by default): it writes and reads the model of teiten.results."""
+"""The results store (SQLite by default): it writes and reads the model of teiten.model.results."""
 
 from teiten.store.db import Store
 from teiten.store.rows import result_rows

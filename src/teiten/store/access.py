@@ -12,8 +12,8 @@ import os
 import sqlite3
 from pathlib import Path
 
-from teiten import paths, trust
-from teiten.errors import UnusableStore, UserError
+from teiten.host import paths, trust
+from teiten.model.errors import UnusableStore, UserError
 
 ELSEWHERE = "choose a store in a directory you can write"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import psycopg
 from psycopg import conninfo as pg_conninfo
 
-from teiten.errors import UserError
+from teiten.model.errors import UserError
 
 URI = re.compile(r"postgres(?:ql)?://", re.IGNORECASE)
 KEYWORDS = re.compile(r"(?:^|\s)(?:host|hostaddr|port|dbname|user|password|service)\s*=")

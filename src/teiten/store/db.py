@@ -4,7 +4,7 @@ one transaction per finished trial.
 Finished results are never lost: each trial's result, series, statements and logs are
 committed together, and a store is only ever appended to or updated in place.
 
-It writes and reads the model of teiten.results (``finish_trial(study_id, TrialResult)``,
+It writes and reads the model of teiten.model.results (``finish_trial(study_id, TrialResult)``,
 ``study_results(study_id) -> StudyResults``) and knows nothing of pgbench or workloads.
 """
 
@@ -18,8 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from teiten.errors import StoreError, StoreVersionError, UnusableStore, UserError
-from teiten.results import (
+from teiten.model.errors import StoreError, StoreVersionError, UnusableStore, UserError
+from teiten.model.results import (
     PlannedTrial,
     ProgressPoint,
     ServerRecord,

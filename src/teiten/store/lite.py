@@ -1,5 +1,5 @@
 """The SQLite store's connection: "database or disk is full" becomes one line that says what
-to do (:class:`teiten.errors.StoreFull`)."""
+to do (:class:`teiten.model.errors.StoreFull`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from teiten.errors import StoreFull
+from teiten.model.errors import StoreFull
 
 
 class SqliteConnection(sqlite3.Connection):

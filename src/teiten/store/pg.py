@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import psycopg
 from psycopg import conninfo as pg_conninfo
 
-from teiten.errors import StoreError, StoreFull, StoreUnreachable, UnusableStore, UserError
+from teiten.model.errors import StoreError, StoreFull, StoreUnreachable, UnusableStore, UserError
 from teiten.store.address import StoreAddress
 
 SCHEMA = "teiten"

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from teiten.results import POINT_SUMMARY_FIELDS, PointSummary
+from teiten.model.results import POINT_SUMMARY_FIELDS, PointSummary
 from teiten.store.db import Store
 
 STAMPS = ("finished_at", "committed_at", "time")  # the columns that are timestamps

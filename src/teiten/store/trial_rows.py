@@ -1,11 +1,11 @@
 """A trial as the store's rows hold it: the plan's columns written, and a row read back as a
-typed :class:`teiten.results.TrialRecord` (either dialect's row)."""
+typed :class:`teiten.model.results.TrialRecord` (either dialect's row)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from teiten.results import LoadFigures, PlannedTrial, TrialRecord
+from teiten.model.results import LoadFigures, PlannedTrial, TrialRecord
 from teiten.store import pg
 
 

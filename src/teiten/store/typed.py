@@ -15,7 +15,7 @@ import sqlite3
 from functools import cache
 from typing import Any
 
-from teiten.errors import UnusableStore
+from teiten.model.errors import UnusableStore
 from teiten.store.schema import MIGRATIONS
 
 # A declared type -> the storage classes (typeof) its values may have. A number column takes

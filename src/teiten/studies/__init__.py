@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from teiten.errors import UserError
 from teiten.messages import texts, tr
+from teiten.model.errors import UserError
 from teiten.spec import LoadedStudy, load_file
 
 DIR = Path(__file__).parent

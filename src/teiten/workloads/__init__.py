@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from teiten.errors import UserError
 from teiten.messages import texts, tr
+from teiten.model.errors import UserError
 from teiten.spec import (
     BUILTIN_WORKLOADS,
     LoadedStudy,

@@ -31,11 +31,11 @@ from typing import Any, ClassVar
 
 import psycopg
 
-from teiten import client_account, paths, safefs
 from teiten.drivers import pgbench, pgbench_log
 from teiten.drivers.pgbench_output import PgbenchOutput
-from teiten.errors import ServerError
+from teiten.host import client_account, paths, safefs
 from teiten.messages import tr
+from teiten.model.errors import ServerError
 from teiten.spec import AppSpec, LoadedStudy
 from teiten.workloads.base import TrialOutcome, TrialRequest, Workload
 from teiten.workloads.kind import WorkloadKind

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from teiten import client_account, paths, safefs
 from teiten.drivers import load, pgbench, pgbench_log
+from teiten.host import client_account, paths, safefs
 from teiten.installs import Install
+from teiten.model.results import LoadFigures, LoadRun, StepRecord
 from teiten.monitors.system import StepMeter
-from teiten.results import LoadFigures, LoadRun, StepRecord
 from teiten.servers.base import Endpoint, Target
 from teiten.servers.profiles import pgbench_data_bytes
 from teiten.spec import LoadedStudy
@@ -54,7 +54,7 @@ class TrialRequest:
 @dataclass
 class TrialOutcome:
     """What a workload's trial gave, before the runner judges and stores it: the load in the
-    model's own terms (:class:`~teiten.results.LoadRun`, whichever driver made it), or the
+    model's own terms (:class:`~teiten.model.results.LoadRun`, whichever driver made it), or the
     timed steps of a measured-statement trial."""
 
     load: LoadRun | None = None  # what the load driver ran and measured (summed over several)
@@ -119,7 +119,7 @@ class Workload:
     def check(self, loaded: LoadedStudy, index: int) -> None:
         """Refuse, with one line (``loaded.error``), what the study asks of this workload
         (``workloads[index]``) that it cannot do here, before anything is made: nothing for the
-        built-in kinds, whose needs teiten.check knows. A kind with needs of its own (a
+        built-in kinds, whose needs teiten.run.check knows. A kind with needs of its own (a
         program, servers of some kinds only) overrides it."""
 
     def load_sql(self, conninfo: str, *, jobs: int) -> dict[str, float]:

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import psycopg
 
 from teiten.drivers.sql import Session
-from teiten.errors import ServerError, TeitenError, UserError
+from teiten.model.errors import ServerError, TeitenError, UserError
 from teiten.spec import LoadedStudy, SuiteSpec, WorkloadSpec
 from teiten.workloads.base import TrialOutcome, TrialRequest, Workload
 from teiten.workloads.kind import WorkloadKind

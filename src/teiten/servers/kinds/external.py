@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from teiten.errors import ServerError, UserError
-from teiten.probe import parse_conninfo
+from teiten.host.probe import parse_conninfo
+from teiten.model.errors import ServerError, UserError
 from teiten.servers.base import Server
 from teiten.servers.external import ExternalServer, ask
 from teiten.servers.kind import Kind, Problem, Request

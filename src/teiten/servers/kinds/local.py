@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from teiten import cgroups, netns
-from teiten.errors import ServerError
+from teiten.host import cgroups, netns
 from teiten.installs import Install
+from teiten.model.errors import ServerError
 from teiten.servers import pgpool
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request

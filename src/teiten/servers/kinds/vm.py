@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from teiten import installs
-from teiten.errors import ServerError, UserError
 from teiten.installs import Install
+from teiten.model.errors import ServerError, UserError
 from teiten.servers import vm, vm_image, vm_qemu
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request

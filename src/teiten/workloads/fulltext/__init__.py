@@ -20,8 +20,8 @@ import psycopg
 from psycopg import sql
 
 from teiten.drivers.sql import Session
-from teiten.errors import UserError
 from teiten.messages import tr
+from teiten.model.errors import UserError
 from teiten.workloads.fulltext import corpus
 from teiten.workloads.fulltext.missing import missing_text, reworded
 from teiten.workloads.fulltext.strengths import judge, judgements, say

@@ -27,8 +27,8 @@ import psycopg
 from psycopg import sql
 
 from teiten.drivers.sql import Session
-from teiten.errors import UserError
 from teiten.messages import tr
+from teiten.model.errors import UserError
 from teiten.workloads.statements import Suite
 
 HERE = Path(__file__).parent

@@ -11,7 +11,7 @@ latency percentiles are sysbench's own, in the model's terms.
 
 It runs against a server teiten makes on this machine, one at a time: not over ssh, in a
 container or on an external server, and not with replicas, Pgpool-II, several load clients
-or tenants (teiten.check says so with one line).
+or tenants (teiten.run.check says so with one line).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Any, ClassVar
 import psycopg
 
 from teiten.drivers import sysbench
-from teiten.errors import ServerError
 from teiten.messages import tr
+from teiten.model.errors import ServerError
 from teiten.servers import kinds
 from teiten.spec import LoadedStudy
 from teiten.spec.sysbench import READ_ONLY, SysbenchSpec

@@ -1,0 +1,229 @@
+"""The stored study as a typed record: what a study was run with and what was decided while it
+ran, read once from the store's ``studies.spec_json`` (docs/DESIGN.md, "The store").
+
+``spec_json`` is one JSON object. :mod:`teiten.run.record` writes ``study`` (the study file's
+parameters, every field with its default), ``pgbench`` (the one client that drives every
+server), ``workloads`` (each as its kind recorded it) and ``omitted`` (optional servers left
+out, and why) before the first trial; the run adds ``noise_guard`` (the guard it ran with),
+``beside_others``, ``testbed``, ``quiet_check``, ``joined_by`` (runs that started beside it),
+``runs`` (each run's clock), ``guard_runs`` (each run's start and whether its noise guard was
+on, written before its first trial: the trials a run started are the guarded ones or not),
+``auto_decisions`` (repetitions: auto) and ``more_blocks`` (what
+``teiten resume --more-blocks`` granted beyond the ceiling and budget). A key an older store
+lacks reads as its default here, so that nothing downstream asks which teiten wrote it.
+Analysis and report read :class:`StudyRecord`, never the JSON's keys; writers name the keys
+they set by the constants below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+# The keys a run adds to a stored study (store.update_spec).
+NOISE_GUARD = "noise_guard"
+BESIDE_OTHERS = "beside_others"
+TESTBED = "testbed"
+QUIET_CHECK = "quiet_check"
+JOINED_BY = "joined_by"
+RUNS = "runs"
+AUTO_DECISIONS = "auto_decisions"
+MORE_BLOCKS = "more_blocks"  # blocks granted by teiten resume --more-blocks: [{after, blocks}]
+GUARD_RUNS = "guard_runs"  # each run's noise guard: [{since, enabled}] (issue 53, item 6)
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """The study's parameters as stored (the study file with its defaults). ``fields`` holds
+    every one of them, for what compares studies field by field; the rest are the ones the
+    report reads. ``margin_pct`` is None in a store from before the margin existed."""
+
+    clients: tuple[int, ...]
+    duration_s: float
+    repetitions: int | Literal["auto"]
+    scale: int
+    order: str
+    seed: int
+    description: str
+    margin_pct: float | None
+    tenants: tuple[tuple[str, ...], ...]
+    environments: bool
+    fields: Mapping[str, Any]
+    settles: bool = True  # repetitions: auto stops a ratio on the decision too (auto_repetitions.settle)
+
+    @classmethod
+    def from_json(cls, study: Mapping[str, Any]) -> Parameters:
+        reps = study.get("repetitions", 1)
+        margin = study.get("margin_pct")
+        return cls(
+            clients=tuple(int(c) for c in study.get("clients") or ()),
+            duration_s=float(study.get("duration") or 0),
+            repetitions="auto" if reps == "auto" else int(reps),
+            scale=int(study.get("scale") or 0), order=str(study.get("order") or ""),
+            seed=int(study.get("seed") or 0), description=str(study.get("description") or ""),
+            margin_pct=float(margin) if margin else None,
+            tenants=tuple(tuple(str(m) for m in g) for g in study.get("tenants") or ()),
+            environments=bool(study.get("environments")), fields=dict(study),
+            settles=bool((study.get("auto_repetitions") or {}).get("settle", True)))
+
+
+@dataclass(frozen=True)
+class WorkloadRecord:
+    """One workload as its kind recorded it: ``key`` names it in trials, ``scripts`` are a
+    pgbench workload's (file, weight), ``suite`` a measured-statement suite's name (None for
+    pgbench's), and ``fields`` the whole record, for the kind that describes it."""
+
+    key: str
+    scripts: tuple[tuple[str, int], ...]
+    suite: str | None
+    fields: Mapping[str, Any]
+
+    @classmethod
+    def from_json(cls, w: Mapping[str, Any]) -> WorkloadRecord:
+        return cls(key=str(w["key"]),
+                   scripts=tuple((str(f), int(n)) for f, n in w.get("scripts") or ()),
+                   suite=str(w["suite"]) if w.get("suite") else None, fields=dict(w))
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The CPUs a confined server ran on (``cores`` or ``cpus``), and its client's."""
+
+    cpus: str | None
+    cores: int
+    client_cpus: str | None
+
+
+@dataclass(frozen=True)
+class ServerSetup:
+    """A server as a study stored it (``servers.spec_json``): the study file's entry with its
+    defaults, plus what teiten resolved before the first trial: ``version`` and ``build`` of
+    the install it resolved (``build``: a source build's key and git identity, as
+    :func:`teiten.run.record.build_of` wrote it) and its ``placement``. ``fields`` is all of it,
+    for what compares servers as a whole."""
+
+    version: str | None
+    build: Mapping[str, Any] | None
+    placement: Placement | None
+    limits: Mapping[str, Any]
+    replicas: int
+    replication: str
+    synchronous_commit: str | None
+    pgpool: bool
+    profile: str | None
+    fields: Mapping[str, Any]
+    # The dotted keys the study file wrote (teiten.run.record.server_spec); None: a store from before
+    # they were kept, where every field counts as written.
+    written: frozenset[str] | None = None
+
+    @classmethod
+    def from_json(cls, spec: Mapping[str, Any]) -> ServerSetup:
+        resolved: Mapping[str, Any] = spec.get("resolved") or {}
+        placed: Mapping[str, Any] | None = spec.get("placement")
+        commit = spec.get("synchronous_commit")
+        return cls(
+            version=str(resolved["version"]) if resolved.get("version") else None,
+            build=resolved.get("build") or None,
+            placement=Placement(placed.get("cpus"), int(placed.get("cores") or 0),
+                                placed.get("client_cpus")) if placed else None,
+            limits=dict(spec.get("limits") or {}), replicas=int(spec.get("replicas") or 0),
+            replication=str(spec.get("replication") or "async"),
+            synchronous_commit=str(commit) if commit is not None else None,
+            pgpool=bool(spec.get("pgpool")), profile=str(spec["profile"]) if spec.get("profile") else None,
+            fields=dict(spec),
+            written=frozenset(spec["written"]) if spec.get("written") is not None else None)
+
+
+@dataclass(frozen=True)
+class Omitted:
+    """An optional server left out before the first trial, and why."""
+
+    server: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A run of another study that started beside this one (``--beside-others``)."""
+
+    study: str
+    store: str
+    pid: int
+    since: str
+    trial: str
+
+
+@dataclass(frozen=True)
+class StudyRecord:
+    """What a study was run with and what was decided while it ran (module docstring)."""
+
+    parameters: Parameters
+    pgbench: Mapping[str, Any] | None  # {ref, version, bindir}; None before one drove all
+    workloads: tuple[WorkloadRecord, ...]
+    omitted: tuple[Omitted, ...]
+    beside_others: bool
+    joined_by: tuple[Joined, ...]
+    auto_decisions: tuple[Mapping[str, Any], ...]
+    more_blocks: tuple[Mapping[str, Any], ...]
+    runs: tuple[Mapping[str, Any], ...]
+    noise_guard: Mapping[str, Any] | None
+    quiet_check: Mapping[str, Any] | None
+    testbed: str | None
+    guard_runs: tuple[Mapping[str, Any], ...] = ()
+
+    @classmethod
+    def from_json(cls, spec: Mapping[str, Any]) -> StudyRecord:
+        guard, quiet = spec.get(NOISE_GUARD), spec.get(QUIET_CHECK)
+        pgbench = spec.get("pgbench")
+        return cls(
+            parameters=Parameters.from_json(spec.get("study") or {}),
+            pgbench=pgbench if isinstance(pgbench, Mapping) else None,
+            workloads=tuple(WorkloadRecord.from_json(w) for w in spec.get("workloads") or ()),
+            omitted=tuple(Omitted(str(o["server"]), str(o["reason"]))
+                          for o in spec.get("omitted") or ()),
+            beside_others=bool(spec.get(BESIDE_OTHERS)),
+            joined_by=tuple(Joined(str(j["study"]), str(j["store"]), int(j["pid"]),
+                                   str(j["since"]), str(j["trial"]))
+                            for j in spec.get(JOINED_BY) or ()),
+            auto_decisions=_mappings(spec.get(AUTO_DECISIONS)),
+            more_blocks=_mappings(spec.get(MORE_BLOCKS)),
+            runs=_mappings(spec.get(RUNS)),
+            noise_guard=guard if isinstance(guard, Mapping) else None,
+            quiet_check=quiet if isinstance(quiet, Mapping) else None,
+            testbed=str(spec[TESTBED]) if spec.get(TESTBED) else None,
+            guard_runs=_mappings(spec.get(GUARD_RUNS)))
+
+    def granted_until(self) -> int | None:
+        """The block up to which ``teiten resume --more-blocks`` lets the study go on, past its
+        ceiling and its time budget; None when none was granted."""
+        ends = [int(g["after"]) + int(g["blocks"]) for g in self.more_blocks]
+        return max(ends) if ends else None
+
+    def guard_enabled(self) -> bool:
+        """The noise guard was on (a guard recorded without ``enabled`` was)."""
+        return self.noise_guard is not None and bool(self.noise_guard.get("enabled", True))
+
+    def guarded(self, started_at: str | None) -> bool | None:
+        """Whether the noise guard was on for a trial that started at ``started_at`` (the
+        store's UTC timestamp): the guard of the last run that began by then. None when that
+        cannot be told: a trial that never started, or a study run before runs kept their guard
+        (then the one guard recorded, if any, is every trial's)."""
+        if started_at is None:
+            return None
+        runs = sorted((str(r["since"]), bool(r["enabled"])) for r in self.guard_runs
+                      if "since" in r and "enabled" in r)
+        if not runs:
+            return self.guard_enabled() if self.noise_guard is not None else None
+        began = [enabled for since, enabled in runs if since <= started_at]
+        return began[-1] if began else runs[0][1]
+
+    def guard_mixed(self) -> bool:
+        """Some runs of the study had the noise guard on and others off."""
+        return len({bool(r.get("enabled")) for r in self.guard_runs}) > 1
+
+
+def _mappings(value: object) -> tuple[Mapping[str, Any], ...]:
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        return ()
+    return tuple(v for v in value if isinstance(v, Mapping))
