@@ -14,7 +14,7 @@ import psutil
 from teiten.host import paths
 from teiten.installs import Install, install_version
 from teiten.servers.base import Endpoint
-from teiten.servers.local import LocalServer
+from teiten.servers.local.server import LocalServer
 from teiten.servers.profiles import Sizing
 from teiten.spec import ServerSpec
 from teiten.workloads import BUILTINS, Workload

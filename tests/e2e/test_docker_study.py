@@ -32,7 +32,7 @@ from tests import dockerd
 from tests.conftest import TEST_CACHE, TEST_HOME, clusters_snapshot, run_cli
 
 from teiten.host import privileges, procs
-from teiten.servers import docker_image
+from teiten.servers.docker import image as docker_image
 
 pytestmark = [pytest.mark.slow, pytest.mark.requires(dockerd.why_not())]
 

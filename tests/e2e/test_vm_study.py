@@ -20,7 +20,7 @@ import psutil
 import pytest
 from tests.conftest import TEST_HOME, run_cli, start_cli
 
-from teiten.servers import vm_qemu
+from teiten.servers.vm import qemu as vm_qemu
 
 NEEDED = ("mmdebstrap", "qemu-system-x86_64", "qemu-img", "mkfs.ext4", "ssh", "ssh-keygen")
 WHY_NOT = next((f"{p} is not installed (make system)" for p in NEEDED if shutil.which(p) is None),

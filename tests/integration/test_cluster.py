@@ -11,7 +11,7 @@ import pytest
 
 from teiten.host import paths
 from teiten.servers.cluster import Cluster
-from teiten.servers.local import LocalServer
+from teiten.servers.local.server import LocalServer
 from teiten.servers.profiles import Sizing
 from teiten.spec import InitdbOptions, ServerSpec
 from teiten.workloads import BUILTINS, Workload

@@ -21,7 +21,7 @@ from tests.integration.test_external import outside  # noqa: F401 - the fixture
 
 from teiten.monitors.foreign import ForeignMeter
 from teiten.servers.cluster import Cluster
-from teiten.servers.external_here import other_clients, postmaster_here
+from teiten.servers.external.here import other_clients, postmaster_here
 
 
 def _tcp(cluster: Cluster) -> str:

@@ -1,4 +1,4 @@
-"""The host layer (servers/ssh_host.py): what runs on a host (servers/ssh.py) asks the host where
+"""The host layer (servers/ssh/host.py): what runs on a host (servers/ssh/server.py) asks the host where
 this machine reaches its ports and how to name it, and never which host it is. Shown with a host
 reached only through forwards of its ports, as a VM behind qemu's user-mode network is: a real
 sshd on loopback, a real cluster there, real pgbench through teiten's delay proxy at no delay
@@ -17,8 +17,8 @@ from tests.sshd import Sshd
 from teiten.drivers import pgbench
 from teiten.host import netdelay, procs
 from teiten.installs import Install
-from teiten.servers.ssh import SshServer
-from teiten.servers.ssh_host import SshHost
+from teiten.servers.ssh.host import SshHost
+from teiten.servers.ssh.server import SshServer
 from teiten.spec import ServerSpec
 
 __all__ = ["pg15", "run_dir", "sshd"]  # the fixtures, shared with test_ssh_server

@@ -24,7 +24,8 @@ from teiten import installs
 from teiten.host import waiting
 from teiten.installs import Install
 from teiten.run import estimate
-from teiten.servers import rootfs, vm_image
+from teiten.servers import rootfs
+from teiten.servers.vm import image as vm_image
 from teiten.spec import load_text
 
 STUDY = """

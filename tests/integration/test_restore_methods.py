@@ -20,7 +20,7 @@ from tests.conftest import run_cli
 from tests.integration.test_cluster import SIZING, _workload, run_dir  # noqa: F401 - fixture
 
 from teiten.servers import snapshot
-from teiten.servers.local import LocalServer
+from teiten.servers.local.server import LocalServer
 from teiten.spec import ServerSpec
 
 pytestmark = pytest.mark.requires(why_not())

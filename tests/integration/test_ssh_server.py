@@ -23,8 +23,8 @@ from teiten.model.errors import ServerError
 from teiten.monitors.remote_system import RemoteBackend
 from teiten.monitors.system import CPU_FIELDS, SystemMonitor
 from teiten.servers.profiles import Sizing
-from teiten.servers.ssh import SshServer
-from teiten.servers.ssh_host import SshHost
+from teiten.servers.ssh.host import SshHost
+from teiten.servers.ssh.server import SshServer
 from teiten.spec import ServerSpec
 from teiten.workloads import BUILTINS, Workload
 

@@ -20,9 +20,9 @@ from teiten.drivers import load
 from teiten.host import paths
 from teiten.installs import Install
 from teiten.monitors.replication import LagMonitor
-from teiten.servers.ssh import remove_leftovers
-from teiten.servers.ssh_host import SshHost
-from teiten.servers.ssh_topology import SshTopologyServer
+from teiten.servers.ssh.host import SshHost
+from teiten.servers.ssh.server import remove_leftovers
+from teiten.servers.ssh.topology import SshTopologyServer
 from teiten.spec import ServerSpec
 
 __all__ = ["pg15", "sshd"]  # module fixtures, shared with test_ssh_server

@@ -14,7 +14,7 @@ import pytest
 
 from teiten.drivers import pgbench
 from teiten.host import client_account, paths
-from teiten.servers.local import LocalServer
+from teiten.servers.local.server import LocalServer
 from teiten.servers.profiles import Sizing
 from teiten.spec import ServerSpec, load_text
 from teiten.workloads import Workload, apps, resolve

@@ -23,7 +23,8 @@ import psutil
 import pytest
 
 from teiten.host import paths
-from teiten.servers import vm_image, vm_qemu
+from teiten.servers.vm import image as vm_image
+from teiten.servers.vm import qemu as vm_qemu
 
 NEEDED = ("mmdebstrap", "qemu-system-x86_64", "qemu-img", "mkfs.ext4", "ssh", "ssh-keygen")
 WHY_NOT = next((f"{p} is not installed (apt-get install mmdebstrap qemu-system-x86 qemu-utils)"

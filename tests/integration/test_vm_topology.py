@@ -1,6 +1,6 @@
 """A primary and its standby in one qemu guest (issue 36 item 2, and the host layer of issue 37
 item 1): the vm kind builds the same replicated topology an ssh host runs
-(servers/ssh_topology.py) on a :class:`~teiten.servers.vm.VmHost`, with no code of its own for
+(servers/ssh/topology.py) on a :class:`~teiten.servers.vm.server.VmHost`, with no code of its own for
 it. Under qemu's emulation (``tcg``): the standby streams from the primary inside the guest,
 pgbench on this machine reaches both through the guest's loopback port forwards, a write on
 the primary reaches the standby, and closing the server stops the guest. Real mmdebstrap, qemu,
@@ -21,7 +21,7 @@ from teiten.host import paths
 from teiten.servers import kinds
 from teiten.servers.kind import Request
 from teiten.servers.profiles import Sizing
-from teiten.servers.ssh_topology import SshTopologyServer
+from teiten.servers.ssh.topology import SshTopologyServer
 from teiten.spec import ServerSpec
 from teiten.workloads import BUILTINS, Workload
 

@@ -15,8 +15,8 @@ import pytest
 
 from teiten.installs import Install
 from teiten.model.errors import UserError
-from teiten.servers import docker
-from teiten.servers.docker import ContainerSpec, DockerServer, run_argv
+from teiten.servers.docker import server as docker
+from teiten.servers.docker.server import ContainerSpec, DockerServer, run_argv
 
 SETTINGS = {"shared_buffers": "128MB", "max_connections": "200"}
 COMMON = ["docker", "run", "--detach", "--name", "teiten-run1-c1-w-1",
@@ -149,7 +149,7 @@ def open_dir() -> Iterator[Path]:
 def test_the_entrypoint_gives_initdb_each_argument_whole_and_runs_the_command(open_dir: Path) -> None:
     """The image's entrypoint, run by sh here as an ordinary user, with initdb a stand-in that
     prints its arguments: none is split or expanded, and the command after -- runs."""
-    from teiten.servers import docker_image
+    from teiten.servers.docker import image as docker_image
 
     tmp_path = open_dir
     (tmp_path / "bin").mkdir()

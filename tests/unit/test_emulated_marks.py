@@ -27,7 +27,7 @@ duration: 1s
 repetitions: 8
 seed: 1
 """
-# What the guest said of itself when it ran under tcg (servers/vm.py, VmHost.describe).
+# What the guest said of itself when it ran under tcg (servers/vm/server.py, VmHost.describe).
 GUEST = {"host": {"vm": {"accelerator": "tcg", "emulated": True, "vcpus": 1, "memory_bytes": 1 << 30,
                          "network": "qemu user-mode, loopback port forwards"}}}
 

@@ -14,7 +14,7 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "teiten"
-FILES = sorted([*SRC.glob("servers/*.py"), *SRC.glob("monitors/*.py"),
+FILES = sorted([*SRC.glob("servers/**/*.py"), *SRC.glob("monitors/*.py"),
                 *(SRC / f"{name}.py" for name in ("run/leftovers", "host/paths", "host/oscache", "host/netns",
                                                    "run/runlock", "host/cpus", "host/privileges"))])
 OPERATIONS = {"write_text", "write_bytes", "read_text", "read_bytes", "open", "unlink", "rmdir",

@@ -42,7 +42,7 @@ def test_sync_standby_names_without_any_before_10() -> None:
 
 
 def test_a_series_on_an_ssh_host_holds_its_releases_betas_and_development_builds() -> None:
-    from teiten.servers.ssh_host import _in_series
+    from teiten.servers.ssh.host import _in_series
 
     assert _in_series("18.1", 18, "18", 1) and _in_series("18beta1", 18, "18", 1)
     assert _in_series("18devel", 18, "18", 1) and not _in_series("17.6", 17, "18", 1)

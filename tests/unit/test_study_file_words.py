@@ -29,7 +29,7 @@ duration: 1s
 repetitions: 3
 seed: 1
 """
-# What the guest's server said of itself when it ran (servers/vm.py, VmHost.describe).
+# What the guest's server said of itself when it ran (servers/vm/server.py, VmHost.describe).
 GUEST = {"host": {"vm": {"accelerator": "kvm", "emulated": False, "vcpus": 1,
                          "memory_bytes": 1 << 30, "pinned_cpus": "1",
                          "network": "qemu user-mode, loopback port forwards"}}}

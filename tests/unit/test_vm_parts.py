@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from teiten.model.errors import ServerError
-from teiten.servers import rootfs, vm_image, vm_qemu
+from teiten.servers import rootfs
+from teiten.servers.vm import image as vm_image
+from teiten.servers.vm import qemu as vm_qemu
 
 LIBC = Path("/lib/x86_64-linux-gnu/libc.so.6")
 

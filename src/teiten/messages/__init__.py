@@ -126,24 +126,30 @@ def notices() -> Catalogue:
 
 
 def _merged(stem: str, *, same_fields: Mapping[str, str] | None = None) -> Catalogue:
-    """``<stem>.yaml`` and every ``<stem>.<part>.yaml`` beside it, as one catalogue; a key
-    written in two files is a :class:`CatalogueError`."""
+    """``<stem>.yaml`` and every ``<stem>.<part>.yaml`` beside it, then the ``<stem>.yaml`` of
+    each folder of a kind of server (``teiten/servers/KEY/``: a kind brings its own words), as
+    one catalogue; a key written in two files is a :class:`CatalogueError`."""
     merged: dict[str, Mapping[str, str]] = {}
-    names = sorted(p.name for p in files(__name__).iterdir()
+    here = files(__name__)
+    names = sorted(p.name for p in here.iterdir()
                    if p.name.startswith(f"{stem}.") and p.name.endswith(".yaml"))
-    for name in [f"{stem}.yaml", *(n for n in names if n != f"{stem}.yaml")]:
-        part = _load(name, same_fields=same_fields)
+    paths = [f"messages/{stem}.yaml", *(f"messages/{n}" for n in names if n != f"{stem}.yaml")]
+    kinds = files(__name__.rpartition(".")[0]).joinpath("servers")  # data read, nothing imported
+    paths += sorted(f"servers/{d.name}/{stem}.yaml" for d in kinds.iterdir()
+                    if d.is_dir() and d.joinpath(f"{stem}.yaml").is_file())
+    for path in paths:
+        part = _load(path, same_fields=same_fields)
         if twice := sorted(set(part) & set(merged)):
-            raise CatalogueError(f"{__name__.replace('.', '/')}/{name}: key {twice[0]!r} is "
-                                 f"written in another {stem} file too")
+            raise CatalogueError(f"teiten/{path}: key {twice[0]!r} is written in another {stem} "
+                                 "file too")
         merged.update(part)
     return MappingProxyType(merged)
 
 
-def _load(name: str, *, same_fields: Mapping[str, str] | None = None) -> Catalogue:
-    """Read and check the catalogue file ``name`` of this package."""
-    where = f"{__name__.replace('.', '/')}/{name}"
-    text = files(__name__).joinpath(name).read_text(encoding="utf-8")
+def _load(path: str, *, same_fields: Mapping[str, str] | None = None) -> Catalogue:
+    """Read and check the catalogue file ``path`` (below the package's folder)."""
+    where = f"teiten/{path}"
+    text = files(__name__.rpartition(".")[0]).joinpath(*path.split("/")).read_text(encoding="utf-8")
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # a safe loader
     except yaml.YAMLError as exc:

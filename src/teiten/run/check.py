@@ -76,17 +76,15 @@ def _check_external_servers(loaded: LoadedStudy) -> None:
     """Every external server answers: teiten connects to each once, as its first trial
     would, before anything is stored (issue 54, item 15: one that did not answer made a store,
     failed every trial and wrote a report of nothing). Refused with the server's line, its name
-    and libpq's reason (the kind's ``unanswered``: teiten.servers.external.connect_error). An
+    and libpq's reason (the kind's ``unanswered``: teiten.servers.external.server.connect_error). An
     optional one is not asked: its trials fail as they did, and the study runs the others."""
-    asked: set[str] = set()
     for i, server in loaded.study.server_matrix():
-        if server.external is None or server.optional or server.external in asked:
+        kind = kinds.of(server)
+        if server.optional or kind.controlled:
             continue
-        asked.add(server.external)
-        password = loaded.secrets.password(server.external) if loaded.secrets else None
-        said = kinds.of(server).unanswered(server, password)
+        said = kind.unanswered(server, loaded.secrets)
         if said is not None:
-            raise loaded.error(("servers", i, "external"), said)
+            raise loaded.error(("servers", i, *filter(None, [kind.field])), said)
 
 
 # The programs of an install that teiten runs, and where what they load lies.
@@ -287,7 +285,7 @@ def _check_suites(loaded: LoadedStudy, workloads: list[Workload]) -> None:
         for i, server in loaded.study.server_matrix():
             kind = kinds.of(server)
             controlled = kind.controlled
-            if not controlled and not server.allow_init:
+            if not kind.may_create(server):
                 raise loaded.error(("servers", i, "allow_init"),
                                    f"the {w.suite} workload creates its own tables and indexes; "
                                    f"on the external server {server.name} it needs allow_init: "

@@ -217,7 +217,7 @@ def _trials_cost(study: Study, workloads: Mapping[str, Workload], trials: Sequen
         rampup = float(dict(w.options).get("rampup") or 0.0) if w.app else 0.0
         windows += t.duration_s if not t.variant else statement_trial_s(w.data_bytes(), rates)
         # restart: after-changes: a trial right after a read-only one of the same server and
-        # workload goes on with its running server (teiten.servers.local)
+        # workload goes on with its running server (teiten.servers.local.server)
         kept = (study.restart == "after-changes" and before == slot and t.server in local
                 and not w.modifies_data and not last_changed.get(slot, True))
         # a group of tenants brings each of its servers to its trial's state, one by one

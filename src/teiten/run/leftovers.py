@@ -14,7 +14,7 @@ from teiten.host import cpus, netns, paths, remote, safefs
 from teiten.model.errors import TeitenError
 from teiten.servers import kinds
 from teiten.servers.cluster import processes_in
-from teiten.servers.topology import kill_leftover_pgpool
+from teiten.servers.local.topology import kill_leftover_pgpool
 from teiten.store import Store
 
 

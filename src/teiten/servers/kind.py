@@ -79,10 +79,15 @@ class Kind:
         """Why the server cannot run at all now (an optional one is then left out), or None."""
         return None
 
-    def unanswered(self, spec: ServerSpec, password: str | None) -> str | None:
-        """Why a server teiten does not start does not answer it now, in one line (asked once,
-        before anything is stored), or None; ``password`` is the study file's, from memory."""
+    def unanswered(self, spec: ServerSpec, secrets: Secrets | None) -> str | None:
+        """Why a server teiten does not start does not answer it now, in one line (asked
+        before anything is stored), or None; ``secrets`` are the study file's, from memory."""
         return None
+
+    def may_create(self, spec: ServerSpec) -> bool:
+        """Whether teiten may create its own tables and indexes on the server (a workload
+        that loads its data by SQL needs it)."""
+        return True
 
     def image_to_build(self, spec: ServerSpec, install: Install | None) -> tuple[str, float] | None:
         """What a run must build before the server's first trial, when this machine has not
@@ -95,7 +100,7 @@ class Kind:
 
     def notices(self, server: str, description: Mapping[str, Any]) -> list[tuple[str, dict[str, str]]]:
         """What the report must say of the stored server ``server`` with ``description``:
-        notices (key, fields) of a catalogue ``notices.<part>.yaml`` of the kind's own."""
+        notices (key, fields) of the kind's own ``notices.yaml`` (in its folder)."""
         return []
 
     def emulated(self, description: Mapping[str, Any]) -> bool:
@@ -106,14 +111,14 @@ class Kind:
 
     def facts(self, description: Mapping[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
         """Rows the Servers table gives a stored server of this kind, from its description:
-        (label key, value key, fields) of the kind's own ``texts.<part>.yaml``; the fields fill
-        both texts."""
+        (label key, value key, fields) of the kind's own ``texts.yaml`` (in its folder); the
+        fields fill both texts."""
         return []
 
     def cpus(self, spec: Mapping[str, Any],
              description: Mapping[str, Any]) -> tuple[str, dict[str, str]] | None:
         """The Servers table's CPUs of a stored server of this kind, where they are not this
-        machine's (a guest's vCPUs): (value key of the kind's own ``texts.<part>.yaml``, its
+        machine's (a guest's vCPUs): (value key of the kind's own ``texts.yaml`` (in its folder), its
         fields); None: the CPUs of this machine it was confined to, or all of them."""
         return None
 

@@ -1,5 +1,5 @@
 """A Debian root file system that holds one PostgreSQL install: what a VM guest's disk
-(teiten.servers.vm_image) and a container's image (teiten.servers.docker_image) are made of.
+(teiten.servers.vm.image) and a container's image (teiten.servers.docker.image) are made of.
 
 mmdebstrap makes it as root from this machine's Debian release and apt sources: the minimal
 variant, the Debian packages of the libraries the install's programs load (``ldd``, then

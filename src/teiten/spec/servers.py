@@ -5,17 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cache
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from teiten.host.cpus import format_list, parse_list
 from teiten.spec.base import NAME, SIZE, AtMost, Axis, Bytes, Model, PathText, size_text
-from teiten.spec.docker import DockerPlace
-from teiten.spec.external import ExternalPlace
-from teiten.spec.place import Place, places_of
-from teiten.spec.ssh import SshPlace
-from teiten.spec.vm import VmPlace
+from teiten.spec.place import Place, PlaceModel, place_models, places_of
 
 
 class InitdbOptions(Model):
@@ -190,10 +186,19 @@ class ServerCore(Model):
 
 
 
-# The places a server can run other than this machine, one base class each: a new place is a
-# model of its own (teiten.spec.place) and its name at the front of this line (the study file's
-# keys are listed from the last base to the first: the server's own, then external, ssh, ...).
-class ServerSpec(VmPlace, DockerPlace, SshPlace, ExternalPlace, ServerCore):
+# The places a server can run other than this machine, in the order the study files list their
+# keys: each is a kind of server, the folder teiten/servers/KEY/ whose spec.py holds its key's model
+# (a PlaceModel). A new place is its folder and its key on this line.
+PLACE_KINDS = ("external", "ssh", "docker", "vm")
+
+if TYPE_CHECKING:
+    _Places = PlaceModel
+else:  # one base class per place, the first key's last (pydantic lists the fields from the last base)
+    class _Places(*reversed(place_models(PLACE_KINDS))):
+        pass
+
+
+class ServerSpec(_Places, ServerCore):
     """One of the things compared. The first server of a study is the baseline."""
 
     @model_validator(mode="after")

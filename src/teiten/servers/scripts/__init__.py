@@ -11,4 +11,4 @@ from importlib.resources import files
 @cache
 def script(name: str) -> str:
     """The text of the script ``name`` (e.g. ``"make_owned.sh"``), read once."""
-    return (files("teiten.servers") / "scripts" / name).read_text(encoding="utf-8")
+    return (files("teiten.servers") / "scripts" / name).read_text(encoding="utf-8")  # safe: teiten's own file

@@ -24,7 +24,7 @@ from teiten.model.errors import TeitenError
 from teiten.servers import profiles
 from teiten.servers.base import DataSet, Endpoint, Target, TrialEnd, crash_verdict
 from teiten.servers.cluster import SUPERUSER, Cluster
-from teiten.servers.local import LocalServer, fresh_programs, restored_data
+from teiten.servers.local.server import LocalServer, fresh_programs, restored_data
 from teiten.servers.pgpool import RUN_DIR, Pgpool, main_pid
 from teiten.servers.replication import Mode, Topology, node_name
 from teiten.servers.sql import prewarm_all

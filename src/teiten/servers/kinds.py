@@ -1,9 +1,10 @@
 """The kinds of server (:data:`KINDS`), and the questions the rest of teiten asks of them.
 
-A place a server can run is registered once, where the study files learn its key (a base class
-of :class:`~teiten.spec.servers.ServerSpec`, whose keys are ``teiten.spec.servers.PLACE_KEYS``);
-its kind is the module of this package of that name, which exports its ``KIND``, as the
-workloads' kinds are found (teiten.workloads). A cluster on this machine is :mod:`.local`."""
+A kind of server is one folder, ``teiten/servers/KEY/``: its study-file key (``spec.py``), what
+teiten does there (``kind.py``, which exports its ``KIND``), its servers, images and words
+(``texts.yaml``). It is registered once, by its key in ``teiten.spec.servers.PLACE_KINDS``, as
+the workloads' kinds are found (teiten.workloads). A cluster on this machine is
+``teiten/servers/local/``, the default."""
 
 from __future__ import annotations
 
@@ -13,15 +14,15 @@ from typing import Any
 
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request
-from teiten.servers.kinds import local
+from teiten.servers.local import kind as local
 from teiten.servers.tenants import TenantsServer
 from teiten.spec import ServerSpec
 from teiten.spec.servers import PLACE_KEYS
 
 
 def _kind(key: str) -> Kind:
-    found = importlib.import_module(f"{__name__}.{key}").KIND
-    assert isinstance(found, Kind) and found.field == key, f"{__name__}.{key}.KIND"
+    found = importlib.import_module(f"teiten.servers.{key}.kind").KIND
+    assert isinstance(found, Kind) and found.field == key, f"teiten.servers.{key}.kind.KIND"
     return found
 
 

@@ -1,6 +1,6 @@
 """The study file's ``vm`` key of a server: run the study's own install in a qemu guest that
 teiten builds and boots on this machine (METHODS S5, 2014: physical host against a guest of the
-same cores and memory), ``{vcpus: 2, memory: 2GB}`` (teiten.servers.vm)."""
+same cores and memory), ``{vcpus: 2, memory: 2GB}`` (teiten.servers.vm.server)."""
 
 from __future__ import annotations
 

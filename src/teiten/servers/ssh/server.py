@@ -1,4 +1,4 @@
-"""Servers on a host teiten reaches with OpenSSH (servers/ssh_host.py's ``Host``: an ``ssh`` host,
+"""Servers on a host teiten reaches with OpenSSH (servers/ssh/host.py's ``Host``: an ``ssh`` host,
 or one a kind brings up first): clusters teiten creates, configures, snapshots and controls
 there, by running OpenSSH commands and POSIX shell (no agent of teiten's own).
 
@@ -15,10 +15,10 @@ only this client's address (the client side of ``$SSH_CONNECTION``), with scram-
 before 10) for a random password that teiten makes for each cluster and keeps in memory only:
 it goes to initdb on stdin, to pgbench as PGPASSWORD, and to teiten's own connections as a
 parameter, and is never written to a file or a command line (except, while it runs, the
-pool_passwd of a Pgpool-II in front of the nodes: servers/ssh_pgpool.py).
+pool_passwd of a Pgpool-II in front of the nodes: servers/ssh/pgpool.py).
 
-What teiten learns of the host and the install it finds there: servers/ssh_host.py; the state
-of each cluster on the host: servers/ssh_slot.py.
+What teiten learns of the host and the install it finds there: servers/ssh/host.py; the state
+of each cluster on the host: servers/ssh/slot.py.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdi
 from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER
 from teiten.servers.scripts import script
 from teiten.servers.sql import HOUSEKEEPING, create_database, describe, prewarm_all
-from teiten.servers.ssh_host import Host, HostFacts, RemoteInstall, cidr, find_install, marker, pg_config
-from teiten.servers.ssh_slot import Slot
+from teiten.servers.ssh.host import Host, HostFacts, RemoteInstall, cidr, find_install, marker, pg_config
+from teiten.servers.ssh.slot import Slot
 from teiten.spec import ServerSpec
 
 log = logging.getLogger(__name__)

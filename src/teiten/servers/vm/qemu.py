@@ -1,4 +1,4 @@
-"""Boot one qemu guest of a :mod:`teiten.servers.vm_image` image, reach it over ssh, stop it.
+"""Boot one qemu guest of a :mod:`teiten.servers.vm.image` image, reach it over ssh, stop it.
 
 qemu runs with user-mode networking: the guest's sshd is forwarded to a free loopback port
 here, and :meth:`Guest.forward` forwards more guest ports at run time through qemu's human
@@ -31,7 +31,7 @@ import psutil
 from teiten.host import cpus, paths, procs
 from teiten.host.remote import quote_command
 from teiten.model.errors import ProcessError, ServerError, UserError
-from teiten.servers.vm_image import Image, vm_dir
+from teiten.servers.vm.image import Image, vm_dir
 
 ACCELERATORS = ("kvm", "tcg")
 HOST_ALIAS = "teiten-guest"  # the name the guest's host key is known by, whatever the port

@@ -1,5 +1,5 @@
 """The study file's ``external`` key of a server: a server teiten does not control, reached by
-its connection string (teiten.servers.external)."""
+its connection string (teiten.servers.external.server)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,14 @@
 """An ``ssh`` server of several nodes (METHODS S7 on another host): a primary and
 ``replicas`` streaming standbys, asynchronous or synchronous, or copies kept equal by
 Pgpool-II's native replication, all on the ssh host, with a Pgpool-II next to each node
-when the study asks for it (servers/ssh_pgpool.py).
+when the study asks for it (servers/ssh/pgpool.py).
 
 It is prepared as an ssh server's single cluster (initdb, settings, load), then each standby
 is a ``pg_basebackup`` of the running primary, with its own replication slot; every node is
 saved and restored together. Each trial starts the primary, then the standbys, waits until
 every standby streams (and for sync, counts for commits), starts the Pgpool-IIs, and gives
 one pgbench per node: to the node's Pgpool-II, or without one reads to each node and writes
-to the primary, as on this machine (servers/topology.py).
+to the primary, as on this machine (servers/local/topology.py).
 
 The standbys (and the Pgpool-IIs) reach the nodes through unix sockets in a directory of
 mode 0700 that teiten creates on the host (``mktemp -d``), where pg_hba.conf trusts local
@@ -43,9 +43,10 @@ from psycopg.conninfo import make_conninfo
 from teiten.host import paths
 from teiten.installs import Install
 from teiten.model.errors import ProcessError, ServerError
-from teiten.servers import profiles, ssh_pgpool
+from teiten.servers import profiles
 from teiten.servers.base import DataSet, Endpoint, Target, TrialEnd
 from teiten.servers.cluster import SUPERUSER
+from teiten.servers.local.topology import node_targets
 from teiten.servers.replication import (
     REPLICATION_STATES,
     Mode,
@@ -56,11 +57,11 @@ from teiten.servers.replication import (
     wait_for_standbys,
 )
 from teiten.servers.scripts import script
-from teiten.servers.ssh import SshServer
-from teiten.servers.ssh_host import Host, HostFacts, RemoteInstall, cidr, find_basebackup, find_install, marker
-from teiten.servers.ssh_pgpool import RemotePgpool
-from teiten.servers.ssh_slot import Slot
-from teiten.servers.topology import node_targets
+from teiten.servers.ssh import pgpool as ssh_pgpool
+from teiten.servers.ssh.host import Host, HostFacts, RemoteInstall, cidr, find_basebackup, find_install, marker
+from teiten.servers.ssh.pgpool import RemotePgpool
+from teiten.servers.ssh.server import SshServer
+from teiten.servers.ssh.slot import Slot
 from teiten.spec import ServerSpec
 
 log = logging.getLogger(__name__)

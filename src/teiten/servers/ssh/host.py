@@ -1,4 +1,4 @@
-"""The host layer of servers teiten makes over OpenSSH (servers/ssh.py, ssh_topology.py): where
+"""The host layer of servers teiten makes over OpenSSH (servers/ssh/server.py, topology.py): where
 PostgreSQL runs, apart from what runs there.
 
 A :class:`Host` is a machine teiten reaches with OpenSSH: an ssh host the study names

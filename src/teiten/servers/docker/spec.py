@@ -1,5 +1,5 @@
 """The study file's ``docker`` key of a server: run its install in a container of an image
-teiten builds from it (METHODS S5; teiten.servers.docker)."""
+teiten builds from it (METHODS S5; teiten.servers.docker.server)."""
 
 from __future__ import annotations
 

@@ -40,14 +40,14 @@ from pathlib import Path
 import psycopg
 from psycopg import conninfo as pg_conninfo
 
-from teiten.host import client_account, paths, procs
-from teiten.host.waiting import wait_until
+from teiten.host import client_account, paths, procs, waiting
 from teiten.installs import Install
 from teiten.model.errors import ProcessError, ServerError, UserError
 from teiten.monitors.system import device_of
-from teiten.servers import docker_image, snapshot
+from teiten.servers import snapshot
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict, restored, unrestored
 from teiten.servers.cluster import free_port
+from teiten.servers.docker import image as docker_image
 from teiten.servers.sql import HOUSEKEEPING, create_database, describe, prewarm_all
 
 log = logging.getLogger(__name__)
@@ -275,8 +275,8 @@ class DockerServer(Server):
                                       f"stopped while starting: {procs.tail(self._logs(slot))}"
                                       ) from None
                 return False
-        wait_until(ready, timeout=timeout, interval=0.5, error=ServerError,
-                   what=f"PostgreSQL in container {slot.container} on 127.0.0.1:{slot.port}")
+        waiting.wait_until(ready, timeout=timeout, interval=0.5, error=ServerError,
+                           what=f"PostgreSQL in container {slot.container} on 127.0.0.1:{slot.port}")
 
     def _running(self, slot: _Slot) -> bool:
         if slot.container is None:
@@ -355,7 +355,7 @@ class DockerServer(Server):
 
     def _image(self) -> str:
         """The image to run: the one the study names (pulled when the engine lacks it), else
-        that of the study's own install, built once (:mod:`teiten.servers.docker_image`)."""
+        that of the study's own install, built once (:mod:`teiten.servers.docker.image`)."""
         if self.image is None:
             docker = _docker_cli()
             if docker is None:

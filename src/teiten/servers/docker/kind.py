@@ -1,4 +1,4 @@
-"""Servers in a Docker container on this machine's engine (servers/docker.py, METHODS S5)."""
+"""Servers in a Docker container on this machine's engine (servers/docker/server.py, METHODS S5)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from teiten.installs import Install
-from teiten.servers import docker, docker_image, profiles
+from teiten.servers import profiles
 from teiten.servers.base import Server
+from teiten.servers.docker import image as docker_image
+from teiten.servers.docker import server as docker
+from teiten.servers.docker.spec import DockerOptions, DockerPlace
 from teiten.servers.kind import Kind, Problem, Request
 from teiten.spec import ServerSpec
 
@@ -21,16 +24,14 @@ class Docker(Kind):
     install_here = True  # its 'install' is PostgreSQL on this machine, which the image holds
 
     def build(self, request: Request) -> Server:
-        spec = request.spec
-        assert spec.docker is not None
-        return docker.DockerServer(spec.name, request.install, spec.docker.image, spec.docker.volume,
-                                   spec.docker.network, settings(spec, request.sizing),
+        spec, options = request.spec, _options(request.spec)
+        return docker.DockerServer(spec.name, request.install, options.image, options.volume,
+                                   options.network, settings(spec, request.sizing),
                                    request.client or request.install, request.run_dir,
                                    tuple(spec.initdb_options().args(request.install.major)))
 
     def problem(self, spec: ServerSpec) -> Problem | None:
-        assert spec.docker is not None
-        if spec.docker.image is not None:
+        if _options(spec).image is not None:
             return None
         if os.geteuid() != 0:
             return Problem("docker", f"server {spec.name}: teiten builds the container's image from "
@@ -46,9 +47,8 @@ class Docker(Kind):
         return docker.engine_problem(spec.name)
 
     def image_to_build(self, spec: ServerSpec, install: Install | None) -> tuple[str, float] | None:
-        assert spec.docker is not None
         cli = shutil.which("docker")
-        if spec.docker.image is not None or install is None or cli is None:
+        if _options(spec).image is not None or install is None or cli is None:
             return None  # an image the study names is pulled, not built
         if docker_image.in_engine(install, [cli], docker.engine_env()):
             return None
@@ -75,6 +75,13 @@ def settings(spec: ServerSpec, sizing: profiles.Sizing) -> dict[str, str]:
     found = profiles.merged(spec.profile, spec.settings, sizing)
     found.pop("logging_collector", None)
     return found
+
+
+def _options(spec: ServerSpec) -> DockerOptions:
+    """The study file's ``docker`` key of the server."""
+    options = DockerPlace.on(spec).docker
+    assert options is not None
+    return options
 
 
 KIND = Docker()

@@ -1,5 +1,5 @@
 """Servers in a qemu guest that teiten builds from the study's own install and boots here
-(servers/vm.py): the guest is a host reached over OpenSSH, so what runs in it is an ssh
+(servers/vm/server.py): the guest is a host reached over OpenSSH, so what runs in it is an ssh
 server's: one cluster, or a primary with standbys in the one guest (no Pgpool-II: the guest has
 none)."""
 
@@ -13,11 +13,14 @@ from typing import Any
 from teiten import installs
 from teiten.installs import Install
 from teiten.model.errors import ServerError, UserError
-from teiten.servers import vm, vm_image, vm_qemu
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request
-from teiten.servers.ssh import SshServer
-from teiten.servers.ssh_topology import SshTopologyServer
+from teiten.servers.ssh.server import SshServer
+from teiten.servers.ssh.topology import SshTopologyServer
+from teiten.servers.vm import image as vm_image
+from teiten.servers.vm import qemu as vm_qemu
+from teiten.servers.vm import server as vm
+from teiten.servers.vm.spec import VmPlace
 from teiten.spec import ServerSpec
 
 _PROGRAMS = {"qemu-system-x86_64": "qemu-system-x86", "qemu-img": "qemu-utils",
@@ -31,9 +34,9 @@ class Vm(Kind):
     install_here = True  # its 'install' is PostgreSQL on this machine, copied into the guest
 
     def build(self, request: Request) -> Server:
-        spec = request.spec
-        assert spec.vm is not None
-        host = vm.VmHost(spec.name, spec.vm, request.install)
+        spec, options = request.spec, VmPlace.on(request.spec).vm
+        assert options is not None
+        host = vm.VmHost(spec.name, options, request.install)
         client = request.client or request.install  # whose pgbench loads it and drives it
         if spec.replicas:  # a primary and its standbys in the one guest, as on an ssh host
             return SshTopologyServer(spec, host, client, request.run_dir, request.sizing,
@@ -57,12 +60,13 @@ class Vm(Kind):
         return f"the VM guest of {install.bindir}", vm_image.build_seconds()
 
     def unavailable(self, spec: ServerSpec) -> str | None:
-        assert spec.vm is not None and spec.install is not None
+        options = VmPlace.on(spec).vm
+        assert options is not None and spec.install is not None
         try:
             install = installs.resolve(spec.install).install
         except UserError:
             return None  # the install's own check says what is wrong with it
-        why = vm.accelerator_problem(spec.vm, install) if install is not None else None
+        why = vm.accelerator_problem(options, install) if install is not None else None
         return (f"server {spec.name}: {why}; give accelerator: tcg for an emulated guest (not a "
                 "measurement of a VM)") if why else None
 

@@ -1,5 +1,5 @@
-"""Servers on another host, made and controlled over OpenSSH (servers/ssh.py; a primary with
-standbys and Pgpool-II there: servers/ssh_topology.py)."""
+"""Servers on another host, made and controlled over OpenSSH (servers/ssh/server.py; a primary with
+standbys and Pgpool-II there: servers/ssh/topology.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ import shutil
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from teiten.servers import ssh
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request
-from teiten.servers.ssh_host import SshHost
-from teiten.servers.ssh_topology import SshTopologyServer
+from teiten.servers.ssh import server as ssh
+from teiten.servers.ssh.host import SshHost
+from teiten.servers.ssh.spec import SshPlace
+from teiten.servers.ssh.topology import SshTopologyServer
 from teiten.spec import ServerSpec
 
 
@@ -22,7 +23,8 @@ class Ssh(Kind):
 
     def build(self, request: Request) -> Server:
         spec = request.spec
-        host, *others = hosts(spec.name, spec.hosts(), spec.ssh_config)
+        place = SshPlace.on(spec)
+        host, *others = hosts(spec.name, place.hosts(), place.ssh_config)
         if spec.replicas or spec.pgpool:
             return SshTopologyServer(spec, host, request.install, request.run_dir,
                                      request.sizing, max_clients=request.max_clients,

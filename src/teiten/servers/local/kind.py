@@ -1,5 +1,5 @@
 """The default kind: clusters teiten makes on this machine, alone or as a primary with
-standbys and Pgpool-II (servers/local.py, servers/topology.py)."""
+standbys and Pgpool-II (servers/local/server.py, servers/local/topology.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from teiten.model.errors import ServerError
 from teiten.servers import pgpool
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request
-from teiten.servers.local import LocalServer
-from teiten.servers.topology import TopologyServer
+from teiten.servers.local.server import LocalServer
+from teiten.servers.local.topology import TopologyServer
 from teiten.spec import ServerSpec
 
 

@@ -20,7 +20,8 @@ from teiten.host.probe import parse_conninfo, probe
 from teiten.installs import Install
 from teiten.model.errors import ServerError
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, restored, unrestored
-from teiten.servers.external_here import other_clients, postmaster_here
+from teiten.servers.external.here import other_clients, postmaster_here
+from teiten.servers.external.spec import ExternalPlace
 from teiten.servers.sql import (
     HOUSEKEEPING,
     create_database,
@@ -40,7 +41,7 @@ def connect_error(spec: ServerSpec, params: dict[str, str], exc: psycopg.Error) 
     line: libpq's reason (its lines joined), or how to give a password the study file gave
     and teiten did not store."""
     if "password" in str(exc) and "password" not in params \
-            and secrets.was_redacted(spec.external or ""):
+            and secrets.was_redacted(ExternalPlace.on(spec).external or ""):
         return ServerError(
             f"external server {spec.name}: the study file gave its password, which teiten "
             "never stores; to resume, give it with PGPASSWORD, a passfile (~/.pgpass) or "
@@ -54,8 +55,9 @@ def ask(spec: ServerSpec, password: str | None) -> None:
     and hang up: before anything is stored, a server that does not answer (or refuses teiten)
     is one line (:func:`connect_error`), not a study of failed trials. ``password`` is the
     study file's, from memory."""
-    assert spec.external is not None
-    params = secrets.connect_params(spec.external, password)
+    conninfo = ExternalPlace.on(spec).external
+    assert conninfo is not None
+    params = secrets.connect_params(conninfo, password)
     options = " ".join(filter(None, (params.get("options"), HOUSEKEEPING)))
     given = params.get("connect_timeout", "")
     timeout = int(given) if given.isdigit() and int(given) > 0 else 15  # the string's, if it says
@@ -71,13 +73,15 @@ class ExternalServer(Server):
     kind = "external"
 
     def __init__(self, spec: ServerSpec, client: Install, *, password: str | None = None):
-        assert spec.external is not None
+        conninfo = ExternalPlace.on(spec).external
+        assert conninfo is not None
         self.name = spec.name
         self.spec = spec
+        self.allow_init = ExternalPlace.on(spec).allow_init
         self.client = client  # whose pgbench drives the load
-        parse_conninfo(spec.external)  # a clean line for a string that cannot be read
+        parse_conninfo(conninfo)  # a clean line for a string that cannot be read
         # In memory only: the study file's password (never stored; see teiten.spec.secrets).
-        self.params = secrets.connect_params(spec.external, password)
+        self.params = secrets.connect_params(conninfo, password)
         # What libpq resolved on the first connection (passfile, service, PG* variables),
         # for pgbench, which runs without them: parameters and the password it used.
         self.resolved: dict[str, str] | None = None
@@ -127,7 +131,7 @@ class ExternalServer(Server):
         return conn
 
     def _dbname(self, workload: DataSet) -> str | None:
-        return workload.database if self.spec.allow_init else None
+        return workload.database if self.allow_init else None
 
     def _init(self, workload: DataSet) -> None:
         name = workload.database
@@ -149,9 +153,9 @@ class ExternalServer(Server):
                    extra_env={**self._client_env(), "PGOPTIONS": HOUSEKEEPING})
 
     def prepare(self, workload: DataSet) -> None:
-        if self.spec.allow_init and workload.database in self.created:
+        if self.allow_init and workload.database in self.created:
             return  # loaded; begin_trial loads it again after a trial that changed it
-        if self.spec.allow_init:
+        if self.allow_init:
             with self._connect() as conn:
                 exists = conn.execute("SELECT 1 FROM pg_database WHERE datname=%s",
                                       (workload.database,)).fetchone()

@@ -1,4 +1,4 @@
-"""A cluster that an ``ssh`` server (servers/ssh.py, servers/ssh_topology.py) keeps on its
+"""A cluster that an ``ssh`` server (servers/ssh/server.py, servers/ssh/topology.py) keeps on its
 host: its directory, port and in-memory password, its state between trials, and its standbys.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from teiten.servers.replication import node_name
-from teiten.servers.ssh_host import Host
+from teiten.servers.ssh.host import Host
 
 
 @dataclass

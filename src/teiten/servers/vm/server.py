@@ -1,10 +1,10 @@
 """Servers in a qemu guest on this machine (METHODS S5, 2014: the host against a guest of the
-same cores and memory, and two guests at once): a :class:`~teiten.servers.ssh_host.Host` that
+same cores and memory, and two guests at once): a :class:`~teiten.servers.ssh.host.Host` that
 teiten brings up itself. The guest is built from the study's own install
-(teiten.servers.vm_image: Debian from this machine's apt sources, the install at the same
-path inside), booted with its vCPU threads pinned to CPUs here (teiten.servers.vm_qemu), and
+(teiten.servers.vm.image: Debian from this machine's apt sources, the install at the same
+path inside), booted with its vCPU threads pinned to CPUs here (teiten.servers.vm.qemu), and
 reached over OpenSSH through a loopback port forward of qemu's user-mode network; what runs in
-it is an ssh server's (servers/ssh.py), unchanged. Each port of the guest a client needs is
+it is an ssh server's (servers/ssh/server.py), unchanged. Each port of the guest a client needs is
 forwarded on loopback when it is first asked for (``address``): user-mode networking copies
 every packet through qemu, which adds to each round trip (``teiten probe`` measures it).
 
@@ -23,9 +23,10 @@ from teiten.host import cpus
 from teiten.host.remote import Ssh
 from teiten.installs import Install
 from teiten.model.errors import ServerError
-from teiten.servers import vm_image, vm_qemu
-from teiten.servers.ssh_host import Host, HostFacts
-from teiten.spec.vm import VmOptions
+from teiten.servers.ssh.host import Host, HostFacts
+from teiten.servers.vm import image as vm_image
+from teiten.servers.vm import qemu as vm_qemu
+from teiten.servers.vm.spec import VmOptions
 
 PROBE_S = 60.0  # a guest that answers ssh within this under the accelerator can use it
 PROBE_KERNEL_S = 10.0  # ... and whose kernel began within this (under kvm: a second or two)

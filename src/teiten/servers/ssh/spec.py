@@ -1,6 +1,6 @@
 """The study file's ``ssh`` key of a server: run the cluster on another host over OpenSSH
-(teiten.servers.ssh), or the nodes of a replicated server on several hosts, one each
-(teiten.servers.ssh_topology: METHODS S7 across machines)."""
+(teiten.servers.ssh.server), or the nodes of a replicated server on several hosts, one each
+(teiten.servers.ssh.topology: METHODS S7 across machines)."""
 
 from __future__ import annotations
 

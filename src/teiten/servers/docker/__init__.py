@@ -1,0 +1,1 @@
+"""The docker kind of server: everything teiten knows of it is in this folder."""

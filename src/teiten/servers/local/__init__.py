@@ -1,0 +1,1 @@
+"""The local kind of server: everything teiten knows of it is in this folder."""
