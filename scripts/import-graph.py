@@ -36,6 +36,7 @@ RANKS = {
     "drivers": 5,
     "workloads": 6,
     "analysis": 8,
+    "words": 8.5,
     "report": 9,
     "run": 10,
     "cli": 11, "__main__": 12, "__init__": 12,

@@ -36,10 +36,10 @@ from teiten.host.guard import Rule, who
 from teiten.model.errors import MachineBusy
 from teiten.model.results import PlannedTrial
 from teiten.monitors.foreign import quiet_check
-from teiten.report.i18n import notice_text
 from teiten.run.busy import BusyWatch
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.store import Store
+from teiten.words.i18n import notice_text
 
 # alone: CPU burners and another benchmark beside the noise guard: it measures the machine.
 pytestmark = pytest.mark.alone

@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import TEST_HOME, clusters_snapshot, postgres_processes_under, run_cli
 
 from teiten.host import cgroups, cpus
-from teiten.report.i18n import tr
+from teiten.words.i18n import tr
 
 pytestmark = pytest.mark.requires(None if len(os.sched_getaffinity(0)) >= 2 else "needs 2 CPUs")
 

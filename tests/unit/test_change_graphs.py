@@ -17,9 +17,9 @@ from teiten.analysis.summary import report_data
 from teiten.host.flamegraphs import tool
 from teiten.report.activity import profile_links
 from teiten.report.build import change_graphs
-from teiten.report.cells import Context
 from teiten.report.history_tables import change_notes
 from teiten.store import Store
+from teiten.words.context import Context
 
 STORE = Path(__file__).resolve().parent.parent / "golden" / "report-stores" / "versions.db"
 FOLDED = {"pg13": "postgres;exec_simple_query;ExecScan 70\npostgres;PostgresMain;pq_getbyte 30\n",

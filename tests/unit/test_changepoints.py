@@ -89,8 +89,8 @@ def test_the_history_view_reports_the_change_with_its_ratio_and_p() -> None:
     from teiten.analysis.history import history
     from teiten.analysis.model import Point, ServerSeries, WorkloadSection
     from teiten.model.results import ServerRecord
-    from teiten.report.cells import Context
     from teiten.report.history_tables import change_notes
+    from teiten.words.context import Context
 
     rng = np.random.default_rng(17)
     versions = ["17.1", "17.2", "17.3", "17.4", "17.5"]

@@ -154,8 +154,8 @@ def test_scaleup_gains_carry_their_intervals_and_colour_only_what_they_can_tell(
     from teiten.analysis import intervals
     from teiten.analysis.model import CoreScaling, Point, ServerSeries, WorkloadSection
     from teiten.analysis.scaleups import scaleup
-    from teiten.report.cells import Context
     from teiten.report.scaleup_tables import scaleup_table
+    from teiten.words.context import Context
 
     blocks = tuple(str(b) for b in range(1, 9))
     noise = (1.00, 1.03, 0.97, 1.02, 0.99, 1.01, 0.98, 1.04)

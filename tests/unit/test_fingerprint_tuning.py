@@ -11,7 +11,7 @@ import pytest
 
 from teiten.analysis.noise import tuning_notices
 from teiten.host import fingerprint
-from teiten.report.i18n import notice_text
+from teiten.words.i18n import notice_text
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:

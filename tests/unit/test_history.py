@@ -12,8 +12,8 @@ from teiten.analysis import intervals
 from teiten.analysis.history import history
 from teiten.analysis.model import Point, ServerSeries, WorkloadSection
 from teiten.model.results import ServerRecord
-from teiten.report.cells import Context
 from teiten.report.history_tables import history_table
+from teiten.words.context import Context
 
 BLOCKS = tuple(str(b) for b in range(1, 9))
 NOISE = (1.00, 1.03, 0.97, 1.02, 0.99, 1.01, 0.98, 1.04)

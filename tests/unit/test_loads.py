@@ -132,8 +132,8 @@ def test_nodes_on_hosts_of_one_running_kernel_are_one_machine() -> None:
 ])
 def test_the_s7_table_says_which_servers_shared_one_machine(
         lang: str, shared: tuple[str, ...], expected: str | None) -> None:
-    from teiten.report.cells import Context
     from teiten.report.topology_tables import scale_out_table
+    from teiten.words.context import Context
 
     rows = tuple(ScaleOutRow(name, "async", 2, False, 2, 1000.0, 500.0, 0.0, 0.1, 3.0)
                  for name in ("pg17", "pg18"))

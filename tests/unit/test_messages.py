@@ -12,7 +12,7 @@ import yaml
 from teiten import messages
 from teiten.analysis.model import Notice
 from teiten.messages import CatalogueError
-from teiten.report import i18n
+from teiten.words import i18n
 
 
 def _fields(template: str) -> set[str]:
@@ -116,7 +116,7 @@ def test_a_stored_reason_is_worded_again_in_the_reports_language() -> None:
     reads it back through the English text and words it in Japanese. PostgreSQL's and
     pgbench's own messages stay as they are."""
     from teiten.host.guard import Consumer, ForeignLoad, Rule, disturbance
-    from teiten.report.i18n import notice_text
+    from teiten.words.i18n import notice_text
 
     found = ForeignLoad(3.0, 1.02, (Consumer(25949, "pytest", 0.9), Consumer(19690, "bash", 0.1)))
     stored = disturbance(found, Rule())

@@ -319,9 +319,9 @@ def test_the_tps_table_carries_each_servers_cpu_idle_as_the_2014_tables_did(
     """METHODS S1 and S3 (2014) put CPU idle beside TPS: one column per monitored server, its
     median idle at each client count, "—" where no monitor ran (pg18 at 2 clients), in the
     Markdown (en and ja) and the <stem>-tps export; a section without monitors has none."""
-    from teiten.report.cells import Context
     from teiten.report.exports import all_tables
     from teiten.report.tables import tps_table
+    from teiten.words.context import Context
 
     idle = {(s, c): cpu[CPU_KEYS.index("idle")] for s, rows in ACTIVITY.items()
             for c, cpu, *_ in rows}

@@ -26,11 +26,11 @@ from tests.unit.report_fixture import EVIL, SERIES, report_data
 from teiten.analysis.compare import cell_id
 from teiten.analysis.model import Notice, Point, ReportData, ServerSeries, WorkloadSection
 from teiten.report import write_report
-from teiten.report.answer import answer_lines
 from teiten.report.html import render_html
 from teiten.report.markdown import render_markdown
 from teiten.report.series_view import choice_labels, legend_labels, payload, viewer_model
 from teiten.report.svg import PALETTE, line_chart, nice_range, nice_ticks
+from teiten.words.answer import answer_lines
 
 CI = "–"  # between the bounds of an interval
 

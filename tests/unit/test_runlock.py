@@ -19,8 +19,8 @@ from teiten.analysis.inputs import ReportOptions, StudyData
 from teiten.analysis.summary import report_data
 from teiten.host.waiting import wait_until
 from teiten.model.results import StudyResults
-from teiten.report.i18n import notice_text
 from teiten.run import runlock
+from teiten.words.i18n import notice_text
 
 HOLD = """
 import sys

@@ -23,12 +23,13 @@ from teiten.analysis import verdicts as v
 from teiten.analysis.history import history
 from teiten.analysis.model import CoreScaling, Point, ServerSeries, WorkloadSection
 from teiten.model.results import ServerRecord
-from teiten.report.cells import Context
+from teiten.report.cells import judged_cell
 from teiten.report.degradation_tables import degradation_table
 from teiten.report.history_tables import history_table
 from teiten.report.scaleup_tables import scaleup_table
 from teiten.report.tables import latency_table
-from teiten.report.verdicts import MARKS, TONES, judged_cell
+from teiten.words.context import Context
+from teiten.words.verdicts import MARKS, TONES
 
 BLOCKS = tuple(str(b) for b in range(1, 9))
 NOISE = (1.00, 1.03, 0.97, 1.02, 0.99, 1.01, 0.98, 1.04)

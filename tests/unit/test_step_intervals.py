@@ -9,8 +9,8 @@ import pytest
 
 from teiten.analysis.model import StepFigures, SuiteResults
 from teiten.analysis.suites import step_ratio
-from teiten.report.cells import Context
 from teiten.report.suite_tables import steps_table
+from teiten.words.context import Context
 
 
 def _step(server: str, values: tuple[float, ...], step: str = "load") -> StepFigures:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from teiten.analysis.model import StepFigures, SuiteResults
-from teiten.report.cells import Context
 from teiten.report.columns import SPEEDUP_COLUMNS, STEP_COLUMNS
 from teiten.report.suite_tables import speedup_table, system_table
+from teiten.words.context import Context
 
 
 def _step(variant: str, step: str, seconds: float, **extra: float) -> StepFigures:

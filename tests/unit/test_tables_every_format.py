@@ -39,9 +39,9 @@ from tests.unit.test_report_render import report_data
 from teiten.analysis.locks import LockCores, LockFigures, LockTable
 from teiten.report import write_report
 from teiten.report.build import write_compare_report, write_study_report
-from teiten.report.i18n import tr
 from teiten.report.spreadsheet import cell
 from teiten.store import Store
+from teiten.words.i18n import tr
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 STORES = GOLDEN / "report-stores"

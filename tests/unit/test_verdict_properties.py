@@ -28,9 +28,9 @@ from teiten.analysis import verdicts as v
 from teiten.analysis.inputs import ReportOptions, StudyData
 from teiten.analysis.model import Point, ReportData
 from teiten.model.results import LoadFigures, PlannedTrial, ServerRecord, StudyResults, TrialRecord
-from teiten.report.answer import answer_lines
-from teiten.report.cells import Context
 from teiten.report.tables import ratio_cell
+from teiten.words.answer import answer_lines
+from teiten.words.context import Context
 
 STORES = 1000
 SERVERS = (("pg17", "17.7"), ("pg18", "18.1"), ("pg18-patched", "18.1"), ("pg19", "19devel"))

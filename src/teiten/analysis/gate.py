@@ -9,7 +9,7 @@ two-sample interval). The gate fails when some point is slower (its interval who
 and not within the margin), is undecided when some point cannot tell, and passes when every
 point is decided and none is slower (:class:`Gate`.outcome). A slower point is beyond the margin
 only where its interval lies wholly below 100 − m (:func:`beyond_margin`; issue 54, item 4).
-:mod:`teiten.report.gate` words it.
+:mod:`teiten.words.gate` words it.
 """
 
 from __future__ import annotations

@@ -37,11 +37,11 @@ from teiten.installs.source import build
 from teiten.installs.source_git import Commit, first_parent_range, resolve
 from teiten.model.errors import SpecError, UserError
 from teiten.model.results import now
-from teiten.report import formats as f
-from teiten.report.gate import beyond_key
-from teiten.report.i18n import clients_phrase, join, tr
 from teiten.servers import kinds
 from teiten.store import Store
+from teiten.words import formats as f
+from teiten.words.gate import beyond_key
+from teiten.words.i18n import clients_phrase, join, tr
 
 Point = tuple[str, int]  # (workload, clients)
 

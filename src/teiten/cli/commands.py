@@ -32,12 +32,12 @@ from teiten.model.results import now
 from teiten.model.studyrecord import MORE_BLOCKS, ServerSetup
 from teiten.report import outdir
 from teiten.report.build import write_compare_report, write_study_report
-from teiten.report.formats import format_seconds
 from teiten.run import estimate, leftovers, record, runlock, runner
 from teiten.run.check import check
 from teiten.run.plan import plan, profile_trials
 from teiten.store import Store, result_rows
 from teiten.store.rows import CSV_FIELDS, csv_row
+from teiten.words.formats import format_seconds
 
 
 def dispatch(args: argparse.Namespace) -> int:

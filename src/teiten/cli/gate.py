@@ -1,5 +1,5 @@
 """``teiten gate``: the exit status a CI job acts on, with a one-screen summary for its log and
-Markdown for its job summary (teiten.analysis.gate judges, teiten.report.gate words it; this
+Markdown for its job summary (teiten.analysis.gate judges, teiten.words.gate words it; this
 module finds the two servers).
 
 Exit status: 0 every point decided and none slower; 1 some point slower (listed: "beyond ±m%"
@@ -18,8 +18,8 @@ from teiten.analysis.inputs import ReportOptions
 from teiten.host import safefs
 from teiten.model.errors import UserError
 from teiten.model.results import now
-from teiten.report import gate as words
 from teiten.store import Store
+from teiten.words import gate as words
 
 STATUS = {gate.PASS: 0, gate.FAIL: 1, gate.UNDECIDED: 3}
 

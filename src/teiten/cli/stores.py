@@ -14,11 +14,11 @@ from teiten.analysis.inputs import ReportOptions
 from teiten.analysis.summary import report_data
 from teiten.model.errors import UserError
 from teiten.model.results import now
-from teiten.report import metric_formats
 from teiten.store import Store
 from teiten.store import copy as store_copy
 from teiten.store import points as kept
 from teiten.store.address import StoreAddress
+from teiten.words import metric_formats
 
 
 def summarize(store: Store, study_id: int) -> int:

@@ -4,7 +4,7 @@ Two 100%-stacked bar charts (CPU breakdown and wait events, one bar per client c
 server, servers side by side within a client count so versions compare at the same load),
 the device-utilisation table with the checkpoints and autovacuum runs that fell inside the
 measured window, and the links to flame graphs. Both reports (Markdown and HTML) take their
-words and numbers from here (the words from the catalogue, :mod:`teiten.report.i18n`);
+words and numbers from here (the words from the catalogue, :mod:`teiten.words.i18n`);
 like :mod:`teiten.report.svg`, the charts (drawn by :mod:`teiten.report.bars`) are
 deterministic, self-contained SVG with a ``<title>`` carrying the exact value on every
 segment.
@@ -20,7 +20,7 @@ from teiten.analysis.model import Activity, ServerSeries, WorkloadSection
 from teiten.report.bars import Bar, Segment, format_percent, stacked_bars
 from teiten.report.cells import DataTable, Value, file_stem
 from teiten.report.columns import CPU_COLUMNS, DEVICE_COLUMNS, WAIT_COLUMNS
-from teiten.report.i18n import clients_phrase, tr
+from teiten.words.i18n import clients_phrase, tr
 
 # The English headings, for callers that name them.
 ACTIVITY_HEADING = tr("activity")

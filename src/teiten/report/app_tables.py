@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from teiten.analysis.model import AppResults, WorkloadSection
-from teiten.report import formats as f
-from teiten.report.cells import Cell, Column, Context, DataTable, Table, Value, data_name
+from teiten.report.cells import Cell, Column, DataTable, Table, Value, data_name
 from teiten.report.columns import APP_COLUMNS
-from teiten.report.i18n import clients_phrase, tr
 from teiten.report.svg import Line
+from teiten.words import formats as f
+from teiten.words.context import Context
+from teiten.words.i18n import clients_phrase, tr
 
 
 def _ms(value: float | None) -> Cell:

@@ -1,5 +1,5 @@
 """The pieces every table of the report is made of: a column, a cell, a table, the
-machine-readable table it is written to, and the context their words depend on. The table
+machine-readable table it is written to, and the cell of a judged ratio. The table
 modules (:mod:`teiten.report.tables`, :mod:`teiten.report.app_tables`,
 :mod:`teiten.report.suite_tables`, ...) build each shown table together with its data: the
 Markdown and HTML renderers lay out the one, :mod:`teiten.report.exports` writes the other as
@@ -10,40 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from teiten.analysis.model import ReportData
-from teiten.report import formats as f
-from teiten.report.i18n import tr
-
-
-@dataclass(frozen=True)
-class Context:
-    """What the words of a table depend on besides the section."""
-
-    lang: str = "en"
-    confidence: float = 0.95
-    alpha: float = 0.05
-    margin_pct: float = 5.0  # the study's margin of "no difference within ±m%"
-    stem: str = ""  # the section's file stem: its tables' data go to tables/<stem>-<kind>.csv
-    emulated: frozenset[str] = frozenset()  # the servers whose figures are an emulation's
-
-    @classmethod
-    def of(cls, data: ReportData) -> Context:
-        return cls(data.lang, data.confidence, data.alpha, data.margin_pct,
-                   emulated=frozenset(s.name for s in data.servers if s.emulated))
-
-    def named(self, server: str) -> str:
-        """A server's name where its figures are printed: marked "(emulated)" where they are an
-        emulation's (issue 54, item 7), so that no figure of one reads as a measurement."""
-        return tr("server.emulated", self.lang, server=server) if server in self.emulated else server
-
-    def marked(self, *servers: str) -> int:
-        """The ``emulated`` column of a figure of ``servers`` (a ratio's two): 1 when one of
-        them is an emulation's, else 0."""
-        return int(any(s in self.emulated for s in servers))
-
-    @property
-    def conf(self) -> str:
-        return f.format_confidence(self.confidence)
+from teiten.analysis.verdicts import Judged
+from teiten.words import formats as f
+from teiten.words.context import Context
+from teiten.words.verdicts import MARKS, TONES, judged_ci_text, judged_title
 
 
 @dataclass(frozen=True)
@@ -117,3 +87,18 @@ def file_stem(text: str, fallback: str = "workload") -> str:
 def data_name(ctx: Context, workload: str, kind: str) -> str:
     """The file stem of a section's table of ``kind``: ``<stem>-<kind>``."""
     return f"{ctx.stem or file_stem(workload)}-{kind}"
+
+
+def judged_cell(j: Judged | None, ctx: Context, *, text: str | None = None, ci: str | None = None,
+                id: str = "") -> Cell:
+    """A ratio of a table beside the TPS table's (a step along the versions, a gain with cores,
+    a degradation rate, a percentile's ratio), printed, marked and coloured as a TPS ratio cell
+    is. ``text`` and ``ci`` print it in another form than a ratio (a rate, a gain)."""
+    if j is None:
+        return Cell(f.MISSING, id=id, tone="missing")
+    title = judged_title(j, ctx)
+    if j.estimate is None:
+        return Cell(f.MISSING, marker=MARKS[j.verdict.word], id=id, tone="missing", title=title)
+    return Cell(f.format_ratio(j.estimate) if text is None else text,
+                judged_ci_text(j) if ci is None else ci, MARKS[j.verdict.word], id=id, title=title,
+                tone=TONES[j.verdict.word])

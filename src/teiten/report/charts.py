@@ -1,7 +1,7 @@
 """A workload's charts: median TPS and median latency against clients, each with its
 band, and the ratio to the baseline per client count with its confidence interval.
 
-Words come from the catalogue and numbers from :mod:`teiten.report.formats`, so a
+Words come from the catalogue and numbers from :mod:`teiten.words.formats`, so a
 marker's hover text reads like the table cell behind it. A server keeps its palette
 colour (its position in the section) in every chart.
 """
@@ -9,14 +9,14 @@ colour (its position in the section) in every chart.
 from __future__ import annotations
 
 from teiten.analysis.model import CoreScaling, WorkloadSection
-from teiten.report import formats as f
 from teiten.report.app_tables import app_chart_lines
-from teiten.report.cells import Context
-from teiten.report.i18n import clients_phrase, tr
 from teiten.report.suite_tables import suite_charts
 from teiten.report.svg import LOG_X_MIN_SPAN, Line, line_chart
 from teiten.report.tables import baseline_series
-from teiten.report.verdicts import marker, verdict_title
+from teiten.words import formats as f
+from teiten.words.context import Context
+from teiten.words.i18n import clients_phrase, tr
+from teiten.words.verdicts import marker, verdict_title
 
 CHART_KINDS = ("tps", "latency", "ratio")
 

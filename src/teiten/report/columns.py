@@ -9,8 +9,8 @@ an empty CSV field and ``null`` in JSON.
 from __future__ import annotations
 
 from teiten.analysis.verdicts import Judged
-from teiten.report import formats as f
 from teiten.report.cells import Value
+from teiten.words import formats as f
 
 TPS_COLUMNS = ("workload", "server", "version", "clients", "tps_median", "tps_ci_low", "tps_ci_high",
                "cv_pct", "n_ok", "n_failed", "tps_ci_level_pct",

@@ -9,11 +9,12 @@ from dataclasses import replace
 
 from teiten.analysis import verdicts as v
 from teiten.analysis.model import Degradation, DegradationRow, WorkloadSection
-from teiten.report import formats as f
-from teiten.report.cells import Cell, Column, Context, DataTable, Table, data_name, file_stem
+from teiten.report.cells import Cell, Column, DataTable, Table, data_name, file_stem, judged_cell
 from teiten.report.columns import CPU_PAIR_COLUMNS, DEGRADATION_COLUMNS
-from teiten.report.i18n import tr
-from teiten.report.verdicts import judged_cell, judged_family
+from teiten.words import formats as f
+from teiten.words.context import Context
+from teiten.words.i18n import tr
+from teiten.words.verdicts import judged_family
 
 CPU_PARTS = ("user", "sys", "iowait", "steal", "idle")  # the CPU table's, of each server
 

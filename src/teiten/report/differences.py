@@ -7,7 +7,7 @@ from __future__ import annotations
 from teiten.analysis.differences import RENAMED
 from teiten.analysis.model import Difference, ReportData
 from teiten.report.cells import Cell, Column, DataTable, Table
-from teiten.report.i18n import tr
+from teiten.words.i18n import tr
 
 # A version has many settings an older one lacks: named in one note, not one row each; a
 # server with more than _NAMED of them has its first _FIRST named and the rest counted (every

@@ -4,7 +4,7 @@
 The tables are the report's own: each shown table carries the data it is written to
 (:attr:`teiten.report.cells.Table.data`), built by the function that builds it, so that a
 table reaches HTML, Markdown, CSV and JSON or none of them. The figures are the ones the
-tables print, rounded the same way (see :mod:`teiten.report.formats`), in tidy long form:
+tables print, rounded the same way (see :mod:`teiten.words.formats`), in tidy long form:
 one row per server and client count, stable machine-readable column names whatever the
 report's language (:mod:`teiten.report.columns`). A missing figure is an empty CSV field and
 ``null`` in JSON. A CSV text cell that a spreadsheet would evaluate as a formula starts with
@@ -27,7 +27,7 @@ from urllib.parse import quote
 
 from teiten.analysis.model import ReportData, WorkloadSection
 from teiten.report import outdir
-from teiten.report.cells import Context, DataTable
+from teiten.report.cells import DataTable
 from teiten.report.columns import (  # noqa: F401 - their home before teiten.report.columns
     APP_COLUMNS,
     DEGRADATION_COLUMNS,
@@ -43,11 +43,12 @@ from teiten.report.columns import (  # noqa: F401 - their home before teiten.rep
     TPS_COLUMNS,
 )
 from teiten.report.differences import differences_data
-from teiten.report.i18n import tr
 from teiten.report.machine_time import machine_time_text
 from teiten.report.parts import findings_tables, monitor_data, section_body, sections
 from teiten.report.series_view import trials_table
 from teiten.report.spreadsheet import cell
+from teiten.words.context import Context
+from teiten.words.i18n import tr
 
 # The kinds of table the exports had before each shown table carried its own data, in the
 # order each section listed them.

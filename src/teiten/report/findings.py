@@ -1,7 +1,7 @@
 """The findings of a workload as sentences, worded from :attr:`WorkloadSection.findings`.
 
 Each sentence repeats the numbers of the table cell it points to, printed by the same
-functions as the cell (:mod:`teiten.report.formats`): a ratio and its interval come from the
+functions as the cell (:mod:`teiten.words.formats`): a ratio and its interval come from the
 point behind the cell, not from the finding's own rounded copies, and the grouped verdicts are
 the answer's own phrases, so a sentence can never disagree with its cell or the answer. The
 "3.1% faster" is worked out from the printed "103.1%" in exact decimal arithmetic for the same
@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from teiten.analysis.compare import MIN_TRIALS_FOR_PEAK
 from teiten.analysis.model import Finding, Point, WorkloadSection
-from teiten.report import formats as f
-from teiten.report.cells import Context
-from teiten.report.i18n import clients_phrase, tr
 from teiten.report.tables import point_at
-from teiten.report.verdicts import phrases
+from teiten.words import formats as f
+from teiten.words.context import Context
+from teiten.words.i18n import clients_phrase, tr
+from teiten.words.verdicts import phrases
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def _points(section: WorkloadSection, finding: Finding) -> list[Point]:
 
 def _grouped(section: WorkloadSection, finding: Finding, ctx: Context) -> str | None:
     """"pg18 vs pg17: no difference within ±5% at 1, 2 clients (…)." — the answer's own
-    phrase for these points (:func:`teiten.report.verdicts.phrases`)."""
+    phrase for these points (:func:`teiten.words.verdicts.phrases`)."""
     parts = phrases(_points(section, finding), ctx)
     if len(parts) != 1:
         return None

@@ -1,6 +1,6 @@
 """The line of versions' table (:mod:`teiten.analysis.history`): per client count, each
 version's 前バージョン比 against the version before it, with its interval and level, marked
-and coloured by its verdict as the TPS table's ratios are (:func:`teiten.report.verdicts.judged_cell`);
+and coloured by its verdict as the TPS table's ratios are (:func:`teiten.words.verdicts.judged_cell`);
 its data, ``<stem>-history.csv``: a row per version and client count."""
 
 from __future__ import annotations
@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from teiten.analysis.model import History, WorkloadSection
-from teiten.report import formats as f
-from teiten.report.cells import Column, Context, DataTable, Table, data_name
+from teiten.report.cells import Column, DataTable, Table, data_name, judged_cell
 from teiten.report.columns import HISTORY_COLUMNS, judged
-from teiten.report.i18n import clients_phrase, tr
-from teiten.report.verdicts import judged_cell, judged_note
+from teiten.words import formats as f
+from teiten.words.context import Context
+from teiten.words.i18n import clients_phrase, tr
+from teiten.words.verdicts import judged_note
 
 
 def history_tables(section: WorkloadSection, ctx: Context) -> list[Table]:

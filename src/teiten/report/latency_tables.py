@@ -11,11 +11,12 @@ from dataclasses import replace
 from teiten.analysis.intervals import Interval
 from teiten.analysis.model import WorkloadSection
 from teiten.analysis.percentiles import NAMES, WITH_INTERVALS, PercentileRow
-from teiten.report import formats as f
-from teiten.report.cells import Cell, Column, Context, DataTable, Table, Value, data_name
+from teiten.report.cells import Cell, Column, DataTable, Table, Value, data_name, judged_cell
 from teiten.report.columns import PERCENTILE_COLUMNS
-from teiten.report.i18n import tr
-from teiten.report.verdicts import judged_cell, judged_note
+from teiten.words import formats as f
+from teiten.words.context import Context
+from teiten.words.i18n import tr
+from teiten.words.verdicts import judged_note
 
 LABELS = {"p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99", "p999": "p99.9"}
 

@@ -7,9 +7,10 @@ from dataclasses import replace
 
 from teiten.analysis.limits import LimitUse
 from teiten.analysis.model import WorkloadSection
-from teiten.report import formats as f
-from teiten.report.cells import Cell, Column, Context, DataTable, Table, data_name
-from teiten.report.i18n import tr
+from teiten.report.cells import Cell, Column, DataTable, Table, data_name
+from teiten.words import formats as f
+from teiten.words.context import Context
+from teiten.words.i18n import tr
 
 LIMIT_COLUMNS = ("workload", "server", "clients", "limit", "limit_value", "used", "used_pct",
                  "trials")

@@ -9,10 +9,11 @@ from dataclasses import replace
 
 from teiten.analysis.locks import LockCores, LockFigures, LockTable
 from teiten.analysis.model import WorkloadSection
-from teiten.report import formats as f
-from teiten.report.cells import Cell, Column, Context, DataTable, Table, Value, data_name
+from teiten.report.cells import Cell, Column, DataTable, Table, Value, data_name
 from teiten.report.columns import LOCK_COLUMNS, LOCK_CORES_COLUMNS
-from teiten.report.i18n import clients_phrase, tr
+from teiten.words import formats as f
+from teiten.words.context import Context
+from teiten.words.i18n import clients_phrase, tr
 
 MISSING = Cell(f.MISSING, tone="missing")
 

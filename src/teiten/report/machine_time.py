@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from teiten.analysis.cycle import MachineTime
 from teiten.report.cells import DataTable
 from teiten.report.columns import MACHINE_RUN_COLUMNS, MACHINE_TIME_COLUMNS
-from teiten.report.i18n import tr
+from teiten.words.i18n import tr
 
 
 @dataclass(frozen=True)

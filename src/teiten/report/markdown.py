@@ -27,13 +27,11 @@ from teiten.report.activity import (
     profiles_note,
     wait_bars,
 )
-from teiten.report.answer import answer_intro, answer_lines
-from teiten.report.cells import Context, DataTable, Table
+from teiten.report.cells import DataTable, Table
 from teiten.report.charts import workload_charts
 from teiten.report.differences import declared_sentence, difference_table
 from teiten.report.exports import section_data, table_links
 from teiten.report.findings import sentences
-from teiten.report.i18n import status_name, tr, warning_lines, workload_heading
 from teiten.report.machine_time import machine_time_text
 from teiten.report.parts import findings_tables, section_body, sections
 from teiten.report.series_view import trials_table
@@ -42,6 +40,9 @@ from teiten.report.tables import (
     server_rows,
     study_rows,
 )
+from teiten.words.answer import answer_intro, answer_lines
+from teiten.words.context import Context
+from teiten.words.i18n import status_name, tr, warning_lines, workload_heading
 
 
 def render_markdown(data: ReportData, out_dir: Path | outdir.Writer) -> Path:

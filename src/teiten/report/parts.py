@@ -16,7 +16,7 @@ from dataclasses import replace
 from teiten.analysis.model import ReportData, WorkloadSection
 from teiten.report.activity import chart_data, device_table
 from teiten.report.app_tables import app_tables
-from teiten.report.cells import Context, DataTable, Table
+from teiten.report.cells import DataTable, Table
 from teiten.report.degradation_tables import degradation_tables
 from teiten.report.history_tables import history_tables
 from teiten.report.latency_tables import percentiles_tables
@@ -26,6 +26,7 @@ from teiten.report.scaleup_tables import scaleup_tables
 from teiten.report.suite_tables import suite_tables
 from teiten.report.tables import latency_table, section_stems, summary_table, tps_table
 from teiten.report.topology_tables import load_parts_tables, rtt_tables, scale_out_tables
+from teiten.words.context import Context
 
 Part = Callable[[WorkloadSection, Context], Sequence[Table]]
 DataPart = Callable[[WorkloadSection, Context], Sequence[DataTable]]

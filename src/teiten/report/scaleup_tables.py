@@ -10,11 +10,12 @@ from dataclasses import replace
 
 from teiten.analysis.compare import MIN_TRIALS_FOR_PEAK
 from teiten.analysis.model import Finding, Scaleup, ScaleupRow, WorkloadSection
-from teiten.report import formats as f
-from teiten.report.cells import Cell, Column, Context, DataTable, Table, Value, data_name
+from teiten.report.cells import Cell, Column, DataTable, Table, Value, data_name, judged_cell
 from teiten.report.columns import SCALEUP_COLUMNS, judged, shares
-from teiten.report.i18n import clients_phrase, tr
-from teiten.report.verdicts import judged_cell, judged_note
+from teiten.words import formats as f
+from teiten.words.context import Context
+from teiten.words.i18n import clients_phrase, tr
+from teiten.words.verdicts import judged_note
 
 
 def scaleup_table(sc: Scaleup, ctx: Context) -> Table:

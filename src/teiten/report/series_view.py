@@ -22,11 +22,12 @@ from importlib.resources import files
 from typing import Any
 
 from teiten.analysis.model import ReportData, TrialSeries
-from teiten.report.cells import Cell, Column, Context, DataTable, Table
+from teiten.report.cells import Cell, Column, DataTable, Table
 from teiten.report.columns import TRIAL_COLUMNS
-from teiten.report.formats import format_tps, round_or_none
-from teiten.report.i18n import clients_phrase, status_name, tr
 from teiten.report.svg import PALETTE
+from teiten.words.context import Context
+from teiten.words.formats import format_tps, round_or_none
+from teiten.words.i18n import clients_phrase, status_name, tr
 
 # Reports an uncaught script error on <body data-js-errors="...">, so that a test in a
 # headless browser can see it. Runs first, in <head>.

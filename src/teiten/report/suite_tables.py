@@ -16,8 +16,7 @@ from typing import Any
 from teiten.analysis.model import SizeFigures, StepFigures, SuiteResults, WorkloadSection
 from teiten.analysis.suites import step_ratio, variant_values
 from teiten.analysis.verdicts import Judged
-from teiten.report import formats as f
-from teiten.report.cells import Cell, Column, Context, DataTable, Table, Value, data_name
+from teiten.report.cells import Cell, Column, DataTable, Table, Value, data_name, judged_cell
 from teiten.report.columns import (
     MODEL_COLUMNS,
     SIZE_COLUMNS,
@@ -26,10 +25,12 @@ from teiten.report.columns import (
     STRENGTH_COLUMNS,
     SYSTEM_FIGURES,
 )
-from teiten.report.i18n import tr
 from teiten.report.svg import Line, line_chart
 from teiten.report.value_bars import Bar, value_bars
-from teiten.report.verdicts import judged_cell, judged_note
+from teiten.words import formats as f
+from teiten.words.context import Context
+from teiten.words.i18n import tr
+from teiten.words.verdicts import judged_note
 from teiten.workloads.statements import SUITE_NAMES, Suite, suite
 
 # suite -> (the step whose time is charted, its x: a variant axis, or "rows")

@@ -1,5 +1,5 @@
 """The report's tables as data: words from the catalogue, numbers from
-:mod:`teiten.report.formats`. The Markdown and the HTML renderers only lay them out, so
+:mod:`teiten.words.formats`. The Markdown and the HTML renderers only lay them out, so
 both reports say the same thing in the same words and numbers.
 
 Per workload: the summary (peak, knee, mean differences), the TPS table (medians with
@@ -25,11 +25,12 @@ from teiten.analysis.model import (
     StudyParameters,
     WorkloadSection,
 )
-from teiten.report import formats as f
-from teiten.report.cells import Cell, Column, Context, DataTable, Table, Value, data_name, file_stem
+from teiten.report.cells import Cell, Column, DataTable, Table, Value, data_name, file_stem
 from teiten.report.columns import LATENCY_COLUMNS, RATIO_COLUMNS, SUMMARY_COLUMNS, TPS_COLUMNS
-from teiten.report.i18n import join, tr, word
-from teiten.report.verdicts import legend, marker, tone, verdict_title
+from teiten.words import formats as f
+from teiten.words.context import Context
+from teiten.words.i18n import join, tr, word
+from teiten.words.verdicts import legend, marker, tone, verdict_title
 
 
 def baseline_series(section: WorkloadSection) -> ServerSeries:

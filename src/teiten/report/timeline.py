@@ -9,11 +9,11 @@ from pathlib import Path
 
 from teiten import __version__
 from teiten.analysis.timeline import FIRST_PARENT, Build, Change, Timeline
-from teiten.report import formats as f
 from teiten.report import outdir
 from teiten.report.html import stylesheet
-from teiten.report.i18n import clients_phrase, lang_of, tr
 from teiten.report.svg import Line, line_chart
+from teiten.words import formats as f
+from teiten.words.i18n import clients_phrase, lang_of, tr
 
 
 def _build(b: Build) -> str:

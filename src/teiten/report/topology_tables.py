@@ -9,10 +9,11 @@ from dataclasses import replace
 from teiten.analysis.model import WorkloadSection
 from teiten.analysis.rtt import RttBound
 from teiten.analysis.scaleout import ScaleOut
-from teiten.report import formats as f
-from teiten.report.cells import Cell, Column, Context, DataTable, Table, data_name
+from teiten.report.cells import Cell, Column, DataTable, Table, data_name
 from teiten.report.columns import LOAD_COLUMNS, RTT_COLUMNS, SCALEOUT_COLUMNS
-from teiten.report.i18n import tr
+from teiten.words import formats as f
+from teiten.words.context import Context
+from teiten.words.i18n import tr
 
 
 def load_parts_table(section: WorkloadSection, ctx: Context) -> Table:

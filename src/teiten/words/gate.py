@@ -13,11 +13,11 @@ from collections.abc import Sequence
 
 from teiten.analysis import verdicts as v
 from teiten.analysis.gate import FAIL, UNDECIDED, Gate, GatePoint, beyond_margin
-from teiten.report import formats as f
-from teiten.report.answer import answer_lines
-from teiten.report.cells import Context
-from teiten.report.i18n import clients_phrase, join, tr
-from teiten.report.verdicts import MARKS, verdict_title
+from teiten.words import formats as f
+from teiten.words.answer import answer_lines
+from teiten.words.context import Context
+from teiten.words.i18n import clients_phrase, join, tr
+from teiten.words.verdicts import MARKS, verdict_title
 
 
 def beyond_key(key: str, points: Sequence[GatePoint]) -> str:

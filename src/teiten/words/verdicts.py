@@ -4,7 +4,7 @@ hover text, and the legend under the TPS table, which names the methods behind i
 and the same for the ratios of the tables beside it (:mod:`teiten.analysis.judging`).
 
 Every phrase is built from the point behind the cell, with the functions that print the cell
-(:mod:`teiten.report.formats`), so that the answer, the finding, the cell and the chart say the
+(:mod:`teiten.words.formats`), so that the answer, the finding, the cell and the chart say the
 same thing in the same digits."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from teiten.analysis import verdicts as v
 from teiten.analysis.model import Point
 from teiten.analysis.verdicts import Judged
-from teiten.report import formats as f
-from teiten.report.cells import Cell, Context
-from teiten.report.i18n import clients_phrase, join, tr
+from teiten.words import formats as f
+from teiten.words.context import Context
+from teiten.words.i18n import clients_phrase, join, tr
 
 MARKS = {v.FASTER: "▲", v.SLOWER: "▼", v.SAME: "≈", v.UNSURE: "?"}
 TONES = {v.FASTER: "better sig", v.SLOWER: "worse sig", v.SAME: "same", v.UNSURE: ""}
@@ -115,21 +115,6 @@ def group_phrase(group: Sequence[Point], key: str, ctx: Context) -> str:
                       conf=join(sorted({f.format_level(p.ratio_ci_level) for p in group if p.ratio_ci}),
                                 lang))
     return tr(key, lang, **fields)
-
-
-def judged_cell(j: Judged | None, ctx: Context, *, text: str | None = None, ci: str | None = None,
-                id: str = "") -> Cell:
-    """A ratio of a table beside the TPS table's (a step along the versions, a gain with cores,
-    a degradation rate, a percentile's ratio), printed, marked and coloured as a TPS ratio cell
-    is. ``text`` and ``ci`` print it in another form than a ratio (a rate, a gain)."""
-    if j is None:
-        return Cell(f.MISSING, id=id, tone="missing")
-    title = judged_title(j, ctx)
-    if j.estimate is None:
-        return Cell(f.MISSING, marker=MARKS[j.verdict.word], id=id, tone="missing", title=title)
-    return Cell(f.format_ratio(j.estimate) if text is None else text,
-                judged_ci_text(j) if ci is None else ci, MARKS[j.verdict.word], id=id, title=title,
-                tone=TONES[j.verdict.word])
 
 
 def judged_bounds(j: Judged) -> str:

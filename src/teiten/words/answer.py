@@ -1,16 +1,16 @@
 """The report opens with the answer: one line per workload and server, against the baseline,
 saying at each client count whether it is faster, slower, no different within the study's
 margin, or that the blocks cannot tell (and why). The phrases are those of the findings and the
-numbers those of the ratio cells (:mod:`teiten.report.verdicts`), so the line never disagrees
+numbers those of the ratio cells (:mod:`teiten.words.verdicts`), so the line never disagrees
 with the table below it."""
 
 from __future__ import annotations
 
 from teiten.analysis import verdicts
 from teiten.analysis.model import ReportData
-from teiten.report.cells import Context
-from teiten.report.i18n import tr
-from teiten.report.verdicts import phrases
+from teiten.words.context import Context
+from teiten.words.i18n import tr
+from teiten.words.verdicts import phrases
 
 
 def answer_lines(data: ReportData) -> list[str]:
