@@ -36,6 +36,7 @@ RANKS = {
     "drivers": 5,
     "workloads": 6,
     "analysis": 8,
+    "features": 8.25,
     "words": 8.5,
     "report": 9,
     "run": 10,

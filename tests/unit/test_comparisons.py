@@ -14,6 +14,7 @@ import pytest
 from teiten.analysis import compare, summary
 from teiten.analysis.inputs import ReportOptions, StudyData
 from teiten.analysis.model import WorkloadSection
+from teiten.features import FEATURES
 from teiten.model.results import LoadFigures, PlannedTrial, ServerRecord, StudyResults, TrialRecord
 from teiten.report.exports import RATIO_COLUMNS, TPS_COLUMNS, all_tables
 from teiten.report.html import render_html
@@ -132,7 +133,8 @@ def _study(trials: list[TrialRecord], reps: int) -> StudyResults:
 
 def _report(reps: int, lang: str = "en"):  # type: ignore[no-untyped-def]
     study = _study(_trials(reps, ("r", "u"), (1, 2)), reps)
-    return summary.report_data(StudyData(study), ReportOptions("/tmp/s.db", "2026-05-09", lang=lang))
+    return summary.report_data(StudyData(study, features=FEATURES),
+                               ReportOptions("/tmp/s.db", "2026-05-09", lang=lang))
 
 
 def test_the_report_says_how_many_comparisons_it_makes() -> None:

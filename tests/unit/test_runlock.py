@@ -17,6 +17,7 @@ from tests.conftest import ROOT
 
 from teiten.analysis.inputs import ReportOptions, StudyData
 from teiten.analysis.summary import report_data
+from teiten.features import FEATURES
 from teiten.host.waiting import wait_until
 from teiten.model.results import StudyResults
 from teiten.run import runlock
@@ -186,10 +187,10 @@ def _study(spec: dict[str, object]) -> StudyResults:
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_a_study_run_beside_others_says_so_first_in_its_report(lang: str) -> None:
     options = ReportOptions(store_path="s.db", generated_at="now", lang=lang)
-    beside = report_data(StudyData(_study({"beside_others": True})), options)
+    beside = report_data(StudyData(_study({"beside_others": True}), features=FEATURES), options)
     assert [n.key for n in beside.warnings][:1] == ["beside-others"]
     text = notice_text(beside.warnings[0], lang)
     assert "--beside-others" in text
     assert ("their load" if lang == "en" else "負荷") in text
-    alone = report_data(StudyData(_study({})), options)
+    alone = report_data(StudyData(_study({}), features=FEATURES), options)
     assert "beside-others" not in [n.key for n in alone.warnings]

@@ -13,6 +13,7 @@ import pytest
 
 from teiten.analysis.gather import study_data
 from teiten.analysis.inputs import system_seconds
+from teiten.features import FEATURES
 from teiten.report.build import write_study_report
 from teiten.store import Store
 
@@ -41,7 +42,7 @@ def test_a_real_stores_trials_carry_their_cpu_and_devices_to_the_viewer(name: st
     store = Store.open(path)
     try:
         [row] = store.studies()
-        data = study_data(store, row["id"])
+        data = study_data(store, row["id"], FEATURES)
         raw = {t: store.series(row["id"], t) for t in data.system}
         devices = store.details_of_kind(row["id"], "devices")
         write_study_report(store, row["id"], tmp_path / "report")

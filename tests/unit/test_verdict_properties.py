@@ -27,6 +27,7 @@ from teiten.analysis import summary
 from teiten.analysis import verdicts as v
 from teiten.analysis.inputs import ReportOptions, StudyData
 from teiten.analysis.model import Point, ReportData
+from teiten.features import FEATURES
 from teiten.model.results import LoadFigures, PlannedTrial, ServerRecord, StudyResults, TrialRecord
 from teiten.report.tables import ratio_cell
 from teiten.words.answer import answer_lines
@@ -134,7 +135,7 @@ def random_store(seed: int) -> Store:
 
 def report(store: Store, lang: str = "en") -> ReportData:
     """The report's data, as ``teiten report`` builds it."""
-    return summary.report_data(StudyData(store.study),
+    return summary.report_data(StudyData(store.study, features=FEATURES),
                                ReportOptions("/tmp/s.db", "2026-11-26", lang=lang))
 
 

@@ -3,7 +3,7 @@ medians over repetitions per server and client count, and the bookstore's capaci
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from teiten.analysis.inputs import AppRuns
@@ -11,7 +11,6 @@ from teiten.analysis.intervals import median_interval
 from teiten.analysis.model import AppPoint, AppResults, TypeFigures, WorkloadSection
 from teiten.analysis.stats import median_known as _median
 from teiten.model.results import Point
-from teiten.workloads.apps import APPS
 
 WITHIN = 0.05  # IPA paper: the limit is where measured BT/s falls more than this below theory
 
@@ -65,7 +64,10 @@ def capacity(points: Sequence[AppPoint]) -> tuple[int | None, int | None]:
     return fits, below
 
 
-def app_results(sec: WorkloadSection, runs: AppRuns) -> tuple[AppResults, ...]:
+def app_results(sec: WorkloadSection, runs: AppRuns,
+                capacity_of: Callable[[str], bool]) -> tuple[AppResults, ...]:
+    """Each server's application figures; ``capacity_of(app)``: whether the report finds the
+    application's capacity (its clients think between transactions)."""
     out = []
     for s in sec.servers:
         at = {c: Point(s.server, sec.workload, c) for c in sec.clients}
@@ -75,6 +77,6 @@ def app_results(sec: WorkloadSection, runs: AppRuns) -> tuple[AppResults, ...]:
         app = next(iter(found.values()))[0]["app"]
         points = tuple(app_point(c, found[c]) for c in sorted(found))
         think = next(iter(found.values()))[0].get("think_time_s")
-        fits, below = capacity(points) if APPS[app].capacity else (None, None)
+        fits, below = capacity(points) if capacity_of(app) else (None, None)
         out.append(AppResults(app, s.server, points, think, fits, below))
     return tuple(out)

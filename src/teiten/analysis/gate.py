@@ -82,8 +82,7 @@ def restricted(data: StudyData, names: Sequence[str]) -> StudyData:
     if missing:
         raise UserError(f"study {study.name} (#{study.study_id}) has no server {missing[0]}; its "
                         f"servers are {', '.join(by_name)}")
-    spec = {**study.spec, "study": {k: val for k, val in study.record.parameters.fields.items()
-                                    if k not in ("tenants", "environments")}}
+    spec = {**study.spec, "study": study.record.parameters.of_some_servers()}
     servers = tuple(replace(by_name[n], position=i) for i, n in enumerate(names))
     trials = tuple(t for t in study.trials if t.planned.server in names)
     return replace(data, study=replace(study, spec=spec, servers=servers, trials=trials))

@@ -14,7 +14,16 @@ from typing import Any, TypeVar
 
 from teiten.analysis import parameters, summary, tenants
 from teiten.analysis.cycle import MachineTime, machine_time
-from teiten.analysis.inputs import AppRuns, Hot, Locks, ReportOptions, StudyData, Unnamed, system_seconds
+from teiten.analysis.inputs import (
+    AppRuns,
+    Features,
+    Hot,
+    Locks,
+    ReportOptions,
+    StudyData,
+    Unnamed,
+    system_seconds,
+)
 from teiten.analysis.model import Notice
 from teiten.analysis.rtt import statements_per_transaction
 from teiten.host import fingerprint, flamegraphs
@@ -90,10 +99,10 @@ def rtt_statements(store: Store, study: StudyResults) -> dict[tuple[str, str], f
 
 
 
-def study_data(store: Store, study_id: int) -> StudyData:
+def study_data(store: Store, study_id: int, features: Features) -> StudyData:
     """One study and what its trials left beside their figures, as analysis reads them (no
     flame graphs: :func:`teiten.report.build.write_study_report` writes them and adds their
-    paths)."""
+    paths), with the ``features`` analysis asks (``teiten.features.FEATURES``)."""
     study = store.study_results(study_id).measured()  # profile trials: flame graphs only
     return tenants.apart(StudyData(
         study, metrics=store.metrics_by_trial(study_id), waits=store.waits_by_trial(study_id),
@@ -103,7 +112,8 @@ def study_data(store: Store, study_id: int) -> StudyData:
         latencies=latencies(store, study_id),
         apps=app_runs(study.trials, store.details_of_kind(study_id, "app")),
         statements=rtt_statements(store, study),
-        confined=confinements(study.trials, store.details_of_kind(study_id, "placement"))))
+        confined=confinements(study.trials, store.details_of_kind(study_id, "placement")),
+        features=features))
 
 
 
@@ -197,7 +207,7 @@ def _renamed(data: StudyData, rename: Mapping[str, str], part: int, tag: str) ->
         apps={replace(at, server=rename[at.server]): v for at, v in data.apps.items()},
         statements={(rename[server], workload): n
                     for (server, workload), n in data.statements.items()},
-        confined={rename[server]: how for server, how in data.confined.items()})
+        confined={rename[server]: how for server, how in data.confined.items()}, features=data.features)
 
 
 
@@ -257,7 +267,8 @@ def compared(gathered: list[StudyData], store_path: str, *, lang: str = "en",
         system=_merged(p.system for p in parts),
         loads=_merged(p.loads for p in parts), latencies=_merged(p.latencies for p in parts),
         apps=apps,
-        statements=_merged(p.statements for p in parts), confined=_merged(p.confined for p in parts))
+        statements=_merged(p.statements for p in parts), confined=_merged(p.confined for p in parts),
+        features=gathered[0].features)
     notices: tuple[Notice, ...] = (
         (Notice("mixed-fingerprints", {"fields": ", ".join(differ)}),) if differ else ())
     upgraded = sorted({c for g in gathered[1:] for c in fingerprint.software_changes(

@@ -1,16 +1,17 @@
 """What analysis reads, in two pieces: a study's results with the per-trial extras the report
-needs (:class:`StudyData`), and how the report is to be made (:class:`ReportOptions`).
+needs (:class:`StudyData`), and how the report is to be made (:class:`ReportOptions`); and what
+it asks of the features teiten has (:class:`Features`), which the caller gives it.
 
-The store fills them (teiten.report.build); :func:`teiten.analysis.summary.report_data` turns
+The store fills them (teiten.analysis.gather); :func:`teiten.analysis.summary.report_data` turns
 them into the report's figures. Frozen and free of I/O, like the model they carry.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from teiten.analysis.locks import Locks  # per point, per ok repetition: LWLOCK_STATS rows
 from teiten.analysis.model import Notice, StudyParameters
@@ -24,6 +25,59 @@ AppRuns = Mapping[Point, Sequence[Mapping[str, Any]]]
 Graphs = Mapping[Point, str]
 # (share of samples through a frame perf could not name, share ending in one) per profile
 Unnamed = Mapping[Point, tuple[float, float]]
+
+
+class KindFacts(Protocol):
+    """What analysis asks of a stored server's kind (a ``teiten.servers.kind.Kind`` answers)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def origin(self) -> str | None: ...
+
+    def cpus(self, spec: Mapping[str, Any],
+             description: Mapping[str, Any]) -> tuple[str, dict[str, str]] | None: ...
+
+    def notices(self, server: str, description: Mapping[str, Any]) -> list[tuple[str, dict[str, str]]]: ...
+
+    def facts(self, description: Mapping[str, Any]) -> list[tuple[str, str, dict[str, str]]]: ...
+
+    def emulated(self, description: Mapping[str, Any]) -> bool: ...
+
+
+class SuiteFacts(Protocol):
+    """What analysis asks of a measured-statement suite (a ``teiten.workloads.statements.Suite``)."""
+
+    @property
+    def axes(self) -> tuple[str, ...]: ...
+
+    @property
+    def judge(self) -> Callable[[Any], tuple[dict[str, object], ...]] | None: ...
+
+
+class Features(Protocol):
+    """The kinds of server, workloads, suites and applications teiten has, as analysis asks
+    them: given by the caller (``teiten.features.FEATURES``), so that analysis imports none of
+    them (tests/unit/test_decision_seams.py) and a test can give it others."""
+
+    def server_kind(self, kind: str, spec: Mapping[str, Any]) -> KindFacts:
+        """The kind of a server as the store keeps it (its recorded kind and spec)."""
+        ...
+
+    def about(self, workload: Mapping[str, Any], lang: str) -> str:
+        """What a stored workload is, in ``lang``."""
+        ...
+
+    def suite(self, name: str) -> SuiteFacts: ...
+
+    def variants(self, suite: str, options: dict[str, Any]) -> list[str]:
+        """Every variant of a suite with these options, in the order of its axes."""
+        ...
+
+    def app_capacity(self, app: str) -> bool:
+        """Whether the report finds the capacity of an application (its clients think)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -59,6 +113,14 @@ class StudyData:
     # server -> how it was held to its CPUs (details 'placement'): cgroup-v2, cpuset-cgroup
     # (v1) or affinity
     confined: Mapping[str, str] = field(default_factory=dict)
+    # What analysis asks of the features teiten has; None: a study read for its figures alone
+    features: Features | None = None
+
+    def asked(self) -> Features:
+        """The features, which the report's analysis needs (the gatherer gives them)."""
+        if self.features is None:
+            raise ValueError("StudyData.features: give the features teiten has (teiten.features.FEATURES)")
+        return self.features
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from teiten.analysis import (
     verdicts,
 )
 from teiten.analysis.apps import app_results
-from teiten.analysis.inputs import Graphs, ReportOptions, StudyData, Unnamed
+from teiten.analysis.inputs import Features, Graphs, ReportOptions, StudyData, Unnamed
 from teiten.analysis.limits import limit_uses, limits_of
 from teiten.analysis.model import (
     Activity,
@@ -42,9 +42,7 @@ from teiten.analysis.scaleups import core_families, with_builds_and_cores
 from teiten.messages import clients_phrase, join, tr, word
 from teiten.model.results import ProgressPoint, ServerRecord, StudyResults, TrialRecord
 from teiten.model.studyrecord import Parameters, WorkloadRecord
-from teiten.servers import kinds
 from teiten.spec.study import stop_target
-from teiten.workloads import about, statements
 
 CPU_PARTS = ("user", "sys", "iowait", "idle", "steal", "irq")
 Metrics = Mapping[str, Mapping[str, float]]  # trial id -> what the monitors measured
@@ -194,10 +192,10 @@ def _setting_text(value: Mapping[str, Any]) -> str:
     return differences.setting_text(str(value.get("setting", "")), value.get("unit"))
 
 
-def server_info(row: ServerRecord) -> ServerInfo:
+def server_info(row: ServerRecord, features: Features) -> ServerInfo:
     desc = row.description or {}
     setup = row.setup
-    kind = kinds.stored(row.kind, row.spec)
+    kind = features.server_kind(row.kind, row.spec)
     settings = {k: _setting_text(v) for k, v in (desc.get("settings") or {}).items()}
     return ServerInfo(
         name=row.name, kind=kind.name,
@@ -320,14 +318,15 @@ def rtt_bounds(sec: WorkloadSection, servers: Sequence[ServerRecord],
 
 
 def suite_section(w: Mapping[str, Any], trials: Sequence[TrialRecord],
-                  servers: Sequence[str], steps: suites.Steps, lang: str = "en") -> WorkloadSection:
+                  servers: Sequence[str], steps: suites.Steps, features: Features,
+                  lang: str = "en") -> WorkloadSection:
     """A measured-statement workload's section: steps, plans and sizes instead of TPS."""
-    found = statements.suite(w["suite"])
-    variants = statements.variants(w["suite"], w["options"])
+    found = features.suite(w["suite"])
+    variants = features.variants(w["suite"], w["options"])
     res = suites.suite_results(w["suite"], found.axes, variants, servers, trials, steps, w["key"])
     if found.judge is not None:  # the suite's own judgements (fulltext's strengths)
         res = replace(res, judgements=found.judge(res))
-    return WorkloadSection(workload=w["key"], description=about(w, lang),
+    return WorkloadSection(workload=w["key"], description=features.about(w, lang),
                            baseline=servers[0] if servers else "", clients=(), servers=(),
                            suite=res)
 
@@ -336,7 +335,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     """The whole report's figures. With ``options.exclude_rampup``, each trial's TPS is the
     mean of its per-second series from the steady state on (stats.steady_state_start),
     instead of pgbench's figure over the whole window; the report says so."""
-    study = data.study
+    study, features = data.study, data.asked()
     trials: Sequence[TrialRecord] = study.trials
     notes_first: list[Notice] = list(options.extra_notices)
     record = study.record
@@ -346,7 +345,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
                     for j in record.joined_by]
     notes_first += [Notice("server-omitted", asdict(o)) for o in record.omitted]
     notes_first += [Notice(key, dict(fields)) for row in study.servers
-                    for key, fields in kinds.stored(row.kind, row.spec).notices(
+                    for key, fields in features.server_kind(row.kind, row.spec).notices(
                         row.name, row.description or {})]
     notes_first += noise_notices(study) + tuning_notices(study.fingerprint)
     if options.exclude_rampup:
@@ -354,9 +353,9 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         notes_first.append(Notice("rampup-excluded", {"trials": excluded}))
     s = record.parameters
     servers = study.servers
-    infos = [replace(server_info(r), confined_by=data.confined.get(r.name)) for r in servers]
+    infos = [replace(server_info(r, features), confined_by=data.confined.get(r.name)) for r in servers]
     names = [(i.name, i.version) for i in infos]
-    descriptions = {w.key: about(w.fields, options.lang) for w in record.workloads}
+    descriptions = {w.key: features.about(w.fields, options.lang) for w in record.workloads}
     families = core_families(servers)
     margin = margin_pct(s)
     clients = list(s.clients)
@@ -367,7 +366,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         families, data.hot, data.locks, margin_pct=margin)
         for w in record.workloads if not w.suite}
     sections: tuple[WorkloadSection, ...] = tuple(replace(pgbench_sections[w.key], apps=app_results(
-        pgbench_sections[w.key], data.apps), rtt=rtt_bounds(
+        pgbench_sections[w.key], data.apps, features.app_capacity), rtt=rtt_bounds(
         pgbench_sections[w.key], servers, data.statements),
         scale_out=scaleout.scale_out(w.key, servers, trials, data.metrics),
         load_parts=loads.load_parts(w.key, trials, data.loads),
@@ -377,7 +376,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
             margin_pct=margin),
         history=history.history(pgbench_sections[w.key], servers, margin_pct=margin))
         if w.key in pgbench_sections else
-        suite_section(w.fields, trials, [n for n, _ in names], data.steps, options.lang)
+        suite_section(w.fields, trials, [n for n, _ in names], data.steps, features, options.lang)
         for w in record.workloads)
     # A study that stopped on the decision prints its intervals at the level the rule judged
     # them at (one that stopped on width only, settle: false, needs no more than the family's).

@@ -31,6 +31,7 @@ from teiten.analysis.gather import study_data
 from teiten.analysis.inputs import ReportOptions
 from teiten.analysis.intervals import Interval
 from teiten.cli.running import run_and_finish
+from teiten.features import FEATURES
 from teiten.host import safefs
 from teiten.installs.model import Install
 from teiten.installs.source import build
@@ -182,7 +183,7 @@ def _judged(store_path: str, study_id: int, baseline: Side, candidate: Side, lan
     store = Store.open(store_path)
     try:
         options = ReportOptions(store_path=store.address.absolute(), generated_at=now(), lang=lang)
-        data = gate.restricted(study_data(store, study_id), [baseline.server, candidate.server])
+        data = gate.restricted(study_data(store, study_id, FEATURES), [baseline.server, candidate.server])
         return gate.judge(data, options, paired=True, studies=f"#{study_id}")
     finally:
         store.close()

@@ -15,6 +15,7 @@ import sys
 from teiten.analysis import gate
 from teiten.analysis.gather import compared, study_data
 from teiten.analysis.inputs import ReportOptions
+from teiten.features import FEATURES
 from teiten.host import safefs
 from teiten.model.errors import UserError
 from teiten.model.results import now
@@ -40,12 +41,12 @@ def cmd_gate(args: argparse.Namespace) -> int:
                                 "server differs from nothing; give two servers")
             options = ReportOptions(store_path=store.address.absolute(), generated_at=now(),
                                     lang=args.lang)
-            data = gate.restricted(study_data(store, a_study), [a, b])
+            data = gate.restricted(study_data(store, a_study, FEATURES), [a, b])
             found = gate.judge(data, options, paired=True, studies=_name(store, a_study))
         else:
             data, options = compared(
-                [gate.restricted(study_data(store, a_study), [a]),
-                 gate.restricted(study_data(store, b_study), [b])],
+                [gate.restricted(study_data(store, a_study, FEATURES), [a]),
+                 gate.restricted(study_data(store, b_study, FEATURES), [b])],
                 store.address.absolute(), lang=args.lang, allow_mixed=args.allow_mixed,
                 allow_different_parameters=args.allow_different_parameters)
             found = gate.judge(data, options, paired=False, studies=" / ".join(

@@ -12,6 +12,7 @@ from teiten.analysis import points
 from teiten.analysis.gather import study_data
 from teiten.analysis.inputs import ReportOptions
 from teiten.analysis.summary import report_data
+from teiten.features import FEATURES
 from teiten.model.errors import UserError
 from teiten.model.results import now
 from teiten.store import Store
@@ -24,7 +25,7 @@ from teiten.words import metric_formats
 def summarize(store: Store, study_id: int) -> int:
     """Keep each point's summary of a finished study, as ``teiten report`` judges it (the same
     analysis, run on the same study); replaces what was kept before. Returns the rows kept."""
-    data = study_data(store, study_id)
+    data = study_data(store, study_id, FEATURES)
     options = ReportOptions(store_path=store.address.absolute(), generated_at=now())
     found = points.summaries(report_data(data, options), data.study)
     kept.keep(store, study_id, found)

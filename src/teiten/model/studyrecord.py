@@ -52,6 +52,11 @@ class Parameters:
     fields: Mapping[str, Any]
     settles: bool = True  # repetitions: auto stops a ratio on the decision too (auto_repetitions.settle)
 
+    def of_some_servers(self) -> dict[str, Any]:
+        """The study's fields for a study restricted to some of its servers: without its groups
+        of tenants or its environments, which name servers it may no longer hold."""
+        return {k: v for k, v in self.fields.items() if k not in ("tenants", "environments")}
+
     @classmethod
     def from_json(cls, study: Mapping[str, Any]) -> Parameters:
         reps = study.get("repetitions", 1)

@@ -23,6 +23,7 @@ from teiten.analysis.gather import (
 from teiten.analysis.inputs import Graphs, ReportOptions, StudyData
 from teiten.analysis.model import ReportData
 from teiten.analysis.summary import report_data
+from teiten.features import FEATURES
 from teiten.host.flamegraphs import diff_flamegraph
 from teiten.model.errors import UserError
 from teiten.model.results import Point, TrialRecord, now
@@ -135,7 +136,7 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
     """Write report.md and report.html for one study of ``store`` into ``out_dir``: a new or
     empty directory, or teiten's report directory, unless ``overwrite``; never one that
     another account could change (:mod:`.outdir`, whose refusals name ``option``)."""
-    data = study_data(store, study_id)
+    data = study_data(store, study_id, FEATURES)
     study = data.study
     names = [s.name for s in study.servers]
     if not degradations:  # METHODS S5: each tenant alone and beside its neighbours ...
@@ -183,7 +184,7 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
     then the report says which fields or parameters differ. Refused, it writes nothing.
     ``out_dir`` is taken as by :func:`write_study_report`.
     """
-    data, options = compared([study_data(store, sid) for store, sid in sources],
+    data, options = compared([study_data(store, sid, FEATURES) for store, sid in sources],
                              ", ".join(store.address.absolute() for store, _ in sources), lang=lang,
                              allow_mixed=allow_mixed,
                              allow_different_parameters=allow_different_parameters,
