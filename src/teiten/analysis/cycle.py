@@ -75,6 +75,11 @@ def add(many: Iterable[Phases]) -> Phases:
     return Phases(total)
 
 
+def start_of(cycle: Mapping[str, Any]) -> Mapping[str, Any]:
+    """How the trial of ``cycle`` started (its data and its server), as stored."""
+    return cycle.get("start") or {}
+
+
 def started_from(start: Mapping[str, Any]) -> str:
     """How the trial's starting state was made, in a few words (English; the report
     translates the same keys). A group of tenants: each server's, by name."""
@@ -181,7 +186,7 @@ def machine_time(cycles: Mapping[str, Mapping[str, Any]],
     starts: dict[str, int] = {}
     restarted = 0
     for cycle in cycles.values():
-        start = cycle.get("start") or {}
+        start = start_of(cycle)
         key = start_key(start)
         starts[key] = starts.get(key, 0) + 1
         restarted += str(first_start(start).get("server", "")).startswith("restarted")

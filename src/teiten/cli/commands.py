@@ -20,7 +20,7 @@ from teiten.cli.installs import cmd_install, cmd_installs
 from teiten.cli.output import Progress, as_csv, as_json, table
 from teiten.cli.running import finish, run_study
 from teiten.cli.runopts import check_options, runner_options
-from teiten.cli.show import render_text, trial_record
+from teiten.cli.show import render_text
 from teiten.cli.stores import cmd_store, print_points, summarize
 from teiten.cli.system import cmd_fetch_source, cmd_system
 from teiten.cli.timeline import cmd_timeline
@@ -35,7 +35,7 @@ from teiten.report.build import write_compare_report, write_study_report
 from teiten.run import estimate, leftovers, record, runlock, runner
 from teiten.run.check import check
 from teiten.run.plan import plan, profile_trials
-from teiten.store import Store, result_rows
+from teiten.store import Store, result_rows, shown
 from teiten.store.rows import CSV_FIELDS, csv_row
 from teiten.words.formats import format_seconds
 
@@ -337,10 +337,12 @@ def cmd_results(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     store = Store.open(args.store)
     try:
-        record = trial_record(store, args.trial_id)
+        study_id, trial_id = shown.find(store, args.trial_id)
+        text = as_json(shown.record(store, study_id, trial_id)) if args.format == "json" else \
+            render_text(shown.typed(store, study_id, trial_id))
     finally:
         store.close()
-    print(as_json(record) if args.format == "json" else render_text(record))
+    print(text)
     return 0
 
 

@@ -6,7 +6,7 @@ import csv
 import io
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from teiten.cli import interrupts
@@ -15,7 +15,7 @@ from teiten.report.spreadsheet import cell
 from teiten.run.runner import Event
 
 
-def table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
     """A plain aligned text table; a cell's newlines are shown, so a row stays a line."""
     def cell(v: Any) -> str:
         if v is None:

@@ -1,0 +1,189 @@
+"""One trial as ``teiten show`` reads it, typed: its place and figures (a
+:class:`~teiten.model.results.TrialRecord`), what its load printed, its monitors' figures, and
+the details its drivers and workloads stored, each a record of its own.
+
+A details record is read from the stored JSON by its fields' names (:func:`details`): a key the
+record does not name is left out, one it names and the store lacks takes its default, so an
+older store reads as what it recorded. Nothing here reads a key by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from teiten.model.results import TrialRecord
+
+Num = int | float  # a stored number, as the store gave it: an int prints as an int
+
+
+@dataclass(frozen=True)
+class Percentiles:
+    """A trial's latency percentiles (ms), of ``count`` transactions, within ``precision``."""
+
+    count: Num = 0
+    precision: Num = 0.0
+    p50_ms: Num | None = None
+    p90_ms: Num | None = None
+    p95_ms: Num | None = None
+    p99_ms: Num | None = None
+    p999_ms: Num | None = None
+    max_ms: Num | None = None
+
+
+@dataclass(frozen=True)
+class PgbenchDetails:
+    """What a rate-limited, latency-limited or retrying pgbench run reported (``pgbench``)."""
+
+    percentiles: Percentiles | None = None  # from its transaction log, when the trial asked
+    latency_limit_ms: Num | None = None
+    late: Num | None = None
+    skipped: Num | None = None
+    retried: Num | None = None
+    retries: Num | None = None
+    lag_ms_avg: Num | None = None
+    lag_ms_max: Num | None = None
+
+
+@dataclass(frozen=True)
+class LatencyDetails:
+    """Another driver's latency percentiles, from its own histogram (``latency``)."""
+
+    driver: str | None = None
+    percentiles: Percentiles | None = None
+
+
+@dataclass(frozen=True)
+class Design:
+    """How the trial was run (``design``, teiten.run.plan.trial_design)."""
+
+    block: Num | None = None
+    order: str | None = None
+    duration_s: Num | None = None
+    restart: str | bool | None = None
+    prewarm: bool | None = None
+    client_cpus: str | None = None
+
+
+@dataclass(frozen=True)
+class AppDetails:
+    """The measured window of a tpcc or bookstore trial (``app``)."""
+
+    app: str
+    tps: Num
+    window_s: Num
+    rampup_s: Num
+    nopm: Num | None = None
+    tpm: Num | None = None
+    theoretical_tps: Num | None = None
+    think_time_s: Num | None = None
+    types: tuple[Mapping[str, Any], ...] = ()  # per transaction type: as the table prints them
+
+
+@dataclass(frozen=True)
+class Details:
+    """The details a trial stored, by kind; the cycle and the statistics views are read where
+    they are analysed (teiten.analysis.cycle) and kept as stored."""
+
+    pgbench: PgbenchDetails | None = None
+    latency: LatencyDetails | None = None
+    design: Design | None = None
+    app: AppDetails | None = None
+    cycle: Mapping[str, Any] | None = None
+    stats: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What EXPLAIN (ANALYZE, BUFFERS) said of a timed step's statement."""
+
+    shape: str = ""
+    workers_launched: Num | None = None
+    workers_planned: Num | None = None
+    shared_hit: Num | None = None
+    shared_read: Num | None = None
+    rows_removed_by_index_recheck: Num | None = None
+    rows_removed_by_filter: Num | None = None
+
+
+@dataclass(frozen=True)
+class Cache:
+    """The cache state a timed step ran in."""
+
+    state: str | None = None
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What the machine did during a timed step (the freeze suite's)."""
+
+    window_s: Num = 0.0
+    cpu_busy_pct: Num | None = None
+    cpu_iowait_pct: Num | None = None
+    device: str | None = None
+    device_util_pct: Num | None = None
+    read_mb_s: Num | None = None
+    write_mb_s: Num | None = None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One timed step of a measured-statement trial."""
+
+    name: str
+    seconds: Num
+    param: str | None = None
+    rows: Num | None = None
+    plan: Plan | None = None
+    cache: Cache | None = None
+    extra: Machine | None = None
+
+
+@dataclass(frozen=True)
+class Wait:
+    """One of the largest wait events of a trial, with its share of the samples."""
+
+    wait_event_type: str
+    wait_event: str
+    samples: Num
+    share: Num
+
+
+@dataclass(frozen=True)
+class Shown:
+    """Everything ``teiten show`` prints of one trial."""
+
+    trial: TrialRecord
+    argv: tuple[str, ...]
+    notes: tuple[str, ...]
+    stdout: str | None
+    stderr: str | None
+    server_log: str | None
+    metrics: Mapping[str, float]
+    top_waits: tuple[Wait, ...]
+    statements: tuple[Mapping[str, Any], ...]  # per script line: as the table prints them
+    progress: tuple[Mapping[str, Any], ...]  # per second: as the table prints them
+    series: tuple[str, ...]  # the names of its system series
+    details: Details = field(default_factory=Details)
+    steps: tuple[Step, ...] = ()
+
+
+_DETAILS = TypeAdapter(Details)
+_STEPS = TypeAdapter(tuple[Step, ...])
+_WAITS = TypeAdapter(tuple[Wait, ...])
+
+
+def details(stored: Mapping[str, Any]) -> Details:
+    """A trial's stored details (kind -> JSON body) as their records."""
+    return _DETAILS.validate_python(dict(stored))
+
+
+def steps(stored: list[dict[str, Any]]) -> tuple[Step, ...]:
+    return _STEPS.validate_python(stored)
+
+
+def waits(stored: list[dict[str, Any]]) -> tuple[Wait, ...]:
+    return _WAITS.validate_python(stored)
