@@ -34,10 +34,6 @@ PENDING: set[tuple[str, str]] = {
     ("analysis/scaleout.py", "metric 'replication_replay_lag_ms_max'"),
     ("analysis/summary.py", "metric 'autovacuum_in_window'"),
     ("analysis/summary.py", "metric 'checkpoints_in_window'"),
-    ("report/suite_tables.py", "suite 'accesslog'"),
-    ("report/suite_tables.py", "suite 'freeze'"),
-    ("report/suite_tables.py", "suite 'fulltext'"),
-    ("report/suite_tables.py", "suite 'iot'"),
 }
 
 

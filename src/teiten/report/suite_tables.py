@@ -33,9 +33,6 @@ from teiten.words.i18n import tr
 from teiten.words.verdicts import judged_note
 from teiten.workloads.statements import SUITE_NAMES, Suite, suite
 
-# suite -> (the step whose time is charted, its x: a variant axis, or "rows")
-CHARTED = {"accesslog": ("aggregate", "workers"), "freeze": ("vacuum freeze", "frozen"),
-           "fulltext": ("search", "rows"), "iot": ("query", "models")}
 MISSING = Cell(f.MISSING, tone="missing")
 # Below a second, a step's CPU shares rest on a few of the kernel's 10 ms ticks: not shown.
 SYSTEM_WINDOW_S = 1.0
@@ -320,8 +317,8 @@ def judgement_table(res: SuiteResults, ctx: Context) -> Table | None:
 
 
 def _words(res: SuiteResults) -> Suite | None:
-    """The suite, which words its own judgements and reasons (none of an unknown name: they
-    are shown as stored)."""
+    """The suite, which words its own judgements and reasons and says what to chart (none of an
+    unknown name: they are shown as stored, and nothing is charted)."""
     return suite(res.suite) if res.suite in SUITE_NAMES else None
 
 
@@ -399,7 +396,7 @@ def suite_charts(section: WorkloadSection, ctx: Context) -> list[tuple[str, str,
     assert res is not None
     lang = ctx.lang
     out = []
-    step, x = CHARTED.get(res.suite, ("", ""))
+    step, x = found.chart if (found := _words(res)) is not None else ("", "")
     lines = _time_lines(res, step, x)
     if lines and x != "models":
         title = tr("chart.suite_time", lang, workload=section.workload, step=step)

@@ -67,6 +67,9 @@ class Suite:
     # The suite's own judgements of its figures, for its section of the report (fulltext's
     # strengths and weaknesses of each method); given the report's SuiteResults.
     judge: Callable[[Any], tuple[dict[str, object], ...]] | None = None
+    # The step whose time the report charts, and its x: a variant axis, or "rows" (the rows
+    # each search found); ("", ""): no chart of time.
+    chart: tuple[str, str] = ("", "")
 
     @property
     def directory(self) -> Path:

@@ -151,4 +151,5 @@ SUITE = Suite(
     run=run,
     data_bytes=lambda o: 2 * int(o["rows_per_day"]) * int(o["days"]) * ROW_BYTES,
     settings=_settings,
+    chart=("aggregate", "workers"),
 )

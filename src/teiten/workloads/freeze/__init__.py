@@ -72,4 +72,5 @@ SUITE = Suite(
     setup=setup,
     run=run,
     data_bytes=lambda o: int(o["rows"]) * ROW_BYTES,
+    chart=("vacuum freeze", "frozen"),
 )

@@ -276,6 +276,7 @@ SUITE = Suite(
     say=say,
     reword=reworded,
     judge=judgements,
+    chart=("search", "rows"),
 )
 
 __all__ = ["SUITE", "judge"]

@@ -193,4 +193,5 @@ SUITE = Suite(
     setup=setup,
     run=run,
     data_bytes=data_bytes,
+    chart=("query", "models"),
 )
