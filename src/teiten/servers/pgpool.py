@@ -27,9 +27,9 @@ import logging
 import re
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 
 import psutil
 import psycopg
@@ -212,6 +212,71 @@ def knows_primary(nodes: Sequence[dict[str, str]], mode: str) -> bool:
     return mode != "streaming" or any(n.get("role") == "primary" for n in nodes)
 
 
+class Pool(Protocol):
+    """A Pgpool-II of a trial, here or on another host: started, stopped, read and let go alike."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> list[str]: ...
+
+    def read_log(self) -> str: ...
+
+    def close(self) -> list[str]: ...
+
+
+P = TypeVar("P", bound=Pool)
+
+
+def start_retrying(tries: int, launch: Callable[[], str | None], ready: Callable[[], None],
+                   stop: Callable[[], object], where: str) -> None:
+    """Start a Pgpool-II in at most ``tries`` attempts: ``launch`` starts it on fresh ports
+    (returning why it did not start, or None), ``ready`` waits until it answers; a port another
+    process took meanwhile makes it ``stop`` and try again. Anything else, or the last try, is a
+    :class:`ServerError` that names ``where`` it ran and why."""
+    last = ""
+    for _attempt in range(tries):
+        failed = launch()
+        if failed is not None:
+            last = failed
+            break
+        try:
+            ready()
+            return
+        except ServerError as exc:
+            last = str(exc)
+            stop()
+            if "Address already in use" not in last:
+                break
+            log.info("a port of Pgpool-II in %s was taken; trying others", where)
+    raise ServerError(f"Pgpool-II in {where} did not start: {last}")
+
+
+def start_all(made: Iterable[P], keep: Callable[[P], object], stop: Callable[[], object]) -> None:
+    """Start each Pgpool-II of a trial, one beside each node (``made`` makes them in turn), each
+    kept (``keep``) before it starts; when one fails, ``stop`` stops those kept, and the failure
+    is raised."""
+    try:
+        for pool in made:
+            keep(pool)
+            pool.start()
+    except BaseException:
+        stop()
+        raise
+
+
+def stop_all(pools: Sequence[Pool]) -> tuple[str, list[str]]:
+    """Stop each Pgpool-II of a trial: their logs (one section each) and what stopping them
+    said, each let go whatever stopping said."""
+    text, notes = [], []
+    for i, pool in enumerate(pools):
+        try:
+            notes += [f"pgpool{i}: {n}" for n in pool.stop()]
+            text.append(f"\n## pgpool{i}\n{pool.read_log()}")
+        finally:
+            pool.close()
+    return "".join(text), notes
+
+
 class Pgpool:
     """One Pgpool-II in ``directory`` (created and marked here; it must not exist yet).
 
@@ -289,30 +354,21 @@ class Pgpool:
             paths.mark_owned(self.socket_dir, f"unix sockets of Pgpool-II in {self.root}")
             paths.remember(self.root, self.socket_dir)
             safefs.give(self.socket_dir)
-        last = ""
-        for _attempt in range(1 if self.fixed_port is not None else 3):
-            self.port = self.fixed_port or free_port()
-            self.pcp_port = free_port()
-            self._write_conf()
-            with safefs.Dir.open(self.run_dir) as run:
-                if run.lstat("log") is not None:  # one log per start: its tail is this start's
-                    with run.child("log") as old:
-                        old.clear()
-                run.remove("pgpool.pid")  # left by a pgpool that was killed
-            done = self._run(["-D"], timeout=30, what="pgpool")
-            if done.returncode != 0:
-                last = procs.tail(done.stderr + done.stdout, 3)
-                break
-            try:
-                self.wait_ready(timeout=timeout)
-                return
-            except ServerError as exc:
-                last = str(exc)
-                self.stop()
-                if "Address already in use" not in last:
-                    break
-                log.info("a port of Pgpool-II was taken; trying others")
-        raise ServerError(f"Pgpool-II in {self.root} did not start: {last}")
+        start_retrying(1 if self.fixed_port is not None else 3, self._launch,
+                       lambda: self.wait_ready(timeout=timeout), self.stop, str(self.root))
+
+    def _launch(self) -> str | None:
+        """Start pgpool on fresh ports; why it did not start, or None."""
+        self.port = self.fixed_port or free_port()
+        self.pcp_port = free_port()
+        self._write_conf()
+        with safefs.Dir.open(self.run_dir) as run:
+            if run.lstat("log") is not None:  # one log per start: its tail is this start's
+                with run.child("log") as old:
+                    old.clear()
+            run.remove("pgpool.pid")  # left by a pgpool that was killed
+        done = self._run(["-D"], timeout=30, what="pgpool")
+        return procs.tail(done.stderr + done.stdout, 3) if done.returncode != 0 else None
 
     def wait_ready(self, *, timeout: float = 60) -> None:
         """Wait until pgpool answers ``SHOW pool_nodes`` (in streaming mode, naming the

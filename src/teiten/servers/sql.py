@@ -10,6 +10,7 @@ from psycopg import sql
 from teiten.host import procs
 from teiten.installs import Install
 from teiten.model.errors import ProcessError
+from teiten.servers.base import Cycle
 
 log = logging.getLogger(__name__)
 
@@ -129,11 +130,33 @@ def prewarm_all(conn: psycopg.Connection) -> int:
     return int(row[0]) if row else 0
 
 
+def settle(conn: psycopg.Connection, cycle: Cycle, *, prewarm: bool) -> None:
+    """Make a node's data ready for the measured window, over ``conn`` to its database: its
+    relations read into shared buffers (``prewarm``: the study's choice), then a checkpoint,
+    which moves the next timed one (checkpoint_timeout) out of the window (on a standby: a
+    restartpoint). Each is a phase of the trial's ``cycle``."""
+    if prewarm:
+        with cycle.phase("prewarm"):
+            prewarm_all(conn)
+    with cycle.phase("checkpoint"):
+        conn.execute("CHECKPOINT")
+
+
 def create_database(conn: psycopg.Connection, name: str, *, comment: str | None = None) -> None:
     conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     if comment:
         conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
             sql.Identifier(name), sql.Literal(comment)))
+
+
+def make_extensions(conn: psycopg.Connection, preloaded: str) -> None:
+    """In a workload's database: pg_prewarm, which every trial calls, and the monitoring
+    extensions the settings preload (``preloaded``: shared_preload_libraries), made usable where
+    the database monitor looks for them."""
+    conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+    for ext in ("pg_wait_sampling", "pg_stat_statements"):
+        if ext in preloaded:
+            conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(sql.Identifier(ext)))
 
 
 def drop_database(conn: psycopg.Connection, name: str) -> None:

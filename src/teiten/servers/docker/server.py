@@ -48,7 +48,7 @@ from teiten.servers import snapshot
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict, restored, unrestored
 from teiten.servers.cluster import free_port
 from teiten.servers.docker import image as docker_image
-from teiten.servers.sql import HOUSEKEEPING, create_database, describe, prewarm_all
+from teiten.servers.sql import HOUSEKEEPING, create_database, describe, make_extensions, settle
 
 log = logging.getLogger(__name__)
 
@@ -371,7 +371,7 @@ class DockerServer(Server):
         with self._connect(slot) as conn:
             create_database(conn, workload.database)
         with self._connect(slot, workload.database) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+            make_extensions(conn, self.settings.get("shared_preload_libraries", ""))
         conninfo = self._conninfo(slot, workload.database)
         jobs = os.cpu_count() or 1
         if workload.sql_loaded:
@@ -416,11 +416,7 @@ class DockerServer(Server):
                 self._start(slot)
         cycle.start["server"] = "restarted"
         with self._connect(slot, workload.database) as conn:
-            if prewarm:
-                with cycle.phase("prewarm"):
-                    prewarm_all(conn)
-            with cycle.phase("checkpoint"):
-                conn.execute("CHECKPOINT")  # moves the next timed checkpoint out of the window
+            settle(conn, cycle, prewarm=prewarm)
         slot.dirty = workload.modifies_data
         slot.trials += 1
         return Endpoint(host="127.0.0.1", port=slot.port, user=SUPERUSER,

@@ -40,7 +40,7 @@ from teiten.servers.base import (
     unrestored,
 )
 from teiten.servers.cluster import SUPERUSER, Cluster
-from teiten.servers.sql import HOUSEKEEPING, create_database, describe, prewarm_all
+from teiten.servers.sql import HOUSEKEEPING, create_database, describe, make_extensions, settle
 from teiten.spec import ServerSpec
 
 if TYPE_CHECKING:
@@ -190,14 +190,7 @@ class LocalServer(Server):
                     sql.Identifier(TABLESPACE), sql.Literal(str(space))))
             create_database(conn, workload.database)
         with cluster.connect(workload.database) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
-            # Monitoring extensions the settings preload are made usable in the
-            # workload's database, where the database monitor looks for them.
-            preloaded = self.settings.get("shared_preload_libraries", "")
-            for ext in ("pg_wait_sampling", "pg_stat_statements"):
-                if ext in preloaded:
-                    conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(
-                        sql.Identifier(ext)))
+            make_extensions(conn, self.settings.get("shared_preload_libraries", ""))
         if workload.sql_loaded:
             self._load_by_sql(cluster, workload, in_space=space is not None)
         else:
@@ -369,12 +362,7 @@ class LocalServer(Server):
             cycle.start["server"] = "restarted"
             slot.log_from = 0
         with cluster.connect(workload.database) as conn:
-            if prewarm:
-                with cycle.phase("prewarm"):
-                    prewarm_all(conn)
-            # A checkpoint now moves the next timed one (checkpoint_timeout) out of the window.
-            with cycle.phase("checkpoint"):
-                conn.execute("CHECKPOINT")
+            settle(conn, cycle, prewarm=prewarm)
         slot.dirty = workload.modifies_data
         slot.trials += 1
         host = cluster.tcp_host if self.tcp else cluster.host

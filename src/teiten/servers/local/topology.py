@@ -25,9 +25,9 @@ from teiten.servers import profiles
 from teiten.servers.base import DataSet, Endpoint, Target, TrialEnd, crash_verdict
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.servers.local.server import LocalServer, fresh_programs, restored_data
-from teiten.servers.pgpool import RUN_DIR, Pgpool, main_pid
+from teiten.servers.pgpool import RUN_DIR, Pgpool, main_pid, start_all, stop_all
 from teiten.servers.replication import Mode, Topology, node_name
-from teiten.servers.sql import prewarm_all
+from teiten.servers.sql import settle
 from teiten.spec import ServerSpec
 
 log = logging.getLogger(__name__)
@@ -94,11 +94,7 @@ class TopologyServer(LocalServer):
         cycle.start["server"] = "restarted"
         for node in topology.nodes:
             with node.connect(workload.database) as conn:
-                if prewarm:
-                    with cycle.phase("prewarm"):
-                        prewarm_all(conn)
-                with cycle.phase("checkpoint"):
-                    conn.execute("CHECKPOINT")
+                settle(conn, cycle, prewarm=prewarm)
         slot.dirty = workload.modifies_data
         slot.trials += 1
         if self.spec.pgpool:
@@ -115,27 +111,14 @@ class TopologyServer(LocalServer):
         0 for the others); writes to the primary, or with native replication to all."""
         n = len(topology.nodes)
         mode: Literal["streaming", "native"] = "streaming" if topology.streaming else "native"
-        try:
-            for i in range(n):
-                pool = Pgpool(logs.parent.parent / f"pgpool{i}-{logs.name}",
-                              topology.endpoints, mode=mode, max_clients=self.max_clients,
-                              weights=[1.0 if j == i else 0.0 for j in range(n)])
-                self.pgpools.append(pool)
-                pool.start()
-        except BaseException:
-            self._stop_pgpools()
-            raise
+        start_all((Pgpool(logs.parent.parent / f"pgpool{i}-{logs.name}", topology.endpoints, mode=mode,
+                          max_clients=self.max_clients, weights=[1.0 if j == i else 0.0 for j in range(n)])
+                   for i in range(n)), self.pgpools.append, self._stop_pgpools)
 
     def _stop_pgpools(self) -> tuple[str, list[str]]:
-        text, notes = [], []
-        for i, pool in enumerate(self.pgpools):
-            try:
-                notes += [f"pgpool{i}: {n}" for n in pool.stop()]
-                text.append(f"\n## pgpool{i}\n{pool.read_log()}")
-            finally:
-                pool.close()
+        stopped = stop_all(self.pgpools)
         self.pgpools = []
-        return "".join(text), notes
+        return stopped
 
     def targets(self) -> list[Target]:
         """One pgbench per node: to its Pgpool-II; without one, reads to the node and

@@ -90,27 +90,17 @@ class RemotePgpool:
         """Start on a free port of the host and wait until ``SHOW pool_nodes`` answers
         through it from here."""
         self.ssh.run(["mkdir", "-m", "700", "-p", self.root], timeout=30)
-        last = ""
-        for _attempt in range(_START_TRIES):
-            self.port = random.randint(*_PORTS)  # noqa: S311 - a port, not a secret
-            self._write(self.port, random.randint(*_PORTS))  # noqa: S311
-            done = self.ssh.shell(script("pgpool_start.sh"), self.root, self.binary, timeout=60,
-                                  check=False, what="pgpool")
-            self.started = True
-            if done.returncode != 0:
-                last = procs.tail(done.stderr + done.stdout, 3) or "no output"
-                break
-            try:
-                self._wait_ready(timeout=timeout)
-                return
-            except ServerError as exc:
-                last = str(exc)
-                self.stop()
-                if "Address already in use" not in last:
-                    break
-                log.info("a port of Pgpool-II on %s was taken; trying others", self.ssh.label)
-        raise ServerError(f"Pgpool-II in {self.root} on ssh host {self.ssh.label} did not "
-                          f"start: {last}")
+        pgpool.start_retrying(_START_TRIES, self._launch, lambda: self._wait_ready(timeout=timeout),
+                              self.stop, f"{self.root} on ssh host {self.ssh.label}")
+
+    def _launch(self) -> str | None:
+        """Start pgpool on fresh ports of the host; why it did not start, or None."""
+        self.port = random.randint(*_PORTS)  # noqa: S311 - a port, not a secret
+        self._write(self.port, random.randint(*_PORTS))  # noqa: S311
+        done = self.ssh.shell(script("pgpool_start.sh"), self.root, self.binary, timeout=60,
+                              check=False, what="pgpool")
+        self.started = True
+        return (procs.tail(done.stderr + done.stdout, 3) or "no output") if done.returncode != 0 else None
 
     def _wait_ready(self, *, timeout: float) -> None:
         assert self.port is not None
@@ -156,3 +146,7 @@ class RemotePgpool:
             log.warning("%s", exc)
             return [f"could not stop Pgpool-II in {self.root}: {exc}"]
         return [said] if said else []
+
+    def close(self) -> list[str]:
+        """Nothing to let go here: what it made lives on its host, under the trial's root."""
+        return []

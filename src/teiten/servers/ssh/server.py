@@ -33,7 +33,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
-from psycopg import sql
 
 from teiten.host import client_account, paths, procs
 from teiten.host.remote import Ssh
@@ -44,7 +43,7 @@ from teiten.servers import profiles
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict, restored, unrestored
 from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER
 from teiten.servers.scripts import script
-from teiten.servers.sql import HOUSEKEEPING, create_database, describe, prewarm_all
+from teiten.servers.sql import HOUSEKEEPING, create_database, describe, make_extensions, settle
 from teiten.servers.ssh.host import Host, HostFacts, RemoteInstall, cidr, find_install, marker, pg_config
 from teiten.servers.ssh.slot import Slot
 from teiten.spec import ServerSpec
@@ -164,12 +163,7 @@ class SshServer(Server):
             with self._connect(slot) as conn:
                 create_database(conn, workload.database)
             with self._connect(slot, workload.database) as conn:
-                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
-                preloaded = self.settings.get("shared_preload_libraries", "")
-                for ext in ("pg_wait_sampling", "pg_stat_statements"):
-                    if ext in preloaded:
-                        conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(
-                            sql.Identifier(ext)))
+                make_extensions(conn, self.settings.get("shared_preload_libraries", ""))
             assert slot.port is not None
             address, port = self.on.address(slot.port)
             client_account.run([str(self.client.binary("pgbench")), *workload.init_args(),
@@ -358,13 +352,7 @@ class SshServer(Server):
         cycle.start["server"] = "restarted"
         for node in slot.nodes:
             with self._connect(node, workload.database) as conn:
-                if prewarm:
-                    with cycle.phase("prewarm"):
-                        prewarm_all(conn)
-                # A checkpoint now moves the next timed one (checkpoint_timeout) out of the
-                # window (on a standby: a restartpoint).
-                with cycle.phase("checkpoint"):
-                    conn.execute("CHECKPOINT")
+                settle(conn, cycle, prewarm=prewarm)
         slot.dirty = workload.modifies_data
         slot.trials += 1
         return self._endpoint(slot, workload.database)

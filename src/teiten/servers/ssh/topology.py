@@ -34,7 +34,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path, PurePosixPath
 
 import psycopg
@@ -43,7 +43,7 @@ from psycopg.conninfo import make_conninfo
 from teiten.host import paths
 from teiten.installs import Install
 from teiten.model.errors import ProcessError, ServerError
-from teiten.servers import profiles
+from teiten.servers import pgpool, profiles
 from teiten.servers.base import DataSet, Endpoint, Target, TrialEnd
 from teiten.servers.cluster import SUPERUSER
 from teiten.servers.local.topology import node_targets
@@ -298,12 +298,13 @@ class SshTopologyServer(SshServer):
         backends = [(self._host(node).reach().server_ip if self.spread else slot.socket_dir,
                      node.port or 0) for node in slot.nodes]
         n = len(backends)
-        try:
+
+        def made() -> Iterator[RemotePgpool]:
             for i, node in enumerate(slot.nodes):
                 on = self._host(node)
                 facts = on.reach()
                 assert node.socket_dir is not None
-                pool = RemotePgpool(
+                yield RemotePgpool(
                     on.ssh, self.pgpool_binaries[i],
                     f"{(node if self.spread else slot).root}/logs/{trial_id}/pgpool{i}",
                     backends, mode="streaming" if self.streaming else "native",
@@ -311,19 +312,13 @@ class SshTopologyServer(SshServer):
                     weights=[1.0 if j == i else 0.0 for j in range(n)],
                     socket_dir=node.socket_dir, listen=facts.server_ip,
                     client_cidr=cidr(facts.client_ip), password=slot.password)
-                self.pgpools.append(pool)
-                pool.start()
-        except BaseException:
-            self._stop_pgpools()
-            raise
+
+        pgpool.start_all(made(), self.pgpools.append, self._stop_pgpools)
 
     def _stop_pgpools(self) -> tuple[str, list[str]]:
-        text, notes = [], []
-        for i, pool in enumerate(self.pgpools):
-            notes += [f"pgpool{i}: {n}" for n in pool.stop()]
-            text.append(f"\n## pgpool{i}\n{pool.read_log()}")
+        stopped = pgpool.stop_all(self.pgpools)
         self.pgpools = []
-        return "".join(text), notes
+        return stopped
 
     def _start_nodes(self, slot: Slot, log_dir: str) -> None:
         try:
