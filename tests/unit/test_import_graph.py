@@ -31,6 +31,32 @@ def test_the_model_wing_imports_nothing_of_teitens_but_itself() -> None:
         assert not outside, (path.name, outside)
 
 
+def _teiten_imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text())
+    found = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    found += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    return [m for m in found if m == "teiten" or m.startswith("teiten.")]
+
+
+def test_the_catalogue_imports_nothing_of_teitens() -> None:
+    """docs/DESIGN.md and messages/__init__.py: the report and the CLI both word from it."""
+    for path in sorted((SRC / "messages").glob("*.py")):
+        assert not _teiten_imports(path), path.name
+
+
+def test_a_kind_of_servers_folder_is_entered_through_nothing() -> None:
+    """docs/DESIGN.md, 'A server kind': the study files load servers/KEY/spec.py, which runs
+    the folder's __init__.py first; it imports nothing, and spec.py nothing above spec/."""
+    kinds = sorted(p for p in (SRC / "servers").iterdir() if (p / "kind.py").exists())
+    assert {p.name for p in kinds} >= {"docker", "external", "local", "ssh", "vm"}
+    for folder in kinds:
+        assert not _teiten_imports(folder / "__init__.py"), folder.name
+        if (folder / "spec.py").exists():
+            above = [m for m in _teiten_imports(folder / "spec.py")
+                     if not m.startswith(("teiten.spec", "teiten.host", "teiten.model"))]
+            assert not above, (folder.name, above)
+
+
 def test_at_most_eight_modules_lie_loose_at_the_top_of_the_package() -> None:
     """Every module belongs to a wing whose name says what it is for (issue 55): the top of
     src/teiten holds the package's own files only."""
