@@ -23,18 +23,7 @@ SRC = Path(__file__).resolve().parent.parent.parent / "src" / "teiten"
 DECIDING = ("cli/gate.py", "cli/bisect.py", "cli/stores.py")
 FORBIDDEN_TO_ANALYSIS = ("teiten.servers.kinds", "teiten.workloads", "teiten.features")
 
-PENDING: set[tuple[str, str]] = {
-    ("analysis/limits.py", "metric 'limit_memory_peak_bytes'"),
-    ("analysis/limits.py", "metric 'limit_read_bps'"),
-    ("analysis/limits.py", "metric 'limit_read_iops'"),
-    ("analysis/limits.py", "metric 'limit_write_bps'"),
-    ("analysis/limits.py", "metric 'limit_write_iops'"),
-    ("analysis/scaleout.py", "metric 'load_skew_s'"),
-    ("analysis/scaleout.py", "metric 'replication_lag_bytes_max'"),
-    ("analysis/scaleout.py", "metric 'replication_replay_lag_ms_max'"),
-    ("analysis/summary.py", "metric 'autovacuum_in_window'"),
-    ("analysis/summary.py", "metric 'checkpoints_in_window'"),
-}
+PENDING: set[tuple[str, str]] = set()
 
 
 def _modules(tree: ast.AST) -> Iterator[str]:

@@ -84,11 +84,13 @@ def test_the_data_carries_the_machine_beside_each_step() -> None:
 
 def test_show_prints_the_machine_beside_a_step_of_a_second() -> None:
     from teiten.cli.show import _step_line
+    from teiten.model.shown import steps
 
     long = {"name": "vacuum freeze", "param": "50%", "seconds": 4.2, "rows": None,
             "extra": {"pages": 1000, **IO_BOUND, "device": "vda"}}
-    assert _step_line(long) == ("  vacuum freeze [50%] · 4200.00 ms · CPU busy 12%, I/O wait 61%, "
-                                "vda 99% util, read 310.2 MB/s, write 0.0 MB/s")
+    assert _step_line(steps([long])[0]) == (
+        "  vacuum freeze [50%] · 4200.00 ms · CPU busy 12%, I/O wait 61%, "
+        "vda 99% util, read 310.2 MB/s, write 0.0 MB/s")
     short = {"name": "insert", "param": None, "seconds": 0.05, "rows": 10,
              "extra": {**SHORT, "device": "vda"}}
-    assert _step_line(short) == "  insert · 50.00 ms · 10 rows"
+    assert _step_line(steps([short])[0]) == "  insert · 50.00 ms · 10 rows"

@@ -9,12 +9,19 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from teiten.model.metrics import (
+    LIMIT_MEMORY_PEAK_BYTES,
+    LIMIT_READ_BPS,
+    LIMIT_READ_IOPS,
+    LIMIT_WRITE_BPS,
+    LIMIT_WRITE_IOPS,
+)
 from teiten.model.results import ServerRecord, TrialRecord
 
 # Each limit and the trial metric that measures its use.
-METRICS = {"memory": "limit_memory_peak_bytes", "read_iops": "limit_read_iops",
-           "write_iops": "limit_write_iops", "read_bps": "limit_read_bps",
-           "write_bps": "limit_write_bps"}
+METRICS = {"memory": LIMIT_MEMORY_PEAK_BYTES, "read_iops": LIMIT_READ_IOPS,
+           "write_iops": LIMIT_WRITE_IOPS, "read_bps": LIMIT_READ_BPS,
+           "write_bps": LIMIT_WRITE_BPS}
 
 
 @dataclass(frozen=True)

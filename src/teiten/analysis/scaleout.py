@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from teiten.analysis.stats import median_known as _median
+from teiten.model.metrics import LOAD_SKEW_S, REPLICATION_LAG_BYTES_MAX, REPLICATION_REPLAY_LAG_MS_MAX
 from teiten.model.results import ServerRecord, TrialRecord
 from teiten.model.studyrecord import ServerSetup
 
@@ -69,9 +70,9 @@ def scale_out(workload: str, servers: Sequence[ServerRecord], trials: Sequence[T
             rows.append(ScaleOutRow(
                 server=name, method=kind, nodes=nodes, pgpool=setup.pgpool,
                 clients=clients, total_tps=tps, per_node_tps=tps / nodes,
-                lag_bytes_max=_median(m.get("replication_lag_bytes_max") for m in seen),
-                replay_lag_ms_max=_median(m.get("replication_replay_lag_ms_max") for m in seen),
-                skew_ms=_median((m["load_skew_s"] * 1000 if "load_skew_s" in m else None)
+                lag_bytes_max=_median(m.get(REPLICATION_LAG_BYTES_MAX) for m in seen),
+                replay_lag_ms_max=_median(m.get(REPLICATION_REPLAY_LAG_MS_MAX) for m in seen),
+                skew_ms=_median((m[LOAD_SKEW_S] * 1000 if LOAD_SKEW_S in m else None)
                                 for m in seen)))
     shown = {r.server for r in rows}
     shared = tuple(row.name for row in servers if row.name in shown and method(row.setup)[1] > 1

@@ -40,6 +40,7 @@ from teiten.analysis.model import (
 from teiten.analysis.noise import noise_notices, tuning_notices
 from teiten.analysis.scaleups import core_families, with_builds_and_cores
 from teiten.messages import clients_phrase, join, tr, word
+from teiten.model.metrics import AUTOVACUUM_IN_WINDOW, CHECKPOINTS_IN_WINDOW
 from teiten.model.results import ProgressPoint, ServerRecord, StudyResults, TrialRecord
 from teiten.model.studyrecord import Parameters, WorkloadRecord
 from teiten.spec.study import stop_target
@@ -129,8 +130,8 @@ def activity(trials: Iterable[TrialRecord], metrics: Metrics, waits: Waits, serv
                 for role in ("data", "wal") if any(f"{role}_device_util" in m for m, _ in seen)}
         out.append(Activity(
             clients=c, cpu=cpu, waits=dict(ranked), device_util=util,
-            checkpoints=int(sum(m.get("checkpoints_in_window", 0) for m, _ in seen)),
-            autovacuum=sum(1 for m, _ in seen if m.get("autovacuum_in_window", 0) > 0),
+            checkpoints=int(sum(m.get(CHECKPOINTS_IN_WINDOW, 0) for m, _ in seen)),
+            autovacuum=sum(1 for m, _ in seen if m.get(AUTOVACUUM_IN_WINDOW, 0) > 0),
             server_cpu_idle=median([m["server_cpu_idle"] for m, _ in seen if "server_cpu_idle" in m]),
             host_cpu=host_cpu, server_cpu={p: v for p in CPU_PARTS if (v := median(
                 [m[f"server_cpu_{p}"] for m, _ in seen if f"server_cpu_{p}" in m])) is not None}))
@@ -274,10 +275,10 @@ def notices(trials: Sequence[TrialRecord], sections: Sequence[WorkloadSection],
             out.append(Notice(f"trial-{t.status}", {**_where(t), "error": t.error}))
     for t in trials:
         m = (metrics or {}).get(t.trial_id, {})
-        if m.get("checkpoints_in_window"):
+        if m.get(CHECKPOINTS_IN_WINDOW):
             out.append(Notice("checkpoint-in-window",
-                              {**_where(t), "count": int(m["checkpoints_in_window"])}))
-        if m.get("autovacuum_in_window"):
+                              {**_where(t), "count": int(m[CHECKPOINTS_IN_WINDOW])}))
+        if m.get(AUTOVACUUM_IN_WINDOW):
             out.append(Notice("autovacuum-in-window", _where(t)))
     family = [sections[i].servers[j].points[k] for i, j, k in compare.comparisons(sections)]
     if family:

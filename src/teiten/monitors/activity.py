@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 
+from teiten.model.metrics import AUTOVACUUM_IN_WINDOW, CHECKPOINTS_IN_WINDOW
 from teiten.model.results import Evidence
 from teiten.monitors import database
 from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
@@ -97,12 +98,12 @@ class Monitors:
             except psycopg.Error as exc:
                 r.warnings.append(f"statistics after the window unavailable: {exc}".strip())
             r.summary.update(database.interpret(r.stats))
-            r.summary["autovacuum_in_window"] = float(
+            r.summary[AUTOVACUUM_IN_WINDOW] = float(
                 max(len(r.waits.autovacuum_pids), int(r.summary.get("autovacuum_count", 0))))
-            if r.summary.get("checkpoints_in_window"):
-                r.warnings.append(f"{int(r.summary['checkpoints_in_window'])} checkpoint(s) "
+            if r.summary.get(CHECKPOINTS_IN_WINDOW):
+                r.warnings.append(f"{int(r.summary[CHECKPOINTS_IN_WINDOW])} checkpoint(s) "
                                   "inside the measured window (METHODS requires none)")
-            if r.summary["autovacuum_in_window"]:
+            if r.summary[AUTOVACUUM_IN_WINDOW]:
                 r.warnings.append("autovacuum ran inside the measured window (METHODS "
                                   "requires none)")
         return r
@@ -140,6 +141,6 @@ KIND = MonitorKind(
         Metric("{role}_device_util", "%", "gauge", "metric.device_util"),
         *_counts("xact_commit", "xact_rollback", "blks_hit", "blks_read", "temp_files",
                  "deadlocks", "tup_returned", "tup_fetched", "tup_updated", "wal_records",
-                 "wal_fpi", "checkpoints_in_window", "autovacuum_count", "autoanalyze_count",
-                 "n_tup_upd", "n_tup_hot_upd", "autovacuum_in_window"),
+                 "wal_fpi", CHECKPOINTS_IN_WINDOW, "autovacuum_count", "autoanalyze_count",
+                 "n_tup_upd", "n_tup_hot_upd", AUTOVACUUM_IN_WINDOW),
         *_counts("temp_bytes", "wal_bytes", unit="bytes")))

@@ -23,6 +23,8 @@ from typing import Any
 
 import psycopg
 
+from teiten.model.metrics import CHECKPOINTS_IN_WINDOW
+
 log = logging.getLogger(__name__)
 
 WaitKey = tuple[str, str, str]  # backend_type, wait_event_type (or CPU), wait_event (or CPU)
@@ -230,9 +232,9 @@ def interpret(d: dict[str, Rows]) -> dict[str, float]:
         done = ckpt.get("num_done")
         if done is None:
             done = ckpt.get("num_timed", 0) + ckpt.get("num_requested", 0)
-        out["checkpoints_in_window"] = float(done)
+        out[CHECKPOINTS_IN_WINDOW] = float(done)
     elif "checkpoints_timed" in bgw:
-        out["checkpoints_in_window"] = float(bgw["checkpoints_timed"] + bgw["checkpoints_req"])
+        out[CHECKPOINTS_IN_WINDOW] = float(bgw["checkpoints_timed"] + bgw["checkpoints_req"])
     for col in ("autovacuum_count", "autoanalyze_count", "n_tup_upd", "n_tup_hot_upd"):
         if tables.get(col) is not None:
             out[col] = float(tables[col])

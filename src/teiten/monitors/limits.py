@@ -16,13 +16,20 @@ import threading
 import time
 
 from teiten.host.cgroups import Group
+from teiten.model.metrics import (
+    LIMIT_MEMORY_PEAK_BYTES,
+    LIMIT_READ_BPS,
+    LIMIT_READ_IOPS,
+    LIMIT_WRITE_BPS,
+    LIMIT_WRITE_IOPS,
+)
 from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
 
 SAMPLE_S = 0.5
-RATES = {"read_ios": "limit_read_iops", "write_ios": "limit_write_iops",
-         "read_bytes": "limit_read_bps", "write_bytes": "limit_write_bps"}
-MEMORY = "limit_memory_peak_bytes"
+RATES = {"read_ios": LIMIT_READ_IOPS, "write_ios": LIMIT_WRITE_IOPS,
+         "read_bytes": LIMIT_READ_BPS, "write_bytes": LIMIT_WRITE_BPS}
+MEMORY = LIMIT_MEMORY_PEAK_BYTES
 
 
 def counted(version: int) -> str:

@@ -5,6 +5,7 @@ reports its parts when it ends."""
 
 from __future__ import annotations
 
+from teiten.model.metrics import LOAD_SKEW_S
 from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Metric, Monitor, MonitorKind, Window
 
@@ -14,7 +15,7 @@ class LoadParts(Monitor):
         several = ended.several
         if several is not None:
             evidence.details["load"] = dict(several)
-            evidence.metrics["load_skew_s"] = float(several["skew_s"])
+            evidence.metrics[LOAD_SKEW_S] = float(several["skew_s"])
             evidence.metrics["load_processes"] = float(len(several["parts"]))
 
 
@@ -23,5 +24,5 @@ def _parts(window: Window) -> LoadParts:
 
 
 KIND = MonitorKind("load", _parts, metrics=(
-    Metric("load_skew_s", "s", "gauge", "metric.load_skew_s"),
+    Metric(LOAD_SKEW_S, "s", "gauge", "metric.load_skew_s"),
     Metric("load_processes", "count", "gauge", "metric.load_processes")))

@@ -20,6 +20,7 @@ from typing import Any
 
 import psycopg
 
+from teiten.model.metrics import REPLICATION_LAG_BYTES_MAX, REPLICATION_REPLAY_LAG_MS_MAX
 from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
 
@@ -171,6 +172,6 @@ def _lag(window: Window) -> LagWatch | None:
 
 
 KIND = MonitorKind("replication", _lag, layer=1, metrics=(
-    Metric("replication_lag_bytes_max", "bytes", "peak", "metric.replication_lag_bytes_max"),
+    Metric(REPLICATION_LAG_BYTES_MAX, "bytes", "peak", "metric.replication_lag_bytes_max"),
     Metric("replication_lag_bytes_mean", "bytes", "gauge", "metric.replication_lag_bytes_mean"),
-    Metric("replication_replay_lag_ms_max", "ms", "peak", "metric.replication_replay_lag_ms_max")))
+    Metric(REPLICATION_REPLAY_LAG_MS_MAX, "ms", "peak", "metric.replication_replay_lag_ms_max")))
