@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from teiten.model import cycles
+
 # Shown in this order; "begin other" and "end other" are what the server did not time itself.
 PHASES = ("restore", "start", "prewarm", "checkpoint", "begin other", "window", "around window",
           "stop", "end other", "collect")
@@ -46,23 +48,20 @@ class Phases:
         return ", ".join(f"{name} {s:.2f} s" for name, s in self.seconds.items() if s >= 0.005)
 
 
-def phases(cycle: Mapping[str, Any], window_s: float | None) -> Phases:
+def phases(stored: Mapping[str, Any], window_s: float | None) -> Phases:
     """The phases of one trial's stored cycle. ``window_s``: its measured window (pgbench's
     duration, an application's window; 0 for a trial that measured nothing; None when the
     workload measures statements, whose load phase is all window)."""
-    got = {k: float(v) for k, v in (cycle.get("seconds") or {}).items()}
-    load = got.get("load", 0.0)
-    window = min(load, window_s) if window_s is not None else load
+    got = cycles.cycle(stored).seconds
+    window = min(got.load, window_s) if window_s is not None else got.load
     # A stop of a server left over from an interrupted trial falls in begin, the usual one in end.
-    leftover, stop = got.get("stop_leftover", 0.0), got.get("stop", 0.0)
-    inner_begin = sum(got.get(k, 0.0) for k in ("restore", "start", "prewarm", "checkpoint"))
+    inner_begin = got.restore + got.start + got.prewarm + got.checkpoint
     values = {
-        "restore": got.get("restore", 0.0), "start": got.get("start", 0.0),
-        "prewarm": got.get("prewarm", 0.0), "checkpoint": got.get("checkpoint", 0.0),
-        "begin other": max(0.0, got.get("begin", 0.0) - inner_begin - leftover),
-        "window": window, "around window": max(0.0, load - window),
-        "stop": stop + leftover, "end other": max(0.0, got.get("end", 0.0) - stop),
-        "collect": got.get("collect", 0.0)}
+        "restore": got.restore, "start": got.start, "prewarm": got.prewarm, "checkpoint": got.checkpoint,
+        "begin other": max(0.0, got.begin - inner_begin - got.stop_leftover),
+        "window": window, "around window": max(0.0, got.load - window),
+        "stop": got.stop + got.stop_leftover, "end other": max(0.0, got.end - got.stop),
+        "collect": got.collect}
     return Phases({name: values[name] for name in PHASES})
 
 
@@ -75,26 +74,25 @@ def add(many: Iterable[Phases]) -> Phases:
     return Phases(total)
 
 
-def start_of(cycle: Mapping[str, Any]) -> Mapping[str, Any]:
-    """How the trial of ``cycle`` started (its data and its server), as stored."""
-    return cycle.get("start") or {}
+def start_of(stored: Mapping[str, Any]) -> cycles.Start:
+    """How the trial of the stored cycle started (its data and its server)."""
+    return cycles.cycle(stored).start
 
 
-def started_from(start: Mapping[str, Any]) -> str:
+def started_from(start: Mapping[str, Any] | cycles.Start) -> str:
     """How the trial's starting state was made, in a few words (English; the report
     translates the same keys). A group of tenants: each server's, by name."""
-    if tenants := start.get("tenants"):
-        return "; ".join(f"{name}: {started_from(each)}" for name, each in tenants.items())
-    data = start.get("data")
-    if data == "restored":
-        why = " after a crash" if start.get("after") == "crash" else ""
-        text = f"data restored from the snapshot by {start.get('restore', 'a copy')}{why}"
-    elif data:
-        text = f"data {data}"
+    s = start if isinstance(start, cycles.Start) else cycles.start(start)
+    if s.tenants:
+        return "; ".join(f"{name}: {started_from(each)}" for name, each in s.tenants.items())
+    if s.data == "restored":
+        why = " after a crash" if s.after == "crash" else ""
+        text = f"data restored from the snapshot by {s.restore if s.restore is not None else 'a copy'}{why}"
+    elif s.data:
+        text = f"data {s.data}"
     else:
         return "not recorded (a trial from before teiten kept its cycle)"
-    server = start.get("server")
-    return text + (f"; server {server}" if server else "")
+    return text + (f"; server {s.server}" if s.server else "")
 
 
 # How a trial's data was made, as keys of the report's catalogue (cycle.data.*).
@@ -103,20 +101,18 @@ _STARTS = {"as loaded": "loaded", "as the last trial left it": "unchanged",
            "loaded again": "reloaded", "container made again from the loaded image": "container"}
 
 
-def first_start(start: Mapping[str, Any]) -> Mapping[str, Any]:
+def first_start(start: cycles.Start) -> cycles.Start:
     """A trial's starting state; a group of tenants': its first server's."""
-    tenants = start.get("tenants")
-    return next(iter(tenants.values())) if tenants else start
+    return next(iter(start.tenants.values())) if start.tenants else start
 
 
-def start_key(start: Mapping[str, Any]) -> str:
+def start_key(start: Mapping[str, Any] | cycles.Start) -> str:
     """The catalogue key (below ``cycle.data.``) of how a trial's data was made (a group of
     tenants: as its first server's)."""
-    start = first_start(start)
-    data = start.get("data")
-    if data == "restored":
-        return _STARTS.get(str(start.get("restore")), "restored")
-    return _STARTS.get(str(data), "unknown")
+    s = first_start(start if isinstance(start, cycles.Start) else cycles.start(start))
+    if s.data == "restored":
+        return _STARTS.get(str(s.restore), "restored")
+    return _STARTS.get(str(s.data), "unknown")
 
 
 @dataclass(frozen=True)
@@ -189,6 +185,6 @@ def machine_time(cycles: Mapping[str, Mapping[str, Any]],
         start = start_of(cycle)
         key = start_key(start)
         starts[key] = starts.get(key, 0) + 1
-        restarted += str(first_start(start).get("server", "")).startswith("restarted")
+        restarted += (first_start(start).server or "").startswith("restarted")
     total = add(phases(cycle, windows.get(tid)) for tid, cycle in cycles.items())
     return MachineTime(total, len(cycles), starts, restarted, run_time(runs))
