@@ -25,6 +25,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from contextlib import closing
@@ -370,18 +371,22 @@ def _run(ws: Workspace, command: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_the_documented_commands_run() -> None:
-    where = TEST_HOME / "work" / "documented"
-    subprocess.run(["rm", "-rf", str(where)], check=True)
-    ws = Workspace(where / "cwd", where / "home", where / "user")
-    for path in (where, ws.cwd, ws.user_home):
-        path.mkdir(parents=True)
-        path.chmod(0o755)
-    for step in STEPS:
-        if step.before:
-            step.before(ws)
-        if step.command.startswith("$EDITOR"):
-            continue
-        done = _run(ws, step.command)
-        if step.check:
-            step.check(ws, done)
-    shutil.rmtree(where, ignore_errors=True)
+    # A directory of this run's own: two suites at once (a checkout's and a worktree's) share
+    # TEST_HOME, and one removing the other's scratch made its mkdir fail.
+    (TEST_HOME / "work").mkdir(parents=True, exist_ok=True)
+    where = Path(tempfile.mkdtemp(prefix="documented-", dir=TEST_HOME / "work"))
+    try:
+        ws = Workspace(where / "cwd", where / "home", where / "user")
+        for path in (where, ws.cwd, ws.user_home):
+            path.mkdir(parents=True, exist_ok=True)
+            path.chmod(0o755)
+        for step in STEPS:
+            if step.before:
+                step.before(ws)
+            if step.command.startswith("$EDITOR"):
+                continue
+            done = _run(ws, step.command)
+            if step.check:
+                step.check(ws, done)
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
