@@ -54,7 +54,10 @@ def module_name(path: Path) -> str:
 # A module that lives in one wing and stands on the floor of another: a kind of server's study-file
 # key (teiten/servers/KEY/spec.py) is read with the study files, so it counts as `spec` and may
 # import nothing above it.
-ELSEWHERE = {"servers.*.spec": "spec"}
+# A table of a workload's section (teiten/tables/KEY/) makes its figures in its __init__.py, on
+# analysis's floor, and draws them in its table.py, on the report's.
+ELSEWHERE = {"servers.*.spec": "spec", "tables.*.table": "report", "tables": "analysis",
+             "tables.*": "analysis"}
 
 
 def area(module: str) -> str:

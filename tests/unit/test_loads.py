@@ -1,5 +1,5 @@
 """Several pgbench at once (load clients, one per replication node): each process's
-figures kept apart (teiten.analysis.loads), in the Markdown and HTML reports and in the
+figures kept apart (teiten.tables.load_parts), in the Markdown and HTML reports and in the
 CSV and JSON exports, with S7's and S11's tables exported beside them."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from tests.unit.report_fixture import report_data
 
-from teiten.analysis.loads import load_parts
 from teiten.analysis.rtt import RttBound, RttRow
-from teiten.analysis.scaleout import ScaleOut, ScaleOutRow
 from teiten.model.results import PlannedTrial, Status, TrialRecord
 from teiten.report import write_report
+from teiten.tables.load_parts import load_parts
+from teiten.tables.scale_out import ScaleOut, ScaleOutRow
 
 
 def _part(client: str, node: str, tps: float, latency: float, started: float) -> dict[str, object]:
@@ -66,7 +66,8 @@ def _with_topology() -> object:
     scale = ScaleOut((ScaleOutRow("pg17", "sync (remote_apply)", 2, False, 2, 1234.56, 617.28,
                                   504.0, 0.61, 3.4),), same_machine=("pg17",))
     rtt = (RttBound("pg18", 0.25, 3.0, (RttRow(2, 1500.0, 2666.67, 56.25, 40.0),)),)
-    sections = (replace(read, load_parts=parts, scale_out=scale, rtt=rtt), *data.sections[1:])
+    sections = (replace(read, tables=(*read.tables, ("scale_out", scale), ("load_parts", parts)), rtt=rtt),
+                *data.sections[1:])
     return replace(data, sections=sections)
 
 
@@ -104,7 +105,7 @@ def test_the_exports_carry_each_pgbench_s7_and_the_rtt_bound(tmp_path: Path) -> 
 
 
 def test_nodes_on_hosts_of_one_running_kernel_are_one_machine() -> None:
-    from teiten.analysis.scaleout import one_machine
+    from teiten.tables.scale_out import one_machine
 
     def node(name: str, boot_id: str | None) -> dict[str, object]:
         return {"node": name, "ssh": f"{name}.example", **({"boot_id": boot_id} if boot_id else {})}
@@ -132,7 +133,7 @@ def test_nodes_on_hosts_of_one_running_kernel_are_one_machine() -> None:
 ])
 def test_the_s7_table_says_which_servers_shared_one_machine(
         lang: str, shared: tuple[str, ...], expected: str | None) -> None:
-    from teiten.report.topology_tables import scale_out_table
+    from teiten.tables.scale_out.table import scale_out_table
     from teiten.words.context import Context
 
     rows = tuple(ScaleOutRow(name, "async", 2, False, 2, 1000.0, 500.0, 0.0, 0.1, 3.0)

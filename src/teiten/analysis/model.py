@@ -8,12 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from teiten.analysis.cycle import MachineTime
-from teiten.analysis.limits import LimitUse
-from teiten.analysis.loads import LoadPartRow
 from teiten.analysis.locks import LockCores, LockTable
-from teiten.analysis.percentiles import PercentileRow
 from teiten.analysis.rtt import RttBound
-from teiten.analysis.scaleout import ScaleOut
 from teiten.analysis.verdicts import Judged
 
 
@@ -403,11 +399,14 @@ class WorkloadSection:
     apps: tuple[AppResults, ...] = ()
     suite: SuiteResults | None = None  # a measured-statement workload: no TPS, steps instead
     rtt: tuple[RttBound, ...] = ()     # external servers: the round-trip bound of S11
-    scale_out: ScaleOut | None = None  # replication topologies: METHODS S7's table
-    load_parts: tuple[LoadPartRow, ...] = ()  # several pgbench at once: each one's figures
     history: History | None = None     # a line of versions: each against the one before it
-    percentiles: tuple[PercentileRow, ...] = ()  # pgbench workloads with percentiles: true
-    limits: tuple[LimitUse, ...] = ()  # limited servers: their use of each limit (METHODS S11)
+    # the figures of each registered table (teiten.analysis.tables) that has some here, by its
+    # key: a folder of teiten/tables/ makes them, and its table.py draws them
+    tables: tuple[tuple[str, object], ...] = ()
+
+    def figures(self, key: str) -> object | None:
+        """The figures the registered table ``key`` made of this section; None: it has none."""
+        return dict(self.tables).get(key)
     # client counts profiled after the blocks, where the servers differ most (profile: {at:
     # largest-difference}); empty when the profiles were taken inside the blocks, or none
     profiled_after: tuple[int, ...] = ()

@@ -13,19 +13,16 @@ from teiten.analysis import (
     compare,
     differences,
     history,
-    loads,
-    percentiles,
     rtt,
-    scaleout,
     stats,
     stopping,
     suites,
+    tables,
     tenants,
     verdicts,
 )
 from teiten.analysis.apps import app_results
 from teiten.analysis.inputs import Features, Graphs, ReportOptions, StudyData, Unnamed
-from teiten.analysis.limits import limit_uses, limits_of
 from teiten.analysis.model import (
     Activity,
     Notice,
@@ -207,7 +204,7 @@ def server_info(row: ServerRecord, features: Features) -> ServerInfo:
         cpus=setup.placement.cpus if setup.placement else None,
         cpus_said=(said[0], tuple(sorted(said[1].items()))) if (said := kind.cpus(row.spec, desc)) else None,
         client_cpus=setup.placement.client_cpus if setup.placement else None,
-        limits=tuple(limits_of(row).items()),
+        limits=tuple(row.setup.limit_values().items()),
         delay=(float(d["rtt_ms"]), float(d["rtt_ms_median"]), float(d["direct_rtt_ms"]))
         if (d := desc.get("delay")) else None,
         bandwidth=(float(d["bandwidth_mbps"]), d.get("measured_mbps"))
@@ -366,16 +363,11 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
                 references={b: a for a, b in tenants.pairs(s)}, unnamed=data.unnamed),
         families, data.hot, data.locks, margin_pct=margin)
         for w in record.workloads if not w.suite}
-    sections: tuple[WorkloadSection, ...] = tuple(replace(pgbench_sections[w.key], apps=app_results(
-        pgbench_sections[w.key], data.apps, features.app_capacity), rtt=rtt_bounds(
-        pgbench_sections[w.key], servers, data.statements),
-        scale_out=scaleout.scale_out(w.key, servers, trials, data.metrics),
-        load_parts=loads.load_parts(w.key, trials, data.loads),
-        limits=limit_uses(w.key, trials, data.metrics, servers, clients),
-        percentiles=percentiles.percentile_rows(w.key, trials, data.latencies, servers=[
-            n for n, _ in names], baseline=pgbench_sections[w.key].baseline, block_of=block_of,
-            margin_pct=margin),
-        history=history.history(pgbench_sections[w.key], servers, margin_pct=margin))
+    sections: tuple[WorkloadSection, ...] = tuple(_with_tables(replace(
+        pgbench_sections[w.key], apps=app_results(pgbench_sections[w.key], data.apps, features.app_capacity),
+        rtt=rtt_bounds(pgbench_sections[w.key], servers, data.statements),
+        history=history.history(pgbench_sections[w.key], servers, margin_pct=margin)),
+        trials, servers, clients, data, margin)
         if w.key in pgbench_sections else
         suite_section(w.fields, trials, [n for n, _ in names], data.steps, features, options.lang)
         for w in record.workloads)
@@ -401,6 +393,13 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         series=series, differences=differences.differences(servers),
         auto=_auto(s, record.auto_decisions, study.trials), compared=options.compared,
         margin_pct=margin)
+
+
+def _with_tables(section: WorkloadSection, trials: Sequence[TrialRecord], servers: Sequence[ServerRecord],
+                 clients: Sequence[int], data: StudyData, margin: float) -> WorkloadSection:
+    """A load workload's section with the figures of each registered table (teiten.tables)."""
+    given = tables.SectionInputs(section, trials, servers, clients, data, margin, block_of)
+    return replace(section, tables=tables.figures(given))
 
 
 def margin_pct(study: Parameters) -> float:

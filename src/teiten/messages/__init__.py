@@ -127,16 +127,18 @@ def notices() -> Catalogue:
 
 def _merged(stem: str, *, same_fields: Mapping[str, str] | None = None) -> Catalogue:
     """``<stem>.yaml`` and every ``<stem>.<part>.yaml`` beside it, then the ``<stem>.yaml`` of
-    each folder of a kind of server (``teiten/servers/KEY/``: a kind brings its own words), as
-    one catalogue; a key written in two files is a :class:`CatalogueError`."""
+    each folder of a kind of server (``teiten/servers/KEY/``: a kind brings its own words) and
+    of a table (``teiten/tables/KEY/``), as one catalogue; a key written in two files is a
+    :class:`CatalogueError`."""
     merged: dict[str, Mapping[str, str]] = {}
     here = files(__name__)
     names = sorted(p.name for p in here.iterdir()
                    if p.name.startswith(f"{stem}.") and p.name.endswith(".yaml"))
     paths = [f"messages/{stem}.yaml", *(f"messages/{n}" for n in names if n != f"{stem}.yaml")]
-    kinds = files(__name__.rpartition(".")[0]).joinpath("servers")  # data read, nothing imported
-    paths += sorted(f"servers/{d.name}/{stem}.yaml" for d in kinds.iterdir()
-                    if d.is_dir() and d.joinpath(f"{stem}.yaml").is_file())
+    for folder in ("servers", "tables"):  # data read, nothing imported
+        found = files(__name__.rpartition(".")[0]).joinpath(folder)
+        paths += sorted(f"{folder}/{d.name}/{stem}.yaml" for d in found.iterdir()
+                        if d.is_dir() and d.joinpath(f"{stem}.yaml").is_file())
     for path in paths:
         part = _load(path, same_fields=same_fields)
         if twice := sorted(set(part) & set(merged)):

@@ -100,6 +100,10 @@ class Placement:
     client_cpus: str | None
 
 
+# The limits a server can be held to (``limits`` of a server): its memory, and its I/O.
+LIMITS = ("memory", "read_iops", "write_iops", "read_bps", "write_bps")
+
+
 @dataclass(frozen=True)
 class ServerSetup:
     """A server as a study stored it (``servers.spec_json``): the study file's entry with its
@@ -121,6 +125,12 @@ class ServerSetup:
     # The dotted keys the study file wrote (teiten.run.record.server_spec); None: a store from before
     # they were kept, where every field counts as written.
     written: frozenset[str] | None = None
+
+    def limit_values(self) -> dict[str, int]:
+        """The memory and I/O limits it ran with, one value each (a sweep made one server per
+        value), in the order the study file wrote them."""
+        return {k: int(v[0] if isinstance(v, list) else v) for k, v in self.limits.items()
+                if k in LIMITS and v is not None}
 
     @classmethod
     def from_json(cls, spec: Mapping[str, Any]) -> ServerSetup:

@@ -53,20 +53,6 @@ SYSTEM_FIGURES = ("cpu_busy_pct", "cpu_iowait_pct", "device_util_pct", "read_mb_
 SIZE_COLUMNS = ("workload", "server", "variant", "table_bytes", "index_bytes")
 RTT_COLUMNS = ("workload", "server", "rtt_ms", "statements_per_transaction", "clients", "tps",
                "ceiling_tps", "of_ceiling_pct", "network_pct")
-SCALEOUT_COLUMNS = ("workload", "server", "method", "pgpool", "nodes", "clients", "total_tps",
-                    "per_node_tps", "lag_bytes_max", "replay_lag_ms_max", "skew_ms")
-LOAD_COLUMNS = ("workload", "server", "clients", "load_client", "node", "tps", "latency_ms",
-                "share_pct", "skew_ms")
-# Medians over the repetitions (ms); the p95 and p99 intervals and levels; their ratios to the
-# baseline server's in percent (empty for the baseline) with their intervals and levels.
-PERCENTILE_COLUMNS = ("workload", "server", "clients", "n_ok", "p50_ms", "p90_ms", "p95_ms",
-                      "p99_ms", "p999_ms", "max_ms", "p95_ci_low_ms", "p95_ci_high_ms",
-                      "p95_ci_level_pct", "p99_ci_low_ms", "p99_ci_high_ms", "p99_ci_level_pct",
-                      "p95_ratio_pct", "p95_ratio_ci_low_pct", "p95_ratio_ci_high_pct",
-                      "p95_ratio_ci_level_pct", "p99_ratio_pct", "p99_ratio_ci_low_pct",
-                      "p99_ratio_ci_high_pct", "p99_ratio_ci_level_pct", "precision_pct",
-                      "p95_estimate_pct", "p95_verdict", "p99_estimate_pct", "p99_verdict",
-                      "margin_pct")
 # A differences table's columns are its servers': "what", one per server, "cause".
 
 # A judged ratio beside the TPS table's (analysis.judging), as the ratio table words it: the

@@ -4,28 +4,29 @@ their order, and has no slot of its own for any kind of workload, server or moni
 
 A part is a function ``(section, ctx) -> tables``: the tables it adds to the section, each with
 the data it is written to (:attr:`teiten.report.cells.Table.data`), and none where the section
-has nothing of it. To add a table, write its part and register it here (docs/DESIGN.md, "A
-report table").
+has nothing of it. A table that is its own folder (teiten/tables/KEY/) is registered by that
+folder (docs/DESIGN.md, "A report table"); a part of the core's is registered here.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from teiten.analysis import tables
 from teiten.analysis.model import ReportData, WorkloadSection
 from teiten.report.activity import chart_data, device_table
 from teiten.report.app_tables import app_tables
 from teiten.report.cells import DataTable, Table
 from teiten.report.degradation_tables import degradation_tables
 from teiten.report.history_tables import history_tables
-from teiten.report.latency_tables import percentiles_tables
-from teiten.report.limit_tables import limits_tables
 from teiten.report.lock_tables import lock_tables
 from teiten.report.scaleup_tables import scaleup_tables
 from teiten.report.suite_tables import suite_tables
 from teiten.report.tables import latency_table, section_stems, summary_table, tps_table
-from teiten.report.topology_tables import load_parts_tables, rtt_tables, scale_out_tables
+from teiten.report.topology_tables import rtt_tables
 from teiten.words.context import Context
 
 Part = Callable[[WorkloadSection, Context], Sequence[Table]]
@@ -52,12 +53,22 @@ BODY: tuple[Part, ...] = (
     lock_tables,          # LWLOCK_STATS builds: by core count, then per server
     app_tables,           # application workloads (tpcc, bookstore)
     rtt_tables,           # S11: external servers
-    scale_out_tables,     # S7: replication topologies
-    load_parts_tables,    # several pgbench at once
-    percentiles_tables,   # pgbench's transaction log
-    limits_tables,        # S11: servers held to memory and I/O limits
+    lambda section, ctx: registered_tables(section, ctx),  # each folder of teiten/tables/
     suite_tables,         # measured-statement workloads (S6, S8-S10)
 )
+
+
+@functools.cache
+def _drawers() -> dict[str, Callable[[object, WorkloadSection, Context], Sequence[Table]]]:
+    """Each registered table's ``tables(figures, section, ctx)``, by key."""
+    return {key: importlib.import_module(f"{tables.PACKAGE}.{key}.table").tables for key in tables.in_order()}
+
+
+def registered_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
+    """The tables of teiten/tables/ that have figures in ``section``, in their order: each
+    folder's table.py draws what its figures made (teiten.analysis.tables)."""
+    found = dict(section.tables)
+    return [t for key, draw in _drawers().items() if key in found for t in draw(found[key], section, ctx)]
 
 
 def _charts(section: WorkloadSection, ctx: Context) -> Sequence[DataTable]:

@@ -9,7 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from teiten.analysis.stats import median_known as _median
+from teiten.analysis.tables import SectionInputs
 from teiten.model.results import TrialRecord
+
+# Its place among the registered tables (teiten.analysis.tables).
+ORDER = 30
 
 Loads = Mapping[str, Mapping[str, Any]]  # trial id -> its details 'load'
 
@@ -55,3 +59,7 @@ def load_parts(workload: str, trials: Sequence[TrialRecord],
                 skew_ms=skew))
     order = {name: i for i, name in enumerate(dict.fromkeys(t.planned.server for t in trials))}
     return tuple(sorted(rows, key=lambda r: (order.get(r.server, 0), r.clients, r.client, r.node)))
+
+
+def figures(given: SectionInputs) -> tuple[LoadPartRow, ...] | None:
+    return load_parts(given.workload, given.trials, given.data.loads) or None

@@ -14,7 +14,11 @@ from typing import Any
 
 from teiten.analysis import intervals, judging, verdicts
 from teiten.analysis.stats import median_known
+from teiten.analysis.tables import SectionInputs
 from teiten.model.results import TrialRecord
+
+# Its place among the registered tables (teiten.analysis.tables).
+ORDER = 40
 
 # trial id -> its percentiles: pgbench's (details 'pgbench'), or another driver's histogram's
 # (details 'latency', with the driver's name as "driver")
@@ -83,3 +87,9 @@ def _values(seen: Sequence[tuple[TrialRecord, Mapping[str, Any]]], name: str,
     pairs = [(float(v), block_of(t)) for t, p in seen if (v := p.get(f"{name}_ms")) is not None]
     return [v for v, _ in pairs], [b for _, b in pairs]
 
+
+
+def figures(given: SectionInputs) -> tuple[PercentileRow, ...] | None:
+    return percentile_rows(given.workload, given.trials, given.data.latencies,
+                           servers=[s.name for s in given.servers], baseline=given.section.baseline,
+                           block_of=given.block_of, margin_pct=given.margin_pct) or None

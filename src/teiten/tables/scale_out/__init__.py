@@ -10,9 +10,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from teiten.analysis.stats import median_known as _median
+from teiten.analysis.tables import SectionInputs
 from teiten.model.metrics import LOAD_SKEW_S, REPLICATION_LAG_BYTES_MAX, REPLICATION_REPLAY_LAG_MS_MAX
 from teiten.model.results import ServerRecord, TrialRecord
 from teiten.model.studyrecord import ServerSetup
+
+# Its place among the registered tables (teiten.analysis.tables).
+ORDER = 20
 
 
 @dataclass(frozen=True)
@@ -91,3 +95,7 @@ def one_machine(description: Mapping[str, Any]) -> bool:
     nodes = description.get("nodes") or []
     kernels = {str(node.get("boot_id") or f"unknown {i}") for i, node in enumerate(nodes)}
     return len(kernels) <= 1
+
+
+def figures(given: SectionInputs) -> ScaleOut | None:
+    return scale_out(given.workload, given.servers, given.trials, given.data.metrics)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from teiten.analysis.limits import LimitUse
 from teiten.analysis.model import WorkloadSection
 from teiten.report.cells import Cell, Column, DataTable, Table, data_name
+from teiten.tables.limits import LimitUse
 from teiten.words import formats as f
 from teiten.words.context import Context
 from teiten.words.i18n import tr
@@ -26,10 +26,8 @@ def value_text(limit: str, value: float | None, *, whole: bool = False) -> str:
     return f.format_bytes(value) + ("" if limit == "memory" else "/s")
 
 
-def limits_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
-    """The limited servers' use of their limits; none where no server is limited."""
-    if not section.limits:
-        return []
+def tables(uses: tuple[LimitUse, ...], section: WorkloadSection, ctx: Context) -> list[Table]:
+    """The limited servers' use of their limits."""
     lang, w = ctx.lang, section.workload
     columns = tuple(Column(tr(k, lang)) for k in (
         "clients", "limits.limit", "limits.value", "limits.used", "limits.pct"))
@@ -37,9 +35,9 @@ def limits_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
                              Cell(value_text(u.limit, u.value, whole=True)),
                              Cell(value_text(u.limit, u.used)),
                              Cell(f.format_pct(u.pct))))
-                 for u in section.limits)
+                 for u in uses)
     data = DataTable(data_name(ctx, w, "limits"), w, "limits", LIMIT_COLUMNS,
-                     tuple(_row(w, u) for u in section.limits))
+                     tuple(_row(w, u) for u in uses))
     table = Table("limits", tr("limits", lang), tr("limits.server", lang), columns, rows,
                   (tr("limits.note", lang),))
     return [replace(table, data=(data,))]

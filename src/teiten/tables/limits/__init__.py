@@ -9,6 +9,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from teiten.analysis.tables import SectionInputs
 from teiten.model.metrics import (
     LIMIT_MEMORY_PEAK_BYTES,
     LIMIT_READ_BPS,
@@ -17,6 +18,9 @@ from teiten.model.metrics import (
     LIMIT_WRITE_IOPS,
 )
 from teiten.model.results import ServerRecord, TrialRecord
+
+# Its place among the registered tables (teiten.analysis.tables).
+ORDER = 50
 
 # Each limit and the trial metric that measures its use.
 METRICS = {"memory": LIMIT_MEMORY_PEAK_BYTES, "read_iops": LIMIT_READ_IOPS,
@@ -38,19 +42,12 @@ class LimitUse:
         return None if self.used is None else 100.0 * self.used / self.value
 
 
-def limits_of(server: ServerRecord) -> dict[str, int]:
-    """The limits a stored server ran with (one value each: a sweep made one server per value)."""
-    given = server.setup.limits
-    return {k: int(v[0] if isinstance(v, list) else v) for k, v in given.items()
-            if k in METRICS and v is not None}
-
-
 def limit_uses(workload: str, trials: Sequence[TrialRecord], metrics: Mapping[str, Mapping[str, float]],
                servers: Sequence[ServerRecord], clients: Sequence[int]) -> tuple[LimitUse, ...]:
     """Each limited server's use of each of its limits at each client count of ``workload``."""
     out = []
     for server in servers:
-        limits = limits_of(server)
+        limits = server.setup.limit_values()
         for c in clients if limits else ():
             ok = [metrics.get(t.trial_id, {}) for t in trials if t.status == "ok"
                   and t.planned.server == server.name and t.planned.workload == workload
@@ -60,3 +57,8 @@ def limit_uses(workload: str, trials: Sequence[TrialRecord], metrics: Mapping[st
                 out.append(LimitUse(server.name, c, limit, value,
                                     statistics.median(seen) if seen else None, len(seen)))
     return tuple(out)
+
+
+def figures(given: SectionInputs) -> tuple[LimitUse, ...] | None:
+    return limit_uses(given.workload, given.trials, given.data.metrics, given.servers,
+                      given.clients) or None

@@ -2,7 +2,7 @@
 ``percentiles: true``, or another driver's histogram): per server and client count, the
 medians over the repetitions of p50 ... p99.9 and the largest latency, p95 and p99 with their
 intervals, and their ratio to the baseline server's with the ratio's interval, marked by its
-verdict (teiten.analysis.percentiles); its data, ``<stem>-percentiles.csv``."""
+verdict (teiten.tables.percentiles); its data, ``<stem>-percentiles.csv``."""
 
 from __future__ import annotations
 
@@ -10,14 +10,23 @@ from dataclasses import replace
 
 from teiten.analysis.intervals import Interval
 from teiten.analysis.model import WorkloadSection
-from teiten.analysis.percentiles import NAMES, WITH_INTERVALS, PercentileRow
 from teiten.report.cells import Cell, Column, DataTable, Table, Value, data_name, judged_cell
-from teiten.report.columns import PERCENTILE_COLUMNS
+from teiten.tables.percentiles import NAMES, WITH_INTERVALS, PercentileRow
 from teiten.words import formats as f
 from teiten.words.context import Context
 from teiten.words.i18n import tr
 from teiten.words.verdicts import judged_note
 
+# Medians over the repetitions (ms); the p95 and p99 intervals and levels; their ratios to the
+# baseline server's in percent (empty for the baseline) with their intervals and levels.
+PERCENTILE_COLUMNS = ("workload", "server", "clients", "n_ok", "p50_ms", "p90_ms", "p95_ms",
+                      "p99_ms", "p999_ms", "max_ms", "p95_ci_low_ms", "p95_ci_high_ms",
+                      "p95_ci_level_pct", "p99_ci_low_ms", "p99_ci_high_ms", "p99_ci_level_pct",
+                      "p95_ratio_pct", "p95_ratio_ci_low_pct", "p95_ratio_ci_high_pct",
+                      "p95_ratio_ci_level_pct", "p99_ratio_pct", "p99_ratio_ci_low_pct",
+                      "p99_ratio_ci_high_pct", "p99_ratio_ci_level_pct", "precision_pct",
+                      "p95_estimate_pct", "p95_verdict", "p99_estimate_pct", "p99_verdict",
+                      "margin_pct")
 LABELS = {"p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99", "p999": "p99.9"}
 
 
@@ -26,9 +35,8 @@ def _ci(found: Interval | None) -> str:
                                                  decimals=f.LATENCY_DECIMALS)
 
 
-def percentiles_table(section: WorkloadSection, ctx: Context) -> Table:
+def percentiles_table(rows_of: tuple[PercentileRow, ...], section: WorkloadSection, ctx: Context) -> Table:
     lang = ctx.lang
-    rows_of = section.percentiles
     others = [s.server for s in section.servers if s.server != section.baseline
               and any(r.server == s.server for r in rows_of)]
     columns = [Column(tr("clients", lang)), *(Column(LABELS[n], tr("percentiles.group", lang))
@@ -59,17 +67,15 @@ def percentiles_table(section: WorkloadSection, ctx: Context) -> Table:
         notes += judged_note([j for r in rows_of for j in r.judged.values()], ctx)
     heading = tr("percentiles.heading", lang) if driver is None else \
         tr("percentiles.heading.histogram", lang, driver=driver)
-    return Table("percentiles", heading, tr("scaleout.server", lang),
+    return Table("percentiles", heading, tr("percentiles.server", lang),
                  tuple(columns), tuple(rows), tuple(notes))
 
 
-def percentiles_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
-    if not section.percentiles:
-        return []
+def tables(rows: tuple[PercentileRow, ...], section: WorkloadSection, ctx: Context) -> list[Table]:
     w = section.workload
     data = DataTable(data_name(ctx, w, "percentiles"), w, "percentiles", PERCENTILE_COLUMNS,
-                     tuple(_percentile_row(w, r) for r in section.percentiles))
-    return [replace(percentiles_table(section, ctx), data=(data,))]
+                     tuple(_percentile_row(w, r) for r in rows))
+    return [replace(percentiles_table(rows, section, ctx), data=(data,))]
 
 
 def _percentile_row(w: str, r: PercentileRow) -> tuple[Value, ...]:
