@@ -1,6 +1,6 @@
-"""Beyond one local server: METHODS S11's round-trip bound of each external server, S7's
-scale-out of replication topologies, and each pgbench of the trials that ran several at once;
-each with its data (``<stem>-rtt.csv``, ``<stem>-scaleout.csv``, ``<stem>-load.csv``)."""
+"""Beyond one local server: METHODS S11's round-trip bound of each external server, with its
+data (``<stem>-rtt.csv``). (S7's scale-out and each pgbench of a trial are tables of their own:
+teiten/tables/.)"""
 
 from __future__ import annotations
 
