@@ -45,6 +45,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from teiten.messages import tr
@@ -61,6 +62,7 @@ WORD_METHODS = ("tsvector", "rum")
 
 CLASS_ORDER = ("en", "ja1", "ja2", "ja3", "other")
 CLASSES = frozenset(CLASS_ORDER)
+GROUPS = ("all", "en", "ja")
 Sentence = dict[str, Any]  # {"key": a fulltext.* text, its fields}; JSON as it is
 
 
@@ -76,84 +78,139 @@ def _said(key: str, **fields: Any) -> Sentence:
     return {"key": key, **fields}
 
 
-def judge(figures: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Search:
+    """One timed search of a method: its keyword's class, the rows LIKE finds (``hits``) and
+    the rows it returned, its time, its plan's shape and the rows its plan threw away."""
+
+    cls: str
+    hits: int
+    rows: int
+    seconds: float
+    shape: str = ""
+    rechecked: int = 0       # Rows Removed by Index Recheck
+    filtered: int = 0        # Rows Removed by Filter (the bigram method's LIKE is a filter)
+
+    @classmethod
+    def of(cls, given: Mapping[str, Any]) -> Search:
+        return cls(given.get("cls") or "", int(given.get("hits") or 0), int(given.get("rows") or 0),
+                   float(given.get("seconds") or 0.0), str(given.get("shape") or ""),
+                   int(given.get("rows_removed_by_index_recheck") or 0),
+                   int(given.get("rows_removed_by_filter") or 0))
+
+    @property
+    def indexed(self) -> bool:
+        return "Index" in self.shape
+
+
+@dataclass(frozen=True)
+class Method:
+    """One method's figures on one server (medians over repetitions, taken by the caller)."""
+
+    build_s: float | None
+    index_bytes: int | None
+    table_bytes: int
+    not_installed: bool
+    searches: tuple[Search, ...]
+
+    @classmethod
+    def of(cls, given: Mapping[str, Any]) -> Method:
+        build = given.get("build_s")
+        return cls(None if build is None else float(build), given.get("index_bytes"),
+                   int(given.get("table_bytes") or 0), bool(given.get("not_installed")),
+                   tuple(Search.of(s) for s in given.get("searches") or ()))
+
+
+@dataclass
+class _Row:
+    """A method's strengths and weaknesses, each by group (``all``, ``en``, ``ja``)."""
+
+    method: str
+    strengths: dict[str, list[Sentence]] = field(default_factory=lambda: {g: [] for g in GROUPS})
+    weaknesses: dict[str, list[Sentence]] = field(default_factory=lambda: {g: [] for g in GROUPS})
+
+    def good(self, group: str, key: str, **fields: Any) -> None:
+        self.strengths[group].append(_said(key, **fields))
+
+    def bad(self, group: str, key: str, **fields: Any) -> None:
+        self.weaknesses[group].append(_said(key, **fields))
+
+    def json(self) -> dict[str, Any]:
+        return {"method": self.method, "strengths": self.strengths, "weaknesses": self.weaknesses}
+
+
+def judge(figures: Mapping[str, Mapping[str, Any] | Method]) -> list[dict[str, Any]]:
     """One row per method, in the order given: ``{"method", "strengths": {"all", "en",
     "ja"}, "weaknesses": {"all", "en", "ja"}}``, each a list of sentences."""
-    rows = {m: _empty(m) for m in figures}
-    installed = {m: f for m, f in figures.items() if not f.get("not_installed")}
-    for method, f in figures.items():
-        if f.get("not_installed"):
-            rows[method]["weaknesses"]["all"].append(_said("not_installed"))
+    methods = {m: f if isinstance(f, Method) else Method.of(f) for m, f in figures.items()}
+    rows = {m: _Row(m) for m in methods}
+    installed = {m: f for m, f in methods.items() if not f.not_installed}
+    for method, f in methods.items():
+        if f.not_installed:
+            rows[method].bad("all", "not_installed")
     _builds(installed, rows)
     for method, f in installed.items():
         _size(method, f, rows[method])
-    classes = {m: _by_class(f.get("searches") or []) for m, f in installed.items()}
+    classes = {m: _by_class(f.searches) for m, f in installed.items()}
     for cls in CLASS_ORDER:
         per = {m: c[cls] for m, c in classes.items() if cls in c}
         if per:
             _speed(cls, {m: s for m, s in per.items() if _recall_of(s) >= SAME_ANSWER}, rows)
             for method, searches in per.items():
                 _recall(method, cls, searches, rows[method])
-                if method != BASELINE and installed[method].get("build_s") is not None:
+                if method != BASELINE and installed[method].build_s is not None:
                     _index_use(cls, searches, rows[method])
                     _recheck(cls, searches, rows[method])
-    return list(rows.values())
-
-
-def _empty(method: str) -> dict[str, Any]:
-    return {"method": method, "strengths": {"all": [], "en": [], "ja": []},
-            "weaknesses": {"all": [], "en": [], "ja": []}}
+    return [r.json() for r in rows.values()]
 
 
 def _group(cls: str) -> str:
     return "en" if cls == "en" else "ja"
 
 
-def _by_class(searches: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
-    out: dict[str, list[Mapping[str, Any]]] = {}
+def _by_class(searches: Sequence[Search]) -> dict[str, list[Search]]:
+    out: dict[str, list[Search]] = {}
     for s in searches:
-        out.setdefault(s["cls"] if s["cls"] in CLASSES else "other", []).append(s)
+        out.setdefault(s.cls if s.cls in CLASSES else "other", []).append(s)
     return out
 
 
-def _median_s(searches: Sequence[Mapping[str, Any]]) -> float:
-    return statistics.median(float(s["seconds"]) for s in searches)
+def _median_s(searches: Sequence[Search]) -> float:
+    return statistics.median(s.seconds for s in searches)
 
 
 # -- rules ----------------------------------------------------------------------------------
 
-def _builds(installed: Mapping[str, Mapping[str, Any]], rows: dict[str, dict[str, Any]]) -> None:
-    builds = sorted((float(f["build_s"]), m) for m, f in installed.items() if f.get("build_s") is not None)
+def _builds(installed: Mapping[str, Method], rows: Mapping[str, _Row]) -> None:
+    builds = sorted((f.build_s, m) for m, f in installed.items() if f.build_s is not None)
     if len(builds) < 2:
         return
     (fast_s, fast), (next_s, next_m) = builds[0], builds[1]
     n = len(builds)
-    rows[fast]["strengths"]["all"].append(
-        _said("build_fastest", n=n, time=_duration(fast_s), next=_duration(next_s), next_method=next_m))
+    rows[fast].good("all", "build_fastest", n=n, time=_duration(fast_s), next=_duration(next_s),
+                    next_method=next_m)
     slow_s, slow = builds[-1]
     if fast_s > 0 and slow_s >= BUILD_SPREAD * fast_s:
-        rows[slow]["weaknesses"]["all"].append(
-            _said("build_slowest", n=n, time=_duration(slow_s), times=_times(slow_s / fast_s), fastest=fast))
+        rows[slow].bad("all", "build_slowest", n=n, time=_duration(slow_s), times=_times(slow_s / fast_s),
+                       fastest=fast)
 
 
-def _size(method: str, f: Mapping[str, Any], row: dict[str, Any]) -> None:
-    index, table = f.get("index_bytes"), f.get("table_bytes")
-    if method == BASELINE and f.get("build_s") is None:
+def _size(method: str, f: Method, row: _Row) -> None:
+    index, table = f.index_bytes, f.table_bytes
+    if method == BASELINE and f.build_s is None:
         if table:
-            row["strengths"]["all"].append(_said("no_index", table=_bytes(table)))
+            row.good("all", "no_index", table=_bytes(table))
         return
     if not index or not table:
         return
     ratio = index / table
     if ratio >= LARGE_INDEX:
-        row["weaknesses"]["all"].append(
-            _said("index_large", times=_times(ratio), index=_bytes(index), table=_bytes(table)))
+        row.bad("all", "index_large", times=_times(ratio), index=_bytes(index), table=_bytes(table))
     elif ratio <= SMALL_INDEX:
-        row["strengths"]["all"].append(
-            _said("index_small", times=_times(ratio), index=_bytes(index), table=_bytes(table)))
+        row.good("all", "index_small", times=_times(ratio), index=_bytes(index), table=_bytes(table))
 
 
-def _speed(cls: str, per: Mapping[str, Sequence[Mapping[str, Any]]], rows: dict[str, dict[str, Any]]) -> None:
+def _speed(cls: str, per: Mapping[str, Sequence[Search]], rows: Mapping[str, _Row]) -> None:
     group = _group(cls)
     medians = {m: _median_s(s) for m, s in per.items()}
     base = medians.get(BASELINE)
@@ -162,67 +219,63 @@ def _speed(cls: str, per: Mapping[str, Sequence[Mapping[str, Any]]], rows: dict[
             continue
         times = {"time": _duration(med), "scan": _duration(base), "cls": cls}
         if med > 0 and base / med >= FASTER:
-            rows[method]["strengths"][group].append(_said("search_faster", times=_times(base / med), **times))
+            rows[method].good(group, "search_faster", times=_times(base / med), **times)
         elif med <= 0 or base / med < 1:
             slower = med / base if base > 0 else float("inf")
-            rows[method]["weaknesses"][group].append(_said("search_slower", times=_times(slower), **times))
+            rows[method].bad(group, "search_slower", times=_times(slower), **times)
         elif base / med < NOT_FASTER:
-            rows[method]["weaknesses"][group].append(_said("search_hardly", times=_times(base / med), **times))
+            rows[method].bad(group, "search_hardly", times=_times(base / med), **times)
     indexed = sorted((med, m) for m, med in medians.items() if m != BASELINE)
     if len(indexed) < 2:
         return
     (fast_s, fast), (next_s, next_m) = indexed[0], indexed[1]
     n = len(indexed)
-    rows[fast]["strengths"][group].append(
-        _said("search_fastest", n=n, cls=cls, time=_duration(fast_s), next=_duration(next_s),
-              next_method=next_m))
+    rows[fast].good(group, "search_fastest", n=n, cls=cls, time=_duration(fast_s), next=_duration(next_s),
+                    next_method=next_m)
     slow_s, slow = indexed[-1]
     if fast_s > 0 and slow_s >= SLOWEST_SPREAD * fast_s:
-        rows[slow]["weaknesses"][group].append(
-            _said("search_slowest", n=n, cls=cls, time=_duration(slow_s), times=_times(slow_s / fast_s),
-                  fastest=fast))
+        rows[slow].bad(group, "search_slowest", n=n, cls=cls, time=_duration(slow_s),
+                       times=_times(slow_s / fast_s), fastest=fast)
 
 
-def _recall_of(searches: Sequence[Mapping[str, Any]]) -> float:
+def _recall_of(searches: Sequence[Search]) -> float:
     """Rows returned over rows LIKE finds, over a class's keywords (1 when LIKE finds none)."""
-    hits = sum(int(s["hits"]) for s in searches)
-    return sum(int(s["rows"]) for s in searches) / hits if hits else 1.0
+    hits = sum(s.hits for s in searches)
+    return sum(s.rows for s in searches) / hits if hits else 1.0
 
 
-def _recall(method: str, cls: str, searches: Sequence[Mapping[str, Any]], row: dict[str, Any]) -> None:
-    hits = sum(int(s["hits"]) for s in searches)
-    found = sum(int(s["rows"]) for s in searches)
+def _recall(method: str, cls: str, searches: Sequence[Search], row: _Row) -> None:
+    hits = sum(s.hits for s in searches)
+    found = sum(s.rows for s in searches)
     if hits == 0 or found == hits:
         return
     key = "recall_words" if method in WORD_METHODS else "recall"
-    row["weaknesses"][_group(cls)].append(_said(key, pct=_pct(found / hits), cls=cls, found=found, hits=hits))
+    row.bad(_group(cls), key, pct=_pct(found / hits), cls=cls, found=found, hits=hits)
 
 
-def _index_use(cls: str, searches: Sequence[Mapping[str, Any]], row: dict[str, Any]) -> None:
-    without = [s for s in searches if "Index" not in str(s.get("shape", ""))]
+def _index_use(cls: str, searches: Sequence[Search], row: _Row) -> None:
+    without = [s for s in searches if not s.indexed]
     if not without:
         return
-    shape = Counter(str(s.get("shape", "")) for s in without).most_common(1)[0][0]
+    shape = Counter(s.shape for s in without).most_common(1)[0][0]
     med = _duration(_median_s(without))
     if len(without) == len(searches):
-        row["weaknesses"][_group(cls)].append(_said("no_index_use", cls=cls, shape=shape, time=med))
+        row.bad(_group(cls), "no_index_use", cls=cls, shape=shape, time=med)
     else:
-        row["weaknesses"][_group(cls)].append(_said("some_index_use", n=len(without), of=len(searches),
-                                                    cls=cls, shape=shape, time=med))
+        row.bad(_group(cls), "some_index_use", n=len(without), of=len(searches), cls=cls, shape=shape, time=med)
 
 
-def _recheck(cls: str, searches: Sequence[Mapping[str, Any]], row: dict[str, Any]) -> None:
-    used = [s for s in searches if "Index" in str(s.get("shape", ""))]
-    removed = sum(int(s.get("rows_removed_by_index_recheck") or 0) + int(s.get("rows_removed_by_filter") or 0)
-                  for s in used)
-    returned = sum(int(s["rows"]) for s in used)
+def _recheck(cls: str, searches: Sequence[Search], row: _Row) -> None:
+    used = [s for s in searches if s.indexed]
+    removed = sum(s.rechecked + s.filtered for s in used)
+    returned = sum(s.rows for s in used)
     if not used or removed <= returned:
         return
     if returned:
-        row["weaknesses"][_group(cls)].append(_said("recheck", cls=cls, removed=removed, returned=returned,
-                                                    times=_times(removed / returned)))
+        row.bad(_group(cls), "recheck", cls=cls, removed=removed, returned=returned,
+                times=_times(removed / returned))
     else:
-        row["weaknesses"][_group(cls)].append(_said("recheck_all", cls=cls, removed=removed))
+        row.bad(_group(cls), "recheck_all", cls=cls, removed=removed)
 
 
 # -- numbers as text ------------------------------------------------------------------------
@@ -271,7 +324,7 @@ def judgements(res: Any) -> tuple[dict[str, object], ...]:
     out: list[dict[str, object]] = []
     sizes = {(s.server, s.variant): s for s in res.sizes}
     for server in res.servers:
-        methods: dict[str, dict[str, Any]] = {}
+        methods: dict[str, Method] = {}
         for variant in res.variants:
             values = _values(variant)
             method, cache = values.get("methods", ""), values.get("cache", "warm")
@@ -282,15 +335,15 @@ def judgements(res: Any) -> tuple[dict[str, object], ...]:
             gone = [why for s, v, why in res.not_installed if s == server and v == variant]
             size = sizes.get((server, variant))
             build = next((st.seconds for st in mine if st.step == "index"), None)
-            methods[method] = {
-                "build_s": build, "index_bytes": size.index_bytes if size and build is not None else None,
-                "table_bytes": size.table_bytes if size else 0, "not_installed": bool(gone),
-                "searches": [{"keyword": st.param, "cls": st.labels.get("cls", ""),
-                              "band": st.labels.get("band", ""), "hits": st.extra.get("hits"),
-                              "rows": st.rows, "seconds": st.seconds,
-                              "rows_removed_by_index_recheck": st.plan.get("rows_removed_by_index_recheck"),
-                              "shape": st.shape} for st in mine if st.step == "search"]}
-        if not methods or all(m["not_installed"] for m in methods.values()):
+            methods[method] = Method(
+                build_s=build, index_bytes=size.index_bytes if size and build is not None else None,
+                table_bytes=size.table_bytes if size else 0, not_installed=bool(gone),
+                searches=tuple(Search(
+                    cls=st.labels.get("cls", ""), hits=int(st.extra.get("hits") or 0), rows=int(st.rows or 0),
+                    seconds=st.seconds, shape=st.shape,
+                    rechecked=int(st.plan.get("rows_removed_by_index_recheck") or 0))
+                    for st in mine if st.step == "search"))
+        if not methods or all(m.not_installed for m in methods.values()):
             continue
         for row in judge(methods):
             out.append({"server": server, **row})
