@@ -227,6 +227,28 @@ class Pool(Protocol):
 P = TypeVar("P", bound=Pool)
 
 
+def wait_serving(nodes: Callable[[], list[dict[str, str]]], mode: str, failed: Callable[[], str],
+                 tail: Callable[[], str], *, where: str, timeout: float, interval: float) -> None:
+    """Wait until a Pgpool-II (``where`` it listens) answers ``SHOW pool_nodes`` (``nodes``; in
+    streaming mode, naming the primary). ``failed`` says why it never will (a FATAL error in its
+    log, after which it lingers without serving; its death), which ends the wait at once; each
+    failure is a :class:`ServerError` that ends with its log's ``tail``."""
+    def ready() -> bool:
+        why = failed()
+        if why:
+            raise ServerError(f"pgpool {where} failed: {why}")
+        try:
+            return knows_primary(nodes(), mode)
+        except psycopg.Error:
+            return False
+
+    try:
+        wait_until(ready, timeout=timeout, interval=interval,
+                   what=f"Pgpool-II {where} to answer SHOW pool_nodes with its primary")
+    except WaitTimeout as exc:
+        raise ServerError(f"{exc}; its log ends: {tail() or 'nothing'}") from None
+
+
 def start_retrying(tries: int, launch: Callable[[], str | None], ready: Callable[[], None],
                    stop: Callable[[], object], where: str) -> None:
     """Start a Pgpool-II in at most ``tries`` attempts: ``launch`` starts it on fresh ports
@@ -371,26 +393,16 @@ class Pgpool:
         return procs.tail(done.stderr + done.stdout, 3) if done.returncode != 0 else None
 
     def wait_ready(self, *, timeout: float = 60) -> None:
-        """Wait until pgpool answers ``SHOW pool_nodes`` (in streaming mode, naming the
-        primary); fail early if it died or logged
-        a FATAL error (after which it lingers without serving)."""
-        def ready() -> bool:
-            fatal = self.fatal()
-            # Before pgpool writes its pid file there is no pid yet; afterwards, none is death.
-            if fatal or (self.pid_file.exists() and self.pid() is None):
-                raise ServerError(f"pgpool on port {self.port} failed: "
-                                  f"{fatal or self.log_tail() or 'nothing in its log'}")
-            try:
-                return knows_primary(self.pool_nodes(), self.mode)
-            except psycopg.Error:
-                return False
+        """Wait until pgpool answers (:func:`wait_serving`); fail early if it died or logged a
+        FATAL error."""
+        wait_serving(self.pool_nodes, self.mode, self._failed, self.log_tail, where=f"on port {self.port}",
+                     timeout=timeout, interval=0.2)
 
-        try:
-            wait_until(ready, timeout=timeout, interval=0.2,
-                       what=f"Pgpool-II on port {self.port} to answer SHOW pool_nodes with "
-                            "its primary")
-        except WaitTimeout as exc:
-            raise ServerError(f"{exc}; its log ends: {self.log_tail()}") from None
+    def _failed(self) -> str:
+        """Why it will not serve: its FATAL error, or its death; nothing while it may."""
+        # Before pgpool writes its pid file there is no pid yet; afterwards, none is death.
+        dead = self.pid_file.exists() and self.pid() is None
+        return self.fatal() or ((self.log_tail() or "nothing in its log") if dead else "")
 
     def pool_nodes(self) -> list[dict[str, str]]:
         """``SHOW pool_nodes`` through this pgpool: one dict per backend (node_id, status,

@@ -18,11 +18,8 @@ import random
 from collections.abc import Sequence
 from typing import Literal
 
-import psycopg
-
 from teiten.host import procs
 from teiten.host.remote import Ssh
-from teiten.host.waiting import WaitTimeout, wait_until
 from teiten.model.errors import ProcessError, ServerError
 from teiten.servers import pgpool
 from teiten.servers.cluster import SUPERUSER
@@ -104,25 +101,9 @@ class RemotePgpool:
 
     def _wait_ready(self, *, timeout: float) -> None:
         assert self.port is not None
-
-        def ready() -> bool:
-            try:
-                if pgpool.knows_primary(self.pool_nodes(), self.mode):
-                    return True
-            except psycopg.Error:
-                pass
-            fatal = pgpool.first_fatal(self.read_log())
-            if fatal:
-                raise ServerError(f"pgpool on port {self.port} failed: {fatal}")
-            return False
-
-        try:
-            wait_until(ready, timeout=timeout, interval=0.3,
-                       what=f"Pgpool-II on {self.listen} port {self.port} to answer with "
-                                    "its primary")
-        except WaitTimeout as exc:
-            raise ServerError(f"{exc}; its log ends: "
-                              f"{pgpool.log_tail(self.read_log()) or 'nothing'}") from None
+        pgpool.wait_serving(self.pool_nodes, self.mode, lambda: pgpool.first_fatal(self.read_log()),
+                            lambda: pgpool.log_tail(self.read_log()),
+                            where=f"on {self.listen} port {self.port}", timeout=timeout, interval=0.3)
 
     def pool_nodes(self) -> list[dict[str, str]]:
         """``SHOW pool_nodes`` through this pgpool, from here, with the password."""
