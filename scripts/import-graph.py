@@ -55,8 +55,10 @@ def module_name(path: Path) -> str:
 # key (teiten/servers/KEY/spec.py) is read with the study files, so it counts as `spec` and may
 # import nothing above it.
 # A table of a workload's section (teiten/tables/KEY/) makes its figures in its __init__.py, on
-# analysis's floor, and draws them in its table.py, on the report's.
-ELSEWHERE = {"servers.*.spec": "spec", "tables.*.table": "report", "tables": "analysis",
+# analysis's floor, draws them in its table.py, on the report's, and may measure them in its
+# monitor.py, on the monitors'.
+ELSEWHERE = {"servers.*.spec": "spec", "tables.*.table": "report", "tables.*.monitor": "monitors",
+             "tables": "analysis",
              "tables.*": "analysis"}
 
 

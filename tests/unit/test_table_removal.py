@@ -1,9 +1,11 @@
 """A report table is its own folder (issue 55, item 3): teiten/tables/KEY/ holds its figures
 (``__init__.py``), its table (``table.py``) and its words (``texts.yaml``), and its ``ORDER`` in
-that folder registers it. Deleting the folder of S7's scale-out table from a copy of the source
+that folder registers it; the monitor that measures what it shows may live there too
+(``monitor.py``). Deleting the folder of S7's scale-out table from a copy of the source
 tree leaves a teiten that imports every module and reports the golden replication store with
-every other table, its words and its data as before, and without that table; no module outside
-a table's folder names it."""
+every other table, its words and its data as before, and without that table; deleting the
+limits table's folder takes its monitor and words with it; no module outside a table's folder
+names it."""
 
 from __future__ import annotations
 
@@ -30,7 +32,11 @@ for found in pkgutil.walk_packages(teiten.__path__, "teiten."):
     if found.name != "teiten.__main__":
         importlib.import_module(found.name)
 from teiten.analysis import tables
+from teiten.messages import texts
+from teiten.monitors import registry
 print(" ".join(tables.in_order()))
+print(" ".join(k.name for k in registry.KINDS))
+print(registry.label("limit_read_iops"), len(texts()))
 """
 
 
@@ -62,7 +68,7 @@ def test_teiten_reports_without_a_table_s_folder(lang: str, tmp_path: Path) -> N
     whole, less = _tree(tmp_path / "whole", None), _tree(tmp_path / "less", "scale_out")
     listed = _run(less, "-c", CHECK, str(less))
     assert listed.returncode == 0, listed.stderr[-3000:]
-    assert listed.stdout.split() == [k for k in tables.in_order() if k != "scale_out"]
+    assert listed.stdout.splitlines()[0].split() == [k for k in tables.in_order() if k != "scale_out"]
 
     md, csvs, kinds = _report(whole, tmp_path / "a", lang)
     md_less, csvs_less, kinds_less = _report(less, tmp_path / "b", lang)
@@ -72,6 +78,25 @@ def test_teiten_reports_without_a_table_s_folder(lang: str, tmp_path: Path) -> N
     gone = {name for name in csvs if name.endswith("-scaleout.csv")}
     assert gone and set(csvs_less) == set(csvs) - gone
     assert all(csvs_less[name] == rows for name, rows in csvs.items() if name not in gone)
+
+
+def test_a_table_s_monitor_goes_with_its_folder(tmp_path: Path) -> None:
+    """The limits table's folder holds the monitor that measures what it shows: without the
+    folder, teiten has neither, and its metrics have no words (teiten show prints their names)."""
+    from teiten.messages import texts
+    from teiten.monitors import registry
+
+    assert "limits" in [k.name for k in registry.KINDS] and registry.label("limit_read_iops") != "limit_read_iops"
+    less = _tree(tmp_path / "less", "limits")
+    listed = _run(less, "-c", CHECK, str(less))
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    keys, monitors, words = listed.stdout.splitlines()
+    assert keys.split() == [k for k in tables.in_order() if k != "limits"]
+    assert monitors.split() == [k.name for k in registry.KINDS if k.name != "limits"]
+    label, count = words.split()
+    ours = sum(1 for line in (SRC / "tables" / "limits" / "texts.yaml").read_text().splitlines()
+               if line and line[0] not in " #")
+    assert label == "limit_read_iops" and int(count) == len(texts()) - ours
 
 
 def test_no_module_outside_a_table_s_folder_names_it() -> None:

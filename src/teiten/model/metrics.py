@@ -1,4 +1,4 @@
-"""The stored names of the metrics that a monitor writes and analysis reads, written once:
+"""The stored names of the metrics that a monitor of teiten/monitors/ writes and analysis reads, written once
 the monitors register them (teiten.monitors: unit, kind and label) and store their figures
 under them, and analysis reads them by these names, so that neither spells them again."""
 
@@ -9,9 +9,3 @@ AUTOVACUUM_IN_WINDOW = "autovacuum_in_window"  # the activity monitor's
 LOAD_SKEW_S = "load_skew_s"  # the load's parts: how far apart several pgbench started
 REPLICATION_LAG_BYTES_MAX = "replication_lag_bytes_max"  # the replication monitor's
 REPLICATION_REPLAY_LAG_MS_MAX = "replication_replay_lag_ms_max"
-# A limited server's use of its limits (the limits monitor's)
-LIMIT_MEMORY_PEAK_BYTES = "limit_memory_peak_bytes"
-LIMIT_READ_IOPS = "limit_read_iops"
-LIMIT_WRITE_IOPS = "limit_write_iops"
-LIMIT_READ_BPS = "limit_read_bps"
-LIMIT_WRITE_BPS = "limit_write_bps"

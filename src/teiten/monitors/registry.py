@@ -2,19 +2,21 @@
 
 :mod:`teiten.run.window` runs the monitors of this list over each trial's window; ``teiten show``
 names a stored metric by what its monitor registered here. To add a monitor, write its module
-(:mod:`teiten.monitors.base` says what it gives) and add its ``KIND`` to ``KINDS``
-(docs/DESIGN.md, "A monitor").
+(:mod:`teiten.monitors.base` says what it gives) and add its ``KIND`` to ``KINDS``, or write it as
+the ``monitor.py`` of the report table that shows what it measures (``teiten/tables/KEY/``),
+where it is found (docs/DESIGN.md, "A monitor").
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
+from importlib.resources import files
 
 from teiten.messages import texts, tr
 from teiten.monitors import (
     activity,
     foreign,
-    limits,
     loadparts,
     lwlock,
     placement,
@@ -24,9 +26,18 @@ from teiten.monitors import (
 )
 from teiten.monitors.base import Metric, MonitorKind
 
+
+def _of_tables() -> list[MonitorKind]:
+    """The monitors of the report tables' folders (``teiten/tables/KEY/monitor.py``, each the
+    meter of what its table shows), by the folder's name."""
+    found = files("teiten.tables")  # the wing's __init__ imports nothing
+    return [importlib.import_module(f"teiten.tables.{d.name}.monitor").KIND
+            for d in sorted(found.iterdir(), key=lambda d: d.name) if d.joinpath("monitor.py").is_file()]
+
+
 # In the order their parts enter a trial's evidence (and the store keeps them).
 KINDS: list[MonitorKind] = [activity.KIND, profile.KIND, placement.KIND, lwlock.KIND, loadparts.KIND,
-                            replication.KIND, remote_system.KIND, foreign.KIND, limits.KIND]
+                            replication.KIND, remote_system.KIND, foreign.KIND, *_of_tables()]
 
 
 def register(kind: MonitorKind) -> None:

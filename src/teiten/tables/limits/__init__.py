@@ -1,6 +1,6 @@
 """How much of its limits a limited server used (METHODS S11: the 2020 report gave CPU, memory
 and IOPS as a % of the provisioned limit), per workload and client count: the median over the
-successful trials of what its cgroup counted in the measured window (teiten.monitors.limits),
+successful trials of what its cgroup counted in the measured window (its monitor, teiten.tables.limits.monitor),
 against the limit the study set (``limits`` of a server)."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from teiten.analysis.tables import SectionInputs
-from teiten.model.metrics import (
+from teiten.model.results import ServerRecord, TrialRecord
+from teiten.tables.limits.monitor import (
     LIMIT_MEMORY_PEAK_BYTES,
     LIMIT_READ_BPS,
     LIMIT_READ_IOPS,
     LIMIT_WRITE_BPS,
     LIMIT_WRITE_IOPS,
 )
-from teiten.model.results import ServerRecord, TrialRecord
 
 # Its place among the registered tables (teiten.analysis.tables).
 ORDER = 50

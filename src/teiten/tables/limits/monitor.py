@@ -8,6 +8,9 @@ On cgroup v1, the counters and the throttle both see the I/O a server's processe
 themselves (reads, direct writes, and the writeback that their fsync and flush requests start);
 the kernel's own flusher threads write back dirty pages outside the group, unthrottled and
 uncounted. On v2 the writeback of the group's pages is charged to it too.
+
+A monitor of a report table's folder: :mod:`teiten.monitors.registry` finds it there, after
+the monitors of ``teiten/monitors/``; it stands on the monitors' floor of the import graph.
 """
 
 from __future__ import annotations
@@ -16,17 +19,16 @@ import threading
 import time
 
 from teiten.host.cgroups import Group
-from teiten.model.metrics import (
-    LIMIT_MEMORY_PEAK_BYTES,
-    LIMIT_READ_BPS,
-    LIMIT_READ_IOPS,
-    LIMIT_WRITE_BPS,
-    LIMIT_WRITE_IOPS,
-)
 from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
 
 SAMPLE_S = 0.5
+# The metrics it stores, which the table's figures read (teiten.tables.limits)
+LIMIT_MEMORY_PEAK_BYTES = "limit_memory_peak_bytes"
+LIMIT_READ_IOPS = "limit_read_iops"
+LIMIT_WRITE_IOPS = "limit_write_iops"
+LIMIT_READ_BPS = "limit_read_bps"
+LIMIT_WRITE_BPS = "limit_write_bps"
 RATES = {"read_ios": LIMIT_READ_IOPS, "write_ios": LIMIT_WRITE_IOPS,
          "read_bytes": LIMIT_READ_BPS, "write_bytes": LIMIT_WRITE_BPS}
 MEMORY = LIMIT_MEMORY_PEAK_BYTES
