@@ -1,6 +1,7 @@
-"""The stored names of the metrics that a monitor of teiten/monitors/ writes and analysis reads, written once
-the monitors register them (teiten.monitors: unit, kind and label) and store their figures
-under them, and analysis reads them by these names, so that neither spells them again."""
+"""The stored names of the metrics that a monitor of teiten/monitors/ writes and analysis
+reads, written once: the monitors register them (teiten.monitors: unit, kind and label) and
+store their figures under them, and analysis reads them by these names, so that neither spells
+them again. (A monitor in a report table's folder names its own: teiten/tables/KEY/monitor.py.)"""
 
 from __future__ import annotations
 
