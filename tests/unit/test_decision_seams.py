@@ -1,7 +1,8 @@
 """Analysis decides, the report renders (issue 55, item 2): the commands that only decide
 (``teiten gate``, ``bisect``, ``store summarize``) word their figures from ``teiten.words`` and never
 import the report; analysis asks no kind of server or workload module; and neither analysis, the
-words nor the report name a kind, suite, application or stored metric as a string literal.
+words nor the report name a kind, suite, application or stored metric as a string literal; the
+report reads no store (analysis's gatherers do).
 
 What is left to move behind a feature's own registration (issue 55, item 3) is listed in
 PENDING, exactly: a new import or literal fails, and so does an entry that no longer occurs, so
@@ -90,6 +91,31 @@ def test_analysis_and_the_report_name_no_feature_and_ask_no_kind() -> None:
     assert not gone, f"moved behind a registration: take these off PENDING: {gone}"
 
 
+def store_reads(tree: ast.AST) -> Iterator[str]:
+    """The calls of a method of the store (``store.trials(...)``, ``old_store.study(...)``) in
+    ``tree``: any call on a name that holds a store, of a method the Store class defines."""
+    from teiten.store import Store
+
+    methods = {name for name, value in vars(Store).items() if callable(value) or isinstance(value, classmethod)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Name) and "store" in node.func.value.id.lower() \
+                and node.func.attr in methods:
+            yield f"{node.func.value.id}.{node.func.attr}()"
+
+
+def test_the_report_reads_no_store() -> None:
+    """The store's readers are analysis's (teiten.analysis.gather): the report is given what it
+    renders, and names a store only to say where the figures came from."""
+    for path in [*sorted((SRC / "report").rglob("*.py")), *sorted((SRC / "tables").glob("*/table.py"))]:
+        tree = ast.parse(path.read_text())
+        reads = sorted(store_reads(tree))
+        assert not reads, f"{path.relative_to(SRC)} reads the store ({reads}): read it in teiten.analysis.gather"
+        imported = sorted(m for m in _modules(tree) if m.startswith("teiten.store")
+                          and m not in ("teiten.store", "teiten.store.Store"))
+        assert not imported, f"{path.relative_to(SRC)} imports the store's modules: {imported}"
+
+
 def test_the_scan_sees_what_it_forbids(tmp_path: Path) -> None:
     sample = tmp_path / "x.py"
     sample.write_text('"""Mentions \'iot\' in a docstring, which is allowed."""\n'
@@ -101,6 +127,9 @@ def test_the_scan_sees_what_it_forbids(tmp_path: Path) -> None:
         ("analysis/x.py", "kind 'docker'"), ("analysis/x.py", "metric 'cpu_steal'")}
     assert found_in(sample, "report/x.py", names) == {
         ("report/x.py", "kind 'docker'"), ("report/x.py", "metric 'cpu_steal'")}
+    assert sorted(store_reads(ast.parse("rows = store.trials(1)\nx = other_store.details_of_kind(1, 'p')\n"
+                                        "y = store.address.absolute()\nz = study.trials\n"))) == [
+        "other_store.details_of_kind()", "store.trials()"]
     bad = tmp_path / "gate.py"
     bad.write_text("from teiten.report import gate as words\n")
     assert [m for m in _modules(ast.parse(bad.read_text())) if m.startswith("teiten.report")]

@@ -13,6 +13,7 @@ import pytest
 from tests.unit.report_fixture import report_data
 
 from teiten.analysis.rtt import RttBound, RttRow
+from teiten.model.details import LOAD
 from teiten.model.results import PlannedTrial, Status, TrialRecord
 from teiten.report import write_report
 from teiten.tables.load_parts import load_parts
@@ -31,7 +32,7 @@ def _trial(trial_id: str, workload: str, status: Status) -> TrialRecord:
 
 TRIALS = [_trial("t1", "w", "ok"), _trial("t2", "w", "ok"), _trial("t3", "w", "failed"),
           _trial("t4", "other", "ok")]
-LOADS = {
+STORED = {
     "t1": {"parts": [_part("here", "db1", 300.0, 6.0, 100.0), _part("c2", "db1", 100.0, 20.0, 100.004)],
            "skew_s": 0.004},
     "t2": {"parts": [_part("here", "db1", 500.0, 4.0, 200.0), _part("c2", "db1", 100.0, 19.0, 200.010)],
@@ -40,6 +41,7 @@ LOADS = {
            "skew_s": 9.0},
     "t4": {"parts": [_part("here", "db1", 1.0, 1.0, 0.0)], "skew_s": 0.0},
 }
+LOADS = {trial_id: LOAD.read(stored) for trial_id, stored in STORED.items()}  # as the store reads them
 
 
 def test_each_process_is_the_median_over_the_ok_repetitions() -> None:

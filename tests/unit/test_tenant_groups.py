@@ -7,6 +7,7 @@ import pytest
 
 from teiten.analysis.inputs import StudyData
 from teiten.analysis.tenants import apart, pairs, tenant_name
+from teiten.model.details import LOAD
 from teiten.model.errors import SpecError
 from teiten.model.results import LoadFigures, PlannedTrial, ServerRecord, StudyResults, TrialRecord
 from teiten.run.plan import plan
@@ -62,9 +63,9 @@ def test_a_group_trial_becomes_one_trial_per_tenant_from_its_parts() -> None:
               _trial("x1", "g1+g2", 1, 1000.0), _trial("x2", "g1+g2", 2, 0.0, "failed"))
     study = StudyResults(1, "t", "t.yaml", "", spec, 0, "finished", "t0", None, {}, "0",
                          servers, trials)
-    loads = {"x1": {"parts": [
-        {"node": "g1", "tps": 600.0, "transactions": 600, "latency_ms_avg": 1.5},
-        {"node": "g2", "tps": 400.0, "transactions": 400, "latency_ms_avg": 2.5}]}}
+    loads = {"x1": LOAD.read({"parts": [
+        {"client": "here", "node": "g1", "tps": 600.0, "transactions": 600, "latency_ms_avg": 1.5},
+        {"client": "here", "node": "g2", "tps": 400.0, "transactions": 400, "latency_ms_avg": 2.5}]})}
     data = apart(StudyData(study, metrics={"x1": {"cpu_user": 80.0, "wal_bytes": 5.0}},
                            loads=loads))
     names = [s.name for s in data.study.servers]

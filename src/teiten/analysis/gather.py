@@ -17,6 +17,7 @@ from teiten.analysis.cycle import MachineTime, machine_time
 from teiten.analysis.inputs import (
     AppRuns,
     Features,
+    Graphs,
     Hot,
     Locks,
     ReportOptions,
@@ -29,6 +30,7 @@ from teiten.analysis.rtt import statements_per_transaction
 from teiten.host import fingerprint, flamegraphs
 from teiten.host.flamegraphs import hot_functions, unnamed_shares
 from teiten.messages import tr
+from teiten.model.details import LATENCY, LOAD, PGBENCH, LatencyDetails
 from teiten.model.errors import UserError
 from teiten.model.results import Point, ServerRecord, StudyResults, TrialRecord, now
 from teiten.store import Store
@@ -108,7 +110,7 @@ def study_data(store: Store, study_id: int, features: Features) -> StudyData:
         study, metrics=store.metrics_by_trial(study_id), waits=store.waits_by_trial(study_id),
         progress=store.progress_by_trial(study_id), steps=store.steps_by_trial(study_id),
         system=system_series(store, study_id),
-        loads=store.details_of_kind(study_id, "load"),
+        loads=store.details_of(study_id, LOAD),
         latencies=latencies(store, study_id),
         apps=app_runs(study.trials, store.details_of_kind(study_id, "app")),
         statements=rtt_statements(store, study),
@@ -125,15 +127,15 @@ def system_series(store: Store, study_id: int) -> dict[str, dict[str, list[float
 
 
 
-def latencies(store: Store, study_id: int) -> dict[str, Mapping[str, Any]]:
+def latencies(store: Store, study_id: int) -> dict[str, LatencyDetails]:
     """The latency percentiles of the trials that took them, by trial id: pgbench's from its
-    transaction log (details 'pgbench', as issue 21 stored them), any other driver's from its
-    own histogram (details 'latency', in the same figures), with that driver's name."""
-    found: dict[str, Mapping[str, Any]] = {
-        trial_id: body["percentiles"] for trial_id, body in
-        store.details_of_kind(study_id, "pgbench").items() if body.get("percentiles")}
-    found.update({trial_id: {**body["percentiles"], "driver": body.get("driver")} for trial_id, body
-                  in store.details_of_kind(study_id, "latency").items() if body.get("percentiles")})
+    transaction log (details 'pgbench', as issue 21 stored them; no driver named), any other
+    driver's from its own histogram (details 'latency', in the same figures), with that
+    driver's name."""
+    found = {trial_id: LatencyDetails(None, body.percentiles) for trial_id, body in
+             store.details_of(study_id, PGBENCH).items() if body.percentiles}
+    found.update({trial_id: body for trial_id, body in store.details_of(study_id, LATENCY).items()
+                  if body.percentiles})
     return found
 
 
@@ -145,6 +147,27 @@ def confinements(trials: Sequence[TrialRecord], placements: Mapping[str, Mapping
     return {t.planned.server: str(placements[t.trial_id]["mechanism"]) for t in trials
             if t.trial_id in placements and placements[t.trial_id].get("mechanism")}
 
+
+
+def profiled(store: Store, study_id: int) -> tuple[StudyResults, Details]:
+    """The study with the profile trials run after its blocks (which make flame graphs only),
+    and every trial's stored profile."""
+    return store.study_results(study_id), store.details_of_kind(study_id, "profile")
+
+
+def with_profiles(store: Store, data: StudyData, every: StudyResults, profiles: Details,
+                  graphs: Graphs, diffs: Graphs) -> StudyData:
+    """``data`` with what its profiles, lock statistics and cycles add to the report: the hot
+    functions, the locks, the flame graphs written beside the report (``graphs``, ``diffs``),
+    the frames perf could not name, the machine time, and the points profiled after the
+    blocks (``every``: the study with those trials)."""
+    study_id = data.study.study_id
+    return replace(data, hot=hot_spots(every.trials, profiles),
+                   locks=lwlock_runs(data.study.trials, store.details_of_kind(study_id, "lwlock")),
+                   graphs=graphs, graph_diffs=diffs, unnamed=unnamed_frames(every.trials, profiles),
+                   machine_time=study_machine_time(store, every),
+                   profiled_after=tuple(sorted({(t.planned.workload, t.planned.clients)
+                                                for t in every.trials if t.planned.purpose})))
 
 
 def profiles_without_graphs(store: Store, study: StudyResults, profiles: Details

@@ -13,8 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from teiten.analysis.cycle import MachineTime
 from teiten.analysis.locks import Locks  # per point, per ok repetition: LWLOCK_STATS rows
 from teiten.analysis.model import Notice, StudyParameters
+from teiten.model.details import LatencyDetails, LoadDetails
 from teiten.model.results import Point, ProgressPoint, StepRecord, StudyResults
 
 # Per point of the matrix: the hottest functions of its profile, (function, self share).
@@ -98,9 +100,10 @@ class StudyData:
     # each device role's %util ("data", "wal"); None for a second without a sample
     system: Mapping[str, Mapping[str, Sequence[float | None]]] = field(default_factory=dict)
     steps: Mapping[str, Sequence[StepRecord]] = field(default_factory=dict)  # in the order they ran
-    loads: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # details 'load'
-    # the latency percentiles of the trials that took them (details 'pgbench' or 'latency')
-    latencies: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    loads: Mapping[str, LoadDetails] = field(default_factory=dict)  # several pgbench at once
+    # the latency percentiles of the trials that took them (details 'pgbench', with no driver
+    # named, or another driver's 'latency')
+    latencies: Mapping[str, LatencyDetails] = field(default_factory=dict)
     apps: AppRuns = field(default_factory=dict)
     hot: Hot = field(default_factory=dict)
     locks: Locks = field(default_factory=dict)
@@ -115,6 +118,10 @@ class StudyData:
     confined: Mapping[str, str] = field(default_factory=dict)
     # What analysis asks of the features teiten has; None: a study read for its figures alone
     features: Features | None = None
+    # The trials' cycles summed (None: none kept one, or a compare report)
+    machine_time: MachineTime | None = None
+    # (workload, clients) profiled after the blocks, where the servers differ most
+    profiled_after: tuple[tuple[str, int], ...] = ()
 
     def asked(self) -> Features:
         """The features, which the report's analysis needs (the gatherer gives them)."""
@@ -135,6 +142,8 @@ class ReportOptions:
     extra_notices: tuple[Notice, ...] = ()
     # compare: how each compared study ran, for the Study table (see summary.study_parameters)
     compared: tuple[StudyParameters, ...] = ()
+    # METHODS S5's degradation-rate tables to add: (server a, server b), b against a
+    degradations: tuple[tuple[str, str], ...] = ()
 
 
 def system_seconds(samples: Sequence[tuple[float, str, float]], devices: Mapping[str, str]

@@ -382,6 +382,12 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     blocks = blocks_run(s, trials)
     warnings = [*notes_first, *notices(trials, sections, series, data.metrics,
                                          repetitions=blocks)]
+    if options.degradations:  # METHODS S5, as asked (after the notices, which they do not change)
+        sections = tuple(replace(sec, degradations=tuple(compare.degradation(sec, a, b)
+                                                         for a, b in options.degradations))
+                         for sec in sections)
+    sections = tuple(replace(sec, profiled_after=tuple(sorted(
+        c for w, c in set(data.profiled_after) if w == sec.workload))) for sec in sections)
     return ReportData(
         study=study.name,
         description=studies.about(study.name, s.description, options.lang)
@@ -392,7 +398,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         sections=sections, status_counts=counts, warnings=tuple(warnings), lang=options.lang,
         series=series, differences=differences.differences(servers),
         auto=_auto(s, record.auto_decisions, study.trials), compared=options.compared,
-        margin_pct=margin)
+        margin_pct=margin, machine_time=data.machine_time)
 
 
 def _with_tables(section: WorkloadSection, trials: Sequence[TrialRecord], servers: Sequence[ServerRecord],

@@ -50,7 +50,8 @@ def apart(data: StudyData) -> StudyData:
         if group is None:
             trials.append(t)
             continue
-        parts = {p["node"]: p for p in (data.loads.get(t.trial_id) or {}).get("parts", ())}
+        load = data.loads.get(t.trial_id)
+        parts = {p.node: p for p in (load.parts if load is not None else ())}
         for member in group:
             name = tenant_name(member, group)
             if name not in added:
@@ -61,10 +62,9 @@ def apart(data: StudyData) -> StudyData:
             tid = f"{original}/{member}{dot}{attempt}"
             part = parts.get(member)
             figures = None
-            if t.figures is not None and part is not None and part.get("transactions"):
-                figures = replace(t.figures, tps=part.get("tps"),
-                                  transactions=int(part["transactions"]),
-                                  latency_ms_avg=part.get("latency_ms_avg"),
+            if t.figures is not None and part is not None and part.transactions:
+                figures = replace(t.figures, tps=part.tps, transactions=int(part.transactions),
+                                  latency_ms_avg=part.latency_ms_avg,
                                   latency_ms_stddev=None, failed_transactions=None)
             repeat_of = f"{t.planned.repeat_of}/{member}" if t.planned.repeat_of else None
             trials.append(replace(t, planned=replace(t.planned, trial_id=tid, server=name,

@@ -9,7 +9,8 @@ from typing import Any
 
 from teiten.analysis import cycle as cycles
 from teiten.cli.output import table
-from teiten.model.shown import AppDetails, Design, Percentiles, PgbenchDetails, Shown, Step, Wait
+from teiten.model.details import Percentiles, PgbenchDetails
+from teiten.model.shown import AppDetails, Design, Shown, Step, Wait
 from teiten.monitors import registry
 
 

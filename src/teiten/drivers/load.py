@@ -21,13 +21,13 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from teiten.drivers import pgbench
 from teiten.drivers.pgbench_output import PgbenchOutput, ProgressPoint, StatementLatency, parse
 from teiten.host import procs
 from teiten.host.remote import Ssh
 from teiten.installs import Install
+from teiten.model.details import LoadDetails, LoadPart
 from teiten.model.errors import ProcessError
 from teiten.servers.base import Target
 
@@ -55,12 +55,10 @@ class Part:
     run: pgbench.PgbenchRun
     started_at: float  # epoch seconds when pgbench started, on the client's clock
 
-    def to_json(self) -> dict[str, Any]:
+    def record(self) -> LoadPart:
         o = self.run.output
-        return {"client": self.client, "node": self.node, "tps": o.tps,
-                "transactions": o.transactions, "latency_ms_avg": o.latency_ms_avg,
-                "returncode": self.run.returncode, "started_at": self.started_at,
-                "errors": list(o.errors[:3])}
+        return LoadPart(self.client, self.node, o.tps, o.transactions, o.latency_ms_avg,
+                        self.run.returncode, self.started_at, tuple(o.errors[:3]))
 
 
 @dataclass
@@ -72,10 +70,10 @@ class Load:
         starts = [p.started_at for p in self.parts]
         return max(starts) - min(starts) if starts else 0.0
 
-    def details(self) -> dict[str, Any]:
-        return {"parts": [p.to_json() for p in self.parts], "skew_s": self.skew_s,
-                "clients": sorted({p.client for p in self.parts}),
-                "nodes": sorted({p.node for p in self.parts})}
+    def details(self) -> LoadDetails:
+        return LoadDetails(tuple(p.record() for p in self.parts), self.skew_s,
+                           tuple(sorted({p.client for p in self.parts})),
+                           tuple(sorted({p.node for p in self.parts})))
 
     def combined(self) -> pgbench.PgbenchRun:
         """One run standing for all parts: the summed output; the worst exit status."""

@@ -7,14 +7,15 @@ without -s pgbench uses 1 for custom scripts).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from teiten.drivers.pgbench_output import PgbenchOutput, parse
 from teiten.host import client_account, procs
 from teiten.host.cpus import format_list
 from teiten.installs import Install
+from teiten.model.details import LoadDetails
 from teiten.model.errors import ProcessError
 from teiten.model.results import LoadFigures, LoadRun
 from teiten.servers.base import Endpoint
@@ -55,7 +56,7 @@ class PgbenchRun:
         return None
 
     def load_run(self, *, figures: LoadFigures | None = None,
-                 several: Mapping[str, Any] | None = None) -> LoadRun:
+                 several: LoadDetails | None = None) -> LoadRun:
         """The run in the model's terms: its own figures (or ``figures``, those of a measured
         window inside it), judged by what pgbench printed of the whole run."""
         return LoadRun("pgbench", tuple(self.argv), self.stdout, self.stderr,

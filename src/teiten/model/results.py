@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any, Literal
 
+from teiten.model.details import LoadDetails
 from teiten.model.studyrecord import ServerSetup, StudyRecord
 
 # disturbed: the trial ran while foreign load on the machine exceeded the noise guard's
@@ -141,7 +142,7 @@ class LoadRun:
     timed_out: bool = False
     # Several processes made the load at once (a topology's nodes, several load clients):
     # each one's figures and their start skew, kept as the trial's 'load' details.
-    several: Mapping[str, Any] | None = None
+    several: LoadDetails | None = None
 
     def __post_init__(self) -> None:
         if self.timed_out and not self.failure:

@@ -4,7 +4,8 @@ the details its drivers and workloads stored, each a record of its own.
 
 A details record is read from the stored JSON by its fields' names (:func:`details`): a key the
 record does not name is left out, one it names and the store lacks takes its default, so an
-older store reads as what it recorded. Nothing here reads a key by hand.
+older store reads as what it recorded. Nothing here reads a key by hand. The records of the
+kinds that others read too are :mod:`teiten.model.details`'.
 """
 
 from __future__ import annotations
@@ -15,45 +16,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from teiten.model.details import LatencyDetails, Num, PgbenchDetails
 from teiten.model.results import TrialRecord
-
-Num = int | float  # a stored number, as the store gave it: an int prints as an int
-
-
-@dataclass(frozen=True)
-class Percentiles:
-    """A trial's latency percentiles (ms), of ``count`` transactions, within ``precision``."""
-
-    count: Num = 0
-    precision: Num = 0.0
-    p50_ms: Num | None = None
-    p90_ms: Num | None = None
-    p95_ms: Num | None = None
-    p99_ms: Num | None = None
-    p999_ms: Num | None = None
-    max_ms: Num | None = None
-
-
-@dataclass(frozen=True)
-class PgbenchDetails:
-    """What a rate-limited, latency-limited or retrying pgbench run reported (``pgbench``)."""
-
-    percentiles: Percentiles | None = None  # from its transaction log, when the trial asked
-    latency_limit_ms: Num | None = None
-    late: Num | None = None
-    skipped: Num | None = None
-    retried: Num | None = None
-    retries: Num | None = None
-    lag_ms_avg: Num | None = None
-    lag_ms_max: Num | None = None
-
-
-@dataclass(frozen=True)
-class LatencyDetails:
-    """Another driver's latency percentiles, from its own histogram (``latency``)."""
-
-    driver: str | None = None
-    percentiles: Percentiles | None = None
 
 
 @dataclass(frozen=True)

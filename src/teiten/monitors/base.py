@@ -15,12 +15,13 @@ that :class:`teiten.servers.base.Server` offers them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 from teiten.host.cgroups import Group
 from teiten.host.cpus import Placement
+from teiten.model.details import LoadDetails
 from teiten.model.results import Evidence, PlannedTrial
 from teiten.monitors.system import Backend
 from teiten.spec.study import NoiseGuardSpec, ProfileSpec
@@ -100,7 +101,7 @@ class Ended:
 
     log: str = ""
     transactions: int = 0
-    several: Mapping[str, Any] | None = None
+    several: LoadDetails | None = None
 
 
 class Monitor:

@@ -5,6 +5,7 @@ reports its parts when it ends."""
 
 from __future__ import annotations
 
+from teiten.model.details import LOAD
 from teiten.model.metrics import LOAD_SKEW_S
 from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Metric, Monitor, MonitorKind, Window
@@ -14,9 +15,9 @@ class LoadParts(Monitor):
     def contribute(self, evidence: Evidence, ended: Ended) -> None:
         several = ended.several
         if several is not None:
-            evidence.details["load"] = dict(several)
-            evidence.metrics[LOAD_SKEW_S] = float(several["skew_s"])
-            evidence.metrics["load_processes"] = float(len(several["parts"]))
+            LOAD.put(evidence.details, several)
+            evidence.metrics[LOAD_SKEW_S] = float(several.skew_s)
+            evidence.metrics["load_processes"] = float(len(several.parts))
 
 
 def _parts(window: Window) -> LoadParts:

@@ -31,8 +31,9 @@ def _of_tables() -> list[MonitorKind]:
     """The monitors of the report tables' folders (``teiten/tables/KEY/monitor.py``, each the
     meter of what its table shows), by the folder's name."""
     found = files("teiten.tables")  # the wing's __init__ imports nothing
+    folders = sorted(found.iterdir(), key=lambda d: d.name)  # safe: teiten's own package, as its imports
     return [importlib.import_module(f"teiten.tables.{d.name}.monitor").KIND
-            for d in sorted(found.iterdir(), key=lambda d: d.name) if d.joinpath("monitor.py").is_file()]
+            for d in folders if d.joinpath("monitor.py").is_file()]
 
 
 # In the order their parts enter a trial's evidence (and the store keeps them).

@@ -9,16 +9,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from teiten.analysis import tenants
-from teiten.analysis.compare import degradation
 from teiten.analysis.gather import (
     Details,
     compared,
-    hot_spots,
-    lwlock_runs,
+    profiled,
     profiles_without_graphs,
     study_data,
-    study_machine_time,
-    unnamed_frames,
+    with_profiles,
 )
 from teiten.analysis.inputs import Graphs, ReportOptions, StudyData
 from teiten.analysis.model import ReportData
@@ -120,15 +117,6 @@ def _pairs(names: list[str], degradations: list[tuple[str, str]]) -> list[tuple[
     return degradations
 
 
-def _finish(data: ReportData, pairs: list[tuple[str, str]], out: outdir.Writer
-            ) -> dict[str, Path]:
-    if pairs:
-        data = replace(data, sections=tuple(
-            replace(sec, degradations=tuple(degradation(sec, a, b) for a, b in pairs))
-            for sec in data.sections))
-    return write_report(data, out)
-
-
 def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str = "en",
                        degradations: list[tuple[str, str]] | None = None,
                        exclude_rampup: bool = False, overwrite: bool = False,
@@ -152,23 +140,13 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
 
 def _study_report(store: Store, study_id: int, data: StudyData, pairs: list[tuple[str, str]],
                   out: outdir.Writer, *, lang: str, exclude_rampup: bool) -> dict[str, Path]:
-    study = data.study
-    profiles = store.details_of_kind(study_id, "profile")
-    every = store.study_results(study_id)  # with the profile trials run after the blocks
-    graphs, diffs = write_flamegraphs(every.trials, profiles, out, study.servers[0].name)
-    data = replace(data, hot=hot_spots(every.trials, profiles),
-                   locks=lwlock_runs(study.trials, store.details_of_kind(study_id, "lwlock")),
-                   graphs=graphs, graph_diffs=diffs,
-                   unnamed=unnamed_frames(every.trials, profiles))
+    every, profiles = profiled(store, study_id)
+    graphs, diffs = write_flamegraphs(every.trials, profiles, out, data.study.servers[0].name)
+    data = with_profiles(store, data, every, profiles, graphs, diffs)
     options = ReportOptions(store_path=store.address.absolute(), generated_at=now(), lang=lang,
-                            exclude_rampup=exclude_rampup,
+                            exclude_rampup=exclude_rampup, degradations=tuple(pairs),
                             extra_notices=profiles_without_graphs(store, every, profiles))
-    found = replace(report_data(data, options), machine_time=study_machine_time(store, every))
-    found = change_graphs(found, every.trials, profiles, out)
-    after = {(t.planned.workload, t.planned.clients) for t in every.trials if t.planned.purpose}
-    found = replace(found, sections=tuple(replace(sec, profiled_after=tuple(sorted(
-        c for w, c in after if w == sec.workload))) for sec in found.sections))
-    return _finish(found, pairs, out)
+    return write_report(change_graphs(report_data(data, options), every.trials, profiles, out), out)
 
 
 def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lang: str = "en",
@@ -191,6 +169,6 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
                              exclude_rampup=exclude_rampup)
     pairs = _pairs([s.name for s in data.study.servers], degradations or [])
     with outdir.claim(out_dir, overwrite=overwrite) as out:
-        return _finish(report_data(data, options), pairs, out)
+        return write_report(report_data(data, replace(options, degradations=tuple(pairs))), out)
 
 

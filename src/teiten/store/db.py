@@ -16,8 +16,9 @@ import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from teiten.model.details import DetailsKind
 from teiten.model.errors import StoreError, StoreVersionError, UnusableStore, UserError
 from teiten.model.results import (
     PlannedTrial,
@@ -34,6 +35,8 @@ from teiten.store.lite import SqliteConnection
 from teiten.store.schema import MIGRATIONS, SCHEMA_VERSION
 from teiten.store.trial_rows import insert_planned as _insert_planned
 from teiten.store.trial_rows import record as _record
+
+T = TypeVar("T")
 
 
 class Store:
@@ -253,8 +256,7 @@ class Store:
 
     def add_workdir(self, study_id: int, path: Path) -> None:
         with self.transaction() as c:
-            c.execute("INSERT INTO workdirs VALUES (?, ?) ON CONFLICT DO NOTHING",
-                      (study_id, str(path)))
+            c.execute("INSERT INTO workdirs VALUES (?, ?) ON CONFLICT DO NOTHING", (study_id, str(path)))
 
     def workdirs(self, study_id: int) -> list[Path]:
         return [Path(r[0]) for r in self.conn.execute(
@@ -352,6 +354,10 @@ class Store:
         return {r[0]: json.loads(r[1]) for r in self._read("details", study_id,
             "SELECT trial_id, body FROM details WHERE study_id=? AND kind=?", (study_id, kind))}
 
+    def details_of(self, study_id: int, kind: DetailsKind[T]) -> dict[str, T]:
+        """One kind of details of every trial of a study that has it, read as its records."""
+        return {tid: kind.read(body) for tid, body in self.details_of_kind(study_id, kind.name).items()}
+
     def metrics_by_trial(self, study_id: int) -> dict[str, dict[str, float]]:
         """The monitors' figures of every trial of a study that has some, by trial id."""
         out: dict[str, dict[str, float]] = {}
@@ -410,7 +416,7 @@ class Store:
         A measured-statement trial's steps are kept even when it failed."""
         trial_id, o = result.trial_id, result.figures
         with self.transaction() as c:
-            for table in ("series", "metrics", "waits", "details", "steps"):
+            for table in ("series", "metrics", "waits", "details", "steps", "progress", "statements"):
                 c.execute(f"DELETE FROM {table} WHERE study_id=? AND trial_id=?",  # noqa: S608
                           (study_id, trial_id))
             c.executemany("INSERT INTO steps VALUES (?,?,?,?,?,?,?,?)", [
@@ -439,9 +445,6 @@ class Store:
                  o.initial_connection_ms if o else None, o.pgbench_version if o else None,
                  json.dumps(list(result.argv)), result.stdout, result.stderr, result.server_log,
                  json.dumps(list(result.notes)), study_id, trial_id))
-            c.execute("DELETE FROM progress WHERE study_id=? AND trial_id=?", (study_id, trial_id))
-            c.execute("DELETE FROM statements WHERE study_id=? AND trial_id=?",
-                      (study_id, trial_id))
             if o is not None:
                 c.executemany(
                     "INSERT INTO progress VALUES (?,?,?,?,?,?,?) ON CONFLICT (study_id, trial_id, t)"

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from teiten.analysis import intervals, judging, verdicts
 from teiten.analysis.stats import median_known
 from teiten.analysis.tables import SectionInputs
+from teiten.model.details import LatencyDetails, Percentiles
 from teiten.model.results import TrialRecord
 
 # Its place among the registered tables (teiten.analysis.tables).
 ORDER = 40
 
-# trial id -> its percentiles: pgbench's (details 'pgbench'), or another driver's histogram's
-# (details 'latency', with the driver's name as "driver")
-Latencies = Mapping[str, Mapping[str, Any]]
+# trial id -> its percentiles: pgbench's (details 'pgbench', no driver named), or another
+# driver's histogram's (details 'latency', with the driver's name)
+Latencies = Mapping[str, LatencyDetails]
 NAMES = ("p50", "p90", "p95", "p99", "p999", "max")  # the figures, each "{name}_ms"
 WITH_INTERVALS = ("p95", "p99")
 
@@ -50,10 +50,12 @@ def percentile_rows(workload: str, trials: Sequence[TrialRecord], found: Latenci
                     margin_pct: float = verdicts.MARGIN_PCT) -> tuple[PercentileRow, ...]:
     """One row per server (in ``servers`` order) and client count where an ok trial of
     ``workload`` has percentiles; empty when none has."""
-    groups: dict[tuple[str, int], list[tuple[TrialRecord, Mapping[str, Any]]]] = {}
+    groups: dict[tuple[str, int], list[tuple[TrialRecord, Percentiles, str | None]]] = {}
     for t in trials:
-        if t.planned.workload == workload and t.status == "ok" and t.trial_id in found:
-            groups.setdefault((t.planned.server, t.planned.clients), []).append((t, found[t.trial_id]))
+        taken = found.get(t.trial_id) if t.planned.workload == workload and t.status == "ok" else None
+        if taken is not None and taken.percentiles is not None:
+            groups.setdefault((t.planned.server, t.planned.clients), []).append(
+                (t, taken.percentiles, taken.driver))
     m = len(WITH_INTERVALS) * sum(1 for server, _ in groups if server != baseline)
     rows = []
     for (server, clients), seen in sorted(groups.items(), key=lambda kv: (
@@ -75,16 +77,16 @@ def percentile_rows(workload: str, trials: Sequence[TrialRecord], found: Latenci
                                          lower_is_better=True)
         rows.append(PercentileRow(
             server=server, clients=clients, n=len(seen),
-            medians={name: median_known(p.get(f"{name}_ms") for _, p in seen) for name in NAMES},
+            medians={name: median_known(p.ms(name) for _, p, _ in seen) for name in NAMES},
             ci=ci, ratio=ratio, judged=judged,
-            precision=max(float(p.get("precision") or 0.0) for _, p in seen),
-            driver=next((str(p["driver"]) for _, p in seen if p.get("driver")), None)))
+            precision=max(float(p.precision or 0.0) for _, p, _ in seen),
+            driver=next((driver for _, _, driver in seen if driver), None)))
     return tuple(rows)
 
 
-def _values(seen: Sequence[tuple[TrialRecord, Mapping[str, Any]]], name: str,
+def _values(seen: Sequence[tuple[TrialRecord, Percentiles, str | None]], name: str,
             block_of: Callable[[TrialRecord], str]) -> tuple[list[float], list[str]]:
-    pairs = [(float(v), block_of(t)) for t, p in seen if (v := p.get(f"{name}_ms")) is not None]
+    pairs = [(float(v), block_of(t)) for t, p, _ in seen if (v := p.ms(name)) is not None]
     return [v for v, _ in pairs], [b for _, b in pairs]
 
 

@@ -1,0 +1,123 @@
+"""The details a trial stores beside its figures, each kind a typed record: a monitor, driver or
+workload writes its record with :meth:`DetailsKind.put` and whoever reads a study reads it back
+typed (:meth:`teiten.store.db.Store.details_of`), so that neither spells a key of its JSON.
+
+A record is read from the stored JSON by its fields' names: a key the record does not name is
+left out, one it names and the store lacks takes its default, so an older store reads as what it
+recorded. A record is written as its fields, by name, in their order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import TypeAdapter
+
+T = TypeVar("T")
+Num = int | float  # a stored number, as the store gave it: an int prints as an int
+
+
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+
+
+def _adapter(record: type[Any]) -> TypeAdapter[Any]:
+    """The validator of a record, made once."""
+    if record not in _ADAPTERS:
+        _ADAPTERS[record] = TypeAdapter(record)
+    return _ADAPTERS[record]
+
+
+@dataclass(frozen=True)
+class DetailsKind(Generic[T]):
+    """A kind of details: its name in the store, and the record it holds."""
+
+    name: str
+    record: type[T]
+
+    def read(self, stored: Mapping[str, Any]) -> T:
+        """The record of a stored body (its JSON, parsed)."""
+        found: T = _adapter(self.record).validate_python(dict(stored))
+        return found
+
+    def json(self, value: T) -> dict[str, Any]:
+        """The body a record is stored as."""
+        body: dict[str, Any] = _adapter(self.record).dump_python(value, mode="json")
+        return body
+
+    def put(self, details: dict[str, Any], value: T) -> None:
+        """Keep ``value`` as a trial's details of this kind (``Evidence.details``)."""
+        details[self.name] = self.json(value)
+
+
+@dataclass(frozen=True)
+class Percentiles:
+    """A trial's latency percentiles (ms), of ``count`` transactions, within ``precision``."""
+
+    count: Num = 0
+    precision: Num = 0.0
+    p50_ms: Num | None = None
+    p90_ms: Num | None = None
+    p95_ms: Num | None = None
+    p99_ms: Num | None = None
+    p999_ms: Num | None = None
+    max_ms: Num | None = None
+
+    def ms(self, name: str) -> Num | None:
+        """The percentile ``name`` (``p50`` ... ``p999``, ``max``) in ms."""
+        found: Num | None = getattr(self, f"{name}_ms")
+        return found
+
+
+@dataclass(frozen=True)
+class PgbenchDetails:
+    """What a rate-limited, latency-limited or retrying pgbench run reported (``pgbench``)."""
+
+    percentiles: Percentiles | None = None  # from its transaction log, when the trial asked
+    latency_limit_ms: Num | None = None
+    late: Num | None = None
+    skipped: Num | None = None
+    retried: Num | None = None
+    retries: Num | None = None
+    lag_ms_avg: Num | None = None
+    lag_ms_max: Num | None = None
+
+
+@dataclass(frozen=True)
+class LatencyDetails:
+    """Another driver's latency percentiles, from its own histogram (``latency``)."""
+
+    driver: str | None = None
+    percentiles: Percentiles | None = None
+
+
+@dataclass(frozen=True)
+class LoadPart:
+    """One pgbench of a load that several made at once: the load client it ran on, the node it
+    connected to, its own figures, and when it started (epoch seconds, on its client's clock)."""
+
+    client: str = ""
+    node: str = ""
+    tps: Num | None = None
+    transactions: Num | None = None
+    latency_ms_avg: Num | None = None
+    returncode: int | None = None
+    started_at: Num = 0.0
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LoadDetails:
+    """A load made by several pgbench at once (``load``): each part, and how far apart they
+    started."""
+
+    parts: tuple[LoadPart, ...] = ()
+    skew_s: Num = 0.0
+    clients: tuple[str, ...] = ()
+    nodes: tuple[str, ...] = ()
+
+
+PGBENCH = DetailsKind("pgbench", PgbenchDetails)
+LATENCY = DetailsKind("latency", LatencyDetails)
+LOAD = DetailsKind("load", LoadDetails)
