@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +15,7 @@ from teiten import workloads
 from teiten.analysis.apps import app_point, capacity
 from teiten.analysis.model import AppPoint
 from teiten.drivers import pgbench_log
+from teiten.model.details import APP
 from teiten.model.errors import UserError
 from teiten.workloads.apps import _statements, digest, run_time_constants
 
@@ -71,7 +73,7 @@ def test_keys_files_split_into_statements() -> None:
     assert _statements(text) == ["ALTER TABLE a\n  ADD PRIMARY KEY (x);", "CREATE INDEX b ON a (y);"]
 
 
-def _run(tps: float, nopm: float | None = None, counts: tuple[int, int] = (90, 10)) -> dict[str, object]:
+def _run(tps: float, nopm: float | None = None, counts: tuple[int, int] = (90, 10)) -> dict[str, Any]:
     return {"app": "tpcc", "tps": tps, "nopm": nopm, "tpm": tps * 60, "tpm_pgbench": tps * 60,
             "types": [{"name": "new_order", "weight": 45, "count": counts[0], "avg_ms": 2.0,
                        "p50_ms": 1.5, "p95_ms": 4.0, "p99_ms": 6.0, "response_ms": 1.9},
@@ -80,7 +82,7 @@ def _run(tps: float, nopm: float | None = None, counts: tuple[int, int] = (90, 1
 
 
 def test_a_point_is_the_median_of_its_repetitions() -> None:
-    p = app_point(4, [_run(100, 2000), _run(300, 6000), _run(200, 4000, (80, 20))])
+    p = app_point(4, [APP.read(r) for r in (_run(100, 2000), _run(300, 6000), _run(200, 4000, (80, 20)))])
     assert (p.tps, p.nopm, p.runs) == (200, 4000, 3)
     [new_order, payment] = p.types
     assert new_order.share == pytest.approx(0.9)
@@ -103,7 +105,7 @@ def test_the_capacity_rule_holds_over_the_noise() -> None:
     def pt(users: int, *shares: float) -> AppPoint:
         runs = [{"app": "bookstore", "tps": users * 10.0 * s, "theoretical_tps": users * 10.0,
                  "types": []} for s in shares]
-        return app_point(users, runs)
+        return app_point(users, [APP.read(r) for r in runs])
     dip = pt(16, 0.939, 0.925, 0.962)
     assert dip.share_ci == (0.925, 0.962) and dip.share_level == 0.75
     points = [pt(1, 0.99, 0.98, 1.0), dip, pt(64, 0.959, 0.97, 0.95), pt(128, 0.80, 0.84, 0.9)]
@@ -116,7 +118,7 @@ def test_types_are_matched_by_name_and_missing_ones_do_not_count() -> None:
     c = _run(100)
     c["types"][1]["count"] = 0
     c["types"][1].update(avg_ms=None, p50_ms=None, p95_ms=None, p99_ms=None)
-    [new_order, payment] = app_point(2, [a, b, c]).types
+    [new_order, payment] = app_point(2, [APP.read(r) for r in (a, b, c)]).types
     assert (new_order.name, payment.name) == ("new_order", "payment")
     assert payment.p95_ms == 2.0 and payment.share == pytest.approx(0.1)
 

@@ -16,6 +16,7 @@ from teiten.analysis.model import ChangePoint, History
 from teiten.analysis.summary import report_data
 from teiten.features import FEATURES
 from teiten.host.flamegraphs import tool
+from teiten.model.details import ProfileDetails
 from teiten.report.activity import profile_links
 from teiten.report.build import change_graphs
 from teiten.report.history_tables import change_notes
@@ -46,7 +47,7 @@ def test_a_change_between_profiled_versions_gets_its_differential_graph(
     trials = store.study_results(sid).trials
     profiled = {t.planned.server: t.trial_id for t in trials
                 if t.planned.workload == "select-only" and t.planned.clients == 1}
-    profiles = {profiled[s]: {"folded": text} for s, text in FOLDED.items()}
+    profiles = {profiled[s]: ProfileDetails(folded=text) for s, text in FOLDED.items()}
 
     found = change_graphs(data, trials, profiles, tmp_path)
     [c] = found.sections[0].history.changes  # type: ignore[union-attr]

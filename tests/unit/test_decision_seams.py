@@ -110,7 +110,8 @@ def test_the_report_reads_no_store() -> None:
     for path in [*sorted((SRC / "report").rglob("*.py")), *sorted((SRC / "tables").glob("*/table.py"))]:
         tree = ast.parse(path.read_text())
         reads = sorted(store_reads(tree))
-        assert not reads, f"{path.relative_to(SRC)} reads the store ({reads}): read it in teiten.analysis.gather"
+        where = path.relative_to(SRC)
+        assert not reads, f"{where} reads the store ({reads}): read it in teiten.analysis.gather"
         imported = sorted(m for m in _modules(tree) if m.startswith("teiten.store")
                           and m not in ("teiten.store", "teiten.store.Store"))
         assert not imported, f"{path.relative_to(SRC)} imports the store's modules: {imported}"

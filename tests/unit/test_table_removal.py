@@ -86,7 +86,8 @@ def test_a_table_s_monitor_goes_with_its_folder(tmp_path: Path) -> None:
     from teiten.messages import texts
     from teiten.monitors import registry
 
-    assert "limits" in [k.name for k in registry.KINDS] and registry.label("limit_read_iops") != "limit_read_iops"
+    assert "limits" in [k.name for k in registry.KINDS]
+    assert registry.label("limit_read_iops") != "limit_read_iops"
     less = _tree(tmp_path / "less", "limits")
     listed = _run(less, "-c", CHECK, str(less))
     assert listed.returncode == 0, listed.stderr[-3000:]

@@ -30,31 +30,41 @@ from teiten.analysis.rtt import statements_per_transaction
 from teiten.host import fingerprint, flamegraphs
 from teiten.host.flamegraphs import hot_functions, unnamed_shares
 from teiten.messages import tr
-from teiten.model.details import LATENCY, LOAD, PGBENCH, LatencyDetails
+from teiten.model.details import (
+    APP,
+    LATENCY,
+    LOAD,
+    PGBENCH,
+    PROFILE,
+    AppDetails,
+    LatencyDetails,
+    ProfileDetails,
+)
 from teiten.model.errors import UserError
 from teiten.model.results import Point, ServerRecord, StudyResults, TrialRecord, now
 from teiten.store import Store
 
 Details = Mapping[str, Mapping[str, Any]]  # trial id -> one kind of its details
+Profiles = Mapping[str, ProfileDetails]  # trial id -> its profile
 K = TypeVar("K")
 V = TypeVar("V")
 
 
-def hot_spots(trials: Sequence[TrialRecord], profiles: Details) -> Hot:
+def hot_spots(trials: Sequence[TrialRecord], profiles: Profiles) -> Hot:
     """The hottest functions (self share) of every profiled point."""
     out: dict[Point, list[tuple[str, float]]] = {}
     for t in trials:
         prof = profiles.get(t.trial_id)
-        if prof and prof.get("folded"):
-            out[t.point] = hot_functions(prof["folded"])
+        if prof and prof.folded:
+            out[t.point] = hot_functions(prof.folded)
     return out
 
 
 
-def unnamed_frames(trials: Sequence[TrialRecord], profiles: Details) -> Unnamed:
+def unnamed_frames(trials: Sequence[TrialRecord], profiles: Profiles) -> Unnamed:
     """Of every profiled point, how much of the profile perf could not name."""
-    return {t.point: unnamed_shares(prof["folded"]) for t in trials
-            if (prof := profiles.get(t.trial_id)) and prof.get("folded")}
+    return {t.point: unnamed_shares(prof.folded) for t in trials
+            if (prof := profiles.get(t.trial_id)) and prof.folded}
 
 
 
@@ -71,9 +81,9 @@ def lwlock_runs(trials: Sequence[TrialRecord], stats: Details) -> Locks:
 
 
 
-def app_runs(trials: Sequence[TrialRecord], found: Details) -> AppRuns:
+def app_runs(trials: Sequence[TrialRecord], found: Mapping[str, AppDetails]) -> AppRuns:
     """The 'app' details (tpcc, bookstore) of every ok trial, by point."""
-    out: dict[Point, list[Mapping[str, Any]]] = {}
+    out: dict[Point, list[AppDetails]] = {}
     for t in trials:
         if t.status == "ok" and t.trial_id in found:
             out.setdefault(t.point, []).append(found[t.trial_id])
@@ -112,7 +122,7 @@ def study_data(store: Store, study_id: int, features: Features) -> StudyData:
         system=system_series(store, study_id),
         loads=store.details_of(study_id, LOAD),
         latencies=latencies(store, study_id),
-        apps=app_runs(study.trials, store.details_of_kind(study_id, "app")),
+        apps=app_runs(study.trials, store.details_of(study_id, APP)),
         statements=rtt_statements(store, study),
         confined=confinements(study.trials, store.details_of_kind(study_id, "placement")),
         features=features))
@@ -149,13 +159,13 @@ def confinements(trials: Sequence[TrialRecord], placements: Mapping[str, Mapping
 
 
 
-def profiled(store: Store, study_id: int) -> tuple[StudyResults, Details]:
+def profiled(store: Store, study_id: int) -> tuple[StudyResults, Profiles]:
     """The study with the profile trials run after its blocks (which make flame graphs only),
     and every trial's stored profile."""
-    return store.study_results(study_id), store.details_of_kind(study_id, "profile")
+    return store.study_results(study_id), store.details_of(study_id, PROFILE)
 
 
-def with_profiles(store: Store, data: StudyData, every: StudyResults, profiles: Details,
+def with_profiles(store: Store, data: StudyData, every: StudyResults, profiles: Profiles,
                   graphs: Graphs, diffs: Graphs) -> StudyData:
     """``data`` with what its profiles, lock statistics and cycles add to the report: the hot
     functions, the locks, the flame graphs written beside the report (``graphs``, ``diffs``),
@@ -170,7 +180,7 @@ def with_profiles(store: Store, data: StudyData, every: StudyResults, profiles: 
                                                 for t in every.trials if t.planned.purpose})))
 
 
-def profiles_without_graphs(store: Store, study: StudyResults, profiles: Details
+def profiles_without_graphs(store: Store, study: StudyResults, profiles: Profiles
                             ) -> tuple[Notice, ...]:
     """A notice when trials that were to be profiled gave no folded stacks (perf or inferno
     missing, perf failed), with the first one's reason as its notes give it."""
@@ -180,7 +190,7 @@ def profiles_without_graphs(store: Store, study: StudyResults, profiles: Details
         if row["status"] != "ok" or not flamegraphs.asked(notes):
             continue
         asked += 1
-        if not (profiles.get(row["trial_id"]) or {}).get("folded"):
+        if not ((prof := profiles.get(row["trial_id"])) and prof.folded):
             missing += 1
             why = why or flamegraphs.trouble(notes)
     if not missing:
@@ -194,10 +204,10 @@ def study_machine_time(store: Store, study: StudyResults) -> MachineTime | None:
     """The study's trials' cycles summed, each with its measured window (pgbench's
     duration, or an application workload's window after its ramp-up; none for a trial that
     measured nothing; all of a measured statement's load)."""
-    apps = store.details_of_kind(study.study_id, "app")
+    apps = store.details_of(study.study_id, APP)
     windows = {t.trial_id: None if t.planned.variant else
                (t.figures.duration_s if t.figures else None)
-               or apps.get(t.trial_id, {}).get("window_s") or 0.0 for t in study.trials}
+               or (app.window_s if (app := apps.get(t.trial_id)) else None) or 0.0 for t in study.trials}
     return machine_time(store.details_of_kind(study.study_id, "cycle"), windows,
                         study.record.runs)
 
@@ -280,7 +290,7 @@ def compared(gathered: list[StudyData], store_path: str, *, lang: str = "en",
     combined = replace(first, name=" + ".join(g.study.name for g in gathered), spec={
         "study": study_spec, "workloads": [w.fields for w in records[0].workloads if w.key in common]},
         servers=tuple(servers), trials=tuple(t for part in parts for t in part.study.trials))
-    apps: dict[Point, list[Mapping[str, Any]]] = {}
+    apps: dict[Point, list[AppDetails]] = {}
     for part in parts:
         for at, found in part.apps.items():
             apps.setdefault(at, []).extend(found)

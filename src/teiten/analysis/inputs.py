@@ -16,13 +16,13 @@ from typing import Any, Protocol
 from teiten.analysis.cycle import MachineTime
 from teiten.analysis.locks import Locks  # per point, per ok repetition: LWLOCK_STATS rows
 from teiten.analysis.model import Notice, StudyParameters
-from teiten.model.details import LatencyDetails, LoadDetails
+from teiten.model.details import AppDetails, LatencyDetails, LoadDetails
 from teiten.model.results import Point, ProgressPoint, StepRecord, StudyResults
 
 # Per point of the matrix: the hottest functions of its profile, (function, self share).
 Hot = Mapping[Point, Sequence[tuple[str, float]]]
 # Per point: the 'app' details (tpcc, bookstore) of its ok trials.
-AppRuns = Mapping[Point, Sequence[Mapping[str, Any]]]
+AppRuns = Mapping[Point, Sequence[AppDetails]]
 # Per point: the relative path of a flame graph written beside the report.
 Graphs = Mapping[Point, str]
 # (share of samples through a frame perf could not name, share ending in one) per profile

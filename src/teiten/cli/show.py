@@ -61,7 +61,7 @@ def render_text(rec: Shown) -> str:
         out += ["", f"system series: {len(rec.series)} metrics, e.g. "
                 + ", ".join(n for n in rec.series if n.startswith("cpu."))]
     if details.app is not None:
-        out += ["", _app_text(details.app), table(details.app.types, [
+        out += ["", _app_text(details.app), table([asdict(t) for t in details.app.types], [
             "name", "weight", "count", "avg_ms", "p50_ms", "p95_ms", "p99_ms", "response_ms"])]
     if details.stats:
         out += ["", "statistics views with deltas: " + ", ".join(sorted(details.stats))]
@@ -138,10 +138,12 @@ def _ms(value: float | None) -> str:
 
 def _app_text(app: AppDetails) -> str:
     """One line on the measured window of a tpcc or bookstore trial."""
+    if app.tps is None:  # reading its transaction log failed: the trial says why
+        return f"{app.app}: no window measured; by type:"
     line = (f"{app.app}: {app.tps:.1f} per second over the {app.window_s:g} s window "
             f"after a {app.rampup_s:g} s ramp-up")
     if app.nopm is not None:
-        line += f"; NOPM {app.nopm:,.0f}, TPM {app.tpm:,.0f}"
+        line += f"; NOPM {app.nopm:,.0f}, TPM {app.tpm or 0:,.0f}"
     if app.theoretical_tps:
         line += f"; theoretical {app.theoretical_tps:.1f} (users / {app.think_time_s:g} s)"
     return line + "; by type:"

@@ -10,7 +10,7 @@ recorded. A record is written as its fields, by name, in their order.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter
@@ -45,6 +45,10 @@ class DetailsKind(Generic[T]):
         """The body a record is stored as."""
         body: dict[str, Any] = _adapter(self.record).dump_python(value, mode="json")
         return body
+
+    def entry(self, value: T) -> dict[str, Any]:
+        """A trial's details holding ``value`` alone (a workload's ``TrialOutcome.details``)."""
+        return {self.name: self.json(value)}
 
     def put(self, details: dict[str, Any], value: T) -> None:
         """Keep ``value`` as a trial's details of this kind (``Evidence.details``)."""
@@ -118,6 +122,73 @@ class LoadDetails:
     nodes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class TxType:
+    """One transaction type of an application's window: its weight in the mix, the
+    transactions that finished in the window (and failed), their latency (ms; None where the
+    latencies include think time) and the mean time of its SQL alone (``response_ms``)."""
+
+    name: str = ""
+    weight: Num = 0
+    count: Num = 0
+    failed: Num = 0
+    avg_ms: Num | None = None
+    p50_ms: Num | None = None
+    p95_ms: Num | None = None
+    p99_ms: Num | None = None
+    response_ms: Num | None = None
+
+
+@dataclass(frozen=True)
+class AppSample:
+    """What HammerDB samples at each end of the window: the server's clock, the new orders
+    (sum of d_next_o_id), the benchmark database's transactions, and the client's clock."""
+
+    at: Num
+    new_orders: int
+    transactions: int
+    client_at: Num
+
+
+@dataclass(frozen=True)
+class AppDetails:
+    """The measured window of a tpcc or bookstore trial (``app``): its figures, its
+    transaction types, and tpcc's samples, NOPM and TPM or the bookstore's theoretical TPS."""
+
+    app: str = ""
+    rampup_s: Num = 0.0
+    window_s: Num = 0.0
+    defines: dict[str, int] = field(default_factory=dict)
+    latency_includes_think_time: bool = False
+    types: tuple[TxType, ...] = ()
+    tps: Num | None = None
+    window: tuple[Num, Num] | None = None
+    think_time_s: Num | None = None
+    theoretical_tps: Num | None = None
+    samples: tuple[AppSample, ...] = ()
+    new_orders: Num | None = None
+    nopm: Num | None = None
+    tpm: Num | None = None
+    tpm_pgbench: Num | None = None
+    consistency: tuple[dict[str, Any], ...] | None = None
+
+
+@dataclass(frozen=True)
+class ProfileDetails:
+    """A perf profile of the server over a trial's window (``profile``): the event sampled, at
+    what frequency, how many samples, the folded stacks (one "frame;frame;frame count" line
+    per stack; empty without inferno) and the flame graph, with notes on what was missing."""
+
+    event: str = ""
+    frequency: int = 0
+    samples: int = 0
+    folded: str = ""
+    svg: str | None = None
+    notes: tuple[str, ...] = ()
+
+
 PGBENCH = DetailsKind("pgbench", PgbenchDetails)
+PROFILE = DetailsKind("profile", ProfileDetails)
+APP = DetailsKind("app", AppDetails)
 LATENCY = DetailsKind("latency", LatencyDetails)
 LOAD = DetailsKind("load", LoadDetails)

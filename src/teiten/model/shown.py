@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from teiten.model.details import LatencyDetails, Num, PgbenchDetails
+from teiten.model.details import AppDetails, LatencyDetails, Num, PgbenchDetails
 from teiten.model.results import TrialRecord
 
 
@@ -30,21 +30,6 @@ class Design:
     restart: str | bool | None = None
     prewarm: bool | None = None
     client_cpus: str | None = None
-
-
-@dataclass(frozen=True)
-class AppDetails:
-    """The measured window of a tpcc or bookstore trial (``app``)."""
-
-    app: str
-    tps: Num
-    window_s: Num
-    rampup_s: Num
-    nopm: Num | None = None
-    tpm: Num | None = None
-    theoretical_tps: Num | None = None
-    think_time_s: Num | None = None
-    types: tuple[Mapping[str, Any], ...] = ()  # per transaction type: as the table prints them
 
 
 @dataclass(frozen=True)

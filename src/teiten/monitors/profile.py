@@ -15,13 +15,13 @@ import contextlib
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 from teiten.host import procs, system
 from teiten.host.flamegraphs import flamegraph, tool
 from teiten.host.waiting import wait_until
+from teiten.model.details import PROFILE, ProfileDetails
 from teiten.model.errors import ProcessError, TeitenError
 from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Monitor, MonitorKind, Window
@@ -49,20 +49,6 @@ def perf_event(wanted: str = "auto") -> str:
     supported = done.returncode == 0 and "not supported" not in done.stderr \
         and "<not counted>" not in done.stderr
     return "cycles" if supported else "cpu-clock"
-
-
-@dataclass
-class Profile:
-    event: str
-    frequency: int
-    samples: int
-    folded: str                       # one "frame;frame;frame count" line per stack
-    svg: str | None = None            # the flame graph, when inferno is there
-    notes: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, object]:
-        return {"event": self.event, "frequency": self.frequency, "samples": self.samples,
-                "folded": self.folded, "svg": self.svg, "notes": self.notes}
 
 
 class Profiler:
@@ -129,7 +115,7 @@ class Profiler:
             os.close(fd)
             os.close(ack_fd)
 
-    def stop(self) -> Profile:
+    def stop(self) -> ProfileDetails:
         assert self._perf is not None
         try:
             done = self._perf.stop()
@@ -140,7 +126,7 @@ class Profiler:
             # safe: root's private directory
             shutil.rmtree(self.dir, ignore_errors=True)
 
-    def _fold(self) -> Profile:
+    def _fold(self) -> ProfileDetails:
         perf = tool("perf")
         assert perf is not None
         # --no-inline: perf would ask binutils' addr2line for inlined frames, slowly, and fail
@@ -149,12 +135,12 @@ class Profiler:
                            what="perf script")
         collapse = tool("inferno-collapse-perf")
         if collapse is None:
-            return Profile(self.event, self.frequency, script.stdout.count("\n\n"), "",
-                           notes=[f"no folded stacks or flame graph: {system.inferno_hint()}"])
+            return ProfileDetails(self.event, self.frequency, script.stdout.count("\n\n"), "",
+                           notes=(f"no folded stacks or flame graph: {system.inferno_hint()}",))
         folded = procs.run([collapse], input=script.stdout, timeout=600, what="collapse").stdout
         # perf script prints one block per sample, separated by blank lines.
         samples = sum(1 for block in script.stdout.split("\n\n") if block.strip())
-        return Profile(self.event, self.frequency, samples, folded,
+        return ProfileDetails(self.event, self.frequency, samples, folded,
                        svg=flamegraph(folded, title=self.title))
 
 
@@ -175,7 +161,7 @@ def start_profile(pid: int | None, event: str, frequency: int, notes: list[str],
     return profiler
 
 
-def stop_profile(profiler: Profiler | None, notes: list[str]) -> Profile | None:
+def stop_profile(profiler: Profiler | None, notes: list[str]) -> ProfileDetails | None:
     """The profile of a started profiler (None, with a note, when it failed)."""
     if profiler is None:
         return None
@@ -195,7 +181,7 @@ class ProfileWatch(Monitor):
     def __init__(self, window: Window, wanted: ProfileSpec):
         self.window, self.wanted = window, wanted
         self.profiler: Profiler | None = None
-        self.profile: Profile | None = None
+        self.profile: ProfileDetails | None = None
 
     def start(self) -> None:
         t = self.window.trial
@@ -208,7 +194,7 @@ class ProfileWatch(Monitor):
 
     def contribute(self, evidence: Evidence, ended: Ended) -> None:
         if self.profile is not None:
-            evidence.details["profile"] = self.profile.to_json()
+            PROFILE.put(evidence.details, self.profile)
 
 
 def _profile(window: Window) -> ProfileWatch | None:

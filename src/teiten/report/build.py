@@ -10,7 +10,7 @@ from pathlib import Path
 
 from teiten.analysis import tenants
 from teiten.analysis.gather import (
-    Details,
+    Profiles,
     compared,
     profiled,
     profiles_without_graphs,
@@ -32,7 +32,7 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]", "_", text)
 
 
-def write_flamegraphs(trials: Sequence[TrialRecord], profiles: Details,
+def write_flamegraphs(trials: Sequence[TrialRecord], profiles: Profiles,
                       out_dir: Path | outdir.Writer, baseline: str) -> tuple[Graphs, Graphs]:
     """Write each stored flame graph, and a differential one against the baseline server
     wherever both were profiled at the same point (through :class:`outdir.Writer`). Returns
@@ -41,7 +41,7 @@ def write_flamegraphs(trials: Sequence[TrialRecord], profiles: Details,
         return _write_flamegraphs(trials, profiles, out, baseline)
 
 
-def _write_flamegraphs(trials: Sequence[TrialRecord], profiles: Details, out: outdir.Writer,
+def _write_flamegraphs(trials: Sequence[TrialRecord], profiles: Profiles, out: outdir.Writer,
                        baseline: str) -> tuple[Graphs, Graphs]:
     folded: dict[Point, str] = {}
     graphs: dict[Point, str] = {}
@@ -51,10 +51,10 @@ def _write_flamegraphs(trials: Sequence[TrialRecord], profiles: Details, out: ou
         if not prof:
             continue
         at = t.point
-        folded[at] = prof.get("folded") or ""
-        if prof.get("svg"):
+        folded[at] = prof.folded
+        if prof.svg:
             rel = f"flamegraphs/{_safe(at.server)}-{_safe(at.workload)}-c{at.clients}.svg"
-            out.write_text(rel, prof["svg"])
+            out.write_text(rel, prof.svg)
             graphs[at] = rel
     for at, stacks in folded.items():
         base = folded.get(replace(at, server=baseline))
@@ -70,7 +70,7 @@ def _write_flamegraphs(trials: Sequence[TrialRecord], profiles: Details, out: ou
     return graphs, diffs
 
 
-def change_graphs(data: ReportData, trials: Sequence[TrialRecord], profiles: Details,
+def change_graphs(data: ReportData, trials: Sequence[TrialRecord], profiles: Profiles,
                   out_dir: Path | outdir.Writer) -> ReportData:
     """For every change point of a line of versions, the differential flame graph from the
     version before to the version after, where both were profiled at one client count of
@@ -80,10 +80,9 @@ def change_graphs(data: ReportData, trials: Sequence[TrialRecord], profiles: Det
         return _change_graphs(data, trials, profiles, out)
 
 
-def _change_graphs(data: ReportData, trials: Sequence[TrialRecord], profiles: Details,
+def _change_graphs(data: ReportData, trials: Sequence[TrialRecord], profiles: Profiles,
                    out: outdir.Writer) -> ReportData:
-    folded = {t.point: prof["folded"] for t in trials
-              if (prof := profiles.get(t.trial_id)) and prof.get("folded")}
+    folded = {t.point: prof.folded for t in trials if (prof := profiles.get(t.trial_id)) and prof.folded}
     sections = []
     for sec in data.sections:
         if sec.history is None or not sec.history.changes:

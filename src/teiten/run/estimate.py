@@ -30,6 +30,7 @@ from pathlib import Path
 
 from teiten.host import paths
 from teiten.installs import Install
+from teiten.model.details import APP
 from teiten.model.results import PlannedTrial, now
 from teiten.servers import kinds
 from teiten.spec import Study
@@ -315,16 +316,17 @@ def learn_from_run(store: Store, study_id: int, since: str, workloads: Mapping[s
     preparations it timed ((workload key, seconds) each) and the wall time of its loop of
     trials; keep the new rates in ``$TEITEN_HOME`` and return them."""
     cycles = store.details_of_kind(study_id, "cycle")
-    apps = store.details_of_kind(study_id, "app")
+    apps = store.details_of(study_id, APP)
     metrics = store.metrics_by_trial(study_id)
     ran = [t for t in store.records(study_id) if t.finished_at and t.finished_at >= since
            and t.trial_id in cycles]
+    window = {tid: (app.window_s, app.rampup_s) for tid, app in apps.items()}
     seen = [Observed(
         cycles[t.trial_id], workloads[t.planned.workload].data_bytes(),
         None if t.planned.variant else
-        (t.figures.duration_s if t.figures else None) or apps.get(t.trial_id, {}).get("window_s")
+        (t.figures.duration_s if t.figures else None) or window.get(t.trial_id, (0.0, 0.0))[0]
         or 0.0, metrics.get(t.trial_id, {}).get("wal_bytes"),
-        float(apps.get(t.trial_id, {}).get("rampup_s") or 0.0)) for t in ran]
+        float(window.get(t.trial_id, (0.0, 0.0))[1])) for t in ran]
     # Every trial that ran shares the time between trials; only those that measured teach
     # the rates.
     in_cycles = sum(sum(o.cycle.get("seconds", {}).get(k, 0.0) for k in ("begin", "load", "end",

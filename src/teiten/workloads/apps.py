@@ -35,6 +35,7 @@ from teiten.drivers import pgbench, pgbench_log
 from teiten.drivers.pgbench_output import PgbenchOutput
 from teiten.host import client_account, paths, safefs
 from teiten.messages import tr
+from teiten.model.details import APP, AppDetails, AppSample, TxType
 from teiten.model.errors import ServerError
 from teiten.spec import AppSpec, LoadedStudy
 from teiten.workloads.base import TrialOutcome, TrialRequest, Workload
@@ -136,7 +137,7 @@ class AppWorkload(Workload):
                     app.stop()
             measured, details, error = app.finish(run.output)
             return TrialOutcome(load=run.load_run(), measured=measured.figures(),
-                                details={"app": details}, error=error)
+                                details=APP.entry(details), error=error)
         finally:
             paths.remove_owned(log_dir)
 
@@ -274,9 +275,8 @@ class Sample:
     transactions: int    # xact_commit + xact_rollback of the benchmark database
     client_at: float     # client clock when the answer came, epoch seconds (pgbench's log clock)
 
-    def to_json(self) -> dict[str, float]:
-        return {"at": self.at, "new_orders": self.new_orders, "transactions": self.transactions,
-                "client_at": self.client_at}
+    def record(self) -> AppSample:
+        return AppSample(self.at, self.new_orders, self.transactions, self.client_at)
 
 
 def _sample(conn: psycopg.Connection) -> Sample:
@@ -382,7 +382,7 @@ class AppTrial:
         assert self.started is not None
         return self.started + self.rampup, self.started + self.rampup + self.duration
 
-    def finish(self, output: PgbenchOutput) -> tuple[PgbenchOutput, dict[str, Any], str | None]:
+    def finish(self, output: PgbenchOutput) -> tuple[PgbenchOutput, AppDetails, str | None]:
         """The trial's figures over the window: pgbench's output restricted to it, the
         details to store, and why the trial does not count (or None)."""
         self.stop()
@@ -391,29 +391,26 @@ class AppTrial:
         try:
             overall, per = pgbench_log.window_of_files(self.log_dir, "tx", start, end, len(names))
         except (OSError, ValueError, MemoryError, safefs.UnsafePath) as exc:
-            return output, {"app": self.workload.app}, f"reading pgbench's transaction log failed: {exc}"
+            why = f"reading pgbench's transaction log failed: {exc}"
+            return output, AppDetails(self.workload.app or ""), why
         response = _response_ms(output, len(names))
         thinking = self._thinks()
-        details: dict[str, Any] = {
-            "app": self.workload.app, "rampup_s": self.rampup, "window_s": self.duration,
-            "defines": self.defines, "latency_includes_think_time": thinking,
-            "types": [{"name": n, "weight": w, **s.to_json(), "response_ms": r}
-                      for n, (_, w), s, r in zip(names, self.workload.scripts, per, response,
-                                                 strict=True)]}
-        if thinking:  # the log's latencies include the sleeps: only -r's SQL time is response
-            for t in details["types"]:
-                t.update(avg_ms=None, p50_ms=None, p95_ms=None, p99_ms=None)
+        # the log's latencies include the sleeps when they think: only -r's SQL time is response
+        types = tuple(TxType(n, w, s.count, s.failed, *((None,) * 4 if thinking else
+                                                        (s.avg_ms, s.p50_ms, s.p95_ms, s.p99_ms)), r)
+                      for n, (_, w), s, r in zip(names, self.workload.scripts, per, response, strict=True))
         tps = overall.count / (end - start)
-        details["tps"] = tps
-        details["window"] = [start, end]
+        details = AppDetails(self.workload.app or "", self.rampup, self.duration, self.defines, thinking, types,
+                             tps, (start, end))
         error = self._error
         if self.workload.app == "tpcc":
-            error = self._tpcc(details, tps) or error
+            details, failed = self._tpcc(details, tps)
+            error = failed or error
         else:
             think = float(self.opts["think_time"])
-            details["think_time_s"] = think
-            details["theoretical_tps"] = self.clients / think if think > 0 else None
-        measured = [(t["count"], t["response_ms"]) for t in details["types"] if t["response_ms"]]
+            details = replace(details, think_time_s=think,
+                              theoretical_tps=self.clients / think if think > 0 else None)
+        measured = [(t.count, t.response_ms) for t in details.types if t.response_ms]
         latency = (sum(c * r for c, r in measured) / sum(c for c, _ in measured)
                    if thinking and measured and sum(c for c, _ in measured) else overall.avg_ms)
         out = replace(output, tps=tps, transactions=overall.count, duration_s=end - start,
@@ -428,29 +425,32 @@ class AppTrial:
             return bool(self.opts["keying_and_think_time"])
         return float(self.opts["think_time"]) > 0
 
-    def _tpcc(self, details: dict[str, Any], tps: float) -> str | None:
+    def _tpcc(self, details: AppDetails, tps: float) -> tuple[AppDetails, str | None]:
+        """tpcc's figures of the window (its samples, NOPM and TPM, its consistency when asked),
+        and why the trial does not count (or None)."""
         error = None
         if len(self.samples) == 2:
             a, b = self.samples
             minutes = (b.at - a.at) / 60
-            details.update(
-                samples=[a.to_json(), b.to_json()], new_orders=b.new_orders - a.new_orders,
+            details = replace(
+                details, samples=(a.record(), b.record()), new_orders=b.new_orders - a.new_orders,
                 nopm=(b.new_orders - a.new_orders) / minutes,
                 # sample a's own transaction commits inside the window: not the load's
                 tpm=(b.transactions - a.transactions - 1) / minutes)
         else:
             error = self._error or "the window's end was not sampled (pgbench ended early)"
-        details["tpm_pgbench"] = tps * 60
+        details = replace(details, tpm_pgbench=tps * 60)
         if self.opts["check_consistency"]:
             try:
                 with psycopg.connect(self.conninfo, autocommit=True, connect_timeout=15) as conn:
-                    details["consistency"] = consistency(conn)
+                    found = consistency(conn)
             except psycopg.Error as exc:
-                return f"the consistency check failed to run: {exc}"
-            bad = _inconsistent(details["consistency"])
+                return details, f"the consistency check failed to run: {exc}"
+            details = replace(details, consistency=tuple(found))
+            bad = _inconsistent(found)
             if bad:
                 error = f"the tpcc data is inconsistent after the run: {bad}"
-        return error
+        return details, error
 
 
 def _response_ms(output: PgbenchOutput, scripts: int) -> list[float | None]:
