@@ -93,3 +93,19 @@ def test_a_timed_step_prints_its_plan_cache_and_machine() -> None:
         "  query [q1] · 12.50 ms · 40 rows · workers 0/0, buffers hit 10 read 2, removed by recheck "
         "5, filter 0 · Bitmap Heap Scan · cache warm · CPU busy 55%, I/O wait 3%, vda 12% util, "
         "read 1.2 MB/s, write 30.5 MB/s")
+
+
+def test_an_application_window_and_one_that_measured_nothing() -> None:
+    """A tpcc trial's window and its types; a trial whose transaction log could not be read
+    stored only its application's name, and says so (show failed on it before it read typed)."""
+    types = [{"name": "new_order", "weight": 45, "count": 900, "failed": 0, "avg_ms": 2.0, "p50_ms": 1.5,
+              "p95_ms": 4.0, "p99_ms": 6.0, "response_ms": 1.9}]
+    lines = render_text(_trial(app={"app": "tpcc", "tps": 1762.84, "window_s": 2, "rampup_s": 1,
+                                    "nopm": 48872.2, "tpm": 103477.0, "types": types})).splitlines()
+    at = lines.index("tpcc: 1762.8 per second over the 2 s window after a 1 s ramp-up; NOPM 48,872, "
+                     "TPM 103,477; by type:")
+    assert lines[at + 1].split() == ["name", "weight", "count", "avg_ms", "p50_ms", "p95_ms", "p99_ms",
+                                     "response_ms"]
+    assert lines[at + 2].split() == ["new_order", "45", "900", "2.000", "1.500", "4.000", "6.000", "1.900"]
+    lines = render_text(_trial(app={"app": "bookstore"})).splitlines()
+    assert "bookstore: no window measured; by type:" in lines
