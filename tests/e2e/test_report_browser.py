@@ -56,7 +56,7 @@ def _report(store: Path, out: Path, lang: str) -> None:
 
         s = Store.open(str(store))
         try:
-            write_study_report(s, int(s.studies()[-1]["id"]), out, lang=lang)
+            write_study_report(s, int(s.studies()[-1].id), out, lang=lang)
         finally:
             s.close()
         return

@@ -165,7 +165,7 @@ def test_a_trials_text_reaches_the_csv_as_text(tmp_path: Path) -> None:
                                            workloads=("pgecons-read",)))
     opened = Store.open(store)
     try:
-        study_id = int(opened.studies()[-1]["id"])
+        study_id = int(opened.studies()[-1].id)
         trial = opened.study_results(study_id).trials[0].trial_id
         opened.finish_trial(study_id, TrialResult(trial, "failed", "2026-11-26T00:01:30+00:00",
                                                   error=LINK))

@@ -138,7 +138,7 @@ def _report_in_process(store_path: Path, out: Path, **options: object) -> dict[s
 
     store = Store.open(str(store_path))
     try:
-        sid = int(store.studies()[-1]["id"])
+        sid = int(store.studies()[-1].id)
         return write_study_report(store, sid, out, **options)  # type: ignore[arg-type]
     finally:
         store.close()

@@ -39,7 +39,7 @@ def test_a_change_between_profiled_versions_gets_its_differential_graph(
         store: Store, tmp_path: Path) -> None:
     if tool("inferno-diff-folded") is None or tool("inferno-flamegraph") is None:
         pytest.fail("inferno is missing: make system builds it (teiten system setup --for flamegraphs)")
-    sid = store.studies()[0]["id"]
+    sid = store.studies()[0].id
     data = report_data(study_data(store, sid, FEATURES), ReportOptions(store_path="s", generated_at="t"))
     sec = next(s for s in data.sections if s.workload == "select-only")
     change = ChangePoint(2, "pg13", "13", "pg17", "17", 0.8, (0.7, 0.9), 0.95, 0.01)

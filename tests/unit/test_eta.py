@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from teiten.model.studyrow import StudyRow
 from teiten.run import blocks
 from teiten.spec import load_text
 
@@ -29,8 +30,9 @@ class _Stored:
     def __init__(self, decisions: list[dict[str, Any]]) -> None:
         self.spec = {"auto_decisions": decisions}
 
-    def study(self, study_id: int) -> dict[str, str]:
-        return {"spec_json": json.dumps(self.spec)}
+    def study(self, study_id: int) -> StudyRow:
+        return StudyRow(study_id, "s", "s.yaml", "", json.dumps(self.spec), 0, "running", "t0", None, "{}",
+                        "0", None)
 
 
 def _eta(repetitions: str, decisions: list[dict[str, Any]], spent: list[float], left: int

@@ -96,7 +96,7 @@ def test_the_report_says_when_idle_cpus_were_allowed_foreign_load(tmp_path: Path
                                                      workloads=("pgecons-read",)))
         store = Store.open(path)
         try:
-            store.update_spec(store.studies()[0]["id"], {"noise_guard": guard})
+            store.update_spec(store.studies()[0].id, {"noise_guard": guard})
         finally:
             store.close()
         done = run_cli("report", "--store", str(path), "--out", str(tmp_path / name), "--lang", lang)

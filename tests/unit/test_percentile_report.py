@@ -42,7 +42,7 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, int], dic
     store = Store.open(tmp / "s.db")
     try:
         [study] = store.studies()
-        write_study_report(store, int(study["id"]), tmp / "out")
+        write_study_report(store, study.id, tmp / "out")
     finally:
         store.close()
     [path] = (tmp / "out" / "tables").glob("*-percentiles.csv")
@@ -104,7 +104,7 @@ def test_another_driver_s_percentiles_make_the_same_table(table, tmp_path: Path)
     store = Store.open(tmp_path / "s.db")
     try:
         [study] = store.studies()
-        write_study_report(store, int(study["id"]), tmp_path / "out")
+        write_study_report(store, study.id, tmp_path / "out")
         exported = {r["trial_id"]: r for r in result_rows(store)}  # teiten results' columns
     finally:
         store.close()

@@ -35,7 +35,7 @@ def test_a_later_block_holds_only_the_ratios_not_yet_known(tmp_path: Path) -> No
     store = Store.open(path)
     notes: list[str] = []
     try:
-        (study_id,) = [s["id"] for s in store.studies()]
+        (study_id,) = [s.id for s in store.studies()]
         added = blocks.next_block(store, study_id, _study(store, study_id), notes.append)
         decisions = store.study_results(study_id).spec["auto_decisions"]
     finally:
@@ -54,7 +54,7 @@ def test_the_report_says_the_later_blocks_held_only_the_undecided_ratios(tmp_pat
     rng = random.Random(3)
     store = Store.open(path)
     try:
-        (study_id,) = [s["id"] for s in store.studies()]
+        (study_id,) = [s.id for s in store.studies()]
         store.set_study_state(study_id, "running", "2026-11-26T00:03:00+00:00")
         while added := blocks.next_block(store, study_id, _study(store, study_id), lambda _: None):
             for t in added:  # the noisy point stays noisy: blocks go on to the ceiling
@@ -96,7 +96,7 @@ def test_every_ratio_known_adds_no_block(tmp_path: Path) -> None:
     store = Store.open(build(tmp_path / "known.db", truth))
     notes: list[str] = []
     try:
-        (study_id,) = [s["id"] for s in store.studies()]
+        (study_id,) = [s.id for s in store.studies()]
         added = blocks.next_block(store, study_id, _study(store, study_id), notes.append)
     finally:
         store.close()
@@ -132,7 +132,7 @@ def test_a_study_decided_at_the_floor_says_so_in_en_and_ja(tmp_path: Path) -> No
     store = Store.open(path)
     notes: list[str] = []
     try:
-        (study_id,) = [s["id"] for s in store.studies()]
+        (study_id,) = [s.id for s in store.studies()]
         assert blocks.next_block(store, study_id, _study(store, study_id), notes.append) == []
         last = store.study_results(study_id).spec["auto_decisions"][-1]
         store.set_study_state(study_id, "finished", "2026-11-26T00:05:00+00:00")

@@ -138,7 +138,7 @@ def _copy(name: str, tmp: Path) -> Path:
 
 
 def _study_id(store: Store) -> int:
-    ids = [r["id"] for r in store.studies()]
+    ids = [r.id for r in store.studies()]
     assert len(ids) == 1
     return int(ids[0])
 

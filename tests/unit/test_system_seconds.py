@@ -42,10 +42,10 @@ def test_a_real_stores_trials_carry_their_cpu_and_devices_to_the_viewer(name: st
     store = Store.open(path)
     try:
         [row] = store.studies()
-        data = study_data(store, row["id"], FEATURES)
-        raw = {t: store.series(row["id"], t) for t in data.system}
-        devices = store.details_of_kind(row["id"], "devices")
-        write_study_report(store, row["id"], tmp_path / "report")
+        data = study_data(store, row.id, FEATURES)
+        raw = {t: store.series(row.id, t) for t in data.system}
+        devices = store.details_of_kind(row.id, "devices")
+        write_study_report(store, row.id, tmp_path / "report")
     finally:
         store.close()
     assert data.system, "the golden store's trials were monitored"

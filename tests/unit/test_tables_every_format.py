@@ -174,7 +174,7 @@ def _copy(name: str, tmp: Path) -> Path:
 def test_every_table_reaches_every_format(name: str, lang: str, tmp_path: Path) -> None:
     store = Store.open(_copy(name, tmp_path))
     try:
-        (study,) = [int(r["id"]) for r in store.studies()]
+        (study,) = [r.id for r in store.studies()]
         write_study_report(store, study, tmp_path / "out", lang=lang)
     finally:
         store.close()
@@ -186,7 +186,7 @@ def test_every_table_reaches_every_format(name: str, lang: str, tmp_path: Path) 
 def test_every_table_of_a_compare_report_reaches_every_format(lang: str, tmp_path: Path) -> None:
     stores = [Store.open(_copy(n, tmp_path)) for n in COMPARED]
     try:
-        write_compare_report([(s, int(s.studies()[0]["id"])) for s in stores], tmp_path / "out", lang=lang)
+        write_compare_report([(s, int(s.studies()[0].id)) for s in stores], tmp_path / "out", lang=lang)
     finally:
         for s in stores:
             s.close()
@@ -200,7 +200,7 @@ def test_the_golden_stores_show_every_kind_of_table(tmp_path: Path) -> None:
     for name in NAMES:
         store = Store.open(_copy(name, tmp_path))
         try:
-            write_study_report(store, int(store.studies()[0]["id"]), tmp_path / name)
+            write_study_report(store, int(store.studies()[0].id), tmp_path / name)
         finally:
             store.close()
         doc = json.loads((tmp_path / name / "tables.json").read_text(encoding="utf-8"))

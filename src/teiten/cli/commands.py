@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import re
 import sys
 from pathlib import Path
@@ -179,14 +178,14 @@ def _int_list(text: str, option: str) -> list[int]:
 def _pick_study(store: Store, study_id: int | None, *, unfinished: bool = False) -> int:
     rows = store.studies()
     if study_id is not None:
-        return int(store.study(study_id)["id"])
+        return store.study(study_id).id
     if unfinished:
-        rows = [r for r in rows if r["state"] != "finished"]
+        rows = [r for r in rows if not r.finished]
         if not rows and store.studies():
             raise NothingToResume(f"every study in {store} is finished; nothing to resume")
     if not rows:
         raise UserError(f"{store} holds no study yet")
-    return int(rows[-1]["id"])
+    return rows[-1].id
 
 
 def _grant_blocks(store: Store, study_id: int, more: int) -> None:
@@ -220,12 +219,12 @@ def cmd_resume(args: argparse.Namespace) -> int:
             return 0
         if args.more_blocks:
             _grant_blocks(store, study_id, args.more_blocks)
-        elif not args.retry_failed and store.study(study_id)["state"] == "finished":
+        elif not args.retry_failed and store.study(study_id).finished:
             print(f"teiten: study {study_id} in {store} is finished; nothing to resume",
                   file=sys.stderr)
             return 0
         check_options(args, store.address)
-        with runlock.hold(study=str(store.study(study_id)["name"]), store=store.address.absolute(),
+        with runlock.hold(study=store.study(study_id).name, store=store.address.absolute(),
                           command=args.command, wait=runlock.WAIT_LIMIT_S if args.wait else None,
                           beside_others=args.beside_others,
                           say=functools.partial(print, file=sys.stderr, flush=True)):
@@ -249,9 +248,8 @@ def cmd_clean(args: argparse.Namespace) -> int:
     try:
         # A store several machines share: each cleans what its own runs left.
         here = fingerprint.machine(paths.home()).get("hostname") if store.postgres else None
-        ids = [int(store.study(args.study_id)["id"])] if args.study_id is not None else \
-            [int(r["id"]) for r in store.studies()
-             if here is None or json.loads(r["fingerprint"]).get("hostname") == here]
+        ids = [store.study(args.study_id).id] if args.study_id is not None else \
+            [r.id for r in store.studies() if here is None or r.machine.get("hostname") == here]
         said = 0
         with runlock.hold(study="(teiten clean)", store=store.address.absolute(), command=args.command,
                           wait=runlock.WAIT_LIMIT_S if args.wait else None,
@@ -263,7 +261,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
                         said += 1
                     counts = store.status_counts(study_id)
                     if not counts.get("planned") and not counts.get("running") and \
-                            store.study(study_id)["state"] != "finished":
+                            not store.study(study_id).finished:
                         store.set_study_state(study_id, "finished", now())
                         summarize(store, study_id)
                         print(f"teiten: study {study_id} is finished", file=sys.stderr)
@@ -287,16 +285,15 @@ def cmd_studies(args: argparse.Namespace) -> int:
     try:
         rows = []
         for r in store.studies():
-            counts = store.status_counts(int(r["id"]))
-            machine = json.loads(r["fingerprint"])
+            counts = store.status_counts(r.id)
+            machine = r.machine
             rows.append({
-                "study_id": r["id"], "name": r["name"], "machine": machine.get("hostname"),
-                "started_at": r["created_at"], "finished_at": r["finished_at"], "state": r["state"],
+                "study_id": r.id, "name": r.name, "machine": machine.get("hostname"),
+                "started_at": r.created_at, "finished_at": r.finished_at, "state": r.state,
                 "trials": sum(counts.values()),
                 **{k: counts.get(k, 0) for k in ("ok", "failed", "disturbed", "skipped")},
                 "planned": counts.get("planned", 0) + counts.get("running", 0),
-                "source": r["source"], "testbed": fingerprint.testbed_key(
-                    machine, json.loads(r["spec_json"]).get("testbed"))})
+                "source": r.source, "testbed": fingerprint.testbed_key(machine, r.spec.get("testbed"))})
     finally:
         store.close()
     if not rows and args.format == "table":
@@ -408,13 +405,13 @@ def _refuse_one_study_twice(sources: list[tuple[Store, int]]) -> None:
     seen: dict[tuple[str, str, str], tuple[Store, int]] = {}
     for store, sid in sources:
         row = store.study(sid)
-        key = (row["name"], row["created_at"], row["fingerprint"])
+        key = (row.name, row.created_at, row.fingerprint)
         if key in seen:
             first, first_id = seen[key]
             given = (f"study {sid} of {store} is given twice" if (str(first), first_id) == (
                 str(store), sid) else f"study {first_id} of {first} and study {sid} of {store} "
                 "are one study (a copy)")
-            raise UserError(f"{given} ({row['name']}, started {row['created_at']}): compared with "
+            raise UserError(f"{given} ({row.name}, started {row.created_at}): compared with "
                             "itself it differs from nothing; give two different studies")
         seen[key] = (store, sid)
 

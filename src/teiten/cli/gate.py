@@ -31,8 +31,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
         (a_study, a), (b_study, b) = sides(store, args.baseline, args.candidate, args.study)
         for sid in dict.fromkeys((a_study, b_study)):
             row = store.study(sid)
-            if row["state"] != "finished":
-                raise UserError(f"study {row['name']} (#{sid}) is {row['state']}: the gate judges "
+            if not row.finished:
+                raise UserError(f"study {row.name} (#{sid}) is {row.state}: the gate judges "
                                 f"finished studies only; 'teiten resume --store {args.store}' "
                                 "finishes it")
         if a_study == b_study:
@@ -67,7 +67,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def _name(store: Store, study_id: int) -> str:
-    return f"study {store.study(study_id)['name']} #{study_id}"
+    return f"study {store.study(study_id).name} #{study_id}"
 
 
 def sides(store: Store, baseline: str, candidate: str, study: str | None
@@ -105,22 +105,22 @@ def _split(text: str, option: str) -> tuple[str | None, str]:
 def _study(store: Store, text: str) -> int:
     """A study of the store by id, or the latest one of that name."""
     if text.isdigit():
-        return int(store.study(int(text))["id"])
-    found = [r for r in store.studies() if r["name"] == text]
+        return store.study(int(text)).id
+    found = [r for r in store.studies() if r.name == text]
     if not found:
-        names = sorted({r["name"] for r in store.studies()})
+        names = sorted({r.name for r in store.studies()})
         raise UserError(f"{store} has no study named {text}; its studies are "
                         f"{', '.join(names) or 'none'} ('teiten studies --store {store}')")
-    return int(found[-1]["id"])
+    return found[-1].id
 
 
 def _latest_with(store: Store, servers: list[str]) -> int:
     for row in reversed(store.studies()):
-        names = {r["name"] for r in store.servers(int(row["id"]))}
+        names = {r["name"] for r in store.servers(row.id)}
         if set(servers) <= names:
-            return int(row["id"])
+            return row.id
     latest = store.studies()[-1] if store.studies() else None
-    has = (f" (the latest, {_name(store, int(latest['id']))}, has "
-           f"{', '.join(r['name'] for r in store.servers(int(latest['id'])))})" if latest else "")
+    has = (f" (the latest, {_name(store, latest.id)}, has "
+           f"{', '.join(r['name'] for r in store.servers(latest.id))})" if latest else "")
     raise UserError(f"no study of {store} has both {servers[0]} and {servers[1]}{has}; name "
                     "their studies as STUDY:SERVER, or give --study")

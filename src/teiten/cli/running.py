@@ -68,7 +68,7 @@ def finish(store: Store, study_id: int, counts: dict[str, int], args: argparse.N
     parts = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("ok", "failed", "skipped", "disturbed")
                       if counts.get(k) or k == "ok")
     print(f"teiten: {total} trials: {parts}; store: {store}", file=sys.stderr)
-    if store.study(study_id)["state"] == "finished":  # each point's summary, for the timeline
+    if store.study(study_id).finished:  # each point's summary, for the timeline
         summarize(store, study_id)
     if not args.no_report:
         out = Path(args.report) if args.report else store.address.report_dir()

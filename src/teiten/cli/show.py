@@ -140,7 +140,7 @@ def _app_text(app: AppDetails) -> str:
     """One line on the measured window of a tpcc or bookstore trial."""
     if app.tps is None:  # reading its transaction log failed: the trial says why
         return f"{app.app}: no window measured; by type:"
-    line = (f"{app.app}: {app.tps:.1f} per second over the {app.window_s:g} s window "
+    line = (f"{app.app}: {app.tps:.1f} per second over the {app.window_s or 0:g} s window "
             f"after a {app.rampup_s:g} s ramp-up")
     if app.nopm is not None:
         line += f"; NOPM {app.nopm:,.0f}, TPM {app.tpm or 0:,.0f}"

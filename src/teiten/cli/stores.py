@@ -59,21 +59,21 @@ def _summarize(args: argparse.Namespace) -> int:
     them), or the studies given, again."""
     store = Store.open(args.store)
     try:
-        given = [int(store.study(i)["id"]) for i in args.study_id or ()]
+        given = [store.study(i).id for i in args.study_id or ()]
         rows = [store.study(i) for i in given] if given else store.studies()
         done = kept.summarized(store)
         for row in rows:
-            sid = int(row["id"])
-            if row["state"] != "finished":
+            sid = row.id
+            if not row.finished:
                 if given:
-                    raise UserError(f"study {sid} ({row['name']}) of {store} is {row['state']}: "
+                    raise UserError(f"study {sid} ({row.name}) of {store} is {row.state}: "
                                     "only a finished study is summarized; 'teiten resume --store "
                                     f"{store}' finishes it")
-                print(f"study {sid} ({row['name']}): not summarized: {row['state']}")
+                print(f"study {sid} ({row.name}): not summarized: {row.state}")
             elif sid in done and not given:
-                print(f"study {sid} ({row['name']}): already summarized")
+                print(f"study {sid} ({row.name}): already summarized")
             else:
-                print(f"study {sid} ({row['name']}): {summarize(store, sid)} point summaries")
+                print(f"study {sid} ({row.name}): {summarize(store, sid)} point summaries")
     finally:
         store.close()
     return 0
@@ -86,14 +86,14 @@ def print_points(args: argparse.Namespace) -> int:
     try:
         study_id = args.study_id
         if study_id is None and args.format == "bmf":
-            finished = [int(r["id"]) for r in store.studies() if r["state"] == "finished"]
+            finished = [r.id for r in store.studies() if r.finished]
             if not finished:
                 raise UserError(f"{store} holds no finished study to export")
             study_id = finished[-1]
         if study_id is not None:
             row = store.study(study_id)
             if study_id not in kept.summarized(store):
-                raise UserError(f"study {study_id} ({row['name']}) of {store} has no point "
+                raise UserError(f"study {study_id} ({row.name}) of {store} has no point "
                                 f"summaries; 'teiten store summarize --store {store} --study-id "
                                 f"{study_id}' computes them")
         rows = kept.read(store, study_id)

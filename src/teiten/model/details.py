@@ -157,7 +157,7 @@ class AppDetails:
 
     app: str = ""
     rampup_s: Num = 0.0
-    window_s: Num = 0.0
+    window_s: Num | None = None
     defines: dict[str, int] = field(default_factory=dict)
     latency_includes_think_time: bool = False
     types: tuple[TxType, ...] = ()

@@ -6,7 +6,6 @@ them; the runner calls :func:`after_blocks` whenever it runs out of trials."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from datetime import datetime
@@ -129,7 +128,7 @@ def eta(store: Store, study_id: int, study: Study, spent: list[float], left: int
     now = mean * left
     if study.repetitions != "auto":
         return now, now
-    stored = json.loads(store.study(study_id)["spec_json"])
+    stored = store.study(study_id).spec
     decisions = stored.get(AUTO_DECISIONS) or []
     # A later block holds only the ratios still undecided: the last one added is the most the
     # next may hold (before the first decision, or from a store of before: a whole block).

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from teiten.model.studyrow import StudyRow
 from teiten.store import pg
 from teiten.store.db import Store
 from teiten.store.points import STAMPS, iso
@@ -45,16 +46,17 @@ def copy(source: Store, dest: Store, study_ids: list[int] | None = None) -> Iter
     if study_ids is not None:
         rows = [source.study(i) for i in study_ids]
     for study in rows:
-        sid = int(study["id"])
+        sid = study.id
         trials = len(source.trials(sid))
-        if study["state"] != "finished":
-            yield Copied(study["name"], sid, None, f"not copied: {study['state']}", trials)
+        if not study.finished:
+            yield Copied(study.name, sid, None, f"not copied: {study.state}", trials)
             continue
         with source.snapshot():
             found = {table: source.conn.execute(
                 f"SELECT * FROM {table} WHERE study_id=?", (sid,)).fetchall()  # noqa: S608
                 for table in STUDY_TABLES}
-        columns = [k for k in study.keys() if k not in ("id", "run_dir")]  # noqa: SIM118 - a row
+        stored = study.columns()
+        columns = [k for k in stored if k not in ("id", "run_dir")]
         with dest.transaction() as c:
             if dest.postgres:  # two copies at once: one looks for the twin after the other
                 c.execute("SELECT pg_advisory_xact_lock(?)", (COPY_LOCK,))
@@ -62,17 +64,17 @@ def copy(source: Store, dest: Store, study_ids: list[int] | None = None) -> Iter
             if twin is None:
                 new_id = int(c.execute(
                     f"INSERT INTO studies ({', '.join(columns)}) VALUES ({_marks(columns)}) "  # noqa: S608
-                    "RETURNING id", tuple(study[k] for k in columns)).fetchone()[0])
+                    "RETURNING id", tuple(stored[k] for k in columns)).fetchone()[0])
                 for table, table_rows in found.items():
                     _insert(c, table, table_rows, new_id)
-        yield Copied(study["name"], sid, twin if twin is not None else new_id,
+        yield Copied(study.name, sid, twin if twin is not None else new_id,
                      "already there" if twin is not None else "copied", trials)
 
 
-def _twin(dest: Store, study: pg.Row) -> int | None:
+def _twin(dest: Store, study: StudyRow) -> int | None:
     for row in dest.studies():
-        if all(row[k] == study[k] for k in ("name", "created_at", "fingerprint")):
-            return int(row["id"])
+        if (row.name, row.created_at, row.fingerprint) == (study.name, study.created_at, study.fingerprint):
+            return row.id
     return None
 
 

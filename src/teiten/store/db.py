@@ -29,6 +29,7 @@ from teiten.model.results import (
     TrialRecord,
     TrialResult,
 )
+from teiten.model.studyrow import StudyRow
 from teiten.store import access, pg, typed
 from teiten.store.address import StoreAddress
 from teiten.store.lite import SqliteConnection
@@ -203,13 +204,13 @@ class Store:
             _insert_planned(c, study_id, trials)
         return study_id
 
-    def study(self, study_id: int) -> pg.Row:
+    def study(self, study_id: int) -> StudyRow:
         row = self._read("studies", study_id, "SELECT * FROM studies WHERE id=?",
                          (study_id,)).fetchone()
         if row is None:
             raise UserError(f"{self} has no study {study_id}; 'teiten studies --store "
                             f"{self}' lists them")
-        return row
+        return StudyRow.of(row)
 
     @contextlib.contextmanager
     def claimed(self, study_id: int) -> Iterator[None]:
@@ -237,8 +238,8 @@ class Store:
             spec = {**json.loads(row[0]), **changes}
             c.execute("UPDATE studies SET spec_json=? WHERE id=?", (json.dumps(spec), study_id))
 
-    def studies(self) -> list[pg.Row]:
-        return list(self._read("studies", None, "SELECT * FROM studies ORDER BY id"))
+    def studies(self) -> list[StudyRow]:
+        return [StudyRow.of(r) for r in self._read("studies", None, "SELECT * FROM studies ORDER BY id")]
 
     def set_study_state(self, study_id: int, state: str, finished_at: str | None = None) -> None:
         with self.transaction() as c:
@@ -287,10 +288,9 @@ class Store:
                          json.loads(r["description"]) if r["description"] else None)
             for r in self.servers(study_id))
         return StudyResults(
-            study_id=study_id, name=row["name"], source=row["source"], spec_yaml=row["spec_yaml"],
-            spec=json.loads(row["spec_json"]), seed=row["seed"], state=row["state"],
-            created_at=row["created_at"], finished_at=row["finished_at"],
-            fingerprint=json.loads(row["fingerprint"]), teiten_version=row["teiten_version"],
+            study_id=study_id, name=row.name, source=row.source, spec_yaml=row.spec_yaml,
+            spec=row.spec, seed=row.seed, state=row.state, created_at=row.created_at,
+            finished_at=row.finished_at, fingerprint=row.machine, teiten_version=row.teiten_version,
             servers=servers, trials=tuple(self.records(study_id)))
 
     def progress(self, study_id: int, trial_id: str) -> list[pg.Row]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from teiten.model.details import APP, LATENCY, PGBENCH, AppDetails, LatencyDetails, PgbenchDetails
 from teiten.store.db import Store
 
 RESULT_FIELDS = (
@@ -36,16 +37,16 @@ def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any
     """Every trial as a plain dict with the fields of ``teiten results``: what the monitors
     saw and the workload's headline figures (None where there are none)."""
     rows = []
-    apps: dict[int, dict[str, Any]] = {}
-    limits: dict[int, dict[str, Any]] = {}
-    latencies: dict[int, dict[str, Any]] = {}
+    apps: dict[int, dict[str, AppDetails]] = {}
+    limits: dict[int, dict[str, PgbenchDetails]] = {}
+    latencies: dict[int, dict[str, LatencyDetails]] = {}
     steps: dict[int, dict[str, list[dict[str, Any]]]] = {}
     for record in store.records(study_id):
         sid = record.study_id
         if sid not in apps:
-            apps[sid] = store.details_of_kind(sid, "app")
-            limits[sid] = store.details_of_kind(sid, "pgbench")
-            latencies[sid] = store.details_of_kind(sid, "latency")
+            apps[sid] = store.details_of(sid, APP)
+            limits[sid] = store.details_of(sid, PGBENCH)
+            latencies[sid] = store.details_of(sid, LATENCY)
             steps[sid] = {}
             for st in store.steps(sid):
                 steps[sid].setdefault(st["trial_id"], []).append(st)
@@ -55,20 +56,20 @@ def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any
             out[k] = metrics.get(k)
         out["top_waits"] = store.top_waits(sid, record.trial_id)
         out.update(_headline(apps[sid].get(record.trial_id), steps[sid].get(record.trial_id)))
-        limited = limits[sid].get(record.trial_id) or {}
-        out.update(skipped=limited.get("skipped"), late=limited.get("late"),
-                   retried=limited.get("retried"), retries=limited.get("retries"))
-        found = limited.get("percentiles") or (latencies[sid].get(record.trial_id) or {}).get("percentiles")
-        out.update({k: (found or {}).get(k) for k in PERCENTILE_FIELDS})
+        limited = limits[sid].get(record.trial_id) or PgbenchDetails()
+        out.update(skipped=limited.skipped, late=limited.late, retried=limited.retried,
+                   retries=limited.retries)
+        other = latencies[sid].get(record.trial_id)
+        found = limited.percentiles or (other.percentiles if other else None)
+        out.update({k: getattr(found, k) if found else None for k in PERCENTILE_FIELDS})
         rows.append(out)
     return rows
 
 
-def _headline(app: dict[str, Any] | None, steps: list[dict[str, Any]] | None) -> dict[str, Any]:
+def _headline(app: AppDetails | None, steps: list[dict[str, Any]] | None) -> dict[str, Any]:
     out: dict[str, Any] = dict.fromkeys(HEADLINE_FIELDS)
     if app:
-        out.update(app_tps=app.get("tps"), nopm=app.get("nopm"), tpm=app.get("tpm"),
-                   window_s=app.get("window_s"))
+        out.update(app_tps=app.tps, nopm=app.nopm, tpm=app.tpm, window_s=app.window_s)
     if steps:
         out["steps"] = [{"name": st["name"], "param": st["param"], "seconds": st["seconds"],
                          "rows": st["rows"]} for st in steps]
