@@ -3,8 +3,9 @@
 plan -> :class:`PlannedTrial`; a trial -> :class:`TrialResult`; the store keeps both and gives a
 study back as :class:`StudyResults`; analysis reads that. Frozen dataclasses that validate on
 construction and do no I/O. This module imports nothing of teiten's but the stored study's
-typed record (:mod:`teiten.model.studyrecord`), which imports nothing of teiten's, so every other part
-may import it (pyperf keeps its ``Run`` and ``Benchmark`` at the bottom the same way).
+typed record (:mod:`teiten.model.studyrecord`) and a trial's typed details
+(:mod:`teiten.model.details`), which import nothing of teiten's, so every other part may import
+it (pyperf keeps its ``Run`` and ``Benchmark`` at the bottom the same way).
 
 Units are in the field names: ``_s`` seconds, ``_ms`` milliseconds, ``_bytes`` bytes.
 """
