@@ -14,6 +14,7 @@ import pytest
 
 from teiten.drivers import pgbench
 from teiten.host import client_account, paths
+from teiten.model.details import APP
 from teiten.servers.local.server import LocalServer
 from teiten.servers.profiles import Sizing
 from teiten.spec import ServerSpec, load_text
@@ -57,9 +58,9 @@ def _trial(server: LocalServer, workload: Workload, tid: str, *, clients: int,
     app.start()
     run = pgbench.run(server.install, endpoint, workload, clients=clients, threads=2,
                       duration_s=app.total_s, extra=app.pgbench_args())
-    _, details, error = app.finish(run.output)
+    _, found, error = app.finish(run.output)
     paths.remove_owned(log_dir)
-    return app, run, details, error
+    return app, run, APP.json(found), error  # the details as the store keeps them
 
 
 def test_schema_and_cardinalities_at_one_warehouse(loaded: tuple[LocalServer, Workload]) -> None:
