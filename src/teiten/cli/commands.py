@@ -109,13 +109,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     cost = estimate.estimate(study, {w.key: w for w in workloads.resolve(loaded)}, planned_cost,
                              estimate.Rates.load(), most=most, building=building)
     print(f"teiten: note: {cost.text()}", file=sys.stderr)
-    rows = [{"order_index": t.order_index, "trial_id": t.trial_id, "server": t.server,
-             "workload": t.workload, "variant": t.variant, "clients": t.clients,
-             "threads": t.threads, "repetition": t.repetition, "duration_s": t.duration_s}
-            for t in planned]
-    if not any(r["variant"] for r in rows):
-        for r in rows:
-            del r["variant"]
+    columns = ["order_index", "trial_id", "server", "workload",
+               *(["variant"] if any(t.variant for t in planned) else []),
+               "clients", "threads", "repetition", "duration_s"]
+    rows = [{c: getattr(t, c) for c in columns} for t in planned]
     if args.format == "json":
         print(as_json(rows))
     else:

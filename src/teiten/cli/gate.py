@@ -88,7 +88,7 @@ def sides(store: Store, baseline: str, candidate: str, study: str | None
             sid = _latest_with(store, [server for _, server in given])
         out.append((sid, server))
     for sid, server in out:
-        names = [r["name"] for r in store.servers(sid)]
+        names = [r.name for r in store.servers(sid)]
         if server not in names:
             raise UserError(f"{_name(store, sid)} has no server {server}; its servers are "
                             f"{', '.join(names)}")
@@ -116,11 +116,11 @@ def _study(store: Store, text: str) -> int:
 
 def _latest_with(store: Store, servers: list[str]) -> int:
     for row in reversed(store.studies()):
-        names = {r["name"] for r in store.servers(row.id)}
+        names = {r.name for r in store.servers(row.id)}
         if set(servers) <= names:
             return row.id
     latest = store.studies()[-1] if store.studies() else None
     has = (f" (the latest, {_name(store, latest.id)}, has "
-           f"{', '.join(r['name'] for r in store.servers(latest.id))})" if latest else "")
+           f"{', '.join(r.name for r in store.servers(latest.id))})" if latest else "")
     raise UserError(f"no study of {store} has both {servers[0]} and {servers[1]}{has}; name "
                     "their studies as STUDY:SERVER, or give --study")

@@ -5,7 +5,6 @@ is removed."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import psutil
@@ -24,7 +23,7 @@ def clean(store: Store, study_id: int) -> list[str]:
     teiten noted there when it made it (:func:`teiten.host.paths.remember`), never what the
     server's own files name; nothing is followed through a link the server could plant."""
     notes = []
-    specs = [json.loads(r["spec_json"]) for r in store.servers(study_id)]
+    specs = [dict(r.spec) for r in store.servers(study_id)]
     for workdir in store.workdirs(study_id):
         if safefs.exists(workdir):
             try:

@@ -246,9 +246,12 @@ class Store:
             c.execute("UPDATE studies SET state=?, finished_at=? WHERE id=?",
                       (state, finished_at, study_id))
 
-    def servers(self, study_id: int) -> list[pg.Row]:
-        return list(self._read("servers", study_id,
-            "SELECT * FROM servers WHERE study_id=? ORDER BY position", (study_id,)))
+    def servers(self, study_id: int) -> list[ServerRecord]:
+        """A study's servers, typed, the baseline first."""
+        return [ServerRecord(r["name"], r["position"], r["kind"], json.loads(r["spec_json"]),
+                             json.loads(r["description"]) if r["description"] else None)
+                for r in self._read("servers", study_id,
+                                    "SELECT * FROM servers WHERE study_id=? ORDER BY position", (study_id,))]
 
     def set_server_description(self, study_id: int, name: str, description: dict[str, Any]) -> None:
         with self.transaction() as c:
@@ -283,10 +286,7 @@ class Store:
     def study_results(self, study_id: int) -> StudyResults:
         """One study in one piece: its spec, fingerprint, servers and trials."""
         row = self.study(study_id)
-        servers = tuple(
-            ServerRecord(r["name"], r["position"], r["kind"], json.loads(r["spec_json"]),
-                         json.loads(r["description"]) if r["description"] else None)
-            for r in self.servers(study_id))
+        servers = tuple(self.servers(study_id))
         return StudyResults(
             study_id=study_id, name=row.name, source=row.source, spec_yaml=row.spec_yaml,
             spec=row.spec, seed=row.seed, state=row.state, created_at=row.created_at,
