@@ -101,7 +101,7 @@ def main(trials: int = 5000, *, store_path: Path | None = None, keep: bool = Fal
                 print(f"  kept: {store_path} (render it again with --store {store_path})")
         else:
             store = Store.open(store_path)
-            sid = store.studies()[-1]["id"]
+            sid = store.studies()[-1].id
             trials = len(store.trials(sid))
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         profiler = cProfile.Profile() if profile else None

@@ -84,7 +84,7 @@ def _noise(store: Path) -> tuple[dict[str, float], dict[str, float], dict[str, i
     log ratios (%), the blocks each point ran; and the seconds of its trials."""
     st = Store.open(store)
     try:
-        (study_id,) = [s["id"] for s in st.studies()]
+        (study_id,) = [s.id for s in st.studies()]
         trials = st.study_results(study_id).trials
         baseline = st.study_results(study_id).servers[0].name
     finally:
@@ -119,7 +119,7 @@ def seconds_noise(store: Path) -> dict[str, dict[str, float]]:
     which longer runs do not shrink and more starts do."""
     st = Store.open(store)
     try:
-        (study_id,) = [s["id"] for s in st.studies()]
+        (study_id,) = [s.id for s in st.studies()]
         trials = st.study_results(study_id).trials
         progress = st.progress_by_trial(study_id)
     finally:

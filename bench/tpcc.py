@@ -80,9 +80,10 @@ def throughput(major: str, *, clients: int, seconds: float, rounds: int) -> list
                 raise SystemExit(f"round {i + 1} failed: {error}")
             cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
             us_per_tx = cpu / run.output.transactions * 1e6
-            out.append({"nopm": d["nopm"], "tpm": d["tpm"], "tps": d["tps"], "client_us": us_per_tx})
-            print(f"  round {i + 1}: NOPM {d['nopm']:,.0f}, TPM {d['tpm']:,.0f} (pgbench's count "
-                  f"{d['tpm_pgbench']:,.0f}), {d['tps']:.0f} tps, pgbench CPU {us_per_tx:.1f} us per "
+            out.append({"nopm": d.nopm or 0.0, "tpm": d.tpm or 0.0, "tps": d.tps or 0.0,
+                        "client_us": us_per_tx})
+            print(f"  round {i + 1}: NOPM {d.nopm or 0:,.0f}, TPM {d.tpm or 0:,.0f} (pgbench's count "
+                  f"{d.tpm_pgbench or 0:,.0f}), {d.tps or 0:.0f} tps, pgbench CPU {us_per_tx:.1f} us per "
                   "transaction", flush=True)
     return out
 

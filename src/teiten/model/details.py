@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from pydantic import TypeAdapter
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 T = TypeVar("T")
 Num = int | float  # a stored number, as the store gave it: an int prints as an int
@@ -25,6 +26,8 @@ _ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
 def _adapter(record: type[Any]) -> TypeAdapter[Any]:
     """The validator of a record, made once."""
     if record not in _ADAPTERS:
+        from pydantic import TypeAdapter  # late: the store imports this module; pydantic loads on a read
+
         _ADAPTERS[record] = TypeAdapter(record)
     return _ADAPTERS[record]
 
