@@ -171,7 +171,9 @@ def test_every_trial_says_how_it_started_and_where_its_time_went(xfs: Path, work
     report = (workdir / "s-report" / "report.md").read_text()
     part = report.split("## Machine time", 1)[1].split("## Machine fingerprint", 1)[0]
     assert "Where the 4 trials' time went" in part
-    assert "| measured window | 4.0 |" in part or "| measured window | 3.9 |" in part, part
+    # four windows of about 1 s each (each within the bounds above: a busy machine stretches them)
+    summed = re.search(r"\| measured window \| ([\d.]+) \|", part)
+    assert summed and 3.6 <= float(summed.group(1)) < 8, part
     assert "1 restored from the snapshot by reflink clones of the files that changed" in part
     assert "2 as loaded" in part and "before 4 of the 4 trials" in part
     # The run's own wall time, from teiten's start to its end, and its parts: they add up to
