@@ -7,7 +7,6 @@ and a test may give it others."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from teiten.analysis.inputs import Features, KindFacts, SuiteFacts
 from teiten.servers import kinds
@@ -18,16 +17,16 @@ from teiten.workloads.apps import APPS
 class _Registered:
     """Each question answered by the registry of the feature it is about."""
 
-    def server_kind(self, kind: str, spec: Mapping[str, Any]) -> KindFacts:
+    def server_kind(self, kind: str, spec: Mapping[str, object]) -> KindFacts:
         return kinds.stored(kind, spec)
 
-    def about(self, workload: Mapping[str, Any], lang: str) -> str:
+    def about(self, workload: Mapping[str, object], lang: str) -> str:
         return about(workload, lang)
 
     def suite(self, name: str) -> SuiteFacts:
         return statements.suite(name)
 
-    def variants(self, suite: str, options: dict[str, Any]) -> list[str]:
+    def variants(self, suite: str, options: dict[str, object]) -> list[str]:
         return statements.variants(suite, options)
 
     def app_capacity(self, app: str) -> bool:

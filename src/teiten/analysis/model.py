@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from teiten.analysis.cycle import MachineTime
 from teiten.analysis.locks import LockCores, LockTable
@@ -469,7 +468,7 @@ class StudyParameters:
     scale: int
     order: str
     seed: int
-    auto: Mapping[str, Any] | None = None  # repetitions: auto: its rule and last decision
+    auto: Mapping[str, object] | None = None  # repetitions: auto: its rule and last decision
 
 
 @dataclass(frozen=True)
@@ -494,6 +493,6 @@ class ReportData:
     margin_pct: float = 5.0  # the study's margin_pct
     series: tuple[TrialSeries, ...] = ()
     differences: tuple[Difference, ...] = ()  # between the servers: declared ones first
-    auto: Mapping[str, Any] | None = None  # repetitions: auto: its rule and last decision
+    auto: Mapping[str, object] | None = None  # repetitions: auto: its rule and last decision
     compared: tuple[StudyParameters, ...] = ()  # compare: each study's own (empty for one study)
     machine_time: MachineTime | None = None  # the trials' cycles summed (None: none kept one)

@@ -21,7 +21,6 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import yaml
 
@@ -137,7 +136,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     return _ended(args, lines, 0)
 
 
-def _template(loaded: spec.LoadedStudy) -> dict[str, Any]:
+def _template(loaded: spec.LoadedStudy) -> dict[str, object]:
     """The study's first server, as written, without its name and install: every server of
     the steps' studies is it with a build of a commit."""
     first = loaded.study.servers[0]
@@ -150,7 +149,7 @@ def _template(loaded: spec.LoadedStudy) -> dict[str, Any]:
             if k not in ("name", "install", "optional")}
 
 
-def _step(loaded: spec.LoadedStudy, template: dict[str, Any], sides: Sequence[Side],
+def _step(loaded: spec.LoadedStudy, template: dict[str, object], sides: Sequence[Side],
           interest: Sequence[Point] | None, args: argparse.Namespace,
           target: float | None = None) -> tuple[int, int]:
     """Run the study with ``sides`` as its servers (at the points of interest, when given;

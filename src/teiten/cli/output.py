@@ -15,7 +15,7 @@ from teiten.report.spreadsheet import cell
 from teiten.run.runner import Event
 
 
-def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+def table(rows: Sequence[Mapping[str, object]], columns: Sequence[str]) -> str:
     """A plain aligned text table; a cell's newlines are shown, so a row stays a line."""
     def cell(v: Any) -> str:
         if v is None:
@@ -35,7 +35,7 @@ def as_json(rows: Any) -> str:
     return json.dumps(rows, indent=2, ensure_ascii=False)
 
 
-def as_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+def as_csv(rows: Sequence[dict[str, object]], columns: Sequence[str]) -> str:
     """CSV of ``columns`` of ``rows``, its text cells safe to open in a spreadsheet
     (:mod:`teiten.report.spreadsheet`)."""
     buf = io.StringIO()

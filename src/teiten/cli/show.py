@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, fields
-from typing import Any
 
 from teiten.analysis import cycle as cycles
 from teiten.cli.output import table
@@ -111,7 +110,7 @@ def _percentiles_line(found: Percentiles, source: str) -> str:
             f"{source}, within {found.precision * 100:.1f}%")
 
 
-def _cycle_lines(cycle: Mapping[str, Any], rec: Shown) -> list[str]:
+def _cycle_lines(cycle: Mapping[str, object], rec: Shown) -> list[str]:
     """Where the trial's machine time went, and what state it started from."""
     app, f = rec.details.app, rec.trial.figures
     got = cycles.phases(cycle, None if rec.trial.planned.variant else

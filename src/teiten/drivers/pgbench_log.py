@@ -12,7 +12,6 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -166,10 +165,10 @@ class Histogram:
         assert self.min_us is not None and self.max_us is not None
         return min(max((low + high) / 2, self.min_us), self.max_us)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         """What a trial keeps: the percentiles and the largest latency in milliseconds, the
         counts, and the precision the percentiles are within."""
-        out: dict[str, Any] = {f"{name}_ms": _ms(self.percentile_us(q)) for name, q in QUANTILES}
+        out: dict[str, object] = {f"{name}_ms": _ms(self.percentile_us(q)) for name, q in QUANTILES}
         out.update(max_ms=_ms(self.max_us), avg_ms=_ms(self.sum_us / self.total if self.total else None),
                    count=self.total, skipped=self.skipped, failed=self.failed,
                    precision=PRECISION)

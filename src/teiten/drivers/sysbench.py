@@ -14,7 +14,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from psycopg import conninfo as pg_conninfo
 
@@ -92,12 +92,12 @@ class SysbenchRun:
         return LoadRun("sysbench", tuple(self.argv), self.stdout, self.stderr,
                        self.output.figures(), failure=self.failure(), timed_out=self.timed_out)
 
-    def details(self, test: Sequence[str]) -> dict[str, Any]:
+    def details(self, test: Sequence[str]) -> dict[str, object]:
         """What the trial keeps beside its figures, by details kind: the driver, its version
         and test ('driver'), what sysbench printed beyond the figures ('sysbench'), and the
         percentiles of its latency histogram ('latency', as any driver's)."""
         name, *options = test
-        found: dict[str, Any] = {
+        found: dict[str, object] = {
             "driver": {"name": "sysbench", "version": self.output.version, "test": name,
                        "options": list(options)},
             "sysbench": self.output.details()}

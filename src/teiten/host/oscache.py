@@ -21,7 +21,6 @@ import os
 import shutil
 import stat
 from pathlib import Path
-from typing import Any
 
 from teiten.host import privileges, procs, safefs
 from teiten.model.errors import ProcessError
@@ -63,7 +62,7 @@ def resident_bytes(files: list[Path]) -> int | None:
     return total
 
 
-def evict(dirs: list[Path]) -> dict[str, Any]:
+def evict(dirs: list[Path]) -> dict[str, object]:
     """Drop the page cache of every file under ``dirs`` (a stopped cluster's). Returns what
     was done: files, bytes resident before and after (None when not measurable), failures."""
     files = _files(dirs)
@@ -75,7 +74,7 @@ def evict(dirs: list[Path]) -> dict[str, Any]:
             "resident_after_bytes": after}
 
 
-def evict_programs(bindir: Path) -> dict[str, Any]:
+def evict_programs(bindir: Path) -> dict[str, object]:
     """Drop the page cache of a PostgreSQL install's programs and libraries (``bindir`` and the
     ``lib`` beside it) before a server of it starts; pages a running process maps stay. Returns
     what was done, to be recorded; an install that cannot be walked is said, not fatal."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 import psycopg
 from psycopg import conninfo as pg_conninfo
@@ -38,7 +37,7 @@ class Probe:
     settings: dict[str, str] = field(default_factory=dict)
     settings_note: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return asdict(self)
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import TypeAdapter
 
@@ -52,11 +51,11 @@ _CYCLE = TypeAdapter(Cycle)
 _START = TypeAdapter(Start)
 
 
-def cycle(stored: Mapping[str, Any]) -> Cycle:
+def cycle(stored: Mapping[str, object]) -> Cycle:
     """A stored cycle (``{"seconds": ..., "start": ...}``) as its record."""
     return _CYCLE.validate_python({k: v for k, v in stored.items() if v is not None})
 
 
-def start(stored: Mapping[str, Any]) -> Start:
+def start(stored: Mapping[str, object]) -> Start:
     """A stored starting state as its record."""
     return _START.validate_python(dict(stored))

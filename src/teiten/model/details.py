@@ -39,21 +39,21 @@ class DetailsKind(Generic[T]):
     name: str
     record: type[T]
 
-    def read(self, stored: Mapping[str, Any]) -> T:
+    def read(self, stored: Mapping[str, object]) -> T:
         """The record of a stored body (its JSON, parsed)."""
         found: T = _adapter(self.record).validate_python(dict(stored))
         return found
 
-    def json(self, value: T) -> dict[str, Any]:
+    def json(self, value: T) -> dict[str, object]:
         """The body a record is stored as."""
-        body: dict[str, Any] = _adapter(self.record).dump_python(value, mode="json")
+        body: dict[str, object] = _adapter(self.record).dump_python(value, mode="json")
         return body
 
-    def entry(self, value: T) -> dict[str, Any]:
+    def entry(self, value: T) -> dict[str, object]:
         """A trial's details holding ``value`` alone (a workload's ``TrialOutcome.details``)."""
         return {self.name: self.json(value)}
 
-    def put(self, details: dict[str, Any], value: T) -> None:
+    def put(self, details: dict[str, object], value: T) -> None:
         """Keep ``value`` as a trial's details of this kind (``Evidence.details``)."""
         details[self.name] = self.json(value)
 
@@ -173,7 +173,7 @@ class AppDetails:
     nopm: Num | None = None
     tpm: Num | None = None
     tpm_pgbench: Num | None = None
-    consistency: tuple[dict[str, Any], ...] | None = None
+    consistency: tuple[dict[str, object], ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import TypeAdapter
 
@@ -41,8 +40,8 @@ class Details:
     latency: LatencyDetails | None = None
     design: Design | None = None
     app: AppDetails | None = None
-    cycle: Mapping[str, Any] | None = None
-    stats: Mapping[str, Any] | None = None
+    cycle: Mapping[str, object] | None = None
+    stats: Mapping[str, object] | None = None
 
 
 @dataclass(frozen=True)
@@ -113,8 +112,8 @@ class Shown:
     server_log: str | None
     metrics: Mapping[str, float]
     top_waits: tuple[Wait, ...]
-    statements: tuple[Mapping[str, Any], ...]  # per script line: as the table prints them
-    progress: tuple[Mapping[str, Any], ...]  # per second: as the table prints them
+    statements: tuple[Mapping[str, object], ...]  # per script line: as the table prints them
+    progress: tuple[Mapping[str, object], ...]  # per second: as the table prints them
     series: tuple[str, ...]  # the names of its system series
     details: Details = field(default_factory=Details)
     steps: tuple[Step, ...] = ()
@@ -125,14 +124,14 @@ _STEPS = TypeAdapter(tuple[Step, ...])
 _WAITS = TypeAdapter(tuple[Wait, ...])
 
 
-def details(stored: Mapping[str, Any]) -> Details:
+def details(stored: Mapping[str, object]) -> Details:
     """A trial's stored details (kind -> JSON body) as their records."""
     return _DETAILS.validate_python(dict(stored))
 
 
-def steps(stored: list[dict[str, Any]]) -> tuple[Step, ...]:
+def steps(stored: list[dict[str, object]]) -> tuple[Step, ...]:
     return _STEPS.validate_python(stored)
 
 
-def waits(stored: list[dict[str, Any]]) -> tuple[Wait, ...]:
+def waits(stored: list[dict[str, object]]) -> tuple[Wait, ...]:
     return _WAITS.validate_python(stored)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
 
 import psycopg
 
@@ -27,7 +26,7 @@ class MonitorResult:
     summary: dict[str, float] = field(default_factory=dict)          # flat figures
     warnings: list[str] = field(default_factory=list)
 
-    def top_waits(self, n: int = 5) -> list[dict[str, Any]]:
+    def top_waits(self, n: int = 5) -> list[dict[str, object]]:
         return self.waits.top(n) if self.waits else []
 
     def evidence(self) -> Evidence:
@@ -35,7 +34,7 @@ class MonitorResult:
         series = [("system", t, name, value) for t, sample in
                   (self.system.series if self.system else []) for name, value in sample.items()]
         waits = [(b, t, e, n) for (b, t, e), n in (self.waits.counts if self.waits else {}).items()]
-        details: dict[str, Any] = {"stats": self.stats}
+        details: dict[str, object] = {"stats": self.stats}
         if self.system is not None:
             details["devices"] = self.system.devices
             details["system_summary"] = self.system.summary

@@ -48,7 +48,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from teiten.host import safefs
 from teiten.model.results import Evidence
@@ -263,7 +262,7 @@ def _sum_locks(lines: Iterable[LWLockLine]) -> tuple[LockStats, ...]:
     )
 
 
-def window_stats(log_text: str, start: int, transactions: int) -> dict[str, Any] | None:
+def window_stats(log_text: str, start: int, transactions: int) -> dict[str, object] | None:
     """LWLOCK_STATS of a -DLWLOCK_STATS build, from what the server logged from ``start`` (the
     start of the load) to its shutdown (every backend prints its counts as it exits): per lock,
     summed over processes, and per transaction (METHODS S2, 2014). None when it logged none."""

@@ -16,7 +16,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
 
 import psycopg
 
@@ -59,7 +58,7 @@ class LagResult:
     # (seconds since start, "node1.lag_bytes", value); lag_bytes is the replay lag in bytes
     series: list[tuple[float, str, float]] = field(default_factory=list)
     summary: dict[str, float] = field(default_factory=dict)
-    states: dict[str, dict[str, Any]] = field(default_factory=dict)  # last state per standby
+    states: dict[str, dict[str, object]] = field(default_factory=dict)  # last state per standby
     samples: int = 0
     warnings: list[str] = field(default_factory=list)
 

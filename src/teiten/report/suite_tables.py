@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import replace
-from typing import Any
 
 from teiten.analysis.model import SizeFigures, StepFigures, SuiteResults, WorkloadSection
 from teiten.analysis.suites import step_ratio, variant_values
@@ -322,12 +321,12 @@ def _words(res: SuiteResults) -> Suite | None:
     return suite(res.suite) if res.suite in SUITE_NAMES else None
 
 
-def _say(res: SuiteResults, sentence: dict[str, Any], lang: str) -> str:
+def _say(res: SuiteResults, sentence: dict[str, object], lang: str) -> str:
     words = _words(res)
     return words.say(sentence, lang) if words else str(sentence)
 
 
-def _sentences(res: SuiteResults, by_group: dict[str, list[dict[str, Any]]], lang: str) -> Cell:
+def _sentences(res: SuiteResults, by_group: dict[str, list[dict[str, object]]], lang: str) -> Cell:
     """The judge's sentences in ``lang``: those of the method as a whole ("all"), then
     those about English keywords, then Japanese ones."""
     said = [_say(res, s, lang) for g in ("all", "en", "ja") for s in by_group.get(g, [])]

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from teiten.installs import Install
 from teiten.servers import profiles
@@ -64,7 +63,7 @@ class Kind:
         """Whether the study's server ``spec`` is of this kind."""
         return spec.place() == self.field
 
-    def selects_stored(self, spec: Mapping[str, Any]) -> bool:
+    def selects_stored(self, spec: Mapping[str, object]) -> bool:
         """The same, of a server as the store keeps its spec."""
         return next((k for k in PLACE_KEYS if spec.get(k) is not None), None) == self.field
 
@@ -98,31 +97,31 @@ class Kind:
     def check_install(self, install: Install, *, pgbench: bool) -> None:
         """Fail early when the install lacks what the kind runs here."""
 
-    def notices(self, server: str, description: Mapping[str, Any]) -> list[tuple[str, dict[str, str]]]:
+    def notices(self, server: str, description: Mapping[str, object]) -> list[tuple[str, dict[str, str]]]:
         """What the report must say of the stored server ``server`` with ``description``:
         notices (key, fields) of the kind's own ``notices.yaml`` (in its folder)."""
         return []
 
-    def emulated(self, description: Mapping[str, Any]) -> bool:
+    def emulated(self, description: Mapping[str, object]) -> bool:
         """Whether the figures of a stored server of this kind are an emulation's (a VM guest
         under qemu's tcg): a functional stand-in, which the report marks wherever they are
         printed or exported (issue 54, item 7)."""
         return False
 
-    def facts(self, description: Mapping[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
+    def facts(self, description: Mapping[str, object]) -> list[tuple[str, str, dict[str, str]]]:
         """Rows the Servers table gives a stored server of this kind, from its description:
         (label key, value key, fields) of the kind's own ``texts.yaml`` (in its folder); the
         fields fill both texts."""
         return []
 
-    def cpus(self, spec: Mapping[str, Any],
-             description: Mapping[str, Any]) -> tuple[str, dict[str, str]] | None:
+    def cpus(self, spec: Mapping[str, object],
+             description: Mapping[str, object]) -> tuple[str, dict[str, str]] | None:
         """The Servers table's CPUs of a stored server of this kind, where they are not this
         machine's (a guest's vCPUs): (value key of the kind's own ``texts.yaml`` (in its folder), its
         fields); None: the CPUs of this machine it was confined to, or all of them."""
         return None
 
-    def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
+    def remove_leftovers(self, specs: Sequence[Mapping[str, object]], run: str) -> list[str]:
         """Stop and remove what the killed run ``run`` left of this kind's servers ``specs``
         outside the run's directory (that directory is cleaned for every kind)."""
         return []

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request
@@ -36,7 +35,7 @@ def of(spec: ServerSpec) -> Kind:
     return next(k for k in KINDS if k.selects(spec))
 
 
-def stored(name: str, spec: Mapping[str, Any]) -> Kind:
+def stored(name: str, spec: Mapping[str, object]) -> Kind:
     """The kind of a server as the store keeps it: the kind it recorded (store step 7 named
     the real kind of every server of an older store, where each was 'local' or 'external');
     a name this teiten does not know, by the key of its spec that put it there."""
@@ -54,7 +53,7 @@ def group(name: str, members: Sequence[Server]) -> Server:
     return TenantsServer(name, members)
 
 
-def leftovers(specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
+def leftovers(specs: Sequence[Mapping[str, object]], run: str) -> list[str]:
     """What the killed run ``run`` left of the study's servers outside its directory, removed."""
     notes: list[str] = []
     for kind in KINDS:

@@ -131,7 +131,7 @@ Bytes = Annotated[int, BeforeValidator(parse_bytes), Field(ge=1), AtMost(MAX_BYT
                                             {"type": "string", "pattern": SIZE.pattern}]})]
 
 
-def duration_schema(**number: float) -> dict[str, Any]:
+def duration_schema(**number: float) -> dict[str, object]:
     """The JSON Schema of a duration: a number of seconds (with these bounds) or a string."""
     return {"anyOf": [{"type": "number", **number},
                       {"type": "string", "pattern": DURATION.pattern}]}

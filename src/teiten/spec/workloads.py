@@ -87,7 +87,7 @@ class _PgbenchOptions(Model):
         None, description="pgbench --random-seed (11 or later): a number for the same "
         "pseudo-random sequence in every trial; pgbench's default: time")
 
-    def pgbench_options(self) -> dict[str, Any]:
+    def pgbench_options(self) -> dict[str, object]:
         """The options given, by name (``defines`` as NAME=VALUE texts)."""
         given = {k: v for k in PGBENCH_OPTIONS if (v := getattr(self, k)) not in (None, False)}
         if "defines" in given:

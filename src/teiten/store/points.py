@@ -35,7 +35,7 @@ def summarized(store: Store) -> set[int]:
     return {int(r[0]) for r in store.conn.execute("SELECT DISTINCT study_id FROM point_summaries")}
 
 
-def read(store: Store, study_id: int | None = None) -> list[dict[str, Any]]:
+def read(store: Store, study_id: int | None = None) -> list[dict[str, object]]:
     """The rows of the view ``teiten_points`` (of one study, or of all), as plain dicts, in the
     order of their studies, workloads, client counts and servers."""
     where, args = ("WHERE study_id=? ", (study_id,)) if study_id is not None else ("", ())

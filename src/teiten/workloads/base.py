@@ -59,7 +59,7 @@ class TrialOutcome:
 
     load: LoadRun | None = None  # what the load driver ran and measured (summed over several)
     measured: LoadFigures | None = None  # the measured window, when not the whole run (apps)
-    details: dict[str, Any] = field(default_factory=dict)  # added to the trial's evidence
+    details: dict[str, object] = field(default_factory=dict)  # added to the trial's evidence
     error: str | None = None  # why the trial does not count, beyond the driver's own verdict
     steps: tuple[StepRecord, ...] = ()  # a measured-statement trial's timed steps
     notes: tuple[str, ...] = ()
@@ -172,7 +172,7 @@ class Workload:
                                   clients=request.sessions, threads=request.threads,
                                   duration_s=request.duration_s, cpus=request.cpus,
                                   extra=["-l", "--log-prefix", str(log_dir / "tx")])
-            details: dict[str, Any] = dict(run.output.limits() or {})
+            details: dict[str, object] = dict(run.output.limits() or {})
             try:
                 hist = pgbench_log.histogram_of_files(
                     log_dir, "tx", latency_limit_ms=self.pgbench_option("latency_limit_ms"))

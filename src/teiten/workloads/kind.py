@@ -22,7 +22,7 @@ from teiten.workloads.base import Workload
 Loc = tuple[str | int, ...]  # where the entry is in the study file: ("workloads", i)
 
 
-def _no_options(_name: str) -> Mapping[str, Any]:
+def _no_options(_name: str) -> Mapping[str, object]:
     return {}
 
 
@@ -35,4 +35,4 @@ class WorkloadKind:
     resolve: Callable[[LoadedStudy, Loc, Any], Workload]
     names: tuple[str, ...]  # the workload names it runs
     # Every option of the named workload with its default (a pgbench workload's: none).
-    defaults: Callable[[str], Mapping[str, Any]] = _no_options
+    defaults: Callable[[str], Mapping[str, object]] = _no_options

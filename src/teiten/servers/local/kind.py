@@ -6,7 +6,6 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 from teiten.host import cgroups, netns
 from teiten.installs import Install
@@ -64,7 +63,7 @@ class Local(Kind):
         if shutil.which("cp") is None:
             raise ServerError("the 'cp' program is missing; snapshots need GNU cp")
 
-    def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
+    def remove_leftovers(self, specs: Sequence[Mapping[str, object]], run: str) -> list[str]:
         return []  # all of it is in the run's directory, or noted there
 
 

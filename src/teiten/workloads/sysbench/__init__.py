@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from contextlib import AbstractContextManager
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import psycopg
 
@@ -31,7 +31,7 @@ from teiten.spec.sysbench import READ_ONLY, SysbenchSpec
 from teiten.workloads.base import TrialOutcome, TrialRequest, Workload
 from teiten.workloads.kind import Loc, WorkloadKind
 
-DEFAULTS: dict[str, Any] = {"test": "oltp_read_only", "tables": 1, "table_size": 10000}
+DEFAULTS: dict[str, object] = {"test": "oltp_read_only", "tables": 1, "table_size": 10000}
 ROW_BYTES = 256  # a row with its share of both indexes, after VACUUM (PostgreSQL 17: 254)
 MB = 1 << 20
 
