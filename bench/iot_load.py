@@ -20,7 +20,6 @@ import statistics
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
@@ -57,15 +56,15 @@ def scratch_cluster(inst: Install) -> Iterator[str]:
         paths.remove_owned(root)
 
 
-def plain_insert(options: dict[str, Any]) -> sql.Composed:
+def plain_insert(options: iot.Options) -> sql.Composed:
     """As many rows as the generator makes, in the same time order, with constant values."""
-    devices, rows = int(options["devices"]), int(options["devices"]) * iot.steps(options)
+    devices, rows = options.devices, options.devices * iot.steps(options)
     return sql.SQL(
         "INSERT INTO iot_rdb SELECT (g % {devices} + 1)::integer, to_timestamp({start} + (g / {devices}) * "
         "{interval}::double precision), 35, 139, 15, 60, 1013, 3, 180, 3.9, -80 "
         "FROM generate_series(0, {last}) AS g").format(
         devices=sql.Literal(devices), start=sql.Literal(iot.START.timestamp()),
-        interval=sql.Literal(float(options["interval"])), last=sql.Literal(rows - 1))
+        interval=sql.Literal(float(options.interval)), last=sql.Literal(rows - 1))
 
 
 def _fresh(session: Session, model: str) -> None:
@@ -74,10 +73,10 @@ def _fresh(session: Session, model: str) -> None:
     session.execute("CHECKPOINT")
 
 
-def generator_vs_plain(conninfo: str, options: dict[str, Any], rounds: int) -> float:
+def generator_vs_plain(conninfo: str, options: iot.Options, rounds: int) -> float:
     """Median rows/s of each side, printed; returns generator / plain."""
     rates: dict[str, list[float]] = {"generator": [], "plain": []}
-    rows = int(options["devices"]) * iot.steps(options)
+    rows = options.devices * iot.steps(options)
     session = Session(conninfo)
     try:
         for i in range(-1, rounds):  # round -1 warms up (the WAL files are new, nothing is cached)
@@ -107,10 +106,10 @@ def generator_vs_plain(conninfo: str, options: dict[str, Any], rounds: int) -> f
     return ratio
 
 
-def every_model(conninfo: str, options: dict[str, Any]) -> None:
+def every_model(conninfo: str, options: iot.Options) -> None:
     """Each model loaded once, then a B-tree and a BRIN index on its timestamp."""
-    rows = options["devices"] * iot.steps(options)
-    print(f"every model at {options['devices']} devices x {iot.steps(options)} steps = {rows:,} records:")
+    rows = options.devices * iot.steps(options)
+    print(f"every model at {options.devices} devices x {iot.steps(options)} steps = {rows:,} records:")
     for model, m in iot.MODELS.items():
         session = Session(conninfo)
         try:
@@ -140,11 +139,11 @@ def _size(n: int) -> str:
 
 def main(rounds: int = 5, rows: int = 2_000_000) -> None:
     devices = 10
-    compared = {**iot.SUITE.defaults, "devices": devices, "period": rows / devices * 60.0}
+    compared = iot.Options(devices=devices, period=rows / devices * 60.0)
     with scratch_cluster(install("18")) as conninfo:
         print(f"rdb load of {rows:,} records, generator against a plain insert, {rounds} rounds:", flush=True)
         generator_vs_plain(conninfo, compared, rounds)
-        every_model(conninfo, dict(iot.SUITE.defaults))
+        every_model(conninfo, iot.Options())
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import re
 import statistics
 import subprocess
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +17,15 @@ import pytest
 from tests.conftest import ScratchDatabase, scratch_database
 from tests.requirements import missing
 
+from teiten import workloads
 from teiten.drivers.sql import Session, Step
-from teiten.workloads import fulltext
+from teiten.spec.load import load_text
+from teiten.workloads import fulltext, statements
 from teiten.workloads.fulltext import corpus
 from teiten.workloads.statements import NotInstalled
 
 DOCUMENTS = 2000
-OPTIONS = dict(fulltext.DEFAULTS, documents=DOCUMENTS)
+OPTIONS = fulltext.Options(documents=DOCUMENTS)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +42,7 @@ def _trial(db: ScratchDatabase, method: str, *, cache: str = "warm") -> list[Ste
     snapshot instead), so that the next method's searches cannot use it."""
     session = Session(db.conninfo, cold_restart=db.restart)
     try:
-        fulltext.SUITE.run(session, {"methods": method, "cache": cache}, OPTIONS)
+        fulltext.SUITE.run(session, fulltext.Variant(method, cache), OPTIONS)
         return session.steps
     finally:
         for (index,) in session.rows("SELECT indexrelid::regclass::text FROM pg_index "
@@ -111,7 +114,7 @@ def test_corpus_file_and_own_keywords(loaded: ScratchDatabase, tmp_path: Path) -
     finally:
         session.close()
     from_file = make_conninfo(loaded.conninfo, dbname="from_file")
-    times = fulltext.SUITE.setup(from_file, dict(OPTIONS, corpus=str(path)), 2)
+    times = fulltext.SUITE.setup(from_file, replace(OPTIONS, corpus=str(path)), 2)
     assert set(times) == {"copy_s", "keywords_s", "vacuum_analyze_s"}
     db = Session(from_file)
     try:
@@ -124,9 +127,17 @@ def test_corpus_file_and_own_keywords(loaded: ScratchDatabase, tmp_path: Path) -
     finally:
         db.close()
 
+    # The keywords as a study file gives them, through the workload teiten resolves from it
+    # (which keeps every list as a tuple) and the setup the runner calls.
     own = make_conninfo(loaded.conninfo, dbname="own_keywords")
-    keywords = ["日本", "that", "ところ", "50%", "that"]  # a duplicate is stored once
-    fulltext.SUITE.setup(own, dict(OPTIONS, documents=300, keywords=keywords), 2)
+    study = tmp_path / "own.yaml"
+    study.write_text("study: own\nservers: [{name: a, install: '18'}]\nworkloads:\n"
+                     "  - {name: fulltext, documents: 300, methods: [none],\n"
+                     "     keywords: [日本, that, ところ, 50%, that]}\n", encoding="utf-8")
+    loaded_study = load_text(study.read_text(encoding="utf-8"), str(study))
+    [workload] = workloads.resolve(loaded_study)
+    assert dict(workload.options)["keywords"] == ("日本", "that", "ところ", "50%", "that")
+    statements.setup(workload, own, jobs=2)  # a duplicate is stored once
     db = Session(own)
     try:
         rows = db.rows("SELECT keyword, class, band, hits FROM fts_keywords ORDER BY keyword")
@@ -213,7 +224,7 @@ def test_missing_extension_is_not_installed_and_creates_nothing(loaded: ScratchD
     try:
         message = rf"^{method} is not installed on this server \(PostgreSQL 18\): "
         with pytest.raises(NotInstalled, match=message):
-            fulltext.SUITE.run(session, {"methods": method, "cache": "warm"}, OPTIONS)
+            fulltext.SUITE.run(session, fulltext.Variant(method, "warm"), OPTIONS)
         assert session.steps == []
     finally:
         session.close()
@@ -264,7 +275,7 @@ def test_rum_finds_what_tsvector_finds_on_the_system_postgresql_15() -> None:
     if not control.is_file():
         missing(f"RUM is not installed for the system PostgreSQL 15 ({control} is missing; "
                     "Debian's package is postgresql-15-rum)")
-    options = dict(OPTIONS, documents=500)
+    options = replace(OPTIONS, documents=500)
     with scratch_database(pg15, locale="C.UTF-8") as db:
         fulltext.SUITE.setup(db.conninfo, options, 2)
         words = {s.param: s.rows for s in _searches(_trial(db, "tsvector"))}

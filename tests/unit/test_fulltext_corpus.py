@@ -164,7 +164,7 @@ def test_bad_options_are_refused_before_connecting(option: str, value: object, m
     from teiten.model.errors import UserError
 
     with pytest.raises(UserError) as err:
-        fulltext.setup("host=/nonexistent dbname=x", dict(fulltext.DEFAULTS, **{option: value}), 1)
+        fulltext.setup("host=/nonexistent dbname=x", fulltext.Options(**{option: value}), 1)
     assert str(err.value) == message
 
 
@@ -179,10 +179,10 @@ def test_sql_files_cover_every_method() -> None:
 
 
 def test_data_bytes_grows_with_documents_and_the_largest_index() -> None:
-    small = fulltext.data_bytes(dict(fulltext.DEFAULTS, methods=["none"]))
+    small = fulltext.data_bytes(fulltext.Options(methods=("none",)))
     assert 20_000 * 400 * 2 < small < 20_000 * 400 * 5
-    assert fulltext.data_bytes(dict(fulltext.DEFAULTS, documents=40_000, methods=["none"])) > 1.9 * small
-    assert fulltext.data_bytes(fulltext.DEFAULTS) > 7 * small  # pg_trgm's and PGroonga's indexes
+    assert fulltext.data_bytes(fulltext.Options(documents=40_000, methods=("none",))) > 1.9 * small
+    assert fulltext.data_bytes(fulltext.Options()) > 7 * small  # pg_trgm's and PGroonga's indexes
 
 
 # -- judge ----------------------------------------------------------------------------------
@@ -340,8 +340,8 @@ def test_without_wordfreq_a_study_of_fulltext_is_refused_unless_it_gives_a_corpu
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "wordfreq" else found(name, *a))
     suite = statements.suite("fulltext")
-    assert suite.missing({}) == (
+    assert suite.missing(suite.read({})) == (
         "the fulltext workload draws its documents from wordfreq, which is not installed: pip "
         "install 'teiten[fulltext]' (or pip install wordfreq) in teiten's virtualenv")
-    assert suite.missing({"corpus": "/data/docs.txt"}) is None
-    assert statements.suite("iot").missing({}) is None
+    assert suite.missing(suite.read({"corpus": "/data/docs.txt"})) is None
+    assert statements.suite("iot").missing(statements.suite("iot").read({})) is None

@@ -280,7 +280,7 @@ def _check_suites(loaded: LoadedStudy, workloads: list[Workload]) -> None:
         if w.suite is None:
             continue
         found = statements.suite(w.suite)
-        if lacking := found.missing(dict(w.options)):
+        if lacking := found.missing(found.read(dict(w.options))):
             raise loaded.error(("workloads", w_index), lacking)
         for i, server in loaded.study.server_matrix():
             kind = kinds.of(server)

@@ -23,9 +23,9 @@ import itertools
 import re
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import psycopg
 
@@ -34,6 +34,9 @@ from teiten.model.errors import ServerError, TeitenError, UserError
 from teiten.spec import LoadedStudy, SuiteSpec, WorkloadSpec
 from teiten.workloads.base import TrialOutcome, TrialRequest, Workload
 from teiten.workloads.kind import WorkloadKind
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 PACKAGE_DIR = Path(__file__).parent
 CACHE_STATES = ("warm", "cold")
@@ -44,22 +47,30 @@ class NotInstalled(TeitenError):
     reported as 'not installed', not as a failure."""
 
 
+# A suite's options: a frozen dataclass, every option with its default; one variant: a frozen
+# dataclass of one value per axis, in the axes' order.
+Opts = TypeVar("Opts", bound="DataclassInstance")
+Var = TypeVar("Var", bound="DataclassInstance")
+
+
 @dataclass(frozen=True)
-class Suite:
+class Suite(Generic[Opts, Var]):
     name: str
     description: str
-    defaults: dict[str, Any]  # every option with its default; axes have list defaults
-    axes: tuple[str, ...]  # the options that make the variants, in this order
+    # The options, each field with its default (an axis is a tuple of values), and a variant:
+    # its fields are the axes, in the order a variant is written.
+    options_model: type[Opts]
+    variant_model: type[Var]
     # Fill an empty database (conninfo, options, jobs); returns seconds per setup step.
-    setup: Callable[[str, dict[str, Any], int], dict[str, float]]
+    setup: Callable[[str, Opts, int], dict[str, float]]
     # One trial: record steps in the session for this variant, with these options.
-    run: Callable[[Session, dict[str, Any], dict[str, Any]], None]
-    data_bytes: Callable[[dict[str, Any]], int]
+    run: Callable[[Session, Var, Opts], None]
+    data_bytes: Callable[[Opts], int]
     # Server settings the suite needs (the study's own settings win); {} for most.
-    settings: Callable[[dict[str, Any]], dict[str, str]] = lambda _opts: {}
+    settings: Callable[[Opts], dict[str, str]] = lambda _opts: {}
     needs_utf8: bool = False  # refuse servers whose database is not UTF-8 with a UTF-8 ctype
     # What the suite lacks here with these options, in one line (a Python package), or None.
-    missing: Callable[[dict[str, Any]], str | None] = lambda _opts: None
+    missing: Callable[[Opts], str | None] = lambda _opts: None
     # How the report words what the suite leaves beside its figures, in a language: one sentence
     # of its judgements (fulltext's strengths and weaknesses), and why a variant did not run.
     say: Callable[[Mapping[str, Any], str], str] = lambda sentence, _lang: str(sentence)
@@ -75,13 +86,32 @@ class Suite:
     def directory(self) -> Path:
         return PACKAGE_DIR / self.name
 
+    @property
+    def axes(self) -> tuple[str, ...]:
+        """The options that make the variants, in this order."""
+        return tuple(f.name for f in fields(self.variant_model))
+
+    @property
+    def defaults(self) -> dict[str, object]:
+        """Every option with its default, as a study file writes it (an axis as a list)."""
+        given = self.options_model()
+        return {f.name: list(v) if isinstance(v := getattr(given, f.name), tuple) else v
+                for f in fields(self.options_model)}
+
+    def read(self, options: Mapping[str, object]) -> Opts:
+        """The options of a workload (as a study resolved them, or a store kept them: a list
+        or a tuple for each axis); an option they lack takes its default."""
+        known = {f.name for f in fields(self.options_model)}
+        return self.options_model(**{k: tuple(v) if isinstance(v, list) else v
+                                     for k, v in options.items() if k in known})
+
 
 SUITE_NAMES = ("iot", "fulltext", "accesslog", "freeze")
 
 
-def suite(name: str) -> Suite:
+def suite(name: str) -> Suite[Any, Any]:
     module = importlib.import_module(f"teiten.workloads.{name}")
-    found: Suite = module.SUITE
+    found: Suite[Any, Any] = module.SUITE
     return found
 
 
@@ -97,23 +127,25 @@ def is_suite(name: str) -> bool:
     return name in SUITE_NAMES
 
 
-def variants(name: str, options: dict[str, Any]) -> list[str]:
+def variants(name: str, options: Mapping[str, object]) -> list[str]:
     """Every variant of a suite with these options, in the order of its axes."""
-    axes = suite(name).axes
-    lists = [[f"{axis}={value}" for value in options[axis]] for axis in axes]
+    found = suite(name)
+    given = found.read(options)
+    lists = [[f"{axis}={value}" for value in getattr(given, axis)] for axis in found.axes]
     return [" ".join(combo) for combo in itertools.product(*lists)]
 
 
-def parse_variant(name: str, options: dict[str, Any], variant: str) -> dict[str, Any]:
-    """A variant's values with the types of the study's options."""
+def parse_variant(name: str, options: object, variant: str) -> Any:
+    """A variant (the suite's variant_model) with the types of the study's options."""
+    found = suite(name)
     wanted = dict(pair.split("=", 1) for pair in variant.split())
-    out: dict[str, Any] = {}
-    for axis in suite(name).axes:
-        matches = [v for v in options[axis] if str(v) == wanted.get(axis)]
+    out: dict[str, object] = {}
+    for axis in found.axes:
+        matches = [v for v in getattr(options, axis) if str(v) == wanted.get(axis)]
         if not matches:
             raise ValueError(f"variant {variant!r} is not one of the {name} workload's")
         out[axis] = matches[0]
-    return out
+    return found.variant_model(**out)
 
 
 def digest(name: str) -> str:
@@ -125,7 +157,7 @@ def digest(name: str) -> str:
     return h.hexdigest()[:16]
 
 
-def options(spec: WorkloadSpec) -> dict[str, Any]:
+def options(spec: WorkloadSpec) -> dict[str, object]:
     """The suite's options from its options model (teiten.spec.workloads), every default
     filled in."""
     given = {k: getattr(spec, k) for k in type(spec).model_fields}
@@ -142,14 +174,16 @@ class SuiteWorkload(Workload):
 
     def data_bytes(self) -> int:
         assert self.suite is not None
-        return suite(self.suite).data_bytes(dict(self.options))
+        found = suite(self.suite)
+        return found.data_bytes(found.read(dict(self.options)))
 
     def load_sql(self, conninfo: str, *, jobs: int) -> dict[str, float]:
         return setup(self, conninfo, jobs=jobs)
 
     def server_settings(self) -> dict[str, str]:
         assert self.suite is not None
-        return suite(self.suite).settings(dict(self.options))
+        found = suite(self.suite)
+        return found.settings(found.read(dict(self.options)))
 
     def digest(self) -> str | None:
         assert self.suite is not None
@@ -167,7 +201,7 @@ class SuiteWorkload(Workload):
         CPU and data device around it (the request's meter)."""
         assert self.suite is not None
         found = suite(self.suite)
-        options = dict(self.options)
+        options = found.read(dict(self.options))
         session: Session | None = None
         try:
             variant = parse_variant(found.name, options, request.variant)
@@ -192,11 +226,11 @@ class SuiteWorkload(Workload):
 def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: SuiteSpec) -> SuiteWorkload:
     found = suite(spec.key)
     opts = options(spec)
-    if opts.get("corpus"):
-        path = Path(opts["corpus"]).expanduser()
+    if isinstance(corpus := opts.get("corpus"), str) and corpus:
+        path = Path(corpus).expanduser()
         path = path if path.is_absolute() else loaded.base_dir / path
         if not path.is_file():
-            raise loaded.error((*loc, "corpus"), f"corpus {opts['corpus']} ({path}) is not a "
+            raise loaded.error((*loc, "corpus"), f"corpus {corpus} ({path}) is not a "
                                "file; give a UTF-8 text file with one document per line")
         opts["corpus"] = str(path.resolve())
     shown = ", ".join(f"{k}={v}" for k, v in opts.items() if v is not None)
@@ -231,6 +265,6 @@ def setup(workload: Workload, conninfo: str, *, jobs: int) -> dict[str, float]:
         if found.needs_utf8:
             with psycopg.connect(conninfo, autocommit=True, connect_timeout=15) as conn:
                 check_utf8(conn, found.name)
-        return found.setup(conninfo, dict(workload.options), jobs)
+        return found.setup(conninfo, found.read(dict(workload.options)), jobs)
     except psycopg.Error as exc:
         raise ServerError(f"setting up the {found.name} workload failed: {exc}") from exc

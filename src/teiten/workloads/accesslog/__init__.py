@@ -26,8 +26,8 @@ max_worker_processes and max_parallel_workers of at least the largest value.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any
 
 import psycopg
 
@@ -70,18 +70,34 @@ FROM unnest(ARRAY['item','cart','search','user','order']) AS kind, generate_seri
 """
 
 
-def _settings(options: dict[str, Any]) -> dict[str, str]:
-    most = max(options["workers"])
+@dataclass(frozen=True)
+class Options:
+    rows_per_day: int = 100_000
+    days: int = 30
+    workers: tuple[int, ...] = (0, 1, 2, 4)  # values of max_parallel_workers_per_gather
+    layouts: tuple[str, ...] = ("single", "partitioned", "partitioned-unpruned")
+    cache: tuple[str, ...] = ("warm",)
+
+
+@dataclass(frozen=True)
+class Variant:
+    layouts: str
+    workers: int
+    cache: str
+
+
+def _settings(options: Options) -> dict[str, str]:
+    most = max(options.workers)
     return {"max_worker_processes": str(max(8, most + 2)), "max_parallel_workers": str(max(8, most))}
 
 
-def _day(options: dict[str, Any]) -> str:
+def _day(options: Options) -> str:
     """The day every trial aggregates: the middle one."""
-    return (date.fromisoformat(START) + timedelta(days=int(options["days"]) // 2)).isoformat()
+    return (date.fromisoformat(START) + timedelta(days=int(options.days) // 2)).isoformat()
 
 
-def setup(conninfo: str, options: dict[str, Any], jobs: int) -> dict[str, float]:
-    days, per_day, most = int(options["days"]), int(options["rows_per_day"]), max(options["workers"])
+def setup(conninfo: str, options: Options, jobs: int) -> dict[str, float]:
+    days, per_day, most = int(options.days), int(options.rows_per_day), max(options.workers)
     took = {}
     with psycopg.connect(conninfo, autocommit=True) as conn:
         t0 = time.monotonic()
@@ -100,7 +116,7 @@ def setup(conninfo: str, options: dict[str, Any], jobs: int) -> dict[str, float]
                 f"WITH (autovacuum_enabled = off, parallel_workers = {most})")
         conn.execute("INSERT INTO access_log_part SELECT * FROM access_log")
         took["partitioned_s"] = time.monotonic() - t0
-        if "join" in options["layouts"]:
+        if "join" in options.layouts:
             t0 = time.monotonic()
             conn.execute("CREATE TABLE pages (path text NOT NULL, category text NOT NULL, "
                          "weight int NOT NULL) WITH (autovacuum_enabled = off, parallel_workers = 1)")
@@ -117,14 +133,14 @@ def _partitions(session: Session) -> list[str]:
                                        "WHERE inhparent = 'access_log_part'::regclass ORDER BY 1")]
 
 
-def run(session: Session, variant: dict[str, Any], options: dict[str, Any]) -> None:
-    layout, workers = variant["layouts"], int(variant["workers"])
+def run(session: Session, variant: Variant, options: Options) -> None:
+    layout, workers = variant.layouts, int(variant.workers)
     table = "access_log" if layout in ("single", "join") else "access_log_part"
     day = _day(options)
     session.set(max_parallel_workers_per_gather=workers,
                 enable_partition_pruning=layout != "partitioned-unpruned")
     if layout == "join":
-        session.cache(variant["cache"], ["access_log", "pages"])
+        session.cache(variant.cache, ["access_log", "pages"])
         session.query(
             "join",
             "SELECT p.category, count(*), sum(a.bytes) FROM access_log a JOIN pages p ON "
@@ -132,7 +148,7 @@ def run(session: Session, variant: dict[str, Any], options: dict[str, Any]) -> N
             f"timestamptz '{day} 00:00:00+00' + interval '1 day' GROUP BY p.category "
             "ORDER BY p.category", param=day, workers=workers)
         return
-    session.cache(variant["cache"], [table] if layout == "single" else _partitions(session))
+    session.cache(variant.cache, [table] if layout == "single" else _partitions(session))
     session.query(
         "aggregate",
         f"SELECT status, count(*), sum(bytes), avg(response_ms) FROM {table} "
@@ -144,12 +160,11 @@ def run(session: Session, variant: dict[str, Any], options: dict[str, Any]) -> N
 SUITE = Suite(
     name="accesslog",
     description=tr("workload.about.accesslog"),
-    defaults={"rows_per_day": 100_000, "days": 30, "workers": [0, 1, 2, 4],
-              "layouts": ["single", "partitioned", "partitioned-unpruned"], "cache": ["warm"]},
-    axes=("layouts", "workers", "cache"),
+    options_model=Options,
+    variant_model=Variant,
     setup=setup,
     run=run,
-    data_bytes=lambda o: 2 * int(o["rows_per_day"]) * int(o["days"]) * ROW_BYTES,
+    data_bytes=lambda o: 2 * int(o.rows_per_day) * int(o.days) * ROW_BYTES,
     settings=_settings,
     chart=("aggregate", "workers"),
 )

@@ -9,7 +9,7 @@ marks all-frozen, so the time falls with n: at 100% there is nothing left to fre
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from teiten.drivers.sql import Session
 from teiten.messages import tr
@@ -34,12 +34,25 @@ FROM generate_series(%s::bigint, %s::bigint) AS g
 """
 
 
-def setup(conninfo: str, options: dict[str, Any], jobs: int) -> dict[str, float]:
+@dataclass(frozen=True)
+class Options:
+    rows: int = 3_000_000
+    frozen: tuple[int, ...] = (0, 20, 40, 60, 80, 100)  # per cent of the rows frozen first
+    cache: tuple[str, ...] = ("warm", "cold")
+
+
+@dataclass(frozen=True)
+class Variant:
+    frozen: int
+    cache: str
+
+
+def setup(conninfo: str, options: Options, jobs: int) -> dict[str, float]:
     return {}  # every trial builds its own table: the inserts are part of the procedure
 
 
-def run(session: Session, variant: dict[str, Any], options: dict[str, Any]) -> None:
-    rows, frozen = int(options["rows"]), int(variant["frozen"])
+def run(session: Session, variant: Variant, options: Options) -> None:
+    rows, frozen = int(options.rows), int(variant.frozen)
     first = rows * frozen // 100
     label = f"{frozen}%"
     session.execute(_CREATE)
@@ -57,7 +70,7 @@ def run(session: Session, variant: dict[str, Any], options: dict[str, Any]) -> N
     all_frozen = None
     if has_vm:
         all_frozen = session.scalar(f"SELECT all_frozen FROM pg_visibility_map_summary('{TABLE}')")
-    session.cache(variant["cache"], [TABLE])
+    session.cache(variant.cache, [TABLE])
     st = session.step("vacuum freeze", f"VACUUM FREEZE {TABLE}", param=label)
     st.extra.update({"pages": pages, "all_frozen_pages_before": all_frozen,
                      "frozen_share_before": round(all_frozen / pages, 4) if all_frozen is not None
@@ -67,10 +80,10 @@ def run(session: Session, variant: dict[str, Any], options: dict[str, Any]) -> N
 SUITE = Suite(
     name="freeze",
     description=tr("workload.about.freeze"),
-    defaults={"rows": 3_000_000, "frozen": [0, 20, 40, 60, 80, 100], "cache": ["warm", "cold"]},
-    axes=("frozen", "cache"),
+    options_model=Options,
+    variant_model=Variant,
     setup=setup,
     run=run,
-    data_bytes=lambda o: int(o["rows"]) * ROW_BYTES,
+    data_bytes=lambda o: int(o.rows) * ROW_BYTES,
     chart=("vacuum freeze", "frozen"),
 )

@@ -13,8 +13,8 @@ import hashlib
 import importlib.util
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -50,16 +50,23 @@ ROW_OVERHEAD = 40
 INDEX_FACTOR = {"none": 0.0, "pg_trgm": 6.5, "pg_bigm": 2.5, "pgroonga": 6.5, "bigram": 2.5,
                 "tsvector": 2.7, "rum": 2.5}
 
-DEFAULTS: dict[str, Any] = {
-    "documents": 20_000,
-    "doc_chars": 400,
-    "english_share": 0.05,
-    "corpus": None,
-    "keywords": None,
-    "methods": list(METHODS),
-    "cache": ["warm"],
-}
 
+
+@dataclass(frozen=True)
+class Options:
+    documents: int = 20_000  # generated documents
+    doc_chars: int = 400  # mean characters per generated document
+    english_share: float = 0.05
+    corpus: str | None = None  # a UTF-8 text file, one document per line, instead
+    keywords: tuple[str, ...] | None = None  # searched instead of chosen ones
+    methods: tuple[str, ...] = METHODS
+    cache: tuple[str, ...] = ("warm",)
+
+
+@dataclass(frozen=True)
+class Variant:
+    methods: str
+    cache: str
 
 
 def _sections(filename: str, marker: str) -> dict[str, str]:
@@ -81,23 +88,23 @@ SEARCHES = _sections("searches.sql", "search")
 
 # -- setup ----------------------------------------------------------------------------------
 
-def setup(conninfo: str, options: dict[str, Any], jobs: int) -> dict[str, float]:
+def setup(conninfo: str, options: Options, jobs: int) -> dict[str, float]:
     """Load the documents and choose the keywords, once per server (``jobs`` is unused:
     COPY is one stream)."""
     times: dict[str, float] = {}
     _check_numbers(options)
-    user_keywords = _user_keywords(options.get("keywords"))
-    if options.get("corpus") and not Path(options["corpus"]).is_file():
-        raise UserError(f"fulltext corpus {options['corpus']} is not a file: give a UTF-8 text file, "
+    user_keywords = _user_keywords(options.keywords)
+    if options.corpus and not Path(options.corpus).is_file():
+        raise UserError(f"fulltext corpus {options.corpus} is not a file: give a UTF-8 text file, "
                         "one document per line")
     with psycopg.connect(conninfo, autocommit=True) as conn:
         conn.execute((HERE / "schema.sql").read_text().encode())
-        if options.get("corpus"):
-            chosen, total = _load_file(conn, Path(options["corpus"]), times, choose=not user_keywords)
+        if options.corpus:
+            chosen, total = _load_file(conn, Path(options.corpus), times, choose=not user_keywords)
         else:
             started = time.perf_counter()
-            docs = corpus.generate(int(options["documents"]), int(options["doc_chars"]),
-                                   float(options["english_share"]))
+            docs = corpus.generate(int(options.documents), int(options.doc_chars),
+                                   float(options.english_share))
             times["generate_s"] = time.perf_counter() - started
             started = time.perf_counter()
             _copy(conn, docs)
@@ -120,12 +127,13 @@ def setup(conninfo: str, options: dict[str, Any], jobs: int) -> dict[str, float]
     return times
 
 
-def _check_numbers(options: dict[str, Any]) -> None:
-    for name in ("documents", "doc_chars"):
-        value = options[name]
+def _check_numbers(options: Options) -> None:
+    """The numbers as the study file's model would have them (a store's options, or a caller's,
+    are not validated by it)."""
+    for name, value in (("documents", options.documents), ("doc_chars", options.doc_chars)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise UserError(f"fulltext option {name} must be a whole number of at least 1, got {value!r}")
-    share = options["english_share"]
+    share = options.english_share
     if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
         raise UserError(f"fulltext option english_share must lie within [0, 1], got {share!r}")
 
@@ -133,14 +141,14 @@ def _check_numbers(options: dict[str, Any]) -> None:
 def _user_keywords(value: object) -> list[str]:
     if value is None:
         return []
-    if not isinstance(value, list) or not all(isinstance(k, str) and k for k in value):
+    if not isinstance(value, list | tuple) or not all(isinstance(k, str) and k for k in value):
         raise UserError(f"fulltext option keywords must be a list of non-empty strings, got {value!r}")
     return list(dict.fromkeys(value))  # duplicates once, in the given order
 
 
-def _generator_text(options: dict[str, Any]) -> str:
-    return (f"wordfreq {corpus.wordfreq_version()}, seed {corpus.SEED}, documents {options['documents']}, "
-            f"doc_chars {options['doc_chars']}, english_share {options['english_share']}")
+def _generator_text(options: Options) -> str:
+    return (f"wordfreq {corpus.wordfreq_version()}, seed {corpus.SEED}, documents {options.documents}, "
+            f"doc_chars {options.doc_chars}, english_share {options.english_share}")
 
 
 def _copy(conn: psycopg.Connection, docs: list[str]) -> None:
@@ -211,9 +219,9 @@ def _counted(conn: psycopg.Connection, keyword: str, documents: int) -> corpus.K
 
 # -- one trial ------------------------------------------------------------------------------
 
-def run(session: Session, variant: dict[str, Any], options: dict[str, Any]) -> None:
+def run(session: Session, variant: Variant, options: Options) -> None:
     """Build one method's index (timed) and search every keyword once (EXPLAIN ANALYZE)."""
-    method = variant["methods"]
+    method = variant.methods
     if method not in METHODS:
         raise UserError(f"unknown fulltext method {method!r}: choose among {', '.join(METHODS)}")
     extension = EXTENSIONS.get(method)
@@ -228,7 +236,7 @@ def run(session: Session, variant: dict[str, Any], options: dict[str, Any]) -> N
     template = sql.SQL(SEARCHES[SEARCH_OF[method]])
     keywords = session.rows("SELECT keyword, class, band, hits FROM fts_keywords ORDER BY class, hits, keyword")
     for keyword, cls, band, hits in keywords:
-        session.cache(variant["cache"], ["docs"])
+        session.cache(variant.cache, ["docs"])
         statement = template.format(pattern=sql.Literal(corpus.like_pattern(keyword)),
                                     keyword=sql.Literal(keyword))
         session.query("search", statement, param=keyword, cls=cls, band=band, hits=hits)
@@ -242,22 +250,22 @@ def _require(session: Session, extension: str) -> None:
     raise NotInstalled(missing_text(extension, major))
 
 
-def data_bytes(options: dict[str, Any]) -> int:
+def data_bytes(options: Options) -> int:
     """The docs table and the largest index of the methods asked for, roughly."""
-    if options.get("corpus"):
-        path = Path(options["corpus"])
+    if options.corpus:
+        path = Path(options.corpus)
         text = path.stat().st_size if path.is_file() else 0
         table = int(text * 1.1)
     else:
-        row = int(options["doc_chars"]) * BYTES_PER_CHAR + ROW_OVERHEAD
-        table = int(int(options["documents"]) * row * 1.1)
-    factor = max((INDEX_FACTOR.get(m, 1.0) for m in options.get("methods") or METHODS), default=0.0)
+        row = int(options.doc_chars) * BYTES_PER_CHAR + ROW_OVERHEAD
+        table = int(int(options.documents) * row * 1.1)
+    factor = max((INDEX_FACTOR.get(m, 1.0) for m in options.methods or METHODS), default=0.0)
     return table + int(table * factor)
 
 
-def missing_here(options: dict[str, Any]) -> str | None:
+def missing_here(options: Options) -> str | None:
     """Without a corpus of the study's, the documents are drawn from wordfreq's word lists."""
-    if options.get("corpus") or importlib.util.find_spec("wordfreq") is not None:
+    if options.corpus or importlib.util.find_spec("wordfreq") is not None:
         return None
     return ("the fulltext workload draws its documents from wordfreq, which is not installed: "
             "pip install 'teiten[fulltext]' (or pip install wordfreq) in teiten's virtualenv")
@@ -266,8 +274,8 @@ def missing_here(options: dict[str, Any]) -> str | None:
 SUITE = Suite(
     name="fulltext",
     description=tr("workload.about.fulltext"),
-    defaults=DEFAULTS,
-    axes=("methods", "cache"),
+    options_model=Options,
+    variant_model=Variant,
     setup=setup,
     run=run,
     data_bytes=data_bytes,

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -87,6 +86,24 @@ def _models() -> dict[str, Model]:
 MODELS = _models()
 
 
+@dataclass(frozen=True)
+class Options:
+    devices: int = 10
+    interval: float = 60.0  # seconds between two records of a device
+    period: float = 365.0 * DAY_S  # the seconds the records cover
+    query_days: int = 30
+    models: tuple[str, ...] = tuple(MODELS)
+    indexes: tuple[str, ...] = INDEXES
+    cache: tuple[str, ...] = ("warm",)
+
+
+@dataclass(frozen=True)
+class Variant:
+    models: str
+    indexes: str
+    cache: str
+
+
 def _text(name: str) -> str:
     """A SQL file of this package without its comment lines, which name the placeholders that
     psycopg's format() fills in."""
@@ -94,40 +111,40 @@ def _text(name: str) -> str:
     return "\n".join(line for line in lines if not line.startswith("--"))
 
 
-def steps(options: dict[str, Any]) -> int:
+def steps(options: Options) -> int:
     """Records per device: the period divided by the interval, rounded down."""
     # The small allowance keeps 0.3 / 0.1 from becoming 2 steps instead of 3.
-    n = math.floor(options["period"] / options["interval"] + 1e-9)
+    n = math.floor(options.period / options.interval + 1e-9)
     if n < 1:
-        raise UserError(f"the iot workload's interval ({options['interval']:g} s) is longer than its "
-                        f"period ({options['period']:g} s): not one record to load; make the "
+        raise UserError(f"the iot workload's interval ({options.interval:g} s) is longer than its "
+                        f"period ({options.period:g} s): not one record to load; make the "
                         "interval shorter or the period longer")
     return n
 
 
-def generator(options: dict[str, Any], values: str) -> sql.Composed:
+def generator(options: Options, values: str) -> sql.Composed:
     """The SELECT of ``values`` over every record (generate.sql) for these options."""
     return sql.SQL(_text("generate.sql")).format(
-        steps=sql.Literal(steps(options)), devices=sql.Literal(int(options["devices"])),
-        interval=sql.Literal(float(options["interval"])), start=sql.Literal(START.timestamp()),
+        steps=sql.Literal(steps(options)), devices=sql.Literal(int(options.devices)),
+        interval=sql.Literal(float(options.interval)), start=sql.Literal(START.timestamp()),
         values=sql.SQL(values))
 
 
-def since(options: dict[str, Any]) -> datetime:
+def since(options: Options) -> datetime:
     """The start of the queried days: the end of the period minus query_days."""
-    return START + timedelta(seconds=float(options["period"])) - timedelta(days=int(options["query_days"]))
+    return START + timedelta(seconds=float(options.period)) - timedelta(days=int(options.query_days))
 
 
 def index_name(model: str, kind: str) -> str:
     return f"{MODELS[model].table}_ts_{kind}"
 
 
-def load_statement(model: str, options: dict[str, Any]) -> sql.Composed:
+def load_statement(model: str, options: Options) -> sql.Composed:
     m = MODELS[model]
     return sql.SQL("INSERT INTO {} ").format(sql.Identifier(m.table)) + generator(options, m.values)
 
 
-def query_statement(model: str, options: dict[str, Any]) -> sql.Composed:
+def query_statement(model: str, options: Options) -> sql.Composed:
     m = MODELS[model]
     start = since(options)
     bound = (sql.SQL("{}::double precision").format(sql.Literal(start.timestamp())) if m.epoch
@@ -143,28 +160,28 @@ def create_table(session: Session, model: str) -> None:
         sql.Identifier(m.table), sql.SQL(m.columns)))
 
 
-def load(session: Session, model: str, options: dict[str, Any]) -> None:
+def load(session: Session, model: str, options: Options) -> None:
     """The timed load, after setseed() in the same session; the step gets ``rows_per_s``."""
     session.execute("SELECT setseed(%s)", (SEED,))
     step = session.step("load", load_statement(model, options),
-                        param=f"{options['devices']} devices x {steps(options)} steps")
+                        param=f"{options.devices} devices x {steps(options)} steps")
     if step.rows and step.seconds > 0:
         step.extra["rows_per_s"] = step.rows / step.seconds
 
 
-def setup(conninfo: str, options: dict[str, Any], jobs: int) -> dict[str, float]:
+def setup(conninfo: str, options: Options, jobs: int) -> dict[str, float]:
     """Nothing to create once per server: each trial generates its records in one statement.
     Checks that the server can run that statement (at least one step, one device)."""
     started = time.perf_counter()
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute(generator({**options, "devices": 1, "period": options["interval"]}, MODELS["rdb"].values))
+        conn.execute(generator(replace(options, devices=1, period=options.interval), MODELS["rdb"].values))
     return {"setup_s": time.perf_counter() - started}
 
 
-def run(session: Session, variant: dict[str, Any], options: dict[str, Any]) -> None:
+def run(session: Session, variant: Variant, options: Options) -> None:
     """One trial in an empty database: create the model's table, load (timed), build the index
     (timed), VACUUM ANALYZE, set the cache, query the most recent days (EXPLAIN ANALYZE)."""
-    model, kind = variant["models"], variant["indexes"]
+    model, kind = variant.models, variant.indexes
     if model not in MODELS or kind not in INDEXES:
         raise ValueError(f"the iot workload has no model {model!r} or no index {kind!r}")
     table = MODELS[model].table
@@ -174,22 +191,20 @@ def run(session: Session, variant: dict[str, Any], options: dict[str, Any]) -> N
         sql.Identifier(index_name(model, kind)), sql.Identifier(table), sql.SQL(kind),
         sql.SQL(MODELS[model].ts)), param=kind)
     session.execute(sql.SQL("VACUUM ANALYZE {}").format(sql.Identifier(table)))
-    session.cache(variant["cache"], [table])
-    session.query("query", query_statement(model, options), param=f"last {options['query_days']} days")
+    session.cache(variant.cache, [table])
+    session.query("query", query_statement(model, options), param=f"last {options.query_days} days")
 
 
-def data_bytes(options: dict[str, Any]) -> int:
+def data_bytes(options: Options) -> int:
     """The loaded size of the largest model (jsonb with its B-tree), roughly."""
-    return int(options["devices"]) * steps(options) * _BYTES_PER_ROW
+    return int(options.devices) * steps(options) * _BYTES_PER_ROW
 
 
 SUITE = Suite(
     name="iot",
     description=tr("workload.about.iot"),
-    defaults={"devices": 10, "interval": 60.0, "period": 365.0 * DAY_S, "query_days": 30,
-              "models": ["rdb", "json", "jsonb", "hybrid-json", "hybrid-jsonb"],
-              "indexes": ["btree", "brin"], "cache": ["warm"]},
-    axes=("models", "indexes", "cache"),
+    options_model=Options,
+    variant_model=Variant,
     setup=setup,
     run=run,
     data_bytes=data_bytes,
