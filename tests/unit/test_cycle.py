@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from teiten.analysis.cycle import PHASES, add, machine_time, phases, start_key, started_from
+from teiten.model.studyrecord import StoredRun, StudyRecord
 from teiten.servers.base import Cycle
 
 STORED = {"seconds": {"begin": 1.0, "restore": 0.4, "start": 0.3, "prewarm": 0.1,
@@ -79,8 +80,13 @@ RUN = {"started": "2026-11-26T00:00:00Z", "wall_s": 30.0, "clusters_loaded": 2, 
                    "trials": 20.0, "finish": 0.8}}
 
 
+def _runs(*stored: dict[str, object]) -> tuple[StoredRun, ...]:
+    """The runs as the study's record reads them from its stored spec."""
+    return StudyRecord.from_json({"runs": list(stored)}).runs
+
+
 def test_the_runs_wall_time_splits_into_cycles_between_and_outside() -> None:
-    found = machine_time({"a": STORED}, {"a": 10.0}, [RUN, {**RUN, "clusters_loaded": 0}])
+    found = machine_time({"a": STORED}, {"a": 10.0}, _runs(RUN, {**RUN, "clusters_loaded": 0}))
     assert found is not None and found.run is not None
     run = found.run
     assert (run.runs, run.wall, run.clusters_loaded) == (2, 60.0, 2)
@@ -93,6 +99,6 @@ def test_the_runs_wall_time_splits_into_cycles_between_and_outside() -> None:
     # whether their cycles fit in the kept runs' time or not.
     assert run.parts(found.phases.total, 3) is None
     assert run.parts(41.0, 1) is None
-    assert machine_time({"a": STORED}, {"a": 10.0}, [{**RUN, "trials_run": None}]
+    assert machine_time({"a": STORED}, {"a": 10.0}, _runs({**RUN, "trials_run": None})
                         ).run.parts(11.9, 1) is None  # type: ignore[union-attr]
     assert machine_time({"a": STORED}, {"a": 10.0}).run is None  # type: ignore[union-attr]

@@ -19,6 +19,7 @@ from teiten.model.results import (
     StepRecord,
     TrialResult,
 )
+from teiten.model.studyrecord import MORE_BLOCKS, Append, Grant
 from teiten.store import Store
 from teiten.store.schema import SCHEMA_VERSION
 
@@ -42,6 +43,25 @@ def test_a_new_store_has_the_current_schema_and_the_plan(tmp_path: Path) -> None
     store.mark_running(sid, "t1", "now")
     assert store.reset_interrupted(sid) == 1
     assert store.trials(sid)[0]["attempts"] == 1
+
+
+def test_update_spec_sets_keys_and_appends_to_lists_in_one_transaction(tmp_path: Path) -> None:
+    """What a run adds to its study's spec: keys set, and entries added to a list (the runs,
+    the guard's runs, the blocks granted, auto's decisions) by whichever process writes, each
+    read and written in one transaction, so that two writers both keep theirs."""
+    store, sid = _new(tmp_path / "s.db")
+    other = Store.open(tmp_path / "s.db")  # another process's connection
+    store.update_spec(sid, {"testbed": "rack-3", MORE_BLOCKS: Append({"after": 3, "blocks": 2})})
+    other.update_spec(sid, {MORE_BLOCKS: Append({"after": 5, "blocks": 1}), "testbed": "rack-4"})
+    store.update_spec(sid, {"runs": 7})
+    store.update_spec(sid, {"runs": Append({"wall_s": 1.5})})  # a key that held no list starts one
+    assert store.study(sid).spec == {"testbed": "rack-4", MORE_BLOCKS: [{"after": 3, "blocks": 2},
+                                                                        {"after": 5, "blocks": 1}],
+                                     "runs": [{"wall_s": 1.5}]}
+    record = other.study_results(sid).record
+    assert record.more_blocks == (Grant(3, 2), Grant(5, 1)) and record.granted_until() == 6
+    other.close()
+    store.close()
 
 
 def test_a_store_from_a_newer_teiten_is_refused(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import ast
 from pathlib import Path
 
 from teiten.model.results import ServerRecord, StudyResults
-from teiten.model.studyrecord import Joined, Omitted, Placement, StudyRecord
+from teiten.model.studyrecord import Grant, GuardRun, Joined, Omitted, Placement, StoredRun, StudyRecord
 
 SRC = Path(__file__).resolve().parent.parent.parent / "src" / "teiten"
 
@@ -25,8 +25,12 @@ WRITTEN = {  # as teiten.run.record.create and the runner write it
     "beside_others": True, "testbed": "rack-3",
     "quiet_check": {"cpus": 0.1},
     "joined_by": [{"study": "o", "store": "o.db", "pid": 12, "since": "t", "trial": "x"}],
-    "runs": [{"started_at": "t0"}],
+    "runs": [{"started": "t0", "wall_s": 30.0, "clusters_loaded": 2, "trials_run": 1,
+              "seconds": {"start": 0.8, "trials": 20.0}},
+             {"started": "t1", "wall_s": 5, "clusters_loaded": 0, "seconds": {}}],
     "auto_decisions": [{"decision": "stop", "trials": 4}],
+    "more_blocks": [{"after": 8, "blocks": 4}],
+    "guard_runs": [{"since": "t0", "enabled": False}, {"since": "t1", "enabled": True}, {"since": "t2"}],
 }
 
 
@@ -42,8 +46,13 @@ def test_what_a_study_stored_reads_back_typed() -> None:
     assert r.omitted == (Omitted("kvm", "no kvm"),)
     assert r.joined_by == (Joined("o", "o.db", 12, "t", "x"),)
     assert (r.beside_others, r.testbed, r.guard_enabled()) == (True, "rack-3", False)
-    assert r.quiet_check == {"cpus": 0.1} and r.runs == ({"started_at": "t0"},)
+    assert r.quiet_check == {"cpus": 0.1}
+    assert r.runs == (StoredRun(30.0, 2, 1, {"start": 0.8, "trials": 20.0}),
+                      StoredRun(5.0, 0, None, {}))  # a run kept before its trials were counted
     assert r.auto_decisions == ({"decision": "stop", "trials": 4},)
+    assert r.more_blocks == (Grant(8, 4),) and r.granted_until() == 12
+    assert r.guard_runs == (GuardRun("t0", False), GuardRun("t1", True))  # one without enabled: left out
+    assert (r.guarded("t0"), r.guarded("t1"), r.guarded(None), r.guard_mixed()) == (False, True, None, True)
     assert r.pgbench == {"ref": "18", "version": "18.1", "bindir": "/x/bin"}
 
 
@@ -53,7 +62,9 @@ def test_an_older_store_lacks_keys_and_reads_their_defaults() -> None:
                                "workloads": [{"key": "w", "scripts": [["f.sql", 2]]}]})
     assert r.parameters.margin_pct is None and r.parameters.tenants == ()
     assert r.parameters.repetitions == 3 and r.parameters.duration_s == 5.0
-    assert (r.omitted, r.joined_by, r.runs, r.auto_decisions) == ((), (), (), ())
+    assert (r.omitted, r.joined_by, r.runs, r.auto_decisions, r.more_blocks, r.guard_runs) == (
+        (), (), (), (), (), ())
+    assert r.granted_until() is None and not r.guard_mixed()
     assert (r.beside_others, r.testbed, r.noise_guard, r.guard_enabled()) == (
         False, None, None, False)
 

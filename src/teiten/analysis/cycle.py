@@ -14,11 +14,12 @@ clusters), which the runner keeps per run (:class:`RunTime`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from teiten.model import cycles
+from teiten.model.studyrecord import StoredRun
 
 # Shown in this order; "begin other" and "end other" are what the server did not time itself.
 PHASES = ("restore", "start", "prewarm", "checkpoint", "begin other", "window", "around window",
@@ -143,20 +144,19 @@ class RunTime:
                 "finish": got.get("finish", 0.0)}
 
 
-def run_time(runs: Iterable[Mapping[str, Any]]) -> RunTime | None:
-    """The sum of a study's stored runs (its spec's ``runs``); None when none was kept (a
+def run_time(runs: Sequence[StoredRun]) -> RunTime | None:
+    """The sum of a study's stored runs (its record's ``runs``); None when none was kept (a
     store from before, or a run that was interrupted)."""
-    kept = list(runs)
-    if not kept:
+    if not runs:
         return None
     seconds: dict[str, float] = {}
-    for run in kept:
-        for name, s in (run.get("seconds") or {}).items():
-            seconds[name] = seconds.get(name, 0.0) + float(s)
-    counted = [r.get("trials_run") for r in kept]
-    return RunTime(len(kept), sum(float(r.get("wall_s", 0.0)) for r in kept), seconds,
-                   sum(int(r.get("clusters_loaded", 0)) for r in kept),
-                   None if None in counted else sum(int(n) for n in counted if n is not None))
+    for run in runs:
+        for name, s in run.seconds.items():
+            seconds[name] = seconds.get(name, 0.0) + s
+    counted = [r.trials_run for r in runs]
+    return RunTime(len(runs), sum(r.wall_s for r in runs), seconds,
+                   sum(r.clusters_loaded for r in runs),
+                   None if None in counted else sum(n for n in counted if n is not None))
 
 
 @dataclass(frozen=True)
@@ -173,7 +173,7 @@ class MachineTime:
 
 def machine_time(cycles: Mapping[str, Mapping[str, Any]],
                  windows: Mapping[str, float | None],
-                 runs: Iterable[Mapping[str, Any]] = ()) -> MachineTime | None:
+                 runs: Sequence[StoredRun] = ()) -> MachineTime | None:
     """The sum over the trials that kept a cycle (trial id -> stored cycle); ``windows``:
     each trial's measured window; ``runs``: the study's kept runs (see :func:`run_time`).
     None when no trial kept one (a store from before)."""

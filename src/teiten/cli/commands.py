@@ -28,7 +28,7 @@ from teiten.host.probe import probe
 from teiten.messages import tr
 from teiten.model.errors import SpecError, StudyInterrupted, UserError
 from teiten.model.results import now
-from teiten.model.studyrecord import MORE_BLOCKS, ServerSetup
+from teiten.model.studyrecord import MORE_BLOCKS, Append, ServerSetup
 from teiten.report import outdir
 from teiten.report.build import write_compare_report, write_study_report
 from teiten.run import estimate, leftovers, record, runlock, runner
@@ -195,8 +195,7 @@ def _grant_blocks(store: Store, study_id: int, more: int) -> None:
                         "the study again with more repetitions instead)")
     measured = [t.planned.repetition for t in stored.trials if not t.planned.purpose]
     done = max(measured, default=0)
-    store.update_spec(study_id, {MORE_BLOCKS: [*map(dict, stored.record.more_blocks),
-                                               {"after": done, "blocks": more}]})
+    store.update_spec(study_id, {MORE_BLOCKS: Append({"after": done, "blocks": more})})
     print(f"teiten: study {study_id}: up to {more} more blocks after block {done}, past its "
           "ceiling and time budget", file=sys.stderr)
 

@@ -34,6 +34,53 @@ GUARD_RUNS = "guard_runs"  # each run's noise guard: [{since, enabled}] (issue 5
 
 
 @dataclass(frozen=True)
+class Append:
+    """A change of :meth:`teiten.store.Store.update_spec` that adds ``entry`` at the end of the
+    list under its key, read and written in the same transaction (two runs that add at once
+    both keep theirs)."""
+
+    entry: Mapping[str, object]
+
+
+def changed(before: object, change: object) -> object:
+    """A stored key's new value: ``change``, or the list ``before`` with an :class:`Append`'s
+    entry added (a key that held no list starts one)."""
+    if isinstance(change, Append):
+        return [*(before if isinstance(before, list) else []), dict(change.entry)]
+    return change
+
+
+@dataclass(frozen=True)
+class Grant:
+    """Blocks that ``teiten resume --more-blocks`` granted: up to ``blocks`` more after block
+    ``after``, past the ceiling and the time budget."""
+
+    after: int
+    blocks: int
+
+
+@dataclass(frozen=True)
+class GuardRun:
+    """A run of the study (the first or a resume), from ``since`` (the store's UTC timestamp),
+    and whether its noise guard was on."""
+
+    since: str
+    enabled: bool
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A run's own wall time (teiten.run.runclock.keep): ``seconds`` by part (start, setup,
+    load data, quiet check, trials, finish); ``trials_run`` is None for a run kept before it
+    was counted."""
+
+    wall_s: float
+    clusters_loaded: int
+    trials_run: int | None
+    seconds: Mapping[str, float]
+
+
+@dataclass(frozen=True)
 class Parameters:
     """The study's parameters as stored (the study file with its defaults). ``fields`` holds
     every one of them, for what compares studies field by field; the rest are the ones the
@@ -180,12 +227,12 @@ class StudyRecord:
     beside_others: bool
     joined_by: tuple[Joined, ...]
     auto_decisions: tuple[Mapping[str, Any], ...]
-    more_blocks: tuple[Mapping[str, Any], ...]
-    runs: tuple[Mapping[str, Any], ...]
+    more_blocks: tuple[Grant, ...]
+    runs: tuple[StoredRun, ...]
     noise_guard: Mapping[str, Any] | None
     quiet_check: Mapping[str, Any] | None
     testbed: str | None
-    guard_runs: tuple[Mapping[str, Any], ...] = ()
+    guard_runs: tuple[GuardRun, ...] = ()
 
     @classmethod
     def from_json(cls, spec: Mapping[str, Any]) -> StudyRecord:
@@ -202,17 +249,19 @@ class StudyRecord:
                                    str(j["since"]), str(j["trial"]))
                             for j in spec.get(JOINED_BY) or ()),
             auto_decisions=_mappings(spec.get(AUTO_DECISIONS)),
-            more_blocks=_mappings(spec.get(MORE_BLOCKS)),
-            runs=_mappings(spec.get(RUNS)),
+            more_blocks=tuple(Grant(int(g.get("after") or 0), int(g.get("blocks") or 0))
+                              for g in _mappings(spec.get(MORE_BLOCKS))),
+            runs=tuple(_run(r) for r in _mappings(spec.get(RUNS))),
             noise_guard=guard if isinstance(guard, Mapping) else None,
             quiet_check=quiet if isinstance(quiet, Mapping) else None,
             testbed=str(spec[TESTBED]) if spec.get(TESTBED) else None,
-            guard_runs=_mappings(spec.get(GUARD_RUNS)))
+            guard_runs=tuple(GuardRun(str(r["since"]), bool(r["enabled"]))
+                             for r in _mappings(spec.get(GUARD_RUNS)) if "since" in r and "enabled" in r))
 
     def granted_until(self) -> int | None:
         """The block up to which ``teiten resume --more-blocks`` lets the study go on, past its
         ceiling and its time budget; None when none was granted."""
-        ends = [int(g["after"]) + int(g["blocks"]) for g in self.more_blocks]
+        ends = [g.after + g.blocks for g in self.more_blocks]
         return max(ends) if ends else None
 
     def guard_enabled(self) -> bool:
@@ -226,8 +275,7 @@ class StudyRecord:
         (then the one guard recorded, if any, is every trial's)."""
         if started_at is None:
             return None
-        runs = sorted((str(r["since"]), bool(r["enabled"])) for r in self.guard_runs
-                      if "since" in r and "enabled" in r)
+        runs = sorted((r.since, r.enabled) for r in self.guard_runs)
         if not runs:
             return self.guard_enabled() if self.noise_guard is not None else None
         began = [enabled for since, enabled in runs if since <= started_at]
@@ -235,7 +283,14 @@ class StudyRecord:
 
     def guard_mixed(self) -> bool:
         """Some runs of the study had the noise guard on and others off."""
-        return len({bool(r.get("enabled")) for r in self.guard_runs}) > 1
+        return len({r.enabled for r in self.guard_runs}) > 1
+
+
+def _run(r: Mapping[str, Any]) -> StoredRun:
+    counted = r.get("trials_run")
+    return StoredRun(float(r.get("wall_s") or 0.0), int(r.get("clusters_loaded") or 0),
+                     None if counted is None else int(counted),
+                     {str(k): float(v) for k, v in (r.get("seconds") or {}).items()})
 
 
 def _mappings(value: object) -> tuple[Mapping[str, Any], ...]:

@@ -15,7 +15,7 @@ from teiten.analysis import stopping
 from teiten.analysis.largest import largest_differences
 from teiten.messages import tr
 from teiten.model.results import PlannedTrial
-from teiten.model.studyrecord import AUTO_DECISIONS, StudyRecord
+from teiten.model.studyrecord import AUTO_DECISIONS, Append, StudyRecord
 from teiten.run.plan import plan, profile_trials
 from teiten.spec import Study
 from teiten.store import Store
@@ -75,14 +75,14 @@ def next_block(store: Store, study_id: int, study: Study, note: Note) -> list[Pl
     # ceiling or the budget.
     need = _more_blocks(open_, blocks, study) if open_ else None
     more = need if decision in (stopping.CEILING, stopping.BUDGET) else None
-    store.update_spec(study_id, {AUTO_DECISIONS: [*map(dict, stored.record.auto_decisions), {
+    store.update_spec(study_id, {AUTO_DECISIONS: Append({
         "blocks": blocks, "decision": decision, "spent_s": round(spent, 1),
         "widest_pct": None if found is None or found.pct is None else round(found.pct, 2),
         "where": found.where if found else None, "trials": len(added),
         "settled": sum(1 for w in ratios or () if w.settled and not w.narrow(study.target_pct)),
         **({"more_blocks": more, "more_s": round(more * block_s, 1)} if more else {}),
         **({"to_decide": need} if decision == stopping.ADD and need is not None else {}),
-        **({"ceiling": ceiling} if ceiling != auto.ceiling else {})}]})
+        **({"ceiling": ceiling} if ceiling != auto.ceiling else {})})})
     key = "auto.nothing" if found is None else f"auto.{decision}" if found.pct is not None \
         else f"auto.unknown.{decision}"
     note(tr(

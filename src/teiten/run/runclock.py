@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import os
 
-from teiten.model.studyrecord import RUNS
+from teiten.model.studyrecord import RUNS, Append
 from teiten.store import Store
 
 log = logging.getLogger(__name__)
@@ -34,12 +34,10 @@ def keep(store: Store, study_id: int, *, since: str, clock: dict[str, float], tr
     study: a store that refuses the write loses the run's time only."""
     try:
         wall = max(execute_s, process_age())
-        runs = [dict(r) for r in store.study_results(study_id).record.runs]
         seconds = {"start": wall - execute_s, **clock,
                    "finish": max(0.0, execute_s - sum(clock.values()))}
-        runs.append({"started": since, "wall_s": round(wall, 3), "clusters_loaded": clusters_loaded,
-                     "trials_run": trials_run,
-                     "seconds": {k: round(v, 3) for k, v in seconds.items()}})
-        store.update_spec(study_id, {RUNS: runs})
+        store.update_spec(study_id, {RUNS: Append({
+            "started": since, "wall_s": round(wall, 3), "clusters_loaded": clusters_loaded,
+            "trials_run": trials_run, "seconds": {k: round(v, 3) for k, v in seconds.items()}})})
     except Exception as exc:  # noqa: BLE001 - the study's results stand whatever happens here
         log.warning("could not keep this run's time: %s", exc)

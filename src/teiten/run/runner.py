@@ -9,8 +9,7 @@ The runner holds servers (teiten.servers.base.Server, built by their kinds: serv
 workloads (teiten.workloads.base.Workload) only through their interfaces: the server
 prepares and restores the data and says what it can offer (targets, a lag connection, a
 remote monitor, confined CPUs ...), the workload runs its trial inside the monitors'
-window, and the runner judges the outcome and stores it as a teiten.model.results.TrialResult.
-"""
+window, and the runner judges the outcome and stores it as a teiten.model.results.TrialResult."""
 
 from __future__ import annotations
 
@@ -42,6 +41,7 @@ from teiten.model.studyrecord import (
     NOISE_GUARD,
     QUIET_CHECK,
     TESTBED,
+    Append,
     StudyRecord,
 )
 from teiten.run import blocks, busy, estimate, leftovers, plan, runclock, runlock, window
@@ -133,7 +133,7 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
     guard = study.noise_guard
     enabled, changed = run_choice(stored, guard.enabled, noise_guard)
     store.update_spec(study_id, {NOISE_GUARD: {**guard.model_dump(), "enabled": enabled},
-                                 GUARD_RUNS: [*stored.record.guard_runs, {"since": since, "enabled": enabled}],
+                                 GUARD_RUNS: Append({"since": since, "enabled": enabled}),
                                  **({BESIDE_OTHERS: True} if beside_others else {}),
                                  **({TESTBED: testbed} if testbed else {})})
     if changed is not None:

@@ -5,8 +5,7 @@ Finished results are never lost: each trial's result, series, statements and log
 committed together, and a store is only ever appended to or updated in place.
 
 It writes and reads the model of teiten.model.results (``finish_trial(study_id, TrialResult)``,
-``study_results(study_id) -> StudyResults``) and knows nothing of pgbench or workloads.
-"""
+``study_results(study_id) -> StudyResults``) and knows nothing of pgbench or workloads."""
 
 from __future__ import annotations
 
@@ -29,6 +28,7 @@ from teiten.model.results import (
     TrialRecord,
     TrialResult,
 )
+from teiten.model.studyrecord import changed
 from teiten.model.studyrow import StudyRow
 from teiten.store import access, pg, typed
 from teiten.store.address import StoreAddress
@@ -229,13 +229,13 @@ class Store:
             with contextlib.suppress(StoreError):
                 pg.release(self.conn, study_id)
 
-    def update_spec(self, study_id: int, changes: Mapping[str, Any]) -> None:
-        """Set top-level keys of a study's stored spec_json (what it was run with), read and
-        written in one transaction: a key added there, such as ``beside_others``, needs no
-        schema migration."""
+    def update_spec(self, study_id: int, changes: Mapping[str, object]) -> None:
+        """Set top-level keys of a study's stored spec_json, or add to a list under one
+        (studyrecord.Append), in one transaction: a key added needs no schema migration."""
         with self.transaction() as c:
             row = c.execute("SELECT spec_json FROM studies WHERE id=?", (study_id,)).fetchone()
-            spec = {**json.loads(row[0]), **changes}
+            spec = json.loads(row[0])
+            spec.update({k: changed(spec.get(k), v) for k, v in changes.items()})
             c.execute("UPDATE studies SET spec_json=? WHERE id=?", (json.dumps(spec), study_id))
 
     def studies(self) -> list[StudyRow]:

@@ -3,7 +3,9 @@ typed :class:`teiten.model.results.TrialRecord` (either dialect's row)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
+from typing import Any
 
 from teiten.model.results import LoadFigures, PlannedTrial, TrialRecord
 from teiten.store import pg
@@ -18,19 +20,20 @@ def insert_planned(c: pg.Connection, study_id: int, trials: Sequence[PlannedTria
           t.repetition, t.duration_s, t.variant, t.repeat_of, t.purpose) for t in trials])
 
 
+def _columns(row: pg.Row, names: Sequence[str], renamed: Mapping[str, str]) -> dict[str, Any]:
+    """The values of ``row`` under the names of a record's fields: each field reads the column
+    of its own name, or the one ``renamed`` gives it."""
+    return {name: row[renamed.get(name, name)] for name in names}
+
+
+_PLANNED = tuple(f.name for f in fields(PlannedTrial))
+_FIGURES = tuple(f.name for f in fields(LoadFigures) if f.name not in ("progress", "statements"))
+_TRIAL = ("study_id", "study", "status", "attempts", "started_at", "finished_at", "error")
+
+
 def record(row: pg.Row) -> TrialRecord:
-    planned = PlannedTrial(
-        trial_id=row["trial_id"], order_index=row["order_index"], server=row["server"],
-        workload=row["workload"], clients=row["clients"], threads=row["threads"],
-        repetition=row["repetition"], duration_s=row["planned_duration_s"], variant=row["variant"],
-        repeat_of=row["repeat_of"], purpose=row["purpose"])
-    figures = None
-    if row["transactions"] is not None:
-        figures = LoadFigures(
-            tps=row["tps"], transactions=row["transactions"],
-            failed_transactions=row["failed_transactions"], duration_s=row["duration_s"],
-            latency_ms_avg=row["latency_ms_avg"], latency_ms_stddev=row["latency_ms_stddev"],
-            initial_connection_ms=row["initial_connection_ms"], pgbench_version=row["pgbench_version"])
-    return TrialRecord(planned, study_id=row["study_id"], study=row["study"], status=row["status"],
-                       attempts=row["attempts"], started_at=row["started_at"],
-                       finished_at=row["finished_at"], error=row["error"], figures=figures)
+    """A trial's row as its record: the plan's columns, its state, and its load's figures
+    (None where no load finished: no transactions counted)."""
+    planned = PlannedTrial(**_columns(row, _PLANNED, {"duration_s": "planned_duration_s"}))
+    figures = None if row["transactions"] is None else LoadFigures(**_columns(row, _FIGURES, {}))
+    return TrialRecord(planned, **_columns(row, _TRIAL, {}), figures=figures)
