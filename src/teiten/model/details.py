@@ -154,6 +154,15 @@ class AppSample:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """One of TPC-C's consistency conditions 1-4 (clause 3.3.2), and how many rows break it."""
+
+    condition: int
+    description: str
+    violations: int
+
+
+@dataclass(frozen=True)
 class AppDetails:
     """The measured window of a tpcc or bookstore trial (``app``): its figures, its
     transaction types, and tpcc's samples, NOPM and TPM or the bookstore's theoretical TPS."""
@@ -173,7 +182,7 @@ class AppDetails:
     nopm: Num | None = None
     tpm: Num | None = None
     tpm_pgbench: Num | None = None
-    consistency: tuple[dict[str, object], ...] | None = None
+    consistency: tuple[Condition, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,11 @@ import math
 import random
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import psycopg
 
@@ -35,24 +34,57 @@ from teiten.drivers import pgbench, pgbench_log
 from teiten.drivers.pgbench_output import PgbenchOutput
 from teiten.host import client_account, paths, safefs
 from teiten.messages import tr
-from teiten.model.details import APP, AppDetails, AppSample, TxType
+from teiten.model.details import APP, AppDetails, AppSample, Condition, TxType
 from teiten.model.errors import ServerError
 from teiten.spec import AppSpec, LoadedStudy
 from teiten.workloads.base import TrialOutcome, TrialRequest, Workload
-from teiten.workloads.kind import WorkloadKind
+from teiten.workloads.kind import WorkloadKind, defaults_of, read_options
 
 PACKAGE_DIR = Path(__file__).parent
 TAIL_S = 1  # pgbench runs a second past the window, so that its end is taken under load
 MB = 1 << 20
 
 
+# TPC-C clause 5.2.3: the minimum mix, as HammerDB runs it.
+TPCC_MIX = [("new_order", 45), ("payment", 43), ("order_status", 4), ("delivery", 4),
+            ("stock_level", 4)]
+
+
+@dataclass(frozen=True)
+class TpccOptions:
+    warehouses: int = 2
+    rampup: float = 0.0  # seconds of the run before the measured window
+    all_warehouses: bool = False  # each client picks any warehouse, not one of its own
+    keying_and_think_time: bool = False  # TPC-C's keying and think times between transactions
+    check_consistency: bool = False  # conditions 1-4 after the load and after each trial
+
+    def scripts(self) -> list[tuple[str, int]]:
+        """The scripts these options run (script stem, weight)."""
+        return list(TPCC_MIX)
+
+
+@dataclass(frozen=True)
+class BookstoreOptions:
+    items: int = 1000
+    customers: int = 2880
+    think_time: float = 0.1  # mean seconds a client thinks between two interactions
+    rampup: float = 0.0
+    mix: str = "shopping"
+
+    def scripts(self) -> list[tuple[str, int]]:
+        mixes = json.loads((PACKAGE_DIR / "bookstore" / "mixes.json").read_text())
+        return [(name, int(w)) for name, w in mixes[self.mix].items() if int(w) > 0]
+
+
+AppOptions = TpccOptions | BookstoreOptions
+
+
 @dataclass(frozen=True)
 class App:
     name: str
     description: str
-    defaults: dict[str, Any]          # every option, with its default
+    options_model: type[TpccOptions] | type[BookstoreOptions]  # every option, with its default
     setup: tuple[str, ...]            # SQL files run once, in this order, before the load
-    scripts: Callable[[dict[str, Any]], list[tuple[str, int]]]  # (script stem, weight)
     # Its clients think between transactions, so its report finds its capacity: the most
     # clients whose throughput keeps up with their think time (IPA paper, figure 2).
     capacity: bool = False
@@ -61,31 +93,27 @@ class App:
     def directory(self) -> Path:
         return PACKAGE_DIR / self.name
 
-
-# TPC-C clause 5.2.3: the minimum mix, as HammerDB runs it.
-TPCC_MIX = [("new_order", 45), ("payment", 43), ("order_status", 4), ("delivery", 4),
-            ("stock_level", 4)]
-
-
-def _bookstore_mix(opts: dict[str, Any]) -> list[tuple[str, int]]:
-    mixes = json.loads((PACKAGE_DIR / "bookstore" / "mixes.json").read_text())
-    return [(name, int(w)) for name, w in mixes[opts["mix"]].items() if int(w) > 0]
+    @property
+    def defaults(self) -> dict[str, object]:
+        return defaults_of(self.options_model)
 
 
 APPS: dict[str, App] = {
-    "tpcc": App("tpcc", tr("workload.about.tpcc"),
-                {"warehouses": 2, "rampup": 0.0, "all_warehouses": False,
-                 "keying_and_think_time": False, "check_consistency": False},
-                ("schema.sql", "load.sql", "procs.sql", "check.sql"), lambda _: list(TPCC_MIX)),
-    "bookstore": App("bookstore", tr("workload.about.bookstore"),
-                     {"items": 1000, "customers": 2880, "think_time": 0.1, "rampup": 0.0,
-                      "mix": "shopping"},
-                     ("schema.sql", "load.sql", "procs.sql"), _bookstore_mix, capacity=True),
+    "tpcc": App("tpcc", tr("workload.about.tpcc"), TpccOptions,
+                ("schema.sql", "load.sql", "procs.sql", "check.sql")),
+    "bookstore": App("bookstore", tr("workload.about.bookstore"), BookstoreOptions,
+                     ("schema.sql", "load.sql", "procs.sql"), capacity=True),
 }
+
+
+def options_of(workload: Workload) -> AppOptions:
+    """An app workload's options, typed (as a study resolved them, or a store kept them)."""
+    assert workload.app is not None
+    return read_options(APPS[workload.app].options_model, dict(workload.options))
 
 KEY_TABLE = {"tpcc": "district", "bookstore": "item"}  # present once an app is loaded
 
-def options(spec: AppSpec) -> dict[str, Any]:
+def options(spec: AppSpec) -> dict[str, object]:
     """The app's options from its options model (teiten.spec.workloads), every default
     filled in."""
     given = {k: getattr(spec, k) for k in type(spec).model_fields}
@@ -145,10 +173,11 @@ class AppWorkload(Workload):
 def resolve(loaded: LoadedStudy, loc: tuple[str | int, ...], spec: AppSpec) -> AppWorkload:
     app = APPS[spec.key]
     opts = options(spec)
-    if app.name == "bookstore" and opts["customers"] < 10:
+    typed = read_options(app.options_model, opts)
+    if isinstance(typed, BookstoreOptions) and typed.customers < 10:
         raise loaded.error((*loc, "customers"), "a bookstore needs 10 customers or more")
-    scripts = tuple((str(app.directory / f"{stem}.pgbench"), w) for stem, w in app.scripts(opts))
-    scale = opts["warehouses"] if app.name == "tpcc" else loaded.study.scale
+    scripts = tuple((str(app.directory / f"{stem}.pgbench"), w) for stem, w in typed.scripts())
+    scale = typed.warehouses if isinstance(typed, TpccOptions) else loaded.study.scale
     shown = ", ".join(f"{k}={v}" for k, v in opts.items())
     return AppWorkload(spec.key, scripts, scale, None,
                     spec.modifies_data if spec.modifies_data is not None else True,
@@ -160,10 +189,11 @@ KIND = WorkloadKind("app", AppWorkload, resolve, tuple(APPS), lambda name: APPS[
 
 def data_bytes(workload: Workload) -> int:
     """The loaded size, roughly (measured on 15-18 after VACUUM ANALYZE)."""
-    if workload.app == "tpcc":
-        return workload.option("warehouses") * 117 * MB + 20 * MB  # bench.tpcc: 254 MB at 2, 1188 at 10
+    opts = options_of(workload)
+    if isinstance(opts, TpccOptions):
+        return opts.warehouses * 117 * MB + 20 * MB  # bench.tpcc: 254 MB at 2, 1188 at 10
     # the bookstore helper measured 13 MB at 1000/2880 and 57 MB at 10000/28800
-    return workload.option("items") * 1500 + workload.option("customers") * 1200 + 8 * MB
+    return opts.items * 1500 + opts.customers * 1200 + 8 * MB
 
 
 def digest(name: str) -> str:
@@ -208,14 +238,14 @@ def load(workload: Workload, conninfo: str, *, jobs: int, seed: int = 0) -> dict
     Raises ServerError when the SQL fails or the loaded data is inconsistent."""
     assert workload.app is not None
     app = APPS[workload.app]
-    opts = dict(workload.options)
+    opts = options_of(workload)
     took: dict[str, float] = {}
     try:
         t0 = time.monotonic()
         with psycopg.connect(conninfo, autocommit=True, connect_timeout=15) as conn:
             for name in app.setup:
                 conn.execute((app.directory / name).read_bytes())
-            loaders = _loaders(app.name, opts, conn, seed)
+            loaders = _loaders(opts, conn, seed)
         took["setup_s"] = time.monotonic() - t0
         t0 = time.monotonic()
         _parallel(conninfo, loaders, jobs)
@@ -227,38 +257,38 @@ def load(workload: Workload, conninfo: str, *, jobs: int, seed: int = 0) -> dict
         with psycopg.connect(conninfo, autocommit=True, connect_timeout=15) as conn:
             conn.execute("VACUUM ANALYZE")
             took["vacuum_s"] = time.monotonic() - t0
-            if opts.get("check_consistency"):
+            if isinstance(opts, TpccOptions) and opts.check_consistency:
                 _raise_inconsistent(consistency(conn), "after the load")
     except psycopg.Error as exc:
         raise ServerError(f"loading the {app.name} workload failed: {exc}") from exc
     return took
 
 
-def _loaders(name: str, opts: dict[str, Any], conn: psycopg.Connection, seed: int) -> list[str]:
+def _loaders(opts: AppOptions, conn: psycopg.Connection, seed: int) -> list[str]:
     """The loader calls, biggest first, to be spread over the connections."""
-    if name == "tpcc":
+    if isinstance(opts, TpccOptions):
         # The run-time C constants are drawn per trial against this one (clause 2.1.6.1).
         c_last = random.Random(seed).randrange(256)
-        conn.execute("INSERT INTO tpcc_meta VALUES (%s, %s, now())", (opts["warehouses"], c_last))
+        conn.execute("INSERT INTO tpcc_meta VALUES (%s, %s, now())", (opts.warehouses, c_last))
         return [f"SELECT tpcc_load_warehouse({w}, {c_last})"
-                for w in range(1, opts["warehouses"] + 1)] + ["SELECT tpcc_load_items()"]
-    return [f"SELECT bookstore_load({int(opts['items'])}, {int(opts['customers'])})"]
+                for w in range(1, opts.warehouses + 1)] + ["SELECT tpcc_load_items()"]
+    return [f"SELECT bookstore_load({int(opts.items)}, {int(opts.customers)})"]
 
 
-def consistency(conn: psycopg.Connection) -> list[dict[str, Any]]:
+def consistency(conn: psycopg.Connection) -> list[Condition]:
     """TPC-C consistency conditions 1-4 (clause 3.3.2): violations of each."""
     rows = conn.execute("SELECT condition, description, violations FROM tpcc_consistency() "
                         "ORDER BY condition").fetchall()
-    return [{"condition": int(c), "description": d, "violations": int(v)} for c, d, v in rows]
+    return [Condition(int(c), str(d), int(v)) for c, d, v in rows]
 
 
-def _inconsistent(found: list[dict[str, Any]]) -> str | None:
-    bad = [f"condition {r['condition']} ({r['description']}) fails in {r['violations']}"
-           for r in found if r["violations"]]
+def _inconsistent(found: list[Condition]) -> str | None:
+    bad = [f"condition {r.condition} ({r.description}) fails in {r.violations}"
+           for r in found if r.violations]
     return "; ".join(bad) if bad else None
 
 
-def _raise_inconsistent(found: list[dict[str, Any]], when: str) -> None:
+def _raise_inconsistent(found: list[Condition], when: str) -> None:
     bad = _inconsistent(found)
     if bad:
         raise ServerError(f"the tpcc data is inconsistent {when}: {bad}")
@@ -305,8 +335,8 @@ class AppTrial:
                  clients: int, log_dir: Path):
         self.workload = workload
         self.conninfo = conninfo
-        self.opts = dict(workload.options)
-        self.rampup = float(self.opts.get("rampup") or 0.0)
+        self.opts = options_of(workload)
+        self.rampup = float(self.opts.rampup or 0.0)
         self.duration = duration_s
         self.total_s = math.ceil(self.rampup + duration_s) + TAIL_S
         self.clients = clients
@@ -319,17 +349,17 @@ class AppTrial:
         self._error: str | None = None
 
     def _defines(self, rng: random.Random) -> dict[str, int]:
-        if self.workload.app == "tpcc":
+        if isinstance(self.opts, TpccOptions):
             with psycopg.connect(self.conninfo, autocommit=True, connect_timeout=15) as conn:
                 row = conn.execute("SELECT warehouses, c_last_load FROM tpcc_meta").fetchone()
             if row is None:
                 raise ServerError("the tpcc database has no row in tpcc_meta (warehouses, "
                                   "c_last_load); load it with teiten or fill tpcc_meta")
-            return {"warehouses": int(row[0]), "all_warehouses": int(self.opts["all_warehouses"]),
-                    "think": int(self.opts["keying_and_think_time"]),
+            return {"warehouses": int(row[0]), "all_warehouses": int(self.opts.all_warehouses),
+                    "think": int(self.opts.keying_and_think_time),
                     **run_time_constants(int(row[1]), rng)}
-        return {"items": int(self.opts["items"]), "customers": int(self.opts["customers"]),
-                "think_ms": round(float(self.opts["think_time"]) * 1000)}
+        return {"items": int(self.opts.items), "customers": int(self.opts.customers),
+                "think_ms": round(float(self.opts.think_time) * 1000)}
 
     @property
     def overrun_s(self) -> float:
@@ -337,7 +367,7 @@ class AppTrial:
         keying 18 s + think capped at 120 s; the bookstore's think time capped at 10x)."""
         if not self._thinks():
             return 0.0
-        return 138.0 if self.workload.app == "tpcc" else 10 * float(self.opts["think_time"])
+        return 138.0 if isinstance(self.opts, TpccOptions) else 10 * float(self.opts.think_time)
 
     def pgbench_args(self) -> list[str]:
         args = ["-l", "--log-prefix", str(self.log_dir / "tx")]
@@ -403,11 +433,11 @@ class AppTrial:
         details = AppDetails(self.workload.app or "", self.rampup, self.duration, self.defines, thinking, types,
                              tps, (start, end))
         error = self._error
-        if self.workload.app == "tpcc":
-            details, failed = self._tpcc(details, tps)
+        if isinstance(self.opts, TpccOptions):
+            details, failed = self._tpcc(details, tps, self.opts)
             error = failed or error
         else:
-            think = float(self.opts["think_time"])
+            think = float(self.opts.think_time)
             details = replace(details, think_time_s=think,
                               theoretical_tps=self.clients / think if think > 0 else None)
         measured = [(t.count, t.response_ms) for t in details.types if t.response_ms]
@@ -421,11 +451,11 @@ class AppTrial:
         return out, details, error
 
     def _thinks(self) -> bool:
-        if self.workload.app == "tpcc":
-            return bool(self.opts["keying_and_think_time"])
-        return float(self.opts["think_time"]) > 0
+        if isinstance(self.opts, TpccOptions):
+            return bool(self.opts.keying_and_think_time)
+        return float(self.opts.think_time) > 0
 
-    def _tpcc(self, details: AppDetails, tps: float) -> tuple[AppDetails, str | None]:
+    def _tpcc(self, details: AppDetails, tps: float, opts: TpccOptions) -> tuple[AppDetails, str | None]:
         """tpcc's figures of the window (its samples, NOPM and TPM, its consistency when asked),
         and why the trial does not count (or None)."""
         error = None
@@ -440,7 +470,7 @@ class AppTrial:
         else:
             error = self._error or "the window's end was not sampled (pgbench ended early)"
         details = replace(details, tpm_pgbench=tps * 60)
-        if self.opts["check_consistency"]:
+        if opts.check_consistency:
             try:
                 with psycopg.connect(self.conninfo, autocommit=True, connect_timeout=15) as conn:
                     found = consistency(conn)

@@ -33,7 +33,7 @@ from teiten.drivers.sql import Session
 from teiten.model.errors import ServerError, TeitenError, UserError
 from teiten.spec import LoadedStudy, SuiteSpec, WorkloadSpec
 from teiten.workloads.base import TrialOutcome, TrialRequest, Workload
-from teiten.workloads.kind import WorkloadKind
+from teiten.workloads.kind import WorkloadKind, defaults_of, read_options
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -94,16 +94,11 @@ class Suite(Generic[Opts, Var]):
     @property
     def defaults(self) -> dict[str, object]:
         """Every option with its default, as a study file writes it (an axis as a list)."""
-        given = self.options_model()
-        return {f.name: list(v) if isinstance(v := getattr(given, f.name), tuple) else v
-                for f in fields(self.options_model)}
+        return defaults_of(self.options_model)
 
     def read(self, options: Mapping[str, object]) -> Opts:
-        """The options of a workload (as a study resolved them, or a store kept them: a list
-        or a tuple for each axis); an option they lack takes its default."""
-        known = {f.name for f in fields(self.options_model)}
-        return self.options_model(**{k: tuple(v) if isinstance(v, list) else v
-                                     for k, v in options.items() if k in known})
+        """The options of a workload, as a study resolved them or a store kept them."""
+        return read_options(self.options_model, options)
 
 
 SUITE_NAMES = ("iot", "fulltext", "accesslog", "freeze")
