@@ -166,6 +166,30 @@ def test_an_install_without_a_manifest_or_of_an_unknown_format_is_refused(tmp_pa
     assert _problem(prefix).startswith(f"its {MANIFEST} cannot be read (")  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize(("damage", "why"), [
+    (lambda m: m["files"]["bin/postgres"].pop("size"), "bin/postgres's size is not a whole number"),
+    (lambda m: m["files"]["lib/libpq.so.5"].update(sha256=None), "lib/libpq.so.5's sha256 is not text"),
+    (lambda m: m["files"]["bin/postgres"].update(mode="0755"), "bin/postgres's mode is not a whole number"),
+    (lambda m: m["dirs"]["lib"].pop("uid"), "lib's uid is not a whole number"),
+    (lambda m: m["owner"].update(gid=True), "owner's gid is not a whole number"),
+    (lambda m: m["links"].update({"lib/libpq.so": 5}), "the link lib/libpq.so's target is not text"),
+    (lambda m: m.update(dirs=[]), "dirs is not an object"),
+    (lambda m: m.pop("owner"), "'owner'"),
+])
+def test_a_manifest_whose_entries_are_damaged_is_refused_in_one_line(
+        tmp_path: Path, damage: object, why: str) -> None:
+    """A manifest whose entries lack a field or hold one of the wrong type (a damaged file, or
+    one another program wrote) refuses the install in the damage line, before any entry is
+    compared: the check never stops on a KeyError."""
+    prefix = _install(tmp_path / "pypi-17.11")
+    write(prefix)
+    written = json.loads((prefix / MANIFEST).read_text())
+    damage(written)  # type: ignore[operator]
+    (prefix / MANIFEST).write_text(json.dumps(written))
+    for hashes in (False, True):
+        assert _problem(prefix, hashes=hashes) == f"its {MANIFEST} cannot be read ({why})"
+
+
 def _format_1(prefix: Path) -> None:
     """The manifest teiten wrote before format 2: every regular file's size and SHA-256, every
     link's target."""

@@ -59,7 +59,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from teiten.host import paths, safefs
 from teiten.installs.source_key import PRESETS
@@ -117,10 +116,10 @@ def _attributes(st: os.stat_result) -> dict[str, int]:
     return {"mode": stat.S_IMODE(st.st_mode), "uid": st.st_uid, "gid": st.st_gid}
 
 
-def record(prefix: Path) -> dict[str, Any]:
+def record(prefix: Path) -> dict[str, object]:
     """The manifest of the install in ``prefix``, read from its entries now."""
     tree = _tree(prefix)
-    files: dict[str, dict[str, Any]] = {}
+    files: dict[str, dict[str, object]] = {}
     links: dict[str, str] = {}
     dirs: dict[str, dict[str, int]] = {}
     for rel in sorted(tree):
@@ -143,7 +142,7 @@ def record(prefix: Path) -> dict[str, Any]:
             "files": files, "links": links, "dirs": dirs}
 
 
-def write(prefix: Path) -> dict[str, Any]:
+def write(prefix: Path) -> dict[str, object]:
     """Take group and other write off every entry of ``prefix`` (teiten's, not yet in its
     place), then write its manifest (in one step: a reader sees all of it or none)."""
     for rel, st in _tree(prefix).items():
@@ -179,26 +178,101 @@ class _Refused(Exception):
     """The first problem found; its text is the problem."""
 
 
+@dataclass(frozen=True)
+class Attributes:
+    """An entry's permission bits (all of st_mode's) and owner, as format 2 records them."""
+
+    mode: int
+    uid: int
+    gid: int
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    size: int
+    sha256: str
+    attributes: Attributes | None  # None in format 1
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A manifest as read: every entry of its install by path (module docstring)."""
+
+    format: int
+    owner: tuple[int, int] | None  # (uid, gid); None in format 1, which records none
+    files: Mapping[str, FileEntry]
+    links: Mapping[str, str]
+    dirs: Mapping[str, Attributes]  # empty in format 1
+
+    @property
+    def legacy(self) -> bool:
+        return self.format == 1
+
+
+def _whole(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} is not a whole number")
+    return value
+
+
+def _object(value: object, what: str) -> Mapping[str, object]:
+    if not isinstance(value, dict):
+        raise TypeError(f"{what} is not an object")
+    return value
+
+
+def _attributes_of(value: Mapping[str, object], what: str) -> Attributes:
+    return Attributes(*(_whole(value.get(k), f"{what}'s {k}") for k in ("mode", "uid", "gid")))
+
+
+def _parsed(raw: object) -> Manifest:
+    """The manifest a JSON document holds; TypeError or KeyError names what in it is wrong
+    (an entry without its size, an owner that is not a number)."""
+    top = _object(raw, "the manifest")
+    form = _whole(top["format"], "format")
+    if form not in _FORMATS:
+        raise _Refused(f"its {MANIFEST} is of format {form}, which this teiten does not read")
+    files = {}
+    for rel, entry in _object(top["files"], "files").items():
+        entry = _object(entry, rel)
+        digest = entry.get("sha256")
+        if not isinstance(digest, str):
+            raise TypeError(f"{rel}'s sha256 is not text")
+        files[rel] = FileEntry(_whole(entry.get("size"), f"{rel}'s size"), digest,
+                               None if form == 1 else _attributes_of(entry, rel))
+    links = {}
+    for rel, target in _object(top["links"], "links").items():
+        if not isinstance(target, str):
+            raise TypeError(f"the link {rel}'s target is not text")
+        links[rel] = target
+    if form == 1:
+        return Manifest(form, None, files, links, {})
+    owner = _object(top["owner"], "owner")
+    return Manifest(form, (_whole(owner.get("uid"), "owner's uid"), _whole(owner.get("gid"), "owner's gid")),
+                    files, links, {rel: _attributes_of(_object(a, rel), rel)
+                                   for rel, a in _object(top["dirs"], "dirs").items()})
+
+
 def check(prefix: Path, *, hashes: bool) -> Checked:
     """Compare the entries of ``prefix`` with its manifest (module docstring): type, mode,
     owner, size and link target of every entry, and with ``hashes`` the SHA-256 of every
     file too."""
     began = time.monotonic()
-    files: Mapping[str, Mapping[str, Any]] = {}
+    files: Mapping[str, FileEntry] = {}
     try:
         manifest = _load(prefix)
-        files = manifest["files"]
+        files = manifest.files
         _compare(prefix, manifest, _tree(prefix), hashes=hashes)
         problem = None
     except _Refused as refused:
         problem = str(refused)
     except OSError as exc:
         problem = f"{exc.filename or prefix} cannot be read ({exc.strerror})"
-    size = sum(int(f["size"]) for f in files.values())
+    size = sum(f.size for f in files.values())
     return Checked(len(files), size, time.monotonic() - began, problem)
 
 
-def _load(prefix: Path) -> dict[str, Any]:
+def _load(prefix: Path) -> Manifest:
     try:
         fd = os.open(prefix / MANIFEST, os.O_RDONLY | os.O_NOFOLLOW)
     except FileNotFoundError:
@@ -208,28 +282,18 @@ def _load(prefix: Path) -> dict[str, Any]:
         raise _Refused(f"its {MANIFEST} cannot be opened ({exc.strerror})") from None
     try:
         with os.fdopen(fd, "rb") as f:
-            manifest = json.loads(f.read())
-        form = manifest["format"]
-        if form not in _FORMATS:
-            raise _Refused(f"its {MANIFEST} is of format {form}, which this teiten does not read")
-        for key in ("files", "links", *(("dirs", "owner") if form >= 2 else ())):
-            if not isinstance(manifest[key], dict):
-                raise TypeError(f"{key} is not an object")
+            return _parsed(json.loads(f.read()))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise _Refused(f"its {MANIFEST} cannot be read ({exc})") from None
-    return manifest
 
 
-def _compare(prefix: Path, manifest: Mapping[str, Any], tree: Mapping[str, os.stat_result],
+def _compare(prefix: Path, manifest: Manifest, tree: Mapping[str, os.stat_result],
              *, hashes: bool) -> None:
     """Raise :class:`_Refused` for the first bad entry in path order (every entry's stat
     first: cheap, and the usual damage), then for the first file whose SHA-256 differs."""
-    files: Mapping[str, Mapping[str, Any]] = manifest["files"]
-    links: Mapping[str, str] = manifest["links"]
-    legacy = manifest["format"] == 1
-    dirs: Mapping[str, Mapping[str, int]] = {} if legacy else manifest["dirs"]
+    files, links, dirs, legacy = manifest.files, manifest.links, manifest.dirs, manifest.legacy
     top = tree["."]
-    owner = (top.st_uid, top.st_gid) if legacy else (manifest["owner"]["uid"], manifest["owner"]["gid"])
+    owner = manifest.owner or (top.st_uid, top.st_gid)
     me = os.geteuid()
     if owner[0] not in (0, me):
         whose = "root's" if me == 0 else f"root's or its own (uid {me})"
@@ -251,14 +315,15 @@ def _compare(prefix: Path, manifest: Mapping[str, Any], tree: Mapping[str, os.st
         mode = stat.S_IMODE(st.st_mode)
         if kind != "link" and mode & _OTHERS_WRITE:
             raise _Refused(f"{name} is writable by other accounts (mode {mode:04o})")
-        recorded = (None if legacy or _own(rel) else files.get(rel) if kind == "file" else
+        entry = files.get(rel) if kind == "file" else None
+        recorded = (None if legacy or _own(rel) else entry.attributes if entry else
                     dirs.get(rel) if kind == "directory" else None)
         if recorded is not None:
-            if (st.st_uid, st.st_gid) != (recorded["uid"], recorded["gid"]):
+            if (st.st_uid, st.st_gid) != (recorded.uid, recorded.gid):
                 raise _Refused(f"{name} belongs to {st.st_uid}:{st.st_gid}, its manifest says "
-                               f"{recorded['uid']}:{recorded['gid']}")
-            if mode != recorded["mode"]:
-                raise _Refused(f"{name} has mode {mode:04o}, its manifest says {recorded['mode']:04o}")
+                               f"{recorded.uid}:{recorded.gid}")
+            if mode != recorded.mode:
+                raise _Refused(f"{name} has mode {mode:04o}, its manifest says {recorded.mode:04o}")
         else:  # not recorded (a link, teiten's own records, format 1): held to the rules
             if st.st_uid != owner[0] or (not legacy and st.st_gid != owner[1]):
                 theirs, its = ((f"uid {st.st_uid}", f"uid {owner[0]}") if legacy else
@@ -267,8 +332,8 @@ def _compare(prefix: Path, manifest: Mapping[str, Any], tree: Mapping[str, os.st
             if kind != "link" and mode & _SET_ID:
                 raise _Refused(f"{name} has mode {mode:04o} (setuid or setgid), which no install "
                                "teiten makes has")
-        if kind == "file" and not _own(rel) and st.st_size != files[rel]["size"]:
-            raise _Refused(f"{rel} is {st.st_size} bytes, its manifest says {files[rel]['size']}")
+        if entry is not None and not _own(rel) and st.st_size != entry.size:
+            raise _Refused(f"{rel} is {st.st_size} bytes, its manifest says {entry.size}")
         if kind == "link" and (target := os.readlink(prefix / rel)) != links[rel]:
             raise _Refused(f"the link {rel} points to {target}, its manifest says {links[rel]}")
     if hashes:
@@ -277,7 +342,7 @@ def _compare(prefix: Path, manifest: Mapping[str, Any], tree: Mapping[str, os.st
                 digest = _sha256(os.path.join(prefix, rel))
             except OSError as exc:
                 raise _Refused(f"{rel} cannot be read ({exc.strerror})") from None
-            if digest != files[rel]["sha256"]:
+            if digest != files[rel].sha256:
                 raise _Refused(f"{rel} has the size its manifest says but not its SHA-256 "
                                "(changed in place)")
 
