@@ -37,8 +37,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 from teiten.model.results import LoadFigures, ProgressPoint, StatementLatency
 
@@ -210,6 +209,40 @@ def _is_abort(error: str) -> bool:
     )
 
 
+@dataclass
+class _Figures:
+    """What the summary said so far, run-wide or of one script (read into PgbenchOutput at the
+    end); None: not printed."""
+
+    transactions: int | None = None
+    tps: float | None = None
+    failed: int | None = None
+    latency_average: float | None = None
+    latency_stddev: float | None = None
+
+
+@dataclass
+class _Script(_Figures):
+    index: int = 0
+    name: str = ""
+    weight: int | None = None
+
+
+@dataclass
+class _Run(_Figures):
+    version: str | None = None
+    header: dict[str, int] = field(default_factory=dict)  # scaling factor, number of clients, ...
+    connection: float | None = None
+    tps_including: float | None = None
+    skipped: int | None = None
+    latency_limit_ms: float | None = None
+    late: int | None = None
+    retried: int | None = None
+    retries: int | None = None
+    lag_ms_avg: float | None = None
+    lag_ms_max: float | None = None
+
+
 def parse(stdout: str, stderr: str) -> PgbenchOutput:
     """Parse a pgbench run's stdout and stderr (either may hold progress/error lines)."""
     if not stdout.strip() and not stderr.strip():
@@ -220,8 +253,8 @@ def parse(stdout: str, stderr: str) -> PgbenchOutput:
             initial_connection_ms=None, aborted=True, errors=("no output from pgbench",),
             progress=(), statements=(), scripts=(),
         )  # fmt: skip
-    top: dict[str, Any] = {}  # run-wide figures; read into PgbenchOutput at the end
-    scripts: list[dict[str, Any]] = []  # one dict per "SQL script N:" section
+    top = _Run()  # run-wide figures
+    scripts: list[_Script] = []  # one per "SQL script N:" section
     statements: list[StatementLatency] = []
     listing: tuple[int, int] | None = None  # (script index, integer columns) while in -r
     saw_summary = False
@@ -246,54 +279,58 @@ def parse(stdout: str, stderr: str) -> PgbenchOutput:
         # Lines of a per-script section start with " - "; the rest are run-wide.
         per_script = raw.startswith(" - ") and bool(scripts)
         line = raw[3:] if per_script else raw.strip()
-        target = scripts[-1] if per_script else top
+        script = scripts[-1] if per_script else None
+        target: _Figures = script or top
 
         if (m := _BANNER.match(line)) and not per_script:
-            top["version"] = m.group(1)
+            top.version = m.group(1)
         elif m := _SCRIPT.match(line):
-            scripts.append({"index": int(m.group(1)) - 1, "name": m.group(2).strip()})
+            scripts.append(_Script(index=int(m.group(1)) - 1, name=m.group(2).strip()))
         elif m := _STATEMENTS_HEADER.match(line):
             # "... and failures" adds one integer column, "..., failures and retries" two.
             ncols = ("failures" in m.group(1)) + ("retries" in m.group(1))
-            listing = (scripts[-1]["index"] if per_script else 0, ncols)
-        elif per_script and line.startswith("weight:"):
-            target["weight"] = _first_int(line[len("weight:") :])
-        elif per_script and (m := _SCRIPT_XACTS.match(line)):
-            target["transactions"] = int(m.group(1))
+            listing = (script.index if script else 0, ncols)
+        elif script and line.startswith("weight:"):
+            script.weight = _first_int(line[len("weight:") :])
+        elif script and (m := _SCRIPT_XACTS.match(line)):
+            script.transactions = int(m.group(1))
             if m.group(2) is not None:
-                target["tps"] = _num(m.group(2))
+                script.tps = _num(m.group(2))
         elif line.startswith("number of transactions actually processed:"):
             # Run-wide "N" (-T) or "N/M" (-t); 18 per-script: "N (tps = T)".
             saw_summary = saw_summary or not per_script
             rest = line.split(":", 1)[1]
-            target["transactions"] = _first_int(rest)
+            target.transactions = _first_int(rest)
             if per_script and (m := re.search(rf"tps = {_NUM}", rest)):
-                target["tps"] = _num(m.group(1))
+                target.tps = _num(m.group(1))
         elif line.startswith("number of failed transactions:"):
-            target["failed"] = _first_int(line.split(":", 1)[1])
+            target.failed = _first_int(line.split(":", 1)[1])
         elif m := re.match(rf"^latency (average|stddev)\s*[=:]\s*{_NUM} ms", line):
             # "latency average = X ms" (maybe "(including failures)"); very old: "average:".
-            target["latency_" + m.group(1)] = _num(m.group(2))
+            if m.group(1) == "average":
+                target.latency_average = _num(m.group(2))
+            else:
+                target.latency_stddev = _num(m.group(2))
         elif m := re.match(rf"^initial connection time = {_NUM} ms", line):
-            top["connection"] = _num(m.group(1))
+            top.connection = _num(m.group(1))
         elif not per_script and (m := _TPS.match(line)):
             label = (m.group(2) or "").lower()
             if "including connections" in label:  # <= 13; "reconnection" (-C) is the tps
-                top["tps_including"] = _num(m.group(1))
+                top.tps_including = _num(m.group(1))
             else:
-                top["tps"] = _num(m.group(1))
+                top.tps = _num(m.group(1))
         elif not per_script and (m := _HEADER_FIELD.match(line)):
-            top[m.group(1)] = int(m.group(2))
+            top.header[m.group(1)] = int(m.group(2))
         elif not per_script and (m := _SKIPPED.match(line)):
-            top["skipped"] = int(m.group(1))
+            top.skipped = int(m.group(1))
         elif not per_script and (m := _LATE.match(line)):
-            top["latency_limit_ms"], top["late"] = _num(m.group(1)), int(m.group(2))
+            top.latency_limit_ms, top.late = _num(m.group(1)), int(m.group(2))
         elif not per_script and (m := _RETRIED.match(line)):
-            top["retried"] = int(m.group(1))
+            top.retried = int(m.group(1))
         elif not per_script and (m := _RETRIES.match(line)):
-            top["retries"] = int(m.group(1))
+            top.retries = int(m.group(1))
         elif not per_script and (m := _LAG.match(line)):
-            top["lag_ms_avg"], top["lag_ms_max"] = _num(m.group(1)), _num(m.group(2))
+            top.lag_ms_avg, top.lag_ms_max = _num(m.group(1)), _num(m.group(2))
 
     out_progress, out_errors = _scan_messages(stdout)
     err_progress, err_errors = _scan_messages(stderr)
@@ -304,40 +341,40 @@ def parse(stdout: str, stderr: str) -> PgbenchOutput:
         if not errors:
             errors.append("pgbench printed no summary (killed or stopped before the end?)")
 
-    duration = top.get("duration")
+    duration = top.header.get("duration")
     return PgbenchOutput(
-        pgbench_version=top.get("version"),
-        scale=top.get("scaling factor"),
-        clients=top.get("number of clients"),
-        threads=top.get("number of threads"),
+        pgbench_version=top.version,
+        scale=top.header.get("scaling factor"),
+        clients=top.header.get("number of clients"),
+        threads=top.header.get("number of threads"),
         duration_s=float(duration) if duration is not None else None,
-        transactions=top.get("transactions") or 0,
-        failed_transactions=top.get("failed"),
-        tps=top.get("tps"),
-        tps_including_connections=top.get("tps_including"),
-        latency_ms_avg=top.get("latency_average"),
-        latency_ms_stddev=top.get("latency_stddev"),
-        initial_connection_ms=top.get("connection"),
+        transactions=top.transactions or 0,
+        failed_transactions=top.failed,
+        tps=top.tps,
+        tps_including_connections=top.tps_including,
+        latency_ms_avg=top.latency_average,
+        latency_ms_stddev=top.latency_stddev,
+        initial_connection_ms=top.connection,
         aborted=aborted,
         errors=tuple(errors),
         progress=tuple(out_progress + err_progress),
         statements=tuple(statements),
         scripts=tuple(
             ScriptStats(
-                index=s["index"],
-                name=s["name"],
-                weight=s.get("weight"),
-                transactions=s.get("transactions") or 0,
-                tps=s.get("tps"),
-                latency_ms=s.get("latency_average"),
+                index=s.index,
+                name=s.name,
+                weight=s.weight,
+                transactions=s.transactions or 0,
+                tps=s.tps,
+                latency_ms=s.latency_average,
             )
             for s in scripts
         ),
-        skipped=top.get("skipped"),
-        late=top.get("late"),
-        latency_limit_ms=top.get("latency_limit_ms"),
-        lag_ms_avg=top.get("lag_ms_avg"),
-        lag_ms_max=top.get("lag_ms_max"),
-        retried=top.get("retried"),
-        retries=top.get("retries"),
+        skipped=top.skipped,
+        late=top.late,
+        latency_limit_ms=top.latency_limit_ms,
+        lag_ms_avg=top.lag_ms_avg,
+        lag_ms_max=top.lag_ms_max,
+        retried=top.retried,
+        retries=top.retries,
     )
