@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from teiten.analysis.timeline import timeline
+from teiten.model.results import PointRow
 from teiten.report import timeline as shown
 
 COMMITS = [f"{i:x}" * 40 for i in range(10, 16)]
@@ -30,27 +31,27 @@ BLOCKS, CV = 6, 0.03
 
 
 def _store(rng: np.random.Generator, *, slower: dict[tuple[str, int], float] | None = None,
-           slow_from: int = 3) -> tuple[list[dict[str, object]], dict[tuple[int, str, str, int], list[float]]]:
+           slow_from: int = 3) -> tuple[list[PointRow], dict[tuple[int, str, str, int], list[float]]]:
     """The point summaries and repetitions of five studies: study k runs c(k) as pg17 and
     c(k+1) as pg18; from c(slow_from) on, a point in ``slower`` has its TPS times that factor."""
-    rows: list[dict[str, object]] = []
+    rows: list[PointRow] = []
     values: dict[tuple[int, str, str, int], list[float]] = {}
     sigma = math.sqrt(math.log(1 + CV**2))
     for k in range(5):
         for server, i in (("pg17", k), ("pg18", k + 1)):
             for w in WORKLOADS:
                 for c in CLIENTS:
-                    rows.append({"study_id": k + 1, "study": "truth", "testbed": "ci-box", "server": server,
-                                 "build": f"key{i}", "version": "19devel", "git_commit": COMMITS[i],
-                                 "git_subject": f"commit {i}", "git_position": 100 + i,
-                                 "time": f"2026-11-2{k}T09:00:00+00:00", "workload": w, "clients": c})
+                    rows.append(PointRow(study_id=k + 1, study="truth", testbed="ci-box", server=server,
+                                         build=f"key{i}", version="19devel", git_commit=COMMITS[i],
+                                         git_subject=f"commit {i}", git_position=100 + i,
+                                         time=f"2026-11-2{k}T09:00:00+00:00", workload=w, clients=c))
                     level = 1000.0 * c * ((slower or {}).get((w, c), 1.0) if i >= slow_from else 1.0)
                     values[(k + 1, server, w, c)] = list(
                         level * np.exp(rng.normal(-sigma**2 / 2, sigma, BLOCKS)))
     return rows, values
 
 
-def _shows_a_change(rows: list[dict[str, object]], values: dict[tuple[int, str, str, int], list[float]]
+def _shows_a_change(rows: list[PointRow], values: dict[tuple[int, str, str, int], list[float]]
                     ) -> bool:
     t = timeline(rows, values)
     printed = shown.changes(t, "en")

@@ -23,10 +23,10 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from teiten.analysis import changepoints, intervals
 from teiten.installs.model import version_key
+from teiten.model.results import PointRow
 
 FIRST_PARENT, VERSION = "first-parent", "version"
 
@@ -89,32 +89,30 @@ class Timeline:
 Values = Mapping[tuple[int, str, str, int], Sequence[float]]  # (study, server, workload, clients)
 
 
-def timeline(rows: Sequence[Mapping[str, Any]], values: Values, *,
+def timeline(rows: Sequence[PointRow], values: Values, *,
              alpha: float = changepoints.ALPHA) -> Timeline:
     """The timeline of the view's ``rows`` of one study name and testbed (every server of
     every such study), with ``values``: each row's repetitions' TPS."""
     if not rows:
         raise ValueError("a timeline needs point summaries")
     builds: dict[str, Build] = {}
-    for r in sorted(rows, key=lambda r: str(r["time"])):
-        if r["build"] not in builds:
-            builds[r["build"]] = Build(str(r["build"]), r.get("version"), r.get("git_commit"),
-                                       r.get("git_subject"), r.get("git_position"), str(r["time"]))
+    for r in sorted(rows, key=lambda r: r.time):
+        if r.build not in builds:
+            builds[r.build] = Build(r.build, r.version, r.git_commit, r.git_subject, r.git_position, r.time)
     ordered, order = _ordered(list(builds.values()))
     place = {b.key: i for i, b in enumerate(ordered)}
     gathered: dict[tuple[str, int], list[list[float]]] = {}
     for r in rows:
-        line = gathered.setdefault((r["workload"], int(r["clients"])), [[] for _ in ordered])
-        line[place[r["build"]]] += values.get((r["study_id"], r["server"], r["workload"],
-                                               int(r["clients"])), ())
+        line = gathered.setdefault((r.workload, r.clients), [[] for _ in ordered])
+        line[place[r.build]] += values.get((r.study_id, r.server, r.workload, r.clients), ())
     lines = tuple(PointLine(w, c, tuple(tuple(v) for v in found))
                   for (w, c), found in sorted(gathered.items()))
     tested = sum(changepoints.testable(_groups(line)) for line in lines)
     each = alpha / max(tested, 1)  # Bonferroni over the series: the timeline is one family
     changes = tuple((line.workload, change) for line in lines
                     for change in _changes(line, ordered, each))
-    return Timeline(str(rows[0]["study"]), str(rows[0]["testbed"]), order, tuple(ordered), lines,
-                    changes, alpha, len({r["study_id"] for r in rows}), tested, each)
+    return Timeline(rows[0].study, rows[0].testbed, order, tuple(ordered), lines,
+                    changes, alpha, len({r.study_id for r in rows}), tested, each)
 
 
 def _ordered(builds: list[Build]) -> tuple[list[Build], str]:

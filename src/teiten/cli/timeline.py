@@ -7,11 +7,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from teiten.analysis.timeline import timeline
 from teiten.model.errors import UserError
-from teiten.model.results import now
+from teiten.model.results import PointRow, now
 from teiten.report import outdir
 from teiten.report import timeline as shown
 from teiten.store import Store
@@ -23,7 +22,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     try:
         rows = chosen(kept.read(store), args.study, args.testbed, str(store))
         values: dict[tuple[int, str, str, int], list[float]] = {}
-        for sid in sorted({int(r["study_id"]) for r in rows}):
+        for sid in sorted({r.study_id for r in rows}):
             for t in store.study_results(sid).measured().trials:
                 if t.status == "ok" and t.tps is not None:
                     p = t.planned
@@ -41,21 +40,21 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     return 0
 
 
-def chosen(rows: Sequence[dict[str, Any]], study: str, testbed: str | None, where: str
-           ) -> list[dict[str, Any]]:
+def chosen(rows: Sequence[PointRow], study: str, testbed: str | None, where: str
+           ) -> list[PointRow]:
     """The summaries of the study named ``study`` on one testbed (``testbed``, or the only one)."""
-    mine = [r for r in rows if r["study"] == study]
+    mine = [r for r in rows if r.study == study]
     if not mine:
-        names = ", ".join(sorted({str(r["study"]) for r in rows})) or "none"
+        names = ", ".join(sorted({r.study for r in rows})) or "none"
         raise UserError(f"{where} has no point summaries of a study named {study} (studies with "
                         f"some: {names}); a study finished before teiten kept them gets them "
                         f"from 'teiten store summarize --store {where}'")
-    testbeds = sorted({str(r["testbed"]) for r in mine})
+    testbeds = sorted({r.testbed for r in mine})
     if testbed is not None:
         if testbed not in testbeds:
             raise UserError(f"{study} never ran on testbed {testbed} in {where}; it ran on "
                             + ", ".join(testbeds))
-        return [r for r in mine if r["testbed"] == testbed]
+        return [r for r in mine if r.testbed == testbed]
     if len(testbeds) > 1:
         raise UserError(f"{study} ran on {len(testbeds)} testbeds in {where} ({', '.join(testbeds)}); "
                         "a timeline is one machine's: give --testbed NAME")

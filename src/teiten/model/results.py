@@ -361,3 +361,47 @@ class PointSummary:
 
 # The columns of point_summaries, in the table's order (store/schema.py, step 6).
 POINT_SUMMARY_FIELDS: tuple[str, ...] = tuple(PointSummary.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class PointRow:
+    """A row of the view ``teiten_points`` (store/schema.py), the columns in its order: a point
+    summary as the tools outside teiten read it, with its ``time`` (when its study finished),
+    ``build`` (the git commit, else the install key, else the version) and ``benchmark``
+    (STUDY/WORKLOAD/clients=N). Timestamps are ISO 8601 in UTC."""
+
+    time: str = ""
+    testbed: str = ""
+    build: str = ""
+    benchmark: str = ""
+    value: float | None = None  # the median TPS
+    low: float | None = None
+    high: float | None = None
+    study_id: int = 0
+    study: str = ""
+    workload: str = ""
+    clients: int = 0
+    threads: int | None = None
+    server: str = ""
+    baseline: str | None = None
+    tps_level_pct: float | None = None
+    n_ok: int = 0
+    n_failed: int = 0
+    baseline_tps_median: float | None = None
+    ratio_pct: float | None = None
+    estimate_pct: float | None = None
+    low_pct: float | None = None
+    high_pct: float | None = None
+    level_pct: float | None = None
+    required_pct: float | None = None
+    method: str | None = None
+    margin_pct: float | None = None
+    verdict: str | None = None
+    verdict_reason: str | None = None
+    version: str | None = None
+    build_key: str | None = None
+    git_commit: str | None = None
+    git_subject: str | None = None
+    git_position: int | None = None
+    committed_at: str | None = None
+    emulated: int | None = None  # 1: an emulation's figures; None in a summary kept before

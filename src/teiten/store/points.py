@@ -9,13 +9,15 @@ PostgreSQL one; read back, it is ISO 8601 in UTC from either.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
-from teiten.model.results import POINT_SUMMARY_FIELDS, PointSummary
+from teiten.model.results import POINT_SUMMARY_FIELDS, PointRow, PointSummary
 from teiten.store.db import Store
 
 STAMPS = ("finished_at", "committed_at", "time")  # the columns that are timestamps
+_VIEW = tuple(f.name for f in fields(PointRow))
 
 
 def keep(store: Store, study_id: int, summaries: Sequence[PointSummary]) -> None:
@@ -35,14 +37,18 @@ def summarized(store: Store) -> set[int]:
     return {int(r[0]) for r in store.conn.execute("SELECT DISTINCT study_id FROM point_summaries")}
 
 
-def read(store: Store, study_id: int | None = None) -> list[dict[str, object]]:
-    """The rows of the view ``teiten_points`` (of one study, or of all), as plain dicts, in the
-    order of their studies, workloads, client counts and servers."""
+def read(store: Store, study_id: int | None = None) -> list[PointRow]:
+    """The rows of the view ``teiten_points`` (of one study, or of all), in the order of their
+    studies, workloads, client counts and servers."""
     where, args = ("WHERE study_id=? ", (study_id,)) if study_id is not None else ("", ())
     rows = store._read("point_summaries", study_id,  # noqa: SLF001 - the store's own package
                        f"SELECT * FROM teiten_points {where}"  # noqa: S608
                        "ORDER BY study_id, workload, clients, server", args)
-    return [{k: iso(r[k]) if k in STAMPS else r[k] for k in r.keys()} for r in rows]  # noqa: SIM118
+    return [PointRow(**_columns(r)) for r in rows]
+
+
+def _columns(row: Any) -> dict[str, Any]:
+    return {k: iso(row[k]) if k in STAMPS else row[k] for k in _VIEW}
 
 
 def _stamp(value: Any) -> Any:

@@ -6,11 +6,12 @@ rows as :func:`teiten.store.points.read` gives them (docs/DESIGN.md, "Results ot
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-Row = Mapping[str, Any]
+from teiten.model.results import PointRow
+
+Row = PointRow
 
 # OpenMetrics: each family's value column in the view; a row without a value has no sample.
 FAMILIES = (("teiten_tps", "value"), ("teiten_tps_low", "low"), ("teiten_tps_high", "high"),
@@ -30,13 +31,13 @@ def bmf(rows: Sequence[Row]) -> dict[str, dict[str, dict[str, float]]]:
     out: dict[str, dict[str, dict[str, float]]] = {}
     for r in rows:
         measures = {}
-        if r["value"] is not None:
-            measures["throughput"] = _metric(r["value"], r["low"], r["high"])
-        shown = r["estimate_pct"] if r["estimate_pct"] is not None else r["ratio_pct"]
+        if r.value is not None:
+            measures["throughput"] = _metric(r.value, r.low, r.high)
+        shown = r.estimate_pct if r.estimate_pct is not None else r.ratio_pct
         if shown is not None:
-            measures["ratio"] = _metric(shown, r["low_pct"], r["high_pct"])
+            measures["ratio"] = _metric(shown, r.low_pct, r.high_pct)
         if measures:  # an emulation's figures are a benchmark of their own, named so
-            out[f"{r['benchmark']}/{r['server']}" + (EMULATED if r.get("emulated") else "")] = measures
+            out[f"{r.benchmark}/{r.server}" + (EMULATED if r.emulated else "")] = measures
     return out
 
 
@@ -55,21 +56,21 @@ def openmetrics(rows: Sequence[Row]) -> str:
     ``teiten_verdict{..., verdict="slower"} 1``."""
     lines = []
     for family, column in FAMILIES:
-        samples = [_sample(family, r, r[column]) for r in rows if r[column] is not None]
+        samples = [_sample(family, r, v) for r in rows if (v := getattr(r, column)) is not None]
         if samples:
             lines += [f"# TYPE {family} gauge", *samples]
-    verdicts = [_sample("teiten_verdict", r, 1, verdict=r["verdict"]) for r in rows if r["verdict"]]
+    verdicts = [_sample("teiten_verdict", r, 1, verdict=r.verdict) for r in rows if r.verdict]
     if verdicts:
         lines += ["# TYPE teiten_verdict gauge", *verdicts]
     return "\n".join([*lines, "# EOF"]) + "\n"
 
 
 def _sample(family: str, row: Row, value: float, **more: str) -> str:
-    labels = {k: row[k] for k in LABELS if row.get(k) is not None} | more
-    if row.get("emulated"):  # a sample of an emulation's figures (issue 54, item 7)
+    labels = {k: v for k in LABELS if (v := getattr(row, k)) is not None} | more
+    if row.emulated:  # a sample of an emulation's figures (issue 54, item 7)
         labels["emulated"] = "true"
     text = ",".join(f'{k}="{_escaped(str(v))}"' for k, v in labels.items())
-    when = datetime.fromisoformat(row["time"]).timestamp()
+    when = datetime.fromisoformat(row.time).timestamp()
     return f"{family}{{{text}}} {_number(value)} {_number(when)}"
 
 
