@@ -7,13 +7,16 @@ from __future__ import annotations
 import pytest
 
 from teiten.analysis.cycle import PHASES, add, machine_time, phases, start_key, started_from
+from teiten.model.cycles import cycle as stored_cycle
+from teiten.model.cycles import start as stored_start
 from teiten.model.studyrecord import StoredRun, StudyRecord
 from teiten.servers.base import Cycle
 
-STORED = {"seconds": {"begin": 1.0, "restore": 0.4, "start": 0.3, "prewarm": 0.1,
-                      "checkpoint": 0.05, "load": 10.2, "end": 0.5, "stop": 0.3, "collect": 0.2},
-          "start": {"data": "restored", "restore": "reflink clone", "after": "changed",
-                    "server": "restarted"}}
+BODY = {"seconds": {"begin": 1.0, "restore": 0.4, "start": 0.3, "prewarm": 0.1,
+                    "checkpoint": 0.05, "load": 10.2, "end": 0.5, "stop": 0.3, "collect": 0.2},
+        "start": {"data": "restored", "restore": "reflink clone", "after": "changed",
+                  "server": "restarted"}}
+STORED = stored_cycle(BODY)  # as the store's reader gives it
 
 
 def test_phases_split_begin_end_and_load() -> None:
@@ -32,10 +35,11 @@ def test_a_workload_without_a_window_is_all_window() -> None:
 
 
 def test_a_study_adds_up_and_counts_its_starting_states() -> None:
-    loaded = {"seconds": {"begin": 0.5, "start": 0.4, "load": 5.0, "end": 0.2, "stop": 0.2},
-              "start": {"data": "as loaded", "server": "restarted"}}
-    external = {"seconds": {"begin": 0.1, "load": 5.0, "end": 0.0},
-                "start": {"data": "as the last trial left it", "server": "not restarted (external)"}}
+    loaded = stored_cycle({"seconds": {"begin": 0.5, "start": 0.4, "load": 5.0, "end": 0.2, "stop": 0.2},
+                           "start": {"data": "as loaded", "server": "restarted"}})
+    external = stored_cycle({"seconds": {"begin": 0.1, "load": 5.0, "end": 0.0},
+                             "start": {"data": "as the last trial left it",
+                                       "server": "not restarted (external)"}})
     found = machine_time({"a": STORED, "b": loaded, "c": external}, {"a": 10.0, "b": 5.0, "c": 5.0})
     assert found is not None and found.trials == 3 and found.restarted == 2
     assert found.starts == {"reflink": 1, "loaded": 1, "unchanged": 1}
@@ -46,12 +50,12 @@ def test_a_study_adds_up_and_counts_its_starting_states() -> None:
 
 
 def test_how_a_trial_started_in_words() -> None:
-    assert started_from(STORED["start"]) == ("data restored from the snapshot by reflink clone; "
+    assert started_from(STORED.start) == ("data restored from the snapshot by reflink clone; "
                                             "server restarted")
-    assert started_from({"data": "restored", "restore": "incremental copy", "after": "crash"}) == (
-        "data restored from the snapshot by incremental copy after a crash")
-    assert start_key({"data": "restored", "restore": "full copy"}) == "full"
-    assert "not recorded" in started_from({})
+    crashed = stored_start({"data": "restored", "restore": "incremental copy", "after": "crash"})
+    assert started_from(crashed) == "data restored from the snapshot by incremental copy after a crash"
+    assert start_key(stored_start({"data": "restored", "restore": "full copy"})) == "full"
+    assert "not recorded" in started_from(stored_start({}))
 
 
 def test_the_cycle_record_adds_up_repeated_phases() -> None:
@@ -63,15 +67,15 @@ def test_the_cycle_record_adds_up_repeated_phases() -> None:
 
 
 def test_a_leftover_stop_is_counted_once() -> None:
-    cycle = {"seconds": {"begin": 3.0, "stop_leftover": 1.5, "start": 0.5, "load": 10.0,
-                         "end": 0.5, "stop": 0.4, "collect": 0.1}}
+    cycle = stored_cycle({"seconds": {"begin": 3.0, "stop_leftover": 1.5, "start": 0.5, "load": 10.0,
+                                      "end": 0.5, "stop": 0.4, "collect": 0.1}})
     got = phases(cycle, 10.0)
     assert got.seconds["stop"] == pytest.approx(1.9) and got.seconds["begin other"] == pytest.approx(1.0)
     assert got.total == pytest.approx(3.0 + 10.0 + 0.5 + 0.1)
 
 
 def test_a_trial_that_measured_nothing_has_no_window() -> None:
-    got = phases({"seconds": {"begin": 1.0, "load": 4.0, "end": 0.2}}, 0.0)
+    got = phases(stored_cycle({"seconds": {"begin": 1.0, "load": 4.0, "end": 0.2}}), 0.0)
     assert got.window == 0 and got.seconds["around window"] == 4.0 and got.overhead() is None
 
 

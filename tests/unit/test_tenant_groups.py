@@ -83,9 +83,10 @@ def test_a_group_trial_becomes_one_trial_per_tenant_from_its_parts() -> None:
 
 def test_a_group_trial_says_how_each_server_started() -> None:
     from teiten.analysis.cycle import start_key, started_from
+    from teiten.model.cycles import start as stored_start
 
-    start = {"tenants": {"g1": {"data": "restored", "restore": "reflink clone", "after": "changed",
-                                "server": "restarted"}, "g2": {"data": "as loaded"}}}
+    start = stored_start({"tenants": {"g1": {"data": "restored", "restore": "reflink clone", "after": "changed",
+                                "server": "restarted"}, "g2": {"data": "as loaded"}}})
     assert started_from(start) == ("g1: data restored from the snapshot by reflink clone; server "
                                    "restarted; g2: data as loaded")
     assert start_key(start) == "reflink"

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from teiten.model import cycles
 from teiten.model.studyrecord import StoredRun
@@ -49,11 +48,11 @@ class Phases:
         return ", ".join(f"{name} {s:.2f} s" for name, s in self.seconds.items() if s >= 0.005)
 
 
-def phases(stored: Mapping[str, Any], window_s: float | None) -> Phases:
+def phases(stored: cycles.Cycle, window_s: float | None) -> Phases:
     """The phases of one trial's stored cycle. ``window_s``: its measured window (pgbench's
     duration, an application's window; 0 for a trial that measured nothing; None when the
     workload measures statements, whose load phase is all window)."""
-    got = cycles.cycle(stored).seconds
+    got = stored.seconds
     window = min(got.load, window_s) if window_s is not None else got.load
     # A stop of a server left over from an interrupted trial falls in begin, the usual one in end.
     inner_begin = got.restore + got.start + got.prewarm + got.checkpoint
@@ -75,15 +74,9 @@ def add(many: Iterable[Phases]) -> Phases:
     return Phases(total)
 
 
-def start_of(stored: Mapping[str, Any]) -> cycles.Start:
-    """How the trial of the stored cycle started (its data and its server)."""
-    return cycles.cycle(stored).start
-
-
-def started_from(start: Mapping[str, Any] | cycles.Start) -> str:
+def started_from(s: cycles.Start) -> str:
     """How the trial's starting state was made, in a few words (English; the report
     translates the same keys). A group of tenants: each server's, by name."""
-    s = start if isinstance(start, cycles.Start) else cycles.start(start)
     if s.tenants:
         return "; ".join(f"{name}: {started_from(each)}" for name, each in s.tenants.items())
     if s.data == "restored":
@@ -107,10 +100,10 @@ def first_start(start: cycles.Start) -> cycles.Start:
     return next(iter(start.tenants.values())) if start.tenants else start
 
 
-def start_key(start: Mapping[str, Any] | cycles.Start) -> str:
+def start_key(start: cycles.Start) -> str:
     """The catalogue key (below ``cycle.data.``) of how a trial's data was made (a group of
     tenants: as its first server's)."""
-    s = first_start(start if isinstance(start, cycles.Start) else cycles.start(start))
+    s = first_start(start)
     if s.data == "restored":
         return _STARTS.get(str(s.restore), "restored")
     return _STARTS.get(str(s.data), "unknown")
@@ -171,20 +164,19 @@ class MachineTime:
     run: RunTime | None = None
 
 
-def machine_time(cycles: Mapping[str, Mapping[str, Any]],
+def machine_time(kept: Mapping[str, cycles.Cycle],
                  windows: Mapping[str, float | None],
                  runs: Sequence[StoredRun] = ()) -> MachineTime | None:
     """The sum over the trials that kept a cycle (trial id -> stored cycle); ``windows``:
     each trial's measured window; ``runs``: the study's kept runs (see :func:`run_time`).
     None when no trial kept one (a store from before)."""
-    if not cycles:
+    if not kept:
         return None
     starts: dict[str, int] = {}
     restarted = 0
-    for cycle in cycles.values():
-        start = start_of(cycle)
-        key = start_key(start)
+    for cycle in kept.values():
+        key = start_key(cycle.start)
         starts[key] = starts.get(key, 0) + 1
-        restarted += (first_start(start).server or "").startswith("restarted")
-    total = add(phases(cycle, windows.get(tid)) for tid, cycle in cycles.items())
-    return MachineTime(total, len(cycles), starts, restarted, run_time(runs))
+        restarted += (first_start(cycle.start).server or "").startswith("restarted")
+    total = add(phases(cycle, windows.get(tid)) for tid, cycle in kept.items())
+    return MachineTime(total, len(kept), starts, restarted, run_time(runs))

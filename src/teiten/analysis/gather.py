@@ -30,6 +30,7 @@ from teiten.analysis.rtt import statements_per_transaction
 from teiten.host import fingerprint, flamegraphs
 from teiten.host.flamegraphs import hot_functions, unnamed_shares
 from teiten.messages import tr
+from teiten.model import cycles
 from teiten.model.details import (
     APP,
     LATENCY,
@@ -208,7 +209,8 @@ def study_machine_time(store: Store, study: StudyResults) -> MachineTime | None:
     windows = {t.trial_id: None if t.planned.variant else
                (t.figures.duration_s if t.figures else None)
                or (app.window_s if (app := apps.get(t.trial_id)) else None) or 0.0 for t in study.trials}
-    return machine_time(store.details_of_kind(study.study_id, "cycle"), windows,
+    kept = {tid: cycles.cycle(body) for tid, body in store.details_of_kind(study.study_id, "cycle").items()}
+    return machine_time(kept, windows,
                         study.record.runs)
 
 

@@ -8,6 +8,7 @@ from dataclasses import asdict, fields
 
 from teiten.analysis import cycle as cycles
 from teiten.cli.output import table
+from teiten.model.cycles import cycle as stored_cycle
 from teiten.model.details import Percentiles, PgbenchDetails
 from teiten.model.shown import AppDetails, Design, Shown, Step, Wait
 from teiten.monitors import registry
@@ -113,10 +114,11 @@ def _percentiles_line(found: Percentiles, source: str) -> str:
 def _cycle_lines(cycle: Mapping[str, object], rec: Shown) -> list[str]:
     """Where the trial's machine time went, and what state it started from."""
     app, f = rec.details.app, rec.trial.figures
-    got = cycles.phases(cycle, None if rec.trial.planned.variant else
+    kept = stored_cycle(cycle)
+    got = cycles.phases(kept, None if rec.trial.planned.variant else
                         (f.duration_s if f else None) or (app.window_s if app else None) or 0.0)
     ratio = got.overhead()
-    return [f"started from: {cycles.started_from(cycles.start_of(cycle))}",
+    return [f"started from: {cycles.started_from(kept.start)}",
             f"cycle: {got.text()}; {got.total:.2f} s in all"
             + (f", {ratio:.2f}x the measured window" if ratio else "")]
 

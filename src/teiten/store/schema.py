@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+
+from teiten.store.pg import Connection
 
 SCHEMA_VERSION = 8
 
@@ -136,7 +137,7 @@ CREATE TABLE details (
 """
 
 
-def _to_v2(conn: Any) -> None:
+def _to_v2(conn: Connection) -> None:
     _execute_all(conn, _V2)
 
 
@@ -157,7 +158,7 @@ CREATE TABLE steps (
 """
 
 
-def _to_v3(conn: Any) -> None:
+def _to_v3(conn: Connection) -> None:
     _execute_all(conn, _V3)
 
 
@@ -205,7 +206,7 @@ ALTER TABLE trials_v4 RENAME TO trials
 """
 
 
-def _to_v4(conn: Any) -> None:
+def _to_v4(conn: Connection) -> None:
     _execute_all(conn, _V4)
 
 
@@ -217,7 +218,7 @@ ALTER TABLE trials ADD COLUMN purpose TEXT NOT NULL DEFAULT ''
 """
 
 
-def _to_v5(conn: Any) -> None:
+def _to_v5(conn: Connection) -> None:
     _execute_all(conn, _V5)
 
 
@@ -274,7 +275,7 @@ FROM point_summaries
 """
 
 
-def _to_v6(conn: Any) -> None:
+def _to_v6(conn: Connection) -> None:
     _execute_all(conn, _V6.replace("TIMESTAMPTZ", "timestamptz" if _postgres(conn) else "TEXT"))
 
 
@@ -285,7 +286,7 @@ def _to_v6(conn: Any) -> None:
 _PLACES_V7 = ("external", "ssh", "docker", "vm")
 
 
-def _to_v7(conn: Any) -> None:
+def _to_v7(conn: Connection) -> None:
     rows = conn.execute("SELECT study_id, name, kind, spec_json FROM servers "
                         "WHERE kind IN ('local', 'external')").fetchall()
     for row in rows:
@@ -308,7 +309,7 @@ DROP VIEW teiten_points;
     "git_subject, git_position, committed_at\nFROM", "git_subject, git_position, committed_at, emulated\nFROM")
 
 
-def _to_v8(conn: Any) -> None:
+def _to_v8(conn: Connection) -> None:
     _execute_all(conn, _V8)
 
 
@@ -320,11 +321,11 @@ def for_postgres(script: str) -> str:
     return re.sub(r"\bREAL\b", "DOUBLE PRECISION", re.sub(r"\bINTEGER\b", "BIGINT", script))
 
 
-def _postgres(conn: Any) -> bool:
+def _postgres(conn: Connection) -> bool:
     return getattr(conn, "dialect", "sqlite") == "postgresql"
 
 
-def _execute_all(conn: Any, script: str) -> None:
+def _execute_all(conn: Connection, script: str) -> None:
     # Not executescript(): it commits first, and a migration step is one transaction.
     if _postgres(conn):
         script = for_postgres(script)
@@ -333,12 +334,12 @@ def _execute_all(conn: Any, script: str) -> None:
             conn.execute(statement)
 
 
-def _to_v1(conn: Any) -> None:
+def _to_v1(conn: Connection) -> None:
     if _postgres(conn):
         conn.execute("CREATE SCHEMA IF NOT EXISTS teiten")
     _execute_all(conn, _V1)
 
 
 # MIGRATIONS[n] turns a store of version n - 1 into version n.
-MIGRATIONS: dict[int, Callable[[Any], None]] = {
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _to_v1, 2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5, 6: _to_v6, 7: _to_v7, 8: _to_v8}
