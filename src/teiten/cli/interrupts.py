@@ -53,8 +53,13 @@ def running(store: str) -> Iterator[None]:
 
 
 def doing(what: str) -> None:
-    """What the run does now, for the line a signal prints ("trial 3 of 12 (...)")."""
+    """What the run does now, for the line a signal prints ("trial 3 of 12 (...)"). A run that
+    starts another trial after a signal lost the KeyboardInterrupt its handler raised (Python
+    ignores an exception raised in a finalizer or a garbage collection the signal landed in):
+    it is raised again here, so that a Ctrl-C stops the run at the next trial at the latest."""
     if _state.store:
+        if _state.count:
+            raise KeyboardInterrupt
         _state.doing = what
 
 
