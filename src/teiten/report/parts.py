@@ -41,6 +41,19 @@ def _load(build: Callable[[WorkloadSection, Context], Table]) -> Part:
     return part
 
 
+@functools.cache
+def _drawers() -> dict[str, Callable[[object, WorkloadSection, Context], Sequence[Table]]]:
+    """Each registered table's ``tables(figures, section, ctx)``, by key."""
+    return {key: importlib.import_module(f"{tables.PACKAGE}.{key}.table").tables for key in tables.in_order()}
+
+
+def registered_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
+    """The tables of teiten/tables/ that have figures in ``section``, in their order: each
+    folder's table.py draws what its figures made (teiten.analysis.tables)."""
+    found = dict(section.tables)
+    return [t for key, draw in _drawers().items() if key in found for t in draw(found[key], section, ctx)]
+
+
 # Shown with the findings, before the charts.
 FINDINGS: tuple[Part, ...] = (_load(summary_table),)
 # The section's tables after its charts, in this order.
@@ -53,22 +66,9 @@ BODY: tuple[Part, ...] = (
     lock_tables,          # LWLOCK_STATS builds: by core count, then per server
     app_tables,           # application workloads (tpcc, bookstore)
     rtt_tables,           # S11: external servers
-    lambda section, ctx: registered_tables(section, ctx),  # each folder of teiten/tables/
+    registered_tables,    # each folder of teiten/tables/
     suite_tables,         # measured-statement workloads (S6, S8-S10)
 )
-
-
-@functools.cache
-def _drawers() -> dict[str, Callable[[object, WorkloadSection, Context], Sequence[Table]]]:
-    """Each registered table's ``tables(figures, section, ctx)``, by key."""
-    return {key: importlib.import_module(f"{tables.PACKAGE}.{key}.table").tables for key in tables.in_order()}
-
-
-def registered_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
-    """The tables of teiten/tables/ that have figures in ``section``, in their order: each
-    folder's table.py draws what its figures made (teiten.analysis.tables)."""
-    found = dict(section.tables)
-    return [t for key, draw in _drawers().items() if key in found for t in draw(found[key], section, ctx)]
 
 
 def _charts(section: WorkloadSection, ctx: Context) -> Sequence[DataTable]:

@@ -336,8 +336,7 @@ class Store:
         they ran."""
         out: dict[str, list[StepRecord]] = {}
         for st in self.steps(study_id):
-            out.setdefault(st["trial_id"], []).append(
-                StepRecord.from_json({k: v for k, v in st.items() if k != "trial_id"}))
+            out.setdefault(st.pop("trial_id"), []).append(StepRecord.from_json(st))
         return {k: tuple(v) for k, v in out.items()}
 
     def series(self, study_id: int, trial_id: str, source: str = "system") -> list[pg.Row]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from teiten.model.details import APP, LATENCY, PGBENCH, AppDetails, LatencyDetails, PgbenchDetails
+from teiten.model.results import StepRecord
 from teiten.store.db import Store
 
 RESULT_FIELDS = (
@@ -40,16 +41,14 @@ def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any
     apps: dict[int, dict[str, AppDetails]] = {}
     limits: dict[int, dict[str, PgbenchDetails]] = {}
     latencies: dict[int, dict[str, LatencyDetails]] = {}
-    steps: dict[int, dict[str, list[dict[str, Any]]]] = {}
+    steps: dict[int, dict[str, tuple[StepRecord, ...]]] = {}
     for record in store.records(study_id):
         sid = record.study_id
         if sid not in apps:
             apps[sid] = store.details_of(sid, APP)
             limits[sid] = store.details_of(sid, PGBENCH)
             latencies[sid] = store.details_of(sid, LATENCY)
-            steps[sid] = {}
-            for st in store.steps(sid):
-                steps[sid].setdefault(st["trial_id"], []).append(st)
+            steps[sid] = store.steps_by_trial(sid)
         out = record.row()
         metrics = store.metrics(sid, record.trial_id)
         for k in MONITOR_FIELDS:
@@ -66,16 +65,16 @@ def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any
     return rows
 
 
-def _headline(app: AppDetails | None, steps: list[dict[str, Any]] | None) -> dict[str, Any]:
+def _headline(app: AppDetails | None, steps: tuple[StepRecord, ...] | None) -> dict[str, Any]:
     out: dict[str, Any] = dict.fromkeys(HEADLINE_FIELDS)
     if app:
         out.update(app_tps=app.tps, nopm=app.nopm, tpm=app.tpm, window_s=app.window_s)
     if steps:
-        out["steps"] = [{"name": st["name"], "param": st["param"], "seconds": st["seconds"],
-                         "rows": st["rows"]} for st in steps]
+        out["steps"] = [{"name": st.name, "param": st.param, "seconds": st.seconds, "rows": st.rows}
+                        for st in steps]
         sizes: dict[str, int] = {}
         for st in steps:  # the sizes after the last step that measured them
-            sizes.update(st.get("sizes") or {})
+            sizes.update(st.body.get("sizes") or {})
         out["sizes"] = sizes or None
     return out
 
