@@ -67,6 +67,9 @@ repetitions: 2
             "SELECT trial_id, body FROM details WHERE kind = 'placement'")}
     for row in rows:
         placement = placed[row["trial_id"]]
+        # the body the placement record (model.details.PlacementDetails) writes, key for key
+        assert list(placement) == ["cpus", "cores", "mechanism", "cgroup", "watch", "client_cpus"]
+        assert list(placement["watch"]) == ["expected", "checks", "processes", "kinds", "escaped"]
         one = row["server"] == "pg17-1core"
         assert placement["cores"] == (1 if one else 2)
         assert placement["cpus"] == cpus.format_list(cpus.choose(1 if one else 2))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from teiten.analysis.gather import confinements
 from teiten.analysis.model import ServerInfo
+from teiten.model.details import PLACEMENT, PlacementDetails
 from teiten.model.results import PlannedTrial, TrialRecord
 from teiten.report.tables import server_rows
 
@@ -40,7 +41,8 @@ def _trial(server: str, rep: int) -> TrialRecord:
 
 def test_the_mechanism_is_the_trials_placement() -> None:
     trials = [_trial("a", 1), _trial("a", 2), _trial("b", 1), _trial("c", 1)]
-    placements = {trials[0].trial_id: {"mechanism": "affinity"},
-                  trials[1].trial_id: {"mechanism": "cgroup-v2"},
-                  trials[2].trial_id: {"mechanism": "cpuset-cgroup"}}
+    placements = {trials[0].trial_id: PLACEMENT.read({"mechanism": "affinity"}),
+                  trials[1].trial_id: PLACEMENT.read({"mechanism": "cgroup-v2"}),
+                  trials[2].trial_id: PLACEMENT.read({"mechanism": "cpuset-cgroup"}),
+                  trials[3].trial_id: PlacementDetails()}  # a store from before the mechanism
     assert confinements(trials, placements) == {"a": "cgroup-v2", "b": "cpuset-cgroup"}

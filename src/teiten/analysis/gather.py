@@ -36,9 +36,11 @@ from teiten.model.details import (
     LATENCY,
     LOAD,
     PGBENCH,
+    PLACEMENT,
     PROFILE,
     AppDetails,
     LatencyDetails,
+    PlacementDetails,
     ProfileDetails,
 )
 from teiten.model.errors import UserError
@@ -125,7 +127,7 @@ def study_data(store: Store, study_id: int, features: Features) -> StudyData:
         latencies=latencies(store, study_id),
         apps=app_runs(study.trials, store.details_of(study_id, APP)),
         statements=rtt_statements(store, study),
-        confined=confinements(study.trials, store.details_of_kind(study_id, "placement")),
+        confined=confinements(study.trials, store.details_of(study_id, PLACEMENT)),
         features=features))
 
 
@@ -151,12 +153,12 @@ def latencies(store: Store, study_id: int) -> dict[str, LatencyDetails]:
 
 
 
-def confinements(trials: Sequence[TrialRecord], placements: Mapping[str, Mapping[str, Any]]
+def confinements(trials: Sequence[TrialRecord], placements: Mapping[str, PlacementDetails]
                  ) -> dict[str, str]:
     """How each confined server was held to its CPUs, from its trials' placements (the last
     trial's, should a resume on another machine have changed it)."""
-    return {t.planned.server: str(placements[t.trial_id]["mechanism"]) for t in trials
-            if t.trial_id in placements and placements[t.trial_id].get("mechanism")}
+    return {t.planned.server: mechanism for t in trials
+            if (found := placements.get(t.trial_id)) and (mechanism := found.mechanism)}
 
 
 

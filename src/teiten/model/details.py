@@ -199,7 +199,33 @@ class ProfileDetails:
     notes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class AffinityRecord:
+    """What the CPU placement monitor's watch saw (teiten.host.cpus.AffinityReport): the CPUs
+    expected, how often it looked, the processes it saw (by kind), and those that ran elsewhere."""
+
+    expected: str = ""
+    checks: int = 0
+    processes: int = 0
+    kinds: dict[str, int] = field(default_factory=dict)
+    escaped: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PlacementDetails:
+    """A confined server's placement over a trial (``placement``): its CPUs, how it was held to
+    them (taskset or a cgroup), what the watch saw, and where the load's clients ran."""
+
+    cpus: str = "all"
+    cores: int | None = None
+    mechanism: str | None = None
+    cgroup: str | None = None
+    watch: AffinityRecord = field(default_factory=AffinityRecord)
+    client_cpus: str = "any"
+
+
 PGBENCH = DetailsKind("pgbench", PgbenchDetails)
+PLACEMENT = DetailsKind("placement", PlacementDetails)
 PROFILE = DetailsKind("profile", ProfileDetails)
 APP = DetailsKind("app", AppDetails)
 LATENCY = DetailsKind("latency", LatencyDetails)

@@ -5,6 +5,7 @@ trial: its figures are not the confined server's."""
 from __future__ import annotations
 
 from teiten.host import cpus
+from teiten.model.details import PLACEMENT
 from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, MonitorKind, Sampling, Window
 
@@ -20,9 +21,9 @@ class PlacementWatch(Sampling[cpus.AffinityReport]):
     def contribute(self, evidence: Evidence, ended: Ended) -> None:
         placement, client = self.window.server.placement, self.window.client_cpus
         if self.seen is not None and placement is not None:
-            evidence.details["placement"] = {
+            PLACEMENT.put(evidence.details, PLACEMENT.read({
                 **placement.to_json(), "watch": self.seen.to_json(),
-                "client_cpus": cpus.format_list(client) if client else "any"}
+                "client_cpus": cpus.format_list(client) if client else "any"}))
 
     def failure(self) -> str | None:
         return self.seen.failure() if self.seen is not None else None
