@@ -107,7 +107,10 @@ def test_an_external_study_reports_the_round_trip_bound(pg18, workdir: Path) -> 
         study = workdir / "far.yaml"
         study.write_text(FAR.format(port=relay_port))
         done = run_cli("run", str(study), "--store", str(workdir / "far.db"), timeout=600)
+        # The study again, a second study of the store, for the compare report below.
+        again = run_cli("run", str(study), "--store", str(workdir / "far.db"), "--no-report", timeout=600)
     assert done.returncode == 0, done.stderr
+    assert again.returncode == 0, again.stderr
     assert "2 trials: 2 ok" in done.stderr
     md = (workdir / "far-report" / "report.md").read_text()
     heading = next(line for line in md.splitlines() if line.startswith("### Round-trip bound (S11): far,"))
@@ -119,6 +122,15 @@ def test_an_external_study_reports_the_round_trip_bound(pg18, workdir: Path) -> 
     assert float(ceiling.replace(",", "")) == pytest.approx(1000 / rtt, rel=0.02)
     assert 50 <= float(of.rstrip("%")) <= 105  # nothing runs faster than the round trip allows
     assert float(network.rstrip("%")) >= 70
+    # Both studies side by side: each study's server has its bound, as the table read the
+    # statements per transaction of the store for itself, by trial id, renamed with the trials.
+    done = run_cli("compare", "--store", str(workdir / "far.db"), "--studies", "1,2",
+                   "--out", str(workdir / "both"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    both = (workdir / "both" / "report.md").read_text()
+    bounds = [line for line in both.splitlines() if line.startswith("### Round-trip bound (S11): ")]
+    assert [b.split(": ", 1)[1].split(",")[0] for b in bounds] == ["far (1)/far", "far (2)/far"], bounds
+    assert all(b.endswith("statements per transaction: 1") for b in bounds), bounds
 
 
 FAR = """\

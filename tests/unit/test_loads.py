@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from tests.unit.report_fixture import report_data
 
-from teiten.analysis.rtt import RttBound, RttRow
 from teiten.model.details import LOAD
 from teiten.model.results import PlannedTrial, Status, TrialRecord
 from teiten.report import write_report
 from teiten.tables.load_parts import load_parts
+from teiten.tables.rtt import RttBound, RttRow
 from teiten.tables.scale_out import ScaleOut, ScaleOutRow
 
 
@@ -68,7 +68,7 @@ def _with_topology() -> object:
     scale = ScaleOut((ScaleOutRow("pg17", "sync (remote_apply)", 2, False, 2, 1234.56, 617.28,
                                   504.0, 0.61, 3.4),), same_machine=("pg17",))
     rtt = (RttBound("pg18", 0.25, 3.0, (RttRow(2, 1500.0, 2666.67, 56.25, 40.0),)),)
-    sections = (replace(read, tables=(*read.tables, ("scale_out", scale), ("load_parts", parts)), rtt=rtt),
+    sections = (replace(read, tables=(("rtt", rtt), *read.tables, ("scale_out", scale), ("load_parts", parts))),
                 *data.sections[1:])
     return replace(data, sections=sections)
 

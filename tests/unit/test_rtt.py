@@ -1,10 +1,10 @@
-"""The round-trip bound of S11 (teiten.analysis.rtt), on the report's own numbers."""
+"""The round-trip bound of S11 (teiten.tables.rtt), on the report's own numbers."""
 
 from __future__ import annotations
 
 import pytest
 
-from teiten.analysis.rtt import bound, statements_per_transaction
+from teiten.tables.rtt import bound, statements_per_transaction
 
 
 def test_meta_commands_cost_no_round_trip_and_scripts_count_by_weight() -> None:

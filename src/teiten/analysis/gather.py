@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from teiten.analysis import parameters, summary, tenants
+from teiten.analysis import parameters, summary, tables, tenants
 from teiten.analysis.cycle import MachineTime, machine_time
 from teiten.analysis.inputs import (
     AppRuns,
@@ -26,7 +26,6 @@ from teiten.analysis.inputs import (
     system_seconds,
 )
 from teiten.analysis.model import Notice
-from teiten.analysis.rtt import statements_per_transaction
 from teiten.host import fingerprint, flamegraphs
 from teiten.host.flamegraphs import hot_functions, unnamed_shares
 from teiten.messages import tr
@@ -94,26 +93,6 @@ def app_runs(trials: Sequence[TrialRecord], found: Mapping[str, AppDetails]) -> 
 
 
 
-def rtt_statements(store: Store, study: StudyResults) -> dict[tuple[str, str], float]:
-    """(server, workload) -> SQL statements per transaction, from the first ok trial's
-    pgbench -r lines, for the servers probed from this client (S11's round-trip bound)."""
-    probed = {s.name for s in study.servers if "probe" in (s.description or {})}
-    weights = {w.key: [n for _, n in w.scripts] for w in study.record.workloads}
-    out: dict[tuple[str, str], float] = {}
-    for t in study.trials:
-        p = t.planned
-        key = (p.server, p.workload)
-        if t.status != "ok" or p.server not in probed or key in out or not weights.get(p.workload):
-            continue
-        found = statements_per_transaction(
-            ((r["script_index"], r["command"]) for r in store.statements(study.study_id, t.trial_id)),
-            weights[p.workload])
-        if found:
-            out[key] = found
-    return out
-
-
-
 def study_data(store: Store, study_id: int, features: Features) -> StudyData:
     """One study and what its trials left beside their figures, as analysis reads them (no
     flame graphs: :func:`teiten.report.build.write_study_report` writes them and adds their
@@ -126,7 +105,7 @@ def study_data(store: Store, study_id: int, features: Features) -> StudyData:
         loads=store.details_of(study_id, LOAD),
         latencies=latencies(store, study_id),
         apps=app_runs(study.trials, store.details_of(study_id, APP)),
-        statements=rtt_statements(store, study),
+        gathered=tables.gathered(store, study),
         confined=confinements(study.trials, store.details_of(study_id, PLACEMENT)),
         features=features))
 
@@ -242,8 +221,8 @@ def _renamed(data: StudyData, rename: Mapping[str, str], part: int, tag: str) ->
         loads={ids[old]: found for old, found in data.loads.items() if old in ids},
         latencies={ids[old]: found for old, found in data.latencies.items() if old in ids},
         apps={replace(at, server=rename[at.server]): v for at, v in data.apps.items()},
-        statements={(rename[server], workload): n
-                    for (server, workload), n in data.statements.items()},
+        gathered={key: {ids[old]: v for old, v in found.items() if old in ids}
+                  for key, found in data.gathered.items()},
         confined={rename[server]: how for server, how in data.confined.items()}, features=data.features)
 
 
@@ -304,7 +283,9 @@ def compared(gathered: list[StudyData], store_path: str, *, lang: str = "en",
         system=_merged(p.system for p in parts),
         loads=_merged(p.loads for p in parts), latencies=_merged(p.latencies for p in parts),
         apps=apps,
-        statements=_merged(p.statements for p in parts), confined=_merged(p.confined for p in parts),
+        gathered={key: _merged(p.gathered.get(key, {}) for p in parts)
+                  for key in dict.fromkeys(k for p in parts for k in p.gathered)},
+        confined=_merged(p.confined for p in parts),
         features=gathered[0].features)
     notices: tuple[Notice, ...] = (
         (Notice("mixed-fingerprints", {"fields": ", ".join(differ)}),) if differ else ())

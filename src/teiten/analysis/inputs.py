@@ -110,9 +110,9 @@ class StudyData:
     graphs: Graphs = field(default_factory=dict)
     graph_diffs: Graphs = field(default_factory=dict)  # differential graphs against the baseline
     unnamed: Unnamed = field(default_factory=dict)
-    # (server, workload) -> SQL statements per transaction, for the servers probed from this
-    # client (S11's round-trip bound)
-    statements: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    # What the tables of teiten/tables/ read of the store for themselves, by table key, then by
+    # trial id (teiten.analysis.tables.gathered)
+    gathered: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     # server -> how it was held to its CPUs (details 'placement'): cgroup-v2, cpuset-cgroup
     # (v1) or affinity
     confined: Mapping[str, str] = field(default_factory=dict)

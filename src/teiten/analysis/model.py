@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 from teiten.analysis.cycle import MachineTime
 from teiten.analysis.locks import LockCores, LockTable
-from teiten.analysis.rtt import RttBound
 from teiten.analysis.verdicts import Judged
 
 
@@ -397,7 +396,6 @@ class WorkloadSection:
     lock_cores: tuple[LockCores, ...] = ()  # each core family's locks by core count
     apps: tuple[AppResults, ...] = ()
     suite: SuiteResults | None = None  # a measured-statement workload: no TPS, steps instead
-    rtt: tuple[RttBound, ...] = ()     # external servers: the round-trip bound of S11
     history: History | None = None     # a line of versions: each against the one before it
     # the figures of each registered table (teiten.analysis.tables) that has some here, by its
     # key: a folder of teiten/tables/ makes them, and its table.py draws them

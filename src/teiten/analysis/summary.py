@@ -13,7 +13,6 @@ from teiten.analysis import (
     compare,
     differences,
     history,
-    rtt,
     stats,
     stopping,
     suites,
@@ -299,22 +298,6 @@ def notices(trials: Sequence[TrialRecord], sections: Sequence[WorkloadSection],
     return out
 
 
-def rtt_bounds(sec: WorkloadSection, servers: Sequence[ServerRecord],
-               statements: Mapping[tuple[str, str], float]) -> tuple[rtt.RttBound, ...]:
-    """S11's round-trip bound for each server probed from this client (external ones), given
-    the statements per transaction of the workload (``statements[(server, workload)]``)."""
-    out = []
-    for row in servers:
-        probed = (row.description or {}).get("probe")
-        per_tx = statements.get((row.name, sec.workload))
-        mine = next((s for s in sec.servers if s.server == row.name), None)
-        if not probed or not per_tx or mine is None or not probed.get("rtt_ms_median"):
-            continue
-        out.append(rtt.bound(row.name, float(probed["rtt_ms_median"]), per_tx,
-                             [(p.clients, p.tps_median, p.latency_ms_median) for p in mine.points]))
-    return tuple(out)
-
-
 def suite_section(w: Mapping[str, Any], trials: Sequence[TrialRecord],
                   servers: Sequence[str], steps: suites.Steps, features: Features,
                   lang: str = "en") -> WorkloadSection:
@@ -365,7 +348,6 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         for w in record.workloads if not w.suite}
     sections: tuple[WorkloadSection, ...] = tuple(_with_tables(replace(
         pgbench_sections[w.key], apps=app_results(pgbench_sections[w.key], data.apps, features.app_capacity),
-        rtt=rtt_bounds(pgbench_sections[w.key], servers, data.statements),
         history=history.history(pgbench_sections[w.key], servers, margin_pct=margin)),
         trials, servers, clients, data, margin)
         if w.key in pgbench_sections else

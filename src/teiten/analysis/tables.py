@@ -8,21 +8,28 @@ A table's ``__init__.py`` gives ``ORDER: int`` and ``figures(given: SectionInput
 returns its figures for one workload's section, or None where the section has none of them
 (its table is then left out). :func:`figures` puts them in the section
 (:attr:`teiten.analysis.model.WorkloadSection.tables`), by its key; its ``table.py`` reads them
-from there.
+from there. A table whose figures need stored data that no other part reads gives
+``gathered(store, study)`` too: that data by trial id, which :func:`gathered` reads when a
+report gathers its study (``StudyData.gathered``, by the table's key; by trial id, so that a
+compare report renames and merges it as it does the trials).
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from teiten.analysis.inputs import StudyData
 from teiten.analysis.model import WorkloadSection
-from teiten.model.results import ServerRecord, TrialRecord
+from teiten.model.results import ServerRecord, StudyResults, TrialRecord
+
+if TYPE_CHECKING:
+    from teiten.store import Store
 
 PACKAGE = "teiten.tables"
 
@@ -60,6 +67,11 @@ def registered() -> tuple[tuple[str, ModuleType], ...]:
 def in_order() -> tuple[str, ...]:
     """The registered tables' keys, in the order the report shows them."""
     return tuple(key for key, _ in registered())
+
+
+def gathered(store: Store, study: StudyResults) -> dict[str, Mapping[str, object]]:
+    """What each table that reads stored data of its own gathered of ``study``, by its key."""
+    return {key: module.gathered(store, study) for key, module in registered() if hasattr(module, "gathered")}
 
 
 def figures(given: SectionInputs) -> tuple[tuple[str, object], ...]:

@@ -51,8 +51,6 @@ STEP_COLUMNS = ("workload", "server", "variant", "step", "param", "occurrence", 
 # The step figures of the machine around it, as the steps' data and the system table carry them.
 SYSTEM_FIGURES = ("cpu_busy_pct", "cpu_iowait_pct", "device_util_pct", "read_mb_s", "write_mb_s")
 SIZE_COLUMNS = ("workload", "server", "variant", "table_bytes", "index_bytes")
-RTT_COLUMNS = ("workload", "server", "rtt_ms", "statements_per_transaction", "clients", "tps",
-               "ceiling_tps", "of_ceiling_pct", "network_pct")
 # A differences table's columns are its servers': "what", one per server, "cause".
 
 # A judged ratio beside the TPS table's (analysis.judging), as the ratio table words it: the

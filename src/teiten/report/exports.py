@@ -33,7 +33,6 @@ from teiten.report.columns import (  # noqa: F401 - their home before teiten.rep
     DEGRADATION_COLUMNS,
     LATENCY_COLUMNS,
     RATIO_COLUMNS,
-    RTT_COLUMNS,
     SIZE_COLUMNS,
     STEP_COLUMNS,
     SUMMARY_COLUMNS,

@@ -26,7 +26,6 @@ from teiten.report.lock_tables import lock_tables
 from teiten.report.scaleup_tables import scaleup_tables
 from teiten.report.suite_tables import suite_tables
 from teiten.report.tables import latency_table, section_stems, summary_table, tps_table
-from teiten.report.topology_tables import rtt_tables
 from teiten.words.context import Context
 
 Part = Callable[[WorkloadSection, Context], Sequence[Table]]
@@ -65,8 +64,7 @@ BODY: tuple[Part, ...] = (
     scaleup_tables,       # S4: servers that differ only in their cores
     lock_tables,          # LWLOCK_STATS builds: by core count, then per server
     app_tables,           # application workloads (tpcc, bookstore)
-    rtt_tables,           # S11: external servers
-    registered_tables,    # each folder of teiten/tables/
+    registered_tables,    # each folder of teiten/tables/ (S11's round-trip bound first)
     suite_tables,         # measured-statement workloads (S6, S8-S10)
 )
 
