@@ -91,9 +91,14 @@ class ArgvWatch:
             self.samples += 1
 
     def _ours(self, proc: psutil.Process) -> bool:
-        """Started by the teiten this test runs (another test's may run beside it)."""
+        """Started by the teiten this test runs (another test's may run beside it), and still
+        the process whose name and account were read: on a loaded machine another test's
+        pgbench (run as the server account) ended and its pid went to a child of this teiten
+        between the two reads, and the watch took that pgbench for this teiten's (is_running
+        compares the pid's start time with the one psutil read first)."""
         try:
-            return self.teiten is not None and self.teiten in {p.pid for p in proc.parents()}
+            return self.teiten is not None and self.teiten in {p.pid for p in proc.parents()} \
+                and proc.is_running()
         except psutil.Error:
             return False
 
