@@ -20,7 +20,7 @@ comparisons of builds here carry, and no number of repetitions removes. teiten n
 server's programs from the page cache before every start (teiten.host.oscache.evict_programs), so
 that the placement is drawn again for every trial: run from a checkout before that change, this
 printed intervals that excluded 1 for copies of the same bytes; from one after it, none did
-(README, "The commit that did it").
+(docs/guide/history-and-ci.md, "The commit that did it").
 """
 
 from __future__ import annotations

@@ -139,8 +139,9 @@ def test_the_timeline_of_the_builds_changes_at_that_commit(bisected: Bisected) -
     assert "4 builds in first-parent order on the branch, from 3 studies." in text
     changes = [ln for ln in text.split("Change points\n", 1)[1].splitlines() if ln.startswith("  ")]
     # The spinning commit's change, at least 25% down. Builds of the same code may measure up to
-    # the study's margin apart here (README, "The commit that did it"), and the timeline, which
-    # judges builds and not commits, may split there too: any other change is within ±30%.
+    # the study's margin apart here (docs/guide/history-and-ci.md, "The commit that did it"), and
+    # the timeline, which judges builds and not commits, may split there too: any other change is
+    # within ±30%.
     ratios = {(ln.split(" between ")[1][:12], ln.split(" and ")[1][:12]):
               float(ln.split("TPS became ", 1)[1].split("%", 1)[0]) for ln in changes}
     assert (c[2], c[3]) in ratios and ratios[(c[2], c[3])] < 75, text
@@ -211,8 +212,9 @@ def test_otava_finds_the_change_at_the_same_commit(bisected: Bisected, pg18, tmp
                     "dbname": "teiten_store"}
         # Four builds are four points: Otava's default p of 0.001 needs more than two a side.
         # A change must pass 5% and be larger than 30% (the spinning commit's is 45-50%): builds of the same
-        # code can measure that far apart here (README, "The commit that did it"). Otava 0.8.0
-        # names its p-value option "-P, --p-value", as one string.
+        # code can measure that far apart here (docs/guide/history-and-ci.md,
+        # "The commit that did it"). Otava 0.8.0 names its p-value option "-P, --p-value", as one
+        # string.
         groups = otava.analyze(keywords, sharedstore.SECRET,
                                f"{testbed}/bisected/pgecons-read/clients=1", tmp_path,
                                "-P, --p-value", "0.05", "--magnitude", "0.3")

@@ -105,7 +105,7 @@ def _text_files() -> list[Path]:
     files = [p for top in SCANNED for p in sorted((ROOT / top).rglob("*"))
              if p.is_file() and GOLDEN not in p.parents and "__pycache__" not in p.parts
              and p.resolve() != THIS]
-    files += [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    files += [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     out = []
     for p in files:
         data = p.read_bytes()
@@ -197,7 +197,7 @@ def pointers(text: str, source: str) -> list[str]:
 
 
 def test_the_documents_name_paths_and_tests_that_exist() -> None:
-    docs = sorted((ROOT / "docs").glob("*.md"))
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     assert {"DESIGN.md", "STATISTICS.md", "STYLE.md", "METHODS.md"} <= {p.name for p in docs}
     found = [problem for p in docs
              for problem in pointers(p.read_text(encoding="utf-8"), str(p.relative_to(ROOT)))]
