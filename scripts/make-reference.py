@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Write docs/reference/ from the code (issue 56, item 1): commands.md holds every command's and
-subcommand's ``--help``, study-file.md the study file's schema (what ``teiten schema`` prints),
-field by field. The help is formatted at a fixed width (COLUMNS=100), so that the files do not
-depend on the terminal that made them. tests/unit/test_reference_docs.py makes both again in
+subcommand's arguments and help (what ``--help`` prints, laid out by this script rather than by
+argparse, whose layout differs between Python versions), study-file.md the study file's schema
+(what ``teiten schema`` prints), field by field, so that the files do not depend on the Python
+or the terminal that made them. tests/unit/test_reference_docs.py makes both again in
 memory and fails when the committed files differ:
 
     PYTHONPATH=src python3 scripts/make-reference.py          # write them
@@ -36,20 +37,70 @@ def _parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
                 yield from _parsers(sub, (*path, name))
 
 
+def _metavar(action: argparse.Action) -> str:
+    """The name an argument's value is shown by: its metavar, its choices, else its dest."""
+    if action.metavar is not None:
+        return action.metavar if isinstance(action.metavar, str) else " ".join(action.metavar)
+    if action.choices is not None and not isinstance(action, argparse._SubParsersAction):
+        return "{" + ",".join(map(str, action.choices)) + "}"
+    return action.dest.upper() if action.option_strings else action.dest
+
+
+def _shown(action: argparse.Action) -> str:
+    """An argument as it is written: ``--jobs JOBS, -j JOBS``, ``VERSION ...``."""
+    if not action.option_strings:
+        name = _metavar(action)
+        return {"*": f"[{name} ...]", "+": f"{name} [{name} ...]", "?": f"[{name}]"}.get(
+            str(action.nargs), name)
+    if action.nargs == 0:
+        return ", ".join(action.option_strings)
+    return ", ".join(f"{flag} {_metavar(action)}" for flag in action.option_strings)
+
+
+def _help(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
+    """An argument's help with its %(default)s and the like filled in."""
+    if not action.help:
+        return ""
+    return _cell(parser._get_formatter()._expand_help(action))
+
+
+def _command_md(path: tuple[str, ...], parser: argparse.ArgumentParser) -> list[str]:
+    """One command: its description, its subcommands and its arguments, each with its help.
+    Written from the parser's actions, not argparse's own --help layout, which differs between
+    Python versions (3.13 writes ``-j, --jobs JOBS``), so that the file is the same on any."""
+    name = " ".join(("teiten", *path))
+    out = ["", f'<a id="{"-".join(("teiten", *path))}"></a>', "", f"## {name}", ""]
+    if parser.description:
+        out += [_cell(parser.description), ""]
+    actions = [a for a in parser._actions if a.help != argparse.SUPPRESS]
+    subs = [a for a in actions if isinstance(a, argparse._SubParsersAction)]
+    for sub in subs:
+        out += ["| command | what it does |", "|---|---|"]
+        helps = {c.dest: (c.help or "").replace("%%", "%") for c in sub._choices_actions}
+        out += [f"| [`{name} {n}`](#{'-'.join(('teiten', *path, n))}) | {_cell(helps.get(n, ''))} |"
+                for n in sub.choices]
+        out.append("")
+    rows = [a for a in actions if not isinstance(a, argparse._SubParsersAction)]
+    if rows:
+        out += ["| argument | what it is |", "|---|---|"]
+        out += [f"| `{_shown(a)}` | {_help(parser, a)} |" for a in rows]
+    if parser.epilog:
+        out += ["", _cell(parser.epilog)]
+    return out
+
+
 def commands_md() -> str:
-    """Every command's ``--help``, the top level first."""
+    """Every command's arguments and help, the top level first."""
     os.environ["COLUMNS"] = COLUMNS  # argparse reads the width from here
     from teiten.cli.main import build_parser
 
     found = list(_parsers(build_parser()))
     out = [HEADER, "", "# Commands", "",
-           "Every command's and subcommand's `--help`, as `teiten ... --help` prints it at 100 columns.",
+           "Every command and subcommand, its arguments and their help (what `teiten ... --help` prints).",
            ""]
     out += [f"- [{' '.join(('teiten', *path))}](#{'-'.join(('teiten', *path))})" for path, _ in found]
     for path, parser in found:
-        name = " ".join(("teiten", *path))
-        out += ["", f'<a id="{"-".join(("teiten", *path))}"></a>', "", f"## {name}", "", "```text",
-                parser.format_help().rstrip("\n"), "```"]
+        out += _command_md(path, parser)
     return "\n".join(out) + "\n"
 
 
