@@ -15,8 +15,6 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
-
 from teiten.analysis.model import Notice
 from teiten.model.results import StudyResults
 
@@ -35,7 +33,7 @@ class Difference:
     """A parameter the studies differ in, with each study's value in the studies' order."""
 
     name: str                      # "scale", "settings profile", "tpcc warehouses"
-    values: tuple[Any, ...]
+    values: tuple[object, ...]  # each a stored JSON value
 
     def worded(self) -> str:
         """``scale (1, 10)``, ``duration (1s, 5s)``."""
@@ -71,7 +69,7 @@ def notice(found: Sequence[Difference]) -> Notice:
     return Notice(NOTICE, {"fields": ", ".join(d.worded() for d in found)})
 
 
-def _differ(name: str, values: list[Any]) -> Difference | None:
+def _differ(name: str, values: list[object]) -> Difference | None:
     if any(v is _MISSING for v in values) or all(v == values[0] for v in values):
         return None
     return Difference(name, tuple(values))
@@ -82,8 +80,8 @@ def _profiles(study: StudyResults) -> str:
     return "+".join(sorted({srv.setup.profile or "none" for srv in study.servers}))
 
 
-def _workload(key: str, entries: list[Mapping[str, Any]],
-              scales: list[Any]) -> list[Difference]:
+def _workload(key: str, entries: list[Mapping[str, object]],
+              scales: list[object]) -> list[Difference]:
     """The fields and options in which one shared workload differs."""
     found: list[Difference] = []
     fields = [f for f in entries[0] if f not in IGNORED_WORKLOAD_FIELDS]
@@ -93,16 +91,17 @@ def _workload(key: str, entries: list[Mapping[str, Any]],
             continue  # the study's scale, compared (and named) as such
         if field == "scripts":
             values = [_scripts(v) for v in values]
-        if field == "options" and all(isinstance(v, Mapping) for v in values):
-            found += [d for option in values[0]
-                      if (d := _differ(f"{key} {option}", [v.get(option, _MISSING) for v in values]))]
+        options = [v for v in values if isinstance(v, Mapping)]
+        if field == "options" and len(options) == len(values):
+            found += [d for option in options[0]
+                      if (d := _differ(f"{key} {option}", [v.get(option, _MISSING) for v in options]))]
             continue
         d = _differ(f"{key} {field}", values)
         found += [d] if d else []
     return found
 
 
-def _scripts(value: Any) -> Any:
+def _scripts(value: object) -> object:
     """A workload's scripts by file name and weight (``read.pgbench@1``): the directory is
     where teiten or the study file was, not what ran."""
     if not isinstance(value, list):
@@ -110,7 +109,7 @@ def _scripts(value: Any) -> Any:
     return " + ".join(f"{PurePosixPath(str(s)).name}@{n}" for s, n in value)
 
 
-def _word(name: str, value: Any) -> str:
+def _word(name: str, value: object) -> str:
     if name == "duration" and isinstance(value, int | float):
         return f"{value:g}s"
     if value is None:
