@@ -4,16 +4,19 @@ table by core count, on rows of the shape the runner stores (details of kind "lw
 from __future__ import annotations
 
 from teiten.analysis.lock_names import lock_name
-from teiten.analysis.locks import LockFigures, figures, lock_cores, lock_tables
+import pytest
+
+from teiten.analysis.locks import LockFigures, LockRow, figures, lock_cores, lock_rows, lock_tables
 from teiten.model.results import Point
 
 
-def row(lock: str, shared: float, exclusive: float, blk: float, *, split: bool = True) -> dict[str, object]:
+def row(lock: str, shared: float, exclusive: float, blk: float, *, split: bool = True) -> LockRow:
     out: dict[str, object] = {"lock": lock, "requests_per_tx": shared + exclusive,
                               "contentions_per_tx": blk}
     if split:
         out |= {"shared_per_tx": shared, "exclusive_per_tx": exclusive}
-    return out
+    (read,) = lock_rows({"locks": [out]})
+    return read
 
 
 def test_each_figure_is_the_median_over_the_runs_and_an_absent_lock_counts_zero() -> None:
@@ -73,3 +76,15 @@ def test_the_numbered_locks_of_9_4_to_9_6_are_named_and_a_tables_partitions_summ
     assert got["BufferMapping (main 42-169)"] == LockFigures(3.0, 0.75, 3.0, 0.0)
     assert got["ProcArrayLock (main 4)"] == LockFigures(2.0, 0.0, 1.0, 1.0)
     assert set(figures(runs, "15.4")) == {"main 42", "main 43", "main 4"}
+
+
+def test_stored_lock_rows_are_read_typed_and_a_malformed_body_is_refused() -> None:
+    """Details ``lwlock`` as the monitor stores them, with the raw counts it keeps beside the
+    figures; a body without a list of rows, or a figure that is no number, says so."""
+    (got,) = lock_rows({"locks": [{"lock": "WALInsert", "requests_per_tx": 2.0, "contentions_per_tx": 0.5,
+                                   "requests": 200, "contentions": 50}]})
+    assert got == LockRow("WALInsert", 2.0, 0.5, None, None)
+    with pytest.raises(ValueError, match="no list of lock rows"):
+        lock_rows({"rows": []})
+    with pytest.raises(ValueError, match="requests_per_tx is not a number"):
+        lock_rows({"locks": [{"lock": "WALInsert", "requests_per_tx": "2"}]})

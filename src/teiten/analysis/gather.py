@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from teiten.analysis import parameters, summary, tables, tenants
 from teiten.analysis.cycle import MachineTime, machine_time
+from teiten.analysis.locks import LockRow, lock_rows
 from teiten.analysis.inputs import (
     AppRuns,
     Features,
@@ -46,7 +47,7 @@ from teiten.model.errors import UserError
 from teiten.model.results import Point, ServerRecord, StudyResults, TrialRecord, now
 from teiten.store import Store
 
-Details = Mapping[str, Mapping[str, Any]]  # trial id -> one kind of its details
+Details = Mapping[str, Mapping[str, object]]  # trial id -> one kind of its details, as stored
 Profiles = Mapping[str, ProfileDetails]  # trial id -> its profile
 K = TypeVar("K")
 V = TypeVar("V")
@@ -72,13 +73,13 @@ def unnamed_frames(trials: Sequence[TrialRecord], profiles: Profiles) -> Unnamed
 
 def lwlock_runs(trials: Sequence[TrialRecord], stats: Details) -> Locks:
     """The LWLOCK_STATS rows of every ok trial that has them, by point."""
-    out: dict[Point, list[Any]] = {}
+    out: dict[Point, list[tuple[LockRow, ...]]] = {}
     for t in trials:
         if t.status != "ok":
             continue
         found = stats.get(t.trial_id)
         if found:
-            out.setdefault(t.point, []).append(found["locks"])
+            out.setdefault(t.point, []).append(lock_rows(found))
     return out
 
 

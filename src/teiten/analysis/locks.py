@@ -7,16 +7,62 @@ stores made before the split was recorded give no shared and exclusive figures."
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from teiten.analysis import stats
 from teiten.analysis.lock_names import lock_name
 from teiten.model import results
 
-Locks = Mapping[results.Point, Sequence[Sequence[Mapping[str, Any]]]]  # point -> runs -> rows
 TOP = 8  # the most requested locks each table shows
+
+
+@dataclass(frozen=True)
+class LockRow:
+    """One lock's row of a trial's stored LWLOCK_STATS (details ``lwlock``, written by
+    teiten.monitors.lwlock), per transaction; a figure the stored row lacks is None (the
+    shared and exclusive split of stores made before it was recorded)."""
+
+    lock: str
+    requests_per_tx: float | None
+    contentions_per_tx: float | None
+    shared_per_tx: float | None
+    exclusive_per_tx: float | None
+
+    @classmethod
+    def from_json(cls, row: Mapping[str, object]) -> LockRow:
+        return cls(str(row["lock"]), _figure(row, "requests_per_tx"), _figure(row, "contentions_per_tx"),
+                   _figure(row, "shared_per_tx"), _figure(row, "exclusive_per_tx"))
+
+    def plus(self, other: LockRow) -> LockRow:
+        """The figures of two rows of one lock summed (a figure this row lacks stays unknown;
+        one the other lacks stays this row's)."""
+        return replace(self, requests_per_tx=_plus(self.requests_per_tx, other.requests_per_tx),
+                       contentions_per_tx=_plus(self.contentions_per_tx, other.contentions_per_tx),
+                       shared_per_tx=_plus(self.shared_per_tx, other.shared_per_tx),
+                       exclusive_per_tx=_plus(self.exclusive_per_tx, other.exclusive_per_tx))
+
+
+Locks = Mapping[results.Point, Sequence[Sequence[LockRow]]]  # point -> runs -> rows
+
+
+def lock_rows(body: Mapping[str, object]) -> tuple[LockRow, ...]:
+    """The rows of one trial's stored details ``lwlock`` (``{"locks": [row, ...]}``)."""
+    rows = body.get("locks")
+    if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
+        raise ValueError(f"stored lwlock details hold no list of lock rows: {body!r:.200}")
+    return tuple(LockRow.from_json(r) for r in rows)
+
+
+def _plus(a: float | None, b: float | None) -> float | None:
+    return a if a is None or b is None else a + b
+
+
+def _figure(row: Mapping[str, object], key: str) -> float | None:
+    value = row.get(key)
+    if value is None or isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    raise ValueError(f"a stored lwlock row's {key} is not a number: {value!r}")
 
 
 @dataclass(frozen=True)
@@ -50,36 +96,34 @@ class LockCores:
     rows: tuple[tuple[str, tuple[LockFigures | None, ...]], ...]  # lock, per core count
 
 
-def named(run: Sequence[Mapping[str, Any]], version: str) -> list[Mapping[str, Any]]:
+def named(run: Sequence[LockRow], version: str) -> list[LockRow]:
     """One run's rows under the names the report shows (teiten.analysis.lock_names: 9.4-9.6's
     numbered locks), the partitions of a table summed into one row."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, LockRow] = {}
     for row in run:
-        name = lock_name(str(row["lock"]), version)
-        if name not in out:
-            out[name] = {**row, "lock": name}
-            continue
-        for key, value in row.items():
-            if key != "lock" and key in out[name]:
-                out[name][key] += value
+        name = lock_name(row.lock, version)
+        out[name] = out[name].plus(row) if name in out else replace(row, lock=name)
     return list(out.values())
 
 
-def figures(runs: Sequence[Sequence[Mapping[str, Any]]], version: str = "") -> dict[str, LockFigures]:
+def figures(runs: Sequence[Sequence[LockRow]], version: str = "") -> dict[str, LockFigures]:
     """Each lock's medians over the runs of one point (a lock absent from a run counts 0 there),
     named for a server of ``version``."""
     runs = [named(run, version) for run in runs]
     out = {}
-    for name in sorted({row["lock"] for run in runs for row in run}):
-        found = [next((r for r in run if r["lock"] == name), None) for run in runs]
+    for name in sorted({row.lock for run in runs for row in run}):
+        found = [next((r for r in run if r.lock == name), None) for run in runs]
 
-        def median(key: str, found: list[Mapping[str, Any] | None] = found) -> float | None:
-            if any(r is not None and key not in r for r in found):
+        def median(figure: Callable[[LockRow], float | None],
+                   found: list[LockRow | None] = found) -> float | None:
+            values = [figure(r) if r else 0.0 for r in found]
+            if any(v is None for v in values):
                 return None
-            return stats.median_known([r[key] if r else 0.0 for r in found])
+            return stats.median_known(values)
 
-        out[name] = LockFigures(median("requests_per_tx") or 0.0, median("contentions_per_tx") or 0.0,
-                                median("shared_per_tx"), median("exclusive_per_tx"))
+        out[name] = LockFigures(median(lambda r: r.requests_per_tx) or 0.0,
+                                median(lambda r: r.contentions_per_tx) or 0.0,
+                                median(lambda r: r.shared_per_tx), median(lambda r: r.exclusive_per_tx))
     return out
 
 
