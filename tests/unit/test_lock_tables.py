@@ -3,9 +3,9 @@ table by core count, on rows of the shape the runner stores (details of kind "lw
 
 from __future__ import annotations
 
-from teiten.analysis.lock_names import lock_name
 import pytest
 
+from teiten.analysis.lock_names import lock_name
 from teiten.analysis.locks import LockFigures, LockRow, figures, lock_cores, lock_rows, lock_tables
 from teiten.model.results import Point
 

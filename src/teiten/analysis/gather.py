@@ -14,7 +14,6 @@ from typing import TypeVar
 
 from teiten.analysis import parameters, summary, tables, tenants
 from teiten.analysis.cycle import MachineTime, machine_time
-from teiten.analysis.locks import LockRow, lock_rows
 from teiten.analysis.inputs import (
     AppRuns,
     Features,
@@ -26,6 +25,7 @@ from teiten.analysis.inputs import (
     Unnamed,
     system_seconds,
 )
+from teiten.analysis.locks import LockRow, lock_rows
 from teiten.analysis.model import Notice
 from teiten.host import fingerprint, flamegraphs
 from teiten.host.flamegraphs import hot_functions, unnamed_shares

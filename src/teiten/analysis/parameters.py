@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+
 from teiten.analysis.model import Notice
 from teiten.model.results import StudyResults
 
