@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypedDict
 
 from teiten.analysis import verdicts
 from teiten.analysis.model import Point, ReportData
@@ -61,7 +61,33 @@ def _pct(value: float | None) -> float | None:
     return None if value is None else value * 100
 
 
-def _judged(p: Point) -> dict[str, Any]:
+class Judged(TypedDict):
+    """A compared server's ratio, interval and verdict, in percent, as the report's CSV (all
+    None for the baseline's own row)."""
+
+    ratio_pct: float | None
+    estimate_pct: float | None
+    low_pct: float | None
+    high_pct: float | None
+    level_pct: float | None
+    required_pct: float | None
+    method: str | None
+    margin_pct: float | None
+    verdict: str | None
+    verdict_reason: str | None
+
+
+class Build(TypedDict):
+    """The build a server ran, as a point's summary keeps it."""
+
+    build_key: str | None
+    git_commit: str | None
+    git_subject: str | None
+    git_position: int | None
+    committed_at: str | None
+
+
+def _judged(p: Point) -> Judged:
     """A compared server's ratio, interval and verdict, in percent, as the report's CSV."""
     return {"ratio_pct": _pct(p.ratio), "estimate_pct": _pct(p.estimate),
             "low_pct": _pct(p.ratio_ci[0]) if p.ratio_ci else None,
@@ -72,25 +98,36 @@ def _judged(p: Point) -> dict[str, Any]:
             "verdict": p.verdict or None, "verdict_reason": p.reason or None}
 
 
-def _unjudged() -> dict[str, Any]:
-    return dict.fromkeys(("ratio_pct", "estimate_pct", "low_pct", "high_pct", "level_pct",
-                          "required_pct", "method", "margin_pct", "verdict", "verdict_reason"))
+def _unjudged() -> Judged:
+    return {"ratio_pct": None, "estimate_pct": None, "low_pct": None, "high_pct": None, "level_pct": None,
+            "required_pct": None, "method": None, "margin_pct": None, "verdict": None, "verdict_reason": None}
 
 
-def _build(record: ServerRecord | None) -> dict[str, Any]:
+def _build(record: ServerRecord | None) -> Build:
     """The build a server ran: the install's key and its git commit, as ``teiten install``
     recorded them in the server's resolved install ({"key", "git": {"commit", "subject",
     "position", "committed_at", ...}}); None where it recorded none."""
-    build: Mapping[str, Any] = (record.setup.build or {}) if record else {}
-    git: Mapping[str, Any] = build.get("git") or {}
+    build: Mapping[str, object] = (record.setup.build or {}) if record else {}
+    found = build.get("git")
+    git: Mapping[str, object] = found if isinstance(found, Mapping) and found else {}
     position = git.get("position")
-    return {"build_key": build.get("key"), "git_commit": git.get("commit"),
-            "git_subject": git.get("subject"),
-            "git_position": int(position) if position is not None else None,
+    return {"build_key": _text(build.get("key")), "git_commit": _text(git.get("commit")),
+            "git_subject": _text(git.get("subject")),
+            "git_position": None if position is None else _whole(position),
             "committed_at": stamp(git.get("committed_at"))}
 
 
-def stamp(text: Any) -> str | None:
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _whole(value: object) -> int:
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise ValueError(f"a stored build's git position is not a number: {value!r}")
+
+
+def stamp(text: object) -> str | None:
     """An ISO 8601 timestamp with its offset (one written without is UTC, as teiten writes
     them); None for none or for text that is not one."""
     if not text:
