@@ -762,9 +762,10 @@ def test_a_compare_reports_study_table_gives_each_studys_own_values() -> None:
     """Repetitions (one of them auto), order and seed that differ are given per study, by its
     label; what they share is given once."""
     from teiten.analysis.model import StudyParameters
+    from teiten.analysis.stopping import AutoSummary
     from teiten.report.tables import study_rows
 
-    auto = {"decision": "width", "target_pct": 5, "floor": 8, "ceiling": 12}
+    auto = AutoSummary("width", target_pct=5, margin_pct=5, floor=8, ceiling=12, per_point=False)
     data = replace(report_data(), compared=(
         StudyParameters("old", 3.0, 3, 1, "random", 1),
         StudyParameters("new", 3.0, 9, 1, "random", 2, auto)))

@@ -65,3 +65,22 @@ def test_pgecons_profile_is_sized_to_machine_and_data() -> None:
     assert not fits and sb == int(24 * GB * 0.4)
     assert settings("pgecons", big)["max_connections"] == "212"
     assert pgbench_data_bytes(10, 80) > pgbench_data_bytes(10, None) > 140 * MB
+
+
+def test_repetitions_auto_is_summed_up_typed_from_its_rule_and_stored_decisions() -> None:
+    """The Study table's summary of repetitions: auto: the last decision, the ceiling it raised,
+    a block of fewer trials than the first; a stored figure that is no number is refused."""
+    from teiten.analysis.stopping import AutoSummary
+    from teiten.analysis.summary import _auto
+    from teiten.model.studyrecord import Parameters
+
+    study = Parameters.from_json({"repetitions": "auto", "margin_pct": 5,
+                                  "auto_repetitions": {"floor": 2, "ceiling": 8, "target_pct": None}})
+    trials = [_t("a", 1, 100.0), _t("a", 2, 100.0)]
+    last = {"blocks": 3, "decision": "ceiling", "trials": 1, "more_blocks": 2, "more_s": 90.0, "ceiling": 9}
+    got = _auto(study, [{"blocks": 2, "decision": "add", "trials": 2}, last], trials)
+    assert got == AutoSummary("ceiling", target_pct=3.0, margin_pct=5.0, floor=2, ceiling=9, per_point=True,
+                              more_blocks=2, more_s=90.0, last=last)
+    assert _auto(study, [], trials) == AutoSummary("unfinished", 3.0, 5.0, 2, 8, False)
+    with pytest.raises(ValueError, match="'two' where a whole number belongs"):
+        _auto(study, [{"decision": "add", "trials": "two"}], trials)

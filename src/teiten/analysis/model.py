@@ -3,11 +3,11 @@ data, which renderers (Markdown, HTML) only format, computing nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from teiten.analysis.cycle import MachineTime
 from teiten.analysis.locks import LockCores, LockTable
+from teiten.analysis.stopping import AutoSummary
 from teiten.analysis.verdicts import Judged
 
 
@@ -466,7 +466,7 @@ class StudyParameters:
     scale: int
     order: str
     seed: int
-    auto: Mapping[str, object] | None = None  # repetitions: auto: its rule and last decision
+    auto: AutoSummary | None = None  # repetitions: auto: its rule and last decision
 
 
 @dataclass(frozen=True)
@@ -491,6 +491,6 @@ class ReportData:
     margin_pct: float = 5.0  # the study's margin_pct
     series: tuple[TrialSeries, ...] = ()
     differences: tuple[Difference, ...] = ()  # between the servers: declared ones first
-    auto: Mapping[str, object] | None = None  # repetitions: auto: its rule and last decision
+    auto: AutoSummary | None = None  # repetitions: auto: its rule and last decision
     compared: tuple[StudyParameters, ...] = ()  # compare: each study's own (empty for one study)
     machine_time: MachineTime | None = None  # the trials' cycles summed (None: none kept one)

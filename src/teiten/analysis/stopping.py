@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from teiten.analysis import verdicts
 from teiten.analysis.intervals import (
@@ -59,6 +59,28 @@ DECIDE_CONFIDENCE = 0.99  # the level of the intervals the stopping rule judges
 WIDTH, CEILING, BUDGET, ADD = "width", "ceiling", "budget", "add"
 DECIDED = "decided"  # every ratio settled: beyond or within the margin, or known within ±target
 NOTHING = "nothing"  # the study measures no TPS whose interval could be judged (timed steps only)
+
+
+@dataclass(frozen=True)
+class AutoSummary:
+    """repetitions: auto's rule and its last decision, for a report's Study table: the decision
+    (:data:`WIDTH` ... :data:`ADD`; ``unfinished`` before the first), the target and margin it
+    judged by, the floor and the ceiling (raised by ``teiten resume --more-blocks`` where the
+    decision says so), whether a block held only some points (one a decision added with fewer
+    trials than the first block's), and at the ceiling or the budget about how many more blocks,
+    and seconds of trials, would decide the ratios still open. ``last`` is the last decision as
+    stored (empty before the first): the Study table of a compare report tells two studies'
+    summaries apart by it too."""
+
+    decision: str
+    target_pct: float
+    margin_pct: float
+    floor: int | None
+    ceiling: int | None
+    per_point: bool
+    more_blocks: int | None = None
+    more_s: float | None = None
+    last: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -421,19 +421,37 @@ def study_parameters(study: StudyResults, label: str) -> StudyParameters:
                            s.seed, _auto(s, study.record.auto_decisions, study.trials))
 
 
-def _auto(study: Parameters, decisions: Sequence[Mapping[str, Any]],
-          trials: Sequence[TrialRecord]) -> dict[str, Any] | None:
+def _auto(study: Parameters, decisions: Sequence[Mapping[str, object]],
+          trials: Sequence[TrialRecord]) -> stopping.AutoSummary | None:
     """repetitions: auto's last decision with its rule, for the report's study table."""
     if study.repetitions != "auto":
         return None
-    rule = study.fields.get("auto_repetitions") or {}
+    found = study.fields.get("auto_repetitions")
+    rule: Mapping[str, object] = found if isinstance(found, Mapping) else {}
     first = sum(1 for t in trials if t.planned.repetition == 1 and t.planned.repeat_of is None
                 and not t.planned.purpose)
-    return {**(decisions[-1] if decisions else {"decision": "unfinished"}),
-            "target_pct": stop_target(rule.get("target_pct"), margin_pct(study)),
-            "margin_pct": margin_pct(study), "floor": rule.get("floor"),
-            # raised by teiten resume --more-blocks, where the decision says so
-            "ceiling": (decisions[-1].get("ceiling") if decisions else None) or rule.get("ceiling"),
-            # a block that held only some points: one a decision added with fewer trials
-            # than the first block's
-            "per_point": any(0 < int(d.get("trials") or 0) < first for d in decisions)}
+    last = decisions[-1] if decisions else {}
+    return stopping.AutoSummary(
+        decision=str(last["decision"]) if decisions else "unfinished",
+        target_pct=stop_target(_number(rule.get("target_pct")), margin_pct(study)),
+        margin_pct=margin_pct(study), floor=_whole(rule.get("floor")),
+        # raised by teiten resume --more-blocks, where the decision says so
+        ceiling=_whole(last.get("ceiling")) or _whole(rule.get("ceiling")),
+        # a block that held only some points: one a decision added with fewer trials than the
+        # first block's
+        per_point=any(0 < (_whole(d.get("trials")) or 0) < first for d in decisions),
+        more_blocks=_whole(last.get("more_blocks")), more_s=_number(last.get("more_s")), last=last)
+
+
+def _whole(value: object) -> int | None:
+    """A stored whole number of repetitions: auto's rule or decisions (None for none)."""
+    if value is None or isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise ValueError(f"repetitions: auto stored {value!r} where a whole number belongs")
+
+
+def _number(value: object) -> float | None:
+    """A stored number of repetitions: auto's rule or decisions (None for none)."""
+    if value is None or isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    raise ValueError(f"repetitions: auto stored {value!r} where a number belongs")

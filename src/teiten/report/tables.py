@@ -13,8 +13,8 @@ that a finding can link to it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
+from typing import TypeVar
 
 from teiten.analysis import compare, verdicts
 from teiten.analysis.model import (
@@ -25,12 +25,15 @@ from teiten.analysis.model import (
     StudyParameters,
     WorkloadSection,
 )
+from teiten.analysis.stopping import AutoSummary
 from teiten.report.cells import Cell, Column, DataTable, Table, Value, data_name, file_stem
 from teiten.report.columns import LATENCY_COLUMNS, RATIO_COLUMNS, SUMMARY_COLUMNS, TPS_COLUMNS
 from teiten.words import formats as f
 from teiten.words.context import Context
 from teiten.words.i18n import join, tr, word
 from teiten.words.verdicts import legend, marker, tone, verdict_title
+
+T = TypeVar("T")
 
 
 def baseline_series(section: WorkloadSection) -> ServerSeries:
@@ -316,24 +319,23 @@ def study_rows(data: ReportData) -> list[tuple[str, str]]:
     lang = data.lang
     pgbench = any(sec.suite is None for sec in data.sections)  # duration and scale are theirs
 
-    def each(value: Callable[[StudyParameters], object], word: Callable[[Any], str],
-             whole: str) -> str:
+    def each(value: Callable[[StudyParameters], T], word: Callable[[T], str], whole: str) -> str:
         values = [value(p) for p in data.compared]
         if len(set(map(repr, values))) < 2:
             return whole
         return ", ".join(f"{word(v)} ({p.label})" for v, p in zip(values, data.compared, strict=True))
 
-    def repetitions(blocks: int, auto: Mapping[str, Any] | None) -> str:
+    def repetitions(blocks: int, auto: AutoSummary | None) -> str:
         if auto is None:
             return str(blocks)
-        said = tr(f"study.auto.{auto['decision']}", lang, blocks=blocks,
-                  target=f"{auto['target_pct']:g}", floor=auto["floor"], ceiling=auto["ceiling"],
-                  margin=f"{auto.get('margin_pct', 5):g}")
-        per_point = auto.get("per_point") and blocks > (auto["floor"] or blocks)
-        more = (tr("study.auto.more", lang, more=auto["more_blocks"],
-                   minutes=f"{max(1, round(auto['more_s'] / 60))}")
-                if auto.get("more_blocks") and auto.get("more_s") is not None else "")
-        return said + (tr("study.auto.points", lang, floor=auto["floor"]) if per_point else "") + more
+        said = tr(f"study.auto.{auto.decision}", lang, blocks=blocks,
+                  target=f"{auto.target_pct:g}", floor=auto.floor, ceiling=auto.ceiling,
+                  margin=f"{auto.margin_pct:g}")
+        per_point = auto.per_point and blocks > (auto.floor or blocks)
+        more = (tr("study.auto.more", lang, more=auto.more_blocks,
+                   minutes=f"{max(1, round(auto.more_s / 60))}")
+                if auto.more_blocks and auto.more_s is not None else "")
+        return said + (tr("study.auto.points", lang, floor=auto.floor) if per_point else "") + more
 
     return [
         (tr("study.name", lang), data.study),
