@@ -298,16 +298,18 @@ def notices(trials: Sequence[TrialRecord], sections: Sequence[WorkloadSection],
     return out
 
 
-def suite_section(w: Mapping[str, Any], trials: Sequence[TrialRecord],
+def suite_section(w: WorkloadRecord, trials: Sequence[TrialRecord],
                   servers: Sequence[str], steps: suites.Steps, features: Features,
                   lang: str = "en") -> WorkloadSection:
     """A measured-statement workload's section: steps, plans and sizes instead of TPS."""
-    found = features.suite(w["suite"])
-    variants = features.variants(w["suite"], w["options"])
-    res = suites.suite_results(w["suite"], found.axes, variants, servers, trials, steps, w["key"])
+    if w.suite is None:
+        raise ValueError(f"workload {w.key} runs no suite of measured statements")
+    found = features.suite(w.suite)
+    variants = features.variants(w.suite, w.fields["options"])
+    res = suites.suite_results(w.suite, found.axes, variants, servers, trials, steps, w.key)
     if found.judge is not None:  # the suite's own judgements (fulltext's strengths)
         res = replace(res, judgements=found.judge(res))
-    return WorkloadSection(workload=w["key"], description=features.about(w, lang),
+    return WorkloadSection(workload=w.key, description=features.about(w.fields, lang),
                            baseline=servers[0] if servers else "", clients=(), servers=(),
                            suite=res)
 
@@ -351,7 +353,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         history=history.history(pgbench_sections[w.key], servers, margin_pct=margin)),
         trials, servers, clients, data, margin)
         if w.key in pgbench_sections else
-        suite_section(w.fields, trials, [n for n, _ in names], data.steps, features, options.lang)
+        suite_section(w, trials, [n for n, _ in names], data.steps, features, options.lang)
         for w in record.workloads)
     # A study that stopped on the decision prints its intervals at the level the rule judged
     # them at (one that stopped on width only, settle: false, needs no more than the family's).
