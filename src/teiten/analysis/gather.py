@@ -264,13 +264,12 @@ def compared(gathered: list[StudyData], store_path: str, *, lang: str = "en",
                           for s in g.study.servers}, i, tag)
              for i, (g, label, tag) in enumerate(zip(gathered, labels, tags, strict=True), 1)]
     servers: list[ServerRecord] = [s for part in parts for s in part.study.servers]
-    study_spec = dict(records[0].parameters.fields)
-    study_spec["clients"] = sorted({c for r in records for c in r.parameters.clients})
-    # Each study's own parameters go to the Study table; the whole's are the most blocks run.
-    study_spec["repetitions"] = max(summary.blocks_run(g.study.record.parameters, g.study.trials)
-                                    for g in gathered)
-    study_spec["description"] = tr("compare.studies", lang, studies=", ".join(
-        f"{g.study.name} ({g.study.created_at})" for g in gathered))
+    study_spec = {
+        **records[0].parameters.fields, "clients": sorted({c for r in records for c in r.parameters.clients}),
+        # Each study's own parameters go to the Study table; the whole's are the most blocks run.
+        "repetitions": max(summary.blocks_run(g.study.record.parameters, g.study.trials) for g in gathered),
+        "description": tr("compare.studies", lang, studies=", ".join(
+            f"{g.study.name} ({g.study.created_at})" for g in gathered))}
     combined = replace(first, name=" + ".join(g.study.name for g in gathered), spec={
         "study": study_spec, "workloads": [w.fields for w in records[0].workloads if w.key in common]},
         servers=tuple(servers), trials=tuple(t for part in parts for t in part.study.trials))
