@@ -17,9 +17,9 @@ import html
 import json
 import re
 from collections import Counter
+from collections.abc import Mapping
 from functools import cache
 from importlib.resources import files
-from typing import Any
 
 from teiten.analysis.model import ReportData, TrialSeries
 from teiten.report.cells import Cell, Column, DataTable, Table
@@ -122,21 +122,18 @@ def choice_labels(trials: list[TrialSeries], lang: str) -> list[str]:
                               status=status_name(t.status, lang)) for t in trials])
 
 
-def viewer_model(data: ReportData) -> dict[str, Any]:
+def viewer_model(data: ReportData) -> dict[str, object]:
     """What the script draws from: the words it shows, the points with their servers (each
     with its palette colour, as in the workload's charts, and its trials), and every trial's
     series, in the order of :func:`ordered` (the table's ``data-series`` indexes)."""
     lang = data.lang
     trials = ordered(data)
     where = {p: i for i, p in enumerate(points(data))}
-    groups: list[dict[str, dict[str, Any]]] = [{} for _ in where]
+    groups: list[dict[str, list[int]]] = [{} for _ in where]  # per point: each server's trials
     placed = []
     for i, t in enumerate(trials):
         servers = groups[where[(t.workload, t.clients)]]
-        if t.server not in servers:
-            servers[t.server] = {"name": t.server, "colour": _colour(data, t.workload, t.server),
-                                 "trials": []}
-        servers[t.server]["trials"].append(i)
+        servers.setdefault(t.server, []).append(i)
         placed.append((where[(t.workload, t.clients)], list(servers).index(t.server)))
     legends, choices = legend_labels(trials, lang), choice_labels(trials, lang)
     return {
@@ -146,7 +143,9 @@ def viewer_model(data: ReportData) -> dict[str, Any]:
                    "util": tr("series.util", lang), "data": tr("series.util.data", lang),
                    "wal": tr("series.util.wal", lang)},
         "palette": list(PALETTE),
-        "points": [{"label": point_label(p, lang), "servers": list(groups[i].values())}
+        "points": [{"label": point_label(p, lang), "servers": [
+                       {"name": server, "colour": _colour(data, p[0], server), "trials": found}
+                       for server, found in groups[i].items()]}
                    for p, i in where.items()],
         "trials": [{"label": option_label(t, lang), "legend": legend, "choice": choice,
                     "info": info_text(t, lang), "ok": t.status == "ok", "point": point, "server": server,
@@ -158,7 +157,7 @@ def viewer_model(data: ReportData) -> dict[str, Any]:
     }
 
 
-def _system(t: TrialSeries) -> dict[str, Any]:
+def _system(t: TrialSeries) -> dict[str, object]:
     """A trial's system seconds for the script: CPU busy % and each device role's %util, and
     whether its WAL went to another device than its data (only then is it drawn apart)."""
     if not t.system:
@@ -167,7 +166,7 @@ def _system(t: TrialSeries) -> dict[str, Any]:
     return {"system": {**found, "walApart": "wal" in found and found.get("wal") != found.get("data")}}
 
 
-def payload(model: dict[str, Any]) -> str:
+def payload(model: Mapping[str, object]) -> str:
     """The model as JSON safe to put inside ``<script>``: ``<``, ``>`` and ``&`` are escaped
     as \\u sequences, so no string in it can close the element."""
     text = json.dumps(model, ensure_ascii=False, separators=(",", ":"))

@@ -11,12 +11,11 @@ numbers (a negative rate is ``-3.2``, not text), and JSON exports keep the raw v
 from __future__ import annotations
 
 from numbers import Number
-from typing import Any
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def cell(value: Any) -> Any:
+def cell(value: object) -> Number | str:
     """A value as a CSV cell: None is empty, a number is left as it is, and text that a
     spreadsheet would evaluate is prefixed with ``'``."""
     if value is None:
