@@ -27,27 +27,27 @@ def with_statistics(point: Point, baseline: Point | None, *, is_baseline: bool,
     if not values:
         return point
     ci = stats.median_interval(values, confidence=confidence)
-    extra: dict[str, object] = {"tps_ci": (ci.low, ci.high) if ci else None,
-                                "tps_ci_level": ci.confidence if ci else None, "cv": stats.cv(values)}
+    out = replace(point, tps_ci=(ci.low, ci.high) if ci else None, tps_ci_level=ci.confidence if ci else None,
+                  cv=stats.cv(values))
     base = list(baseline.tps_values) if baseline else []
     if not is_baseline and base and baseline is not None:
         diff = stats.compare(values, base, alpha=alpha, confidence=confidence,
                              blocks=point.tps_blocks, baseline_blocks=baseline.tps_blocks)
         r = diff.ratio
-        extra.update(ratio_ci=(r.low, r.high) if r else None, ratio_ci_level=r.confidence if r else None,
-                     estimate=r.value if r else None,
-                     ratio_method=r.method if r else
-                     intervals.SIGNED_RANK if diff.paired else intervals.HODGES_LEHMANN,
-                     p_value=diff.p_value, p_min=diff.p_min, needed=diff.needed)
+        out = replace(out, ratio_ci=(r.low, r.high) if r else None, ratio_ci_level=r.confidence if r else None,
+                      estimate=r.value if r else None,
+                      ratio_method=r.method if r else
+                      intervals.SIGNED_RANK if diff.paired else intervals.HODGES_LEHMANN,
+                      p_value=diff.p_value, p_min=diff.p_min, needed=diff.needed)
         cv_a, cv_b = stats.cv(values), stats.cv(base)
         pairs = intervals.blocked_pairs(values, point.tps_blocks, base, baseline.tps_blocks)
         if diff.paired and pairs:
             found = stats.detectable_difference_paired([math.log(a / b) for a, b in pairs], alpha=alpha)
-            extra["detectable_pct"] = None if found is None else 100 * found
+            out = replace(out, detectable_pct=None if found is None else 100 * found)
         elif cv_a is not None and cv_b is not None:
-            extra["detectable_pct"] = 100 * stats.detectable_difference(
-                cv_a, cv_b, len(values), len(base), alpha=alpha)
-    return replace(point, **extra)  # type: ignore[arg-type]
+            out = replace(out, detectable_pct=100 * stats.detectable_difference(
+                cv_a, cv_b, len(values), len(base), alpha=alpha))
+    return out
 
 
 def comparisons(sections: Sequence[WorkloadSection]) -> list[tuple[int, int, int]]:
