@@ -224,3 +224,16 @@ def test_only_what_the_study_file_wrote_is_declared() -> None:
     old = _server("guest", "18", version="18.1", spec={"vm": guest})
     assert {d.what: d.cause for d in differences([_server("host", "18", version="18.1"), old])} == {
         f"vm.{k}": "declared" for k in ("accelerator", "boot_timeout", "memory", "vcpus")}
+
+
+def test_a_description_whose_settings_are_no_mapping_is_refused_in_words() -> None:
+    """A read-back setting is shown as SHOW words it; a stored description that holds
+    something else where its settings belong says so instead of failing on an attribute."""
+    from teiten.analysis.differences import read_back
+
+    assert read_back({"setting": "16384", "unit": "8kB", "source": "default"}) == "128MB"
+    assert read_back({"setting": "on"}) == "on"
+    a = _server("a", "pg17", version="17.6")
+    b = _server("b", "pg18", version="18.0", settings={"work_mem": "4MB"})
+    with pytest.raises(ValueError, match="'4MB' where a mapping belongs"):
+        differences([a, b])

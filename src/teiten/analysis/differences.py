@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Mapping, Sequence
 
 from teiten.analysis.model import Difference
 from teiten.model.results import ServerRecord
@@ -178,13 +177,14 @@ def differences(servers: Sequence[ServerRecord]) -> tuple[Difference, ...]:
 _SPEED_FLAG = re.compile(r"^(-O\S*|-march=\S+|-mtune=\S+|-flto\S*|-fprofile-\S+|--enable-cassert)$")
 
 
-def speed_flags(desc: Mapping[str, Any]) -> tuple[str, ...] | None:
+def speed_flags(desc: Mapping[str, object]) -> tuple[str, ...] | None:
     """The build flags of a server's description that change its speed (from pg_config's
     CFLAGS and the CFLAGS its CONFIGURE was given), in order; None when it has no pg_config."""
-    config = desc.get("pg_config") or {}
-    if config.get("CFLAGS") is None:
+    config = _mapping(desc.get("pg_config"))
+    flags = config.get("CFLAGS")
+    if flags is None:
         return None
-    tokens = str(config["CFLAGS"]).split()
+    tokens = str(flags).split()
     try:
         for arg in shlex.split(str(config.get("CONFIGURE") or "")):
             name, _, value = arg.partition("=")
@@ -230,7 +230,7 @@ def _compiler(version_string: object) -> str | None:
     return m.group(1) if m else None
 
 
-def _setting_differences(descs: Sequence[Mapping[str, Any]], factors: set[str]) -> list[Difference]:
+def _setting_differences(descs: Sequence[Mapping[str, object]], factors: set[str]) -> list[Difference]:
     """Settings whose values differ. Declared: the study sets them differently; profile: the
     study gives the servers different profiles and a server has it from its configuration; the
     same meaning: values each version spells its own way (SAME_MEANING); the place: teiten
@@ -240,19 +240,20 @@ def _setting_differences(descs: Sequence[Mapping[str, Any]], factors: set[str]) 
     that only some versions have is listed as absent ("—") in the others."""
     if not all("defaults" in d for d in descs):
         return []  # read back before teiten recorded defaults: no honest list
-    effective = [{**{k: setting_text(*_split(v)) for k, v in d["defaults"].items()},
-                  **{k: setting_text(str(v.get("setting", "")), v.get("unit"))
-                     for k, v in (d.get("settings") or {}).items()}} for d in descs]
+    defaults = [_mapping(d.get("defaults")) for d in descs]
+    effective = [{**{k: setting_text(*_split(str(v))) for k, v in own.items()},
+                  **{k: read_back(v) for k, v in _mapping(d.get("settings")).items()}}
+                 for d, own in zip(descs, defaults, strict=True)]
     out = []
     for name in sorted({k for e in effective for k in e}):
         values = tuple(e.get(name, "—") for e in effective)
         if len(set(values)) < 2:
             continue
-        set_by_one = any(name not in d["defaults"] and name in e for d, e in zip(
-            descs, effective, strict=True))
+        set_by_one = any(name not in own and name in e for own, e in zip(
+            defaults, effective, strict=True))
         if f"settings.{name}" in factors:
             cause = "declared"
-        elif any(name in (d.get("placed") or ()) for d in descs):
+        elif any(name in placed for d in descs if isinstance(placed := d.get("placed") or (), Collection)):
             cause = "place"
         elif any(set(values) <= same for same in SAME_MEANING.get(name, ())):
             cause = "same-meaning"
@@ -260,7 +261,7 @@ def _setting_differences(descs: Sequence[Mapping[str, Any]], factors: set[str]) 
             cause = "version-only"
         elif "profile" in factors and set_by_one:
             cause = "profile"
-        elif any(name in d["defaults"] for d in descs):
+        elif any(name in own for own in defaults):
             cause = "version-default"
         else:
             cause = "setting"
@@ -283,7 +284,24 @@ def _split(text: str) -> tuple[str, str | None]:
     return (setting, unit) if setting and unit in {**_MEMORY, **_TIME} else (text, None)
 
 
-def _flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, object]:
+def read_back(value: object) -> str:
+    """A setting as a server's description read it back (``{"setting", "unit"}``) as people
+    read it: ``16384`` in ``8kB`` is ``128MB``."""
+    found = _mapping(value)
+    unit = found.get("unit")
+    return setting_text(str(found.get("setting", "")), None if unit is None else str(unit))
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    """A mapping of a stored description (none: empty)."""
+    if not value:
+        return {}
+    if isinstance(value, Mapping):
+        return value
+    raise ValueError(f"a server's stored description holds {value!r:.100} where a mapping belongs")
+
+
+def _flatten(value: Mapping[str, object], prefix: str = "") -> dict[str, object]:
     out: dict[str, object] = {}
     for key, v in value.items():
         if isinstance(v, Mapping) and v:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, replace
-from typing import Any
 
 from teiten import studies
 from teiten.analysis import (
@@ -184,16 +183,11 @@ def section(trials: Sequence[TrialRecord], workload: str, description: str,
     return replace(sec, findings=compare.findings(sec))
 
 
-def _setting_text(value: Mapping[str, Any]) -> str:
-    """A read-back setting as people read it: ``16384`` in ``8kB`` is ``128MB``."""
-    return differences.setting_text(str(value.get("setting", "")), value.get("unit"))
-
-
 def server_info(row: ServerRecord, features: Features) -> ServerInfo:
     desc = row.description or {}
     setup = row.setup
     kind = features.server_kind(row.kind, row.spec)
-    settings = {k: _setting_text(v) for k, v in (desc.get("settings") or {}).items()}
+    settings = {k: differences.read_back(v) for k, v in (desc.get("settings") or {}).items()}
     return ServerInfo(
         name=row.name, kind=kind.name,
         version=str(desc.get("version") or setup.version or "?"),
