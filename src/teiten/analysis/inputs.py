@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from teiten.analysis.cycle import MachineTime
 from teiten.analysis.locks import Locks  # per point, per ok repetition: LWLOCK_STATS rows
-from teiten.analysis.model import Notice, StudyParameters
+from teiten.analysis.model import Notice, StudyParameters, SuiteResults
 from teiten.model.details import AppDetails, LatencyDetails, LoadDetails
 from teiten.model.results import Point, ProgressPoint, StepRecord, StudyResults
 
@@ -55,7 +55,7 @@ class SuiteFacts(Protocol):
     def axes(self) -> tuple[str, ...]: ...
 
     @property
-    def judge(self) -> Callable[[Any], tuple[dict[str, object], ...]] | None: ...
+    def judge(self) -> Callable[[SuiteResults], tuple[dict[str, object], ...]] | None: ...
 
 
 class Features(Protocol):
