@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeAlias, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -91,7 +92,7 @@ class AtMost:
     least: str
     unit: str = ""  # "s": a duration, said with its unit
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+    def __get_pydantic_core_schema__(self, source: object, handler: GetCoreSchemaHandler) -> CoreSchema:
         return core_schema.no_info_after_validator_function(self._check, handler(source))
 
     def __get_pydantic_json_schema__(self, schema: CoreSchema,
@@ -101,7 +102,7 @@ class AtMost:
             found["maximum"] = self.most
         return found
 
-    def _check(self, value: Any) -> Any:
+    def _check(self, value: float) -> float:
         if value > self.most:
             if self.unit == "s":
                 top = seconds_text(self.most)
@@ -137,7 +138,7 @@ def duration_schema(**number: float) -> dict[str, object]:
                       {"type": "string", "pattern": DURATION.pattern}]}
 
 
-def _seconds(most: float, *, positive: bool) -> Any:
+def _seconds(most: float, *, positive: bool) -> object:
     """Seconds written as a number or as a duration ("10s", "3min"), finite, at most ``most``;
     more than 0 when ``positive``, else 0 or more."""
     if positive:
@@ -196,11 +197,34 @@ def check_path_text(value: str) -> str:
 # A path from a study file: no shell-special or control characters.
 PathText = Annotated[str, AfterValidator(check_path_text)]
 
-def _distinct(values: list[Any]) -> list[Any]:
+def _distinct(values: list[T]) -> list[T]:
     seen = [v for i, v in enumerate(values) if v in values[:i]]
     if seen:
         raise ValueError(f"{seen[0]!r} is listed twice")
     return values
+
+
+# A JSON object of a JSON Schema document as pydantic writes it (model_json_schema), read and
+# completed by key: the study file's schema (teiten.spec.schema) and what reads it.
+JsonObject: TypeAlias = dict[str, object]
+
+
+def json_object(node: Mapping[str, object], key: str, *more: str) -> JsonObject:
+    """The JSON object at ``key`` of ``node``, or at ``key`` and the keys ``more`` below it
+    (KeyError when one is missing)."""
+    found = node[key]
+    if not isinstance(found, dict):
+        raise TypeError(f"the JSON Schema's {key} is {type(found).__name__}, not an object")
+    return json_object(found, *more) if more else found
+
+
+def json_objects(node: Mapping[str, object], key: str) -> list[JsonObject]:
+    """The JSON objects of the list at ``key`` of ``node`` (``anyOf``, ``allOf``): none when
+    it has no such key."""
+    found = node.get(key, [])
+    if not isinstance(found, list) or not all(isinstance(item, dict) for item in found):
+        raise TypeError(f"the JSON Schema's {key} is not a list of objects")
+    return found
 
 
 class _OneOrList:
@@ -209,7 +233,7 @@ class _OneOrList:
     def __get_pydantic_json_schema__(self, core_schema: CoreSchema,
                                      handler: GetJsonSchemaHandler) -> JsonSchemaValue:
         schema = handler(core_schema)
-        return {"anyOf": [schema["items"], schema]} if "items" in schema else schema
+        return {"anyOf": [json_object(schema, "items"), schema]} if "items" in schema else schema
 
 
 # An axis of a measured-statement workload: one value, or a list of distinct values.

@@ -5,12 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from teiten.host.cpus import format_list, parse_list
-from teiten.spec.base import NAME, SIZE, AtMost, Axis, Bytes, Model, PathText, size_text
+from teiten.spec.base import (
+    NAME,
+    SIZE,
+    AtMost,
+    Axis,
+    Bytes,
+    JsonObject,
+    Model,
+    PathText,
+    json_object,
+    json_objects,
+    size_text,
+)
 from teiten.spec.place import Place, PlaceModel, place_models, places_of
 
 
@@ -163,7 +175,7 @@ class ServerCore(Model):
 
     @field_validator("install", mode="before")
     @classmethod
-    def _install_text(cls, value: Any) -> Any:
+    def _install_text(cls, value: object) -> object:
         if isinstance(value, bool):
             return value
         if isinstance(value, int):
@@ -176,7 +188,7 @@ class ServerCore(Model):
 
     @field_validator("settings", mode="before")
     @classmethod
-    def _setting_values(cls, value: Any) -> Any:
+    def _setting_values(cls, value: object) -> object:
         if isinstance(value, dict):
             for name, setting in value.items():
                 if not isinstance(setting, str | int | float | bool):
@@ -283,24 +295,32 @@ def size_keys() -> frozenset[str]:
     read from the schema): what a report shows as a study file writes them (``1GB``), not in
     bytes."""
     schema = ServerSpec.model_json_schema()
+    defs = json_object(schema, "$defs")
 
-    def alternatives(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    def alternatives(node: JsonObject) -> Iterator[JsonObject]:
         yield node
-        subs = [*node.get("anyOf", ()), *node.get("allOf", ())]
+        subs = [*json_objects(node, "anyOf"), *json_objects(node, "allOf")]
         if "items" in node:  # a list of values (an axis)
-            subs.append(node["items"])
+            subs.append(json_object(node, "items"))
         for sub in subs:
             yield from alternatives(sub)
 
-    def walk(node: dict[str, Any], prefix: str) -> Iterator[str]:
-        for key, prop in node.get("properties", {}).items():
-            subs = list(alternatives(prop))
+    def walk(node: JsonObject, prefix: str) -> Iterator[str]:
+        props = json_object(node, "properties") if "properties" in node else {}
+        for key in props:
+            subs = list(alternatives(json_object(props, key)))
             if any(sub.get("pattern") == SIZE.pattern for sub in subs):
                 yield prefix + key
-            for ref in {sub["$ref"] for sub in subs if "$ref" in sub}:
-                yield from walk(schema["$defs"][ref.rsplit("/", 1)[1]], f"{prefix}{key}.")
+            for ref in {ref for sub in subs if (ref := _defined(sub)) is not None}:
+                yield from walk(json_object(defs, ref), f"{prefix}{key}.")
 
     return frozenset(walk(schema, ""))
+
+
+def _defined(node: JsonObject) -> str | None:
+    """The name of the definition ``node`` stands for (its ``$ref``, ``#/$defs/NAME``), or None."""
+    ref = node.get("$ref")
+    return ref.rsplit("/", 1)[1] if isinstance(ref, str) else None
 
 
 def _value(model: object, dotted: str) -> object:
