@@ -20,6 +20,7 @@ from typing import Any, get_args
 import psycopg
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from teiten.model.errors import SpecError
 from teiten.spec import secrets
@@ -75,7 +76,7 @@ def _where(loc: tuple[str | int, ...]) -> str:
     return text
 
 
-def _models_in(annotation: Any) -> list[type[BaseModel]]:
+def _models_in(annotation: object) -> list[type[BaseModel]]:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [annotation]
     return [m for arg in get_args(annotation) for m in _models_in(arg)]
@@ -106,7 +107,7 @@ _EXAMPLES = {
 }
 
 
-def _message(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
+def _message(err: ErrorDetails) -> tuple[tuple[str | int, ...], str]:
     raw = tuple(err["loc"])
     loc = tuple(p for p in raw if isinstance(p, int) or not p[:1].isupper()
                 and not p.startswith(("literal[", "function-", "int", "str")))
@@ -186,8 +187,8 @@ class _StrictLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, object]:
+        seen: set[Hashable] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
             if not isinstance(key, Hashable):  # '{{a: 1}}': a mapping as a key
@@ -326,7 +327,7 @@ def load_text(text: str, path: str) -> LoadedStudy:
     try:
         study = Study.model_validate(data)
     except ValidationError as exc:
-        errors = [_message(dict(e)) for e in exc.errors()]
+        errors = [_message(e) for e in exc.errors()]
         errors.sort(key=lambda e: loaded.line_of(e[0]) or 0)
         loc, msg = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""

@@ -58,4 +58,5 @@ def place_models(keys: Iterable[str]) -> tuple[type[PlaceModel], ...]:
 def places_of(model: type) -> tuple[Place, ...]:
     """The places whose models ``model`` is made of, in the order of its keys (its base classes
     from the last to the first)."""
-    return tuple(vars(cls)["PLACE"] for cls in reversed(model.__mro__) if "PLACE" in vars(cls))
+    return tuple(cls.PLACE for cls in reversed(model.__mro__)
+                 if issubclass(cls, PlaceModel) and "PLACE" in vars(cls))

@@ -53,12 +53,9 @@ def redacted(conninfo: str) -> tuple[str, str | None]:
 def connect_params(stored: str, password: str | None) -> dict[str, str]:
     """The parameters to connect with: the stored string's, without its placeholder, with
     ``password`` (from memory) when there is one."""
-    params = {k: str(v) for k, v in pg_conninfo.conninfo_to_dict(stored).items()}
-    if params.get("password") == PLACEHOLDER:
-        del params["password"]
-    if password is not None:
-        params["password"] = password
-    return params
+    params = {k: str(v) for k, v in pg_conninfo.conninfo_to_dict(stored).items()
+              if (k, str(v)) != ("password", PLACEHOLDER)}
+    return params if password is None else {**params, "password": password}
 
 
 def was_redacted(stored: str) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -198,14 +198,14 @@ class Study(Model):
 
     @field_validator("clients", mode="before")
     @classmethod
-    def _clients_list(cls, value: Any) -> Any:
+    def _clients_list(cls, value: object) -> object:
         if isinstance(value, int) and not isinstance(value, bool):
             raise ValueError(f"write a list of client counts, e.g. clients: [{value}]")
         return value
 
     @field_validator("repetitions", mode="before")
     @classmethod
-    def _repetitions(cls, value: Any) -> Any:
+    def _repetitions(cls, value: object) -> object:
         """A count or auto, checked here so that a bad one gets one plain message (not one per
         member of the union)."""
         if value == "auto":
@@ -220,7 +220,7 @@ class Study(Model):
 
     @field_validator("threads", mode="before")
     @classmethod
-    def _threads(cls, value: Any) -> Any:
+    def _threads(cls, value: object) -> object:
         if isinstance(value, int) and not isinstance(value, bool) and value > MAX_CLIENTS:
             raise ValueError(f"{value} is out of range; allowed: half, or 1 to {MAX_CLIENTS}")
         if value == "half" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):

@@ -11,8 +11,9 @@ says whose option it is.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar
 
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -43,25 +44,25 @@ class WorkloadOptions(Model):
 
     @model_validator(mode="before")
     @classmethod
-    def _own_options(cls, data: Any) -> Any:
+    def _own_options(cls, data: object) -> object:
         if isinstance(data, str):
             return {"name": data}  # a bare workload name
         if not isinstance(data, dict):
             return data  # refused by the model, with the forms of an entry
-        data = dict(data)
-        cls._check_form(data)
-        entry = entry_name(data)
+        given: dict[object, object] = dict(data)
+        cls._check_form(given)
+        entry = entry_name(given)
         known = every_option()
-        for key, value in list(data.items()):
+        for key, value in list(given.items()):
             if key in cls.model_fields or not isinstance(key, str):
                 continue
             if value is None and key in known:
-                del data[key]  # an option left empty was accepted before each kind had its own
+                del given[key]  # an option left empty was accepted before each kind had its own
                 continue
             why = cls._foreign(key, entry)
             if why:
                 raise PydanticCustomError("foreign_option", "{message}", {"message": why, "key": key})
-        return data
+        return given
 
     @property
     def key(self) -> str:
@@ -69,7 +70,7 @@ class WorkloadOptions(Model):
         raise NotImplementedError
 
     @classmethod
-    def _check_form(cls, data: dict[Any, Any]) -> None:
+    def _check_form(cls, data: Mapping[object, object]) -> None:
         """Refuse an entry whose keys do not make a workload of this kind."""
 
     @classmethod
@@ -125,7 +126,7 @@ class SqlLoaded(NamedWorkload):
         return super()._foreign(key, entry)
 
 
-def entry_name(data: dict[Any, Any]) -> str:
+def entry_name(data: Mapping[object, object]) -> str:
     """The name an entry goes by in a message: its name, else its script's file name."""
     name, script = data.get("name"), data.get("script")
     if name is None and isinstance(script, str):

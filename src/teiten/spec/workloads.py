@@ -17,8 +17,9 @@ workload is refused with one line that names whose option it is.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal, Union
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
@@ -89,10 +90,9 @@ class _PgbenchOptions(Model):
 
     def pgbench_options(self) -> dict[str, object]:
         """The options given, by name (``defines`` as NAME=VALUE texts)."""
-        given = {k: v for k in PGBENCH_OPTIONS if (v := getattr(self, k)) not in (None, False)}
-        if "defines" in given:
-            given["defines"] = tuple(f"{k}={v}" for k, v in given["defines"].items())
-        return given
+        defines = None if self.defines is None else tuple(f"{k}={v}" for k, v in self.defines.items())
+        return {k: defines if k == "defines" else v for k in PGBENCH_OPTIONS
+                if (v := getattr(self, k)) not in (None, False)}
 
 
 class PgbenchSpec(_PgbenchOptions, NamedWorkload):
@@ -130,7 +130,7 @@ class ScriptSpec(WorkloadOptions, _PgbenchOptions):
         "not": {"required": ["script", "scripts"]}})
 
     @classmethod
-    def _check_form(cls, data: dict[Any, Any]) -> None:
+    def _check_form(cls, data: Mapping[object, object]) -> None:
         script, scripts = data.get("script"), data.get("scripts")
         if script is not None and scripts is not None:
             raise ValueError("give 'script' or 'scripts', not both")
@@ -313,7 +313,7 @@ _KIND_OF_NAME = {name: k.__name__ for k in KINDS for name in k.names}
 BUILTIN_WORKLOADS = tuple(_KIND_OF_NAME)  # every built-in workload, in the order of KINDS
 
 
-def kind_of(value: Any) -> str:
+def kind_of(value: object) -> str:
     """The tag of the options model that validates a raw workload entry."""
     if isinstance(value, WorkloadOptions):
         return type(value).__name__

@@ -33,7 +33,8 @@ def notice_text(notice: Notice, lang: str = "en") -> str:
     texts = notices().get(notice.key)
     if texts is None:
         return f"{notice.key}: {notice.params}"
-    template = texts.get(lang) or texts["en"]
+    english = texts["en"]  # every notice has each language (teiten.messages checks)
+    template = texts.get(lang) or english
     params = dict(notice.params)
     # A parameter worded in each language (teiten.analysis.noise.busy_notice: who_ja).
     params.update({k[:-len(lang) - 1]: v for k, v in notice.params.items() if k.endswith(f"_{lang}")})
@@ -46,7 +47,7 @@ def notice_text(notice: Notice, lang: str = "en") -> str:
     try:
         return template.format(**params)
     except (KeyError, IndexError):
-        return texts["en"].format_map(_Missing(params))
+        return english.format_map(_Missing(params))
 
 
 class _Missing(dict[str, object]):

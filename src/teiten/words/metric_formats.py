@@ -30,12 +30,10 @@ def bmf(rows: Sequence[Row]) -> dict[str, dict[str, dict[str, float]]]:
     series of a measured one."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for r in rows:
-        measures = {}
-        if r.value is not None:
-            measures["throughput"] = _metric(r.value, r.low, r.high)
         shown = r.estimate_pct if r.estimate_pct is not None else r.ratio_pct
-        if shown is not None:
-            measures["ratio"] = _metric(shown, r.low_pct, r.high_pct)
+        figures = (("throughput", r.value, r.low, r.high), ("ratio", shown, r.low_pct, r.high_pct))
+        measures = {name: _metric(value, low, high) for name, value, low, high in figures
+                    if value is not None}
         if measures:  # an emulation's figures are a benchmark of their own, named so
             out[f"{r.benchmark}/{r.server}" + (EMULATED if r.emulated else "")] = measures
     return out

@@ -44,7 +44,8 @@ def _required(p: Point, ctx: Context) -> str:
 def verdict_title(p: Point, ctx: Context) -> str:
     """The hover text of a ratio cell: the verdict and what in the interval gives it."""
     lang = ctx.lang
-    common = {"conf": f.format_level(p.ratio_ci_level), "ci": f.ratio_ci_bounds(p) or f.MISSING,
+    conf = f.format_level(p.ratio_ci_level)
+    common = {"conf": conf, "ci": f.ratio_ci_bounds(p) or f.MISSING,
               "test": method_words(p, lang), "margin": _margin(p)}
     if p.verdict in (v.FASTER, v.SLOWER):
         return tr(f"title.{p.verdict}", lang, **common)
@@ -52,7 +53,7 @@ def verdict_title(p: Point, ctx: Context) -> str:
         return tr("title.no-difference", lang, **common, low=f"{100 - p.margin_pct:g}",
                   high=f"{100 + p.margin_pct:g}")
     if p.reason == v.SHORT:
-        return tr("title.short", lang, conf=common["conf"], required=_required(p, ctx),
+        return tr("title.short", lang, conf=conf, required=_required(p, ctx),
                   m=p.comparisons, needed=p.needed)
     if p.reason == v.WIDE:
         return tr("title.wide", lang, **common)
@@ -131,7 +132,8 @@ def judged_ci_text(j: Judged) -> str:
 def judged_title(j: Judged, ctx: Context) -> str:
     """The hover text of a judged ratio: its verdict and what in its interval gives it."""
     lang, word = ctx.lang, j.verdict.word
-    common = {"conf": f.format_level(j.level), "ci": judged_bounds(j) or f.MISSING,
+    conf = f.format_level(j.level)
+    common = {"conf": conf, "ci": judged_bounds(j) or f.MISSING,
               "margin": f"{j.margin_pct:g}"}
     if word in (v.FASTER, v.SLOWER):
         return tr(f"judged.{word}" + (".latency" if j.lower_is_better else ""), lang, **common)
@@ -140,7 +142,7 @@ def judged_title(j: Judged, ctx: Context) -> str:
                   high=f"{100 + j.margin_pct:g}")
     reason = j.verdict.reason
     if reason == v.SHORT:
-        return tr("judged.short", lang, conf=common["conf"], required=v.required_text(j.required),
+        return tr("judged.short", lang, conf=conf, required=v.required_text(j.required),
                   m=j.comparisons)
     if reason == v.WIDE:
         return tr("title.wide", lang, **common, test=tr("judged.method", lang))
