@@ -149,7 +149,7 @@ def _seconds(most: float, *, positive: bool) -> object:
                      AtMost(most, "0 s", "s"), WithJsonSchema(duration_schema(minimum=0, maximum=most))]
 
 
-# The durations of a study file, each with its bound (README.md, "Bounds"): a trial's measured
+# The durations of a study file, each with its bound (docs/guide/study-files.md, "Bounds"): a trial's measured
 # run at most 7 days, a repetitions: auto budget 30 days, a think time 1 h, a ramp-up, a
 # device's interval or a guest's boot 1 day, the time iot's records cover 3660 days.
 if TYPE_CHECKING:

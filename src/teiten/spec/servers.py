@@ -143,7 +143,7 @@ class ServerCore(Model):
     snapshot_hook: PathText | None = Field(
         None, description="an executable that saves and restores the cluster's data directory "
         "itself (a ZFS, LVM or other filesystem snapshot), run as HOOK save|restore|discard "
-        "DATA_DIR SNAPSHOT_DIR; teiten then keeps no copy of its own (see the README)")
+        "DATA_DIR SNAPSHOT_DIR; teiten then keeps no copy of its own (docs/guide/what-a-trial-does.md)")
     network: Literal["loopback", "netns"] = Field(
         "loopback", description="netns: run the server in a network namespace teiten creates, "
         "reached through a veth pair over TCP (needs root and 'ip')")

@@ -12,7 +12,7 @@ from teiten.spec.base import MAX_SCALE, NAME, AtMost, BudgetSeconds, Model, Tria
 from teiten.spec.servers import LoadClientSpec, ServerSpec, limit_name
 from teiten.spec.workloads import WorkloadSpec
 
-# The bounds of a study's numbers (README.md, "Bounds"): what no benchmark of one machine
+# The bounds of a study's numbers (docs/guide/study-files.md, "Bounds"): what no benchmark of one machine
 # comes near, and what every program and column downstream holds.
 MAX_CLIENTS = 10_000  # pgbench -c and -j
 MAX_REPETITIONS = 1000  # blocks, whether given or auto's floor and ceiling
