@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
+from typing import Annotated
+
+from pydantic import BeforeValidator, TypeAdapter, ValidationError
 
 from teiten.messages import tr
+from teiten.model.details import DetailsKind
 from teiten.model.results import StudyResults
 
 TOP = 5              # consumers kept in ForeignLoad.top, programs in ForeignLoad.programs
@@ -17,13 +22,55 @@ NAMED = 3            # programs (or consumers) a message names
 NAMED_MIN_CPUS = 0.05  # below this a program is idle: left out of the names while others are not
 
 
+SHAPES = "foreign load: 'top' and 'programs' are lists and 'memory' a mapping"
+
+
+def _number(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"foreign load: expected a number, got {value!r}")
+    return float(value)
+
+
+def _whole(value: object) -> int:
+    return int(_number(value))
+
+
+def _pid_port_or_text(value: object) -> int | str:
+    return value if isinstance(value, str) else _whole(value)
+
+
+def _server(value: object) -> object:
+    if value is not None and not isinstance(value, Mapping):
+        raise ValueError("foreign load: a program's 'server' is a mapping")
+    return value
+
+
+def _shapes(data: object) -> object:
+    """A stored load's lists and mapping, checked before its fields are read."""
+    if isinstance(data, Mapping) and (not isinstance(data.get("top", []), list) or
+                                      not isinstance(data.get("memory", {}), Mapping) or
+                                      not isinstance(data.get("programs"), list | None)):
+        raise ValueError(SHAPES)
+    return data
+
+
+# A stored load's fields as from_json reads them: a number is an int or a float (never a bool
+# or a string) and is read as a float, a count as an int, a name as its text; in memory a
+# number keeps what the meter made of it (an int prints as an int).
+Number = Annotated[int | float, BeforeValidator(_number)]
+Whole = Annotated[int, BeforeValidator(_whole)]
+Text = Annotated[str, BeforeValidator(str)]
+Server = Annotated[Mapping[Text, Annotated[int | str, BeforeValidator(_pid_port_or_text)]] | None,
+                   BeforeValidator(_server)]
+
+
 @dataclass(frozen=True)
 class Consumer:
     """One foreign process and the CPU it used during the window."""
 
-    pid: int
-    name: str       # the process name (comm) only, never its command line: that may hold a password
-    cpu_s: float    # user + system, plus the children it reaped in the window
+    pid: Whole
+    name: Text      # the process name (comm) only, never its command line: that may hold a password
+    cpu_s: Number   # user + system, plus the children it reaped in the window
 
     def __post_init__(self) -> None:
         if self.cpu_s < 0:
@@ -38,52 +85,35 @@ class Program:
     PostgreSQL server (``name`` postgres) or another benchmark: a client (``name`` pgbench)
     together with the server it drives, whose processes ``processes`` and ``cpu_s`` include."""
 
-    name: str        # the process name (comm) of its first process: never a command line
-    pid: int         # its first process (the client's, for another benchmark)
-    processes: int   # how many of its processes were alive at the end of the window
-    cpu_s: float
-    server: Mapping[str, int | str] | None = None  # {pid, port, datadir}: each when it was read
+    name: Text       # the process name (comm) of its first process: never a command line
+    pid: Whole       # its first process (the client's, for another benchmark)
+    processes: Whole  # how many of its processes were alive at the end of the window
+    cpu_s: Number
+    server: Server = None  # {pid, port, datadir}: each when it was read
 
     def __post_init__(self) -> None:
         if self.cpu_s < 0 or self.processes < 1:
             raise ValueError(f"program {self.name} (pid {self.pid}): cpu_s is not negative and "
                              f"processes at least 1, got {self.cpu_s} and {self.processes}")
 
-    def to_json(self) -> dict[str, object]:
-        out: dict[str, object] = {"name": self.name, "pid": self.pid, "processes": self.processes,
-                                  "cpu_s": self.cpu_s}
-        if self.server is not None:
-            out["server"] = dict(self.server)
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, object]) -> Program:
-        server = data.get("server")
-        if server is not None and not isinstance(server, Mapping):
-            raise ValueError("foreign load: a program's 'server' is a mapping")
-        return cls(str(data["name"]), int(_number(data["pid"])), int(_number(data["processes"])),
-                   _number(data["cpu_s"]),
-                   {str(k): v if isinstance(v, str) else int(_number(v)) for k, v in server.items()}
-                   if server is not None else None)
-
 
 @dataclass(frozen=True)
 class ForeignLoad:
     """What processes outside the trial used during its window (see the module docstring)."""
 
-    window_s: float
-    cpu_s: float                                  # CPU seconds of foreign user-space processes
+    window_s: Number
+    cpu_s: Number                                 # CPU seconds of foreign user-space processes
     top: tuple[Consumer, ...] = ()                # the largest consumers, largest first
-    memory: Mapping[str, float] = field(default_factory=dict)  # psi_some_ms, psi_full_ms, swap_*_pages
+    memory: Mapping[Text, Number] = field(default_factory=dict)  # psi_some_ms, psi_full_ms, swap_*_pages
     # CPU seconds of the trial's own processes, and the CPUs the trial may use (this process's
     # affinity); None in what teiten stored before the relative rule (issue 33, item 4)
-    own_cpu_s: float | None = None
-    capacity: int | None = None
+    own_cpu_s: Annotated[int | float | None, BeforeValidator(_number)] = None
+    capacity: Annotated[int | None, BeforeValidator(_whole)] = None
     # The consumers by program, largest first; None in what teiten stored before (issue 53)
     programs: tuple[Program, ...] | None = None
     # The share of all CPU time the host took from this virtual machine over the window (steal,
     # /proc/stat), in percent; None where it was not read (what teiten stored before)
-    steal_pct: float | None = None
+    steal_pct: Annotated[int | float | None, BeforeValidator(_number)] = None
 
     def __post_init__(self) -> None:
         if self.window_s < 0 or self.cpu_s < 0 or (self.own_cpu_s or 0) < 0:
@@ -111,37 +141,50 @@ class ForeignLoad:
         return self.own_cpu_s / self.window_s if self.window_s > 0 else 0.0
 
     def to_json(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "window_s": self.window_s, "cpu_s": self.cpu_s,
-            "top": [{"pid": c.pid, "name": c.name, "cpu_s": c.cpu_s} for c in self.top],
-            "memory": dict(self.memory)}
-        if self.own_cpu_s is not None:
-            out["own_cpu_s"] = self.own_cpu_s
-        if self.capacity is not None:
-            out["capacity"] = self.capacity
-        if self.programs is not None:
-            out["programs"] = [p.to_json() for p in self.programs]
-        if self.steal_pct is not None:
-            out["steal_pct"] = self.steal_pct
-        return out
+        """The load as the store keeps it: its fields in their order, those it lacks (None)
+        left out."""
+        body: dict[str, object] = _foreign().dump_python(self, mode="json", exclude_none=True)
+        return body
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> ForeignLoad:
-        top = data.get("top", [])
-        memory = data.get("memory", {})
-        programs = data.get("programs")
-        if not isinstance(top, list) or not isinstance(memory, Mapping) or \
-                not isinstance(programs, list | None):
-            raise ValueError("foreign load: 'top' and 'programs' are lists and 'memory' a mapping")
-        return cls(window_s=_number(data["window_s"]), cpu_s=_number(data["cpu_s"]),
-                   top=tuple(Consumer(int(_number(c["pid"])), str(c["name"]), _number(c["cpu_s"]))
-                             for c in top),
-                   memory={str(k): _number(v) for k, v in memory.items()},
-                   own_cpu_s=_number(data["own_cpu_s"]) if "own_cpu_s" in data else None,
-                   capacity=int(_number(data["capacity"])) if "capacity" in data else None,
-                   programs=tuple(Program.from_json(p) for p in programs)
-                   if programs is not None else None,
-                   steal_pct=_number(data["steal_pct"]) if "steal_pct" in data else None)
+        """A stored load; a malformed one is refused with the reason its check gives."""
+        try:
+            found: ForeignLoad = _foreign().validate_python(data)
+        except ValidationError as exc:
+            raise _refusal(exc) from None
+        return found
+
+
+class _ForeignKind(DetailsKind[ForeignLoad]):
+    """A trial's ``foreign`` details: its load as :class:`ForeignLoad` writes and reads it (the
+    fields it lacks left out of the body, a malformed body refused in its checks' words)."""
+
+    def read(self, stored: Mapping[str, object]) -> ForeignLoad:
+        return ForeignLoad.from_json(stored)
+
+    def json(self, value: ForeignLoad) -> dict[str, object]:
+        return value.to_json()
+
+
+FOREIGN = _ForeignKind("foreign", ForeignLoad)
+
+
+@cache
+def _foreign() -> TypeAdapter[ForeignLoad]:
+    """The reader and writer of a stored load, made once (on the first read or write)."""
+    return TypeAdapter(Annotated[ForeignLoad, BeforeValidator(_shapes)])
+
+
+def _refusal(exc: ValidationError) -> ValueError:
+    """Why a stored load is refused: its first error, in its check's words where a check of
+    this module (or a record's own) refused it."""
+    first = exc.errors(include_url=False)[0]
+    cause = first.get("ctx", {}).get("error")
+    if isinstance(cause, ValueError):
+        return cause
+    where = ".".join(str(part) for part in first["loc"])
+    return ValueError(f"foreign load: {where}: {first['msg']}")
 
 
 LIMIT_CPUS = 0.25    # noise_guard.max_foreign_cpus by default
@@ -211,12 +254,6 @@ class Rule:
         return cls(limit_cpus=_number(guard.get("max_foreign_cpus", LIMIT_CPUS)),
                    fraction=_number(guard.get("spare_fraction", SPARE_FRACTION)),
                    steal_pct=_number(guard.get("max_steal_pct", STEAL_PCT)))
-
-
-def _number(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"foreign load: expected a number, got {value!r}")
-    return float(value)
 
 
 def who(found: ForeignLoad, lang: str = "en", rule: Rule | None = None) -> str:

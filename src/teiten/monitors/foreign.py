@@ -54,13 +54,14 @@ import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Protocol
 
 import psutil
 
 from teiten.host import safefs
-from teiten.host.guard import POSTGRES, TOP, Consumer, ForeignLoad, Program, Rule, disturbance
+from teiten.host.guard import FOREIGN, POSTGRES, TOP, Consumer, ForeignLoad, Program, Rule, disturbance
 from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
 
@@ -69,11 +70,38 @@ KTHREADD = 2         # the parent of every kernel thread (in the root pid namesp
 INIT = 1             # holds the orphans it reaped: never a program of its own
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox"})
 CLIENTS = frozenset({"pgbench", "sysbench"})  # benchmark clients: named with the server they drive
-ATTRS = ["pid", "ppid", "name", "cpu_times", "create_time"]
 PSI = Path("/proc/pressure/memory")
 VMSTAT = Path("/proc/vmstat")
 
 Key = tuple[int, float]  # (pid, create_time): a process, even when its pid is reused
+
+
+class _CpuTimes(Protocol):
+    """A process's CPU seconds, as psutil reads them (its cpu_times())."""
+
+    @property
+    def user(self) -> float: ...
+    @property
+    def system(self) -> float: ...
+    @property
+    def children_user(self) -> float: ...
+    @property
+    def children_system(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class _Info:
+    """What one pass reads of a process (psutil's ``info`` of ATTRS): None where psutil could
+    not read it (access denied, a zombie's)."""
+
+    pid: int
+    ppid: int | None
+    name: str | None
+    cpu_times: _CpuTimes | None
+    create_time: float | None
+
+
+ATTRS = [f.name for f in fields(_Info)]
 
 
 @dataclass(frozen=True)
@@ -119,18 +147,18 @@ def _read_processes() -> _Reading:
         # not read (access denied, a zombie's) come back as None. It keeps one Process object
         # per live process from pass to pass, and the object keeps its create_time: a step of
         # the wall clock (which moves btime) between the readings does not change a key.
-        info = p.info
-        if info["create_time"] is None or info["ppid"] is None:
+        info = _Info(**p.info)
+        if info.create_time is None or info.ppid is None:
             continue
-        t = info["cpu_times"]
+        t = info.cpu_times
         own = kids = None
         if t is not None:
             own = t.user + t.system
             kids = t.children_user + t.children_system
         # The first 15 characters of psutil's name are exactly comm: psutil lengthens a 15-character
         # comm from the command line, which may hold a password.
-        name = (info["name"] or "?")[:15]
-        procs[(info["pid"], info["create_time"])] = _Proc(info["ppid"], name, own, kids)
+        name = (info.name or "?")[:15]
+        procs[(info.pid, info.create_time)] = _Proc(info.ppid, name, own, kids)
     memory = _read_memory()
     return _Reading(at=(began + time.monotonic()) / 2, procs=procs,
                     by_pid={pid: (pid, created) for pid, created in procs}, memory=memory,
@@ -420,8 +448,8 @@ class ForeignWatch(Sampling[ForeignLoad]):
 
     def contribute(self, evidence: Evidence, ended: Ended) -> None:
         if self.seen is not None:
-            evidence.details["foreign"] = self.seen.to_json()
-            evidence.metrics["foreign_cpus"] = self.seen.cpus
+            FOREIGN.put(evidence.details, self.seen)
+            evidence.metrics[FOREIGN_CPUS.name] = self.seen.cpus
 
     def disturbance(self) -> str | None:
         return disturbance(self.seen, self.rule) if self.seen is not None else None
@@ -432,6 +460,6 @@ def _foreign(window: Window) -> ForeignWatch | None:
     return ForeignWatch(window, Rule.of(guard.model_dump())) if guard is not None else None
 
 
+FOREIGN_CPUS = Metric("foreign_cpus", "CPUs", "gauge", "metric.foreign_cpus")
 # Innermost: it starts last and stops first, so that its window is the load's.
-KIND = MonitorKind("foreign", _foreign, layer=9,
-                   metrics=(Metric("foreign_cpus", "CPUs", "gauge", "metric.foreign_cpus"),))
+KIND = MonitorKind(FOREIGN.name, _foreign, layer=9, metrics=(FOREIGN_CPUS,))
