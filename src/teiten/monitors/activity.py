@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 class MonitorResult:
     system: SystemResult | None = None
     waits: database.WaitResult | None = None
-    stats: dict[str, database.Rows] = field(default_factory=dict)   # deltas per view
+    stats: dict[str, database.Deltas] = field(default_factory=dict)  # deltas per view
     summary: dict[str, float] = field(default_factory=dict)          # flat figures
     warnings: list[str] = field(default_factory=list)
 

@@ -19,7 +19,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TypeGuard
 
 import psycopg
 
@@ -134,10 +134,23 @@ def _wait_profile(conn: psycopg.Connection) -> dict[tuple[str, str], int]:
 
 # -- cumulative statistics ---------------------------------------------------------------
 
-Rows = dict[str, dict[str, Any]]  # row key -> column -> value
+Rows = dict[str, dict[str, object]]  # row key -> column -> value, as the server gave it
+Changed = int | float | str  # a numeric column's growth over the window, else its value after it
+Deltas = dict[str, dict[str, Changed]]  # row key -> column -> what changed
+STATEMENTS = "statements"  # pg_stat_statements's view: only its busiest rows are kept
 
 
-def _numeric(value: object) -> bool:
+@dataclass(frozen=True)
+class View:
+    """A statistics view as it is snapshotted: its name, its query, and the columns that name
+    a row of it (none: one row)."""
+
+    name: str
+    sql: str
+    key: tuple[str, ...] = ()
+
+
+def _numeric(value: object) -> TypeGuard[int | float | Decimal]:
     return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
 
 
@@ -151,72 +164,86 @@ def _rows(conn: psycopg.Connection, sql: str, key: tuple[str, ...]) -> Rows:
     return out
 
 
-def _views(conn: psycopg.Connection) -> dict[str, tuple[str, tuple[str, ...]]]:
-    version = conn.info.server_version
-    views: dict[str, tuple[str, tuple[str, ...]]] = {
-        "database": ("SELECT * FROM pg_stat_database WHERE datname = current_database()", ()),
-        "bgwriter": ("SELECT * FROM pg_stat_bgwriter", ()),
-        "tables": ("SELECT sum(autovacuum_count) AS autovacuum_count, sum(autoanalyze_count) "
-                   "AS autoanalyze_count, sum(n_tup_upd) AS n_tup_upd, sum(n_tup_hot_upd) AS "
-                   "n_tup_hot_upd FROM pg_stat_all_tables", ()),
-    }
+def _wal(version: int) -> View:
     if version >= 140000:
-        views["wal"] = ("SELECT * FROM pg_stat_wal", ())
-    elif version >= 100000:  # no pg_stat_wal: the bytes from the WAL position (not records, FPIs)
-        views["wal"] = ("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') AS wal_bytes", ())
-    else:
-        views["wal"] = ("SELECT pg_xlog_location_diff(pg_current_xlog_location(), '0/0') "
-                        "AS wal_bytes", ())
+        return View("wal", "SELECT * FROM pg_stat_wal")
+    if version >= 100000:  # no pg_stat_wal: the bytes from the WAL position (not records, FPIs)
+        return View("wal", "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') AS wal_bytes")
+    return View("wal", "SELECT pg_xlog_location_diff(pg_current_xlog_location(), '0/0') AS wal_bytes")
+
+
+def _views(conn: psycopg.Connection) -> list[View]:
+    version = conn.info.server_version
+    views = [
+        View("database", "SELECT * FROM pg_stat_database WHERE datname = current_database()"),
+        View("bgwriter", "SELECT * FROM pg_stat_bgwriter"),
+        View("tables", "SELECT sum(autovacuum_count) AS autovacuum_count, sum(autoanalyze_count) "
+                       "AS autoanalyze_count, sum(n_tup_upd) AS n_tup_upd, sum(n_tup_hot_upd) AS "
+                       "n_tup_hot_upd FROM pg_stat_all_tables"),
+        _wal(version),
+    ]
     if version >= 160000:
-        views["io"] = ("SELECT * FROM pg_stat_io", ("backend_type", "object", "context"))
+        views.append(View("io", "SELECT * FROM pg_stat_io", ("backend_type", "object", "context")))
     if version >= 170000:
-        views["checkpointer"] = ("SELECT * FROM pg_stat_checkpointer", ())
+        views.append(View("checkpointer", "SELECT * FROM pg_stat_checkpointer"))
     if _has_extension(conn, "pg_stat_statements"):
-        views["statements"] = ("SELECT * FROM pg_stat_statements WHERE dbid = (SELECT oid FROM "
-                               "pg_database WHERE datname = current_database())",
-                               ("userid", "queryid", "toplevel" if version >= 140000 else "dbid"))
+        views.append(View(STATEMENTS, "SELECT * FROM pg_stat_statements WHERE dbid = (SELECT oid "
+                                      "FROM pg_database WHERE datname = current_database())",
+                          ("userid", "queryid", "toplevel" if version >= 140000 else "dbid")))
     return views
 
 
 def snapshot(conn: psycopg.Connection) -> dict[str, Rows]:
     """Every statistics view this server has, as rows of values."""
     out = {}
-    for name, (sql, key) in _views(conn).items():
+    for view in _views(conn):
         try:
-            out[name] = _rows(conn, sql, key)
+            out[view.name] = _rows(conn, view.sql, view.key)
         except psycopg.Error as exc:
-            log.info("statistics view %s unavailable: %s", name, exc)
+            log.info("statistics view %s unavailable: %s", view.name, exc)
     return out
 
 
-def delta(before: dict[str, Rows], after: dict[str, Rows]) -> dict[str, Rows]:
+def _changed(row: dict[str, object], old: dict[str, object]) -> dict[str, Changed]:
+    """after - before for every numeric column of a row; other columns as they are after."""
+    changed: dict[str, Changed] = {}
+    for col, value in row.items():
+        if _numeric(value):
+            prior = old.get(col, 0)
+            d = float(value) - (float(prior) if _numeric(prior) else 0.0)
+            changed[col] = int(d) if isinstance(value, int) else d
+        elif value is not None:
+            changed[col] = str(value)
+    return changed
+
+
+def _busiest(rows: dict[str, dict[str, Changed]]) -> dict[str, dict[str, Changed]]:
+    """The statements that did the most in the window: the 20 of the most execution time."""
+    top = sorted(rows.items(), key=lambda kv: -_figure(kv[1].get("total_exec_time")))
+    return dict(top[:20])
+
+
+def delta(before: dict[str, Rows], after: dict[str, Rows]) -> dict[str, Deltas]:
     """after - before for every numeric column; other columns as they are after."""
-    out: dict[str, Rows] = {}
+    out: dict[str, Deltas] = {}
     for view, rows in after.items():
-        out[view] = {}
-        for key, row in rows.items():
-            old = before.get(view, {}).get(key, {})
-            changed: dict[str, Any] = {}
-            for col, value in row.items():
-                if _numeric(value):
-                    d = float(value) - float(old.get(col, 0) or 0)
-                    changed[col] = int(d) if isinstance(value, int) else d
-                elif value is not None:
-                    changed[col] = str(value)
-            out[view][key] = changed
-    if "statements" in out:  # keep the statements that did the most in the window
-        top = sorted(out["statements"].items(),
-                     key=lambda kv: -float(kv[1].get("total_exec_time") or 0))
-        out["statements"] = dict(top[:20])
+        old = before.get(view, {})
+        changed = {key: _changed(row, old.get(key, {})) for key, row in rows.items()}
+        out[view] = _busiest(changed) if view == STATEMENTS else changed
     return out
 
 
-def _one(d: dict[str, Rows], view: str) -> dict[str, Any]:
+def _figure(value: Changed | None) -> float:
+    """A column's change as a number (0 where the view lacks it)."""
+    return float(value or 0)
+
+
+def _one(d: dict[str, Deltas], view: str) -> dict[str, Changed]:
     rows = d.get(view) or {}
     return next(iter(rows.values()), {})
 
 
-def interpret(d: dict[str, Rows]) -> dict[str, float]:
+def interpret(d: dict[str, Deltas]) -> dict[str, float]:
     """The figures teiten reports, by the column names each version uses."""
     db, wal, bgw, ckpt, tables = (_one(d, v) for v in
                                   ("database", "wal", "bgwriter", "checkpointer", "tables"))
@@ -230,11 +257,10 @@ def interpret(d: dict[str, Rows]) -> dict[str, float]:
             out[col] = float(wal[col])
     if ckpt:  # 17+: pg_stat_checkpointer; 18 counts completed ones in num_done
         done = ckpt.get("num_done")
-        if done is None:
-            done = ckpt.get("num_timed", 0) + ckpt.get("num_requested", 0)
-        out[CHECKPOINTS_IN_WINDOW] = float(done)
+        out[CHECKPOINTS_IN_WINDOW] = float(done) if done is not None else \
+            _figure(ckpt.get("num_timed")) + _figure(ckpt.get("num_requested"))
     elif "checkpoints_timed" in bgw:
-        out[CHECKPOINTS_IN_WINDOW] = float(bgw["checkpoints_timed"] + bgw["checkpoints_req"])
+        out[CHECKPOINTS_IN_WINDOW] = float(bgw["checkpoints_timed"]) + float(bgw["checkpoints_req"])
     for col in ("autovacuum_count", "autoanalyze_count", "n_tup_upd", "n_tup_hot_upd"):
         if tables.get(col) is not None:
             out[col] = float(tables[col])
