@@ -15,7 +15,6 @@ import os
 import platform
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import psutil
 
@@ -102,7 +101,7 @@ def filesystem_of(path: Path) -> dict[str, str]:
     return {"device": best.device, "mountpoint": best.mountpoint, "fstype": best.fstype}
 
 
-def machine(data_dir: Path) -> dict[str, Any]:
+def machine(data_dir: Path) -> dict[str, object]:
     """CPU model and count, memory, kernel, OS, and the filesystem of the data directory."""
     mem = psutil.virtual_memory()
     try:
@@ -136,16 +135,22 @@ SOFTWARE = ("kernel", "os")
 TUNING = ("cpu_governor", "turbo", "smt", "thp", "aslr", "virtualization")
 
 
-def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+def _fstype(found: Mapping[str, object]) -> object:
+    """The filesystem type of a fingerprint's data directory (None where it lacks one)."""
+    filesystem = found.get("data_filesystem")
+    return filesystem.get("fstype") if isinstance(filesystem, Mapping) else None
+
+
+def differences(a: Mapping[str, object], b: Mapping[str, object]) -> list[str]:
     """The identity fields on which two fingerprints differ: not the same machine."""
     found = [k for k in IDENTITY if a.get(k) != b.get(k)]
-    fs_a, fs_b = ((f.get("data_filesystem") or {}).get("fstype") for f in (a, b))
+    fs_a, fs_b = _fstype(a), _fstype(b)
     if fs_a and fs_b and fs_a != fs_b:
         found.append("data_filesystem")
     return found
 
 
-def software_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+def software_changes(a: Mapping[str, object], b: Mapping[str, object]) -> list[str]:
     """How the software (and the tuning) of the same machine changed from ``a`` to ``b``:
     "kernel 6.1.0-18 → 6.1.0-25" for each field that differs; the tuning only where both
     fingerprints have it (older stores do not)."""
@@ -153,7 +158,7 @@ def software_changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
             if a.get(k) != b.get(k) and (k in SOFTWARE or (k in a and k in b))]
 
 
-def testbed_key(found: Mapping[str, Any], name: str | None = None) -> str:
+def testbed_key(found: Mapping[str, object], name: str | None = None) -> str:
     """The testbed a study ran on (docs/DESIGN.md, "Results others read"): the user's name for
     the machine, else 12 hex digits of a SHA-256 over its identity fields (CPU model, logical
     CPUs, memory, architecture), so that one machine keeps one key across studies, upgrades and

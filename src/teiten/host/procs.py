@@ -13,7 +13,7 @@ import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO
 
 import psutil
 
@@ -66,16 +66,19 @@ def tail(text: str, lines: int = 8) -> str:
     per file) are said once, with how many more there were."""
     kept = [line.strip() for line in text.strip().splitlines() if line.strip()][-lines:]
     said: dict[str, int] = {}  # reason -> index in out
-    out: list[list[Any]] = []  # [line, how many more]
+    out: list[str] = []  # the lines said
+    more: list[int] = []  # how many more like each
     for line in kept:
         head, sep, reason = line.rpartition(": ")
         if sep and head and reason in said:
-            out[said[reason]][1] += 1
+            more[said[reason]] += 1
             continue
         if sep and head:
             said[reason] = len(out)
-        out.append([line, 0])
-    return " | ".join(line + (f" (and {more} more like it)" if more else "") for line, more in out)
+        out.append(line)
+        more.append(0)
+    return " | ".join(line + (f" (and {n} more like it)" if n else "")
+                      for line, n in zip(out, more, strict=True))
 
 
 def _popen(
@@ -85,12 +88,10 @@ def _popen(
     run_as: RunAs | None,
     cwd: str | None,
     stdin: int | None,
-    stdout: int | IO[Any] | None,
-    stderr: int | IO[Any] | None,
+    stdout: int | IO[str] | IO[bytes] | None,
+    stderr: int | IO[str] | IO[bytes] | None,
 ) -> subprocess.Popen[str]:
-    kwargs: dict[str, Any] = {}
-    if run_as is not None and os.geteuid() == 0:
-        kwargs.update(user=run_as.uid, group=run_as.gid, extra_groups=[])
+    switch = run_as if run_as is not None and os.geteuid() == 0 else None  # to its account
     try:
         return subprocess.Popen(  # noqa: S603 - argv list, never a shell
             list(argv),
@@ -102,7 +103,9 @@ def _popen(
             text=True,
             errors="replace",
             start_new_session=True,  # own process group: Ctrl-C reaches teiten only
-            **kwargs,
+            user=switch.uid if switch is not None else None,
+            group=switch.gid if switch is not None else None,
+            extra_groups=[] if switch is not None else None,
         )
     except FileNotFoundError as exc:
         raise ProcessError(f"cannot run {argv[0]}: program not found", argv=list(argv)) from exc
