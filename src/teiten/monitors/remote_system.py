@@ -20,7 +20,8 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from importlib.resources import files
 
 from teiten.host import procs
@@ -48,13 +49,31 @@ def _cpu(fields: list[str], hz: float) -> dict[str, float]:
             "irq": v[5] + v[6], "steal": v[7]}
 
 
+@dataclass(frozen=True)
+class ProcFiles:
+    """One sample's /proc files (FILES, in their order), each as its lines."""
+
+    uptime: list[str]
+    stat: list[str]
+    loadavg: list[str]
+    meminfo: list[str]
+    diskstats: list[str]
+    net_dev: list[str]
+
+    @classmethod
+    def of(cls, blocks: Mapping[str, list[str]]) -> ProcFiles:
+        """The files of a sample's blocks (name -> lines); KeyError names the first missing."""
+        return cls(*(blocks[name] for name in FILES))
+
+
 def parse_sample(blocks: dict[str, list[str]], hz: float) -> Reading:
     """One sample's /proc files (name -> lines) as a Reading."""
-    at = float(blocks["uptime"][0].split()[0])
+    files = ProcFiles.of(blocks)
+    at = float(files.uptime[0].split()[0])
     cpu: dict[str, float] = {}
     per_cpu: list[dict[str, float]] = []
     ctx = 0
-    for line in blocks["stat"]:
+    for line in files.stat:
         parts = line.split()
         if not parts:
             continue
@@ -64,9 +83,9 @@ def parse_sample(blocks: dict[str, list[str]], hz: float) -> Reading:
             per_cpu.append(_cpu(parts[1:], hz))
         elif parts[0] == "ctxt":
             ctx = int(parts[1])
-    load = blocks["loadavg"][0].split()
+    load = files.loadavg[0].split()
     mem: dict[str, float] = {}
-    for line in blocks["meminfo"]:
+    for line in files.meminfo:
         key, _, rest = line.partition(":")
         if rest.split():
             mem[key] = float(rest.split()[0]) * 1024
@@ -74,14 +93,14 @@ def parse_sample(blocks: dict[str, list[str]], hz: float) -> Reading:
               "cached": mem.get("Cached", 0.0) + mem.get("SReclaimable", 0.0),
               "dirty": mem.get("Dirty", 0.0), "writeback": mem.get("Writeback", 0.0)}
     disks: dict[str, tuple[int, int, int, int, int]] = {}
-    for line in blocks["diskstats"]:
+    for line in files.diskstats:
         f = line.split()
         if len(f) < 13:
             continue
         # reads, sectors read, writes, sectors written, ms doing I/O
         disks[f[2]] = (int(f[3]), int(f[7]), int(f[5]) * SECTOR, int(f[9]) * SECTOR, int(f[12]))
     nics: dict[str, tuple[int, int, int, int]] = {}
-    for line in blocks["net/dev"]:
+    for line in files.net_dev:
         name, sep, rest = line.partition(":")
         f = rest.split()
         if not sep or len(f) < 10:
