@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 
 from teiten.host.cgroups import Group
+from teiten.model.details import DetailsKind
 from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
 
@@ -38,6 +40,19 @@ def counted(version: int) -> str:
     """Which writes the group's counters and throttle see, as the report says it."""
     return "v2: all, writeback of its pages included" if version == 2 else \
         "v1: its processes' own I/O (reads, direct writes, fsync-started writeback); not the kernel flusher's"
+
+
+@dataclass(frozen=True)
+class LimitsDetails:
+    """What a limited server's group counted over a trial (``limits``): the limited devices,
+    the cgroup version (v1, v2), and which writes its counters and throttle see."""
+
+    devices: tuple[str, ...] = ()
+    cgroup: str = ""
+    counted: str = ""
+
+
+LIMITS = DetailsKind("limits", LimitsDetails)
 
 
 class LimitsWatch:
@@ -90,8 +105,8 @@ class LimitsMonitor(Sampling[dict[str, float]]):
             return
         group = self.group
         evidence.metrics.update(self.seen)
-        evidence.details["limits"] = {"devices": [io.device for io in group.limits.io],
-                                      "cgroup": f"v{group.version}", "counted": counted(group.version)}
+        LIMITS.put(evidence.details, LimitsDetails(tuple(io.device for io in group.limits.io),
+                                                   f"v{group.version}", counted(group.version)))
 
 
 def _limits(window: Window) -> LimitsMonitor | None:
@@ -99,7 +114,7 @@ def _limits(window: Window) -> LimitsMonitor | None:
     return LimitsMonitor(group) if group is not None else None
 
 
-KIND = MonitorKind("limits", _limits, layer=2, metrics=(
+KIND = MonitorKind(LIMITS.name, _limits, layer=2, metrics=(
     *(Metric(name, "IOPS" if name.endswith("iops") else "bytes/s", "rate", f"metric.{name}")
       for name in RATES.values()),
     Metric(MEMORY, "bytes", "peak", f"metric.{MEMORY}")))
