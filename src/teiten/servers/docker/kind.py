@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, replace
+
+from pydantic import TypeAdapter
 
 from teiten.installs import Install
 from teiten.servers import profiles
@@ -54,19 +56,45 @@ class Docker(Kind):
             return None
         return f"the Docker image of {install.bindir}", docker_image.BUILD_S
 
-    def facts(self, description: Mapping[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
-        container = description.get("docker") or {}
-        if not container.get("image"):
+    def facts(self, description: Mapping[str, object]) -> list[tuple[str, str, dict[str, str]]]:
+        container = ContainerSeen.of(description)
+        if container is None or not container.image:
             return []
-        fields = {"image": str(container["image"]),
-                  "image_id": str(container.get("image_id") or "?").removeprefix("sha256:")[:12],
-                  "driver": str(container.get("storage_driver") or "?"),
-                  "engine": str(container.get("engine") or "?")}
-        built = "built" if container.get("built_from") else "given" if "built_from" in container else "pulled"
-        return [("server.container", f"server.container.{built}", fields)]
+        fields = {"image": container.image,
+                  "image_id": (container.image_id or "?").removeprefix("sha256:")[:12],
+                  "driver": container.storage_driver or "?", "engine": container.engine or "?"}
+        return [("server.container", f"server.container.{container.image_from()}", fields)]
 
-    def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
+    def remove_leftovers(self, specs: Sequence[Mapping[str, object]], run: str) -> list[str]:
         return [f"removed {d}" for d in docker.remove_stale(run)] if specs else []
+
+
+@dataclass(frozen=True)
+class ContainerSeen:
+    """The container as a server's description keeps it (``docker``, written by
+    :meth:`DockerServer.describe`): its image, what teiten built it from, and the engine."""
+
+    image: str | None = None
+    image_id: str | None = None
+    built_from: str | None = None  # None: the study named the image
+    storage_driver: str | None = None
+    engine: str | None = None
+    pulled: bool = False  # a store from before teiten built images: every image was pulled
+
+    @classmethod
+    def of(cls, description: Mapping[str, object]) -> ContainerSeen | None:
+        """The container of a stored server's description, if it keeps one."""
+        found = description.get("docker")
+        if not isinstance(found, Mapping):
+            return None
+        return replace(_CONTAINER.validate_python(found), pulled="built_from" not in found)
+
+    def image_from(self) -> str:
+        """Where its image came from, as the Servers table's text keys name it."""
+        return "built" if self.built_from else "pulled" if self.pulled else "given"
+
+
+_CONTAINER = TypeAdapter(ContainerSeen)
 
 
 def settings(spec: ServerSpec, sizing: profiles.Sizing) -> dict[str, str]:

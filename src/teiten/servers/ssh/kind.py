@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import BeforeValidator, TypeAdapter
 
 from teiten.servers.base import Server
 from teiten.servers.kind import Kind, Problem, Request
@@ -37,21 +40,53 @@ class Ssh(Kind):
                            "apt-get install openssh-client")
         return None
 
-    def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
-        return [note for spec in specs
-                for host in hosts(spec["name"], [spec["ssh"]] if isinstance(spec["ssh"], str)
-                                  else spec["ssh"], spec.get("ssh_config"))
+    def remove_leftovers(self, specs: Sequence[Mapping[str, object]], run: str) -> list[str]:
+        return [note for spec in map(_STORED.validate_python, specs)
+                for host in hosts(spec.name, [spec.ssh] if isinstance(spec.ssh, str) else spec.ssh,
+                                  spec.ssh_config)
                 for note in ssh.remove_leftovers(host, run)]
 
-    def facts(self, description: Mapping[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
+    def facts(self, description: Mapping[str, object]) -> list[tuple[str, str, dict[str, str]]]:
         """The host of the server, or (spread) of each node, as the run found it."""
-        nodes = description.get("nodes") or ([{"node": "", **description["host"]}]
-                                             if description.get("host") else [])
-        return [("server.ssh_host.node" if n["node"] else "server.ssh_host", "server.ssh_host.value",
-                 {"node": str(n["node"]), "target": str(n.get("ssh") or "?"),
-                  "cpus": str(n.get("cpus") or "?"),
-                  "memory": f"{n['ram_bytes'] / 2**30:.1f}" if n.get("ram_bytes") else "?"})
+        seen = _SEEN.validate_python(description)
+        nodes = seen.nodes or ((seen.host,) if seen.host else ())
+        return [("server.ssh_host.node" if n.node else "server.ssh_host", "server.ssh_host.value",
+                 {"node": n.node, "target": n.ssh or "?", "cpus": str(n.cpus or "?"),
+                  "memory": f"{n.ram_bytes / 2**30:.1f}" if n.ram_bytes else "?"})
                 for n in nodes]
+
+
+@dataclass(frozen=True)
+class StoredSsh:
+    """What a stored server spec of this kind says of its hosts: the study file's ``ssh``
+    (one host, or one per node) and ``ssh_config``."""
+
+    name: str
+    ssh: str | list[str]
+    ssh_config: str | None = None
+
+
+@dataclass(frozen=True)
+class NodeSeen:
+    """A host as a server's description keeps it (:meth:`Host.describe`): the server's, or
+    (spread) one node's, which ``node`` names."""
+
+    node: str = ""
+    ssh: str | None = None
+    cpus: int | None = None
+    ram_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class SshSeen:
+    """The hosts a stored server's description keeps: its one ``host``, or each node's."""
+
+    host: Annotated[NodeSeen | None, BeforeValidator(lambda v: v or None)] = None  # {}: none
+    nodes: tuple[NodeSeen, ...] | None = None
+
+
+_STORED = TypeAdapter(StoredSsh)
+_SEEN = TypeAdapter(SshSeen)
 
 
 def hosts(server: str, targets: Sequence[str], config: str | None) -> list[SshHost]:

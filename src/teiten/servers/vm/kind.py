@@ -8,7 +8,9 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+
+from pydantic import TypeAdapter
 
 from teiten import installs
 from teiten.installs import Install
@@ -76,25 +78,65 @@ class Vm(Kind):
             raise ServerError(f"PostgreSQL {install.version} in {install.bindir} lacks "
                               f"{', '.join(missing)}, which the VM guest runs")
 
-    def notices(self, server: str, description: Mapping[str, Any]) -> list[tuple[str, dict[str, str]]]:
+    def notices(self, server: str, description: Mapping[str, object]) -> list[tuple[str, dict[str, str]]]:
         return [("vm-emulated", {"server": server})] if self.emulated(description) else []
 
-    def emulated(self, description: Mapping[str, Any]) -> bool:
-        guest = (description.get("host") or {}).get("vm") or {}
-        return bool(guest.get("emulated"))
+    def emulated(self, description: Mapping[str, object]) -> bool:
+        return _guest(description).emulated
 
-    def cpus(self, spec: Mapping[str, Any],
-             description: Mapping[str, Any]) -> tuple[str, dict[str, str]] | None:
-        vcpus = int((spec.get("vm") or {}).get("vcpus") or 1)
-        guest = (description.get("host") or {}).get("vm") or {}
-        pinned = guest.get("pinned_cpus") or (spec.get("vm") or {}).get("cpus")
+    def cpus(self, spec: Mapping[str, object],
+             description: Mapping[str, object]) -> tuple[str, dict[str, str]] | None:
+        options = _STORED.validate_python(spec).vm or StoredGuest()
+        vcpus = options.vcpus or 1
+        pinned = _guest(description).pinned_cpus or options.cpus
         key = f"server.cpus.vm.{'one' if vcpus == 1 else 'many'}{'.pinned' if pinned else ''}"
-        return key, {"n": str(vcpus), "pinned": str(pinned or "")}
+        return key, {"n": str(vcpus), "pinned": pinned or ""}
 
-    def remove_leftovers(self, specs: Sequence[Mapping[str, Any]], run: str) -> list[str]:
+    def remove_leftovers(self, specs: Sequence[Mapping[str, object]], run: str) -> list[str]:
         # The guests of every teiten that is gone: this run's among them (by their qemu's
         # command line and their directory's marker).
         return vm_qemu.clean_leftovers() if specs else []
+
+
+@dataclass(frozen=True)
+class StoredGuest:
+    """What a stored server spec's ``vm`` (its :class:`VmOptions`) says of the guest's CPUs."""
+
+    vcpus: int | None = None
+    cpus: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredVm:
+    vm: StoredGuest | None = None
+
+
+@dataclass(frozen=True)
+class GuestSeen:
+    """The guest as a server's description keeps it (``host.vm``, :meth:`VmHost.describe`)."""
+
+    emulated: bool = False
+    pinned_cpus: str | None = None
+
+
+@dataclass(frozen=True)
+class HostSeen:
+    vm: GuestSeen | None = None
+
+
+@dataclass(frozen=True)
+class VmSeen:
+    host: HostSeen | None = None
+
+
+_STORED = TypeAdapter(StoredVm)
+_SEEN = TypeAdapter(VmSeen)
+
+
+def _guest(description: Mapping[str, object]) -> GuestSeen:
+    """The guest a stored server's description keeps (none yet: an empty one)."""
+    host = _SEEN.validate_python(description).host
+    return host.vm if host is not None and host.vm is not None else GuestSeen()
 
 
 KIND = Vm()
