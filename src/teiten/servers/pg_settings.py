@@ -33,6 +33,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from pydantic import TypeAdapter
+
 from teiten.host import paths, privileges, procs
 from teiten.installs import Install
 from teiten.model.errors import ProcessError, ServerError
@@ -204,8 +206,7 @@ def _read(path: Path, version: str) -> Catalogue | None:
         data = json.loads(path.read_text())
         if data.get("format") != FORMAT:
             return None
-        settings = {s["name"].lower(): Setting(**{**s, "enumvals": tuple(s["enumvals"])})
-                    for s in data["settings"]}
+        settings = {s.name.lower(): s for s in _CACHED.validate_python(data).settings}
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -213,6 +214,17 @@ def _read(path: Path, version: str) -> Catalogue | None:
                  version, path, exc)
         return None
     return Catalogue(version, settings)
+
+
+@dataclass(frozen=True)
+class _Cached:
+    """A cache file as :func:`_write` keeps it (its ``format`` checked before it is read)."""
+
+    version: str
+    settings: tuple[Setting, ...]
+
+
+_CACHED = TypeAdapter(_Cached)
 
 
 def _write(path: Path, found: Catalogue) -> None:

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from pydantic import TypeAdapter
+
 from teiten.host import paths, procs, safefs, waiting
 from teiten.installs import Install
 from teiten.model.errors import ProcessError, ServerError, UserError
@@ -157,10 +159,23 @@ class Image:
             return None
         if data.get("recipe") != RECIPE:
             return None
-        return cls(directory=directory, host_key=str(data["host_key"]),
-                   packages=tuple(data["packages"]),
-                   install_dirs=tuple(Path(p) for p in data["install_dirs"]),
-                   seconds=float(data["seconds"]))
+        built = _BUILT.validate_python(data)
+        return cls(directory=directory, host_key=built.host_key, packages=built.packages,
+                   install_dirs=built.install_dirs, seconds=built.seconds)
+
+
+@dataclass(frozen=True)
+class Built:
+    """What a finished build keeps in its directory's ``image.json`` (:func:`_build`) that
+    :class:`Image` reads back (its ``recipe`` checked first)."""
+
+    host_key: str
+    packages: tuple[str, ...]
+    install_dirs: tuple[Path, ...]
+    seconds: float
+
+
+_BUILT = TypeAdapter(Built)
 
 
 def vm_dir() -> Path:
