@@ -47,8 +47,8 @@ def test_another_checkout_in_another_build_directory_hits_the_cache(
         hits.append(stats.get("direct_cache_hit", 0) + stats.get("preprocessed_cache_hit", 0))
         logged.append(ccache.counts(build / "ccache.log"))  # what a build records of itself
     assert hits == [0, 1], hits
-    assert logged == [{"hits": 0, "misses": 1}, {"hits": 1, "misses": 0}], logged
-    assert ccache.counts(tmp_path / "none.log") == {"hits": 0, "misses": 0}
+    assert logged == [ccache.Counts(hits=0, misses=1), ccache.Counts(hits=1, misses=0)], logged
+    assert ccache.counts(tmp_path / "none.log") == ccache.Counts(hits=0, misses=0)
 
 
 def test_teiten_ccache_off_turns_it_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

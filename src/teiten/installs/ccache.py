@@ -26,6 +26,7 @@ does a machine without ccache.
 from __future__ import annotations
 
 import os
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from teiten.host import paths, safefs
@@ -77,12 +78,24 @@ def owned_dir(owner: RunAs) -> Path:
     return where
 
 
-def counts(stats_log: Path) -> dict[str, int]:
+@dataclass(frozen=True)
+class Counts:
+    """The hits and misses of one build's compiles (the install's metadata keeps them as
+    ``ccache_counts``)."""
+
+    hits: int
+    misses: int
+
+    def to_json(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def counts(stats_log: Path) -> Counts:
     """The hits and misses of the compiles one build logged (ccache's stats log: a line
     ``# <file>`` per compile, then its counters, one a line); zeros when nothing was logged."""
     try:
         lines = stats_log.read_text(errors="replace").splitlines()
     except OSError:
         lines = []
-    return {"hits": sum(ln in ("direct_cache_hit", "preprocessed_cache_hit") for ln in lines),
-            "misses": sum(ln == "cache_miss" for ln in lines)}
+    return Counts(hits=sum(ln in ("direct_cache_hit", "preprocessed_cache_hit") for ln in lines),
+                  misses=sum(ln == "cache_miss" for ln in lines))

@@ -137,7 +137,7 @@ def _build(src: Source, args: list[str], chosen: Preset, env: dict[str, str], *,
     say = progress or (lambda line: None)
     path, kind, commit = src.path, src.kind, src.commit
     compiler = source_key.compiler(args, env)
-    key = source_key.build_key(src.digest, args, preset, compiler["version"],
+    key = source_key.build_key(src.digest, args, preset, compiler.version,
                                commit.commit if commit else None)
 
     reuse = None if force else _reusable(key, name)
@@ -217,8 +217,7 @@ def _build(src: Source, args: list[str], chosen: Preset, env: dict[str, str], *,
         target.parent.mkdir(parents=True, exist_ok=True)
         source_workspace.take(staged, taken, f"PostgreSQL {version} built from {path}")
         staged = taken
-        pg_config = {opt: source_workspace.pg_config(staged, opt, env)
-                     for opt in ("configure", "cflags", "cppflags")}
+        pg_config = source_workspace.PgConfig.of(staged, env)
         checks = source_workspace.check_result(staged, chosen, pg_config, work.log_path)
         counted = ccache.counts(work.build / "ccache.log") if cache else None
         finished = time.time()
@@ -234,10 +233,10 @@ def _build(src: Source, args: list[str], chosen: Preset, env: dict[str, str], *,
             "make_variables": {"scope": "src/backend/storage/page (checksum.o)", **make_vars}
             if make_vars else {},
             "commands": work.commands,
-            "compiler": compiler,
+            "compiler": compiler.to_json(),
             "ccache": bool(cache),
-            **({"ccache_counts": counted} if counted else {}),
-            "pg_config": pg_config,
+            **({"ccache_counts": counted.to_json()} if counted else {}),
+            "pg_config": pg_config.to_json(),
             "checks": checks,
             "build_log": str(work.log_path),
             "started_at": iso(started), "finished_at": iso(finished),
@@ -254,8 +253,8 @@ def _build(src: Source, args: list[str], chosen: Preset, env: dict[str, str], *,
             staged.rename(target)
         except OSError as exc:
             raise InstallError(f"cannot move the finished build to {target}: {exc}") from exc
-        say(f"built in {finished - started:.0f} s" + (f" (ccache: {counted['hits']} hits, "
-                                                     f"{counted['misses']} misses)" if counted else ""))
+        say(f"built in {finished - started:.0f} s" + (f" (ccache: {counted.hits} hits, "
+                                                     f"{counted.misses} misses)" if counted else ""))
     finally:
         work.close()
         if taken is not None and os.path.lexists(taken):  # a build that failed after the copy

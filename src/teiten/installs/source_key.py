@@ -16,7 +16,7 @@ import re
 import shlex
 import shutil
 import stat
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from teiten.host import privileges, procs, safefs
@@ -108,7 +108,20 @@ def assigned(args: list[str], var: str) -> str | None:
     return None
 
 
-def compiler(args: list[str], env: dict[str, str]) -> dict[str, str | None]:
+@dataclass(frozen=True)
+class Compiler:
+    """The C compiler of a build: its command, where PATH finds it (None: nowhere), and its
+    version line (or why it does not run). The install's metadata keeps it as ``compiler``."""
+
+    command: str
+    path: str | None
+    version: str
+
+    def to_json(self) -> dict[str, str | None]:
+        return asdict(self)
+
+
+def compiler(args: list[str], env: dict[str, str]) -> Compiler:
     """The C compiler configure will use (CC=..., else gcc, else cc) and its version line.
 
     A compiler that does not run is recorded as such; configure then fails and says why.
@@ -123,7 +136,7 @@ def compiler(args: list[str], env: dict[str, str]) -> dict[str, str | None]:
         version = (done.stdout.strip().splitlines() or ["?"])[0]
     except ProcessError as exc:
         version = f"unavailable: {exc}"
-    return {"command": command, "path": where, "version": version}
+    return Compiler(command, where, version)
 
 
 def digest(path: Path, kind: str) -> tuple[str, str]:

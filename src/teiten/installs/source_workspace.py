@@ -28,6 +28,7 @@ import shutil
 import stat
 import tarfile
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
 
@@ -231,6 +232,23 @@ def check_layout(stage: Path, staged: Path) -> None:
                         "MAJOR DIR' fetches it)")
 
 
+@dataclass(frozen=True)
+class PgConfig:
+    """What ``pg_config`` of the staged install says of how it was built (the install's
+    metadata keeps it as ``pg_config``, key for key)."""
+
+    configure: str
+    cflags: str
+    cppflags: str
+
+    @classmethod
+    def of(cls, staged: Path, env: dict[str, str]) -> PgConfig:
+        return cls(*(pg_config(staged, opt, env) for opt in ("configure", "cflags", "cppflags")))
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
+
+
 def pg_config(staged: Path, option: str, env: dict[str, str]) -> str:
     """``pg_config --<option>`` of the staged install, run as the build account."""
     account = privileges.server_account()
@@ -292,7 +310,7 @@ def _take_file(src: safefs.Dir, dst: safefs.Dir, name: str, mode: int) -> None:
         os.close(source)
 
 
-def check_result(staged: Path, preset: Preset, pg_config: dict[str, str],
+def check_result(staged: Path, preset: Preset, pg_config: PgConfig,
                   log_path: Path) -> dict[str, object]:
     """What teiten needs from the build, and that the preset took effect."""
     missing = [p for p in ("postgres", "pg_ctl", "initdb", "pgbench", "psql")
@@ -303,8 +321,8 @@ def check_result(staged: Path, preset: Preset, pg_config: dict[str, str],
         raise InstallError(f"the build lacks {', '.join(missing)}; see {log_path}")
     checks: dict[str, object] = {"programs": "postgres, pg_ctl, initdb, pgbench, psql, pg_prewarm"}
     for flag in preset.cppflags.split():
-        if flag not in pg_config["cppflags"].split():
-            raise InstallError(f"pg_config --cppflags lacks {flag}: {pg_config['cppflags']}")
+        if flag not in pg_config.cppflags.split():
+            raise InstallError(f"pg_config --cppflags lacks {flag}: {pg_config.cppflags}")
         checks[f"pg_config --cppflags has {flag}"] = True
     if not preset.vectorize_checksums:
         compiles = [ln for ln in log_path.read_text(errors="replace").splitlines()
