@@ -7,7 +7,7 @@ import io
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 from teiten.cli import interrupts
 from teiten.cli.terminal import visible
@@ -17,7 +17,7 @@ from teiten.run.runner import Event
 
 def table(rows: Sequence[Mapping[str, object]], columns: Sequence[str]) -> str:
     """A plain aligned text table; a cell's newlines are shown, so a row stays a line."""
-    def cell(v: Any) -> str:
+    def cell(v: object) -> str:
         if v is None:
             return "-"
         if isinstance(v, float):
@@ -31,7 +31,7 @@ def table(rows: Sequence[Mapping[str, object]], columns: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def as_json(rows: Any) -> str:
+def as_json(rows: object) -> str:
     return json.dumps(rows, indent=2, ensure_ascii=False)
 
 

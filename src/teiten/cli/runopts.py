@@ -7,7 +7,7 @@ import argparse
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from teiten.model.errors import UserError
 from teiten.report import outdir
@@ -16,7 +16,18 @@ from teiten.store import access
 from teiten.store.address import StoreAddress
 
 
-def runner_options(args: argparse.Namespace) -> dict[str, Any]:
+class RunnerOptions(TypedDict):
+    """The keywords of :func:`teiten.run.runner.execute` that run, scaleup and resume read
+    alike from their options."""
+
+    monitors: bool
+    beside_others: bool
+    noise_guard: bool | None
+    testbed: str | None
+    wait_quiet_s: float
+
+
+def runner_options(args: argparse.Namespace) -> RunnerOptions:
     """What run, scaleup and resume pass alike to the runner."""
     return {"monitors": not args.no_monitors, "beside_others": args.beside_others,
             "noise_guard": _noise_guard(args), "testbed": testbed(args),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import Any, TextIO
+from typing import TextIO
 
 # Every C0 control but newline and tab, DEL and the C1 controls, shown as \\xNN.
 _CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if c not in (9, 10)}
@@ -30,7 +30,7 @@ class _Visible:
         self.stream.write(visible(text))
         return len(text)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(self.stream, name)
 
 

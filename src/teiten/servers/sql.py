@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict, dataclass
 
 import psycopg
 from psycopg import sql
@@ -43,8 +44,19 @@ _NOT_CONFIGURATION = {
     "tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count", "tcp_user_timeout"}
 
 
-def describe(conn: psycopg.Connection, install: Install | None) -> dict[str, object]:
-    """Version, build and every non-default setting, read back from the server itself."""
+@dataclass(frozen=True)
+class Binaries:
+    """Where a described server's PostgreSQL is and how it was built (pg_config's lines): its
+    description keeps them, key for key, after what the server says of itself."""
+
+    bindir: str
+    origin: str
+    pg_config: dict[str, str]
+
+
+def describe(conn: psycopg.Connection, install: Install | Binaries | None) -> dict[str, object]:
+    """Version, build and every non-default setting, read back from the server itself; and
+    where its binaries are: ``install`` of this machine, or the binaries found elsewhere."""
     row = conn.execute("SELECT version(), current_setting('server_version'), "
                        "current_setting('server_version_num')::int, "
                        "current_setting('data_checksums')").fetchone()
@@ -77,10 +89,10 @@ def describe(conn: psycopg.Connection, install: Install | None) -> dict[str, obj
         # versions is listed beside the study's declared differences
         "defaults": defaults,
     }
+    if isinstance(install, Install):
+        install = Binaries(str(install.bindir), install.origin, pg_config(install) or _pg_config_view(conn))
     if install is not None:
-        info["bindir"] = str(install.bindir)
-        info["origin"] = install.origin
-        info["pg_config"] = pg_config(install) or _pg_config_view(conn)
+        info.update(asdict(install))
     return info
 
 

@@ -43,7 +43,7 @@ from teiten.servers import profiles
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict, restored, unrestored
 from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER
 from teiten.servers.scripts import script
-from teiten.servers.sql import HOUSEKEEPING, create_database, describe, make_extensions, settle
+from teiten.servers.sql import HOUSEKEEPING, Binaries, create_database, describe, make_extensions, settle
 from teiten.servers.ssh.host import Host, HostFacts, RemoteInstall, cidr, find_install, marker, pg_config
 from teiten.servers.ssh.slot import Slot
 from teiten.spec import ServerSpec
@@ -416,10 +416,7 @@ class SshServer(Server):
 
     def _describe(self, conn: psycopg.Connection) -> dict[str, object]:
         assert self.install is not None
-        info = describe(conn, None)
-        info["bindir"] = self.install.bindir
-        info["origin"] = self.on.origin
-        info["pg_config"] = pg_config(self.ssh, self.install)
+        info = describe(conn, Binaries(self.install.bindir, self.on.origin, pg_config(self.ssh, self.install)))
         info["host"] = self.on.describe()
         return info
 
