@@ -58,7 +58,7 @@ def test_a_reflink_clone_restores_the_same_bytes(pg17, run_dir: Path, xfs: Path)
 
         server.new_cycle()
         server.begin_trial(w, "t1", prewarm=False)
-        start = dict(server.cycle.start)
+        start = server.cycle.start.to_json()
         assert start.pop("programs_evicted")["not_evicted_files"] == 0
         assert start == {"data": "as loaded", "server": "restarted"}
         with cluster.connect(w.database) as conn:
@@ -68,7 +68,7 @@ def test_a_reflink_clone_restores_the_same_bytes(pg17, run_dir: Path, xfs: Path)
 
         server.new_cycle()
         server.begin_trial(w, "t2", prewarm=False)
-        start = server.cycle.start
+        start = server.cycle.start.to_json()
         assert start["data"] == "restored" and start["restore"] == "reflink clone", start
         assert server.cycle.seconds["restore"] > 0
         with cluster.connect(w.database) as conn:

@@ -106,3 +106,29 @@ def test_the_runs_wall_time_splits_into_cycles_between_and_outside() -> None:
     assert machine_time({"a": STORED}, {"a": 10.0}, _runs({**RUN, "trials_run": None})
                         ).run.parts(11.9, 1) is None  # type: ignore[union-attr]
     assert machine_time({"a": STORED}, {"a": 10.0}).run is None  # type: ignore[union-attr]
+
+
+def test_a_servers_start_is_stored_as_it_was_found_out_in_order() -> None:
+    """servers.base.Started, as each kind's begin_trial fills it: its set parts only, in the
+    order the store has always kept them, and read back by the store's reader."""
+    restarted = Cycle()
+    restarted.start.restored("reflink clone", crashed=True)
+    restarted.start.clone_at_prepare_s = 0.0123
+    restarted.start.programs_evicted = {"evicted_files": 3}
+    restarted.start.server = "restarted"
+    body = restarted.to_json()["start"]
+    assert body == {"data": "restored", "restore": "reflink clone", "after": "crash",
+                    "clone_at_prepare_s": 0.0123, "programs_evicted": {"evicted_files": 3},
+                    "server": "restarted"}
+    assert isinstance(body, dict) and list(body) == ["data", "restore", "after", "clone_at_prepare_s",
+                                                     "programs_evicted", "server"]
+    kept = Cycle()
+    kept.start.unrestored(True)
+    kept.start.server = "kept running from the trial before"
+    assert kept.to_json()["start"] == {"data": "as the last trial left it",
+                                       "server": "kept running from the trial before"}
+    group = Cycle()
+    group.start.tenants = {"a": kept.start.to_json()}
+    assert group.to_json()["start"] == {"tenants": {"a": kept.start.to_json()}}
+    assert stored_start(kept.start.to_json()).server == "kept running from the trial before"
+    assert Cycle().to_json()["start"] == {}

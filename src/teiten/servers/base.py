@@ -6,7 +6,7 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Protocol
 
 from psycopg import conninfo as pg_conninfo
@@ -123,7 +123,7 @@ class Cycle:
     server an interrupted trial left running) inside begin, its end_trial stop inside end."""
 
     seconds: dict[str, float] = field(default_factory=dict)
-    start: dict[str, object] = field(default_factory=dict)
+    start: Started = field(default_factory=lambda: Started())
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -134,19 +134,36 @@ class Cycle:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.monotonic() - began
 
     def to_json(self) -> dict[str, object]:
-        return {"seconds": {k: round(v, 4) for k, v in self.seconds.items()}, "start": self.start}
+        return {"seconds": {k: round(v, 4) for k, v in self.seconds.items()}, "start": self.start.to_json()}
 
 
-def unrestored(begun: bool) -> dict[str, object]:
-    """A trial's starting state when nothing restored its data: as loaded (no trial has
-    begun on it yet), or as the trial before left it (that trial changed nothing)."""
-    return {"data": "as the last trial left it" if begun else "as loaded"}
+@dataclass
+class Started:
+    """How a trial's starting state was made, as the server's begin_trial finds it out: its
+    data (restored how and after what, or left as it was; a clone's seconds at prepare), what
+    dropping the install's programs from the page cache did, its server (restarted, kept
+    running, ...); a group of tenants: each member's, by name. Stored as its fields in this
+    order, those set (``teiten.model.cycles.Start`` reads it back)."""
 
+    data: str | None = None
+    restore: str | None = None
+    after: str | None = None
+    clone_at_prepare_s: float | None = None
+    programs_evicted: dict[str, object] | None = None
+    server: str | None = None
+    tenants: dict[str, dict[str, object]] | None = None
 
-def restored(how: str, *, crashed: bool) -> dict[str, object]:
-    """A trial's starting state when its data was restored (``how``), after a trial that
-    changed it or crashed."""
-    return {"data": "restored", "restore": how, "after": "crash" if crashed else "changed"}
+    def unrestored(self, begun: bool) -> None:
+        """Nothing restored its data: as loaded (no trial has begun on it yet), or as the
+        trial before left it (that trial changed nothing)."""
+        self.data = "as the last trial left it" if begun else "as loaded"
+
+    def restored(self, how: str, *, crashed: bool) -> None:
+        """Its data was restored (``how``), after a trial that changed it or crashed."""
+        self.data, self.restore, self.after = "restored", how, "crash" if crashed else "changed"
+
+    def to_json(self) -> dict[str, object]:
+        return {f.name: value for f in fields(self) if (value := getattr(self, f.name)) is not None}
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ class TenantsServer(Server):
         self.endpoints = []
         self.begun = []  # each member from the moment its begin_trial is called
         starts: dict[str, dict[str, object]] = {}
-        self.cycle.start["tenants"] = starts  # how each server's data and server were made
+        self.cycle.start.tenants = starts  # how each server's data and server were made
         try:
             for m in self.group:
                 cycle = m.new_cycle()
@@ -44,7 +44,7 @@ class TenantsServer(Server):
                 self.endpoints.append(m.begin_trial(workload, trial_id, prewarm=prewarm))
                 for phase, seconds in cycle.seconds.items():
                     self.cycle.seconds[phase] = self.cycle.seconds.get(phase, 0.0) + seconds
-                starts[m.name] = dict(cycle.start)
+                starts[m.name] = cycle.start.to_json()
         except BaseException:
             self.end_trial()
             raise

@@ -45,7 +45,7 @@ from teiten.installs import Install
 from teiten.model.errors import ProcessError, ServerError, UserError
 from teiten.monitors.system import device_of
 from teiten.servers import snapshot
-from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict, restored, unrestored
+from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict
 from teiten.servers.cluster import free_port
 from teiten.servers.docker import image as docker_image
 from teiten.servers.sql import HOUSEKEEPING, create_database, describe, make_extensions, settle
@@ -402,19 +402,18 @@ class DockerServer(Server):
                 elif slot.container is not None:
                     self._remove(slot.container)
                     slot.container = None
-            cycle.start.update(restored(
-                snapshot.INCREMENTAL if self.volume == "host"
-                else "container made again from the loaded image", crashed=slot.broken))
+            cycle.start.restored(snapshot.INCREMENTAL if self.volume == "host"
+                                 else "container made again from the loaded image", crashed=slot.broken)
             slot.dirty = slot.broken = False
         else:
-            cycle.start.update(unrestored(slot.trials > 0))
+            cycle.start.unrestored(slot.trials > 0)
         with cycle.phase("start"):
             if slot.container is None:
                 assert slot.image is not None
                 self._run_container(slot, slot.image)
             else:
                 self._start(slot)
-        cycle.start["server"] = "restarted"
+        cycle.start.server = "restarted"
         with self._connect(slot, workload.database) as conn:
             settle(conn, cycle, prewarm=prewarm)
         slot.dirty = workload.modifies_data

@@ -19,7 +19,7 @@ from teiten.host import client_account
 from teiten.host.probe import parse_conninfo, probe
 from teiten.installs import Install
 from teiten.model.errors import ServerError
-from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, restored, unrestored
+from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd
 from teiten.servers.external.here import other_clients, postmaster_here
 from teiten.servers.external.spec import ExternalPlace
 from teiten.servers.sql import (
@@ -188,10 +188,10 @@ class ExternalServer(Server):
             with cycle.phase("restore"):
                 self._init(workload)  # S11: load, vacuum, run, drop, for every trial
             self.dirty.discard(dbname)
-            cycle.start.update(restored("loaded again", crashed=False))
+            cycle.start.restored("loaded again", crashed=False)
         else:
-            cycle.start.update(unrestored(dbname in self.began))
-        cycle.start["server"] = "not restarted (external)"
+            cycle.start.unrestored(dbname in self.began)
+        cycle.start.server = "not restarted (external)"
         self.began.add(dbname)
         with self._connect(dbname) as conn:
             if self.here is False:

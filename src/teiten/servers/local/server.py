@@ -29,16 +29,7 @@ from teiten.installs import Install
 from teiten.model.errors import ServerError, TeitenError, TrialFailed
 from teiten.monitors.system import device_of
 from teiten.servers import profiles
-from teiten.servers.base import (
-    Cycle,
-    DataSet,
-    Endpoint,
-    Server,
-    TrialEnd,
-    crash_verdict,
-    restored,
-    unrestored,
-)
+from teiten.servers.base import Cycle, DataSet, Endpoint, Server, TrialEnd, crash_verdict
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.servers.sql import HOUSEKEEPING, create_database, describe, make_extensions, settle
 from teiten.spec import ServerSpec
@@ -64,25 +55,26 @@ class _Slot:
     log_from: int = 0  # where the current trial's part of the running server's log starts
 
 
-def restored_data(slot: _Slot, restorer: Cluster | Topology, cycle: Cycle) -> dict[str, object]:
+def restored_data(slot: _Slot, restorer: Cluster | Topology, cycle: Cycle) -> None:
     """Restore the slot's data when the last trial changed it (or crashed), timed as the
-    cycle's 'restore'; returns how the trial's data was made, for its record."""
+    cycle's 'restore'; the cycle's start says how the trial's data was made."""
     if not (slot.dirty or slot.broken):
-        return unrestored(slot.trials > 0)
+        cycle.start.unrestored(slot.trials > 0)
+        return
     crashed = slot.broken
     with cycle.phase("restore"):
         slot.restore_s.append(restorer.restore(slot.snapshot))
     slot.dirty = slot.broken = False
     method, clone_s = restorer.restore_method()
-    return {**restored(method, crashed=crashed),
-            **({"clone_at_prepare_s": round(clone_s, 4)} if clone_s is not None else {})}
+    cycle.start.restored(method, crashed=crashed)
+    cycle.start.clone_at_prepare_s = round(clone_s, 4) if clone_s is not None else None
 
 
 def fresh_programs(install: Install, cycle: Cycle) -> None:
     """Drop the install's programs from the page cache as its server starts (in the cycle's
     'start', which reads them again; recorded in the trial's start): where they land in memory
     is drawn again for every trial (teiten.host.oscache.evict_programs)."""
-    cycle.start["programs_evicted"] = oscache.evict_programs(install.bindir)
+    cycle.start.programs_evicted = oscache.evict_programs(install.bindir)
 
 
 class LocalServer(Server):
@@ -349,17 +341,18 @@ class LocalServer(Server):
         kept = slot.kept and cluster.is_running() and not (slot.dirty or slot.broken)
         slot.kept = False
         if kept:  # restart: after-changes, after a read-only trial of this workload
-            cycle.start.update({**unrestored(True), "server": "kept running from the trial before"})
+            cycle.start.unrestored(True)
+            cycle.start.server = "kept running from the trial before"
             slot.log_from = len(cluster.read_logs())
         else:
             if cluster.is_running():  # left over from an interrupted trial
                 with cycle.phase("stop_leftover"):
                     cluster.stop()
-            cycle.start.update(restored_data(slot, cluster, cycle))
+            restored_data(slot, cluster, cycle)
             with cycle.phase("start"):
                 fresh_programs(self.install, cycle)
                 cluster.start(cluster.root / "logs" / trial_id)
-            cycle.start["server"] = "restarted"
+            cycle.start.server = "restarted"
             slot.log_from = 0
         with cluster.connect(workload.database) as conn:
             settle(conn, cycle, prewarm=prewarm)

@@ -86,12 +86,12 @@ class TopologyServer(LocalServer):
         if any(node.is_running() for node in topology.nodes):
             with cycle.phase("stop_leftover"):
                 topology.stop()  # left over from an interrupted trial
-        cycle.start.update(restored_data(slot, topology, cycle))
+        restored_data(slot, topology, cycle)
         logs = slot.cluster.root.parent / "logs" / trial_id
         with cycle.phase("start"):
             fresh_programs(self.install, cycle)
             topology.start(lambda i: logs / node_name(i))
-        cycle.start["server"] = "restarted"
+        cycle.start.server = "restarted"
         for node in topology.nodes:
             with node.connect(workload.database) as conn:
                 settle(conn, cycle, prewarm=prewarm)

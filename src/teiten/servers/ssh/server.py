@@ -40,7 +40,7 @@ from teiten.installs import Install
 from teiten.model.errors import ProcessError, ServerError
 from teiten.monitors.remote_system import RemoteBackend
 from teiten.servers import profiles
-from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict, restored, unrestored
+from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict
 from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER
 from teiten.servers.scripts import script
 from teiten.servers.sql import HOUSEKEEPING, Binaries, create_database, describe, make_extensions, settle
@@ -343,13 +343,13 @@ class SshServer(Server):
                                                node.snapshot, node.data, timeout=3600,
                                                what="restoring the snapshot")
             slot.restore_s.append(time.monotonic() - started)
-            cycle.start.update(restored("full copy", crashed=slot.broken))
+            cycle.start.restored("full copy", crashed=slot.broken)
             slot.dirty = slot.broken = False
         else:
-            cycle.start.update(unrestored(slot.trials > 0))
+            cycle.start.unrestored(slot.trials > 0)
         with cycle.phase("start"):
             self._start_nodes(slot, f"{slot.root}/logs/{trial_id}")
-        cycle.start["server"] = "restarted"
+        cycle.start.server = "restarted"
         for node in slot.nodes:
             with self._connect(node, workload.database) as conn:
                 settle(conn, cycle, prewarm=prewarm)
