@@ -62,9 +62,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 # Aggregate "Strategy" -> the name text EXPLAIN uses ("Plain" stays "Aggregate").
 _AGGREGATE_NAMES = {"Sorted": "GroupAggregate", "Hashed": "HashAggregate", "Mixed": "MixedAggregate"}
@@ -77,7 +76,62 @@ _NO_ANALYZE = "EXPLAIN without ANALYZE?"
 _NO_BUFFERS = "BUFFERS is off by default before 18"
 _NO_SUMMARY = "SUMMARY off?"
 
-Node = dict[str, Any]
+JsonObject = Mapping[str, object]  # one object of EXPLAIN's JSON, as decoded
+
+
+@dataclass(frozen=True)
+class Node:
+    """One plan node: its type and its children, checked when read (tree order, so the first
+    malformed node is the one named); its other fields are read by name when used, most of
+    them being on some node types only."""
+
+    kind: str  # "Node Type"
+    children: tuple[Node, ...]  # "Plans", in the order EXPLAIN lists them
+    fields: JsonObject
+
+    @classmethod
+    def read(cls, obj: JsonObject) -> Node:
+        kind = obj.get("Node Type")
+        if not isinstance(kind, str):
+            raise ValueError(f'{_EXPECTED}: a plan node has no "Node Type"')
+        return cls(kind, tuple(cls.read(p) for p in _objects(obj, "Plans", kind)), obj)
+
+    def number(self, key: str) -> float:
+        """The number under ``key``, 0 when absent."""
+        return _number(self.fields, key)
+
+    def text(self, key: str) -> str | None:
+        """The text under ``key`` (None when absent)."""
+        value = self.fields.get(key)
+        return value if isinstance(value, str) else None
+
+    @property
+    def relation(self) -> str | None:
+        """The relation a scan reads ("Relation Name")."""
+        return self.text("Relation Name")
+
+    @property
+    def parallel_aware(self) -> bool:
+        return self.fields.get("Parallel Aware") is True
+
+    @property
+    def workers(self) -> list[JsonObject]:
+        """The node's "Workers" (18: each parallel worker's own counters)."""
+        return _objects(self.fields, "Workers", self.kind)
+
+    def walk(self) -> Iterator[Node]:
+        """This node and every node below it, in tree order."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
+def _objects(obj: JsonObject, key: str, kind: str) -> list[JsonObject]:
+    """The list of objects under ``key`` of a ``kind`` node ([] when absent)."""
+    found = obj.get(key, [])
+    if not isinstance(found, list) or not all(isinstance(o, dict) for o in found):
+        raise ValueError(f'{_EXPECTED}: "{key}" of a {kind} node is not a list of objects')
+    return [o for o in found if isinstance(o, dict)]
 
 
 @dataclass(frozen=True)
@@ -113,21 +167,21 @@ class PlanSummary:
         return asdict(self)
 
 
-def summarise(text_or_obj: str | list[Any]) -> PlanSummary:
+def summarise(text_or_obj: object) -> PlanSummary:
     """The summary of EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) output, as text or decoded."""
-    result = _result(_decode(text_or_obj) if isinstance(text_or_obj, str) else text_or_obj)
-    top = result["Plan"]
-    all_nodes = list(_walk(top))
+    result, plan = _result(_decode(text_or_obj) if isinstance(text_or_obj, str) else text_or_obj)
+    top = Node.read(plan)
+    all_nodes = list(top.walk())
     return PlanSummary(
         shape=shape(top),
         nodes=len(all_nodes),
-        rows=round(_required(top, "Actual Rows", _NO_ANALYZE) * _number(top, "Actual Loops")),
+        rows=round(_required(top.fields, "Actual Rows", _NO_ANALYZE) * top.number("Actual Loops")),
         planning_ms=_required(result, "Planning Time", _NO_SUMMARY),
         execution_ms=_required(result, "Execution Time", _NO_SUMMARY),
-        shared_hit=int(_required(top, "Shared Hit Blocks", _NO_BUFFERS)),
-        shared_read=int(_required(top, "Shared Read Blocks", _NO_BUFFERS)),
-        temp_read=int(_required(top, "Temp Read Blocks", _NO_BUFFERS)),
-        temp_written=int(_required(top, "Temp Written Blocks", _NO_BUFFERS)),
+        shared_hit=int(_required(top.fields, "Shared Hit Blocks", _NO_BUFFERS)),
+        shared_read=int(_required(top.fields, "Shared Read Blocks", _NO_BUFFERS)),
+        temp_read=int(_required(top.fields, "Temp Read Blocks", _NO_BUFFERS)),
+        temp_written=int(_required(top.fields, "Temp Written Blocks", _NO_BUFFERS)),
         rows_removed_by_filter=sum(_loop_total(n, "Rows Removed by Filter") for n in all_nodes),
         rows_removed_by_index_recheck=sum(_loop_total(n, "Rows Removed by Index Recheck") for n in all_nodes),
         heap_blocks_exact=sum(_with_workers(n, "Exact Heap Blocks") for n in all_nodes),
@@ -138,8 +192,7 @@ def summarise(text_or_obj: str | list[Any]) -> PlanSummary:
         partitions_scanned=_partitions_scanned(all_nodes),
         subplans_removed=_sum(all_nodes, "Subplans Removed"),
         scans=_scans(all_nodes),
-        divided=sorted({n["Relation Name"] for n in all_nodes
-                        if "Relation Name" in n and n.get("Parallel Aware") is True}),
+        divided=sorted({n.relation for n in all_nodes if n.relation is not None and n.parallel_aware}),
     )
 
 
@@ -147,19 +200,18 @@ def _scans(all_nodes: list[Node]) -> dict[str, int]:
     """Relation -> the loops of the nodes that scan it, added up."""
     out: dict[str, int] = {}
     for node in all_nodes:
-        if "Relation Name" in node:
-            name = node["Relation Name"]
-            out[name] = out.get(name, 0) + int(_number(node, "Actual Loops"))
+        if node.relation is not None:
+            out[node.relation] = out.get(node.relation, 0) + int(node.number("Actual Loops"))
     return out
 
 
 def shape(node: Node, named: bool = True) -> str:
     """The one-line shape of the plan below ``node`` (see the module docstring)."""
     label = _label(node, named)
-    children = _children(node)
+    children = node.children
     if not children:
         return label
-    if _type(node) in _APPENDS and len(children) > _MAX_LISTED:
+    if node.kind in _APPENDS and len(children) > _MAX_LISTED:
         # Counter keeps first-seen order, so members are listed in plan order.
         counts = Counter(shape(child, named=False) for child in children)
         return f"{label} > ({' + '.join(f'{n} x {s}' for s, n in counts.items())})"
@@ -167,47 +219,27 @@ def shape(node: Node, named: bool = True) -> str:
     return f"{label} > {parts[0]}" if len(parts) == 1 else f"{label} > ({' + '.join(parts)})"
 
 
-def _decode(text: str) -> Any:
+def _decode(text: str) -> object:
     try:
-        return json.loads(text)
+        found: object = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{_EXPECTED}, got text that is not JSON ({exc.msg} at char {exc.pos})") from None
+    return found
 
 
-def _result(obj: Any) -> dict[str, Any]:
-    """The one result object of the top-level list, with a "Plan" object in it."""
+def _result(obj: object) -> tuple[JsonObject, JsonObject]:
+    """The one result object of the top-level list, and the "Plan" object in it."""
     if not isinstance(obj, list) or len(obj) != 1:
         got = f"a list of {len(obj)}" if isinstance(obj, list) else type(obj).__name__
         raise ValueError(f"{_EXPECTED}: a JSON list holding one result, got {got}")
     result = obj[0]
-    if not isinstance(result, dict) or not isinstance(result.get("Plan"), dict):
+    plan = result.get("Plan") if isinstance(result, dict) else None
+    if not isinstance(plan, dict):
         raise ValueError(f'{_EXPECTED}: the result has no "Plan" object')
-    return result
+    return result, plan
 
 
-def _type(node: Node) -> str:
-    kind = node.get("Node Type")
-    if not isinstance(kind, str):
-        raise ValueError(f'{_EXPECTED}: a plan node has no "Node Type"')
-    return kind
-
-
-def _children(node: Node) -> list[Node]:
-    plans = node.get("Plans", [])
-    if not isinstance(plans, list) or not all(isinstance(p, dict) for p in plans):
-        raise ValueError(f'{_EXPECTED}: "Plans" of a {_type(node)} node is not a list of objects')
-    return plans
-
-
-def _walk(node: Node) -> Iterator[Node]:
-    """``node`` and every node below it, in tree order."""
-    _type(node)
-    yield node
-    for child in _children(node):
-        yield from _walk(child)
-
-
-def _number(obj: dict[str, Any], key: str) -> float:
+def _number(obj: JsonObject, key: str) -> float:
     """The number under ``key``, 0 when absent (most keys exist on some node types only)."""
     value = obj.get(key, 0)
     # bool is an int to Python, not to EXPLAIN.
@@ -216,36 +248,36 @@ def _number(obj: dict[str, Any], key: str) -> float:
     return value
 
 
-def _required(obj: dict[str, Any], key: str, hint: str) -> float:
+def _required(obj: JsonObject, key: str, hint: str) -> float:
     if key not in obj:
         raise ValueError(f'{_EXPECTED}: no "{key}" ({hint})')
     return _number(obj, key)
 
 
 def _label(node: Node, named: bool) -> str:
-    kind = _type(node)
+    kind = node.kind
     if kind == "Aggregate":
-        kind = _AGGREGATE_NAMES.get(node.get("Strategy", ""), kind)
-        if node.get("Partial Mode") in ("Partial", "Finalize"):
-            kind = f"{node['Partial Mode']} {kind}"
-    join = node.get("Join Type", "Inner")
+        kind = _AGGREGATE_NAMES.get(node.text("Strategy") or "", kind)
+        if (mode := node.text("Partial Mode")) in ("Partial", "Finalize"):
+            kind = f"{mode} {kind}"
+    join = node.text("Join Type") or "Inner"
     if join != "Inner":
         # "Hash Join" + Left -> "Hash Left Join", "Nested Loop" + Left -> "Nested Loop Left Join".
         kind = f"{kind.removesuffix(' Join')} {join} Join"
-    if node.get("Parallel Aware") is True:
+    if node.parallel_aware:
         kind = f"Parallel {kind}"
     if named:
         kind += _target(node)
-    if _type(node) in _GATHERS:
-        kind += f" [{int(_number(node, 'Workers Planned'))} workers]"
-    if _type(node) in _APPENDS and _number(node, "Subplans Removed"):
-        kind += f" [{int(_number(node, 'Subplans Removed'))} subplans removed]"
+    if node.kind in _GATHERS:
+        kind += f" [{int(node.number('Workers Planned'))} workers]"
+    if node.kind in _APPENDS and node.number("Subplans Removed"):
+        kind += f" [{int(node.number('Subplans Removed'))} subplans removed]"
     return kind
 
 
 def _target(node: Node) -> str:
-    index = node.get("Index Name")
-    relation = node.get("Relation Name") or node.get("Function Name")
+    index = node.text("Index Name")
+    relation = node.relation or node.text("Function Name")
     if index and relation:
         return f" using {index} on {relation}"
     # A Bitmap Index Scan names only its index.
@@ -254,31 +286,29 @@ def _target(node: Node) -> str:
 
 
 def _sum(all_nodes: list[Node], key: str) -> int:
-    return int(sum(_number(n, key) for n in all_nodes))
+    return int(sum(n.number(key) for n in all_nodes))
 
 
 def _loop_total(node: Node, key: str) -> int:
     # EXPLAIN prints the counter divided by the loops, rounded to an integer.
-    return round(_number(node, key) * _number(node, "Actual Loops"))
+    return round(node.number(key) * node.number("Actual Loops"))
 
 
 def _with_workers(node: Node, key: str) -> int:
     """A total counter of the node plus, in 18, the same counter of each of its workers."""
-    workers = node.get("Workers", [])
-    if not isinstance(workers, list) or not all(isinstance(w, dict) for w in workers):
-        raise ValueError(f'{_EXPECTED}: "Workers" of a {_type(node)} node is not a list of objects')
-    return int(_number(node, key) + sum(_number(w, key) for w in workers))
+    workers = node.workers
+    return int(node.number(key) + sum(_number(w, key) for w in workers))
 
 
 def _partitions_scanned(all_nodes: list[Node]) -> int:
     """Distinct relations scanned below the members of Appends (not in their InitPlans)."""
     relations = {
-        below["Relation Name"]
+        below.relation
         for node in all_nodes
-        if _type(node) in _APPENDS
-        for member in _children(node)
-        if member.get("Parent Relationship") == "Member"
-        for below in _walk(member)
-        if "Relation Name" in below
+        if node.kind in _APPENDS
+        for member in node.children
+        if member.text("Parent Relationship") == "Member"
+        for below in member.walk()
+        if below.relation is not None
     }
     return len(relations)

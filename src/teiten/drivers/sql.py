@@ -18,21 +18,26 @@ A :class:`Session` holds one connection to the workload's database and records *
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
 from psycopg import sql
+from pydantic import TypeAdapter, ValidationError
 
 from teiten.drivers import explain
 from teiten.model.errors import ServerError
 from teiten.model.results import StepRecord
-from teiten.monitors.system import StepMeter
+from teiten.monitors.system import StepMeter, StepReading
 
 # Given by the server: restart it with a cold cache; returns the new conninfo and what was done.
-ColdRestart = Callable[[], tuple[str, dict[str, Any]]]
+ColdRestart = Callable[[], tuple[str, dict[str, object]]]
+# What a statement is given: psycopg adapts each parameter by its Python type.
+Params = Sequence[object] | None
+Statement = str | sql.Composed | sql.SQL
 
 _SIZES = """
 SELECT c.relname, c.relkind, pg_relation_size(c.oid), coalesce(pg_table_size(c.oid), 0)
@@ -53,11 +58,11 @@ class Step:
     rows: int | None = None
     plan: explain.PlanSummary | None = None
     sizes: dict[str, int] | None = None  # relation -> bytes (tables with their TOAST)
-    cache: dict[str, Any] | None = None  # the cache state set up before this step
-    extra: dict[str, Any] = field(default_factory=dict)
+    cache: dict[str, object] | None = None  # the cache state set up before this step
+    extra: dict[str, object] = field(default_factory=dict)
     indexes: tuple[str, ...] = ()  # which of ``sizes`` are indexes
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"name": self.name, "param": self.param, "seconds": self.seconds, "rows": self.rows,
                 "plan": self.plan.to_json() if self.plan else None, "sizes": self.sizes,
                 "indexes": list(self.indexes), "cache": self.cache, "extra": self.extra}
@@ -67,11 +72,18 @@ class Step:
         return StepRecord.from_json(self.to_json())
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Step:
-        plan = explain.PlanSummary(**d["plan"]) if d.get("plan") else None
-        return cls(d["name"], d.get("param"), float(d["seconds"]), d.get("rows"), plan,
-                   d.get("sizes"), d.get("cache"), d.get("extra") or {},
-                   tuple(d.get("indexes") or ()))
+    def from_json(cls, d: Mapping[str, object]) -> Step:
+        """A step as :meth:`to_json` wrote it; what an older body lacks (or holds as null or
+        empty: plan, extra, indexes) takes its default. A body of another shape raises
+        ValueError, naming the field."""
+        body = {**d, "param": d.get("param"), "plan": d.get("plan") or None,
+                "extra": d.get("extra") or {}, "indexes": d.get("indexes") or ()}
+        try:
+            found: Step = _step_adapter().validate_python(body)
+        except ValidationError as exc:
+            wrong = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise ValueError(f"not a stored step: {wrong}") from None
+        return found
 
 
 class Session:
@@ -85,7 +97,7 @@ class Session:
         self.on_step = on_step
         self.steps: list[Step] = []
         self.notes: list[str] = []
-        self._cache: dict[str, Any] | None = None
+        self._cache: dict[str, object] | None = None
         self._settings: dict[str, str] = {}
         self.conn = self._connect()
 
@@ -100,15 +112,24 @@ class Session:
 
     # -- untimed ---------------------------------------------------------------------------
 
-    def execute(self, statement: str | sql.Composed | sql.SQL, params: Sequence[Any] | None = None) -> None:
+    def execute(self, statement: Statement, params: Params = None) -> None:
         self.conn.execute(_query(statement), params)
 
-    def scalar(self, statement: str | sql.Composed | sql.SQL, params: Sequence[Any] | None = None) -> Any:
+    def scalar(self, statement: Statement, params: Params = None) -> object:
+        """The first column of the first row (None: NULL, or no row)."""
         row = self.conn.execute(_query(statement), params).fetchone()
-        return row[0] if row else None
+        found: object = row[0] if row else None
+        return found
 
-    def rows(self, statement: str | sql.Composed | sql.SQL,
-             params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+    def scalar_int(self, statement: Statement, params: Params = None) -> int | None:
+        """The first column of the first row, an integer (None: NULL, or no row)."""
+        found = self.scalar(statement, params)
+        if found is not None and (isinstance(found, bool) or not isinstance(found, int)):
+            raise ServerError(f"expected an integer, got {found!r}")
+        return found
+
+    def rows(self, statement: Statement, params: Params = None) -> list[tuple[Any, ...]]:
+        # psycopg's rows are tuple[Any, ...] (its TupleRow): a column's type is the query's.
         return self.conn.execute(_query(statement), params).fetchall()
 
     def set(self, **settings: object) -> None:
@@ -133,16 +154,16 @@ class Session:
 
     # -- the cache -------------------------------------------------------------------------
 
-    def cache(self, state: str, relations: Sequence[str] = ()) -> dict[str, Any]:
+    def cache(self, state: str, relations: Sequence[str] = ()) -> dict[str, object]:
         """Put the cache in ``state`` ('warm' or 'cold') for the next step."""
         if state == "warm":
             names = list(relations)
             blocks = 0
             for name in names:
-                blocks += int(self.scalar("SELECT pg_prewarm(%s::regclass)", (name,)) or 0)
+                blocks += self.scalar_int("SELECT pg_prewarm(%s::regclass)", (name,)) or 0
                 for (index,) in self.rows("SELECT indexrelid::regclass::text FROM pg_index "
                                           "WHERE indrelid = %s::regclass", (name,)):
-                    blocks += int(self.scalar("SELECT pg_prewarm(%s::regclass)", (index,)) or 0)
+                    blocks += self.scalar_int("SELECT pg_prewarm(%s::regclass)", (index,)) or 0
             self._cache = {"state": "warm", "prewarmed_blocks": blocks, "relations": names}
         elif state == "cold":
             if self.cold_restart is None:
@@ -160,8 +181,8 @@ class Session:
 
     # -- timed -----------------------------------------------------------------------------
 
-    def step(self, name: str, statement: str | sql.Composed | sql.SQL, *, param: object = None,
-             params: Sequence[Any] | None = None, sizes: bool = True, **extra: Any) -> Step:
+    def step(self, name: str, statement: Statement, *, param: object = None,
+             params: Params = None, sizes: bool = True, **extra: object) -> Step:
         """Time a statement on the client's clock, then record the database's sizes."""
         before = self.meter.read() if self.meter else None
         started = time.perf_counter()
@@ -173,8 +194,8 @@ class Session:
         return self._record(Step(name, _param(param), seconds, rows=rows, sizes=found,
                                  extra={**extra, **system}, indexes=indexes))
 
-    def query(self, name: str, statement: str | sql.Composed | sql.SQL, *, param: object = None,
-              params: Sequence[Any] | None = None, **extra: Any) -> Step:
+    def query(self, name: str, statement: Statement, *, param: object = None,
+              params: Params = None, **extra: object) -> Step:
         """Run a query once under EXPLAIN ANALYZE: its execution time and its plan's figures."""
         text = sql.SQL("EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) ") + _query(statement)
         before = self.meter.read() if self.meter else None
@@ -187,7 +208,7 @@ class Session:
         return self._record(Step(name, _param(param), plan.execution_ms / 1000, rows=plan.rows,
                                  plan=plan, extra={"wall_s": wall, **extra, **system}))
 
-    def _system(self, before: Any) -> dict[str, float | str]:
+    def _system(self, before: StepReading | None) -> dict[str, float | str]:
         """The machine over the step just timed (from ``before``, the meter's reading)."""
         if self.meter is None or before is None:
             return {}
@@ -201,9 +222,15 @@ class Session:
         return step
 
 
-def _query(statement: str | sql.Composed | sql.SQL) -> sql.Composed | sql.SQL:
+def _query(statement: Statement) -> sql.Composed | sql.SQL:
     return sql.SQL(statement) if isinstance(statement, str) else statement
 
 
 def _param(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+@functools.cache
+def _step_adapter() -> TypeAdapter[Step]:
+    """The validator of a stored step, made on the first read."""
+    return TypeAdapter(Step)

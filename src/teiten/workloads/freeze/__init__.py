@@ -66,10 +66,10 @@ def run(session: Session, variant: Variant, options: Options) -> None:
     if first < rows:
         session.step("insert", _INSERT, param=label, params=(first + 1, rows))
     session.execute("CHECKPOINT")  # a cold restart then has nothing to write
-    pages = session.scalar(f"SELECT pg_relation_size('{TABLE}') / current_setting('block_size')::int")
+    pages = session.scalar_int(f"SELECT pg_relation_size('{TABLE}') / current_setting('block_size')::int")
     all_frozen = None
     if has_vm:
-        all_frozen = session.scalar(f"SELECT all_frozen FROM pg_visibility_map_summary('{TABLE}')")
+        all_frozen = session.scalar_int(f"SELECT all_frozen FROM pg_visibility_map_summary('{TABLE}')")
     session.cache(variant.cache, [TABLE])
     st = session.step("vacuum freeze", f"VACUUM FREEZE {TABLE}", param=label)
     st.extra.update({"pages": pages, "all_frozen_pages_before": all_frozen,

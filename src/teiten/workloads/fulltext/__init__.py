@@ -246,7 +246,8 @@ def _require(session: Session, extension: str) -> None:
     """NotInstalled, before anything is created, when the server cannot CREATE EXTENSION."""
     if session.scalar("SELECT count(*) FROM pg_available_extensions WHERE name = %s", (extension,)):
         return
-    major = int(session.scalar("SELECT current_setting('server_version_num')::int / 10000"))
+    major = session.scalar_int("SELECT current_setting('server_version_num')::int / 10000")
+    assert major is not None  # a setting the server always has
     raise NotInstalled(missing_text(extension, major))
 
 
