@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from teiten.model.results import LoadFigures, ProgressPoint
 
@@ -117,7 +116,7 @@ class SysbenchOutput:
             progress=tuple(ProgressPoint(t=s.t, tps=s.tps, latency_ms=None, latency_stddev_ms=None,
                                          failed=None) for s in self.seconds))
 
-    def percentiles(self) -> dict[str, Any] | None:
+    def percentiles(self) -> dict[str, float | None] | None:
         """The latency percentiles of the histogram, in the figures pgbench's transaction log
         gives (teiten.drivers.pgbench_log: p50 ... p99.9, max, avg in ms, the count and the
         precision); None without a histogram. A percentile is the value of the bucket that
@@ -126,13 +125,13 @@ class SysbenchOutput:
         total = sum(n for _, n in self.histogram)
         if not total:
             return None
-        out: dict[str, Any] = {f"{name}_ms": percentile(self.histogram, q) for name, q in QUANTILES}
+        out: dict[str, float | None] = {f"{name}_ms": percentile(self.histogram, q) for name, q in QUANTILES}
         out.update(max_ms=self.latency_ms.get("max", self.histogram[-1][0]),
                    avg_ms=self.mean_latency_ms(), count=total, skipped=0, failed=0,
                    precision=PRECISION)
         return out
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, object]:
         """What the trial keeps beside its figures: the queries, the errors sysbench retried,
         its latency summary, its threads' fairness, and each second's rate of queries and
         latency percentile."""
@@ -196,7 +195,8 @@ def _errors(lines: list[str]) -> list[str]:
 
 def parse(stdout: str, stderr: str = "") -> SysbenchOutput:
     """Parse a sysbench run's stdout (and stderr, which holds little or nothing)."""
-    top: dict[str, Any] = {}
+    top = _Statistics()
+    counted: dict[str, tuple[int, float | None]] = {}  # transactions, ...: (count, per second)
     queries: dict[str, int] = {}
     latency: dict[str, float] = {}
     fairness: dict[str, list[float]] = {}
@@ -215,32 +215,46 @@ def parse(stdout: str, stderr: str = "") -> SysbenchOutput:
             if "distribution" in raw:
                 continue
             in_histogram = False
-        if (m := _BANNER.match(line)) and "version" not in top:
-            top["version"] = m.group(1)
+        if (m := _BANNER.match(line)) and top.version is None:
+            top.version = m.group(1)
         elif m := _THREADS.match(line):
-            top["threads"] = int(m.group(1))
+            top.threads = int(m.group(1))
         elif (m := _SECOND.match(line)) and (second := _second(m.groups())) is not None:
             seconds.append(second)
         elif m := _COUNTED.match(line):
-            key = m.group(1).replace(" ", "_")
-            top[key] = int(m.group(2))
-            top[f"{key}_per_s"] = _num(m.group(3))
+            counted[m.group(1)] = (int(m.group(2)), _num(m.group(3)))
         elif m := _QUERIES.match(line):
             queries[m.group(1)] = int(m.group(2))
         elif m := _TOTAL_TIME.match(line):
-            top["total_time"] = _num(m.group(1))
+            top.total_time, top.timed = _num(m.group(1)), True
         elif m := _EVENTS.match(line):
-            top["events"] = int(m.group(1))
+            top.events = int(m.group(1))
         elif (m := _LATENCY.match(line)) and (value := _num(m.group(3))) is not None:
             latency[f"p{m.group(2)}" if m.group(2) else m.group(1)] = value
         elif (m := _FAIRNESS.match(line)) and None not in (_num(m.group(2)), _num(m.group(3))):
             fairness[m.group(1).replace(" ", "_")] = [float(m.group(2)), float(m.group(3))]
     errors = _errors(stdout.splitlines()) + _errors(stderr.splitlines())
-    summary = "transactions" in top and "total_time" in top
+    nothing: tuple[int | None, float | None] = (None, None)
+    transactions, tps = counted.get("transactions", nothing)
+    ignored_errors, _ = counted.get("ignored errors", nothing)
+    reconnects, _ = counted.get("reconnects", nothing)
+    _, qps = counted.get("queries", nothing)
     return SysbenchOutput(
-        version=top.get("version"), threads=top.get("threads"),
-        transactions=top.get("transactions") or 0, tps=top.get("transactions_per_s"),
-        queries=queries, qps=top.get("queries_per_s"), ignored_errors=top.get("ignored_errors"),
-        reconnects=top.get("reconnects"), total_time_s=top.get("total_time"),
-        events=top.get("events"), latency_ms=latency, fairness=fairness, seconds=tuple(seconds),
-        histogram=tuple(histogram), errors=tuple(errors), summary=summary)
+        version=top.version, threads=top.threads, transactions=transactions or 0, tps=tps,
+        queries=queries, qps=qps, ignored_errors=ignored_errors,
+        reconnects=reconnects, total_time_s=top.total_time,
+        events=top.events, latency_ms=latency, fairness=fairness, seconds=tuple(seconds),
+        histogram=tuple(histogram), errors=tuple(errors),
+        summary=transactions is not None and top.timed)
+
+
+@dataclass
+class _Statistics:
+    """What sysbench prints once: its version, its threads, the final statistics' total time
+    (``timed``: the line was printed, even when its value is not a number) and events."""
+
+    version: str | None = None
+    threads: int | None = None
+    total_time: float | None = None
+    timed: bool = False
+    events: int | None = None
