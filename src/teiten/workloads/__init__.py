@@ -22,10 +22,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from teiten.messages import texts, tr
-from teiten.model.errors import UserError
+from teiten.model.errors import StoreError, UserError
 from teiten.spec import (
     BUILTIN_WORKLOADS,
     LoadedStudy,
@@ -39,6 +38,7 @@ from teiten.spec.workloads import KINDS
 from teiten.workloads import apps, statements
 from teiten.workloads.base import Workload
 from teiten.workloads.kind import Loc, WorkloadKind
+from teiten.workloads.stored import StoredWorkload
 
 __all__ = ["BUILTINS", "Workload", "WorkloadKind", "about", "from_json", "kind", "resolve",
            "variants"]
@@ -70,45 +70,50 @@ BUILTINS: dict[str, _Builtin] = {
 }
 
 
-def _mix(scripts: Sequence[tuple[str, int]] | Sequence[Sequence[Any]]) -> str:
+def _mix(scripts: Sequence[tuple[str, int]]) -> str:
     return ", ".join(f"{s}@{w}" for s, w in scripts)
 
 
-def _names(scripts: Sequence[tuple[str, int]] | Sequence[Sequence[Any]]) -> list[tuple[str, int]]:
+def _names(scripts: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
     """Scripts by file name and weight (a stored path is where teiten was installed then)."""
-    return [(Path(str(s)).name, int(w)) for s, w in scripts]
+    return [(Path(s).name, w) for s, w in scripts]
 
 
-def about(w: Mapping[str, Any], lang: str = "en") -> str:
+def about(body: Mapping[str, object], lang: str = "en") -> str:
     """What a stored workload is, in ``lang``: a built-in's words from the catalogue (with
     the options an application or suite ran with), a script mix's scripts; the stored
     description as it is for anything else (older stores, workloads teiten does not know)."""
-    named = w.get("app") or w.get("suite") or w.get("kind")
-    kind = named
-    if kind is None and w.get("key") in BUILTINS and _names(w.get("scripts") or ()) == _names(
-            BUILTINS[w["key"]].scripts):
-        kind = w["key"]
+    w = StoredWorkload.of(body)
+    kind = w.named
+    builtin = BUILTINS.get(w.key) if w.key is not None else None
+    if kind is None and builtin is not None and _names(w.scripts) == _names(builtin.scripts):
+        kind = w.key
     if kind is not None and f"workload.about.{kind}" in texts():
         text = tr(f"workload.about.{kind}", lang)
-        options = w.get("options") or {}
-        shown = ", ".join(f"{k}={v}" for k, v in options.items() if v is not None)
-        return f"{text} ({shown})" if shown and named else text
-    if kind is None and w.get("scripts") and str(w.get("description", "")).startswith("mix of "):
-        return tr("workload.about.mix", lang, scripts=_mix(w["scripts"]))
-    return str(w.get("description", ""))
+        shown = ", ".join(f"{k}={v}" for k, v in w.options.items() if v is not None)
+        return f"{text} ({shown})" if shown and w.named else text
+    if kind is None and w.scripts and w.description.startswith("mix of "):
+        return tr("workload.about.mix", lang, scripts=_mix(w.scripts))
+    return w.description
 
 
-def from_json(w: dict[str, Any]) -> Workload:
+def from_json(body: Mapping[str, object]) -> Workload:
     """A stored workload, of its kind; refused when the SQL and scripts teiten ships for it
-    are no longer what the study used."""
-    opts = {k: tuple(v) if isinstance(v, list) else v for k, v in (w.get("options") or {}).items()}
-    name = w.get("kind") or ("app" if w.get("app") else "suite" if w.get("suite") else "pgbench")
+    are no longer what the study used. Raises StoreError for a body that is not one."""
+    try:
+        w = StoredWorkload.of(body)
+    except ValueError as exc:
+        raise StoreError(str(exc)) from None
+    if w.key is None or w.scale is None or w.modifies_data is None or body.get("scripts") is None:
+        lacks = [k for k in ("key", "scripts", "scale", "modifies_data") if body.get(k) is None]
+        raise StoreError(f"not a stored workload: it has no {', '.join(lacks)}")
+    opts = {k: tuple(v) if isinstance(v, list) else v for k, v in w.options.items()}
+    name = w.kind or ("app" if w.app else "suite" if w.suite else "pgbench")
     cls = kind(name).workload
-    found = cls(w["key"], tuple((s, int(n)) for s, n in w["scripts"]), int(w["scale"]),
-                w["fillfactor"], bool(w["modifies_data"]), w.get("description", ""),
-                w.get("app"), tuple(sorted(opts.items())), w.get("suite"))
-    if found.digest() != w.get("digest"):
-        raise UserError(f"the {w.get('app') or w.get('suite') or w['key']} workload's SQL and "
+    found = cls(w.key, w.scripts, w.scale, w.fillfactor, w.modifies_data, w.description,
+                w.app, tuple(sorted(opts.items())), w.suite)
+    if found.digest() != w.digest:
+        raise UserError(f"the {w.app or w.suite or w.key} workload's SQL and "
                         "scripts have changed since this study started (teiten was upgraded?); "
                         "finish it with the teiten that started it, or run the study again")
     return found
@@ -185,7 +190,7 @@ def _scripts(loaded: LoadedStudy, loc: Loc, spec: ScriptSpec) -> Workload:
                     options=_sorted(spec.pgbench_options()))
 
 
-def _sorted(options: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+def _sorted(options: dict[str, object]) -> tuple[tuple[str, object], ...]:
     return tuple(sorted(options.items()))
 
 

@@ -92,7 +92,8 @@ class Workload:
     modifies_data: bool
     description: str
     app: str | None = None  # "tpcc" | "bookstore": loaded by SQL, measured by teiten.workloads.apps
-    options: tuple[tuple[str, Any], ...] = ()  # the app's options, every default filled in
+    # The kind's options, every default filled in; Any: each kind reads its own, knowing their types.
+    options: tuple[tuple[str, Any], ...] = ()
     suite: str | None = None  # a measured-statement workload (teiten.workloads.statements)
 
     # The kind of workload (teiten.workloads.kind): "pgbench" here, "app" and "suite" for the
@@ -103,6 +104,8 @@ class Workload:
     drives_one_server: ClassVar[bool] = False
 
     def option(self, name: str) -> Any:
+        """One of the options of the workload's kind, which knows its type (Any: each kind
+        reads its own, as its options model resolved them)."""
         return dict(self.options)[name]
 
     def data_bytes(self) -> int:
@@ -174,8 +177,9 @@ class Workload:
                                   extra=["-l", "--log-prefix", str(log_dir / "tx")])
             details: dict[str, object] = dict(run.output.limits() or {})
             try:
+                limit = self.pgbench_option("latency_limit_ms")
                 hist = pgbench_log.histogram_of_files(
-                    log_dir, "tx", latency_limit_ms=self.pgbench_option("latency_limit_ms"))
+                    log_dir, "tx", latency_limit_ms=limit if isinstance(limit, int | float) else None)
             except (OSError, ValueError, safefs.UnsafePath) as exc:
                 return TrialOutcome(load=run.load_run(), details={"pgbench": details},
                                     error=f"reading pgbench's transaction log failed: {exc}")
@@ -184,7 +188,7 @@ class Workload:
         finally:
             paths.remove_owned(log_dir)
 
-    def pgbench_option(self, name: str) -> Any:
+    def pgbench_option(self, name: str) -> object:
         """A pgbench option the study gave this pgbench workload (protocol, rate,
         latency_limit_ms, percentiles, max_tries, defines, random_seed), None when not given
         (or not a pgbench workload)."""
@@ -213,12 +217,13 @@ class Workload:
         args: list[str] = []
         for key, flag in (("protocol", "-M"), ("rate", "-R"), ("latency_limit_ms", "-L")):
             if (value := self.pgbench_option(key)) is not None:
-                args += [flag, value if key == "protocol" else f"{value:g}"]
+                args += [flag, str(value) if key == "protocol" else f"{value:g}"]
         for key, flag in (("max_tries", "--max-tries"), ("random_seed", "--random-seed")):
             if (value := self.pgbench_option(key)) is not None:
                 args.append(f"{flag}={value}")
-        for define in self.pgbench_option("defines") or ():
-            args += ["-D", define]
+        defines = self.pgbench_option("defines")  # NAME=VALUE texts
+        for define in defines if isinstance(defines, tuple | list) else ():
+            args += ["-D", str(define)]
         for selector, weight in self.scripts:
             if selector.startswith("builtin:"):
                 args += ["-b", f"{selector.removeprefix('builtin:')}@{weight}"]
