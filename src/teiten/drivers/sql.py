@@ -18,7 +18,6 @@ A :class:`Session` holds one connection to the workload's database and records *
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,9 +25,8 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
-from pydantic import TypeAdapter, ValidationError
 
-from teiten.drivers import explain
+from teiten.drivers import explain, records
 from teiten.model.errors import ServerError
 from teiten.model.results import StepRecord
 from teiten.monitors.system import StepMeter, StepReading
@@ -78,12 +76,7 @@ class Step:
         ValueError, naming the field."""
         body = {**d, "param": d.get("param"), "plan": d.get("plan") or None,
                 "extra": d.get("extra") or {}, "indexes": d.get("indexes") or ()}
-        try:
-            found: Step = _step_adapter().validate_python(body)
-        except ValidationError as exc:
-            wrong = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            raise ValueError(f"not a stored step: {wrong}") from None
-        return found
+        return records.read(cls, body, "a stored step")
 
 
 class Session:
@@ -228,9 +221,3 @@ def _query(statement: Statement) -> sql.Composed | sql.SQL:
 
 def _param(value: object) -> str | None:
     return None if value is None else str(value)
-
-
-@functools.cache
-def _step_adapter() -> TypeAdapter[Step]:
-    """The validator of a stored step, made on the first read."""
-    return TypeAdapter(Step)

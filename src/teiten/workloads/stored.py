@@ -1,6 +1,6 @@
 """A workload as the store keeps it (:meth:`teiten.workloads.base.Workload.to_json`), read back
-typed: by :func:`teiten.workloads.about` for its words and :func:`teiten.workloads.from_json` to
-make the workload again.
+typed (:mod:`teiten.drivers.records`): by :func:`teiten.workloads.about` for its words and by
+:func:`teiten.workloads.from_json` to make the workload again.
 
 A key the record does not name is left out; one it names and the store lacks (or holds as null)
 takes its default, so an older store, or a workload teiten does not know, reads as what it
@@ -9,11 +9,10 @@ recorded. A body of another shape raises ValueError, in one line naming the fiel
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pydantic import TypeAdapter, ValidationError
+from teiten.drivers import records
 
 
 @dataclass(frozen=True)
@@ -37,21 +36,9 @@ class StoredWorkload:
 
     @classmethod
     def of(cls, body: Mapping[str, object]) -> StoredWorkload:
-        given = {k: v for k, v in body.items() if v is not None}
-        try:
-            found: StoredWorkload = _adapter().validate_python(given)
-        except ValidationError as exc:
-            wrong = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            raise ValueError(f"not a stored workload: {wrong}") from None
-        return found
+        return records.read(cls, {k: v for k, v in body.items() if v is not None}, "a stored workload")
 
     @property
     def named(self) -> str | None:
         """The kind the workload names itself by: its application, suite or kind."""
         return self.app or self.suite or self.kind
-
-
-@functools.cache
-def _adapter() -> TypeAdapter[StoredWorkload]:
-    """The validator of a stored workload, made on the first read."""
-    return TypeAdapter(StoredWorkload)
