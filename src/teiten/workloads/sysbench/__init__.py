@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import ClassVar
 
 import psycopg
@@ -29,9 +30,19 @@ from teiten.servers import kinds
 from teiten.spec import LoadedStudy
 from teiten.spec.sysbench import READ_ONLY, SysbenchSpec
 from teiten.workloads.base import TrialOutcome, TrialRequest, Workload
-from teiten.workloads.kind import Loc, WorkloadKind
+from teiten.workloads.kind import Loc, WorkloadKind, defaults_of, read_options
 
-DEFAULTS: dict[str, object] = {"test": "oltp_read_only", "tables": 1, "table_size": 10000}
+
+@dataclass(frozen=True)
+class Options:
+    """The options of a sysbench workload, each with its default (teiten.spec.sysbench)."""
+
+    test: str = "oltp_read_only"
+    tables: int = 1
+    table_size: int = 10000
+
+
+DEFAULTS = defaults_of(Options)
 ROW_BYTES = 256  # a row with its share of both indexes, after VACUUM (PostgreSQL 17: 254)
 MB = 1 << 20
 
@@ -43,19 +54,24 @@ class SysbenchWorkload(Workload):
     drives_one_server: ClassVar[bool] = True
 
     @property
+    def sysbench_options(self) -> Options:
+        """Its options, typed (a store's lack none: every default was filled in)."""
+        return read_options(Options, dict(self.options))
+
+    @property
     def test(self) -> str:
-        return str(self.option("test"))
+        return self.sysbench_options.test
 
     @property
     def sql_loaded(self) -> bool:
         return True  # by sysbench prepare (load_sql), not pgbench -i
 
     def sysbench_args(self) -> list[str]:
-        return [self.test, f"--tables={self.option('tables')}",
-                f"--table-size={self.option('table_size')}"]
+        given = self.sysbench_options
+        return [given.test, f"--tables={given.tables}", f"--table-size={given.table_size}"]
 
     def data_bytes(self) -> int:
-        return int(self.option("tables")) * int(self.option("table_size")) * ROW_BYTES + 8 * MB
+        return self.sysbench_options.tables * self.sysbench_options.table_size * ROW_BYTES + 8 * MB
 
     def present_table(self) -> tuple[str, str]:
         return "sbtest1", "sysbench prepare"
@@ -65,7 +81,7 @@ class SysbenchWorkload(Workload):
         ProcessError when sysbench fails, ServerError when the vacuum does."""
         took: dict[str, float] = {}
         began = time.monotonic()
-        sysbench.prepare(self, conninfo, jobs=min(jobs, int(self.option("tables"))))
+        sysbench.prepare(self, conninfo, jobs=min(jobs, self.sysbench_options.tables))
         took["prepare_s"] = time.monotonic() - began
         began = time.monotonic()
         try:
@@ -104,7 +120,7 @@ def resolve(loaded: LoadedStudy, loc: Loc, spec: SysbenchSpec) -> SysbenchWorklo
     """The study's sysbench entry, every default filled in."""
     opts = {k: getattr(spec, k) if getattr(spec, k) is not None else v for k, v in DEFAULTS.items()}
     shown = ", ".join(f"{k}={v}" for k, v in opts.items())
-    return SysbenchWorkload(spec.key, (), 1, None, opts["test"] not in READ_ONLY,
+    return SysbenchWorkload(spec.key, (), 1, None, read_options(Options, opts).test not in READ_ONLY,
                             f"{tr('workload.about.sysbench')} ({shown})",
                             options=tuple(sorted(opts.items())))
 
