@@ -73,10 +73,11 @@ class Suite(Generic[Opts, Var]):
     missing: Callable[[Opts], str | None] = lambda _opts: None
     # How the report words what the suite leaves beside its figures, in a language: one sentence
     # of its judgements (fulltext's strengths and weaknesses), and why a variant did not run.
-    say: Callable[[Mapping[str, Any], str], str] = lambda sentence, _lang: str(sentence)
+    say: Callable[[Mapping[str, object], str], str] = lambda sentence, _lang: str(sentence)
     reword: Callable[[str, str], str] = lambda reason, _lang: reason
     # The suite's own judgements of its figures, for its section of the report (fulltext's
-    # strengths and weaknesses of each method); given the report's SuiteResults.
+    # strengths and weaknesses of each method); given the report's SuiteResults (Any: analysis's,
+    # a layer above the workloads).
     judge: Callable[[Any], tuple[dict[str, object], ...]] | None = None
     # The step whose time the report charts, and its x: a variant axis, or "rows" (the rows
     # each search found); ("", ""): no chart of time.
@@ -105,6 +106,7 @@ SUITE_NAMES = ("iot", "fulltext", "accesslog", "freeze")
 
 
 def suite(name: str) -> Suite[Any, Any]:
+    """The suite of that name (Any, Any: each suite has options and variants of its own types)."""
     module = importlib.import_module(f"teiten.workloads.{name}")
     found: Suite[Any, Any] = module.SUITE
     return found
@@ -130,7 +132,7 @@ def variants(name: str, options: Mapping[str, object]) -> list[str]:
     return [" ".join(combo) for combo in itertools.product(*lists)]
 
 
-def parse_variant(name: str, options: object, variant: str) -> Any:
+def parse_variant(name: str, options: object, variant: str) -> DataclassInstance:
     """A variant (the suite's variant_model) with the types of the study's options."""
     found = suite(name)
     wanted = dict(pair.split("=", 1) for pair in variant.split())

@@ -63,10 +63,10 @@ WORD_METHODS = ("tsvector", "rum")
 CLASS_ORDER = ("en", "ja1", "ja2", "ja3", "other")
 CLASSES = frozenset(CLASS_ORDER)
 GROUPS = ("all", "en", "ja")
-Sentence = dict[str, Any]  # {"key": a fulltext.* text, its fields}; JSON as it is
+Sentence = dict[str, object]  # {"key": a fulltext.* text, its fields}; JSON as it is
 
 
-def say(sentence: Mapping[str, Any], lang: str = "en") -> str:
+def say(sentence: Mapping[str, object], lang: str = "en") -> str:
     """One sentence in ``lang``; its keyword class (``cls``) worded too."""
     fields = {k: v for k, v in sentence.items() if k != "key"}
     if "cls" in fields:
@@ -74,7 +74,7 @@ def say(sentence: Mapping[str, Any], lang: str = "en") -> str:
     return tr(f"fulltext.{sentence['key']}", lang, **fields)
 
 
-def _said(key: str, **fields: Any) -> Sentence:
+def _said(key: str, **fields: object) -> Sentence:
     return {"key": key, **fields}
 
 
@@ -92,11 +92,10 @@ class Search:
     filtered: int = 0        # Rows Removed by Filter (the bigram method's LIKE is a filter)
 
     @classmethod
-    def of(cls, given: Mapping[str, Any]) -> Search:
-        return cls(given.get("cls") or "", int(given.get("hits") or 0), int(given.get("rows") or 0),
-                   float(given.get("seconds") or 0.0), str(given.get("shape") or ""),
-                   int(given.get("rows_removed_by_index_recheck") or 0),
-                   int(given.get("rows_removed_by_filter") or 0))
+    def of(cls, given: Mapping[str, object]) -> Search:
+        return cls(str(given.get("cls") or ""), _int(given.get("hits")), _int(given.get("rows")),
+                   _float(given.get("seconds") or 0.0), str(given.get("shape") or ""),
+                   _int(given.get("rows_removed_by_index_recheck")), _int(given.get("rows_removed_by_filter")))
 
     @property
     def indexed(self) -> bool:
@@ -108,17 +107,41 @@ class Method:
     """One method's figures on one server (medians over repetitions, taken by the caller)."""
 
     build_s: float | None
-    index_bytes: int | None
-    table_bytes: int
+    index_bytes: float | None  # a median (an int when given one)
+    table_bytes: float
     not_installed: bool
     searches: tuple[Search, ...]
 
     @classmethod
-    def of(cls, given: Mapping[str, Any]) -> Method:
-        build = given.get("build_s")
-        return cls(None if build is None else float(build), given.get("index_bytes"),
-                   int(given.get("table_bytes") or 0), bool(given.get("not_installed")),
-                   tuple(Search.of(s) for s in given.get("searches") or ()))
+    def of(cls, given: Mapping[str, object]) -> Method:
+        build, index = given.get("build_s"), given.get("index_bytes")
+        searches = given.get("searches") or ()
+        if not isinstance(searches, list | tuple) or not all(isinstance(s, Mapping) for s in searches):
+            raise TypeError(f"a method's searches are a list of objects, got {searches!r}")
+        return cls(None if build is None else _float(build), None if index is None else _figure(index),
+                   _int(given.get("table_bytes")), bool(given.get("not_installed")),
+                   tuple(Search.of(s) for s in searches if isinstance(s, Mapping)))
+
+
+def _figure(value: object) -> float:
+    """A figure as given: a number (an int stays an int)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"a figure is a number, got {value!r}")
+    return value
+
+
+def _int(value: object) -> int:
+    """A figure as an integer, 0 when absent."""
+    value = value or 0
+    if not isinstance(value, int | float | str):
+        raise TypeError(f"a figure is a number, got {value!r}")
+    return int(value)
+
+
+def _float(value: object) -> float:
+    if not isinstance(value, int | float | str):
+        raise TypeError(f"a figure is a number, got {value!r}")
+    return float(value)
 
 
 @dataclass
@@ -129,17 +152,17 @@ class _Row:
     strengths: dict[str, list[Sentence]] = field(default_factory=lambda: {g: [] for g in GROUPS})
     weaknesses: dict[str, list[Sentence]] = field(default_factory=lambda: {g: [] for g in GROUPS})
 
-    def good(self, group: str, key: str, **fields: Any) -> None:
+    def good(self, group: str, key: str, **fields: object) -> None:
         self.strengths[group].append(_said(key, **fields))
 
-    def bad(self, group: str, key: str, **fields: Any) -> None:
+    def bad(self, group: str, key: str, **fields: object) -> None:
         self.weaknesses[group].append(_said(key, **fields))
 
-    def json(self) -> dict[str, Any]:
+    def json(self) -> dict[str, object]:
         return {"method": self.method, "strengths": self.strengths, "weaknesses": self.weaknesses}
 
 
-def judge(figures: Mapping[str, Mapping[str, Any] | Method]) -> list[dict[str, Any]]:
+def judge(figures: Mapping[str, Mapping[str, object] | Method]) -> list[dict[str, object]]:
     """One row per method, in the order given: ``{"method", "strengths": {"all", "en",
     "ja"}, "weaknesses": {"all", "en", "ja"}}``, each a list of sentences."""
     methods = {m: f if isinstance(f, Method) else Method.of(f) for m, f in figures.items()}
@@ -320,7 +343,8 @@ def judgements(res: Any) -> tuple[dict[str, object], ...]:
     """The S9 strengths and weaknesses of each search method, per server, from the warm
     variants (or the first cache state measured): the suite's ``judge`` (teiten.workloads.
     statements.Suite), given the report's figures of the workload (its
-    teiten.analysis.model.SuiteResults: servers, variants, steps, sizes, not_installed)."""
+    teiten.analysis.model.SuiteResults: servers, variants, steps, sizes, not_installed; Any, as
+    analysis, a layer above the workloads, is not theirs to import)."""
     out: list[dict[str, object]] = []
     sizes = {(s.server, s.variant): s for s in res.sizes}
     for server in res.servers:
