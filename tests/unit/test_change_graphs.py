@@ -1,6 +1,7 @@
 """A change point of a line of versions names the differential flame graph from the version
 before to the version after (issue 19), where both were profiled; none is made up where
-they were not."""
+they were not. Analysis chooses the graph (analysis.history.graphed) and the report's drawer
+draws it: the report no longer patches analysis's change points after the fact (issue 55)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from teiten.analysis.gather import study_data
+from teiten.analysis.history import graphed
 from teiten.analysis.inputs import ReportOptions
 from teiten.analysis.model import ChangePoint, History
 from teiten.analysis.summary import report_data
@@ -18,7 +20,8 @@ from teiten.features import FEATURES
 from teiten.host.flamegraphs import tool
 from teiten.model.details import ProfileDetails
 from teiten.report.activity import profile_links
-from teiten.report.build import change_graphs
+from teiten.report import outdir
+from teiten.report.build import ChangeDrawer
 from teiten.report.history_tables import change_notes
 from teiten.store import Store
 from teiten.words.context import Context
@@ -43,14 +46,14 @@ def test_a_change_between_profiled_versions_gets_its_differential_graph(
     data = report_data(study_data(store, sid, FEATURES), ReportOptions(store_path="s", generated_at="t"))
     sec = next(s for s in data.sections if s.workload == "select-only")
     change = ChangePoint(2, "pg13", "13", "pg17", "17", 0.8, (0.7, 0.9), 0.95, 0.01)
-    data = replace(data, sections=(replace(sec, history=History((), (), (change,), 0.05)),))
     trials = store.study_results(sid).trials
     profiled = {t.planned.server: t.trial_id for t in trials
                 if t.planned.workload == "select-only" and t.planned.clients == 1}
     profiles = {profiled[s]: ProfileDetails(folded=text) for s, text in FOLDED.items()}
 
-    found = change_graphs(data, trials, profiles, tmp_path)
-    [c] = found.sections[0].history.changes  # type: ignore[union-attr]
+    with outdir.opened(tmp_path) as out:
+        [c] = graphed((change,), "select-only", ChangeDrawer(trials, profiles, out))
+    found = replace(data, sections=(replace(sec, history=History((), (), (c,), 0.05)),))
     assert c.graph == "flamegraphs/change-pg13-to-pg17-select-only-c1.svg"
     assert c.graph_clients == 1, "the change's own client count was not profiled: the one that was"
     svg = (tmp_path / c.graph).read_text()
@@ -59,6 +62,8 @@ def test_a_change_between_profiled_versions_gets_its_differential_graph(
     assert note.endswith(f"Differential flame graph of the change at 1 client: {c.graph}"), note
     assert any(href == c.graph for _, href in profile_links(found.sections[0], "ja"))
 
-    unprofiled = change_graphs(data, trials, {}, tmp_path / "none")
-    assert unprofiled.sections[0].history.changes[0].graph is None  # type: ignore[union-attr]
-    assert not (tmp_path / "none").exists()
+    assert graphed((change,), "select-only", None) == (change,), "no drawer (a compare report): no graph"
+    with outdir.opened(tmp_path / "none") as out:
+        [unprofiled] = graphed((change,), "select-only", ChangeDrawer(trials, {}, out))
+    assert unprofiled.graph is None and unprofiled.graph_clients is None
+    assert not (tmp_path / "none" / "flamegraphs").exists()

@@ -19,8 +19,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from teiten.analysis import changepoints, differences, intervals, judging, verdicts
+from teiten.analysis.inputs import DiffDrawer
 from teiten.analysis.model import (
     ChangePoint,
     History,
@@ -31,6 +33,7 @@ from teiten.analysis.model import (
     WorkloadSection,
 )
 from teiten.installs.model import version_key
+from teiten.model.results import Point as At
 from teiten.model.results import ServerRecord
 
 
@@ -41,9 +44,11 @@ def is_line_of_versions(servers: Sequence[ServerRecord], versions: Sequence[str]
 
 
 def history(section: WorkloadSection, servers: Sequence[ServerRecord], *,
-            margin_pct: float = verdicts.MARGIN_PCT) -> History | None:
+            margin_pct: float = verdicts.MARGIN_PCT, draw: DiffDrawer | None = None) -> History | None:
     """The line of versions of one workload, or None where it would say nothing more than
-    the TPS table (see the module's docstring) or the study is no line of versions."""
+    the TPS table (see the module's docstring) or the study is no line of versions; each
+    change point with its differential flame graph where ``draw`` can draw one
+    (:func:`graphed`)."""
     series = list(section.servers)
     versions = [s.version for s in series]
     if section.suite is not None or not is_line_of_versions(servers, versions):
@@ -72,7 +77,26 @@ def history(section: WorkloadSection, servers: Sequence[ServerRecord], *,
     if len(ordered) < 3:
         return History(tuple(steps), line)
     alpha = changepoints.ALPHA / len(section.clients)  # Bonferroni over the client counts
-    return History(tuple(steps), line, _changes(ordered, section.clients, alpha, build), alpha)
+    changes = _changes(ordered, section.clients, alpha, build)
+    return History(tuple(steps), line, graphed(changes, section.workload, draw), alpha)
+
+
+def graphed(changes: Sequence[ChangePoint], workload: str, draw: DiffDrawer | None
+            ) -> tuple[ChangePoint, ...]:
+    """Each change with the differential flame graph from the version before to the version
+    after, where both were profiled at one client count of ``workload``: the change's own,
+    else the first both share (issue 19); a change whose graph cannot be drawn has none."""
+    if draw is None:
+        return tuple(changes)
+    out = []
+    for c in changes:
+        both = sorted(at.clients for at in draw.profiled if at.workload == workload and
+                      at.server == c.before and replace(at, server=c.after) in draw.profiled)
+        clients = c.clients if c.clients in both else (both[0] if both else None)
+        path = None if clients is None else draw(At(c.before, workload, clients),
+                                                 At(c.after, workload, clients))
+        out.append(replace(c, graph=path, graph_clients=clients) if path else c)
+    return tuple(out)
 
 
 def _changes(ordered: Sequence[ServerSeries], clients: Sequence[int], alpha: float,

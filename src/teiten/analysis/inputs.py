@@ -29,6 +29,21 @@ Graphs = Mapping[Point, str]
 Unnamed = Mapping[Point, tuple[float, float]]
 
 
+class DiffDrawer(Protocol):
+    """Draws the differential flame graph from one profiled point to another beside the report
+    (the report's :class:`teiten.report.build.ChangeDrawer`), for a change point that analysis
+    chose it for."""
+
+    @property
+    def profiled(self) -> frozenset[Point]:
+        """The points whose profiles kept their stacks: those a graph can be drawn from."""
+        ...
+
+    def __call__(self, before: Point, after: Point) -> str | None:
+        """The graph's path relative to the report, or None where none could be drawn."""
+        ...
+
+
 class KindFacts(Protocol):
     """What analysis asks of a stored server's kind (a ``teiten.servers.kind.Kind`` answers)."""
 
@@ -122,6 +137,8 @@ class StudyData:
     machine_time: MachineTime | None = None
     # (workload, clients) profiled after the blocks, where the servers differ most
     profiled_after: tuple[tuple[str, int], ...] = ()
+    # Draws a change point's differential flame graph (None: no graphs, as in a compare report)
+    draw_diff: DiffDrawer | None = None
 
     def asked(self) -> Features:
         """The features, which the report's analysis needs (the gatherer gives them)."""

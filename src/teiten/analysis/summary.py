@@ -344,7 +344,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         for w in record.workloads if not w.suite}
     sections: tuple[WorkloadSection, ...] = tuple(_with_tables(replace(
         pgbench_sections[w.key], apps=app_results(pgbench_sections[w.key], data.apps, features.app_capacity),
-        history=history.history(pgbench_sections[w.key], servers, margin_pct=margin)),
+        history=history.history(pgbench_sections[w.key], servers, margin_pct=margin, draw=data.draw_diff)),
         trials, servers, clients, data, margin)
         if w.key in pgbench_sections else
         suite_section(w, trials, [n for n, _ in names], data.steps, features, options.lang)

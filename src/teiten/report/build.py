@@ -18,7 +18,6 @@ from teiten.analysis.gather import (
     with_profiles,
 )
 from teiten.analysis.inputs import Graphs, ReportOptions, StudyData
-from teiten.analysis.model import ReportData
 from teiten.analysis.summary import report_data
 from teiten.features import FEATURES
 from teiten.host.flamegraphs import diff_flamegraph
@@ -70,41 +69,26 @@ def _write_flamegraphs(trials: Sequence[TrialRecord], profiles: Profiles, out: o
     return graphs, diffs
 
 
-def change_graphs(data: ReportData, trials: Sequence[TrialRecord], profiles: Profiles,
-                  out_dir: Path | outdir.Writer) -> ReportData:
-    """For every change point of a line of versions, the differential flame graph from the
-    version before to the version after, where both were profiled at one client count of
-    the workload (the change's own, else the first both share): written beside the report
-    and named in the change's note (issue 19)."""
-    with outdir.opened(out_dir) as out:
-        return _change_graphs(data, trials, profiles, out)
+class ChangeDrawer:
+    """Draws the differential flame graph of a change point (analysis.history.graphed chooses
+    where) from the stored profiles of ``trials``, written beside the report by ``out``."""
 
+    def __init__(self, trials: Sequence[TrialRecord], profiles: Profiles, out: outdir.Writer):
+        self.folded = {t.point: prof.folded for t in trials
+                       if (prof := profiles.get(t.trial_id)) and prof.folded}
+        self.profiled = frozenset(self.folded)
+        self.out = out
 
-def _change_graphs(data: ReportData, trials: Sequence[TrialRecord], profiles: Profiles,
-                   out: outdir.Writer) -> ReportData:
-    folded = {t.point: prof.folded for t in trials if (prof := profiles.get(t.trial_id)) and prof.folded}
-    sections = []
-    for sec in data.sections:
-        if sec.history is None or not sec.history.changes:
-            sections.append(sec)
-            continue
-        changes = []
-        for c in sec.history.changes:
-            both = sorted(at.clients for at in folded if at.workload == sec.workload and
-                          at.server == c.before and replace(at, server=c.after) in folded)
-            clients = c.clients if c.clients in both else (both[0] if both else None)
-            svg = None if clients is None else diff_flamegraph(
-                folded[Point(c.before, sec.workload, clients)],
-                folded[Point(c.after, sec.workload, clients)],
-                title=f"{c.before} → {c.after} · {sec.workload} · {clients} clients")
-            if svg:
-                rel = (f"flamegraphs/change-{_safe(c.before)}-to-{_safe(c.after)}-"
-                       f"{_safe(sec.workload)}-c{clients}.svg")
-                out.write_text(rel, svg)
-                c = replace(c, graph=rel, graph_clients=clients)
-            changes.append(c)
-        sections.append(replace(sec, history=replace(sec.history, changes=tuple(changes))))
-    return replace(data, sections=tuple(sections))
+    def __call__(self, before: Point, after: Point) -> str | None:
+        svg = diff_flamegraph(self.folded[before], self.folded[after],
+                              title=f"{before.server} → {after.server} · {before.workload} · "
+                                    f"{before.clients} clients")
+        if not svg:
+            return None
+        rel = (f"flamegraphs/change-{_safe(before.server)}-to-{_safe(after.server)}-"
+               f"{_safe(before.workload)}-c{before.clients}.svg")
+        self.out.write_text(rel, svg)
+        return rel
 
 
 def _pairs(names: list[str], degradations: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -141,11 +125,12 @@ def _study_report(store: Store, study_id: int, data: StudyData, pairs: list[tupl
                   out: outdir.Writer, *, lang: str, exclude_rampup: bool) -> dict[str, Path]:
     every, profiles = profiled(store, study_id)
     graphs, diffs = write_flamegraphs(every.trials, profiles, out, data.study.servers[0].name)
-    data = with_profiles(store, data, every, profiles, graphs, diffs)
+    data = replace(with_profiles(store, data, every, profiles, graphs, diffs),
+                   draw_diff=ChangeDrawer(every.trials, profiles, out))
     options = ReportOptions(store_path=store.address.absolute(), generated_at=now(), lang=lang,
                             exclude_rampup=exclude_rampup, degradations=tuple(pairs),
                             extra_notices=profiles_without_graphs(store, every, profiles))
-    return write_report(change_graphs(report_data(data, options), every.trials, profiles, out), out)
+    return write_report(report_data(data, options), out)
 
 
 def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lang: str = "en",
