@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from teiten.analysis.inputs import StudyData
+from teiten.model.errors import UserError
 from teiten.model.results import ServerRecord, TrialRecord
 from teiten.model.studyrecord import Parameters
 
@@ -33,6 +34,26 @@ def groups(study: Parameters) -> list[list[str]]:
 def pairs(study: Parameters) -> list[tuple[str, str]]:
     """Each tenant alone, and beside its neighbours: the degradation pairs of the report."""
     return [(m, tenant_name(m, g)) for g in groups(study) for m in g]
+
+
+def degradations(study: Parameters, names: Sequence[str], asked: Sequence[tuple[str, str]] | None
+                 ) -> list[tuple[str, str]]:
+    """The pairs of servers a report's degradation tables compare: those ``asked``
+    (``--degradation``), each of which must name servers of the report; else each tenant
+    alone and beside its neighbours (METHODS S5), and, in a study of environments, each
+    environment against the first server."""
+    if asked:
+        for a, b in asked:
+            for n in (a, b):
+                if n not in names:
+                    raise UserError(f"--degradation names server '{n}', which is not in the report "
+                                    f"({', '.join(names)})")
+        return list(asked)
+    found = pairs(study)
+    if study.environments:
+        beside = {b for _, b in found}
+        found = [(names[0], n) for n in names[1:] if n not in beside] + found
+    return found
 
 
 def apart(data: StudyData) -> StudyData:

@@ -21,7 +21,6 @@ from teiten.analysis.inputs import Graphs, ReportOptions, StudyData
 from teiten.analysis.summary import report_data
 from teiten.features import FEATURES
 from teiten.host.flamegraphs import diff_flamegraph
-from teiten.model.errors import UserError
 from teiten.model.results import Point, TrialRecord, now
 from teiten.report import outdir, write_report
 from teiten.store import Store
@@ -91,15 +90,6 @@ class ChangeDrawer:
         return rel
 
 
-def _pairs(names: list[str], degradations: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    for a, b in degradations:
-        for n in (a, b):
-            if n not in names:
-                raise UserError(f"--degradation names server '{n}', which is not in the report "
-                                f"({', '.join(names)})")
-    return degradations
-
-
 def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str = "en",
                        degradations: list[tuple[str, str]] | None = None,
                        exclude_rampup: bool = False, overwrite: bool = False,
@@ -108,14 +98,8 @@ def write_study_report(store: Store, study_id: int, out_dir: Path, *, lang: str 
     empty directory, or teiten's report directory, unless ``overwrite``; never one that
     another account could change (:mod:`.outdir`, whose refusals name ``option``)."""
     data = study_data(store, study_id, FEATURES)
-    study = data.study
-    names = [s.name for s in study.servers]
-    if not degradations:  # METHODS S5: each tenant alone and beside its neighbours ...
-        degradations = tenants.pairs(study.record.parameters)
-        if study.record.parameters.environments:  # ... and each environment against the first
-            beside = {b for _, b in degradations}
-            degradations = [(names[0], n) for n in names[1:] if n not in beside] + degradations
-    pairs = _pairs(names, degradations or [])
+    pairs = tenants.degradations(data.study.record.parameters, [s.name for s in data.study.servers],
+                                 degradations)
     with outdir.claim(out_dir, overwrite=overwrite, option=option) as out:
         return _study_report(store, study_id, data, pairs, out, lang=lang,
                              exclude_rampup=exclude_rampup)
@@ -151,7 +135,8 @@ def write_compare_report(sources: list[tuple[Store, int]], out_dir: Path, *, lan
                              allow_mixed=allow_mixed,
                              allow_different_parameters=allow_different_parameters,
                              exclude_rampup=exclude_rampup)
-    pairs = _pairs([s.name for s in data.study.servers], degradations or [])
+    pairs = tenants.degradations(data.study.record.parameters, [s.name for s in data.study.servers],
+                                 degradations) if degradations else []
     with outdir.claim(out_dir, overwrite=overwrite) as out:
         return write_report(report_data(data, replace(options, degradations=tuple(pairs))), out)
 
