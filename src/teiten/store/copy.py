@@ -12,7 +12,7 @@ from there.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from teiten.model.studyrow import StudyRow
@@ -62,9 +62,9 @@ def copy(source: Store, dest: Store, study_ids: list[int] | None = None) -> Iter
                 c.execute("SELECT pg_advisory_xact_lock(?)", (COPY_LOCK,))
             twin = _twin(dest, study)
             if twin is None:
-                new_id = int(c.execute(
+                new_id = int(pg.one(c.execute(
                     f"INSERT INTO studies ({', '.join(columns)}) VALUES ({_marks(columns)}) "  # noqa: S608
-                    "RETURNING id", tuple(stored[k] for k in columns)).fetchone()[0])
+                    "RETURNING id", tuple(stored[k] for k in columns)))[0])
                 for table, table_rows in found.items():
                     _insert(c, table, table_rows, new_id)
         yield Copied(study.name, sid, twin if twin is not None else new_id,
@@ -82,7 +82,7 @@ def _marks(columns: list[str]) -> str:
     return ", ".join("?" * len(columns))
 
 
-def _insert(dest: pg.Connection, table: str, rows: list[pg.Row], dest_id: int) -> None:
+def _insert(dest: pg.Connection, table: str, rows: Sequence[pg.StoreRow], dest_id: int) -> None:
     if not rows:
         return
     columns = list(rows[0].keys())

@@ -126,7 +126,7 @@ class Store:
         has_meta = self.conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
         if not has_meta:
-            others = self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            others = pg.one(self.conn.execute("SELECT count(*) FROM sqlite_master"))[0]
             if others:
                 raise UnusableStore(f"{self.path} is an SQLite file but not a teiten store; "
                                     "give another path")
@@ -159,7 +159,7 @@ class Store:
         finally:
             self.conn.execute("COMMIT")
 
-    def _read(self, tables: str, study_id: int | None, sql: str, params: Sequence[Any] = ()) -> Any:
+    def _read(self, tables: str, study_id: int | None, sql: str, params: pg.Params = ()) -> pg.Cursor:
         """``sql`` run, once the rows of each of ``tables`` (of the study, else all) are known
         to hold the types teiten writes there (teiten.store.typed), checked once each."""
         for table in tables.split():
@@ -193,11 +193,11 @@ class Store:
                      ) -> int:
         """Save a study, its servers and its whole plan in one transaction."""
         with self.transaction() as c:
-            study_id = int(c.execute(
+            study_id = int(pg.one(c.execute(
                 "INSERT INTO studies (name, source, spec_yaml, spec_json, seed, state, created_at,"
                 " fingerprint, teiten_version) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?) "
                 "RETURNING id", (name, source, spec_yaml, spec_json, seed, created_at,
-                                 json.dumps(fingerprint), teiten_version)).fetchone()[0])
+                                 json.dumps(fingerprint), teiten_version)))[0])
             c.executemany(
                 "INSERT INTO servers (study_id, name, position, kind, spec_json) VALUES (?,?,?,?,?)",
                 [(study_id, n, i, kind, spec) for i, (n, kind, spec) in enumerate(servers)])
@@ -210,7 +210,7 @@ class Store:
         if row is None:
             raise UserError(f"{self} has no study {study_id}; 'teiten studies --store "
                             f"{self}' lists them")
-        return StudyRow.of(row)
+        return StudyRow.of(dict(row))
 
     @contextlib.contextmanager
     def claimed(self, study_id: int) -> Iterator[None]:
@@ -233,13 +233,13 @@ class Store:
         """Set top-level keys of a study's stored spec_json, or add to a list under one
         (studyrecord.Append), in one transaction: a key added needs no schema migration."""
         with self.transaction() as c:
-            row = c.execute("SELECT spec_json FROM studies WHERE id=?", (study_id,)).fetchone()
+            row = pg.one(c.execute("SELECT spec_json FROM studies WHERE id=?", (study_id,)))
             spec = json.loads(row[0])
             spec.update({k: changed(spec.get(k), v) for k, v in changes.items()})
             c.execute("UPDATE studies SET spec_json=? WHERE id=?", (json.dumps(spec), study_id))
 
     def studies(self) -> list[StudyRow]:
-        return [StudyRow.of(r) for r in self._read("studies", None, "SELECT * FROM studies ORDER BY id")]
+        return [StudyRow.of(dict(r)) for r in self._read("studies", None, "SELECT * FROM studies ORDER BY id")]
 
     def set_study_state(self, study_id: int, state: str, finished_at: str | None = None) -> None:
         with self.transaction() as c:
@@ -272,7 +272,7 @@ class Store:
 
     # -- trials ---------------------------------------------------------------------------------
 
-    def trials(self, study_id: int | None = None) -> list[pg.Row]:
+    def trials(self, study_id: int | None = None) -> list[pg.StoreRow]:
         sql = ("SELECT t.*, s.name AS study FROM trials t JOIN studies s ON s.id = t.study_id")
         if study_id is None:
             return list(self._read("studies trials", None, sql + " ORDER BY t.study_id, t.order_index"))
@@ -293,12 +293,12 @@ class Store:
             finished_at=row.finished_at, fingerprint=row.machine, teiten_version=row.teiten_version,
             servers=servers, trials=tuple(self.records(study_id)))
 
-    def progress(self, study_id: int, trial_id: str) -> list[pg.Row]:
+    def progress(self, study_id: int, trial_id: str) -> list[pg.StoreRow]:
         return list(self._read("progress", study_id,
             "SELECT * FROM progress WHERE study_id=? AND trial_id=? ORDER BY t",
             (study_id, trial_id)))
 
-    def statements(self, study_id: int, trial_id: str) -> list[pg.Row]:
+    def statements(self, study_id: int, trial_id: str) -> list[pg.StoreRow]:
         return list(self._read("statements", study_id,
             "SELECT * FROM statements WHERE study_id=? AND trial_id=? "
             "ORDER BY script_index, line_no", (study_id, trial_id)))
@@ -307,7 +307,7 @@ class Store:
         return {r[0]: r[1] for r in self._read("metrics", study_id,
             "SELECT name, value FROM metrics WHERE study_id=? AND trial_id=?", (study_id, trial_id))}
 
-    def waits(self, study_id: int, trial_id: str) -> list[pg.Row]:
+    def waits(self, study_id: int, trial_id: str) -> list[pg.StoreRow]:
         return list(self._read("waits", study_id,
             "SELECT * FROM waits WHERE study_id=? AND trial_id=? ORDER BY samples DESC",
             (study_id, trial_id)))
@@ -339,7 +339,7 @@ class Store:
             out.setdefault(st.pop("trial_id"), []).append(StepRecord.from_json(st))
         return {k: tuple(v) for k, v in out.items()}
 
-    def series(self, study_id: int, trial_id: str, source: str = "system") -> list[pg.Row]:
+    def series(self, study_id: int, trial_id: str, source: str = "system") -> list[pg.StoreRow]:
         return list(self._read("series", study_id,
             "SELECT t, name, value FROM series WHERE study_id=? AND trial_id=? AND source=? "
             "ORDER BY t, name", (study_id, trial_id, source)))
@@ -462,8 +462,8 @@ class Store:
         """Plan one more block (repetitions: auto) after every trial planned so far, in the
         order given. Returns the trials as stored (their order_index)."""
         with self.transaction() as c:
-            last = c.execute("SELECT coalesce(max(order_index), -1) FROM trials WHERE "
-                             "study_id=?", (study_id,)).fetchone()[0]
+            last = pg.one(c.execute("SELECT coalesce(max(order_index), -1) FROM trials WHERE "
+                                    "study_id=?", (study_id,)))[0]
             added = [replace(t, order_index=last + 1 + i) for i, t in enumerate(trials)]
             _insert_planned(c, study_id, added)
         return added
@@ -474,10 +474,10 @@ class Store:
         trials moved one place on. Saved before it runs, so that resume runs it too."""
         original = of.repeat_of or of.trial_id
         with self.transaction() as c:
-            n = c.execute("SELECT count(*) FROM trials WHERE study_id=? AND repeat_of=?",
-                          (study_id, original)).fetchone()[0]
-            after = c.execute("SELECT max(order_index) FROM trials WHERE study_id=? AND "
-                              "repetition=?", (study_id, of.repetition)).fetchone()[0]
+            n = pg.one(c.execute("SELECT count(*) FROM trials WHERE study_id=? AND repeat_of=?",
+                                 (study_id, original)))[0]
+            after = pg.one(c.execute("SELECT max(order_index) FROM trials WHERE study_id=? AND "
+                                     "repetition=?", (study_id, of.repetition)))[0]
             # UNIQUE(order_index) holds after every row: move the later trials out of the
             # way (negative), then back one place on.
             c.execute("UPDATE trials SET order_index = -order_index - 2 WHERE study_id=? AND "

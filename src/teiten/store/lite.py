@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from teiten.model.errors import StoreFull
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsLenAndGetItem
+
+    # What sqlite3 takes as a statement's parameters: by position or by name.
+    Parameters = SupportsLenAndGetItem[object] | Mapping[str, object]
 
 
 class SqliteConnection(sqlite3.Connection):
@@ -18,7 +25,7 @@ class SqliteConnection(sqlite3.Connection):
 
     store_path: Path = Path()
 
-    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+    def execute(self, sql: str, parameters: Parameters = (), /) -> sqlite3.Cursor:
         try:
             return super().execute(sql, parameters)
         except sqlite3.OperationalError as exc:
@@ -26,7 +33,7 @@ class SqliteConnection(sqlite3.Connection):
                 raise _full(self.store_path, exc) from None
             raise
 
-    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+    def executemany(self, sql: str, parameters: Iterable[Parameters], /) -> sqlite3.Cursor:
         try:
             return super().executemany(sql, parameters)
         except sqlite3.OperationalError as exc:

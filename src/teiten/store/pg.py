@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import psycopg
 from psycopg import conninfo as pg_conninfo
+from psycopg.rows import RowMaker
 
 from teiten.model.errors import StoreError, StoreFull, StoreUnreachable, UnusableStore, UserError
 from teiten.store.address import StoreAddress
@@ -27,39 +28,68 @@ SCHEMA = "teiten"
 MIGRATION_LOCK = 0x746569746560
 
 
-class Cursor(Protocol):
-    rowcount: int
+class StoreRow(Protocol):
+    """A row of either dialect's (``sqlite3.Row``, :class:`Row`): read by position or by column
+    name, unpacked, or made a dict (``keys()``). Its values are the columns' as the driver gives
+    them, each read as the type its column holds (an SQLite store's are checked by
+    teiten.store.typed)."""
 
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> list[Any]: ...
+    def __getitem__(self, key: int | str, /) -> Any: ...
 
     def __iter__(self) -> Iterator[Any]: ...
+
+    def __len__(self) -> int: ...
+
+    def keys(self) -> list[str]: ...
+
+
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> StoreRow | None: ...
+
+    def fetchall(self) -> Sequence[StoreRow]: ...
+
+    def __iter__(self) -> Iterator[StoreRow]: ...
+
+
+# A statement's parameters: the store writes ``?`` ones, by position.
+Params = Sequence[object]
 
 
 class Connection(Protocol):
     """What the store needs of a connection: sqlite3's, or :class:`PgConnection`."""
 
-    def execute(self, sql: str, parameters: Any = (), /) -> Any: ...
+    def execute(self, sql: str, parameters: Params = (), /) -> Cursor: ...
 
-    def executemany(self, sql: str, parameters: Any, /) -> Any: ...
+    def executemany(self, sql: str, parameters: Iterable[Params], /) -> Cursor: ...
 
     def close(self) -> None: ...
 
 
-class Row(Sequence[Any]):
-    """A row read by position or by column name, with ``keys()``, as ``sqlite3.Row``."""
+def one(cursor: Cursor) -> StoreRow:
+    """The one row of a statement that always gives one (an aggregate, RETURNING)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise StoreError("the store gave no row where one was certain")
+    return row
+
+
+class Row:
+    """A PostgreSQL row read by position or by column name, with ``keys()``, as ``sqlite3.Row``."""
 
     __slots__ = ("_index", "_values")
 
-    def __init__(self, index: dict[str, int], values: Sequence[Any]):
+    def __init__(self, index: dict[str, int], values: Sequence[object]):
         self._index = index
         self._values = values
 
-    def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, str):
-            return self._values[self._index[key]]
-        return self._values[key]
+    def __getitem__(self, key: int | str) -> object:
+        return self._values[self._index[key] if isinstance(key, str) else key]
+
+    def __iter__(self) -> Iterator[object]:
+        return iter(self._values)
 
     def __len__(self) -> int:
         return len(self._values)
@@ -68,7 +98,7 @@ class Row(Sequence[Any]):
         return list(self._index)
 
 
-def _rows(cursor: Any) -> Any:
+def _rows(cursor: psycopg.Cursor[Row]) -> RowMaker[Row]:
     index = {d.name: i for i, d in enumerate(cursor.description or ())}
     return lambda values: Row(index, values)
 
@@ -83,11 +113,11 @@ def _sql(statement: str) -> str:
     return statement.replace("%", "%%").replace("?", "%s")
 
 
-def _param(value: Any) -> Any:
+def _param(value: object) -> object:
     return value.replace("\x00", "\ufffd") if isinstance(value, str) else value
 
 
-def _params(values: Iterable[Any]) -> tuple[Any, ...]:
+def _params(values: Params) -> tuple[object, ...]:
     return tuple(_param(v) for v in values)
 
 
@@ -96,17 +126,17 @@ class PgConnection:
 
     dialect = "postgresql"
 
-    def __init__(self, conn: psycopg.Connection[Any], location: str):
+    def __init__(self, conn: psycopg.Connection[Row], location: str):
         self.conn = conn
         self.location = location
 
-    def execute(self, sql: str, parameters: Any = (), /) -> Any:
+    def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
         try:
             return self.conn.execute(_sql(sql), _params(parameters))
         except psycopg.Error as exc:
             raise self._failed(exc) from None
 
-    def executemany(self, sql: str, parameters: Any, /) -> Any:
+    def executemany(self, sql: str, parameters: Iterable[Params], /) -> Cursor:
         cur = self.conn.cursor()
         try:
             cur.executemany(_sql(sql), [_params(p) for p in parameters])
@@ -200,8 +230,8 @@ STUDY_LOCK = 0x7465  # pg_try_advisory_lock(STUDY_LOCK, study id): a study one t
 def claim(conn: Connection, study_id: int) -> bool:
     """Hold the study for this session (released when it ends, even by a kill); False when
     another session holds it."""
-    return bool(conn.execute("SELECT pg_try_advisory_lock(CAST(? AS integer), CAST(? AS integer))",
-                             (STUDY_LOCK, study_id)).fetchone()[0])
+    return bool(one(conn.execute("SELECT pg_try_advisory_lock(CAST(? AS integer), CAST(? AS integer))",
+                                 (STUDY_LOCK, study_id)))[0])
 
 
 def release(conn: Connection, study_id: int) -> None:

@@ -20,7 +20,7 @@ def insert_planned(c: pg.Connection, study_id: int, trials: Sequence[PlannedTria
           t.repetition, t.duration_s, t.variant, t.repeat_of, t.purpose) for t in trials])
 
 
-def _columns(row: pg.Row, names: Sequence[str], renamed: Mapping[str, str]) -> dict[str, Any]:
+def _columns(row: pg.StoreRow, names: Sequence[str], renamed: Mapping[str, str]) -> dict[str, Any]:
     """The values of ``row`` under the names of a record's fields: each field reads the column
     of its own name, or the one ``renamed`` gives it."""
     return {name: row[renamed.get(name, name)] for name in names}
@@ -31,7 +31,7 @@ _FIGURES = tuple(f.name for f in fields(LoadFigures) if f.name not in ("progress
 _TRIAL = ("study_id", "study", "status", "attempts", "started_at", "finished_at", "error")
 
 
-def record(row: pg.Row) -> TrialRecord:
+def record(row: pg.StoreRow) -> TrialRecord:
     """A trial's row as its record: the plan's columns, its state, and its load's figures
     (None where no load finished: no transactions counted)."""
     planned = PlannedTrial(**_columns(row, _PLANNED, {"duration_s": "planned_duration_s"}))

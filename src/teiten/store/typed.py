@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import sqlite3
 from functools import cache
-from typing import Any
 
 from teiten.model.errors import UnusableStore
+from teiten.store.pg import Connection, one
 from teiten.store.schema import MIGRATIONS
 
 # A declared type -> the storage classes (typeof) its values may have. A number column takes
@@ -51,7 +51,7 @@ def expected() -> dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]]:
         conn.close()
 
 
-def check(conn: Any, path: object, table: str, study_id: int | None = None) -> None:
+def check(conn: Connection, path: object, table: str, study_id: int | None = None) -> None:
     """Refuse (:class:`UnusableStore`, one line) the first row of ``table`` (of the study
     ``study_id``, else any) holding a value of a type its column does not take."""
     wanted = expected().get(table)
@@ -73,17 +73,17 @@ def check(conn: Any, path: object, table: str, study_id: int | None = None) -> N
     if found is None:
         return
     rowid = found[0]
-    kinds = conn.execute(f"""SELECT {", ".join(f'typeof("{c}")' for c, _, _ in columns)} """  # noqa: S608
-                         f'FROM "{table}" WHERE rowid=?', (rowid,)).fetchone()
+    kinds = one(conn.execute(f"""SELECT {", ".join(f'typeof("{c}")' for c, _, _ in columns)} """  # noqa: S608
+                             f'FROM "{table}" WHERE rowid=?', (rowid,)))
     column = next(c for (c, _, allowed), kind in zip(columns, kinds, strict=True)
                   if kind not in allowed)
-    value, kind = conn.execute(f'SELECT "{column}", typeof("{column}") FROM "{table}" '  # noqa: S608
-                               "WHERE rowid=?", (rowid,)).fetchone()
+    value, kind = one(conn.execute(f'SELECT "{column}", typeof("{column}") FROM "{table}" '  # noqa: S608
+                                   "WHERE rowid=?", (rowid,)))
     declared = next(d for c, d, _ in columns if c == column)
     trial = ""
     if "trial_id" in present and column != "trial_id":
-        trial_id = conn.execute(f'SELECT trial_id FROM "{table}" WHERE rowid=?',  # noqa: S608
-                                (rowid,)).fetchone()[0]
+        trial_id = one(conn.execute(f'SELECT trial_id FROM "{table}" WHERE rowid=?',  # noqa: S608
+                                    (rowid,)))[0]
         trial = f" (trial {str(trial_id)[:40]})"
     shown = "NULL" if value is None else f"{kind} {_short(value)}"
     raise UnusableStore(
