@@ -28,6 +28,7 @@ from teiten.model.results import (
     TrialRecord,
     TrialResult,
 )
+from teiten.model.shown import Wait
 from teiten.model.studyrecord import changed
 from teiten.model.studyrow import StudyRow
 from teiten.store import access, pg, typed
@@ -188,7 +189,7 @@ class Store:
     # -- studies -------------------------------------------------------------------------------
 
     def create_study(self, *, name: str, source: str, spec_yaml: str, spec_json: str, seed: int,
-                     created_at: str, fingerprint: dict[str, Any], teiten_version: str,
+                     created_at: str, fingerprint: Mapping[str, object], teiten_version: str,
                      servers: Sequence[tuple[str, str, str]], trials: Sequence[PlannedTrial],
                      ) -> int:
         """Save a study, its servers and its whole plan in one transaction."""
@@ -248,12 +249,12 @@ class Store:
 
     def servers(self, study_id: int) -> list[ServerRecord]:
         """A study's servers, typed, the baseline first."""
-        return [ServerRecord(r["name"], r["position"], r["kind"], json.loads(r["spec_json"]),
-                             json.loads(r["description"]) if r["description"] else None)
-                for r in self._read("servers", study_id,
-                                    "SELECT * FROM servers WHERE study_id=? ORDER BY position", (study_id,))]
+        rows = self._read("servers", study_id, "SELECT name, position, kind, spec_json, description FROM "
+                          "servers WHERE study_id=? ORDER BY position", (study_id,))
+        return [ServerRecord(name, position, kind, json.loads(spec), json.loads(about) if about else None)
+                for name, position, kind, spec, about in rows]
 
-    def set_server_description(self, study_id: int, name: str, description: dict[str, Any]) -> None:
+    def set_server_description(self, study_id: int, name: str, description: Mapping[str, object]) -> None:
         with self.transaction() as c:
             c.execute("UPDATE servers SET description=? WHERE study_id=? AND name=?",
                       (json.dumps(description), study_id, name))
@@ -312,22 +313,21 @@ class Store:
             "SELECT * FROM waits WHERE study_id=? AND trial_id=? ORDER BY samples DESC",
             (study_id, trial_id)))
 
-    def top_waits(self, study_id: int, trial_id: str, n: int = 5) -> list[dict[str, Any]]:
+    def top_waits(self, study_id: int, trial_id: str, n: int = 5) -> list[Wait]:
         """The ``n`` largest wait events of a trial (CPU included), with their shares."""
         rows = list(self._read("waits", study_id,
             "SELECT wait_event_type, wait_event, CAST(sum(samples) AS BIGINT) AS n FROM waits "
-            "WHERE study_id=? "
-            "AND trial_id=? GROUP BY 1, 2 ORDER BY n DESC, 1, 2", (study_id, trial_id)))
-        total = sum(r["n"] for r in rows)
-        return [{"wait_event_type": r[0], "wait_event": r[1], "samples": r["n"],
-                 "share": round(r["n"] / total, 4)} for r in rows[:n]] if total else []
+            "WHERE study_id=? AND trial_id=? GROUP BY 1, 2 ORDER BY n DESC, 1, 2", (study_id, trial_id)))
+        total = sum(samples for _, _, samples in rows)
+        return [Wait(etype, event, samples, round(samples / total, 4))
+                for etype, event, samples in rows[:n]] if total else []
 
-    def steps(self, study_id: int, trial_id: str | None = None) -> list[dict[str, Any]]:
-        """The timed steps of one trial, or of every trial of a study, as Step.to_json()
-        dicts with their trial_id, in the order they ran."""
+    def steps(self, study_id: int, trial_id: str | None = None) -> list[tuple[str, StepRecord]]:
+        """The timed steps of one trial, or of every trial of a study, each with its trial id,
+        in the order they ran."""
         where, args = ("AND trial_id=?", (study_id, trial_id)) if trial_id else ("", (study_id,))
-        return [{"trial_id": r[0], "name": r[1], "param": r[2], "seconds": r[3], "rows": r[4],
-                 **json.loads(r[5])} for r in self._read("steps", study_id,
+        return [(r[0], StepRecord.from_json({"name": r[1], "param": r[2], "seconds": r[3], "rows": r[4],
+                 **json.loads(r[5])})) for r in self._read("steps", study_id,
             f"SELECT trial_id, name, param, seconds, rows, body FROM steps WHERE study_id=? {where} "  # noqa: S608
             "ORDER BY trial_id, step_index", args)]
 
@@ -335,8 +335,8 @@ class Store:
         """The timed steps of every trial of a study that has some, by trial id, in the order
         they ran."""
         out: dict[str, list[StepRecord]] = {}
-        for st in self.steps(study_id):
-            out.setdefault(st.pop("trial_id"), []).append(StepRecord.from_json(st))
+        for trial_id, step in self.steps(study_id):
+            out.setdefault(trial_id, []).append(step)
         return {k: tuple(v) for k, v in out.items()}
 
     def series(self, study_id: int, trial_id: str, source: str = "system") -> list[pg.StoreRow]:
@@ -344,7 +344,7 @@ class Store:
             "SELECT t, name, value FROM series WHERE study_id=? AND trial_id=? AND source=? "
             "ORDER BY t, name", (study_id, trial_id, source)))
 
-    def details(self, study_id: int, trial_id: str) -> dict[str, Any]:
+    def details(self, study_id: int, trial_id: str) -> dict[str, object]:
         return {r[0]: json.loads(r[1]) for r in self._read("details", study_id,
             "SELECT kind, body FROM details WHERE study_id=? AND trial_id=?", (study_id, trial_id))}
 

@@ -5,7 +5,10 @@ statement workload's steps and the sizes of its relations. The README lists the 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+from pydantic import TypeAdapter
 
 from teiten.model.details import APP, LATENCY, PGBENCH, AppDetails, LatencyDetails, PgbenchDetails
 from teiten.model.results import StepRecord
@@ -34,7 +37,7 @@ LATER_FIELDS = ("purpose", "retried", "retries")
 CSV_FIELDS = (*RESULT_FIELDS, *MONITOR_FIELDS, *HEADLINE_FIELDS, *LATER_FIELDS)
 
 
-def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any]]:
+def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, object]]:
     """Every trial as a plain dict with the fields of ``teiten results``: what the monitors
     saw and the workload's headline figures (None where there are none)."""
     rows = []
@@ -43,49 +46,65 @@ def result_rows(store: Store, study_id: int | None = None) -> list[dict[str, Any
     latencies: dict[int, dict[str, LatencyDetails]] = {}
     steps: dict[int, dict[str, tuple[StepRecord, ...]]] = {}
     for record in store.records(study_id):
-        sid = record.study_id
+        sid, tid = record.study_id, record.trial_id
         if sid not in apps:
             apps[sid] = store.details_of(sid, APP)
             limits[sid] = store.details_of(sid, PGBENCH)
             latencies[sid] = store.details_of(sid, LATENCY)
             steps[sid] = store.steps_by_trial(sid)
-        out = record.row()
-        metrics = store.metrics(sid, record.trial_id)
-        for k in MONITOR_FIELDS:
-            out[k] = metrics.get(k)
-        out["top_waits"] = store.top_waits(sid, record.trial_id)
-        out.update(_headline(apps[sid].get(record.trial_id), steps[sid].get(record.trial_id)))
-        limited = limits[sid].get(record.trial_id) or PgbenchDetails()
-        out.update(skipped=limited.skipped, late=limited.late, retried=limited.retried,
-                   retries=limited.retries)
-        other = latencies[sid].get(record.trial_id)
+        metrics = store.metrics(sid, tid)
+        limited = limits[sid].get(tid) or PgbenchDetails()
+        other = latencies[sid].get(tid)
         found = limited.percentiles or (other.percentiles if other else None)
-        out.update({k: getattr(found, k) if found else None for k in PERCENTILE_FIELDS})
-        rows.append(out)
+        rows.append({**record.row(), **{k: metrics.get(k) for k in MONITOR_FIELDS},
+                     "top_waits": [asdict(w) for w in store.top_waits(sid, tid)],
+                     **_headline(apps[sid].get(tid), steps[sid].get(tid)),
+                     "skipped": limited.skipped, "late": limited.late,
+                     **{k: getattr(found, k) if found else None for k in PERCENTILE_FIELDS},
+                     "retried": limited.retried, "retries": limited.retries})
     return rows
 
 
-def _headline(app: AppDetails | None, steps: tuple[StepRecord, ...] | None) -> dict[str, Any]:
-    out: dict[str, Any] = dict.fromkeys(HEADLINE_FIELDS)
-    if app:
-        out.update(app_tps=app.tps, nopm=app.nopm, tpm=app.tpm, window_s=app.window_s)
-    if steps:
-        out["steps"] = [{"name": st.name, "param": st.param, "seconds": st.seconds, "rows": st.rows}
-                        for st in steps]
-        sizes: dict[str, int] = {}
-        for st in steps:  # the sizes after the last step that measured them
-            sizes.update(st.body.get("sizes") or {})
-        out["sizes"] = sizes or None
-    return out
+def _headline(app: AppDetails | None, steps: tuple[StepRecord, ...] | None) -> dict[str, object]:
+    """The workload's headline figures, under every name of HEADLINE_FIELDS (None: none)."""
+    sizes: dict[str, int] = {}
+    for st in steps or ():  # the sizes after the last step that measured them
+        sizes.update(st.body.get("sizes") or {})
+    return {**dict.fromkeys(HEADLINE_FIELDS),
+            **({"app_tps": app.tps, "nopm": app.nopm, "tpm": app.tpm, "window_s": app.window_s} if app else {}),
+            **({"steps": [{"name": st.name, "param": st.param, "seconds": st.seconds, "rows": st.rows}
+                          for st in steps], "sizes": sizes or None} if steps else {})}
 
 
-def csv_row(row: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _StepCell:
+    """A timed step as a result row lists it (``steps``)."""
+
+    name: str
+    param: str | None
+    seconds: float
+
+    def __str__(self) -> str:
+        return self.name + (f"[{self.param}]" if self.param else "") + f"={self.seconds:.6g}"
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """The values of a result row that CSV writes as one cell each: its steps and sizes."""
+
+    steps: tuple[_StepCell, ...] | None = None
+    sizes: dict[str, int] | None = None  # relation -> bytes
+
+    def text(self) -> dict[str, str]:
+        steps = "; ".join(map(str, self.steps or ()))
+        sizes = "; ".join(f"{k}={v}" for k, v in (self.sizes or {}).items())
+        return {**({"steps": steps} if steps else {}), **({"sizes": sizes} if sizes else {})}
+
+
+_CELLS = TypeAdapter(_Cells)
+
+
+def csv_row(row: Mapping[str, object]) -> dict[str, object]:
     """``row`` with its steps and sizes written as one cell each, for CSV:
     ``load[2 devices x 960 steps]=0.00554; index[brin]=0.00193`` and ``iot_rdb=188416; ...``."""
-    out = dict(row)
-    if row.get("steps"):
-        out["steps"] = "; ".join(f"{st['name']}" + (f"[{st['param']}]" if st["param"] else "")
-                                 + f"={st['seconds']:.6g}" for st in row["steps"])
-    if row.get("sizes"):
-        out["sizes"] = "; ".join(f"{k}={v}" for k, v in row["sizes"].items())
-    return out
+    return {**row, **_CELLS.validate_python(row).text()}

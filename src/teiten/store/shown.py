@@ -5,11 +5,29 @@ details, steps and system series), and typed for its text (:class:`teiten.model.
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import asdict, dataclass, fields
 
 from teiten.model import shown
 from teiten.model.errors import UserError
+from teiten.model.results import TrialRecord
+from teiten.store import pg, trial_rows
 from teiten.store.db import Store
+
+
+@dataclass(frozen=True)
+class _Printed:
+    """What a trial's row keeps of what its load was given and printed (argv and notes as the
+    JSON lists they are stored as; None or empty: none)."""
+
+    argv: str | None
+    notes: str | None
+    stdout: str | None
+    stderr: str | None
+    server_log: str | None
+
+    @classmethod
+    def of(cls, row: pg.StoreRow) -> _Printed:
+        return cls(**{f.name: row[f.name] for f in fields(cls)})
 
 
 def find(store: Store, trial_id: str) -> tuple[int, str]:
@@ -25,33 +43,54 @@ def find(store: Store, trial_id: str) -> tuple[int, str]:
     return found[0].study_id, found[0].trial_id
 
 
-def record(store: Store, study_id: int, trial_id: str) -> dict[str, Any]:
-    """The whole trial as one JSON-able object."""
-    row = next(r for r in store.trials(study_id) if r["trial_id"] == trial_id)
-    out = {k: row[k] for k in row.keys()}  # noqa: SIM118 - sqlite3.Row
-    out.update({key: json.loads(row[key]) if row[key] else [] for key in ("argv", "notes")})
+def _trial(store: Store, study_id: int, trial_id: str) -> tuple[pg.StoreRow, TrialRecord]:
+    """The trial's row (every column, as stored) and its record."""
+    return next((row, found) for row in store.trials(study_id)
+                if (found := trial_rows.record(row)).trial_id == trial_id)
+
+
+def _listed(stored: str | None) -> list[str]:
+    """A list of texts as its column keeps it (argv, notes: JSON); none stored: empty."""
+    found: list[str] = json.loads(stored) if stored else []
+    return found
+
+
+def _series(store: Store, study_id: int, trial_id: str) -> dict[str, list[list[float]]]:
+    """The trial's system series: (seconds, value) by name."""
     series: dict[str, list[list[float]]] = {}
-    for r in store.series(study_id, trial_id):
-        series.setdefault(r["name"], []).append([r["t"], r["value"]])
+    for t, name, value in store.series(study_id, trial_id):
+        series.setdefault(name, []).append([t, value])
+    return series
+
+
+def record(store: Store, study_id: int, trial_id: str) -> dict[str, object]:
+    """The whole trial as one JSON-able object."""
+    row, _ = _trial(store, study_id, trial_id)
+    out = {k: row[k] for k in row.keys()}  # noqa: SIM118 - sqlite3.Row
+    out.update({key: _listed(row[key]) for key in ("argv", "notes")})
     out.update(
-        metrics=store.metrics(study_id, trial_id), top_waits=store.top_waits(study_id, trial_id, n=10),
+        metrics=store.metrics(study_id, trial_id),
+        top_waits=[asdict(w) for w in store.top_waits(study_id, trial_id, n=10)],
         waits=[dict(r) for r in store.waits(study_id, trial_id)],
         progress=[dict(r) for r in store.progress(study_id, trial_id)],
         statements=[dict(r) for r in store.statements(study_id, trial_id)],
         details=store.details(study_id, trial_id),
-        steps=[{k: v for k, v in st.items() if k != "trial_id"} for st in store.steps(study_id, trial_id)],
-        series=series)
+        steps=[st.to_json() for _, st in store.steps(study_id, trial_id)],
+        series=_series(store, study_id, trial_id))
     out.pop("study_id", None)
     return out
 
 
 def typed(store: Store, study_id: int, trial_id: str) -> shown.Shown:
     """The trial as ``teiten show`` prints it."""
-    whole = record(store, study_id, trial_id)
-    trial = next(t for t in store.records(study_id) if t.trial_id == trial_id)
+    row, trial = _trial(store, study_id, trial_id)
+    printed = _Printed.of(row)
     return shown.Shown(
-        trial=trial, argv=tuple(whole["argv"]), notes=tuple(whole["notes"]), stdout=whole["stdout"],
-        stderr=whole["stderr"], server_log=whole["server_log"], metrics=whole["metrics"],
-        top_waits=shown.waits(whole["top_waits"]), statements=tuple(whole["statements"]),
-        progress=tuple(whole["progress"]), series=tuple(sorted(whole["series"])),
-        details=shown.details(whole["details"]), steps=shown.steps(whole["steps"]))
+        trial=trial, argv=tuple(_listed(printed.argv)), notes=tuple(_listed(printed.notes)),
+        stdout=printed.stdout, stderr=printed.stderr, server_log=printed.server_log,
+        metrics=store.metrics(study_id, trial_id), top_waits=tuple(store.top_waits(study_id, trial_id, n=10)),
+        statements=tuple(dict(r) for r in store.statements(study_id, trial_id)),
+        progress=tuple(dict(r) for r in store.progress(study_id, trial_id)),
+        series=tuple(sorted(_series(store, study_id, trial_id))),
+        details=shown.details(store.details(study_id, trial_id)),
+        steps=shown.steps([st.to_json() for _, st in store.steps(study_id, trial_id)]))
