@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from teiten.model.results import POINT_SUMMARY_FIELDS, PointRow, PointSummary
+from teiten.store import pg
 from teiten.store.db import Store
 
 STAMPS = ("finished_at", "committed_at", "time")  # the columns that are timestamps
@@ -47,15 +48,15 @@ def read(store: Store, study_id: int | None = None) -> list[PointRow]:
     return [PointRow(**_columns(r)) for r in rows]
 
 
-def _columns(row: Any) -> dict[str, Any]:
+def _columns(row: pg.StoreRow) -> dict[str, Any]:
     return {k: iso(row[k]) if k in STAMPS else row[k] for k in _VIEW}
 
 
-def _stamp(value: Any) -> Any:
+def _stamp(value: object) -> object:
     return datetime.fromisoformat(value) if isinstance(value, str) else value
 
 
-def iso(value: Any) -> str | None:
+def iso(value: object) -> str | None:
     """A timestamp as ISO 8601 in UTC, to the second: from PostgreSQL's datetime or SQLite's
     text (text without an offset is UTC, as teiten writes it)."""
     if value is None:

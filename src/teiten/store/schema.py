@@ -289,13 +289,13 @@ _PLACES_V7 = ("external", "ssh", "docker", "vm")
 def _to_v7(conn: Connection) -> None:
     rows = conn.execute("SELECT study_id, name, kind, spec_json FROM servers "
                         "WHERE kind IN ('local', 'external')").fetchall()
-    for row in rows:
-        spec = json.loads(row["spec_json"])
+    for study_id, name, recorded, spec_json in rows:
+        spec = json.loads(spec_json)
         kind = next((k for k in _PLACES_V7 if isinstance(spec, dict) and spec.get(k) is not None),
                     "local")
-        if kind != row["kind"]:
+        if kind != recorded:
             conn.execute("UPDATE servers SET kind = ? WHERE study_id = ? AND name = ?",
-                         (kind, row["study_id"], row["name"]))
+                         (kind, study_id, name))
 
 
 # 8: whether a point's figures are an emulation's (issue 54, item 7: a VM guest under qemu's
