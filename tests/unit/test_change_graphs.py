@@ -19,8 +19,8 @@ from teiten.analysis.summary import report_data
 from teiten.features import FEATURES
 from teiten.host.flamegraphs import tool
 from teiten.model.details import ProfileDetails
-from teiten.report.activity import profile_links
 from teiten.report import outdir
+from teiten.report.activity import profile_links
 from teiten.report.build import ChangeDrawer
 from teiten.report.history_tables import change_notes
 from teiten.store import Store
