@@ -7,8 +7,20 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from teiten.model.results import ServerRecord, StudyResults
-from teiten.model.studyrecord import Grant, GuardRun, Joined, Omitted, Placement, StoredRun, StudyRecord
+from teiten.model.studyrecord import (
+    AutoRule,
+    Grant,
+    GuardRun,
+    Joined,
+    Omitted,
+    Placement,
+    Resolved,
+    StoredRun,
+    StudyRecord,
+)
 
 SRC = Path(__file__).resolve().parent.parent.parent / "src" / "teiten"
 
@@ -53,7 +65,8 @@ def test_what_a_study_stored_reads_back_typed() -> None:
     assert r.more_blocks == (Grant(8, 4),) and r.granted_until() == 12
     assert r.guard_runs == (GuardRun("t0", False), GuardRun("t1", True))  # one without enabled: left out
     assert (r.guarded("t0"), r.guarded("t1"), r.guarded(None), r.guard_mixed()) == (False, True, None, True)
-    assert r.pgbench == {"ref": "18", "version": "18.1", "bindir": "/x/bin"}
+    assert r.pgbench == Resolved("18", "18.1", bindir="/x/bin")
+    assert p.auto_repetitions == AutoRule(target_pct=4) and p.settles
 
 
 def test_an_older_store_lacks_keys_and_reads_their_defaults() -> None:
@@ -67,6 +80,16 @@ def test_an_older_store_lacks_keys_and_reads_their_defaults() -> None:
     assert r.granted_until() is None and not r.guard_mixed()
     assert (r.beside_others, r.testbed, r.noise_guard, r.guard_enabled()) == (
         False, None, None, False)
+    assert (r.pgbench, r.parameters.auto_repetitions) == (None, AutoRule())
+
+
+def test_a_malformed_stored_study_says_what_does_not_fit() -> None:
+    with pytest.raises(TypeError, match="where a number belongs"):
+        StudyRecord.from_json({"study": {"scale": [1]}})
+    with pytest.raises(TypeError, match="where a list belongs"):
+        StudyRecord.from_json({"omitted": "kvm"})
+    with pytest.raises(ValueError, match="reason"):  # pydantic's ValidationError names the field
+        StudyRecord.from_json({"omitted": [{"server": "kvm"}]})
 
 
 def test_a_stored_server_reads_back_typed() -> None:
@@ -81,6 +104,7 @@ def test_a_stored_server_reads_back_typed() -> None:
     assert (setup.replicas, setup.replication, setup.synchronous_commit, setup.pgpool) == (
         1, "sync", "remote_apply", True)
     assert (setup.profile, setup.limits) == ("pgecons", {"memory": "2GB"})
+    assert (setup.install, setup.resolved) == ("17", Resolved(version="17.11", build={"key": "k"}))
     plain = ServerRecord("a", 0, "local", {"name": "a"}).setup
     assert (plain.version, plain.placement, plain.replicas, plain.replication, plain.pgpool) == (
         None, None, 0, "async", False)

@@ -24,7 +24,7 @@ def noise_notices(study: StudyResults) -> list[Notice]:
         out.append(partly)
     elif guard is not None and not study.record.guard_enabled():
         out.append(Notice("noise-guard-off"))
-    elif guard is not None and float(guard.get("spare_fraction") or 0) > 0:
+    elif guard is not None and isinstance(spare := guard.get("spare_fraction"), int | float) and spare > 0:
         rule = Rule.of(guard)
         out.append(Notice("noise-guard-spare", {"fraction": f"{rule.fraction:g}",
                                                 "limit": f"{rule.limit_cpus:g}"}))

@@ -422,17 +422,16 @@ def _auto(study: Parameters, decisions: Sequence[Mapping[str, object]],
     """repetitions: auto's last decision with its rule, for the report's study table."""
     if study.repetitions != "auto":
         return None
-    found = study.fields.get("auto_repetitions")
-    rule: Mapping[str, object] = found if isinstance(found, Mapping) else {}
+    rule = study.auto_repetitions
     first = sum(1 for t in trials if t.planned.repetition == 1 and t.planned.repeat_of is None
                 and not t.planned.purpose)
     last = decisions[-1] if decisions else {}
     return stopping.AutoSummary(
         decision=str(last["decision"]) if decisions else "unfinished",
-        target_pct=stop_target(_number(rule.get("target_pct")), margin_pct(study)),
-        margin_pct=margin_pct(study), floor=_whole(rule.get("floor")),
+        target_pct=stop_target(rule.target_pct, margin_pct(study)),
+        margin_pct=margin_pct(study), floor=rule.floor,
         # raised by teiten resume --more-blocks, where the decision says so
-        ceiling=_whole(last.get("ceiling")) or _whole(rule.get("ceiling")),
+        ceiling=_whole(last.get("ceiling")) or rule.ceiling,
         # a block that held only some points: one a decision added with fewer trials than the
         # first block's
         per_point=any(0 < (_whole(d.get("trials")) or 0) < first for d in decisions),

@@ -32,6 +32,13 @@ def _adapter(record: type[Any]) -> TypeAdapter[Any]:
     return _ADAPTERS[record]
 
 
+def record_of(record: type[T], stored: Mapping[str, object]) -> T:
+    """A typed record of a stored body (its JSON, parsed), by its fields' names (module
+    docstring); a body that does not fit it raises pydantic's ValidationError, a ValueError."""
+    found: T = _adapter(record).validate_python(dict(stored))
+    return found
+
+
 @dataclass(frozen=True)
 class DetailsKind(Generic[T]):
     """A kind of details: its name in the store, and the record it holds."""
@@ -41,8 +48,7 @@ class DetailsKind(Generic[T]):
 
     def read(self, stored: Mapping[str, object]) -> T:
         """The record of a stored body (its JSON, parsed)."""
-        found: T = _adapter(self.record).validate_python(dict(stored))
-        return found
+        return record_of(self.record, stored)
 
     def json(self, value: T) -> dict[str, object]:
         """The body a record is stored as."""

@@ -18,8 +18,10 @@ they set by the constants below.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Literal
+
+from teiten.model.details import record_of
 
 # The keys a run adds to a stored study (store.update_spec).
 NOISE_GUARD = "noise_guard"
@@ -69,6 +71,21 @@ class GuardRun:
 
 
 @dataclass(frozen=True)
+class Resolved:
+    """An install as teiten resolved it before the first trial (:mod:`teiten.run.record`): the
+    ``ref`` the study file gave, the ``version`` found, where it came from (``origin``), its
+    ``bindir``, and a source build's identity (``build``: its key and git identity, as
+    :func:`teiten.run.record.build_of` wrote it). A server's ``resolved`` holds them all; the
+    study's ``pgbench`` has no origin and no build; an older store may lack any of them."""
+
+    ref: str | None = None
+    version: str | None = None
+    origin: str | None = None
+    bindir: str | None = None
+    build: Mapping[str, object] | None = None
+
+
+@dataclass(frozen=True)
 class StoredRun:
     """A run's own wall time (teiten.run.runclock.keep): ``seconds`` by part (start, setup,
     load data, quiet check, trials, finish); ``trials_run`` is None for a run kept before it
@@ -78,6 +95,17 @@ class StoredRun:
     clusters_loaded: int
     trials_run: int | None
     seconds: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class AutoRule:
+    """The rule of ``repetitions: auto`` as the study stored it (``auto_repetitions``): what a
+    store lacks reads as None (``settle``: on), the report showing it as stored."""
+
+    target_pct: int | float | None = None
+    floor: int | None = None
+    ceiling: int | None = None
+    settle: bool = True  # stop a ratio on the decision too (auto_repetitions.settle)
 
 
 @dataclass(frozen=True)
@@ -96,28 +124,30 @@ class Parameters:
     margin_pct: float | None
     tenants: tuple[tuple[str, ...], ...]
     environments: bool
-    fields: Mapping[str, Any]
+    fields: Mapping[str, object]
     settles: bool = True  # repetitions: auto stops a ratio on the decision too (auto_repetitions.settle)
+    auto_repetitions: AutoRule = field(default_factory=AutoRule)
 
-    def of_some_servers(self) -> dict[str, Any]:
+    def of_some_servers(self) -> dict[str, object]:
         """The study's fields for a study restricted to some of its servers: without its groups
         of tenants or its environments, which name servers it may no longer hold."""
         return {k: v for k, v in self.fields.items() if k not in ("tenants", "environments")}
 
     @classmethod
-    def from_json(cls, study: Mapping[str, Any]) -> Parameters:
+    def from_json(cls, study: Mapping[str, object]) -> Parameters:
         reps = study.get("repetitions", 1)
         margin = study.get("margin_pct")
+        rule = record_of(AutoRule, _mapping(study.get("auto_repetitions")))
         return cls(
-            clients=tuple(int(c) for c in study.get("clients") or ()),
-            duration_s=float(study.get("duration") or 0),
-            repetitions="auto" if reps == "auto" else int(reps),
-            scale=int(study.get("scale") or 0), order=str(study.get("order") or ""),
-            seed=int(study.get("seed") or 0), description=str(study.get("description") or ""),
-            margin_pct=float(margin) if margin else None,
-            tenants=tuple(tuple(str(m) for m in g) for g in study.get("tenants") or ()),
+            clients=tuple(_int(c) for c in _list(study.get("clients"))),
+            duration_s=_float(study.get("duration") or 0),
+            repetitions="auto" if reps == "auto" else _int(reps),
+            scale=_int(study.get("scale") or 0), order=str(study.get("order") or ""),
+            seed=_int(study.get("seed") or 0), description=str(study.get("description") or ""),
+            margin_pct=_float(margin) if margin else None,
+            tenants=tuple(tuple(str(m) for m in _list(g)) for g in _list(study.get("tenants"))),
             environments=bool(study.get("environments")), fields=dict(study),
-            settles=bool((study.get("auto_repetitions") or {}).get("settle", True)))
+            settles=rule.settle, auto_repetitions=rule)
 
 
 @dataclass(frozen=True)
@@ -129,22 +159,23 @@ class WorkloadRecord:
     key: str
     scripts: tuple[tuple[str, int], ...]
     suite: str | None
-    fields: Mapping[str, Any]
+    fields: Mapping[str, object]
 
     @classmethod
-    def from_json(cls, w: Mapping[str, Any]) -> WorkloadRecord:
+    def from_json(cls, w: Mapping[str, object]) -> WorkloadRecord:
         return cls(key=str(w["key"]),
-                   scripts=tuple((str(f), int(n)) for f, n in w.get("scripts") or ()),
-                   suite=str(w["suite"]) if w.get("suite") else None, fields=dict(w))
+                   scripts=tuple((str(f), _int(n)) for f, n in map(_pair, _list(w.get("scripts")))),
+                   suite=str(suite) if (suite := w.get("suite")) else None, fields=dict(w))
 
 
 @dataclass(frozen=True)
 class Placement:
-    """The CPUs a confined server ran on (``cores`` or ``cpus``), and its client's."""
+    """The CPUs a confined server ran on (``cores`` or ``cpus``), and its client's; written in
+    this order by :func:`teiten.run.record.create`."""
 
-    cpus: str | None
-    cores: int
-    client_cpus: str | None
+    cpus: str
+    cores: int = 0
+    client_cpus: str = "any"  # pgbench's CPUs, or "any"
 
 
 # The limits a server can be held to (``limits`` of a server): its memory, and its I/O.
@@ -160,41 +191,45 @@ class ServerSetup:
     for what compares servers as a whole."""
 
     version: str | None
-    build: Mapping[str, Any] | None
+    build: Mapping[str, object] | None
     placement: Placement | None
-    limits: Mapping[str, Any]
+    limits: Mapping[str, object]
     replicas: int
     replication: str
     synchronous_commit: str | None
     pgpool: bool
     profile: str | None
-    fields: Mapping[str, Any]
+    fields: Mapping[str, object]
     # The dotted keys the study file wrote (teiten.run.record.server_spec); None: a store from before
     # they were kept, where every field counts as written.
     written: frozenset[str] | None = None
+    resolved: Resolved | None = None  # the install it resolved; None in a spec not yet stored
+    install: str | None = None  # the study file's install (what resolved it)
 
     def limit_values(self) -> dict[str, int]:
         """The memory and I/O limits it ran with, one value each (a sweep made one server per
         value), in the order the study file wrote them."""
-        return {k: int(v[0] if isinstance(v, list) else v) for k, v in self.limits.items()
+        return {k: _int(v[0] if isinstance(v, list) else v) for k, v in self.limits.items()
                 if k in LIMITS and v is not None}
 
     @classmethod
-    def from_json(cls, spec: Mapping[str, Any]) -> ServerSetup:
-        resolved: Mapping[str, Any] = spec.get("resolved") or {}
-        placed: Mapping[str, Any] | None = spec.get("placement")
-        commit = spec.get("synchronous_commit")
+    def from_json(cls, spec: Mapping[str, object]) -> ServerSetup:
+        stored = spec.get("resolved")
+        resolved = record_of(Resolved, _mapping(stored)) if stored else None
+        placed = _mapping(spec.get("placement"))
+        commit, profile = spec.get("synchronous_commit"), spec.get("profile")
+        written, install = spec.get("written"), spec.get("install")
         return cls(
-            version=str(resolved["version"]) if resolved.get("version") else None,
-            build=resolved.get("build") or None,
-            placement=Placement(placed.get("cpus"), int(placed.get("cores") or 0),
-                                placed.get("client_cpus")) if placed else None,
-            limits=dict(spec.get("limits") or {}), replicas=int(spec.get("replicas") or 0),
+            version=str(resolved.version) if resolved and resolved.version else None,
+            build=(resolved.build or None) if resolved else None,
+            placement=record_of(Placement, placed) if placed else None,
+            limits=dict(_mapping(spec.get("limits"))), replicas=_int(spec.get("replicas") or 0),
             replication=str(spec.get("replication") or "async"),
             synchronous_commit=str(commit) if commit is not None else None,
-            pgpool=bool(spec.get("pgpool")), profile=str(spec["profile"]) if spec.get("profile") else None,
+            pgpool=bool(spec.get("pgpool")), profile=str(profile) if profile else None,
             fields=dict(spec),
-            written=frozenset(spec["written"]) if spec.get("written") is not None else None)
+            written=frozenset(str(k) for k in _list(written)) if written is not None else None,
+            resolved=resolved, install=str(install) if install is not None else None)
 
 
 @dataclass(frozen=True)
@@ -221,41 +256,38 @@ class StudyRecord:
     """What a study was run with and what was decided while it ran (module docstring)."""
 
     parameters: Parameters
-    pgbench: Mapping[str, Any] | None  # {ref, version, bindir}; None before one drove all
+    pgbench: Resolved | None  # {ref, version, bindir}; None before one drove all
     workloads: tuple[WorkloadRecord, ...]
     omitted: tuple[Omitted, ...]
     beside_others: bool
     joined_by: tuple[Joined, ...]
-    auto_decisions: tuple[Mapping[str, Any], ...]
+    auto_decisions: tuple[Mapping[str, object], ...]
     more_blocks: tuple[Grant, ...]
     runs: tuple[StoredRun, ...]
-    noise_guard: Mapping[str, Any] | None
-    quiet_check: Mapping[str, Any] | None
+    noise_guard: Mapping[str, object] | None  # the guard's spec as it ran (NoiseGuardSpec, with enabled)
+    quiet_check: Mapping[str, object] | None  # the foreign load before the first trial (guard.ForeignLoad)
     testbed: str | None
     guard_runs: tuple[GuardRun, ...] = ()
 
     @classmethod
-    def from_json(cls, spec: Mapping[str, Any]) -> StudyRecord:
-        guard, quiet = spec.get(NOISE_GUARD), spec.get(QUIET_CHECK)
+    def from_json(cls, spec: Mapping[str, object]) -> StudyRecord:
+        guard, quiet, testbed = spec.get(NOISE_GUARD), spec.get(QUIET_CHECK), spec.get(TESTBED)
         pgbench = spec.get("pgbench")
         return cls(
-            parameters=Parameters.from_json(spec.get("study") or {}),
-            pgbench=pgbench if isinstance(pgbench, Mapping) else None,
-            workloads=tuple(WorkloadRecord.from_json(w) for w in spec.get("workloads") or ()),
-            omitted=tuple(Omitted(str(o["server"]), str(o["reason"]))
-                          for o in spec.get("omitted") or ()),
+            parameters=Parameters.from_json(_mapping(spec.get("study"))),
+            pgbench=record_of(Resolved, pgbench) if isinstance(pgbench, Mapping) else None,
+            workloads=tuple(WorkloadRecord.from_json(_mapping(w)) for w in _list(spec.get("workloads"))),
+            omitted=tuple(record_of(Omitted, _mapping(o)) for o in _list(spec.get("omitted"))),
             beside_others=bool(spec.get(BESIDE_OTHERS)),
-            joined_by=tuple(Joined(str(j["study"]), str(j["store"]), int(j["pid"]),
-                                   str(j["since"]), str(j["trial"]))
-                            for j in spec.get(JOINED_BY) or ()),
+            joined_by=tuple(record_of(Joined, _mapping(j)) for j in _list(spec.get(JOINED_BY))),
             auto_decisions=_mappings(spec.get(AUTO_DECISIONS)),
-            more_blocks=tuple(Grant(int(g.get("after") or 0), int(g.get("blocks") or 0))
+            more_blocks=tuple(Grant(_int(g.get("after") or 0), _int(g.get("blocks") or 0))
                               for g in _mappings(spec.get(MORE_BLOCKS))),
             runs=tuple(_run(r) for r in _mappings(spec.get(RUNS))),
             noise_guard=guard if isinstance(guard, Mapping) else None,
             quiet_check=quiet if isinstance(quiet, Mapping) else None,
-            testbed=str(spec[TESTBED]) if spec.get(TESTBED) else None,
-            guard_runs=tuple(GuardRun(str(r["since"]), bool(r["enabled"]))
+            testbed=str(testbed) if testbed else None,
+            guard_runs=tuple(record_of(GuardRun, r)
                              for r in _mappings(spec.get(GUARD_RUNS)) if "since" in r and "enabled" in r))
 
     def granted_until(self) -> int | None:
@@ -286,14 +318,53 @@ class StudyRecord:
         return len({r.enabled for r in self.guard_runs}) > 1
 
 
-def _run(r: Mapping[str, Any]) -> StoredRun:
+def _run(r: Mapping[str, object]) -> StoredRun:
     counted = r.get("trials_run")
-    return StoredRun(float(r.get("wall_s") or 0.0), int(r.get("clusters_loaded") or 0),
-                     None if counted is None else int(counted),
-                     {str(k): float(v) for k, v in (r.get("seconds") or {}).items()})
+    return StoredRun(_float(r.get("wall_s") or 0.0), _int(r.get("clusters_loaded") or 0),
+                     None if counted is None else _int(counted),
+                     {str(k): _float(v) for k, v in _mapping(r.get("seconds")).items()})
 
 
-def _mappings(value: object) -> tuple[Mapping[str, Any], ...]:
+def _mappings(value: object) -> tuple[Mapping[str, object], ...]:
     if not isinstance(value, Sequence) or isinstance(value, str):
         return ()
     return tuple(v for v in value if isinstance(v, Mapping))
+
+
+# A stored body's values, read as what they hold: what does not fit raises TypeError, as int(),
+# float() and iterating did when these were read untyped.
+def _int(value: object) -> int:
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(f"a stored study holds {value!r} where a number belongs")
+
+
+def _float(value: object) -> float:
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise TypeError(f"a stored study holds {value!r} where a number belongs")
+
+
+def _list(value: object) -> Sequence[object]:
+    """A stored list; () for none (null, or a key an older store lacks)."""
+    if not value:
+        return ()
+    if isinstance(value, list | tuple):
+        return value
+    raise TypeError(f"a stored study holds {value!r} where a list belongs")
+
+
+def _pair(value: object) -> tuple[object, object]:
+    """A stored pair ([file, weight])."""
+    if isinstance(value, list | tuple) and len(value) == 2:
+        return value[0], value[1]
+    raise TypeError(f"a stored study holds {value!r} where a pair belongs")
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    """A stored object; {} for none (null, or a key an older store lacks)."""
+    if not value:
+        return {}
+    if isinstance(value, Mapping):
+        return value
+    raise TypeError(f"a stored study holds {value!r} where an object belongs")

@@ -7,11 +7,27 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 
 from teiten.model.studyrecord import RUNS, Append
 from teiten.store import Store
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class Clock:
+    """The parts of a run the runner times (seconds), set as they end."""
+
+    setup: float = 0.0  # setting up the servers
+    load_data: float = 0.0
+    quiet_check: float = 0.0
+    trials: float = 0.0
+
+    def parts(self) -> dict[str, float]:
+        """The parts by the names a run keeps them under, in the order they come."""
+        return {"setup": self.setup, "load data": self.load_data, "quiet check": self.quiet_check,
+                "trials": self.trials}
 
 
 def process_age() -> float:
@@ -24,7 +40,7 @@ def process_age() -> float:
     return uptime - start_ticks / os.sysconf("SC_CLK_TCK")
 
 
-def keep(store: Store, study_id: int, *, since: str, clock: dict[str, float], trials_run: int,
+def keep(store: Store, study_id: int, *, since: str, clock: Clock, trials_run: int,
          clusters_loaded: int, execute_s: float) -> None:
     """Add this run to the study's ``runs``: ``clock`` holds the parts the runner timed
     (setup, load data, quiet check, trials) of the ``execute_s`` it ran; what came before
@@ -34,8 +50,9 @@ def keep(store: Store, study_id: int, *, since: str, clock: dict[str, float], tr
     study: a store that refuses the write loses the run's time only."""
     try:
         wall = max(execute_s, process_age())
-        seconds = {"start": wall - execute_s, **clock,
-                   "finish": max(0.0, execute_s - sum(clock.values()))}
+        parts = clock.parts()
+        seconds = {"start": wall - execute_s, **parts,
+                   "finish": max(0.0, execute_s - sum(parts.values()))}
         store.update_spec(study_id, {RUNS: Append({
             "started": since, "wall_s": round(wall, 3), "clusters_loaded": clusters_loaded,
             "trials_run": trials_run, "seconds": {k: round(v, 3) for k, v in seconds.items()}})})

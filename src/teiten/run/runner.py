@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import psutil
 import psycopg
@@ -99,10 +99,10 @@ class _Context:
     client_cpus: dict[str, list[int]] = field(default_factory=dict)  # server -> pgbench's CPUs
     load_clients: list[load.Client] = field(default_factory=list)  # several: the study's
     since: str = ""  # when this run started (UTC, ISO)
-    joined: list[dict[str, Any]] = field(default_factory=list)  # runs beside it (spec joined_by)
+    joined: list[dict[str, object]] = field(default_factory=list)  # runs beside it (spec joined_by)
     secrets: Secrets = field(default_factory=Secrets)  # the study file's passwords (memory only)
     prepares: list[tuple[str, float]] = field(default_factory=list)  # (workload, seconds) loading
-    clock: dict[str, float] = field(default_factory=dict)  # this run's parts (see runclock)
+    clock: runclock.Clock = field(default_factory=runclock.Clock)  # this run's parts
     trials_run: int = 0  # trials this run ran (a repeat counts again)
     wait_quiet_s: float = busy.WAIT_QUIET_S  # --wait-quiet: one busy spell's wait before trials
     busy: busy.BusyWatch | None = None  # with the guard on: waits for quiet, stops when busy
@@ -156,8 +156,8 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
     began = time.monotonic()
     try:
         _setup_servers(ctx)
-        ctx.clock["setup"] = time.monotonic() - began
-        loop_s = ctx.clock["trials"] = _loop(ctx)
+        ctx.clock.setup = time.monotonic() - began
+        loop_s = ctx.clock.trials = _loop(ctx)
         try:  # this machine's rates, for the next 'teiten plan' (never fails the study)
             estimate.learn_from_run(store, study_id, ctx.since, ctx.workloads, ctx.prepares, loop_s)
         except Exception as exc:  # noqa: BLE001 - the study's results stand whatever happens here
@@ -200,7 +200,7 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
 def _setup_servers(ctx: _Context) -> None:
     results = ctx.store.study_results(ctx.study_id)
     if pgbench := results.record.pgbench:  # a store from before it has each server's own
-        ctx.client = install_for({"name": "pgbench", "install": pgbench["ref"], "resolved": pgbench})
+        ctx.client = install_for("pgbench", pgbench.ref, pgbench)
     sizing = profiles.Sizing(
         ram_bytes=psutil.virtual_memory().total,
         disk_free_bytes=psutil.disk_usage(str(ctx.run_dir)).free,
@@ -212,14 +212,14 @@ def _setup_servers(ctx: _Context) -> None:
         kind = kinds.of(spec)
         if not kind.install_here:  # its PostgreSQL is on that host, in the image, or not teiten's
             continue
-        stored_spec = dict(record.spec)
-        inst = install_for(stored_spec)
+        setup = record.setup
+        inst = install_for(record.name, setup.install, setup.resolved)
         kind.check_install(inst, pgbench=ctx.client is None)
         ctx.installs[spec.name] = inst
-        placement = stored_spec.get("placement")
-        server_cpus = cpus.parse_list(placement["cpus"]) if placement else None
-        if placement and placement["client_cpus"] != "any":
-            ctx.client_cpus[spec.name] = cpus.parse_list(placement["client_cpus"])
+        placement = setup.placement
+        server_cpus = cpus.parse_list(placement.cpus) if placement else None
+        if placement and placement.client_cpus != "any":
+            ctx.client_cpus[spec.name] = cpus.parse_list(placement.client_cpus)
         ctx.servers[spec.name] = kind.build(Request(
             spec, inst, ctx.run_dir, sizing, connect=ctx.study.connect, cpus=server_cpus,
             max_clients=_per_pool(ctx.study), client=ctx.client))
@@ -265,10 +265,10 @@ def _loop(ctx: _Context) -> float:
     total, done = len(rows), len(rows) - len(todo)
     t0 = time.monotonic()
     _prepare_all(ctx, todo)
-    ctx.clock["load data"] = time.monotonic() - t0
+    ctx.clock.load_data = time.monotonic() - t0
     _quiet_check(ctx, todo)
     started = time.monotonic()
-    ctx.clock["quiet check"] = started - t0 - ctx.clock["load data"]
+    ctx.clock.quiet_check = started - t0 - ctx.clock.load_data
     spent: list[float] = []
     while True:
         if not todo:
