@@ -289,7 +289,7 @@ def cmd_studies(args: argparse.Namespace) -> int:
                 "trials": sum(counts.values()),
                 **{k: counts.get(k, 0) for k in ("ok", "failed", "disturbed", "skipped")},
                 "planned": counts.get("planned", 0) + counts.get("running", 0),
-                "source": r.source, "testbed": fingerprint.testbed_key(machine, r.spec.get("testbed"))})
+                "source": r.source, "testbed": fingerprint.testbed_key(machine, r.record.testbed)})
     finally:
         store.close()
     if not rows and args.format == "table":

@@ -179,7 +179,7 @@ class Evidence:
     series: list[tuple[str, float, str, float]] = field(default_factory=list)  # source, t, name, value
     metrics: dict[str, float] = field(default_factory=dict)
     waits: list[tuple[str, str, str, int]] = field(default_factory=list)  # backend_type, type, event, n
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -246,7 +246,7 @@ class TrialRecord:
     def latency_ms_avg(self) -> float | None:
         return self.figures.latency_ms_avg if self.figures else None
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> dict[str, object]:
         """The trial with the fields and names of ``teiten results``."""
         p, f = self.planned, self.figures
         return {"trial_id": p.trial_id, "study": self.study, "server": p.server,
@@ -269,7 +269,7 @@ class ServerRecord:
     name: str
     position: int
     kind: str
-    spec: Mapping[str, Any]
+    spec: Mapping[str, object]
     description: Mapping[str, Any] | None = None
     part: int = 0  # its study's place in a compare, as TrialRecord.part; 0 where one study is read
 
@@ -287,12 +287,12 @@ class StudyResults:
     name: str
     source: str
     spec_yaml: str
-    spec: Mapping[str, Any]  # the stored spec_json, as written; read it as ``record``
+    spec: Mapping[str, object]  # the stored spec_json, as written; read it as ``record``
     seed: int
     state: str
     created_at: str
     finished_at: str | None
-    fingerprint: Mapping[str, Any]
+    fingerprint: Mapping[str, object]
     teiten_version: str
     servers: tuple[ServerRecord, ...]
     trials: tuple[TrialRecord, ...]
@@ -354,7 +354,7 @@ class PointSummary:
     finished_at: str
     emulated: int | None = None  # 1: an emulation's figures (the server's or its baseline's)
 
-    def row(self) -> tuple[Any, ...]:
+    def row(self) -> tuple[object, ...]:
         """Its values in the order of the table's columns."""
         return tuple(getattr(self, f) for f in POINT_SUMMARY_FIELDS)
 

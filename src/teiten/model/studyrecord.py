@@ -98,6 +98,21 @@ class StoredRun:
 
 
 @dataclass(frozen=True)
+class AutoDecision:
+    """What ``repetitions: auto`` decided after a block, as :func:`teiten.run.blocks.after_blocks`
+    wrote it: the blocks run, the decision, the trials of the block it added, the widest ratio's
+    interval (%), the blocks it projected to decide every open ratio, and a ceiling raised by
+    ``teiten resume --more-blocks``; what a store of before lacks reads as its default."""
+
+    blocks: int
+    decision: str = ""
+    trials: int = 0
+    widest_pct: float | None = None
+    to_decide: int | None = None
+    ceiling: int | None = None
+
+
+@dataclass(frozen=True)
 class AutoRule:
     """The rule of ``repetitions: auto`` as the study stored it (``auto_repetitions``): what a
     store lacks reads as None (``settle``: on), the report showing it as stored."""
@@ -289,6 +304,10 @@ class StudyRecord:
             testbed=str(testbed) if testbed else None,
             guard_runs=tuple(record_of(GuardRun, r)
                              for r in _mappings(spec.get(GUARD_RUNS)) if "since" in r and "enabled" in r))
+
+    def last_decision(self) -> AutoDecision | None:
+        """repetitions: auto's last decision; None before the first."""
+        return record_of(AutoDecision, self.auto_decisions[-1]) if self.auto_decisions else None
 
     def granted_until(self) -> int | None:
         """The block up to which ``teiten resume --more-blocks`` lets the study go on, past its

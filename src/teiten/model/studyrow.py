@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from teiten.model.studyrecord import StudyRecord
+
 
 @dataclass(frozen=True)
 class StudyRow:
@@ -35,16 +37,21 @@ class StudyRow:
         return self.state == "finished"
 
     @property
-    def spec(self) -> dict[str, Any]:
-        found: dict[str, Any] = json.loads(self.spec_json)
+    def spec(self) -> dict[str, object]:
+        found: dict[str, object] = json.loads(self.spec_json)
         return found
 
     @property
-    def machine(self) -> dict[str, Any]:
+    def record(self) -> StudyRecord:
+        """The stored spec as a typed record."""
+        return StudyRecord.from_json(self.spec)
+
+    @property
+    def machine(self) -> dict[str, object]:
         """The fingerprint of the machine it ran on."""
-        found: dict[str, Any] = json.loads(self.fingerprint)
+        found: dict[str, object] = json.loads(self.fingerprint)
         return found
 
-    def columns(self) -> dict[str, Any]:
+    def columns(self) -> dict[str, object]:
         """Its columns by name, as they are stored."""
         return asdict(self)

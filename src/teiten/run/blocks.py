@@ -128,23 +128,23 @@ def eta(store: Store, study_id: int, study: Study, spent: list[float], left: int
     now = mean * left
     if study.repetitions != "auto":
         return now, now
-    stored = store.study(study_id).spec
-    decisions = stored.get(AUTO_DECISIONS) or []
+    stored = StudyRecord.from_json(store.study(study_id).spec)
+    last = stored.last_decision()
     # A later block holds only the ratios still undecided: the last one added is the most the
     # next may hold (before the first decision, or from a store of before: a whole block).
-    per_block = int(decisions[-1].get("trials") or 0) if decisions else 0
+    per_block = last.trials if last else 0
     per_block = per_block or len(plan(study, workloads.variants(study), blocks=1))
-    done = int(decisions[-1]["blocks"]) if decisions else 0
-    planned = max(done + 1, study.blocks) if decisions else study.blocks
-    ceiling, budget = limits(study, StudyRecord.from_json(stored).granted_until(), done)
+    done = last.blocks if last else 0
+    planned = max(done + 1, study.blocks) if last else study.blocks
+    ceiling, budget = limits(study, stored.granted_until(), done)
     most = max(0, ceiling - planned)
     likely = 0
-    widest = decisions[-1].get("widest_pct") if decisions else None
-    to_decide = decisions[-1].get("to_decide") if decisions else None
+    widest = last.widest_pct if last else None
+    to_decide = last.to_decide if last else None
     if to_decide is not None:  # each open ratio's blocks to its decision (stopping.blocks_to_decide)
-        likely = min(most, max(0, done + int(to_decide) - planned))
+        likely = min(most, max(0, done + to_decide - planned))
     elif widest and done:  # a store of before: the widest interval's blocks to the target
-        needed = math.ceil(done * (float(widest) / study.target_pct) ** 2)
+        needed = math.ceil(done * (widest / study.target_pct) ** 2)
         likely = min(most, max(0, needed - planned))
     budget_left = max(0.0, budget - sum(spent) - now)
     extra = min(most * per_block * mean, budget_left)

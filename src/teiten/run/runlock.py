@@ -73,6 +73,14 @@ class Holder:
     def describe(self) -> str:
         return f"study {self.study} (store {self.store}, pid {self.pid}, since {self.since})"
 
+    @classmethod
+    def read(cls, text: str | bytes) -> Holder:
+        """A holder as it wrote itself (one JSON object, :func:`_write`); ValueError, KeyError
+        or TypeError for one half-written."""
+        raw = json.loads(text)
+        return cls(int(raw["pid"]), str(raw["study"]), str(raw["store"]), str(raw["since"]),
+                   str(raw.get("command", "run")))
+
 
 def lock_path() -> Path:
     """The machine lock's file: ``$TEITEN_MACHINE_LOCK``, else ``/run/lock/teiten.lock`` when
@@ -169,9 +177,7 @@ def _beside_lines(path: Path) -> list[Holder]:
     out = []
     for line in text.splitlines():
         try:
-            raw = json.loads(line)
-            out.append(Holder(int(raw["pid"]), str(raw["study"]), str(raw["store"]),
-                              str(raw["since"]), str(raw.get("command", "run"))))
+            out.append(Holder.read(line))
         except (ValueError, KeyError, TypeError):
             continue  # a line half-written by a run killed while it signed
     return out
@@ -315,9 +321,7 @@ def _read(fd: int) -> Holder | None:
     """The holder written in the file, if its process still lives (a killed holder's name
     stays in the file, but not its lock)."""
     try:
-        raw = json.loads(os.pread(fd, 65536, 0) or b"null")
-        holder = Holder(int(raw["pid"]), str(raw["study"]), str(raw["store"]),
-                        str(raw["since"]), str(raw.get("command", "run")))
+        holder = Holder.read(os.pread(fd, 65536, 0) or b"null")
     except (OSError, ValueError, KeyError, TypeError):
         return None  # empty (free, or a holder that has not written yet) or half-written
     return holder if _pid_exists(holder.pid) else None
