@@ -11,6 +11,7 @@ import pytest
 
 from teiten.model.results import ServerRecord, StudyResults
 from teiten.model.studyrecord import (
+    AutoDecision,
     AutoRule,
     Grant,
     GuardRun,
@@ -138,3 +139,14 @@ def test_no_module_of_the_analysis_or_the_report_reads_a_stored_spec_by_key() ->
 def test_the_rule_sees_a_read() -> None:
     assert _spec_reads(ast.parse("a = study.spec['study']\nb = row.spec.get('x')\n")) == [1, 2]
     assert _spec_reads(ast.parse("k = kinds.stored(row.kind, row.spec)\nd = {**s.spec}\n")) == []
+
+
+def test_the_last_auto_decision_reads_typed() -> None:
+    r = StudyRecord.from_json({"auto_decisions": [
+        {"blocks": 3, "decision": "add", "trials": 4, "widest_pct": 7.5, "to_decide": 2, "where": "w"},
+        {"blocks": 4, "decision": "ceiling", "widest_pct": None, "ceiling": 6}]})
+    assert r.last_decision() == AutoDecision(4, "ceiling", ceiling=6)  # a key it lacks: its default
+    assert r.auto_decisions[0]["where"] == "w"  # the body as stored, for the report
+    assert StudyRecord.from_json({}).last_decision() is None
+    with pytest.raises(ValueError, match="blocks"):
+        StudyRecord.from_json({"auto_decisions": [{"decision": "stop"}]}).last_decision()
