@@ -11,32 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from functools import cached_property
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
 T = TypeVar("T")
 Num = int | float  # a stored number, as the store gave it: an int prints as an int
-
-
-_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
-
-
-def _adapter(record: type[Any]) -> TypeAdapter[Any]:
-    """The validator of a record, made once."""
-    if record not in _ADAPTERS:
-        from pydantic import TypeAdapter  # late: the store imports this module; pydantic loads on a read
-
-        _ADAPTERS[record] = TypeAdapter(record)
-    return _ADAPTERS[record]
-
-
-def record_of(record: type[T], stored: Mapping[str, object]) -> T:
-    """A typed record of a stored body (its JSON, parsed), by its fields' names (module
-    docstring); a body that does not fit it raises pydantic's ValidationError, a ValueError."""
-    found: T = _adapter(record).validate_python(dict(stored))
-    return found
 
 
 @dataclass(frozen=True)
@@ -46,13 +28,20 @@ class DetailsKind(Generic[T]):
     name: str
     record: type[T]
 
+    @cached_property
+    def _adapter(self) -> TypeAdapter[T]:
+        """The validator of its record, made once."""
+        from pydantic import TypeAdapter  # late: the store imports this module; pydantic loads on a read
+
+        return TypeAdapter(self.record)
+
     def read(self, stored: Mapping[str, object]) -> T:
         """The record of a stored body (its JSON, parsed)."""
-        return record_of(self.record, stored)
+        return self._adapter.validate_python(dict(stored))
 
     def json(self, value: T) -> dict[str, object]:
         """The body a record is stored as."""
-        body: dict[str, object] = _adapter(self.record).dump_python(value, mode="json")
+        body: dict[str, object] = self._adapter.dump_python(value, mode="json")
         return body
 
     def entry(self, value: T) -> dict[str, object]:

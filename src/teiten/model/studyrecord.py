@@ -19,9 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from functools import cached_property
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
-from teiten.model.details import record_of
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+T = TypeVar("T")
 
 # The keys a run adds to a stored study (store.update_spec).
 NOISE_GUARD = "noise_guard"
@@ -33,6 +37,25 @@ RUNS = "runs"
 AUTO_DECISIONS = "auto_decisions"
 MORE_BLOCKS = "more_blocks"  # blocks granted by teiten resume --more-blocks: [{after, blocks}]
 GUARD_RUNS = "guard_runs"  # each run's noise guard: [{since, enabled}] (issue 53, item 6)
+
+
+@dataclass(frozen=True)
+class _Reader(Generic[T]):
+    """Reads a stored body into ``record`` by its fields' names, as teiten.model.details reads a
+    trial's details: a key the record does not name is left out, one it names and the store
+    lacks takes its default; a body that does not fit raises pydantic's ValidationError (a
+    ValueError) naming the field."""
+
+    record: type[T]
+
+    @cached_property
+    def _adapter(self) -> TypeAdapter[T]:
+        from pydantic import TypeAdapter  # late: the store imports this module; pydantic loads on a read
+
+        return TypeAdapter(self.record)
+
+    def __call__(self, stored: Mapping[str, object]) -> T:
+        return self._adapter.validate_python(dict(stored))
 
 
 @dataclass(frozen=True)
@@ -152,7 +175,7 @@ class Parameters:
     def from_json(cls, study: Mapping[str, object]) -> Parameters:
         reps = study.get("repetitions", 1)
         margin = study.get("margin_pct")
-        rule = record_of(AutoRule, _mapping(study.get("auto_repetitions")))
+        rule = _AUTO_RULE(_mapping(study.get("auto_repetitions")))
         return cls(
             clients=tuple(_int(c) for c in _list(study.get("clients"))),
             duration_s=_float(study.get("duration") or 0),
@@ -230,14 +253,14 @@ class ServerSetup:
     @classmethod
     def from_json(cls, spec: Mapping[str, object]) -> ServerSetup:
         stored = spec.get("resolved")
-        resolved = record_of(Resolved, _mapping(stored)) if stored else None
+        resolved = _RESOLVED(_mapping(stored)) if stored else None
         placed = _mapping(spec.get("placement"))
         commit, profile = spec.get("synchronous_commit"), spec.get("profile")
         written, install = spec.get("written"), spec.get("install")
         return cls(
             version=str(resolved.version) if resolved and resolved.version else None,
             build=(resolved.build or None) if resolved else None,
-            placement=record_of(Placement, placed) if placed else None,
+            placement=_PLACEMENT(placed) if placed else None,
             limits=dict(_mapping(spec.get("limits"))), replicas=_int(spec.get("replicas") or 0),
             replication=str(spec.get("replication") or "async"),
             synchronous_commit=str(commit) if commit is not None else None,
@@ -290,11 +313,11 @@ class StudyRecord:
         pgbench = spec.get("pgbench")
         return cls(
             parameters=Parameters.from_json(_mapping(spec.get("study"))),
-            pgbench=record_of(Resolved, pgbench) if isinstance(pgbench, Mapping) else None,
+            pgbench=_RESOLVED(pgbench) if isinstance(pgbench, Mapping) else None,
             workloads=tuple(WorkloadRecord.from_json(_mapping(w)) for w in _list(spec.get("workloads"))),
-            omitted=tuple(record_of(Omitted, _mapping(o)) for o in _list(spec.get("omitted"))),
+            omitted=tuple(_OMITTED(_mapping(o)) for o in _list(spec.get("omitted"))),
             beside_others=bool(spec.get(BESIDE_OTHERS)),
-            joined_by=tuple(record_of(Joined, _mapping(j)) for j in _list(spec.get(JOINED_BY))),
+            joined_by=tuple(_JOINED(_mapping(j)) for j in _list(spec.get(JOINED_BY))),
             auto_decisions=_mappings(spec.get(AUTO_DECISIONS)),
             more_blocks=tuple(Grant(_int(g.get("after") or 0), _int(g.get("blocks") or 0))
                               for g in _mappings(spec.get(MORE_BLOCKS))),
@@ -302,12 +325,12 @@ class StudyRecord:
             noise_guard=guard if isinstance(guard, Mapping) else None,
             quiet_check=quiet if isinstance(quiet, Mapping) else None,
             testbed=str(testbed) if testbed else None,
-            guard_runs=tuple(record_of(GuardRun, r)
+            guard_runs=tuple(_GUARD_RUN(r)
                              for r in _mappings(spec.get(GUARD_RUNS)) if "since" in r and "enabled" in r))
 
     def last_decision(self) -> AutoDecision | None:
         """repetitions: auto's last decision; None before the first."""
-        return record_of(AutoDecision, self.auto_decisions[-1]) if self.auto_decisions else None
+        return _AUTO_DECISION(self.auto_decisions[-1]) if self.auto_decisions else None
 
     def granted_until(self) -> int | None:
         """The block up to which ``teiten resume --more-blocks`` lets the study go on, past its
@@ -348,6 +371,15 @@ def _mappings(value: object) -> tuple[Mapping[str, object], ...]:
     if not isinstance(value, Sequence) or isinstance(value, str):
         return ()
     return tuple(v for v in value if isinstance(v, Mapping))
+
+
+_RESOLVED = _Reader(Resolved)
+_AUTO_RULE = _Reader(AutoRule)
+_AUTO_DECISION = _Reader(AutoDecision)
+_PLACEMENT = _Reader(Placement)
+_OMITTED = _Reader(Omitted)
+_JOINED = _Reader(Joined)
+_GUARD_RUN = _Reader(GuardRun)
 
 
 # A stored body's values, read as what they hold: what does not fit raises TypeError, as int(),
