@@ -299,7 +299,7 @@ def suite_section(w: WorkloadRecord, trials: Sequence[TrialRecord],
     if w.suite is None:
         raise ValueError(f"workload {w.key} runs no suite of measured statements")
     found = features.suite(w.suite)
-    variants = features.variants(w.suite, w.fields["options"])
+    variants = features.variants(w.suite, w.options)
     res = suites.suite_results(w.suite, found.axes, variants, servers, trials, steps, w.key)
     if found.judge is not None:  # the suite's own judgements (fulltext's strengths)
         res = replace(res, judgements=found.judge(res))

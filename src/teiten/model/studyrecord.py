@@ -205,6 +205,12 @@ class WorkloadRecord:
                    scripts=tuple((str(f), _int(n)) for f, n in map(_pair, _list(w.get("scripts")))),
                    suite=str(suite) if (suite := w.get("suite")) else None, fields=dict(w))
 
+    @property
+    def options(self) -> dict[str, object]:
+        """The workload's options as its kind stored them (a suite's, an application's)."""
+        found = self.fields.get("options")
+        return dict(found) if isinstance(found, Mapping) else {}
+
 
 @dataclass(frozen=True)
 class Placement:
