@@ -27,9 +27,12 @@ class Served:
         self.seen: list[tuple[str, str, str | None]] = []
         # path -> seconds to wait before answering (a slow download)
         self.slow: dict[str, float] = {}
+        # path -> seconds over which its body is sent, in TRICKLE pieces (a slow line)
+        self.trickle: dict[str, float] = {}
 
 
 S = TypeVar("S", bound=Served)
+TRICKLE = 40
 
 
 @contextmanager
@@ -56,6 +59,13 @@ def serve(kind: type[S]) -> Iterator[tuple[S, str]]:
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
+            if self.path in served.trickle:
+                step = -(-len(body) // TRICKLE)
+                for at in range(0, len(body), step):
+                    self.wfile.write(body[at:at + step])
+                    self.wfile.flush()
+                    time.sleep(served.trickle[self.path] / TRICKLE)
+                return
             # A cut download: half the body, then the connection closes.
             self.wfile.write(body[: len(body) // 2] if self.path in served.cut else body)
 

@@ -34,7 +34,7 @@ from functools import cache
 from pathlib import Path
 
 from teiten.host import paths
-from teiten.installs import archives, mirrors, staging
+from teiten.installs import archives, mirrors, staging, transfer
 from teiten.installs.model import version_key
 from teiten.model.errors import InstallError
 
@@ -154,18 +154,18 @@ def install(artifact: Artifact, *, force: bool = False) -> Path:
         what=artifact.filename, purpose=f"PostgreSQL {artifact.version} from Maven Central (zonky)")
 
 
-def _get(url: str) -> bytes:
+def _get(url: str, what: str) -> bytes:
     with mirrors.maven().open(url, timeout=300) as resp:
-        data: bytes = resp.read()
-    return data
+        return transfer.read_all(resp, what)
 
 
 def _download(artifact: Artifact) -> tuple[bytes, str]:
     """The jar and its sha1, checked against the ``.sha1`` published beside it."""
     log.info("downloading %s", artifact.url)
     try:
-        expected = _get(artifact.url + ".sha1").decode("ascii", "replace").split()[0].lower()
-        data = _get(artifact.url)
+        expected = _get(artifact.url + ".sha1", artifact.filename + ".sha1").decode(
+            "ascii", "replace").split()[0].lower()
+        data = _get(artifact.url, artifact.filename)
     except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError, IndexError) as exc:
         raise InstallError(f"cannot download {artifact.filename}: {exc!r}") from None
     digest = hashlib.sha1(data).hexdigest()  # noqa: S324 - what Maven publishes

@@ -39,7 +39,7 @@ from functools import cache
 from pathlib import Path
 
 from teiten.host import paths
-from teiten.installs import archives, mirrors, staging
+from teiten.installs import archives, mirrors, staging, transfer
 from teiten.installs.model import version_key
 from teiten.model.errors import InstallError
 
@@ -219,7 +219,7 @@ def _download(package: Package) -> bytes:
     log.info("downloading %s", package.url)
     try:
         with mirrors.npm().open(package.url, timeout=300) as resp:
-            data: bytes = resp.read()
+            data = transfer.read_all(resp, package.filename)
     except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as exc:
         raise InstallError(f"cannot download {package.filename}: {exc!r}") from None
     kind, _, expected = package.integrity.partition("-")

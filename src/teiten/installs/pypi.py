@@ -24,7 +24,7 @@ from functools import cache
 from pathlib import Path
 
 from teiten.host import paths
-from teiten.installs import archives, mirrors, staging
+from teiten.installs import archives, mirrors, staging, transfer
 from teiten.installs.model import version_key
 from teiten.model.errors import InstallError
 
@@ -144,7 +144,7 @@ def _download(wheel: Wheel) -> bytes:
     log.info("downloading %s", wheel.url)
     try:
         with mirrors.pypi().open(wheel.url, timeout=300) as resp:
-            data: bytes = resp.read()
+            data = transfer.read_all(resp, wheel.filename)
     except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as exc:
         raise InstallError(f"cannot download {wheel.filename}: {exc!r}") from None
     digest = hashlib.sha256(data).hexdigest()
