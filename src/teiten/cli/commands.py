@@ -16,7 +16,7 @@ from teiten.cli import interrupts
 from teiten.cli.bisect import cmd_bisect
 from teiten.cli.gate import cmd_gate
 from teiten.cli.installs import cmd_install, cmd_installs
-from teiten.cli.output import Progress, as_csv, as_json, table
+from teiten.cli.output import Progress, as_csv, as_json, described, table
 from teiten.cli.running import finish, run_study
 from teiten.cli.runopts import check_options, runner_options
 from teiten.cli.show import render_text
@@ -53,10 +53,8 @@ def dispatch(args: argparse.Namespace) -> int:
 
 def cmd_study(args: argparse.Namespace) -> int:
     if args.study_command == "list":
-        for name in studies.names():
-            loaded = spec.load_file(studies.path_of(name))
-            first = loaded.study.description.strip().split("\n")[0]
-            print(f"{name:20s} {first}")
+        print(described([(name, spec.load_file(studies.path_of(name)).study.description.strip()
+                           .split("\n")[0]) for name in studies.names()]))
     else:
         sys.stdout.write(studies.path_of(args.name).read_text())
     return 0

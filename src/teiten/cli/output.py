@@ -5,7 +5,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 import sys
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
@@ -28,6 +30,25 @@ def table(rows: Sequence[Mapping[str, object]], columns: Sequence[str]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
               for row in cells]
+    return "\n".join(lines)
+
+
+def described(rows: Sequence[tuple[str, str]], width: int | None = None) -> str:
+    """Names, each with a text beside it wrapped to fit ``width`` (default: COLUMNS, else the
+    terminal's width, else 80 as in a pipe); a name is never cut. Where a text would have fewer
+    than 24 columns, it goes under its name, indented."""
+    width = width or shutil.get_terminal_size().columns
+    indent = max([20, *(len(name) for name, _ in rows)]) + 1
+    lines = []
+    for name, text in rows:
+        if width - indent >= 24:
+            wrapped = textwrap.wrap(text, width - indent, break_on_hyphens=False) or [""]
+            lines.append(f"{name:{indent - 1}s} {wrapped[0]}".rstrip())
+            lines += [" " * indent + more for more in wrapped[1:]]
+        else:
+            lines.append(name)
+            lines += textwrap.wrap(text, max(width - 4, 16), initial_indent="    ",
+                                   subsequent_indent="    ", break_on_hyphens=False)
     return "\n".join(lines)
 
 
