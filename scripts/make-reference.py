@@ -64,6 +64,16 @@ def _help(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
     return _cell(parser._get_formatter()._expand_help(action))
 
 
+def _groups(path: tuple[str, ...], names: list[str]) -> list[tuple[str, list[str]]]:
+    """A command's subcommands by group: the top level's as its --help groups them, with each
+    group's example, any other's in one table."""
+    if path:
+        return [("", names)]
+    from teiten.cli.groups import GROUPS
+
+    return [(f"**{g.key}** ({g.title}), for example `{g.example}`:", list(g.commands)) for g in GROUPS]
+
+
 def _command_md(path: tuple[str, ...], parser: argparse.ArgumentParser) -> list[str]:
     """One command: its description, its subcommands and its arguments, each with its help.
     Written from the parser's actions, not argparse's own --help layout, which differs between
@@ -75,11 +85,13 @@ def _command_md(path: tuple[str, ...], parser: argparse.ArgumentParser) -> list[
     actions = [a for a in parser._actions if a.help != argparse.SUPPRESS]
     subs = [a for a in actions if isinstance(a, argparse._SubParsersAction)]
     for sub in subs:
-        out += ["| command | what it does |", "|---|---|"]
         helps = {c.dest: (c.help or "").replace("%%", "%") for c in sub._choices_actions}
-        out += [f"| [`{name} {n}`](#{'-'.join(('teiten', *path, n))}) | {_cell(helps.get(n, ''))} |"
-                for n in sub.choices]
-        out.append("")
+        rows = {n: f"| [`{name} {n}`](#{'-'.join(('teiten', *path, n))}) | {_cell(helps.get(n, ''))} |"
+                for n in sub.choices}
+        # The top level by group, as its --help lists them (teiten/cli/groups.py).
+        for title, names in _groups(path, list(sub.choices)):
+            out += [title, ""] if title else []
+            out += ["| command | what it does |", "|---|---|", *(rows[n] for n in names), ""]
     rows = [a for a in actions if not isinstance(a, argparse._SubParsersAction)]
     if rows:
         out += ["| argument | what it is |", "|---|---|"]

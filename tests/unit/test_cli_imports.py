@@ -9,7 +9,7 @@ from bench.cli_imports import heavy, imports
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["compare", "--help"],
-                                  ["--version"]])
+                                  ["--version"], ["completion", "bash"]])
 def test_help_imports_nothing_heavy(argv: list[str]) -> None:
     found = imports(argv)
     assert any(name == "teiten.cli.main" for name, _ in found), found[-5:]

@@ -17,6 +17,7 @@ import os
 import sys
 
 from teiten import __version__
+from teiten.cli.groups import EPILOG, USAGE, grouped_help
 from teiten.cli.terminal import visible, visible_streams
 from teiten.model.errors import StudyInterrupted, TeitenError, UserError
 
@@ -24,6 +25,10 @@ log = logging.getLogger("teiten")
 
 
 class _Parser(argparse.ArgumentParser):
+    def format_help(self) -> str:
+        # The top level lists its commands by group (cli/groups.py), each command argparse's way.
+        return grouped_help(self) if self.prog == "teiten" else super().format_help()
+
     def error(self, message: str) -> None:  # type: ignore[override]
         # One line, exit status 2, like every other bad input.
         raise UserError(f"{message} (see 'teiten {self.prog.split(' ', 1)[-1]} --help')"
@@ -269,6 +274,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "whose parameters differ (scale, duration, threads, prewarm, connect, client "
                    "CPUs, load clients, settings profile, the shared workloads' options)")
     _report_options(s)
+
+    s = sub.add_parser("completion", help="print the script that completes teiten's commands, "
+                       "options, their choices and the built-in studies in bash or zsh")
+    s.add_argument("shell", choices=("bash", "zsh"), help="the shell the script is for")
+    p.usage, p.epilog = USAGE, EPILOG
     # -v works after the subcommand too (teiten run -v ...): the same flag on every one,
     # which leaves the top-level value alone when it is not given there.
     for parser in (*sub.choices.values(), *(a for ch in sub.choices.values() for act in ch._actions
@@ -446,6 +456,10 @@ def _main(argv: list[str] | None) -> int:
                             f"{args.command} --help')")
         if args.verbose:
             logging.getLogger().setLevel(logging.INFO)
+        if args.command == "completion":  # before the commands' imports: a shell's start runs it
+            from teiten.cli import completion  # late: this command only
+
+            return completion.cmd_completion(parser, args.shell)
         from teiten.cli import commands, interrupts  # late: idem
         from teiten.host import paths  # late: what a command needs, once it is known
 

@@ -127,6 +127,8 @@ NEEDS: tuple[Need, ...] = (
           "no test of the pipx route", "test", "test"),
     _need("chromium", "chromium", "chromium: the report checked in a real browser",
           "no browser check of the report", "test", "test"),
+    _need("zsh", "zsh", "zsh: the zsh completion script tried in a real zsh", "no check of the zsh "
+          "completion", "test", "test"),
     _need("fonts-noto-cjk", "/usr/share/fonts/opentype/noto",
           "CJK fonts: the Japanese report in the browser", "no Japanese in the browser check",
           "test", "test"),
