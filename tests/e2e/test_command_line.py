@@ -10,6 +10,7 @@ import fcntl
 import os
 import pty
 import select
+import shlex
 import shutil
 import struct
 import subprocess
@@ -114,37 +115,55 @@ def test_study_list_on_a_terminal_fits_its_width() -> None:
 
 # -- completion -----------------------------------------------------------------------------
 
-def _bash_completes(script: Path, *words: str) -> list[str]:
-    """What ``_teiten`` offers for ``words`` (the last one being completed), in a real bash."""
-    line = " ".join(f"'{w}'" for w in words)
-    program = (f"source {script}\nCOMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; COMPREPLY=()\n"
-               "_teiten\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n")
-    done = subprocess.run(["bash", "--norc", "--noprofile", "-c", program], capture_output=True,
-                          text=True, timeout=60, check=True)
+def _teiten_env(tmp_path: Path) -> dict[str, str]:
+    """A PATH whose ``teiten`` is this checkout's, as the guide's ``source <(teiten completion ...)``
+    finds it."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "teiten").write_text(f'#!/bin/sh\nexec {shlex.join(TEITEN)} "$@"\n', encoding="utf-8")
+    (bin_dir / "teiten").chmod(0o755)
+    return {"PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(ROOT / "src"),
+            "TEITEN_HOME": str(TEST_HOME), "HOME": str(tmp_path)}
+
+
+def _bash_completes(env: dict[str, str], *lines: tuple[str, ...]) -> list[list[str]]:
+    """What ``_teiten`` offers for each line of words (the last one being completed), called as
+    bash's programmable completion calls it, in a real bash that loaded the script as the guide
+    says (``source <(teiten completion bash)``)."""
+    program = ["source <(teiten completion bash)", "complete -p teiten"]
+    for words in lines:
+        program += [f"COMP_WORDS=({shlex.join(words)}); COMP_CWORD={len(words) - 1}; COMPREPLY=()",
+                    "_teiten", "printf '%s ' \"${COMPREPLY[@]}\"; echo '|'"]
+    done = subprocess.run(["bash", "--norc", "--noprofile", "-c", "\n".join(program)], env=env,
+                          capture_output=True, text=True, timeout=120, check=True)
     assert done.stderr == "", done.stderr
-    return [w for w in done.stdout.splitlines() if w]
+    loaded, *offered = done.stdout.splitlines()
+    assert loaded == "complete -o default -F _teiten teiten"
+    return [line.removesuffix("|").split() for line in offered]
 
 
 def test_bash_completes_commands_options_choices_and_studies(tmp_path: Path) -> None:
-    script = tmp_path / "teiten.bash"
-    script.write_text(run_cli("completion", "bash", check=True).stdout)
-    assert subprocess.run(["bash", "-n", str(script)], check=False).returncode == 0
-    assert _bash_completes(script, "teiten", "ru") == ["run"]
-    assert _bash_completes(script, "teiten", "run", "--st") == ["--store"]
-    assert _bash_completes(script, "teiten", "study", "") == ["list", "show"]
-    assert sorted(_bash_completes(script, "teiten", "re")) == ["report", "results", "resume"]
-    assert sorted(_bash_completes(script, "teiten", "-v", "st")) == ["store", "studies", "study"]
-    assert _bash_completes(script, "teiten", "study", "show", "s1") == [
-        n for n in studies.names() if n.startswith("s1")]
-    assert _bash_completes(script, "teiten", "run", "quick") == ["quick-fixed-point"]
-    # Options' and arguments' choices, after an option with a value (--store x.db) too.
-    assert _bash_completes(script, "teiten", "results", "--store", "x.db", "--format", "") == [
-        "table", "json", "csv", "bmf", "openmetrics"]
-    assert _bash_completes(script, "teiten", "run", "--lang", "=", "j") == ["ja"]  # --lang=j
-    assert _bash_completes(script, "teiten", "completion", "") == ["bash", "zsh"]
-    assert _bash_completes(script, "teiten", "store", "copy", "--") == ["--help", "--study-id", "--verbose"]
-    # Files are bash's own (complete -o default): nothing offered, for bash to list them.
-    assert _bash_completes(script, "teiten", "report", "--store", "") == []
+    script = run_cli("completion", "bash", check=True).stdout
+    assert subprocess.run(["bash", "-n"], input=script, text=True, check=False).returncode == 0
+    cases: list[tuple[tuple[str, ...], list[str]]] = [
+        (("teiten", "ru"), ["run"]),
+        (("teiten", "run", "--st"), ["--store"]),
+        (("teiten", "study", ""), ["list", "show"]),
+        (("teiten", "re"), ["report", "results", "resume"]),
+        (("teiten", "-v", "st"), ["store", "studies", "study"]),
+        (("teiten", "study", "show", "s1"), [n for n in studies.names() if n.startswith("s1")]),
+        (("teiten", "run", "quick"), ["quick-fixed-point"]),
+        # Choices, after an option with a value (--store x.db) too, and as --lang=j.
+        (("teiten", "results", "--store", "x.db", "--format", ""), ["bmf", "csv", "json", "openmetrics",
+                                                                   "table"]),
+        (("teiten", "run", "--lang", "=", "j"), ["ja"]),
+        (("teiten", "completion", ""), ["bash", "zsh"]),
+        (("teiten", "store", "copy", "--"), ["--help", "--study-id", "--verbose"]),
+        # Files are bash's own (complete -o default): nothing offered, for bash to list them.
+        (("teiten", "report", "--store", ""), []),
+    ]
+    got = _bash_completes(_teiten_env(tmp_path), *(words for words, _ in cases))
+    assert [sorted(g) for g in got] == [sorted(want) for _, want in cases]
 
 
 def _zsh() -> str:
@@ -156,13 +175,12 @@ def _zsh() -> str:
 
 def test_zsh_completes_in_a_real_interactive_zsh(tmp_path: Path) -> None:
     zsh = _zsh()
-    script = tmp_path / "teiten.zsh"
-    script.write_text(run_cli("completion", "zsh", check=True).stdout)
-    assert subprocess.run([zsh, "-n", str(script)], check=False).returncode == 0
-    (tmp_path / ".zshrc").write_text(
+    script = run_cli("completion", "zsh", check=True).stdout
+    assert subprocess.run([zsh, "-n"], input=script, text=True, check=False).returncode == 0
+    (tmp_path / ".zshrc").write_text(  # as the guide says
         "PS1='ready> '\nautoload -U compinit && compinit -u -d $ZDOTDIR/.zcompdump\n"
-        f"source {script}\n", encoding="utf-8")
-    env = {"PATH": os.environ["PATH"], "ZDOTDIR": str(tmp_path), "HOME": str(tmp_path), "TERM": "dumb"}
+        "source <(teiten completion zsh)\n", encoding="utf-8")
+    env = {**_teiten_env(tmp_path), "ZDOTDIR": str(tmp_path), "TERM": "dumb"}
     for typed, shown in ((b"teiten ru\t", "teiten run "), (b"teiten run --st\t", "teiten run --store="),
                          (b"teiten study show quick\t", "teiten study show quick-fixed-point "),
                          (b"teiten results --format o\t", "teiten results --format openmetrics "),

@@ -184,7 +184,13 @@ def _installed(*names: str) -> Check:
 
 # -- the documented commands, in the order they run here -------------------------------------
 
+def _grouped(ws: Workspace, done: subprocess.CompletedProcess[str]) -> None:
+    for heading in ("run (", "inspect (", "history (", "installs (", "stores (", "system ("):
+        assert f"\n{heading}" in done.stdout, (heading, done.stdout)
+
+
 STEPS: list[Step] = [
+    Step("teiten --help", check=_grouped),
     Step("teiten system check"),
     Step("teiten installs"),
     Step("teiten install 17 18.6", check=_installed("pypi-17.*", "pypi-18.6")),
@@ -296,6 +302,12 @@ ACCOUNTED: dict[str, Elsewhere | NotHere] = {
     "ci-box-1/pgecons-ci/pgecons-read/clients=1 --since '1 year ago'": Elsewhere(
         "tests/integration/test_otava_grafana.py::test_otava_finds_the_change_where_teiten_timeline_does",
         "Apache Otava from PyPI, against a PostgreSQL store the test starts"),
+    "source <(teiten completion bash)": Elsewhere(
+        "tests/e2e/test_command_line.py::test_bash_completes_commands_options_choices_and_studies",
+        "a shell's own line: the test sources it so in a real bash and completes with it"),
+    "source <(teiten completion zsh)": Elsewhere(
+        "tests/e2e/test_command_line.py::test_zsh_completes_in_a_real_interactive_zsh",
+        "a shell's own line: the test's ~/.zshrc has it, after compinit, in a real interactive zsh"),
     "python3 -m venv ~/bb && ~/bb/bin/pip install buildbot==4.3.0": Elsewhere(
         "tests/e2e/test_buildbot.py::test_two_workers_build_study_and_gate_each_commit", BUILDBOT),
 }
