@@ -31,7 +31,7 @@ from teiten.model.results import now
 from teiten.model.studyrecord import MORE_BLOCKS, Append, ServerSetup
 from teiten.report import outdir
 from teiten.report.build import write_compare_report, write_study_report
-from teiten.run import estimate, leftovers, record, runlock, runner
+from teiten.run import estimate, forewarn, leftovers, record, runlock, runner
 from teiten.run.check import check
 from teiten.run.plan import plan, profile_trials
 from teiten.store import Store, result_rows, shown
@@ -104,17 +104,28 @@ def cmd_plan(args: argparse.Namespace) -> int:
     else:
         planned_cost = planned
     building = estimate.images(study, {n: r.install for n, r in checked.installs.items()})
-    cost = estimate.estimate(study, {w.key: w for w in workloads.resolve(loaded)}, planned_cost,
-                             estimate.Rates.load(), most=most, building=building)
-    print(f"teiten: note: {cost.text()}", file=sys.stderr)
+    resolved, rates = {w.key: w for w in workloads.resolve(loaded)}, estimate.Rates.load()
+    cost = estimate.estimate(study, resolved, planned_cost, rates, most=most, building=building)
+    fetch = forewarn.downloads(checked.installs, checked.client)
+    noise, why = forewarn.noise_for(args.store)
+    block_s = sum(estimate.trials_cost(study, resolved, planned, rates)) / max(1, study.blocks)
+    disk, systems = forewarn.disk_warnings(study, resolved, planned_cost, rates, fetch)
+    said = [*forewarn.download_warnings(fetch), *disk,
+            *forewarn.level_warnings(study, planned, noise, why=why, block_s=block_s)]
     columns = ["order_index", "trial_id", "server", "workload",
                *(["variant"] if any(t.variant for t in planned) else []),
                "clients", "threads", "repetition", "duration_s"]
     rows = [{c: getattr(t, c) for c in columns} for t in planned]
-    if args.format == "json":
-        print(as_json(rows))
+    if args.format == "json-full":  # 'json' stays the list of trials that scripts read
+        print(as_json({"trials": rows, "estimate": forewarn.estimate_json(cost, fetch, systems),
+                       "warnings": [w.as_json() for w in said if not w.note],
+                       "notes": [w.as_json() for w in said if w.note]}))
     else:
-        print(table(rows, list(rows[0])))
+        print(as_json(rows) if args.format == "json" else table(rows, list(rows[0])))
+    sys.stdout.flush()  # the estimate and the warnings after the table, where they are read
+    print(f"teiten: note: {cost.text()}", file=sys.stderr)
+    for w in said:
+        print(f"teiten: {'note' if w.note else 'warning'}: {w.text()}", file=sys.stderr)
     return 0
 
 

@@ -107,11 +107,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the JSON Schema of study files")
 
-    s = sub.add_parser("plan", help="print the trials of a study in the order they will run")
+    s = sub.add_parser("plan", help="print the trials of a study in the order they will run, "
+                       "then what it will cost and what to change before it runs")
     s.add_argument("study", nargs="?", help="study file or built-in name (default: the quick "
                    "fixed-point study)")
-    s.add_argument("--format", choices=("table", "json"), default="table", help="a table, or "
-                   "JSON for scripts")
+    s.add_argument("--format", choices=("table", "json", "json-full"), default="table",
+                   help="a table; JSON for scripts (the list of trials); or json-full: an object "
+                   "of the trials, the estimate, the warnings and the notes")
+    s.add_argument("--store", type=_store, help=_STORE_HELP + "; the noise of its finished "
+                   "studies of this testbed says how wide the intervals will be (read only)")
 
     s = sub.add_parser("run", help="run a study, then write its report")
     s.add_argument("study", nargs="?", help="study file or built-in name (default: the quick "

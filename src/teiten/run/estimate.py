@@ -121,21 +121,21 @@ class Estimate:
     images: tuple[tuple[str, float], ...] = ()  # built before the first trial: what, seconds
 
     def text(self) -> str:
-        wall = _duration(self.wall_s)
+        wall = duration(self.wall_s)
         if self.wall_s_most is not None and self.wall_s_most > self.wall_s * 1.01:
-            wall = (f"{wall} to {_duration(self.wall_s_most)} (repetitions: auto, from its floor "
+            wall = (f"{wall} to {duration(self.wall_s_most)} (repetitions: auto, from its floor "
                     "of blocks to its ceiling or budget)")
         building = ""
         if self.images:
-            building = (f", {_duration(sum(s for _, s in self.images))} building "
+            building = (f", {duration(sum(s for _, s in self.images))} building "
                         + " and ".join(what for what, _ in self.images) + " (the first time only)")
         return (f"estimate: about {wall} of wall time for {self.trials} trials "
-                f"({_duration(self.windows_s)} of measured windows, {_duration(self.loading_s)} "
-                f"loading the data{building}), and about {_size(self.disk_bytes)} of disk at most; "
+                f"({duration(self.windows_s)} of measured windows, {duration(self.loading_s)} "
+                f"loading the data{building}), and about {size_text(self.disk_bytes)} of disk at most; "
                 f"from {self.rates.source()}")
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     """``45 s``, ``3 min 05 s`` (under 10 minutes), ``42 min``, ``4 h 41 min``."""
     if seconds < 90:
         return f"{seconds:.0f} s"
@@ -148,11 +148,11 @@ def _duration(seconds: float) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
-def _size(n: float) -> str:
+def size_text(n: float) -> str:
     return f"{n / GB:.1f} GB" if n >= GB else f"{n / MB:.0f} MB"
 
 
-def _wal_cap(study: Study) -> float:
+def wal_cap(study: Study) -> float:
     """The most WAL a trial leaves before a checkpoint removes it: max_wal_size (the
     pgecons profile's is up to a quarter of the free disk; 1 GB by default), with slack."""
     sizes = []
@@ -188,15 +188,15 @@ def estimate(study: Study, workloads: Mapping[str, Workload], trials: Sequence[P
     loading = sum(rates.prepare_fixed_s + w.data_bytes() / (
         rates.sql_load_bytes_per_s if w.sql_loaded else rates.pgbench_load_bytes_per_s)
         for w in workloads.values() for _ in servers) + sum(s for _, s in building)
-    windows, cycles = _trials_cost(study, workloads, trials, rates)
+    windows, cycles = trials_cost(study, workloads, trials, rates)
     disk = 2.0 * sum(w.data_bytes() for w in workloads.values()) * len(servers)
     changing = [t.duration_s for t in trials if workloads[t.workload].modifies_data]
     if changing:
-        disk += min(rates.wal_bytes_per_s * max(changing), _wal_cap(study)) + 64 * MB
+        disk += min(rates.wal_bytes_per_s * max(changing), wal_cap(study)) + 64 * MB
     found = Estimate(loading + windows + cycles, windows, loading - sum(s for _, s in building),
                      len(trials), int(disk), rates, images=tuple(building))
     if most is not None and len(most) > len(trials):
-        w2, c2 = _trials_cost(study, workloads, most, rates)
+        w2, c2 = trials_cost(study, workloads, most, rates)
         in_trials = w2 + c2
         if study.repetitions == "auto":  # no block is added that would overrun the budget
             in_trials = max(windows + cycles, min(in_trials, study.auto_repetitions.budget))
@@ -204,7 +204,7 @@ def estimate(study: Study, workloads: Mapping[str, Workload], trials: Sequence[P
     return found
 
 
-def _trials_cost(study: Study, workloads: Mapping[str, Workload], trials: Sequence[PlannedTrial],
+def trials_cost(study: Study, workloads: Mapping[str, Workload], trials: Sequence[PlannedTrial],
                  rates: Rates) -> tuple[float, float]:
     """Seconds of measured windows, and of everything around them, for ``trials`` in order."""
     windows = around = 0.0
