@@ -206,6 +206,8 @@ STEPS: list[Step] = [
     Step("teiten resume --store results.db", before=_run_killed, check=_killed_then_resumed),
     Step("teiten clean --store results.db", check=_nothing_left),
     Step("teiten studies --store results.db"),
+    Step("teiten plan my-study.yaml --store results.db"),
+    Step("teiten plan my-study.yaml --format json-full", check=_json),
     Step("teiten results --store results.db --format json", check=_json_rows),
     Step("teiten show TRIAL_ID --store results.db", check=_shows_the_trial),
     Step("teiten store summarize --store results.db"),
