@@ -96,6 +96,7 @@ def test_with_the_switch_missing_tools_fail(pytester: pytest.Pytester,
 PLAIN_SKIPS = {
     "e2e/test_bad_input.py": 1,  # a mode-000 file, which root reads anyway
     "e2e/test_first_hour.py": 1,  # creating an account, which only root can
+    "e2e/test_plan_warnings.py": 1,  # mounting a small tmpfs, which only root can
     "integration/test_cgroups.py": 1,  # making cgroups, which only root can
     "integration/test_git_export.py": 1,  # a repository of another account, which only root makes
     "integration/test_external_passwords.py": 1,  # the client account, which matters only to root
