@@ -144,7 +144,7 @@ def noise_seen(store: Store, testbed: str) -> Noise | None:
     spreads: list[float] = []
     studies = 0
     mine = [r for r in store.studies() if r.finished
-            and fingerprint.testbed_key(r.machine, r.spec.get("testbed")) == testbed]
+            and fingerprint.testbed_key(r.machine, r.record.testbed) == testbed]
     for row in mine[-NOISE_STUDIES:]:
         servers = store.servers(row.id)
         if len(servers) < 2:
