@@ -6,6 +6,7 @@ overlays and zoom, is tested in test_series_viewer.py.)"""
 from __future__ import annotations
 
 import csv
+import html
 import json
 import re
 import shutil
@@ -143,3 +144,58 @@ def test_report_in_a_browser(pg17, pg18, workdir: Path) -> None:
         "</main>", "<script>undefinedFunction()</script></main>"), encoding="utf-8")
     marked = _browser(broken, workdir / "profile-broken", "--dump-dom").stdout
     assert re.search(r'<body data-js-errors="[^"]*undefinedFunction', marked)
+
+
+# Golden stores (tests/golden/report-stores) with the widest tables: the differences of four
+# versions with their build flags, four servers side by side, full-text judgements and plans,
+# scale-up's hottest functions, three environments, TPC-C, the trials of many servers.
+WIDE = ("versions", "freeze", "fulltext", "parallel", "iot", "scaleup", "environments", "tpcc", "cores")
+GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "report-stores"
+WINDOW = "--window-size=1280,900"
+# Run after the page's own script: opens every <details> and writes, for every table, its
+# scrollWidth and its container's clientWidth into the DOM that --dump-dom prints.
+MEASURE = """<script>
+document.querySelectorAll("details").forEach(function (d) { d.open = true; });
+var found = [];
+document.querySelectorAll("table").forEach(function (t) {
+  found.push({table: t.getAttribute("data-table") || t.className, width: t.scrollWidth,
+              container: t.parentElement.clientWidth});
+});
+var root = document.documentElement;
+found.push({table: "(page)", width: root.scrollWidth, container: root.clientWidth});
+var out = document.createElement("pre");
+out.id = "measured";
+out.textContent = JSON.stringify(found);
+document.body.appendChild(out);
+</script>"""
+
+
+def _golden(name: str, workdir: Path, lang: str) -> Path:
+    """The report of a copy of golden store ``name`` (opening a store may write to it)."""
+    store = workdir / f"{name}.db"
+    if not store.exists():
+        shutil.copyfile(GOLDEN / f"{name}.db", store)
+    out = workdir / f"{name}-{lang}"
+    done = run_cli("report", "--store", str(store), "--out", str(out), "--lang", lang)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def _measured(page: Path, profile: Path) -> list[dict[str, object]]:
+    probe = page.with_name("measure.html")
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+    dom = _browser(probe, profile, WINDOW, "--dump-dom").stdout
+    found = re.search(r'<pre id="measured">(.*?)</pre>', dom, re.DOTALL)
+    assert found, "the measuring script did not run"
+    return list(json.loads(html.unescape(found[1])))
+
+
+def test_no_table_overflows_at_1280_px(tmp_path: Path) -> None:
+    """In a 1280 px wide window every table of these reports fits its container: long texts
+    (settings, build flags, plans, judgements) wrap instead of running off the page."""
+    for lang in ("en", "ja"):
+        for name in WIDE:
+            measured = _measured(_golden(name, tmp_path, lang) / "report.html", tmp_path / "profile")
+            assert len(measured) > 3, (name, measured)
+            over = [m for m in measured if int(str(m["width"])) > int(str(m["container"]))]
+            assert not over, f"{name} ({lang}): {over}"
