@@ -73,9 +73,9 @@ def test_each_tenant_had_its_own_pgbench_started_together(finished: dict[str, An
 def test_the_report_gives_each_tenant_against_itself_alone(finished: dict[str, Any]) -> None:
     report = (finished["work"] / "report" / "report.md").read_text()
     for tenant, alone in (("guest1 (with guest2)", "guest1"), ("guest2 (with guest1)", "guest2")):
-        assert f"### Degradation rate (性能低下率): {tenant} against {alone}" in report
+        assert f"### Degradation rate: {tenant} against {alone}" in report
         assert f"- tpcb-like: {tenant} against {alone}: " in report, "the answer pairs it with itself"
-        assert f"Ratio to baseline (基準比): {tenant} / {alone}" in report
+        assert f"Ratio to baseline: {tenant} / {alone}" in report
     assert "guest2 (with guest1) against guest1" not in report, "never against another server"
     tables = json.loads((finished["work"] / "report" / "tables.json").read_text())
     found = [t for t in tables["tables"] if t["kind"] == "degradation"]

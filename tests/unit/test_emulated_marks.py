@@ -35,9 +35,9 @@ SAID = {
     "en": ["- pgecons-read: guest (emulated) against host: 66.7% slower at 1 client (ratio 33.3%, 97.6% "
            "CI 33.3–33.4%); 66.7% slower at 2 clients (ratio 33.3%, 97.6% CI 33.3–33.4%).",
            "- guest (emulated) is 66.7% slower than host at 1 client: ratio 33.3% (97.6% CI 33.3–33.4%).",
-           "| Clients (クライアント数) | host | guest (emulated) | Ratio to baseline (基準比): "
+           "| Clients | host | guest (emulated) | Ratio to baseline: "
            "guest (emulated) / host | Smallest detectable difference: guest (emulated) |",
-           "| Clients (クライアント数) | host | guest (emulated) | Ratio to baseline (基準比): "
+           "| Clients | host | guest (emulated) | Ratio to baseline: "
            "guest (emulated) / host |",
            "| guest (emulated) | 17.7 | 2474.5 |",
            "| guest (emulated) | pgecons-read | 1 | 1 | ok | 2471.0 |"],
