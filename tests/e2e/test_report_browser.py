@@ -12,7 +12,9 @@ import re
 import shutil
 import sqlite3
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from xml.etree import ElementTree
 
 from tests.conftest import run_cli
 from tests.requirements import missing
@@ -153,6 +155,7 @@ def test_report_in_a_browser(pg17, pg18, workdir: Path) -> None:
 WIDE = ("versions", "freeze", "fulltext", "parallel", "iot", "scaleup", "environments", "tpcc", "cores")
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "report-stores"
 WINDOW = "--window-size=1280,900"
+SVG = "{http://www.w3.org/2000/svg}"
 # Run after the page's own script: opens every <details> and writes, for every table, its
 # scrollWidth and its container's clientWidth into the DOM that --dump-dom prints.
 MEASURE = """<script>
@@ -236,3 +239,62 @@ def test_the_english_report_holds_no_cjk_outside_given_names(tmp_path: Path) -> 
             assert not stray, f"{name}: {path.relative_to(out)} holds {stray}"
         if name == "fulltext":  # its Japanese keywords are the user's and stay
             assert given and any(run in (out / "report.html").read_text(encoding="utf-8") for run in given)
+
+
+def _axis(svg: ElementTree.Element) -> tuple[float, float, Callable[[float], float]]:
+    """The y axis a chart drew, read back from its tick labels: lowest and highest tick, and
+    the pixel y of a value."""
+    ticks = sorted((float(t.text.replace(",", "")), float(t.get("y", "")))
+                   for t in svg.iter(f"{SVG}text")
+                   if t.get("dy") == "4" and t.get("text-anchor") == "end" and t.text)
+    (v0, y0), (v1, y1) = ticks[0], ticks[-1]
+
+    def ypos(v: float) -> float:
+        return y0 + (v - v0) * (y1 - y0) / (v1 - v0)
+
+    assert all(abs(ypos(v) - y) < 0.11 for v, y in ticks), ticks  # a linear axis
+    return v0, v1, ypos
+
+
+def test_the_ratio_chart_draws_the_margin_band_and_marks_clipped_intervals(tmp_path: Path) -> None:
+    """The ratio chart of golden stores, read back: the shaded band of "no difference" spans
+    100 ± the margin on the chart's own axis, and every interval end past the axis (from the
+    ratio table's CSV) ends in an arrow at that edge, on its whisker, with its value beside it."""
+    clipped = 0
+    for name in ("quick", "environments", "cores"):
+        out = _golden(name, tmp_path, "en")
+        page = (out / "report.html").read_text(encoding="utf-8")
+        for chart in sorted((out / "charts").glob("*-ratio.svg")):
+            drawn = chart.read_text(encoding="utf-8")
+            marks = re.findall(r'<rect class="margin".*?</rect>|<g class="clip".*?</g>', drawn)
+            assert marks and all(m in page for m in marks), "the page shows the marks the chart file holds"
+            with (out / "tables" / chart.with_suffix(".csv").name).open(newline="") as fh:
+                rows = [r for r in csv.DictReader(fh) if r["ratio_ci_low_pct"]]
+            svg = ElementTree.fromstring(drawn)
+            low, high, ypos = _axis(svg)
+            margin = float(rows[0]["margin_pct"])
+            band = [r for r in svg.iter(f"{SVG}rect") if r.get("class") == "margin"]
+            assert len(band) == 1, chart.name
+            top = float(band[0].get("y", ""))
+            bottom = top + float(band[0].get("height", ""))
+            assert abs(top - ypos(100 + margin)) < 0.2 and abs(bottom - ypos(100 - margin)) < 0.2, (
+                chart.name, top, bottom, margin)
+            assert f"within ±{margin:g}%" in "".join(band[0].itertext())
+            whiskers = {float(p.get("d", "").split()[0][1:]) for p in svg.iter(f"{SVG}path")
+                        if p.get("stroke-width") == "1.5"}
+            expected = sorted([("top", float(r["ratio_ci_high_pct"])) for r in rows
+                               if float(r["ratio_ci_high_pct"]) > high]
+                              + [("bottom", float(r["ratio_ci_low_pct"])) for r in rows
+                                 if float(r["ratio_ci_low_pct"]) < low])
+            found = []
+            for mark in (g for g in svg.iter(f"{SVG}g") if g.get("class") == "clip"):
+                polygon, text = mark.find(f"{SVG}polygon"), mark.find(f"{SVG}text")
+                assert polygon is not None and text is not None and text.text
+                tip_x, tip_y = (float(v) for v in polygon.get("points", "").split()[0].split(","))
+                assert tip_x in whiskers, (chart.name, tip_x, whiskers)
+                edge = "top" if abs(tip_y - ypos(high)) < 0.11 else "bottom"
+                assert abs(tip_y - ypos(high if edge == "top" else low)) < 0.11, (chart.name, tip_y)
+                found.append((edge, float(text.text.rstrip("%").replace(",", ""))))
+            assert sorted(found) == expected, chart.name
+            clipped += len(found)
+    assert clipped >= 4, "the stores have intervals past the axis, above and below"

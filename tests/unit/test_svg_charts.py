@@ -32,6 +32,22 @@ def test_a_clipped_whisker_loses_its_cap_at_the_edge() -> None:
     assert len(paths) == 2
     assert paths[0].count("M") == 3 and paths[1].count("M") == 2  # the clipped one has only its lower cap
     assert _y_ticks(svg)[-1] < 200
+    # ...and ends in an arrow at the edge with the value it runs to (issue 56, item 4).
+    clip = r'<g class="clip" [^>]*><polygon points="[^"]+"/><text [^>]*>([^<]*)</text></g>'
+    assert re.findall(clip, svg) == ["1,500.0"]
+
+
+def test_two_clipped_whiskers_side_by_side_keep_their_values_apart() -> None:
+    """Two servers' whiskers at one client count, both past the top: two arrows, two values,
+    the second moved down off the first; and the margin band stretches the axis to show it."""
+    lines = [Line("a", [(1, 110.0)], whiskers=[(1, 100.0, 900.0)], dodge=-3.5),
+             Line("b", [(1, 120.0)], whiskers=[(1, 105.0, 1200.0)], dodge=3.5)]
+    svg = line_chart("t", "clients", "%", lines, from_zero=False, y_unit="%",
+                     margin=(90.0, 110.0, "within ±10%"))
+    texts = re.findall(r'<g class="clip" [^>]*><polygon [^>]*/><text x="[^"]+" y="([^"]+)"[^>]*>([^<]*)<', svg)
+    assert [t for _, t in texts] == ["900.0%", "1,200.0%"]
+    assert abs(float(texts[0][0]) - float(texts[1][0])) >= 10
+    assert _y_ticks(svg)[0] <= 90 and '<rect class="margin"' in svg and "<title>within ±10%</title>" in svg
 
 
 def test_the_bars_of_compared_servers_keep_their_server_names() -> None:

@@ -79,10 +79,11 @@ def history_chart(section: WorkloadSection, title: str, ctx: Context) -> str:
 
 
 def _chart(title: str, y_label: str, lines: list[Line], section: WorkloadSection, ctx: Context, *,
-           y_decimals: int = 1, from_zero: bool = True,
-           reference: tuple[float, str] | None = None) -> str:
+           y_decimals: int = 1, from_zero: bool = True, y_unit: str = "",
+           reference: tuple[float, str] | None = None, margin: tuple[float, float, str] | None = None) -> str:
     return line_chart(title, tr("axis.clients", ctx.lang), y_label, lines, log_x=use_log_x(section),
-                      y_decimals=y_decimals, from_zero=from_zero, reference=reference,
+                      y_decimals=y_decimals, from_zero=from_zero, reference=reference, margin=margin,
+                      y_unit=y_unit,
                       log_caption=tr("axis.log", ctx.lang, label="{label}"),
                       no_data=tr("chart.no_data", ctx.lang))
 
@@ -135,8 +136,10 @@ def latency_chart(section: WorkloadSection, ctx: Context) -> str:
 
 def ratio_chart(section: WorkloadSection, ctx: Context) -> str:
     """基準比 (ratio to the baseline) per client count: one line per server other than the baseline, a
-    dashed 100% line for the baseline, the ratio's confidence interval as whiskers around the
-    interval's own estimate (the figure the ratio cell prints), and the verdict in the hover."""
+    dashed 100% line for the baseline in the shaded band of "no difference" (100 ± the study's
+    margin), the ratio's confidence interval as whiskers around the interval's own estimate (the
+    figure the ratio cell prints; an end past the axis is an arrow with its value), and the
+    verdict in the hover."""
     base = baseline_series(section)
     others = [(i, s) for i, s in enumerate(section.servers) if s is not base]
     lines = []
@@ -156,8 +159,10 @@ def ratio_chart(section: WorkloadSection, ctx: Context) -> str:
                            for p in s.points],
                           whiskers=whiskers, hover=hover, colour=i, dodge=dodge))
     return _chart(tr("chart.ratio", ctx.lang, workload=section.workload, baseline=base.server),
-                  tr("axis.ratio", ctx.lang), lines, section, ctx, from_zero=False,
-                  reference=(100.0, tr("chart.reference", ctx.lang, baseline=base.server)))
+                  tr("axis.ratio", ctx.lang), lines, section, ctx, from_zero=False, y_unit="%",
+                  reference=(100.0, tr("chart.reference", ctx.lang, baseline=base.server)),
+                  margin=(100.0 - ctx.margin_pct, 100.0 + ctx.margin_pct,
+                          tr("chart.margin", ctx.lang, margin=f"{ctx.margin_pct:g}")))
 
 
 def cores_chart(section: WorkloadSection, family: CoreScaling, title: str, ctx: Context) -> str:

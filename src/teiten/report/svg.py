@@ -91,6 +91,7 @@ def line_chart(
     y_decimals: int = 1,
     from_zero: bool = True,
     reference: tuple[float, str] | None = None,
+    margin: tuple[float, float, str] | None = None,
     log_caption: str = "{label} (log scale)",
     no_data: str = "no data",
     x_labels: Mapping[float, str] | None = None,
@@ -101,7 +102,9 @@ def line_chart(
     axis is ticked at the x values given (log2 scale when ``log_x`` and every x is
     positive); the y axis starts at 0 (or, without ``from_zero``, spans the data) and is
     ticked in 1-2-5 steps. A ``None`` y breaks the series' line. ``reference`` draws a
-    dashed horizontal line at a y with a label. ``x_unit``, ``y_unit`` and ``y_decimals``
+    dashed horizontal line at a y with a label; ``margin`` shades the band between two y values
+    (a ratio's "no difference") and labels it. A whisker that runs past the axis ends there in
+    an arrow, beside it the value it runs to. ``x_unit``, ``y_unit`` and ``y_decimals``
     shape the default hover text of the markers, for example
     ``"pg18 · 4 clients · 1234.5 TPS"``. ``x_labels`` names x values (versions along a line).
     """
@@ -111,6 +114,8 @@ def line_chart(
     has_data = bool(ys)
     if reference is not None:
         ys.append(reference[0])
+    if margin is not None:
+        ys += margin[:2]
     ys += _bounds_shown(ys, [v for line in lines for _, lo, hi in (*line.band, *line.whiskers)
                              for v in (lo, hi)], from_zero=from_zero)
     log_x = log_x and bool(xs) and xs[0] > 0
@@ -186,6 +191,14 @@ def line_chart(
             f'<text x="{coord((left + right) / 2)}" y="{coord((top + bottom) / 2)}" '
             f'text-anchor="middle" fill="{MUTED}">{esc(no_data)}</text>'
         )
+    if margin is not None:
+        band_top, band_bottom = clipped(margin[1]), clipped(margin[0])
+        out.append(f'<rect class="margin" x="{coord(left)}" y="{coord(band_top)}" '
+                   f'width="{coord(right - left)}" height="{coord(band_bottom - band_top)}" '
+                   f'fill="{AXIS}" fill-opacity="0.14">'
+                   f"<title>{esc(margin[2])}</title></rect>")
+        out.append(f'<text x="{coord(left + 4)}" y="{coord(band_top)}" dy="-4" font-size="10" '
+                   f'fill="{MUTED}">{esc(margin[2])}</text>')
     if reference is not None:
         ry = coord(ypos(reference[0]))
         out.append(f'<line x1="{coord(left)}" y1="{ry}" x2="{coord(right)}" y2="{ry}" '
@@ -197,11 +210,16 @@ def line_chart(
     # stays hoverable.
     for i, line in enumerate(lines):
         out += _bands(line, xpos, clipped, _colour(_index(line, i)))
+    placed: list[tuple[float, float]] = []  # the clip marks' texts drawn so far
     for i, line in enumerate(lines):
         colour = _colour(_index(line, i))
         for x, low, high in line.whiskers:
-            out.append(_whisker(xpos(x) + line.dodge, clipped(low), clipped(high), colour,
-                                caps=(y_low <= low, high <= y_top)))
+            at = xpos(x) + line.dodge
+            out.append(_whisker(at, clipped(low), clipped(high), colour, caps=(y_low <= low, high <= y_top)))
+            for value, edge, up in ((high, top, True), (low, bottom, False)):
+                if (value > y_top) if up else (value < y_low):
+                    text = f"{value:,.{y_decimals}f}{y_unit}"
+                    out.append(_clip_mark(at, edge, up, colour, text, right=right, placed=placed))
         d = _path([(xpos(x) + line.dodge, None if y is None else ypos(y)) for x, y in line.points])
         if d:
             out.append(
@@ -281,6 +299,23 @@ def _whisker(x: float, y_low: float, y_high: float, colour: str,
     if caps[1]:
         d += f" M{coord(x - 4)} {coord(y_high)} L{coord(x + 4)} {coord(y_high)}"
     return f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.5" stroke-opacity="0.8"/>'
+
+
+def _clip_mark(x: float, edge: float, up: bool, colour: str, text: str, *, right: float,
+               placed: list[tuple[float, float]]) -> str:
+    """An arrow at the axis' ``edge`` (pixels) where a whisker runs past it, pointing the way
+    it runs, and the value it runs to beside it, moved down (up) off the texts ``placed``."""
+    sign = 1 if up else -1
+    tip = f"{coord(x)},{coord(edge)}"
+    base = f"{coord(x - 4)},{coord(edge + 7 * sign)} {coord(x + 4)},{coord(edge + 7 * sign)}"
+    ty = edge + (10 if up else -3)
+    while any(abs(px - x) < 60 and abs(py - ty) < 10 for px, py in placed):
+        ty += 11 * sign
+    placed.append((x, ty))
+    tx, anchor = (x + 6, "start") if x + 60 < right else (x - 6, "end")
+    return (f'<g class="clip" fill="{colour}"><polygon points="{tip} {base}"/>'
+            f'<text x="{coord(tx)}" y="{coord(ty)}" font-size="10" text-anchor="{anchor}">'
+            f"{esc(text)}</text></g>")
 
 
 def nice_ticks(maximum: float, *, target: int = 5) -> list[float]:
