@@ -154,7 +154,9 @@ def test_a_bandwidth_paces_each_direction_and_its_connections_share_it(
         for t in pair:
             t.join()
         assert 1.9 * at_rate <= max(results) <= 2.5 * at_rate, (results, at_rate)
-        assert min(results) >= 1.5 * at_rate, (results, at_rate)
+        # (1.3: a full suite on a loaded 2-CPU machine saw the first end at 1.44 x, well apart
+        # from the 1.0 x of an answer that crossed alone)
+        assert min(results) >= 1.3 * at_rate, (results, at_rate)
         # what the client sends crosses the other direction's link at the rate too
         with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
             started = time.monotonic()

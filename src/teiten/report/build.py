@@ -86,7 +86,8 @@ class ChangeDrawer:
             return None
         rel = (f"flamegraphs/change-{_safe(before.server)}-to-{_safe(after.server)}-"
                f"{_safe(before.workload)}-c{before.clients}.svg")
-        self.out.write_text(rel, svg)
+        out = self.out  # the report directory's Writer: never a write by path
+        out.write_text(rel, svg)
         return rel
 
 
