@@ -35,11 +35,13 @@ def test_protocol_rate_and_latency_limit_reach_pgbench_and_the_results(pg17, wor
     paced, flooded = rows["select-only"], rows["tpcb-like"]
     assert paced["status"] == flooded["status"] == "ok"
     # -R 200 holds the paced run near 200 TPS; a rate it cannot reach with a 0.1 ms limit
-    # skips most transactions and makes every one that ran late.
+    # skips most transactions and makes nearly every one that ran late (a full suite saw 2,071
+    # of 2,072: one, at its start, within 0.1 ms of its schedule).
     assert 100 < paced["tps"] < 300, paced
     assert paced["skipped"] is not None and paced["late"] is not None
     assert flooded["skipped"] > flooded["transactions"] > 0
-    assert flooded["late"] == flooded["transactions"]
+    ran = flooded["transactions"]
+    assert ran - ran // 100 <= flooded["late"] <= ran, flooded
     shown = {w: json.loads(run_cli("show", r["trial_id"], "--store", "s.db", "--format", "json",
                                    cwd=workdir, check=True).stdout) for w, r in rows.items()}
     argv = " ".join(shown["select-only"]["argv"])
