@@ -2,8 +2,10 @@
 
 ``__version__`` is the release with the commit it was made from: ``0.1.0+g<12 hex digits>``.
 Run from a git checkout, the commit is the checkout's HEAD, read from its ``.git`` files (git
-itself is not run); installed from a wheel, it is the version the wheel was built with, which
-pyproject.toml takes from here at build time. Outside both, the release alone. ``--version``,
+itself is not run); from an unpacked sdist (a wheel being built from it), the version its
+``PKG-INFO`` recorded when the sdist was made in a checkout; installed from a wheel, the version
+the wheel was built with, which pyproject.toml takes from here at build time. Outside all three,
+the release alone. ``--version``,
 every study (its ``teiten_version``), its machine fingerprint and every report record it.
 """
 
@@ -57,10 +59,29 @@ def checkout_commit(package: str) -> str | None:
     return None
 
 
+def sdist_version(package: str) -> str | None:
+    """The version an unpacked sdist whose ``src/`` holds ``package`` recorded in its
+    ``PKG-INFO``, or None where ``package`` is in no sdist (or the sdist is of another release)."""
+    if os.path.basename(os.path.dirname(package)) != "src":
+        return None
+    text = _read(os.path.join(os.path.dirname(os.path.dirname(package)), "PKG-INFO")) or ""
+    for line in text.splitlines():
+        if line.startswith("Version: "):
+            found = line[len("Version: "):].strip()
+            return found if found == RELEASE or found.startswith(f"{RELEASE}+g") else None
+        if not line:  # the headers end at the first empty line
+            break
+    return None
+
+
 def _version() -> str:
-    commit = checkout_commit(os.path.dirname(os.path.abspath(__file__)))
+    package = os.path.dirname(os.path.abspath(__file__))
+    commit = checkout_commit(package)
     if commit:
         return f"{RELEASE}+g{commit[:12]}"
+    recorded = sdist_version(package)
+    if recorded:
+        return recorded
     try:
         from importlib.metadata import PackageNotFoundError, version  # late: only an install asks
 

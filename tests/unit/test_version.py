@@ -12,7 +12,7 @@ from pathlib import Path
 from tests.conftest import ROOT, run_cli
 
 import teiten
-from teiten import checkout_commit
+from teiten import checkout_commit, sdist_version
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -68,6 +68,23 @@ def test_no_checkout_no_commit_and_no_link_followed(tmp_path: Path) -> None:
     head.unlink()
     head.write_text("ref: refs/heads/nowhere\n")
     assert checkout_commit(str(repo / "src" / "teiten")) is None
+
+
+def test_an_unpacked_sdist_gives_the_version_its_pkg_info_recorded(tmp_path: Path) -> None:
+    """A wheel built from an sdist (``python -m build``'s default) has no .git to read: the
+    version is the one the sdist's PKG-INFO recorded in the checkout, not an installed teiten's."""
+    package = tmp_path / "teiten-x" / "src" / "teiten"
+    package.mkdir(parents=True)
+    assert sdist_version(str(package)) is None  # no PKG-INFO
+    recorded = f"{teiten.RELEASE}+gabcdef012345"
+    pkg_info = tmp_path / "teiten-x" / "PKG-INFO"
+    pkg_info.write_text(f"Metadata-Version: 2.4\nName: teiten\nVersion: {recorded}\n\nVersion: 9.9.9\n")
+    assert sdist_version(str(package)) == recorded
+    pkg_info.write_text("Metadata-Version: 2.4\nName: teiten\nVersion: 0.0.1\n")
+    assert sdist_version(str(package)) is None, "another release's sdist is not this one"
+    pkg_info.write_text(f"Metadata-Version: 2.4\n\nVersion: {recorded}\n")
+    assert sdist_version(str(package)) is None, "a Version: line in the body is not the header"
+    assert sdist_version(str(tmp_path / "lib" / "teiten")) is None  # not under src/
 
 
 def test_teiten_version_prints_the_release_and_this_checkouts_commit() -> None:
