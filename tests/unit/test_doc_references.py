@@ -24,7 +24,7 @@ SCANNED = ("src", "tests", "bench", "scripts")
 GOLDEN = ROOT / "tests" / "golden"
 # This file writes broken references on purpose, to show that the scanner finds them.
 THIS = Path(__file__).resolve()
-DOCUMENTS = ("DESIGN", "STATISTICS", "STYLE", "METHODS")
+DOCUMENTS = ("DESIGN", "STATISTICS", "STYLE", "METHODS", "SEEDS")
 
 _NAMES = "|".join(DOCUMENTS)
 REFERENCE = re.compile(
@@ -198,10 +198,73 @@ def pointers(text: str, source: str) -> list[str]:
 
 def test_the_documents_name_paths_and_tests_that_exist() -> None:
     docs = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-    assert {"DESIGN.md", "STATISTICS.md", "STYLE.md", "METHODS.md"} <= {p.name for p in docs}
+    assert {"DESIGN.md", "STATISTICS.md", "STYLE.md", "METHODS.md", "SEEDS.md"} <= {p.name for p in docs}
     found = [problem for p in docs
              for problem in pointers(p.read_text(encoding="utf-8"), str(p.relative_to(ROOT)))]
     assert not found, "\n".join(found)
     made_up = pointers("`tests/unit/test_plan.py::no_such_test` and `src/teiten/nosuch.py`", "x.md")
     assert made_up == ["x.md:1: tests/unit/test_plan.py defines no no_such_test",
                        "x.md:1: src/teiten/nosuch.py does not exist"]
+
+
+# docs/SEEDS.md: one row per item of the reports, | n | item | report | status | tests | notes |.
+SEED_ROW = re.compile(r"^\| (?P<n>\d+) \| (?P<item>[^|]+?) \| (?P<report>[^|]+?) \| (?P<status>[^|]+?) "
+                      r"\| (?P<tests>[^|]*?) \| (?P<notes>[^|]*?) ?\|$")
+STATUSES = ("full", "partial", "missing")
+NAMED_TEST = re.compile(r"`tests/[^`\s]+\.py::\w+`")
+
+
+def seeds_problems(text: str, source: str = "docs/SEEDS.md") -> list[str]:
+    """What is wrong with the table of the reports' items: a row that does not parse, numbers
+    out of order, a status that is none of the three, a row teiten runs (full or partial) that
+    names no test, a row short of full without its reason, a count line that does not add up."""
+    out: list[str] = []
+    counts = dict.fromkeys(STATUSES, 0)
+    numbers = []
+    for line_no, line in enumerate(text.splitlines(), 1):
+        if not re.match(r"\| \d", line):
+            continue
+        where = f"{source}:{line_no}"
+        m = SEED_ROW.match(line)
+        if m is None:
+            out.append(f"{where}: a row of six cells was expected")
+            continue
+        numbers.append(int(m["n"]))
+        status = m["status"]
+        if status not in STATUSES:
+            out.append(f"{where}: status {status!r} is none of {', '.join(STATUSES)}")
+            continue
+        counts[status] += 1
+        if status != "missing" and not NAMED_TEST.search(m["tests"]):
+            out.append(f"{where}: item {m['n']} is {status} but names no test as `tests/...py::test`")
+        if status != "full" and not re.sub(r"<!--.*?-->", "", m["notes"]).strip():
+            out.append(f"{where}: item {m['n']} is {status} and does not say why")
+    if numbers != list(range(1, len(numbers) + 1)):
+        out.append(f"{source}: the items are not numbered 1 to {len(numbers)} in order")
+    line = (f"**Count: {counts['full']} items full, {counts['partial']} partial, "
+            f"{counts['missing']} missing ({len(numbers)} items).**")
+    if line not in text:
+        out.append(f"{source}: the count line should read {line}")
+    return out
+
+
+def test_seeds_lists_each_item_with_its_status_its_tests_and_a_true_count() -> None:
+    """docs/SEEDS.md (issue 57): every item of the reports with its status and the tests that
+    run it (that they exist is test_the_documents_name_paths_and_tests_that_exist's part)."""
+    text = (ROOT / "docs" / "SEEDS.md").read_text(encoding="utf-8")
+    assert len([ln for ln in text.splitlines() if re.match(r"\| \d", ln)]) >= 50
+    assert seeds_problems(text) == []
+    made_up = ("| 1 | an item | 2014 §2 | full | — | |\n"
+               "| 3 | another | 2016 | partial | `tests/unit/test_plan.py::test_count_is_the_product` | "
+               "<!-- issue57-item-2 --> |\n"
+               "| 4 | a third | 2020 | done | — | why |\n"
+               "| 5 | broken row |\n"
+               "**Count: 1 items full, 1 partial, 0 missing (2 items).**\n")
+    assert seeds_problems(made_up, "x.md") == [
+        "x.md:1: item 1 is full but names no test as `tests/...py::test`",
+        "x.md:2: item 3 is partial and does not say why",
+        "x.md:3: status 'done' is none of full, partial, missing",
+        "x.md:4: a row of six cells was expected",
+        "x.md: the items are not numbered 1 to 3 in order",
+        "x.md: the count line should read **Count: 1 items full, 1 partial, 0 missing (3 items).**",
+    ]
