@@ -140,16 +140,33 @@ class SourceBuild:
 def lwlock_build(pg_source: Path) -> SourceBuild:
     """PostgreSQL 15 with -DLWLOCK_STATS, named pg15-lwlock: built once into the test
     cache (a few minutes), reused by later sessions."""
-    argv = ("install", "--from-source", str(pg_source), "--preset", "lwlock-stats",
-            "--name", "pg15-lwlock", "--configure=--without-icu")
+    return _source_build(pg_source, "pg15-lwlock", "--preset", "lwlock-stats")
+
+
+def _source_build(pg_source: Path, name: str, *preset: str) -> SourceBuild:
+    """``teiten install --from-source`` of the PostgreSQL 15 source as ``name``: built once into
+    the test cache (through ccache, whose objects the other builds of this source share), reused
+    by later sessions."""
+    argv = ("install", "--from-source", str(pg_source), *preset, "--name", name, "--configure=--without-icu")
     started = time.monotonic()
-    with one_worker_at_a_time("lwlock-build"):
+    with one_worker_at_a_time(f"build-{name}"):
         done = run_cli(*argv, timeout=3600, check=True)
-    seconds = time.monotonic() - started
     last = done.stdout.strip().splitlines()[-1]
-    assert last.startswith("PostgreSQL 15.") and "(source, name pg15-lwlock): " in last, last
-    return SourceBuild(name="pg15-lwlock", bindir=Path(last.rsplit(": ", 1)[1]), argv=argv,
-                       seconds=seconds, output=done.stdout)
+    assert last.startswith("PostgreSQL 15.") and f"(source, name {name}): " in last, last
+    return SourceBuild(name=name, bindir=Path(last.rsplit(": ", 1)[1]), argv=argv,
+                       seconds=time.monotonic() - started, output=done.stdout)
+
+
+@pytest.fixture(scope="session")
+def plain_build(pg_source: Path) -> SourceBuild:
+    """PostgreSQL 15 with its default flags, named pg15-plain (S3's like-for-like baseline)."""
+    return _source_build(pg_source, "pg15-plain")
+
+
+@pytest.fixture(scope="session")
+def novector_build(pg_source: Path) -> SourceBuild:
+    """PostgreSQL 15 whose checksum.o is compiled without the vectorising flags (S3's third build)."""
+    return _source_build(pg_source, "pg15-no-vector-checksums", "--preset", "no-vector-checksums")
 
 
 @pytest.fixture(scope="session")
