@@ -82,6 +82,10 @@ def started_from(s: cycles.Start) -> str:
     if s.data == "restored":
         why = " after a crash" if s.after == "crash" else ""
         text = f"data restored from the snapshot by {s.restore if s.restore is not None else 'a copy'}{why}"
+    elif s.runs_before:  # trials: {restore: first}
+        runs = f"{s.runs_before} run{'s' if s.runs_before > 1 else ''}"
+        text = (f"updated data: not restored, as the {runs} of its series before it changed it "
+                "(trials: restore: first)")
     elif s.data:
         text = f"data {s.data}"
     else:
@@ -104,6 +108,8 @@ def start_key(start: cycles.Start) -> str:
     """The catalogue key (below ``cycle.data.``) of how a trial's data was made (a group of
     tenants: as its first server's)."""
     s = first_start(start)
+    if s.runs_before:
+        return "updated"
     if s.data == "restored":
         return _STARTS.get(str(s.restore), "restored")
     return _STARTS.get(str(s.data), "unknown")

@@ -108,7 +108,14 @@ def study_data(store: Store, study_id: int, features: Features) -> StudyData:
         apps=app_runs(study.trials, store.details_of(study_id, APP)),
         gathered=tables.gathered(store, study),
         confined=confinements(study.trials, store.details_of(study_id, PLACEMENT)),
-        features=features))
+        updated=updated_runs(store, study_id), features=features))
+
+
+def updated_runs(store: Store, study_id: int) -> dict[str, int]:
+    """Each trial that started on data the runs of its series before it changed (trials:
+    {restore: first}), with how many runs they were (its cycle's start says)."""
+    return {tid: runs for tid, body in store.details_of_kind(study_id, "cycle").items()
+            if (runs := cycles.cycle(body).start.runs_before)}
 
 
 
@@ -224,7 +231,8 @@ def _renamed(data: StudyData, rename: Mapping[str, str], part: int, tag: str) ->
         apps={replace(at, server=rename[at.server]): v for at, v in data.apps.items()},
         gathered={key: {ids[old]: v for old, v in found.items() if old in ids}
                   for key, found in data.gathered.items()},
-        confined={rename[server]: how for server, how in data.confined.items()}, features=data.features)
+        confined={rename[server]: how for server, how in data.confined.items()}, features=data.features,
+        updated={ids[old]: n for old, n in data.updated.items() if old in ids})
 
 
 
@@ -285,7 +293,7 @@ def compared(gathered: list[StudyData], store_path: str, *, lang: str = "en",
         apps=apps,
         gathered={key: _merged(p.gathered.get(key, {}) for p in parts)
                   for key in dict.fromkeys(k for p in parts for k in p.gathered)},
-        confined=_merged(p.confined for p in parts),
+        confined=_merged(p.confined for p in parts), updated=_merged(p.updated for p in parts),
         features=gathered[0].features)
     notices: tuple[Notice, ...] = (
         (Notice("mixed-fingerprints", {"fields": ", ".join(differ)}),) if differ else ())

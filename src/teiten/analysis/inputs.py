@@ -131,6 +131,8 @@ class StudyData:
     # server -> how it was held to its CPUs (details 'placement'): cgroup-v2, cpuset-cgroup
     # (v1) or affinity
     confined: Mapping[str, str] = field(default_factory=dict)
+    # trial id -> the runs of its series whose changes its data held (trials: {restore: first})
+    updated: Mapping[str, int] = field(default_factory=dict)
     # What analysis asks of the features teiten has; None: a study read for its figures alone
     features: Features | None = None
     # The trials' cycles summed (None: none kept one, or a compare report)

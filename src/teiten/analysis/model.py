@@ -140,6 +140,7 @@ class TrialSeries:
     tps_figure: float | None = None     # the trial's TPS as analysed (None: it measured none)
     # per second: "cpu" (% busy of this machine) and each device role's %util (inputs.system_seconds)
     system: tuple[tuple[str, tuple[float | None, ...]], ...] = ()
+    runs_before: int = 0  # the runs of its series whose changes its data held (trials: {restore: first})
 
 
 @dataclass(frozen=True)

@@ -210,10 +210,11 @@ def server_info(row: ServerRecord, features: Features) -> ServerInfo:
 
 
 def trial_series(trials: Sequence[TrialRecord], progress: Progress,
-                 system: Mapping[str, Mapping[str, Sequence[float | None]]] | None = None
-                 ) -> tuple[TrialSeries, ...]:
-    """The per-second series of every trial, with its ramp-up, stalls and drift, and what the
-    system monitor saw in the same seconds."""
+                 system: Mapping[str, Mapping[str, Sequence[float | None]]] | None = None,
+                 updated: Mapping[str, int] | None = None) -> tuple[TrialSeries, ...]:
+    """The per-second series of every trial, with its ramp-up, stalls and drift, what the
+    system monitor saw in the same seconds, and the runs of its series whose changes its data
+    held (``updated``: trials: {restore: first})."""
     out = []
     for t in trials:
         rows = progress.get(t.trial_id) or ()
@@ -224,7 +225,8 @@ def trial_series(trials: Sequence[TrialRecord], progress: Progress,
                                int(p.repetition), t.status, tps,
                                tuple(r.latency_ms for r in rows), s.steady_from, s.stalls,
                                round(s.drift_pct_per_min, 3), t.tps,
-                               tuple((k, tuple(v)) for k, v in (system or {}).get(t.trial_id, {}).items())))
+                               tuple((k, tuple(v)) for k, v in (system or {}).get(t.trial_id, {}).items()),
+                               (updated or {}).get(t.trial_id, 0)))
     return tuple(out)
 
 
@@ -356,7 +358,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     counts: dict[str, int] = {}
     for t in trials:
         counts[t.status] = counts.get(t.status, 0) + 1
-    series = trial_series(trials, data.progress, data.system)
+    series = trial_series(trials, data.progress, data.system, data.updated)
     blocks = blocks_run(s, trials)
     warnings = [*notes_first, *notices(trials, sections, series, data.metrics,
                                          repetitions=blocks)]

@@ -127,7 +127,8 @@ def _design_line(design: Design) -> str:
     """How the trial was run (teiten.run.plan.trial_design)."""
     return (f"design: block {design.block}, order {design.order}, "
             f"{float(design.duration_s or 0):g} s, restart {design.restart}, "
-            f"prewarm {'on' if design.prewarm else 'off'}, pgbench on CPUs {design.client_cpus}")
+            f"prewarm {'on' if design.prewarm else 'off'}, pgbench on CPUs {design.client_cpus}"
+            + (f", restore {design.restore}" if design.restore else ""))
 
 
 def _ms(value: float | None) -> str:

@@ -37,6 +37,7 @@ class Start:
     data: str | None = None
     restore: str | None = None
     after: str | None = None
+    runs_before: int | None = None  # trials: {restore: first}: runs whose changes it started on
     server: str | None = None
     tenants: dict[str, Start] | None = None
 

@@ -29,6 +29,7 @@ class Design:
     restart: str | bool | None = None
     prewarm: bool | None = None
     client_cpus: str | None = None
+    restore: str | None = None  # trials: {restore: each | first}; None: a store from before it
 
 
 @dataclass(frozen=True)

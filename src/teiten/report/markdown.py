@@ -178,7 +178,7 @@ def _trials(data: ReportData) -> list[str]:
     table = trials_table(data)
     header = [md(table.corner), *(md(c.label) for c in table.columns)]
     body = [[md(label), *(md(cell.text) for cell in cells)] for label, cells in table.rows]
-    return ["", f"## {tr('series.nav', data.lang)}", "",
+    return ["", f"## {tr('series.nav', data.lang)}", "", *(line for n in table.notes for line in (md(n), "")),
             f"<details><summary>{html.escape(table.heading)}</summary>", "",
             *_table(header, body, numeric=True), *_data_line(table.data, data.lang), "", "</details>"]
 

@@ -42,6 +42,7 @@ ERROR_HOOK = (
 UPLOT_BANNER = re.compile(r"/\*! https://github\.com/leeoniya/uPlot \(v(\d+\.\d+\.\d+)\) \*/\n")
 
 MODES = ("trial", "server", "all")
+UPDATED = "†"  # the repetition of a trial on data its series' runs before it changed (restore: first)
 
 
 @cache
@@ -211,6 +212,7 @@ def series_section(data: ReportData) -> list[str]:
     ]
     table = trials_table(data)
     names = " ".join(d.name for d in table.data)
+    out += [f'<p class="note">{e(n)}</p>' for n in table.notes]
     out += [f"<details><summary>{e(table.heading)}</summary>",
             f'<table class="trials" data-table="{e(names)}">', "<thead><tr>"]
     out += [f'<th scope="col">{e(h)}</th>' for h in (table.corner, *(c.label for c in table.columns))]
@@ -236,15 +238,18 @@ def trials_table(data: ReportData) -> Table:
     heads = ("series.server", "series.workload", "clients", "series.repetition", "series.status",
              "series.tps", "series.seconds", "series.rampup", "series.stalls", "series.drift")
     rows = tuple((t.trial_id, tuple(Cell(c) for c in (
-        ctx.named(t.server), t.workload, str(t.clients), str(t.repetition), status_name(t.status, lang),
+        ctx.named(t.server), t.workload, str(t.clients), f"{t.repetition}{UPDATED if t.runs_before else ''}",
+        status_name(t.status, lang),
         format_tps(t.tps_figure), str(len(t.tps)), str(t.steady_from), str(t.stalls),
         f"{t.drift_pct_per_min:+.1f}"))) for t in trials)
     found = DataTable("trials", "", "trials", TRIAL_COLUMNS, tuple(
         (t.trial_id, t.server, t.workload, t.clients, t.repetition, t.status, round_or_none(t.tps_figure, 1),
-         len(t.tps), t.steady_from, t.stalls, round(t.drift_pct_per_min, 1), ctx.marked(t.server))
-        for t in trials))
+         len(t.tps), t.steady_from, t.stalls, round(t.drift_pct_per_min, 1), ctx.marked(t.server),
+         t.runs_before) for t in trials))
+    updated = sum(1 for t in trials if t.runs_before)
+    notes = (tr("series.updated", lang, mark=UPDATED, n=updated, total=len(trials)),) if updated else ()
     return Table("trials", tr("series.table", lang), tr("series.trial", lang),
-                 tuple(Column(tr(h, lang)) for h in heads), rows, data=(found,))
+                 tuple(Column(tr(h, lang)) for h in heads), rows, notes=notes, data=(found,))
 
 
 def _apart(trials: list[TrialSeries], labels: list[str]) -> list[str]:

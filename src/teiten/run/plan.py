@@ -9,6 +9,11 @@ the order of (server, workload, clients) points is random within a set, and set 
 finished before set 2 starts. Drift over the hours of a study then falls on every point
 alike, and an interrupted study still has complete sets. The same seed always gives the
 same order; trial ids depend only on the point, never on the order.
+
+``trials: {restore: first}`` (the 2014 shape) orders the points once, in the same way, and
+runs each point's repetitions back to back as a series, 1, 2, 3: only the first starts on
+restored data (teiten.run.series). Repetition r is then the r-th run of every series, and the
+analysis, which pairs the servers' values by repetition, compares like-numbered runs.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ def trial_design(study: Study, trial: PlannedTrial, client_cpus: Sequence[int] |
     restarts its server and prewarms, and where pgbench runs (the server's CPUs are in the
     trial's ``placement`` detail)."""
     return {"order": study.order, "block": trial.repetition, "duration_s": trial.duration_s,
-            "restart": study.restart, "prewarm": study.prewarm,
+            "restart": study.restart, "prewarm": study.prewarm, "restore": study.trials.restore,
             "client_cpus": ",".join(map(str, client_cpus)) if client_cpus else "any"}
 
 
@@ -94,7 +99,7 @@ def plan(study: Study, variants: Mapping[str, Sequence[str]] | None = None, *,
     rng = random.Random(study.seed)
     sides: dict[tuple[str, int, str], bool] = {}
     ordered: list[Slot] = []
-    for rep in range(1, (blocks or study.blocks) + 1):
+    for rep in range(1, 2 if study.series else (blocks or study.blocks) + 1):
         block = [(rep, name, w.key, c, v) for name in study.points() for w in study.workloads
                  for c, v in _points(study, found.get(w.key))]
         if study.order == "random":
@@ -102,6 +107,8 @@ def plan(study: Study, variants: Mapping[str, Sequence[str]] | None = None, *,
         elif study.order == "pairs":
             block = _paired(block, rep, rng, sides)
         ordered.extend(block)
+    if study.series:  # trials: {restore: first}: each point's runs back to back, in the first's place
+        ordered = [(run, *slot[1:]) for slot in ordered for run in range(1, study.blocks + 1)]
     return [
         PlannedTrial(
             trial_id=trial_id(study.study, server, workload, clients, rep, variant),

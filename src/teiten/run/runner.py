@@ -44,7 +44,7 @@ from teiten.model.studyrecord import (
     Append,
     StudyRecord,
 )
-from teiten.run import blocks, busy, estimate, leftovers, plan, runclock, runlock, window
+from teiten.run import blocks, busy, estimate, leftovers, plan, runclock, runlock, series, window
 from teiten.run.record import install_for
 from teiten.servers import kinds, profiles
 from teiten.servers.base import Endpoint, Server, Target
@@ -107,6 +107,7 @@ class _Context:
     wait_quiet_s: float = busy.WAIT_QUIET_S  # --wait-quiet: one busy spell's wait before trials
     busy: busy.BusyWatch | None = None  # with the guard on: waits for quiet, stops when busy
     watch: window.Watch | None = None  # the last trial's monitors (the busy watch reads its foreign load)
+    runs: series.Series = field(default_factory=series.Series)  # trials: {restore: first}
 
 
 def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool = False,
@@ -163,9 +164,8 @@ def execute(store: Store, study_id: int, report: Reporter, *, retry_failed: bool
         except Exception as exc:  # noqa: BLE001 - the study's results stand whatever happens here
             log.warning("could not keep this run's rates for teiten plan: %s", exc)
     except BaseException:
-        # On a full disk, or with the store gone, this write fails too: the study stays
-        # 'running', which resume takes up all the same (its trial cut short goes back to
-        # planned).
+        # On a full disk, or with the store gone, this write fails too: the study stays 'running',
+        # which resume takes up all the same (its trial cut short goes back to planned).
         with contextlib.suppress(StoreFull, StoreUnreachable):
             store.set_study_state(study_id, "interrupted")
         raise
@@ -284,17 +284,18 @@ def _loop(ctx: _Context) -> float:
         ctx.report(Event("trial-start", index=done + 1, total=total, trial=trial,
                          elapsed=time.monotonic() - started, eta=eta))
         t0 = time.monotonic()
-        ctx.watch = None
-        status, message = _run_trial(ctx, trial)
+        ctx.watch, server = None, ctx.servers[trial.server]
+        status, message = series.before(ctx.runs, ctx.study, trial, server, lambda t, why: ctx.store.skip_trial(
+            ctx.study_id, t, why, now())) or _run_trial(ctx, trial)
+        series.after(ctx.runs, trial, status, server)
         spent.append(time.monotonic() - t0)
         ctx.trials_run += 1
         done += 1
         _note_joined(ctx, trial)
         repeat = _repeat(ctx, trial) if status == "disturbed" else None
         if repeat is not None:
-            # The store placed it after its block's last trial and moved the later ones one
-            # place on: what is left to run is read back in the store's order, so that the
-            # repeat runs at the end of its own block and the stored order is the run's.
+            # The store placed it after its block's last trial (its series': right after it) and moved
+            # the later ones one place on: what is left to run is read back in the store's order.
             todo = _planned(ctx)
             total += 1
             message += f"; repeated as trial {repeat.trial_id}"
@@ -325,8 +326,7 @@ def _note_joined(ctx: _Context, trial: PlannedTrial) -> None:
         ctx.report(Event("note", message=tr("joined", who=h.describe(), trial=trial.trial_id)))
 
 
-def _repeat(ctx: _Context, trial: PlannedTrial, *, after_kill: bool = False
-            ) -> PlannedTrial | None:
+def _repeat(ctx: _Context, trial: PlannedTrial, *, after_kill: bool = False) -> PlannedTrial | None:
     """The repeat of a disturbed trial, in its block, while the study allows more. After a
     kill, only a disturbed trial that is the last of its chain and has no repeat yet."""
     assert ctx.guard is not None
@@ -335,7 +335,8 @@ def _repeat(ctx: _Context, trial: PlannedTrial, *, after_kill: bool = False
              if r.planned.repeat_of == original]
     if after_kill and any(t.attempt > trial.attempt for t in chain):
         return None
-    return ctx.store.add_repeat(ctx.study_id, trial) if len(chain) < ctx.guard.repeats else None
+    return ctx.store.add_repeat(ctx.study_id, trial, right_after=ctx.study.series) \
+        if len(chain) < ctx.guard.repeats else None
 
 
 def _quiet_check(ctx: _Context, todo: list[PlannedTrial]) -> None:
@@ -385,8 +386,7 @@ def _prepare_all(ctx: _Context, todo: list[PlannedTrial]) -> None:
 
 
 def _unprepared(ctx: _Context, trial: PlannedTrial, exc: Exception) -> str:
-    """Why a preparation failed; on a full disk (what was made for it is removed already),
-    how to go on."""
+    """Why a preparation failed; on a full disk (what was made for it is gone), how to go on."""
     reason = f"preparing {trial.server}/{trial.workload} failed: {exc}"
     if "No space left on device" in reason:
         reason += (f"; free space on that disk, then 'teiten resume --store {ctx.store} "

@@ -57,6 +57,9 @@ class TrialEnd:
     notes: list[str] = field(default_factory=list)
 
 
+# A trial's data as the runs of its series before it changed it (trials: {restore: first}).
+UPDATED = "as the runs of its series before it changed it"
+
 # A backend that dies makes the postmaster restart all the others (or give up): what the
 # trial measured is not the server's normal work, so the trial is not valid.
 _CRASH = re.compile(r"terminated by signal|terminating any other active server processes|"
@@ -149,6 +152,7 @@ class Started:
     restore: str | None = None
     after: str | None = None
     clone_at_prepare_s: float | None = None
+    runs_before: int | None = None  # trials: {restore: first}: the runs whose changes it kept
     programs_evicted: dict[str, object] | None = None
     server: str | None = None
     tenants: dict[str, dict[str, object]] | None = None
@@ -157,6 +161,11 @@ class Started:
         """Nothing restored its data: as loaded (no trial has begun on it yet), or as the
         trial before left it (that trial changed nothing)."""
         self.data = "as the last trial left it" if begun else "as loaded"
+
+    def kept(self, runs: int) -> None:
+        """Its data was not restored though ``runs`` runs of its series changed it since it
+        was (trials: {restore: first})."""
+        self.data, self.runs_before = UPDATED, runs
 
     def restored(self, how: str, *, crashed: bool) -> None:
         """Its data was restored (``how``), after a trial that changed it or crashed."""
@@ -185,6 +194,10 @@ class Server:
     # restart: after-changes: a read-only trial's server may be left running for the next
     # trial of the same workload (where the kind of server can; others restart every trial).
     keep_running: bool = False
+    # trials: {restore: first}: the next begin_trial keeps the changes of this many runs of the
+    # series before it (0: restore after a trial that changed the data, as always); the runner
+    # sets it before each trial (teiten.run.series)
+    keep_data: int = 0
     _cycle: Cycle | None = None
 
     @property

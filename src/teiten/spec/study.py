@@ -132,6 +132,17 @@ class NoiseGuardSpec(Model):
         "disturbed one is kept, and its point has one measurement fewer)")
 
 
+class TrialsSpec(Model):
+    """How each point's trials meet the data (METHODS S2, the 2014 shape: three runs on the
+    same data with a CHECKPOINT between them and no restore)."""
+
+    restore: Literal["each", "first"] = Field(
+        "each", description="each: a trial that follows one that changed the data starts on "
+        "restored data; first: each point's repetitions run back to back as a series, only the "
+        "first on restored data, the later ones on the data the runs before them changed "
+        "(after a CHECKPOINT), and ratios pair like-numbered runs")
+
+
 class Study(Model):
     """A study: servers x workloads x clients x repetitions, run in a seeded order."""
 
@@ -161,6 +172,9 @@ class Study(Model):
         "apart); or sequential (as written)")
     seed: Annotated[int, Field(ge=0), AtMost(MAX_SEED, "0")] = 0
     prewarm: bool = Field(True, description="pg_prewarm the workload's relations before each trial")
+    trials: TrialsSpec = Field(
+        default_factory=TrialsSpec,  # type: ignore[arg-type]
+        description="how each point's trials meet the data (restore: each or first)")
     restart: Literal["every-trial", "after-changes"] = Field(
         "every-trial", description="restart a local server before every trial, or only after a "
         "trial that changed its data (PGECons restarted only for updates): a read-only trial "
@@ -265,6 +279,13 @@ class Study(Model):
         if self.environments and len(self.servers) < 2:
             raise ValueError("'environments' compares servers: list two or more")
         self._check_tenants()
+        if self.series and self.repetitions == "auto":
+            raise ValueError("trials: {restore: first} runs each point's repetitions as one series "
+                             "on changing data, which repetitions: auto cannot add to; give a "
+                             "number of repetitions")
+        if self.series and self.tenants:
+            raise ValueError("trials: {restore: first} keeps one server's data between runs; "
+                             "'tenants' load several at once: remove one of them")
         if "auto_repetitions" in self.model_fields_set and self.repetitions != "auto":
             raise ValueError("'auto_repetitions' applies to repetitions: auto; remove it or "
                              "write repetitions: auto")
@@ -309,6 +330,12 @@ class Study(Model):
     def points(self) -> list[str]:
         """What a trial loads: every server of the matrix, then every group of tenants."""
         return [s.name for _, s in self.server_matrix()] + [n for n, _ in self.tenant_groups()]
+
+    @property
+    def series(self) -> bool:
+        """Whether each point's repetitions run as one series on data its runs change
+        (trials: {restore: first})."""
+        return self.trials.restore == "first"
 
     @property
     def blocks(self) -> int:

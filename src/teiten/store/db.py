@@ -468,16 +468,17 @@ class Store:
             _insert_planned(c, study_id, added)
         return added
 
-    def add_repeat(self, study_id: int, of: PlannedTrial) -> PlannedTrial:
-        """Plan a repeat of the disturbed trial ``of`` in the same block (repetition set): a
-        new trial, ``<id>.2``, ``<id>.3`` ..., placed after the block's last trial, the later
-        trials moved one place on. Saved before it runs, so that resume runs it too."""
+    def add_repeat(self, study_id: int, of: PlannedTrial, *, right_after: bool = False) -> PlannedTrial:
+        """Plan a repeat of the disturbed trial ``of`` in its block: ``<id>.2``, ``<id>.3`` ...,
+        after the block's last trial (``right_after``: after ``of``, in its series), the later
+        trials one place on. Saved before it runs, so that resume runs it too."""
         original = of.repeat_of or of.trial_id
         with self.transaction() as c:
             n = pg.one(c.execute("SELECT count(*) FROM trials WHERE study_id=? AND repeat_of=?",
                                  (study_id, original)))[0]
-            after = pg.one(c.execute("SELECT max(order_index) FROM trials WHERE study_id=? AND "
-                                     "repetition=?", (study_id, of.repetition)))[0]
+            after = of.order_index if right_after else pg.one(c.execute(
+                "SELECT max(order_index) FROM trials WHERE study_id=? AND repetition=?",
+                (study_id, of.repetition)))[0]
             # UNIQUE(order_index) holds after every row: move the later trials out of the
             # way (negative), then back one place on.
             c.execute("UPDATE trials SET order_index = -order_index - 2 WHERE study_id=? AND "

@@ -392,7 +392,9 @@ class DockerServer(Server):
         if self._running(slot):  # left over from an interrupted trial
             with cycle.phase("stop_leftover"):
                 self._stop(slot)
-        if slot.dirty or slot.broken:
+        if slot.dirty and self.keep_data and not slot.broken:  # trials: {restore: first}
+            cycle.start.kept(self.keep_data)
+        elif slot.dirty or slot.broken:
             with cycle.phase("restore"):
                 if self.volume == "host":
                     assert slot.saved is not None

@@ -184,7 +184,9 @@ class ExternalServer(Server):
 
     def begin_trial(self, workload: DataSet, trial_id: str, *, prewarm: bool) -> Endpoint:
         dbname, cycle = self._dbname(workload), self.cycle
-        if dbname is not None and dbname in self.dirty:
+        if dbname is not None and dbname in self.dirty and self.keep_data:  # trials: {restore: first}
+            cycle.start.kept(self.keep_data)
+        elif dbname is not None and dbname in self.dirty:
             with cycle.phase("restore"):
                 self._init(workload)  # S11: load, vacuum, run, drop, for every trial
             self.dirty.discard(dbname)

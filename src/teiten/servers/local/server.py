@@ -55,9 +55,13 @@ class _Slot:
     log_from: int = 0  # where the current trial's part of the running server's log starts
 
 
-def restored_data(slot: _Slot, restorer: Cluster | Topology, cycle: Cycle) -> None:
+def restored_data(slot: _Slot, restorer: Cluster | Topology, cycle: Cycle, keep: int = 0) -> None:
     """Restore the slot's data when the last trial changed it (or crashed), timed as the
-    cycle's 'restore'; the cycle's start says how the trial's data was made."""
+    cycle's 'restore', unless the trial goes on with the changes of ``keep`` runs of its series
+    (Server.keep_data); the cycle's start says how the trial's data was made."""
+    if slot.dirty and keep and not slot.broken:
+        cycle.start.kept(keep)
+        return
     if not (slot.dirty or slot.broken):
         cycle.start.unrestored(slot.trials > 0)
         return
@@ -348,7 +352,7 @@ class LocalServer(Server):
             if cluster.is_running():  # left over from an interrupted trial
                 with cycle.phase("stop_leftover"):
                     cluster.stop()
-            restored_data(slot, cluster, cycle)
+            restored_data(slot, cluster, cycle, self.keep_data)
             with cycle.phase("start"):
                 fresh_programs(self.install, cycle)
                 cluster.start(cluster.root / "logs" / trial_id)

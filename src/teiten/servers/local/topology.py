@@ -86,7 +86,7 @@ class TopologyServer(LocalServer):
         if any(node.is_running() for node in topology.nodes):
             with cycle.phase("stop_leftover"):
                 topology.stop()  # left over from an interrupted trial
-        restored_data(slot, topology, cycle)
+        restored_data(slot, topology, cycle, self.keep_data)
         logs = slot.cluster.root.parent / "logs" / trial_id
         with cycle.phase("start"):
             fresh_programs(self.install, cycle)

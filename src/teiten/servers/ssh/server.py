@@ -335,7 +335,9 @@ class SshServer(Server):
         if any(self._running(node) for node in slot.nodes):  # left over from an interrupted trial
             with cycle.phase("stop_leftover"):
                 self._stop_nodes(slot)
-        if slot.dirty or slot.broken:
+        if slot.dirty and self.keep_data and not slot.broken:  # trials: {restore: first}
+            cycle.start.kept(self.keep_data)
+        elif slot.dirty or slot.broken:
             started = time.monotonic()
             with cycle.phase("restore"):
                 for node in slot.nodes:
