@@ -43,8 +43,8 @@ GOLDEN = {
         BASE + "repetiton: 3\n",
         "study.yaml:6: unknown key 'repetiton' (did you mean 'repetitions'?); allowed: study, "
         "description, servers, workloads, scale, clients, threads, duration, repetitions, "
-        "auto_repetitions, margin_pct, order, seed, prewarm, restart, connect, profile, cores, pgbench, "
-        "client_cpus, load_clients, environments, tenants, noise_guard",
+        "auto_repetitions, margin_pct, order, seed, prewarm, trials, restart, connect, profile, cores, "
+        "pgbench, client_cpus, load_clients, environments, tenants, noise_guard",
     ),
     "unknown server key": (
         "study: s\nservers:\n  - name: a\n    instal: \"17\"\nworkloads: [pgecons-read]\n",

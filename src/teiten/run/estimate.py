@@ -190,7 +190,7 @@ def estimate(study: Study, workloads: Mapping[str, Workload], trials: Sequence[P
         for w in workloads.values() for _ in servers) + sum(s for _, s in building)
     windows, cycles = trials_cost(study, workloads, trials, rates)
     disk = 2.0 * sum(w.data_bytes() for w in workloads.values()) * len(servers)
-    changing = [t.duration_s for t in trials if workloads[t.workload].modifies_data]
+    changing = unrestored_s(study, workloads, trials)
     if changing:
         disk += min(rates.wal_bytes_per_s * max(changing), wal_cap(study)) + 64 * MB
     found = Estimate(loading + windows + cycles, windows, loading - sum(s for _, s in building),
@@ -227,10 +227,22 @@ def trials_cost(study: Study, workloads: Mapping[str, Workload], trials: Sequenc
         before = slot
         if study.prewarm and w.prewarm:
             around += n * w.data_bytes() / rates.prewarm_bytes_per_s
-        if last_changed.get(slot):
+        if last_changed.get(slot) and not (study.series and t.repetition > 1):  # a series goes on
             around += n * (rates.restore_fixed_s + w.data_bytes() / rates.restore_bytes_per_s)
         last_changed[slot] = w.modifies_data
     return windows, around
+
+
+def unrestored_s(study: Study, workloads: Mapping[str, Workload], trials: Sequence[PlannedTrial]
+                 ) -> list[float]:
+    """The seconds of each stretch of changes no restore ends, whose WAL the disk must hold:
+    each trial that changes its data, or with trials: {restore: first} each point's series."""
+    out: dict[object, float] = {}
+    for t in trials:
+        if workloads[t.workload].modifies_data:
+            key = t.point if study.series else t.trial_id
+            out[key] = out.get(key, 0.0) + t.duration_s
+    return list(out.values())
 
 
 def statement_trial_s(data_bytes: int, rates: Rates) -> float:

@@ -283,7 +283,7 @@ def disk_warnings(study: Study, workloads: Mapping[str, Workload], trials: Seque
     """The disk each file system the study writes to needs, against its free space: the
     warnings, and every file system as JSON (its path, bytes needed, bytes free)."""
     data = 2 * sum(w.data_bytes() for w in workloads.values())  # a cluster and its snapshot
-    changing = [t.duration_s for t in trials if workloads[t.workload].modifies_data]
+    changing = estimate.unrestored_s(study, workloads, trials)
     wal = (min(rates.wal_bytes_per_s * max(changing), estimate.wal_cap(study)) + 64 * MB
            if changing else 0.0)
     systems: dict[int, _Filesystem] = {}
