@@ -108,8 +108,8 @@ MACHINE_RUN_COLUMNS = ("part", "seconds", "share_pct")
 # Every trial of the per-second series: its TPS as analysed, how many seconds its series has,
 # the seconds of ramp-up before its steady part, its stalls and its drift.
 TRIAL_COLUMNS = ("trial_id", "server", "workload", "clients", "repetition", "status", "tps",
-                 "series_seconds", "rampup_seconds", "stalls", "drift_pct_per_min", "emulated",
-                 "runs_before")
+                 "series_seconds", "rampup_seconds", "stalls", "drift_pct_per_min", "runs_before",
+                 "emulated")
 
 
 def judged(j: Judged | None) -> tuple[Value, ...]:

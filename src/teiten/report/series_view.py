@@ -244,8 +244,8 @@ def trials_table(data: ReportData) -> Table:
         f"{t.drift_pct_per_min:+.1f}"))) for t in trials)
     found = DataTable("trials", "", "trials", TRIAL_COLUMNS, tuple(
         (t.trial_id, t.server, t.workload, t.clients, t.repetition, t.status, round_or_none(t.tps_figure, 1),
-         len(t.tps), t.steady_from, t.stalls, round(t.drift_pct_per_min, 1), ctx.marked(t.server),
-         t.runs_before) for t in trials))
+         len(t.tps), t.steady_from, t.stalls, round(t.drift_pct_per_min, 1), t.runs_before,
+         ctx.marked(t.server)) for t in trials))
     updated = sum(1 for t in trials if t.runs_before)
     notes = (tr("series.updated", lang, mark=UPDATED, n=updated, total=len(trials)),) if updated else ()
     return Table("trials", tr("series.table", lang), tr("series.trial", lang),
