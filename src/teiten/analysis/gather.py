@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import TypeVar
 
 from teiten.analysis import parameters, summary, tables, tenants
+from teiten.analysis.callers import hot_callers
 from teiten.analysis.cycle import MachineTime, machine_time
 from teiten.analysis.inputs import (
     AppRuns,
@@ -158,11 +159,13 @@ def profiled(store: Store, study_id: int) -> tuple[StudyResults, Profiles]:
 def with_profiles(store: Store, data: StudyData, every: StudyResults, profiles: Profiles,
                   graphs: Graphs, diffs: Graphs) -> StudyData:
     """``data`` with what its profiles, lock statistics and cycles add to the report: the hot
-    functions, the locks, the flame graphs written beside the report (``graphs``, ``diffs``),
+    functions and who calls the hottest, the locks, the flame graphs written beside the report
+    (``graphs``, ``diffs``),
     the frames perf could not name, the machine time, and the points profiled after the
     blocks (``every``: the study with those trials)."""
     study_id = data.study.study_id
-    return replace(data, hot=hot_spots(every.trials, profiles),
+    hot = hot_spots(every.trials, profiles)
+    return replace(data, hot=hot, callers=hot_callers(every.trials, profiles, hot),
                    locks=lwlock_runs(data.study.trials, store.details_of_kind(study_id, "lwlock")),
                    graphs=graphs, graph_diffs=diffs, unnamed=unnamed_frames(every.trials, profiles),
                    machine_time=study_machine_time(store, every),

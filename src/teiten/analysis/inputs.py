@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from teiten.analysis.callers import Callers
 from teiten.analysis.cycle import MachineTime
 from teiten.analysis.locks import Locks  # per point, per ok repetition: LWLOCK_STATS rows
 from teiten.analysis.model import Notice, StudyParameters, SuiteResults
@@ -121,6 +122,7 @@ class StudyData:
     latencies: Mapping[str, LatencyDetails] = field(default_factory=dict)
     apps: AppRuns = field(default_factory=dict)
     hot: Hot = field(default_factory=dict)
+    callers: Callers = field(default_factory=dict)  # who calls each point's hottest function
     locks: Locks = field(default_factory=dict)
     graphs: Graphs = field(default_factory=dict)
     graph_diffs: Graphs = field(default_factory=dict)  # differential graphs against the baseline

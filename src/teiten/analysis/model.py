@@ -195,6 +195,7 @@ class ScaleupRow:
     waits: tuple[tuple[str, float], ...]        # top wait events at the peak: (event, share)
     hot: tuple[tuple[str, float], ...] = ()     # hottest functions (self share) where profiled
     hot_clients: int | None = None              # the client count the profile was taken at
+    callers: tuple[tuple[tuple[str, ...], float], ...] = ()  # hot[0]'s callers (analysis.callers)
     peak_ci: tuple[float, float] | None = None  # the peak median's order-statistic interval
     peak_level: float | None = None             # ... and the level it reaches
     gain_ci: tuple[float, float] | None = None  # gain_pct's interval (from the ratio's), in %

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from teiten.analysis import compare, judging, stats, verdicts
+from teiten.analysis.callers import Callers
 from teiten.analysis.inputs import Hot
 from teiten.analysis.locks import Locks, lock_cores, lock_tables
 from teiten.analysis.model import CoreScaling, Finding, Point, Scaleup, ScaleupRow, WorkloadSection
@@ -20,12 +21,14 @@ _CORE_SUFFIX = re.compile(r"-\d+cores?$")
 
 
 def with_builds_and_cores(sec: WorkloadSection, families: Sequence[CoreScaling], hot: Hot,
-                          locks: Locks, *, margin_pct: float = verdicts.MARGIN_PCT) -> WorkloadSection:
+                          locks: Locks, *, margin_pct: float = verdicts.MARGIN_PCT,
+                          callers: Callers | None = None) -> WorkloadSection:
     """The section with its core families, the scale-up analysis of each, and the LWLock
     tables of servers built with LWLOCK_STATS."""
     versions = {s.server: s.version for s in sec.servers}
     return replace(sec, core_scaling=tuple(families),
-                   scaleups=tuple(scaleup(sec, fam, hot, margin_pct=margin_pct) for fam in families),
+                   scaleups=tuple(scaleup(sec, fam, hot, margin_pct=margin_pct, callers=callers)
+                                  for fam in families),
                    locks=lock_tables(sec.workload, versions, sec.clients, locks),
                    lock_cores=tuple(t for fam in families if (t := lock_cores(
                        sec.workload, fam.family, fam.servers, sec.clients, locks,
@@ -33,10 +36,11 @@ def with_builds_and_cores(sec: WorkloadSection, families: Sequence[CoreScaling],
 
 
 def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot, *,
-            margin_pct: float = verdicts.MARGIN_PCT) -> Scaleup:
+            margin_pct: float = verdicts.MARGIN_PCT, callers: Callers | None = None) -> Scaleup:
     """Peak TPS per core count, the gain over the previous count, and the evidence at the
     peak: CPU idle, the top wait events, and the hottest functions where a profile exists
-    (at the largest profiled client count). The gains and the largest count's peak against
+    (at the largest profiled client count) and who calls the hottest of them there
+    (:mod:`teiten.analysis.callers`). The gains and the largest count's peak against
     the best one's are one family, judged as the TPS ratios are
     (:mod:`teiten.analysis.judging`)."""
     by_name = {s.server: s for s in sec.servers}
@@ -67,6 +71,7 @@ def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot, *,
             waits=tuple(list(act.waits.items())[:3]) if act else (),
             hot=tuple(hot[results.Point(name, sec.workload, profiled[-1])][:5]) if profiled else (),
             hot_clients=profiled[-1] if profiled else None,
+            callers=_callers_at(callers, results.Point(name, sec.workload, profiled[-1])) if profiled else (),
             peak_ci=peak.tps_ci if peak else None, peak_level=peak.tps_ci_level if peak else None,
             gain_ci=((gain.ci[0] - 1) * 100, (gain.ci[1] - 1) * 100) if gain and gain.ci else None,
             gain_level=gain.level if gain else None, gain_judged=gain))
@@ -82,6 +87,11 @@ def scaleup(sec: WorkloadSection, family: CoreScaling, hot: Hot, *,
                    if beyond and beyond.ci else None,
                    beyond_level=beyond.level if beyond else None, beyond_judged=beyond,
                    placed=_placed(family.family, rows, peaks, best, sat.knee_clients if sat else None))
+
+
+def _callers_at(callers: Callers | None, at: results.Point) -> tuple[tuple[tuple[str, ...], float], ...]:
+    found = (callers or {}).get(at)
+    return found[1] if found else ()
 
 
 def _placed(family: str, rows: Sequence[ScaleupRow], peaks: dict[int, Point], best: int | None,

@@ -342,7 +342,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
         section(trials, w.key, descriptions.get(w.key, ""), names, clients,
                 data.metrics, data.waits, data.graphs, data.graph_diffs,
                 references={b: a for a, b in tenants.pairs(s)}, unnamed=data.unnamed),
-        families, data.hot, data.locks, margin_pct=margin)
+        families, data.hot, data.locks, margin_pct=margin, callers=data.callers)
         for w in record.workloads if not w.suite}
     sections: tuple[WorkloadSection, ...] = tuple(_with_tables(replace(
         pgbench_sections[w.key], apps=app_results(pgbench_sections[w.key], data.apps, features.app_capacity),

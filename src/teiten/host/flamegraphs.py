@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from teiten.host import procs, system
@@ -49,6 +50,15 @@ def diff_flamegraph(before: str, after: str, *, title: str) -> str | None:
         folded = procs.run([diff, "-n", str(a), str(b)], timeout=300, what="diff-folded").stdout
     return procs.run([draw, "--title", title], input=folded, timeout=300,
                      what="inferno-flamegraph").stdout
+
+
+def samples(folded: str) -> Iterator[tuple[list[str], int]]:
+    """Each stack of folded stacks, its frames root first, with its sample count; lines that
+    are not "frame;frame;leaf count" are skipped."""
+    for line in folded.splitlines():
+        stack, _, number = line.rpartition(" ")
+        if stack and number.isdigit():
+            yield stack.split(";"), int(number)
 
 
 def hot_functions(folded: str, *, top: int = 10) -> list[tuple[str, float]]:

@@ -62,11 +62,14 @@ JUDGED = ("estimate_pct", "ratio_ci_low_pct", "ratio_ci_high_pct", "ratio_ci_lev
 HISTORY_COLUMNS = ("workload", "server", "version", "previous", "previous_version", "clients", *JUDGED)
 # METHODS S4: per core count, the peak and its interval, the gain over the core count before
 # with its interval and verdict, and the evidence at the peak: % idle of the server's CPUs, the
-# top wait events and hottest functions ("LWLock:WALWrite=35.2; CPU:CPU=20.1", shares in %).
+# top wait events and hottest functions ("LWLock:WALWrite=35.2; CPU:CPU=20.1", shares in %);
+# then the chains of callers of the hottest ("s_lock<-LWLockAcquire<-ReadBuffer=62.0": share
+# of its own samples, analysis.callers).
 SCALEUP_COLUMNS = ("workload", "family", "cores", "server", "peak_tps", "peak_tps_ci_low",
                    "peak_tps_ci_high", "peak_tps_ci_level_pct", "peak_clients", "gain_pct",
                    "gain_ci_low_pct", "gain_ci_high_pct", "gain_ci_level_pct", "gain_verdict",
-                   "cpu_idle_pct", "waits", "hot_functions", "hot_clients")
+                   "cpu_idle_pct", "waits", "hot_functions", "hot_clients",
+                   "hot_callers")
 # LWLOCK_STATS: per lock and client count, requests and contentions per transaction; the
 # requests' shared and exclusive parts (empty for stores from before they were recorded).
 LOCK_COLUMNS = ("workload", "server", "lock", "clients", "requests_per_transaction",

@@ -1,5 +1,6 @@
 """METHODS S4's evidence per workload: the scale-up analysis of each family of servers that
-differ only in their cores (peak, gain, CPU idle, wait events, hottest functions), with its
+differ only in their cores (peak, gain, CPU idle, wait events, hottest functions and who calls
+the hottest), with its
 data (``<stem>-scaleup.csv``: one table per workload, the families in a column). The
 LWLOCK_STATS tables beside it: teiten.report.lock_tables."""
 
@@ -86,6 +87,10 @@ def scaleup_sentences(sc: Scaleup, ctx: Context) -> list[str]:
             name, share = r.hot[0]
             out.append(tr("scaleup.say.hot", lang, cores=cores(r.cores), function=name,
                           share=f"{share * 100:.0f}%"))
+            if r.callers:
+                chains = [f"{' ← '.join((name, *chain))} {share * 100:.0f}%" for chain, share in r.callers]
+                out.append(tr("scaleup.say.callers", lang, cores=cores(r.cores), function=name,
+                              chains=tr("list.sep", lang).join(chains)))
     return out
 
 
@@ -119,4 +124,5 @@ def _scaleup_row(workload: str, family: str, r: ScaleupRow) -> tuple[Value, ...]
             f.round_or_none(low, tps), f.round_or_none(high, tps), f.level_pct(r.peak_level),
             r.peak_clients, f.round_or_none(r.gain_pct, pct), f.round_or_none(gain_low, pct),
             f.round_or_none(gain_high, pct), f.level_pct(r.gain_level), verdict[4],
-            f.round_or_none(r.cpu_idle, pct), shares(r.waits), shares(r.hot), r.hot_clients)
+            f.round_or_none(r.cpu_idle, pct), shares(r.waits), shares(r.hot), r.hot_clients,
+            shares(tuple(("<-".join((r.hot[0][0], *chain)), share) for chain, share in r.callers)))
