@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from teiten.analysis.model import CoreScaling, WorkloadSection
 from teiten.report.app_tables import app_chart_lines
+from teiten.report.parts import registered_charts
 from teiten.report.suite_tables import suite_charts
 from teiten.report.svg import LOG_X_MIN_SPAN, Line, line_chart
 from teiten.report.tables import baseline_series
@@ -31,7 +32,8 @@ def workload_charts(section: WorkloadSection,
                     ctx: Context | None = None) -> list[tuple[str, str, str]]:
     """``[(kind, title, svg), ...]``: ``tps``, ``latency``, ``ratio`` when there is a server
     to compare with the baseline, and ``cores-N`` (TPS against cores per client count) for
-    each family of servers that ran on different numbers of cores."""
+    each family of servers that ran on different numbers of cores; then the charts of
+    teiten/tables/ (S7's total TPS against nodes)."""
     ctx = ctx or Context()
     if section.suite is not None:
         return suite_charts(section, ctx)
@@ -50,7 +52,7 @@ def workload_charts(section: WorkloadSection,
     if section.history is not None:
         title = tr("chart.history", ctx.lang, workload=section.workload)
         out.append(("history", title, history_chart(section, title, ctx)))
-    return out
+    return out + registered_charts(section, ctx)
 
 
 def history_chart(section: WorkloadSection, title: str, ctx: Context) -> str:

@@ -53,6 +53,22 @@ def registered_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
     return [t for key, draw in _drawers().items() if key in found for t in draw(found[key], section, ctx)]
 
 
+@functools.cache
+def _chart_drawers() -> dict[str, Callable[[object, WorkloadSection, Context], Sequence[tuple[str, str, str]]]]:
+    """Each registered table's ``charts(figures, section, ctx)``, by key, where its table.py
+    gives one."""
+    found = {key: getattr(importlib.import_module(f"{tables.PACKAGE}.{key}.table"), "charts", None)
+             for key in tables.in_order()}
+    return {key: draw for key, draw in found.items() if draw is not None}
+
+
+def registered_charts(section: WorkloadSection, ctx: Context) -> list[tuple[str, str, str]]:
+    """The charts of teiten/tables/ that have figures in ``section``, in their order: ``(kind,
+    title, svg)``, drawn with the section's other charts."""
+    found = dict(section.tables)
+    return [c for key, draw in _chart_drawers().items() if key in found for c in draw(found[key], section, ctx)]
+
+
 # Shown with the findings, before the charts.
 FINDINGS: tuple[Part, ...] = (_load(summary_table),)
 # The section's tables after its charts, in this order.

@@ -122,7 +122,7 @@ def line_chart(
 
     out: list[str] = svg_head(title, width, str(height))
 
-    legend, legend_bottom = _legend([(line.name, _index(line, i)) for i, line in enumerate(lines)],
+    legend, legend_bottom = _legend([(line.name, _index(line, i), line.dashed) for i, line in enumerate(lines)],
                                     width, top=34)
     out += legend
 
@@ -364,17 +364,17 @@ def legend_flow(widths: list[float], width: int, *, top: float,
     return places, top + (row + 1 if widths else 0) * 18
 
 
-def _legend(names: list[tuple[str, int]], width: int, *, top: float) -> tuple[list[str], float]:
-    """Legend entries (name, palette index) in rows under the title; returns the elements
-    and the bottom y."""
+def _legend(names: list[tuple[str, int, bool]], width: int, *, top: float) -> tuple[list[str], float]:
+    """Legend entries (name, palette index, dashed) in rows under the title, each line drawn as
+    its series is; returns the elements and the bottom y."""
     out: list[str] = []
-    places, bottom = legend_flow([30 + text_width(n, 12) for n, _ in names], width, top=top,
+    places, bottom = legend_flow([30 + text_width(n, 12) for n, _, _ in names], width, top=top,
                                  gap=18)
-    for (name, i), (x, y) in zip(names, places, strict=True):
+    for (name, i, dashed), (x, y) in zip(names, places, strict=True):
         colour = _colour(i)
         out.append(
             f'<line x1="{coord(x)}" y1="{coord(y)}" x2="{coord(x + 22)}" y2="{coord(y)}" '
-            f'stroke="{colour}" stroke-width="2"/>'
+            f'stroke="{colour}" stroke-width="2"' + (' stroke-dasharray="4 3"' if dashed else "") + "/>"
         )
         out.append(f'<g fill="{colour}">{_shape(SHAPES[i % len(SHAPES)], x + 11, y)}</g>')
         out.append(f'<text x="{coord(x + 28)}" y="{coord(y)}" dy="4">{esc(name)}</text>')

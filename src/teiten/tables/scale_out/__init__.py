@@ -1,6 +1,8 @@
 """METHODS S7: replication scale-out. Per server (a topology of N nodes, with its
 replication method) and client count: the total TPS of its pgbench processes (one per
-node, all at once), the mean per node, and the replication lag seen during the trials."""
+node, all at once), the mean per node, and the replication lag seen during the trials; and the
+lines of the 2016 report's figure (slide 31: total TPS against the number of servers, per
+method)."""
 
 from __future__ import annotations
 
@@ -42,6 +44,40 @@ class ScaleOut:
     # streaming servers of a version whose pg_stat_replication has no lag times (before 10):
     # their replay lag is missing for that reason, not for want of WAL to replay
     no_lag_times: tuple[str, ...] = ()
+    # the figure's lines: per method and client count, total TPS by number of nodes
+    lines: tuple[ScaleOutLine, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScaleOutLine:
+    """One line of S7's figure: a method (with or without Pgpool-II) at one client count, its
+    total TPS by number of nodes. A method with no one-node server of its own starts from the
+    single server's (``single``, with Pgpool-II as the method has it), as the 2016 figure's
+    lines all start from one server."""
+
+    method: str
+    pgpool: bool
+    clients: int
+    points: tuple[tuple[int, float | None, str], ...]  # (nodes, total TPS, server), fewest nodes first
+
+
+def lines(rows: Sequence[ScaleOutRow]) -> tuple[ScaleOutLine, ...]:
+    """The figure's lines, by method, Pgpool-II and client count: none without a method of
+    two nodes or more."""
+    single = {(r.pgpool, r.clients): r for r in rows if r.method == "single"}
+    out = []
+    for kind, pgpool in sorted({(r.method, r.pgpool) for r in rows if r.method != "single"}):
+        mine = [r for r in rows if (r.method, r.pgpool) == (kind, pgpool)]
+        for clients in sorted({r.clients for r in mine}):
+            at: dict[int, ScaleOutRow] = {}
+            for r in mine:
+                if r.clients == clients:
+                    at.setdefault(r.nodes, r)
+            if 1 not in at and (one := single.get((pgpool, clients))) is not None:
+                at[1] = one
+            out.append(ScaleOutLine(kind, pgpool, clients,
+                                    tuple((n, at[n].total_tps, at[n].server) for n in sorted(at))))
+    return tuple(out)
 
 
 def method(setup: ServerSetup) -> tuple[str, int]:
@@ -84,8 +120,8 @@ def scale_out(workload: str, servers: Sequence[ServerRecord], trials: Sequence[T
     old = tuple(row.name for row in servers if row.name in shown
                 and method(row.setup)[0] not in ("single", "native")
                 and str((row.description or {}).get("version", "")).startswith("9."))
-    return ScaleOut(tuple(sorted(rows, key=lambda r: (r.method, r.nodes, r.clients))),
-                    same_machine=shared, no_lag_times=old)
+    ordered = tuple(sorted(rows, key=lambda r: (r.method, r.nodes, r.clients)))
+    return ScaleOut(ordered, same_machine=shared, no_lag_times=old, lines=lines(ordered))
 
 
 def one_machine(description: Mapping[str, Any]) -> bool:

@@ -1,4 +1,6 @@
-"""METHODS S7's scale-out of replication topologies, with its data (``<stem>-scaleout.csv``)."""
+"""METHODS S7's scale-out of replication topologies, with its data (``<stem>-scaleout.csv``), and
+the 2016 report's figure (slide 31): total TPS against the number of nodes, one line per method and
+client count, drawn from the table's Total TPS column."""
 
 from __future__ import annotations
 
@@ -6,10 +8,11 @@ from dataclasses import replace
 
 from teiten.analysis.model import WorkloadSection
 from teiten.report.cells import Cell, Column, DataTable, Table, data_name
+from teiten.report.svg import Line, line_chart
 from teiten.tables.scale_out import ScaleOut
 from teiten.words import formats as f
 from teiten.words.context import Context
-from teiten.words.i18n import tr
+from teiten.words.i18n import clients_phrase, tr
 
 SCALEOUT_COLUMNS = ("workload", "server", "method", "pgpool", "nodes", "clients", "total_tps",
                     "per_node_tps", "lag_bytes_max", "replay_lag_ms_max", "skew_ms")
@@ -26,6 +29,36 @@ def tables(so: ScaleOut, section: WorkloadSection, ctx: Context) -> list[Table]:
     return [replace(scale_out_table(so, ctx), data=(data,))]
 
 
+def _at(nodes: int, server: str, lang: str) -> str:
+    return tr("scaleout.chart.at.one" if nodes == 1 else "scaleout.chart.at", lang, nodes=nodes, server=server)
+
+
+def charts(so: ScaleOut, section: WorkloadSection, ctx: Context) -> list[tuple[str, str, str]]:
+    """The 2016 report's figure (slide 31): total TPS against the number of nodes, one line per
+    method and client count (a method's colour and marker; its smaller client counts dashed),
+    each marker's hover naming the server it was measured on."""
+    if not so.lines:
+        return []
+    lang = ctx.lang
+
+    def label(method: str, pgpool: bool) -> str:
+        return method + (" + Pgpool-II" if pgpool else "")
+
+    methods = list(dict.fromkeys(label(line.method, line.pgpool) for line in so.lines))
+    most = {m: max(line.clients for line in so.lines if label(line.method, line.pgpool) == m) for m in methods}
+    drawn = []
+    for line in so.lines:
+        method = label(line.method, line.pgpool)
+        name = f"{method} · {clients_phrase([line.clients], lang)}"
+        hover = {float(n): f"{name} · {_at(n, ctx.named(server), lang)} · "
+                           f"{f.format_tps(tps)} TPS" for n, tps, server in line.points if tps is not None}
+        drawn.append(Line(name, [(float(n), tps) for n, tps, _ in line.points], hover=hover,
+                          colour=methods.index(method), dashed=line.clients < most[method]))
+    title = tr("chart.scaleout", lang, workload=section.workload)
+    return [("scaleout", title, line_chart(title, tr("scaleout.nodes", lang), tr("scaleout.total", lang), drawn,
+                                           no_data=tr("chart.no_data", lang)))]
+
+
 def scale_out_table(so: ScaleOut, ctx: Context) -> Table:
     """METHODS S7: per topology and client count, the total TPS of its pgbench processes
     (one per node, all at once), the mean per node, and the replication lag seen."""
@@ -39,7 +72,7 @@ def scale_out_table(so: ScaleOut, ctx: Context) -> Table:
         Cell(f.format_bytes(r.lag_bytes_max)),
         Cell(f"{r.replay_lag_ms_max:.1f}" if r.replay_lag_ms_max is not None else f.MISSING),
         Cell(f"{r.skew_ms:.0f}" if r.skew_ms is not None else f.MISSING))) for r in so.rows)
-    notes = [tr("scaleout.note", lang)]
+    notes = [tr("scaleout.note", lang)] + ([tr("scaleout.chart.note", lang)] if so.lines else [])
     if so.same_machine and set(so.same_machine) >= {r.server for r in so.rows if r.nodes > 1}:
         notes.append(tr("scaleout.same_machine", lang))
     elif so.same_machine:
