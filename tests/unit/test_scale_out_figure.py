@@ -1,5 +1,6 @@
-"""S7's figure (issue 57, item 2): the 2016 report's total TPS against the number of servers per
-replication method (slide 31), drawn from the scale-out table's CSV, in en and ja.
+"""S7's figure and summary (issue 57, items 2 and 3): the 2016 report's total TPS against the
+number of servers per replication method (slide 31), drawn from the scale-out table's CSV, and
+each method's strengths and weaknesses (slide 32) beside the measured table, in en and ja.
 
 The figure is read back from the SVG as a reader sees it: each marker's position, through the
 axis' own tick labels, gives its number of nodes and its total TPS, which must be the CSV's.
@@ -18,6 +19,8 @@ import pytest
 from teiten.report.build import write_study_report
 from teiten.store import Store
 from teiten.tables.scale_out import ScaleOutLine, ScaleOutRow, lines
+from teiten.tables.scale_out.strengths import judge
+from teiten.tables.scale_out.table import say
 
 STORE = Path(__file__).resolve().parent.parent / "golden" / "report-stores" / "replication.db"
 WORKLOADS = ("pgecons-read", "pgecons-update")
@@ -114,3 +117,62 @@ def test_a_line_starts_from_the_single_server() -> None:
         ScaleOutLine("async", True, 1, ((1, 100.0, "single"), (2, 190.0, "async-2"), (3, 280.0, "async-3"))),
         ScaleOutLine("async", True, 4, ((1, 300.0, "single"), (3, 800.0, "async-3"))))
     assert lines([r for r in rows if r.method == "single"]) == ()  # no topology: no figure
+
+
+def test_the_judge_of_the_methods() -> None:
+    """The 2016 report's summary from made-up figures: async holds its update throughput and
+    lags, native falls and is slowest, sync (remote_apply) is between them."""
+    def row(server: str, method: str, nodes: int, tps: float, lag: float | None = None,
+            replay: float | None = None) -> ScaleOutRow:
+        return ScaleOutRow(server, method, nodes, True, 4, tps, tps / nodes, lag, replay, None)
+
+    rows = [row("single", "single", 1, 1000.0), row("native-3", "native", 3, 500.0),
+            row("async-3", "async", 3, 1050.0, 20480.0, 1.25),
+            row("sync-3", "sync (remote_apply)", 3, 700.0, 0.0)]
+    found = {str(j["method"]): j for j in judge(rows, lines(rows))}
+    en = {m: ([say(s, "en") for s in j["strengths"]], [say(s, "en") for s in j["weaknesses"]])
+          for m, j in found.items()}
+    assert en["async + Pgpool-II"] == (
+        ["total TPS holds as nodes are added: 3 nodes give 1,050 TPS, 1.05× the one node's 1,000 "
+         "(4 clients per pgbench)",
+         "fastest of the 3 methods at 3 nodes: 1,050 TPS in total (next 700, sync (remote_apply) + Pgpool-II)"],
+        ["standbys fall behind the primary: up to 20.0 kB of WAL not yet replayed, "
+         "a replay lag of up to 1.2 ms"])
+    assert en["native + Pgpool-II"][1][:2] == [
+        "total TPS falls as nodes are added: 3 nodes give 500 TPS, 0.50× the one node's 1,000 "
+        "(4 clients per pgbench)",
+        "slowest of the 3 methods at 3 nodes: 500 TPS in total (async + Pgpool-II gives 2.10× as much)"]
+    assert en["native + Pgpool-II"][0][0].startswith(
+        "by design: the nodes may run different PostgreSQL versions")
+    sync = found["sync (remote_apply) + Pgpool-II"]
+    assert [s["key"] for s in sync["strengths"]] == ["no_lag", "design.apply"]  # type: ignore[union-attr]
+    assert [s["key"] for s in sync["weaknesses"]] == ["falls", "design.since96"]  # type: ignore[union-attr]
+    assert say(sync["weaknesses"][1], "ja") == (  # type: ignore[index]
+        "設計上: synchronous_commit = remote_apply は PostgreSQL 9.6 以降でしか使えない")
+
+
+def test_the_strengths_table_beside_the_measured_one(tmp_path: Path) -> None:
+    """The table in both languages, right after the scale-out table, with its CSV in English."""
+    en, ja = _report(tmp_path, "en"), _report(tmp_path, "ja")
+    with (en / "tables" / "pgecons-update-scaleout-strengths.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["workload", "method", "strengths", "weaknesses"]
+    assert [r[1] for r in rows[1:]] == ["native + Pgpool-II", "sync (remote_apply) + Pgpool-II"]
+    native, sync = rows[1], rows[2]
+    assert native[3].startswith("total TPS falls as nodes are added: 2 nodes give 1,762 TPS, 0.60× the one "
+                                "node's 2,931 (2 clients per pgbench); slowest of the 2 methods at 2 nodes: "
+                                "1,762 TPS in total (sync (remote_apply) + Pgpool-II gives 1.53× as much)")
+    assert sync[2].startswith("total TPS holds as nodes are added: 2 nodes give 2,690 TPS, 0.92× the one "
+                              "node's 2,931 (2 clients per pgbench); fastest of the 2 methods at 2 nodes")
+    md_en = (en / "report.md").read_text(encoding="utf-8")
+    md_ja = (ja / "report.md").read_text(encoding="utf-8")
+    for md, measured, judged in ((md_en, "### Replication scale-out (S7)",
+                                  "### Strengths and weaknesses of each replication method (S7)"),
+                                 (md_ja, "### レプリケーションによるスケールアウト（S7）",
+                                  "### レプリケーション方式ごとの長所と短所（S7）")):
+        after = md.split(measured, 1)[1]
+        assert after.split("\n### ", 1)[1].startswith(judged.removeprefix("### "))  # the next table
+    assert ("| sync (remote\\_apply) + Pgpool-II | ノードを増やしても合計 TPS が落ちない: "
+            "2 ノードで 2,690 TPS、1 ノードの 2,931 の 0.92×（pgbench あたり 2 クライアント）。"
+            "2 ノードで 2 方式中最速: 合計 2,690 TPS"
+            "（次点は native + Pgpool-II の 1,762）") in md_ja

@@ -74,11 +74,12 @@ def test_teiten_reports_without_a_table_s_folder(lang: str, tmp_path: Path) -> N
     md_less, csvs_less, kinds_less = _report(less, tmp_path / "b", lang)
     heading = {"en": "replication scale-out", "ja": "レプリケーションのスケールアウト"}[lang]
     assert "scaleout" in kinds and "load" in kinds and heading in md
-    # the folder's table and its figure go together (issue 57, item 2)
-    assert "-scaleout.svg" in md
-    assert kinds_less == kinds - {"scaleout"} and heading not in md_less
+    # the folder's table, the strengths of each method beside it and its figure go together
+    # (issue 57, items 2 and 3)
+    assert "scaleout-strengths" in kinds and "-scaleout.svg" in md
+    assert kinds_less == kinds - {"scaleout", "scaleout-strengths"} and heading not in md_less
     assert "-scaleout.svg" not in md_less
-    gone = {name for name in csvs if name.endswith("-scaleout.csv")}
+    gone = {name for name in csvs if name.endswith(("-scaleout.csv", "-scaleout-strengths.csv"))}
     assert gone and set(csvs_less) == set(csvs) - gone
     assert all(csvs_less[name] == rows for name, rows in csvs.items() if name not in gone)
 

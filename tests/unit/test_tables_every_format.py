@@ -206,8 +206,9 @@ def test_the_golden_stores_show_every_kind_of_table(tmp_path: Path) -> None:
         doc = json.loads((tmp_path / name / "tables.json").read_text(encoding="utf-8"))
         kinds |= {t["kind"] for t in doc["tables"]}
     assert {"tps", "ratio", "latency", "summary", "degradation", "cpu-pair", "history", "scaleup",
-            "app", "scaleout", "load", "percentiles", "steps", "sizes", "speedup", "models",
-            "strengths", "devices", "cpu", "waits", "differences", "machine-time", "trials"} <= kinds, kinds
+            "app", "scaleout", "scaleout-strengths", "load", "percentiles", "steps", "sizes", "speedup",
+            "models", "strengths", "devices", "cpu", "waits", "differences", "machine-time",
+            "trials"} <= kinds, kinds
 
 
 def test_the_check_finds_a_table_missing_from_one_format() -> None:

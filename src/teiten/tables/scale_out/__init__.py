@@ -1,8 +1,8 @@
 """METHODS S7: replication scale-out. Per server (a topology of N nodes, with its
 replication method) and client count: the total TPS of its pgbench processes (one per
-node, all at once), the mean per node, and the replication lag seen during the trials; and the
+node, all at once), the mean per node, and the replication lag seen during the trials; the
 lines of the 2016 report's figure (slide 31: total TPS against the number of servers, per
-method)."""
+method) and each method's strengths and weaknesses (slide 32, :mod:`.strengths`)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from teiten.analysis.tables import SectionInputs
 from teiten.model.metrics import LOAD_SKEW_S, REPLICATION_LAG_BYTES_MAX, REPLICATION_REPLAY_LAG_MS_MAX
 from teiten.model.results import ServerRecord, TrialRecord
 from teiten.model.studyrecord import ServerSetup
+from teiten.tables.scale_out.strengths import Judgement, judge
 
 # Its place among the registered tables (teiten.analysis.tables).
 ORDER = 20
@@ -46,6 +47,8 @@ class ScaleOut:
     no_lag_times: tuple[str, ...] = ()
     # the figure's lines: per method and client count, total TPS by number of nodes
     lines: tuple[ScaleOutLine, ...] = ()
+    # each method's strengths and weaknesses, as sentences of data (teiten.tables.scale_out.strengths)
+    judgements: tuple[Judgement, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,9 @@ def scale_out(workload: str, servers: Sequence[ServerRecord], trials: Sequence[T
                 and method(row.setup)[0] not in ("single", "native")
                 and str((row.description or {}).get("version", "")).startswith("9."))
     ordered = tuple(sorted(rows, key=lambda r: (r.method, r.nodes, r.clients)))
-    return ScaleOut(ordered, same_machine=shared, no_lag_times=old, lines=lines(ordered))
+    drawn = lines(ordered)
+    return ScaleOut(ordered, same_machine=shared, no_lag_times=old, lines=drawn,
+                    judgements=judge(ordered, drawn))
 
 
 def one_machine(description: Mapping[str, Any]) -> bool:

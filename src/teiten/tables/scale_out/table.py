@@ -1,5 +1,6 @@
-"""METHODS S7's scale-out of replication topologies, with its data (``<stem>-scaleout.csv``), and
-the 2016 report's figure (slide 31): total TPS against the number of nodes, one line per method and
+"""METHODS S7's scale-out of replication topologies, with its data (``<stem>-scaleout.csv``); each
+method's strengths and weaknesses beside it (``<stem>-scaleout-strengths.csv``); and the 2016
+report's figure (slide 31): total TPS against the number of nodes, one line per method and
 client count, drawn from the table's Total TPS column."""
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ from teiten.analysis.model import WorkloadSection
 from teiten.report.cells import Cell, Column, DataTable, Table, data_name
 from teiten.report.svg import Line, line_chart
 from teiten.tables.scale_out import ScaleOut
+from teiten.tables.scale_out.strengths import Sentence, label
 from teiten.words import formats as f
 from teiten.words.context import Context
 from teiten.words.i18n import clients_phrase, tr
 
 SCALEOUT_COLUMNS = ("workload", "server", "method", "pgpool", "nodes", "clients", "total_tps",
                     "per_node_tps", "lag_bytes_max", "replay_lag_ms_max", "skew_ms")
+# each method's strengths and weaknesses, in English whatever the report's language (as S9's)
+STRENGTH_COLUMNS = ("workload", "method", "strengths", "weaknesses")
 
 
 def tables(so: ScaleOut, section: WorkloadSection, ctx: Context) -> list[Table]:
@@ -26,7 +30,42 @@ def tables(so: ScaleOut, section: WorkloadSection, ctx: Context) -> list[Table]:
                   f.round_or_none(r.replay_lag_ms_max, 3),
                   f.round_or_none(r.skew_ms, 1)) for r in so.rows)
     data = DataTable(data_name(ctx, w, "scaleout"), w, "scaleout", SCALEOUT_COLUMNS, rows)
-    return [replace(scale_out_table(so, ctx), data=(data,))]
+    out = [replace(scale_out_table(so, ctx), data=(data,))]
+    if so.judgements:
+        judged = DataTable(data_name(ctx, w, "scaleout-strengths"), w, "scaleout-strengths",
+                           STRENGTH_COLUMNS, tuple((w, str(j["method"]), _said(j["strengths"], "en"),
+                                                    _said(j["weaknesses"], "en")) for j in so.judgements))
+        out.append(replace(strengths_table(so, ctx), data=(judged,)))
+    return out
+
+
+def strengths_table(so: ScaleOut, ctx: Context) -> Table:
+    """METHODS S7 (the 2016 report's slide 32): each method's strengths and weaknesses, worded
+    from the measured figures (and, marked so, from what the method is by design)."""
+    lang = ctx.lang
+    rows = tuple((str(j["method"]), (_cell(j["strengths"], lang), _cell(j["weaknesses"], lang)))
+                 for j in so.judgements)
+    return Table("scaleout-strengths", tr("scaleout.judge", lang), tr("scaleout.method", lang),
+                 (Column(tr("scaleout.judge.strengths", lang)), Column(tr("scaleout.judge.weaknesses", lang))),
+                 rows, (tr("scaleout.judge.note", lang),))
+
+
+def say(sentence: Sentence, lang: str) -> str:
+    """One of the judge's sentences in ``lang``."""
+    return tr(f"scaleout.judge.{sentence['key']}", lang, **{k: v for k, v in sentence.items() if k != "key"})
+
+
+def _said(sentences: object, lang: str) -> str | None:
+    assert isinstance(sentences, list)
+    said = [say(s, lang) for s in sentences]
+    if not said:
+        return None
+    return tr("scaleout.judge.sentences", lang, said=tr("scaleout.judge.sep", lang).join(said))
+
+
+def _cell(sentences: object, lang: str) -> Cell:
+    said = _said(sentences, lang)
+    return Cell(said) if said else Cell(f.MISSING, tone="missing")
 
 
 def _at(nodes: int, server: str, lang: str) -> str:
@@ -40,10 +79,6 @@ def charts(so: ScaleOut, section: WorkloadSection, ctx: Context) -> list[tuple[s
     if not so.lines:
         return []
     lang = ctx.lang
-
-    def label(method: str, pgpool: bool) -> str:
-        return method + (" + Pgpool-II" if pgpool else "")
-
     methods = list(dict.fromkeys(label(line.method, line.pgpool) for line in so.lines))
     most = {m: max(line.clients for line in so.lines if label(line.method, line.pgpool) == m) for m in methods}
     drawn = []
