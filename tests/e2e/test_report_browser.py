@@ -151,8 +151,10 @@ def test_report_in_a_browser(pg17, pg18, workdir: Path) -> None:
 
 # Golden stores (tests/golden/report-stores) with the widest tables: the differences of four
 # versions with their build flags, four servers side by side, full-text judgements and plans,
-# scale-up's hottest functions, three environments, TPC-C, the trials of many servers.
-WIDE = ("versions", "freeze", "fulltext", "parallel", "iot", "scaleup", "environments", "tpcc", "cores")
+# scale-up's hottest functions, three environments, TPC-C, the trials of many servers, and
+# the replication methods' strengths and weaknesses (S7).
+WIDE = ("versions", "freeze", "fulltext", "parallel", "iot", "scaleup", "environments", "tpcc", "cores",
+        "replication")
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "report-stores"
 WINDOW = "--window-size=1280,900"
 SVG = "{http://www.w3.org/2000/svg}"
