@@ -265,7 +265,10 @@ def test_the_lwlock_tables_of_each_server_share_one_data_table(tmp_path: Path) -
     assert not report(tmp_path, "en")
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert html.count(f'<table class="data locks" data-table="{first.workload}-locks">') == 2
-    assert html.count(f'<table class="data lock-cores" data-table="{first.workload}-lock-cores">') == 1
+    # The first lock table also names the data of the LWLock figures drawn above it (issue 57, item 1).
+    assert html.count(f'<table class="data lock-cores" data-table="{first.workload}-lock-cores '
+                      f'{first.workload}-lock-bars">') == 1
+    assert html.count(f'<div class="charts" data-table="{first.workload}-lock-bars">') == 1
     with (tmp_path / "tables" / f"{first.workload}-locks.csv").open(encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
     assert rows == [["workload", "server", "lock", "clients", "requests_per_transaction",

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from teiten.analysis.model import CoreScaling, WorkloadSection
 from teiten.report.app_tables import app_chart_lines
+from teiten.report.cells import DataTable, data_name
+from teiten.report.lock_charts import lock_charts
 from teiten.report.parts import registered_charts
 from teiten.report.suite_tables import suite_charts
 from teiten.report.svg import LOG_X_MIN_SPAN, Line, line_chart
@@ -33,7 +35,8 @@ def workload_charts(section: WorkloadSection,
     """``[(kind, title, svg), ...]``: ``tps``, ``latency``, ``ratio`` when there is a server
     to compare with the baseline, and ``cores-N`` (TPS against cores per client count) for
     each family of servers that ran on different numbers of cores; then the charts of
-    teiten/tables/ (S7's total TPS against nodes)."""
+    teiten/tables/ (S7's total TPS against nodes) and the LWLock figures of builds that count
+    their locks (:mod:`teiten.report.lock_charts`)."""
     ctx = ctx or Context()
     if section.suite is not None:
         return suite_charts(section, ctx)
@@ -52,7 +55,31 @@ def workload_charts(section: WorkloadSection,
     if section.history is not None:
         title = tr("chart.history", ctx.lang, workload=section.workload)
         out.append(("history", title, history_chart(section, title, ctx)))
-    return out + registered_charts(section, ctx)
+    return out + registered_charts(section, ctx) + lock_charts(section, ctx)
+
+
+# The charts drawn from a CSV that no table shows as drawn, by kind: the kind of that data.
+DRAWN_FROM = {"lock-requests": "lock-bars", "lock-contentions": "lock-bars",
+              "lock-contentions-split": "lock-bars"}
+
+Chart = tuple[str, str, str]  # kind, title, svg
+
+
+def chart_groups(section: WorkloadSection, ctx: Context) -> list[tuple[tuple[DataTable, ...], list[Chart]]]:
+    """The section's charts (:func:`workload_charts`) in groups, each with the data the
+    reports name beside it: first those whose figures the tables show (no data), then those
+    drawn from a CSV of their own, a group per CSV (the LWLock figures: ``<stem>-lock-bars``)."""
+    w = section.workload
+    plain: list[Chart] = []
+    apart: dict[str, list[Chart]] = {}
+    for chart in workload_charts(section, ctx):
+        kind = DRAWN_FROM.get(chart[0])
+        if kind is None:
+            plain.append(chart)
+        else:
+            apart.setdefault(kind, []).append(chart)
+    return [((), plain), *(((DataTable(data_name(ctx, w, kind), w, kind, (), ()),), charts)
+                           for kind, charts in apart.items())]
 
 
 def history_chart(section: WorkloadSection, title: str, ctx: Context) -> str:

@@ -78,6 +78,11 @@ LOCK_COLUMNS = ("workload", "server", "lock", "clients", "requests_per_transacti
 LOCK_CORES_COLUMNS = ("workload", "family", "clients", "lock", "cores", "server",
                       "requests_per_transaction", "contentions_per_transaction",
                       "shared_per_transaction", "exclusive_per_transaction")
+# The 2014 LWLock figures (teiten.report.lock_charts): a row per segment drawn. figure: requests |
+# contentions | contentions-split; build: the family (axis cores) or the server (axis clients);
+# mode: shared | exclusive | all; per_transaction is divided by divided_by (the split lock's parts).
+LOCK_BAR_COLUMNS = ("workload", "figure", "build", "axis", "x", "server", "lock", "mode",
+                    "per_transaction", "divided_by")
 # METHODS S5: the CPU of each server of a pair per client count (medians of the windows' means).
 CPU_PAIR_COLUMNS = ("workload", "a", "b", "clients", "server", "user_pct", "sys_pct", "iowait_pct",
                     "steal_pct", "idle_pct")

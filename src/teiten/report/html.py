@@ -33,7 +33,7 @@ from teiten.report.activity import (
     wait_bars,
 )
 from teiten.report.cells import Cell, DataTable, Table
-from teiten.report.charts import workload_charts
+from teiten.report.charts import chart_groups
 from teiten.report.differences import declared_sentence, difference_table
 from teiten.report.exports import section_data, table_links
 from teiten.report.findings import sentences
@@ -169,9 +169,12 @@ def _section(section: WorkloadSection, index: int, ctx: Context) -> list[str]:
         out.append(f"<p>{e(section.description)}</p>")
     if section.suite is None:
         out += _findings(section, ctx)
-    out.append('<div class="charts">')
-    out += [f'<figure class="{kind}">{svg}</figure>' for kind, _, svg in workload_charts(section, ctx)]
-    out.append("</div>")
+    for data, charts in chart_groups(section, ctx):  # a group drawn from a CSV names it
+        if not charts:
+            continue
+        out.append(f'<div class="charts"{_names(tuple(data))}>')
+        out += [f'<figure class="{kind}">{svg}</figure>' for kind, _, svg in charts]
+        out.append("</div>")
     if section.suite is None:
         out.append(f'<p class="note">{e(tr("chart.note", lang, conf=ctx.conf))}</p>')
     for table in section_body(section, ctx):

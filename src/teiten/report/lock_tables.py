@@ -1,16 +1,19 @@
 """The LWLOCK_STATS tables (METHODS S2, 2014): each counting server's locks per client count,
 and each core family's locks by core count with shared and exclusive requests apart, as the
 2014 figures drew them (teiten.analysis.locks); written to ``<stem>-locks`` and
-``<stem>-lock-cores``."""
+``<stem>-lock-cores``, and the figures' segments (teiten.report.lock_charts) to
+``<stem>-lock-bars``."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from teiten.analysis.lock_bars import SPLIT_PARTS
 from teiten.analysis.locks import LockCores, LockFigures, LockTable
 from teiten.analysis.model import WorkloadSection
 from teiten.report.cells import Cell, Column, DataTable, Table, Value, data_name
 from teiten.report.columns import LOCK_COLUMNS, LOCK_CORES_COLUMNS
+from teiten.report.lock_charts import lock_bars_data
 from teiten.words import formats as f
 from teiten.words.context import Context
 from teiten.words.i18n import clients_phrase, tr
@@ -92,4 +95,8 @@ def lock_tables(section: WorkloadSection, ctx: Context) -> list[Table]:
             (w, lt.server, name, c, *_figures(v)) for lt in section.locks
             for name, values in lt.rows for c, v in zip(lt.clients, values, strict=True)))
         out += [replace(lock_table(lt, ctx), data=(data,)) for lt in section.locks]
+    bars = lock_bars_data(section, ctx)
+    if out and bars is not None:  # the figures' data and what they show, under the first table
+        out[0] = replace(out[0], data=(*out[0].data, bars),
+                         notes=(*out[0].notes, tr("locks.chart.note", ctx.lang, n=SPLIT_PARTS)))
     return out

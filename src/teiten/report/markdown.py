@@ -28,7 +28,7 @@ from teiten.report.activity import (
     wait_bars,
 )
 from teiten.report.cells import DataTable, Table
-from teiten.report.charts import workload_charts
+from teiten.report.charts import chart_groups
 from teiten.report.differences import declared_sentence, difference_table
 from teiten.report.exports import section_data, table_links
 from teiten.report.findings import sentences
@@ -132,10 +132,15 @@ def _section(section: WorkloadSection, out: outdir.Writer, ctx: Context) -> list
         for table in findings_tables(section, ctx):
             lines += _table_lines(table, lang)
         lines.append("")
-    for kind, title, svg in workload_charts(section, ctx):
-        name = f"{stem}-{kind}.svg"
-        out.write_text(f"charts/{name}", svg + "\n")
-        lines.append(f"![{md(title)}](charts/{quote(name)})")
+    for data, charts in chart_groups(section, ctx):  # a group drawn from a CSV links it
+        if data and charts:
+            lines.append("")
+        for kind, title, svg in charts:
+            name = f"{stem}-{kind}.svg"
+            out.write_text(f"charts/{name}", svg + "\n")
+            lines.append(f"![{md(title)}](charts/{quote(name)})")
+        if charts:
+            lines += _data_line(data, lang)
     if section.suite is None:
         lines += ["", f"*{md(tr('chart.note', lang, conf=ctx.conf))}*"]
     for table in section_body(section, ctx):
