@@ -116,3 +116,15 @@ def step_ratio(step: StepFigures, baseline: StepFigures, *, comparisons: int,
     return judging.ratio(step.values, baseline.values, comparisons=comparisons,
                          margin_pct=margin_pct, blocks=[str(b) for b in step.blocks],
                          baseline_blocks=[str(b) for b in baseline.blocks], lower_is_better=True)
+
+
+def rows_before_recheck(step: StepFigures) -> float | None:
+    """The rows an index gave a search before they were rechecked (the 2016 report's
+    "Recheck前の件数", the index's own hits): the rows returned plus those the recheck threw away,
+    and those the filter threw away (a GIN index of bigram arrays leaves the LIKE to a filter,
+    which rechecks the same way). None for a plan that used no index: a sequential scan reads
+    every row and rechecks none."""
+    if "Index" not in step.shape or step.rows is None:
+        return None
+    return (step.rows + step.plan.get("rows_removed_by_index_recheck", 0.0)
+            + step.plan.get("rows_removed_by_filter", 0.0))

@@ -13,6 +13,7 @@ from teiten.report.app_tables import app_chart_lines
 from teiten.report.cells import DataTable, data_name
 from teiten.report.lock_charts import lock_charts
 from teiten.report.parts import registered_charts
+from teiten.report.recheck_chart import KIND as RECHECK
 from teiten.report.suite_tables import suite_charts
 from teiten.report.svg import LOG_X_MIN_SPAN, Line, line_chart
 from teiten.report.tables import baseline_series
@@ -60,7 +61,7 @@ def workload_charts(section: WorkloadSection,
 
 # The charts drawn from a CSV that no table shows as drawn, by kind: the kind of that data.
 DRAWN_FROM = {"lock-requests": "lock-bars", "lock-contentions": "lock-bars",
-              "lock-contentions-split": "lock-bars"}
+              "lock-contentions-split": "lock-bars", RECHECK: "steps"}
 
 Chart = tuple[str, str, str]  # kind, title, svg
 
@@ -68,7 +69,8 @@ Chart = tuple[str, str, str]  # kind, title, svg
 def chart_groups(section: WorkloadSection, ctx: Context) -> list[tuple[tuple[DataTable, ...], list[Chart]]]:
     """The section's charts (:func:`workload_charts`) in groups, each with the data the
     reports name beside it: first those whose figures the tables show (no data), then those
-    drawn from a CSV of their own, a group per CSV (the LWLock figures: ``<stem>-lock-bars``)."""
+    drawn from a CSV of their own, a group per CSV (the LWLock figures: ``<stem>-lock-bars``;
+    S9's searches: ``<stem>-steps``)."""
     w = section.workload
     plain: list[Chart] = []
     apart: dict[str, list[Chart]] = {}

@@ -24,6 +24,7 @@ from teiten.report.columns import (
     STRENGTH_COLUMNS,
     SYSTEM_FIGURES,
 )
+from teiten.report.recheck_chart import recheck_chart
 from teiten.report.svg import Line, line_chart
 from teiten.report.value_bars import Bar, value_bars
 from teiten.words import formats as f
@@ -390,7 +391,8 @@ def _english(res: SuiteResults, by_group: object) -> str | None:
 
 
 def suite_charts(section: WorkloadSection, ctx: Context) -> list[tuple[str, str, str]]:
-    """``[(kind, title, svg)]``: time against the swept parameter, and sizes per variant."""
+    """``[(kind, title, svg)]``: time against the swept parameter (and, against the rows found, time
+    against the rows before the recheck), and sizes per variant."""
     res = section.suite
     assert res is not None
     lang = ctx.lang
@@ -403,6 +405,8 @@ def suite_charts(section: WorkloadSection, ctx: Context) -> list[tuple[str, str,
         out.append(("suite-time", title, line_chart(
             title, x_label, tr("axis.ms", lang), lines, log_x=x == "rows", y_decimals=2,
             log_caption=tr("axis.log", lang, label="{label}"), no_data=tr("chart.no_data", lang))))
+        if x == "rows" and (found_recheck := recheck_chart(section, step, ctx)) is not None:
+            out.append(found_recheck)  # S9: time against the rows before the recheck
     timed = [st for st in res.steps if st.step == step and st.seconds is not None]
     if x == "models" and timed:
         title = tr("chart.suite_time", lang, workload=section.workload, step=step)
