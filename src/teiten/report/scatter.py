@@ -43,7 +43,7 @@ def scatter(title: str, x_label: str, y_label: str, series: Sequence[Series], *,
     ys = [y for s in series for _, y, _ in s.points]
     x_ticks, y_ticks = nice_ticks(max(xs, default=0.0)), nice_ticks(max(ys, default=0.0))
     out = svg_head(title, width, str(height))
-    legend, legend_bottom = _legend([(s.name, s.colour) for s in series], width, top=34)
+    legend, legend_bottom = _legend([(s.name, s.colour, False) for s in series], width, top=34)
     out += legend
     y_texts = [_tick_text(t) for t in y_ticks]
     left = 30 + max(text_width(t, 11) for t in y_texts) + 8
