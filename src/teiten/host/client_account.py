@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,13 +141,16 @@ def hand_over(directory: Path, extra_env: Mapping[str, str] | None = None) -> No
 
 
 def run(argv: Sequence[str], *, timeout: float, what: str,
-        extra_env: Mapping[str, str] | None = None, check: bool = True) -> procs.Completed:
+        extra_env: Mapping[str, str] | None = None, check: bool = True,
+        lines: Callable[[str], None] | None = None) -> procs.Completed:
     """Run a client program (``pgbench -i``, a pgbench that reads a script) to its end, as the
-    client account, in a directory of its own with its scripts copied there."""
+    client account, in a directory of its own with its scripts copied there; ``lines`` hears
+    its stderr's lines as they come (procs.run)."""
     with place(argv, account(extra_env)) as where:
         try:
             done = procs.run(where.argv, timeout=timeout, what=what, env=env(extra_env),
-                             run_as=account(extra_env), cwd=where.cwd, check=check)
+                             run_as=account(extra_env), cwd=where.cwd, check=check,
+                               lines=lines)
         except ProcessError as exc:
             raise ProcessError(where.own_paths(str(exc)), argv=list(argv),
                                returncode=exc.returncode,

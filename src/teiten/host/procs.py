@@ -11,7 +11,8 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -139,6 +140,7 @@ def run(
     what: str | None = None,
     log: IO[str] | None = None,
     stdout: IO[bytes] | None = None,
+    lines: Callable[[str], None] | None = None,
 ) -> Completed:
     """Run ``argv`` to completion and capture its output.
 
@@ -146,7 +148,8 @@ def run(
     program writes them (a long build can be followed with ``tail -f``); nothing is captured
     then, so the error's tail is empty and the caller reads the log for one. With ``stdout`` (a
     file open for writing bytes: an archive), the standard output goes there and only stderr is
-    captured.
+    captured. With ``lines``, each line of stderr is given to it as it comes (a program's own
+    progress, pgbench -i's), and captured all the same.
 
     Raises :class:`ProcessError` on timeout, and on a non-zero exit when ``check`` is set.
     An interruption (Ctrl-C) kills the whole process group before it propagates.
@@ -164,11 +167,14 @@ def run(
         stderr=subprocess.STDOUT if log is not None else subprocess.PIPE,
     )
     label = what or os.path.basename(argv[0])
+    pump = _Pump(proc, lines) if lines is not None and log is None else None
     try:
         out, err = proc.communicate(input=input, timeout=timeout)
+        err = pump.read() if pump else err
     except subprocess.TimeoutExpired:
         kill_group(proc)
         out, err = (s or "" for s in proc.communicate())
+        err = pump.read() if pump else err
         raise ProcessError(
             f"{label} did not finish within {timeout:g} s and was killed"
             + (f": {tail(err)}" if err.strip() else ""),
@@ -190,6 +196,31 @@ def run(
             stderr_tail=detail,
         )
     return done
+
+
+class _Pump:
+    """A process's stderr read line by line in a thread of its own, each line told to ``lines``
+    as it comes; ``communicate`` reads the rest (stdout) meanwhile."""
+
+    def __init__(self, proc: subprocess.Popen[str], lines: Callable[[str], None]):
+        self.pipe, proc.stderr = proc.stderr, None
+        self.got: list[str] = []
+        self.lines = lines
+        self.thread = threading.Thread(target=self._pump, daemon=True)
+        self.thread.start()
+
+    def _pump(self) -> None:
+        assert self.pipe is not None
+        for line in self.pipe:
+            self.got.append(line)
+            self.lines(line.rstrip("\n"))
+
+    def read(self) -> str:
+        """All it read, once the process is gone."""
+        self.thread.join()
+        assert self.pipe is not None
+        self.pipe.close()
+        return "".join(self.got)
 
 
 class Background:
