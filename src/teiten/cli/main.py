@@ -12,6 +12,7 @@ machine stayed busy (left interrupted, for resume), 130 for an interruption.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
@@ -464,13 +465,15 @@ def _main(argv: list[str] | None) -> int:
             from teiten.cli import completion  # late: this command only
 
             return completion.cmd_completion(parser, args.shell)
-        from teiten.cli import commands, interrupts  # late: idem
-        from teiten.host import paths  # late: what a command needs, once it is known
+        from teiten.host import ticker  # late: light; a command that runs a study says what it does
+        with ticker.ticking(args.command) if args.command in ticker.COMMANDS else contextlib.nullcontext():
+            from teiten.cli import commands, interrupts  # late: idem
+            from teiten.host import paths  # late: what a command needs, once it is known
 
-        if args.command not in ("system", "fetch-source"):  # these make the account, or need none
-            paths.check_home()
-        interrupts.install()
-        return int(commands.dispatch(args) or 0)
+            if args.command not in ("system", "fetch-source"):  # these make the account, or need none
+                paths.check_home()
+            interrupts.install()
+            return int(commands.dispatch(args) or 0)
     except StudyInterrupted as exc:
         from teiten.cli import interrupts  # late: a study ran, so it is imported already
 

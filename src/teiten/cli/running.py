@@ -1,6 +1,7 @@
 """Running a study from the command line: check it, hold the machine, install what is missing,
 create it in the store, run its trials, summarize its points, write its report (teiten run,
-scaleup and bisect; resume finishes one the same way)."""
+scaleup and bisect; resume finishes one the same way). Its progress goes to stderr, each long
+phase said while it lasts (teiten.host.ticker)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from teiten.cli import interrupts
 from teiten.cli.output import Progress
 from teiten.cli.runopts import check_options, runner_options
 from teiten.cli.stores import summarize
+from teiten.host import ticker
 from teiten.model.errors import SpecError, StudyInterrupted, UserError
 from teiten.report.build import write_study_report
 from teiten.run import record, runlock, runner
@@ -32,9 +34,11 @@ def run_study(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *
 
 def run_and_finish(loaded: spec.LoadedStudy, source: str, args: argparse.Namespace, *,
                    generated: bool = False) -> tuple[int, int]:
-    """:func:`run_study`'s work: its exit status and the id of the study it made."""
+    """:func:`run_study`'s work: its exit status and the id of the study it made. Its long
+    phases are said while the command ticks (teiten.host.ticker, from teiten.cli.main)."""
     try:
-        checked = check(loaded)  # everything that can be wrong with the input, before creating
+        with ticker.phase("checking the study"):
+            checked = check(loaded)  # everything that can be wrong with the input, before creating
     except SpecError as exc:
         if not generated:
             raise
@@ -48,15 +52,17 @@ def run_and_finish(loaded: spec.LoadedStudy, source: str, args: argparse.Namespa
                       beside_others=args.beside_others,
                       say=functools.partial(print, file=sys.stderr, flush=True)):
         Store.check(address)  # an unusable store is refused before any download
-        checked = materialise(checked)  # downloads into the install cache, if anything is missing
+        with ticker.phase("getting the installs"):
+            checked = materialise(checked)  # downloads into the install cache, if anything is missing
         for name, why in checked.omitted:
             print(f"teiten: note: optional server {name} left out: {why}")
         store, study_id = record.create(checked, address, source)
         try:
-            with store.claimed(study_id), interrupts.running(str(store)):
+            with store.claimed(study_id), interrupts.running(str(store)), ticker.phase("running"):
                 counts = runner.execute(store, study_id, Progress(), secrets=loaded.secrets,
                                         **runner_options(args))
-            return finish(store, study_id, counts, args), study_id
+            with ticker.phase("writing the report"):
+                return finish(store, study_id, counts, args), study_id
         except KeyboardInterrupt:
             raise StudyInterrupted(str(store)) from None
         finally:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from teiten.host import paths
+from teiten.host import paths, ticker
 from teiten.installs import discover, manifest, maven, npm, pypi, source_workspace, staging
 from teiten.installs.discover import find_all
 from teiten.installs.model import Install, version_key
@@ -256,7 +256,8 @@ def verify_files(used: Iterable[Install]) -> None:
     Raises :class:`UserError` for the first damaged one (one without a manifest among them)."""
     for prefix in sorted({inst.bindir.parent for inst in used}):
         if manifest.made_by_teiten(prefix):
-            problem = manifest.check(prefix, hashes=True).problem
+            with ticker.phase(f"verifying the files of {prefix.name}"):
+                problem = manifest.check(prefix, hashes=True).problem
             if problem is not None:
                 raise UserError(manifest.damage(prefix, problem, hashes=True))
 

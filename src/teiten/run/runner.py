@@ -28,7 +28,7 @@ import psycopg
 from teiten import installs, workloads
 from teiten.analysis import differences
 from teiten.drivers import load
-from teiten.host import cpus, paths, remote
+from teiten.host import cpus, paths, remote, ticker
 from teiten.host.guard import run_choice
 from teiten.installs import Install
 from teiten.messages import tr
@@ -364,10 +364,10 @@ def _prepare_all(ctx: _Context, todo: list[PlannedTrial]) -> None:
         key = (trial.server, trial.workload)
         if key in ctx.broken or key in ctx.unprepared or key in ctx.prepared:
             continue
-        server = ctx.servers[trial.server]
-        began = time.monotonic()
+        server, began = ctx.servers[trial.server], time.monotonic()
         try:
-            server.prepare(ctx.workloads[trial.workload])
+            with ticker.phase(f"preparing {trial.server}/{trial.workload}"):
+                server.prepare(ctx.workloads[trial.workload])
         except (TeitenError, psycopg.Error, OSError) as exc:
             ctx.unprepared[key] = _unprepared(ctx, trial, exc)
             continue

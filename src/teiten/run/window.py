@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
+from teiten.host import ticker
 from teiten.model.results import Evidence, PlannedTrial
 from teiten.monitors import registry
 from teiten.monitors.base import Ended, Monitor, Window
@@ -56,8 +57,10 @@ class Watch:
             for monitor in nested:
                 monitor.start()
                 started.append(monitor)
+            ticker.pause()  # the measured window: the trial's lines say it
             yield
         finally:
+            ticker.resume()
             for monitor in reversed(started):
                 monitor.stop()
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import psutil
 import psycopg
 
-from teiten.host import paths, privileges, procs, safefs
+from teiten.host import paths, privileges, procs, safefs, ticker
 from teiten.host.cpus import Placement
 from teiten.host.netns import Namespace
 from teiten.host.waiting import wait_until
@@ -131,7 +131,8 @@ class Cluster:
             self.wal = waldir
             safefs.make_dir(waldir, mode=0o700)
             args += ["--waldir" if self.install.major >= 10 else "--xlogdir", str(waldir)]
-        self._run("initdb", args, timeout=300)
+        with ticker.phase("initdb"):
+            self._run("initdb", args, timeout=300)
         safefs.append_text(self.data / "postgresql.conf",
                            f"\n# added by teiten\ninclude_if_exists '{SETTINGS_CONF}'\n"
                            f"include_if_exists '{RUNTIME_CONF}'\n")
@@ -313,6 +314,10 @@ class Cluster:
         seconds taken."""
         if self.is_running():
             raise ServerError(f"cannot snapshot {self.data} while the server runs")
+        with ticker.phase("saving the data directory as a snapshot"):
+            return self._snapshot(dest)
+
+    def _snapshot(self, dest: Path) -> float:
         started = time.monotonic()
         # safe: the snapshot lives in the cluster's root, teiten's
         dest.mkdir(mode=0o700, parents=True, exist_ok=True)  # the server has no business there
@@ -343,6 +348,10 @@ class Cluster:
         cloned where the filesystem can, else copied. Returns seconds taken."""
         if self.is_running():
             raise ServerError(f"cannot restore {self.data} while the server runs")
+        with ticker.phase("restoring the data directory from its snapshot"):
+            return self._restore(src)
+
+    def _restore(self, src: Path) -> float:
         started = time.monotonic()
         if self.hook is not None:
             self._call_hook("restore", src)

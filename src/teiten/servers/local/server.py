@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from teiten.host import client_account, netdelay, oscache, paths, privileges, procs, safefs
+from teiten.host import client_account, netdelay, oscache, paths, privileges, procs, safefs, ticker
 from teiten.host.cgroups import Group, IoLimit, disk_of
 from teiten.host.cpus import Placement, confine, format_list
 from teiten.host.netns import Namespace
@@ -188,13 +188,15 @@ class LocalServer(Server):
         with cluster.connect(workload.database) as conn:
             make_extensions(conn, self.settings.get("shared_preload_libraries", ""))
         if workload.sql_loaded:
-            self._load_by_sql(cluster, workload, in_space=space is not None)
+            with ticker.phase("loading the data"):
+                self._load_by_sql(cluster, workload, in_space=space is not None)
         else:
             in_space = [f"--tablespace={TABLESPACE}", f"--index-tablespace={TABLESPACE}"] if space else []
-            client_account.run([str(self.client.binary("pgbench")), *workload.init_args(), *in_space,
-                        "-h", cluster.host, "-p", str(cluster.port), "-U", SUPERUSER,
-                        workload.database], timeout=7200, what="pgbench -i",
-                       extra_env={"PGOPTIONS": HOUSEKEEPING})
+            with ticker.phase("loading the data (pgbench -i)"):  # its own progress lines said
+                client_account.run([str(self.client.binary("pgbench")), *workload.init_args(), *in_space,
+                                    "-h", cluster.host, "-p", str(cluster.port), "-U", SUPERUSER,
+                                    workload.database], timeout=7200, what="pgbench -i",
+                                   extra_env={"PGOPTIONS": HOUSEKEEPING}, lines=ticker.progress)
         with cluster.connect(workload.database) as conn:
             conn.execute("CHECKPOINT")
             if self.description is None:
@@ -437,9 +439,10 @@ class LocalServer(Server):
         self._stop_proxy()
         for key, slot in list(self.slots.items()):
             try:
-                self._discard(slot.cluster, slot.cluster.root,
-                              [*([slot.cluster.wal.parent] if slot.cluster.wal is not None else []),
-                               *(space.parent for space in slot.cluster.tablespaces)])
+                with ticker.phase(f"removing the cluster of {self.name}/{key}"):
+                    self._discard(slot.cluster, slot.cluster.root,
+                                  [*([slot.cluster.wal.parent] if slot.cluster.wal is not None else []),
+                                   *(space.parent for space in slot.cluster.tablespaces)])
             finally:
                 del self.slots[key]
         if self.placement is not None:
