@@ -41,7 +41,8 @@ repetitions: 1
                    "--report", str(workdir / "report"))
     assert done.returncode == 0, done.stderr
     assert "teiten: note: optional server no-vector left out: install 'no-such-build' is unknown" \
-        in done.stdout
+        in done.stderr
+    assert done.stdout == f"{workdir / 'report' / 'report.html'}\n", "stdout: the report's path alone"
     report = (workdir / "report" / "report.md").read_text()
     recorded = dict(re.findall(r"^### (\S+)\n\n(?:\|.*\n)*?\| Data checksums \| (\w+) \|", report, re.M))
     assert recorded == {"pg17-default": "off", "pg17-on": "on", "pg18-default": "off",

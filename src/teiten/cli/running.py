@@ -54,8 +54,8 @@ def run_and_finish(loaded: spec.LoadedStudy, source: str, args: argparse.Namespa
         Store.check(address)  # an unusable store is refused before any download
         with ticker.phase("getting the installs"):
             checked = materialise(checked)  # downloads into the install cache, if anything is missing
-        for name, why in checked.omitted:
-            print(f"teiten: note: optional server {name} left out: {why}")
+        for name, why in checked.omitted:  # stderr: stdout's last line is the report's path
+            print(f"teiten: note: optional server {name} left out: {why}", file=sys.stderr)
         store, study_id = record.create(checked, address, source)
         try:
             with store.claimed(study_id), interrupts.running(str(store)), ticker.phase("running"):
@@ -76,15 +76,20 @@ def finish(store: Store, study_id: int, counts: dict[str, int], args: argparse.N
     print(f"teiten: {total} trials: {parts}; store: {store}", file=sys.stderr)
     if store.study(study_id).finished:  # each point's summary, for the timeline
         summarize(store, study_id)
+    html = None
     if not args.no_report:
         out = Path(args.report) if args.report else store.address.report_dir()
         written = write_study_report(store, study_id, out, lang=getattr(args, "lang", "en"),
                                      overwrite=args.overwrite, option="--report")
-        print(f"teiten: report: {written['html']} (and {written['markdown'].name})",
-              file=sys.stderr)
+        html = written["html"]
+        print(f"teiten: report (and {written['markdown'].name} beside it):", file=sys.stderr)
+    status = 0
     if total and not counts.get("ok"):
         # A study that measured nothing has no answer: scripts and CI must not read it as done.
         print(f"teiten: no trial succeeded; the reasons are in 'teiten results --store "
               f"{store}'", file=sys.stderr)
-        return 1
-    return 0
+        status = 1
+    if html is not None:  # stdout's last line, for a script to open
+        sys.stderr.flush()
+        print(html, flush=True)
+    return status
