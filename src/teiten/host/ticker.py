@@ -185,6 +185,11 @@ def phase(what: str) -> Iterator[None]:
             ticker.phases.pop()
 
 
+def active() -> bool:
+    """Whether a ticking block holds (what only feeds it can be left out otherwise)."""
+    return _current is not None
+
+
 def progress(detail: str) -> None:
     """How far the current phase is (a program's progress line, rows loaded)."""
     ticker = _current

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TypeVar
 
+from teiten.host import ticker
 from teiten.model.errors import TeitenError
 
 T = TypeVar("T")
@@ -23,26 +26,49 @@ def _minutes(seconds: float) -> str:
 
 
 @contextlib.contextmanager
-def telling(what: str, about_s: float, *, every_s: float = 60.0) -> Iterator[None]:
+def telling(what: str, about_s: float, *, every_s: float = 60.0, log: Path | None = None
+            ) -> Iterator[None]:
     """Say that ``what`` (a long step: an image build) begins and about how long it takes,
-    then how long it has taken every ``every_s`` seconds, and when it is done: no silent
-    minutes (printed at the default level, as "teiten: ...")."""
+    then how far it is, and when it is done: no silent minutes (printed at the default level,
+    as "teiten: ..."). Under a ticking command it is a phase of the ticker (teiten.host.ticker:
+    said every 5 s in a log, drawn in place on a terminal), with the last line of ``log`` (the
+    build's output: its steps) as how far it is; else how long it has taken, every
+    ``every_s``."""
     PROGRESS.warning("%s (the first time only; about %s)...", what, _minutes(about_s))
     started = time.monotonic()
     stop = threading.Event()
+    ticking = ticker.active()
 
     def tick() -> None:
-        while not stop.wait(every_s):
-            PROGRESS.warning("%s: %s so far", what, _minutes(time.monotonic() - started))
+        while not stop.wait(1.0 if ticking else every_s):
+            if not ticking:
+                PROGRESS.warning("%s: %s so far", what, _minutes(time.monotonic() - started))
+            elif log is not None:
+                ticker.progress(_last_line(log))
 
-    ticker = threading.Thread(target=tick, name="telling", daemon=True)
-    ticker.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        ticker.join()
+    thread = threading.Thread(target=tick, name="telling", daemon=True)
+    with ticker.phase(what):
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
     PROGRESS.warning("%s: done in %s", what, _minutes(time.monotonic() - started))
+
+
+def _last_line(path: Path, *, width: int = 100) -> str:
+    """The last line written to ``path`` (a build's log, in a directory of root's), cut to
+    ``width``; empty when there is none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as f:
+        f.seek(max(0, os.fstat(fd).st_size - 4096))
+        lines = [line.strip() for line in f.read().decode("utf-8", "replace").splitlines()]
+    last = next((line for line in reversed(lines) if line), "")
+    return last if len(last) <= width else last[: width - 1] + "…"
 
 
 class WaitTimeout(TeitenError):

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 import psycopg
 from psycopg import sql
 
-from teiten.host import procs
+from teiten.host import procs, ticker
 from teiten.installs import Install
 from teiten.model.errors import ProcessError
 from teiten.servers.base import Cycle
@@ -169,6 +172,38 @@ def make_extensions(conn: psycopg.Connection, preloaded: str) -> None:
     for ext in ("pg_wait_sampling", "pg_stat_statements"):
         if ext in preloaded:
             conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(sql.Identifier(ext)))
+
+
+_SO_FAR = ("SELECT count(*) FILTER (WHERE c.relkind IN ('r', 'p')), pg_database_size(current_database()) "
+           "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+           "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')")
+
+
+@contextlib.contextmanager
+def loading_said(conninfo: str, every_s: float = 1.0) -> Iterator[None]:
+    """While the block loads the database of ``conninfo`` by SQL, what it holds so far (its
+    tables and their size) is told to the ticker every ``every_s`` (teiten.host.ticker), from a
+    connection of its own; where nothing is said (no ticking command) it does nothing."""
+    if not ticker.active():
+        yield
+        return
+    stop = threading.Event()
+
+    def watch() -> None:
+        with contextlib.suppress(psycopg.Error), \
+                psycopg.connect(conninfo, autocommit=True, connect_timeout=15) as conn:
+            while not stop.wait(every_s):
+                row = conn.execute(_SO_FAR).fetchone()
+                if row:
+                    ticker.progress(f"{row[0]} tables, {row[1] / 1e6:.0f} MB so far")
+
+    thread = threading.Thread(target=watch, name="teiten-loading", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def drop_database(conn: psycopg.Connection, name: str) -> None:

@@ -145,7 +145,8 @@ def build(install: Install, docker: list[str], env: dict[str, str]) -> Built:
         try:
             # safe: the build's own directory (root's, 0700)
             with open(stage / "build.log", "w") as out, \
-                    waiting.telling(f"building the Docker image of {install.bindir}", BUILD_S):
+                    waiting.telling(f"building the Docker image of {install.bindir}", BUILD_S,
+                                    log=stage / "build.log"):
                 _build(install, tag, stage, out, docker, env)
         except ProcessError as exc:  # its output went to the log, removed with the build
             tail = procs.tail(safefs.read_text(stage / "build.log", limit=1 << 16), 3)

@@ -31,7 +31,14 @@ from teiten.monitors.system import device_of
 from teiten.servers import profiles
 from teiten.servers.base import Cycle, DataSet, Endpoint, Server, TrialEnd, crash_verdict
 from teiten.servers.cluster import SUPERUSER, Cluster
-from teiten.servers.sql import HOUSEKEEPING, create_database, describe, make_extensions, settle
+from teiten.servers.sql import (
+    HOUSEKEEPING,
+    create_database,
+    describe,
+    loading_said,
+    make_extensions,
+    settle,
+)
 from teiten.spec import ServerSpec
 
 if TYPE_CHECKING:
@@ -262,7 +269,8 @@ class LocalServer(Server):
         conninfo = make_conninfo(host=cluster.host, port=cluster.port, user=SUPERUSER,
                                  dbname=workload.database, options=HOUSEKEEPING)
         jobs = len(self.cpus) if self.cpus else os.cpu_count() or 1
-        took = workload.load_sql(conninfo, jobs=jobs)
+        with loading_said(conninfo):  # how far it is: its tables and their size so far
+            took = workload.load_sql(conninfo, jobs=jobs)
         self.loads[workload.key] = took
         log.info("%s: loaded %s in %.1f s (%s)", self.name, workload.key, sum(took.values()),
                  ", ".join(f"{k} {v:.1f}" for k, v in took.items()))

@@ -211,7 +211,8 @@ def build(install: Install, *, log_to: IO[str] | None = None) -> Image:
         try:
             # safe: the build's own directory (root's, 0700)
             with open(stage / "build.log", "w") as own_log, \
-                    waiting.telling(f"building the VM guest of {install.bindir}", build_seconds()):
+                    waiting.telling(f"building the VM guest of {install.bindir}", build_seconds(),
+                                    log=stage / "build.log"):
                 _build(install, dirs, stage, log_to or own_log)
             # safe: the cache of guests, root's and 0700
             os.rename(stage, final)
