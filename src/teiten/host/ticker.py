@@ -8,8 +8,8 @@ speaks only when nothing else has: on a terminal, after ``QUIET_S`` without a wo
 the current phase (what :func:`phase` named, what :func:`progress` last said of it, and the
 seconds it has lasted) in one line, redrawn every ``REDRAW_S`` and erased before anything else
 is written; in a pipe or a log, after ``EVERY_S`` without a line, it writes that phase as a line
-of its own (the first after ``QUIET_S``, as a download's; then at most one line, and at
-least one, every ``EVERY_S``). :func:`pause` keeps it
+of its own (the first after ``QUIET_S``, as a download's; then one every ``EVERY_S``, drawn a
+tick early so that no silence is longer). :func:`pause` keeps it
 quiet (a trial's measured window, which has its own lines) until :func:`resume`. Outside a
 ticking block, phase and progress cost nothing and say nothing (the library, the tests)."""
 
@@ -94,9 +94,9 @@ class _Ticker:
             now = self.clock()
             if self.line.tty:
                 due = now - self.quiet_since >= QUIET_S and now - self.said >= REDRAW_S
-            else:  # the first after QUIET_S of silence, as a download's
-                quiet = now - max(self.quiet_since, self.said)
-                due = quiet >= EVERY_S or (quiet >= QUIET_S and self.said < 0)
+            else:  # the first after QUIET_S of silence, as a download's; then one a tick before
+                quiet = now - max(self.quiet_since, self.said)  # EVERY_S, so that none is longer
+                due = quiet >= EVERY_S - _TICK_S or (quiet >= QUIET_S and self.said < 0)
             if due:
                 self.line.draw(self.text(now))
                 self.said, self.drawn = now, self.line.tty
