@@ -37,6 +37,7 @@ def _ticker(tty: bool) -> tuple[ticker._Ticker, ticker._Watched, _Stream, _Clock
     stream, clock = _Stream(tty), _Clock()
     made = ticker._Ticker(ticker.Line(stream), clock)
     made.phases.append(ticker._Phase("run s", clock()))
+    made.checked = True  # the input is checked: a pipe hears it
     return made, ticker._Watched(stream, made), stream, clock
 
 
@@ -84,6 +85,29 @@ def test_on_a_terminal_one_line_drawn_in_place_and_wiped_before_other_output() -
     watched.write("[....] 1/1 pg17 ...\n")
     assert stream.getvalue().endswith("\x1b[K\r\x1b[K[....] 1/1 pg17 ...\n")
     assert not made.drawn
+
+
+def test_while_the_input_is_checked_a_pipe_hears_nothing_and_a_terminal_sees_a_line_wiped() -> None:
+    """Bad input's error stands alone in a log (one line), whatever the checks took."""
+    for tty in (False, True):
+        made, watched, stream, clock = _ticker(tty)
+        made.checked = False
+        _at(made, clock, 30.0)
+        watched.write("teiten: error: no such study file\n")
+        assert stream.getvalue().replace("\r\x1b[K", "").endswith(
+            "teiten: error: no such study file\n" if tty else "")
+        assert stream.getvalue().startswith("\rteiten: run s (30 s)" if tty else "teiten: error")
+
+
+def test_a_phase_past_the_checks_opens_the_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stderr", _Stream(tty=False))
+    with ticker.ticking("run"):
+        current = ticker._current
+        assert current is not None
+        with ticker.phase("checking the study", checking=True):
+            assert not current.checked
+        with ticker.phase("getting the installs"):
+            assert current.checked
 
 
 def test_paused_it_says_nothing() -> None:

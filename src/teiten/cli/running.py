@@ -37,7 +37,7 @@ def run_and_finish(loaded: spec.LoadedStudy, source: str, args: argparse.Namespa
     """:func:`run_study`'s work: its exit status and the id of the study it made. Its long
     phases are said while the command ticks (teiten.host.ticker, from teiten.cli.main)."""
     try:
-        with ticker.phase("checking the study"):
+        with ticker.phase("checking the study", checking=True):
             checked = check(loaded)  # everything that can be wrong with the input, before creating
     except SpecError as exc:
         if not generated:

@@ -9,7 +9,9 @@ the current phase (what :func:`phase` named, what :func:`progress` last said of 
 seconds it has lasted) in one line, redrawn every ``REDRAW_S`` and erased before anything else
 is written; in a pipe or a log, after ``EVERY_S`` without a line, it writes that phase as a line
 of its own (the first after ``QUIET_S``, as a download's; then one every ``EVERY_S``, drawn a
-tick early so that no silence is longer). :func:`pause` keeps it
+tick early so that no silence is longer), once the input is checked: until a phase that is not
+``checking`` begins, a pipe gets nothing of it, so that bad input still gets its error alone in
+one line (on a terminal the line drawn is wiped before the error). :func:`pause` keeps it
 quiet (a trial's measured window, which has its own lines) until :func:`resume`. Outside a
 ticking block, phase and progress cost nothing and say nothing (the library, the tests)."""
 
@@ -78,6 +80,7 @@ class _Ticker:
         self.said = -1.0  # the last line (or draw) of its own (none yet)
         self.drawn = False  # a line of its own stands on the terminal, the cursor at its end
         self.paused = False
+        self.checked = False  # a phase past the input's checks has begun: a pipe hears it
         self.stop = threading.Event()
 
     def other_writes(self) -> None:
@@ -89,7 +92,7 @@ class _Ticker:
 
     def tick(self) -> None:
         with self.lock:
-            if self.paused or not self.phases:
+            if self.paused or not self.phases or not (self.line.tty or self.checked):
                 return
             now = self.clock()
             if self.line.tty:
@@ -140,7 +143,7 @@ def ticking(what: str | None = None, *, clock: Callable[[], float] = time.monoto
     phase is); a ticking block inside another is the same one."""
     global _current
     if _current is not None:
-        with phase(what) if what else contextlib.nullcontext():
+        with phase(what, checking=True) if what else contextlib.nullcontext():
             yield
         return
     inner = sys.stderr
@@ -155,7 +158,7 @@ def ticking(what: str | None = None, *, clock: Callable[[], float] = time.monoto
     thread = threading.Thread(target=ticker.loop, name="teiten-ticker", daemon=True)
     thread.start()
     try:
-        with phase(what) if what else contextlib.nullcontext():
+        with phase(what, checking=True) if what else contextlib.nullcontext():
             yield
     finally:
         ticker.stop.set()
@@ -170,14 +173,16 @@ def ticking(what: str | None = None, *, clock: Callable[[], float] = time.monoto
 
 
 @contextlib.contextmanager
-def phase(what: str) -> Iterator[None]:
-    """The block is a phase named ``what`` (inside the phase that holds it)."""
+def phase(what: str, *, checking: bool = False) -> Iterator[None]:
+    """The block is a phase named ``what`` (inside the phase that holds it); ``checking``: one
+    that checks the input, whose error must stand alone (see the module's text)."""
     ticker = _current
     if ticker is None:
         yield
         return
     with ticker.lock:
         ticker.phases.append(_Phase(what, ticker.clock()))
+        ticker.checked = ticker.checked or not checking
     try:
         yield
     finally:
