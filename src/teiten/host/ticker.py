@@ -203,6 +203,26 @@ def progress(detail: str) -> None:
             ticker.phases[-1].detail = detail.strip()
 
 
+@contextlib.contextmanager
+def polling(detail: Callable[[], str | None], every_s: float = 1.0) -> Iterator[None]:
+    """While the block runs, ``detail()`` every ``every_s`` in a thread of its own, what it
+    returns told as how far the current phase is (a load's tables, a build log's last line)."""
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.wait(every_s):
+            if said := detail():
+                progress(said)
+
+    thread = threading.Thread(target=poll, name="teiten-polling", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
 def pause() -> None:
     """Quiet until :func:`resume`: what runs has lines of its own (a trial)."""
     if _current is not None:

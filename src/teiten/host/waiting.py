@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -36,24 +35,16 @@ def telling(what: str, about_s: float, *, every_s: float = 60.0, log: Path | Non
     ``every_s``."""
     PROGRESS.warning("%s (the first time only; about %s)...", what, _minutes(about_s))
     started = time.monotonic()
-    stop = threading.Event()
     ticking = ticker.active()
 
-    def tick() -> None:
-        while not stop.wait(1.0 if ticking else every_s):
-            if not ticking:
-                PROGRESS.warning("%s: %s so far", what, _minutes(time.monotonic() - started))
-            elif log is not None:
-                ticker.progress(_last_line(log))
+    def said() -> str | None:
+        if not ticking:
+            PROGRESS.warning("%s: %s so far", what, _minutes(time.monotonic() - started))
+            return None
+        return _last_line(log) if log is not None else None
 
-    thread = threading.Thread(target=tick, name="telling", daemon=True)
-    with ticker.phase(what):
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
+    with ticker.phase(what), ticker.polling(said, 1.0 if ticking else every_s):
+        yield
     PROGRESS.warning("%s: done in %s", what, _minutes(time.monotonic() - started))
 
 

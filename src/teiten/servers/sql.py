@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 import psycopg
@@ -179,31 +177,20 @@ _SO_FAR = ("SELECT count(*) FILTER (WHERE c.relkind IN ('r', 'p')), pg_database_
            "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')")
 
 
-@contextlib.contextmanager
-def loading_said(conninfo: str, every_s: float = 1.0) -> Iterator[None]:
+def loading_said(conninfo: str) -> contextlib.AbstractContextManager[None]:
     """While the block loads the database of ``conninfo`` by SQL, what it holds so far (its
-    tables and their size) is told to the ticker every ``every_s`` (teiten.host.ticker), from a
-    connection of its own; where nothing is said (no ticking command) it does nothing."""
-    if not ticker.active():
-        yield
-        return
-    stop = threading.Event()
+    tables and their size) is told to the ticker every second (teiten.host.ticker); where
+    nothing is said (no ticking command) it does nothing."""
+    return ticker.polling(lambda: _so_far(conninfo)) if ticker.active() else contextlib.nullcontext()
 
-    def watch() -> None:
-        with contextlib.suppress(psycopg.Error), \
-                psycopg.connect(conninfo, autocommit=True, connect_timeout=15) as conn:
-            while not stop.wait(every_s):
-                row = conn.execute(_SO_FAR).fetchone()
-                if row:
-                    ticker.progress(f"{row[0]} tables, {row[1] / 1e6:.0f} MB so far")
 
-    thread = threading.Thread(target=watch, name="teiten-loading", daemon=True)
-    thread.start()
+def _so_far(conninfo: str) -> str | None:
     try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
+        with psycopg.connect(conninfo, autocommit=True, connect_timeout=5) as conn:
+            row = conn.execute(_SO_FAR).fetchone()
+    except psycopg.Error:  # saying how far it is never fails the load
+        return None
+    return f"{row[0]} tables, {row[1] / 1e6:.0f} MB so far" if row else None
 
 
 def drop_database(conn: psycopg.Connection, name: str) -> None:
