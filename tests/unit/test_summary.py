@@ -7,6 +7,7 @@ import itertools
 import pytest
 
 from teiten.analysis.summary import mean_diff_pct, median, section
+from teiten.installs.releases import Release
 from teiten.model.results import LoadFigures, PlannedTrial, Status, TrialRecord
 from teiten.servers.profiles import GB, MB, Sizing, pgbench_data_bytes, settings, shared_buffers_for
 
@@ -52,18 +53,21 @@ def test_mean_diff_skips_points_without_both_values() -> None:
 def test_pgecons_profile_is_sized_to_machine_and_data() -> None:
     small = Sizing(ram_bytes=24 * GB, disk_free_bytes=80 * GB, max_clients=4,
                    data_bytes=pgbench_data_bytes(10, 80))
-    conf = settings("pgecons", small)
+    conf = settings("pgecons", small, Release(180000))
     assert conf["autovacuum"] == "off" and conf["checkpoint_timeout"] == "60min"
     assert conf["log_checkpoints"] == "on" and conf["log_lock_waits"] == "on"
     assert conf["max_connections"] == "100"
     assert conf["max_wal_size"] == "20480MB"
+    # before 9.5 the same WAL as checkpoint_segments: 20480 MB / (3 * 16 MB), 9.5's release notes
+    old = settings("pgecons", small, Release(90400))
+    assert old["checkpoint_segments"] == "426" and "max_wal_size" not in old
     sb, fits = shared_buffers_for(small)
     assert fits and sb >= pgbench_data_bytes(10, 80)
     # S1's original size does not fit this machine: capped at 40% of RAM, and said so.
     big = Sizing(24 * GB, 80 * GB, 192, pgbench_data_bytes(2000, None))
     sb, fits = shared_buffers_for(big)
     assert not fits and sb == int(24 * GB * 0.4)
-    assert settings("pgecons", big)["max_connections"] == "212"
+    assert settings("pgecons", big, Release(180000))["max_connections"] == "212"
     assert pgbench_data_bytes(10, 80) > pgbench_data_bytes(10, None) > 140 * MB
 
 

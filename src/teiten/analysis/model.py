@@ -450,7 +450,8 @@ class Notice:
 
     Keys: trial-failed, trial-skipped, unfinished, checkpoint-in-window,
     autovacuum-in-window, too-few-repetitions, comparisons, comparison-one, unstable-series, high-noise,
-    mixed-fingerprints, software-changed, different-parameters. ``params`` holds the figures the sentence needs.
+    mixed-fingerprints, software-changed, different-parameters, waits-unavailable. ``params`` holds the
+    figures the sentence needs.
     """
 
     key: str

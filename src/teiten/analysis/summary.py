@@ -34,6 +34,7 @@ from teiten.analysis.model import (
 )
 from teiten.analysis.noise import noise_notices, tuning_notices
 from teiten.analysis.scaleups import core_families, with_builds_and_cores
+from teiten.installs.releases import Release
 from teiten.messages import clients_phrase, join, tr, word
 from teiten.model.metrics import AUTOVACUUM_IN_WINDOW, CHECKPOINTS_IN_WINDOW
 from teiten.model.results import ProgressPoint, ServerRecord, StudyResults, TrialRecord
@@ -310,6 +311,18 @@ def suite_section(w: WorkloadRecord, trials: Sequence[TrialRecord],
                            suite=res)
 
 
+def _without_waits(study: StudyResults) -> list[Notice]:
+    """A notice for each server of a release without wait events (before 9.6), whose trials
+    the database monitor sampled none of (teiten.monitors.database)."""
+    out = []
+    for row in study.servers:
+        num = (row.description or {}).get("version_num")
+        if isinstance(num, int) and not Release.of_num(num).wait_events:
+            out.append(Notice("waits-unavailable", {"server": row.name,
+                                                    "version": (row.description or {}).get("version")}))
+    return out
+
+
 def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     """The whole report's figures. With ``options.exclude_rampup``, each trial's TPS is the
     mean of its per-second series from the steady state on (stats.steady_state_start),
@@ -326,7 +339,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     notes_first += [Notice(key, dict(fields)) for row in study.servers
                     for key, fields in features.server_kind(row.kind, row.spec).notices(
                         row.name, row.description or {})]
-    notes_first += noise_notices(study) + tuning_notices(study.fingerprint)
+    notes_first += noise_notices(study) + tuning_notices(study.fingerprint) + _without_waits(study)
     if options.exclude_rampup:
         trials, excluded = _without_rampup(trials, data.progress)
         notes_first.append(Notice("rampup-excluded", {"trials": excluded}))

@@ -11,7 +11,8 @@ A :class:`Session` holds one connection to the workload's database and records *
   per-node clock reads that inflate EXPLAIN ANALYZE's total, and one execution is what a
   cold cache allows;
 - :meth:`Session.cache` puts the cache in a state before the next step: ``warm`` loads the
-  named relations into shared_buffers with pg_prewarm; ``cold`` asks the server to restart
+  named relations into shared_buffers with pg_prewarm (where the server has none, by reading
+  them); ``cold`` asks the server to restart
   and to drop the operating system's cache of its files, and the step records what was
   actually done.
 """
@@ -30,6 +31,7 @@ from teiten.drivers import explain, records
 from teiten.model.errors import ServerError
 from teiten.model.results import StepRecord
 from teiten.monitors.system import StepMeter, StepReading
+from teiten.servers.sql import has_prewarm, read_relations
 
 # Given by the server: restart it with a cold cache; returns the new conninfo and what was done.
 ColdRestart = Callable[[], tuple[str, dict[str, object]]]
@@ -151,12 +153,8 @@ class Session:
         """Put the cache in ``state`` ('warm' or 'cold') for the next step."""
         if state == "warm":
             names = list(relations)
-            blocks = 0
-            for name in names:
-                blocks += self.scalar_int("SELECT pg_prewarm(%s::regclass)", (name,)) or 0
-                for (index,) in self.rows("SELECT indexrelid::regclass::text FROM pg_index "
-                                          "WHERE indrelid = %s::regclass", (name,)):
-                    blocks += self.scalar_int("SELECT pg_prewarm(%s::regclass)", (index,)) or 0
+            # 9.3, or a build without contrib, has no pg_prewarm: the relations are read
+            blocks = self._prewarm(names) if has_prewarm(self.conn) else read_relations(self.conn, names)
             self._cache = {"state": "warm", "prewarmed_blocks": blocks, "relations": names}
         elif state == "cold":
             if self.cold_restart is None:
@@ -171,6 +169,16 @@ class Session:
         else:
             raise ValueError(f"unknown cache state {state!r}")
         return self._cache
+
+    def _prewarm(self, names: Sequence[str]) -> int:
+        """pg_prewarm the tables ``names`` and their indexes; returns the blocks read."""
+        blocks = 0
+        for name in names:
+            blocks += self.scalar_int("SELECT pg_prewarm(%s::regclass)", (name,)) or 0
+            for (index,) in self.rows("SELECT indexrelid::regclass::text FROM pg_index "
+                                      "WHERE indrelid = %s::regclass", (name,)):
+                blocks += self.scalar_int("SELECT pg_prewarm(%s::regclass)", (index,)) or 0
+        return blocks
 
     # -- timed -----------------------------------------------------------------------------
 

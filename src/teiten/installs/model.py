@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from teiten.installs.releases import Release
+
 _VERSION = re.compile(r"\(PostgreSQL\)\s+(\d+)(?:\.(\d+))?(?:\.(\d+))?(\S*)")
 
 
@@ -31,6 +33,11 @@ class Install:
     def series(self) -> str:
         """The major as PostgreSQL names it: "17", or "9.6" before 10."""
         return ".".join(self.version.split(".")[:2]) if self.major < 10 else str(self.major)
+
+    @property
+    def release(self) -> Release:
+        """Its major release, which says what its server has (teiten.installs.releases)."""
+        return Release.of(self.version)
 
     def binary(self, program: str) -> Path:
         return self.bindir / program

@@ -39,7 +39,9 @@ class MonitorResult:
             details["devices"] = self.system.devices
             details["system_summary"] = self.system.summary
         if self.waits is not None:
-            details["waits_source"] = {"source": self.waits.source, "rounds": self.waits.samples}
+            details["waits_source"] = {"source": self.waits.source, "rounds": self.waits.samples,
+                                       **({"unavailable_before": "9.6", "release": self.waits.unavailable}
+                                          if self.waits.unavailable else {})}
         if self.warnings:
             details["warnings"] = self.warnings
         return Evidence(series=series, metrics=dict(self.summary), waits=waits, details=details)

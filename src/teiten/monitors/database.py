@@ -3,7 +3,9 @@ PostgreSQL's cumulative statistics over it.
 
 Wait events come from pg_stat_activity at 10 Hz (the modern stand-in for the 2014 team's
 LWLOCK_STATS builds, METHODS S2), or from the pg_wait_sampling extension when it is
-installed. Statistics views differ between versions (pg_stat_wal from 14, before which the WAL's bytes
+installed. A server before 9.6 has no wait events: only its autovacuum workers are watched,
+and the result says why it holds no waits (``WaitResult.unavailable``), which the report
+repeats. Statistics views differ between versions (pg_stat_wal from 14, before which the WAL's bytes
 come from its position and its records and full-page images are not known; pg_stat_io from
 16, pg_stat_checkpointer from 17, columns moved in 17 and 18): rather than naming
 columns per version, every numeric column of each view present is snapshotted and
@@ -23,6 +25,7 @@ from typing import TypeGuard
 
 import psycopg
 
+from teiten.installs.releases import Release
 from teiten.model.metrics import CHECKPOINTS_IN_WINDOW
 
 log = logging.getLogger(__name__)
@@ -36,6 +39,18 @@ _ACTIVITY = ("SELECT pid, backend_type, state, wait_event_type, wait_event "
 _ACTIVITY_96 = ("SELECT pid, CASE WHEN query LIKE 'autovacuum:%' THEN 'autovacuum worker' "
                 "ELSE 'client backend' END, state, wait_event_type, wait_event "
                 "FROM pg_stat_activity WHERE pid <> pg_backend_pid()")
+# Before 9.6: no wait events (a boolean 'waiting' for heavyweight locks only); the rows
+# still find the autovacuum workers.
+_ACTIVITY_OLD = ("SELECT pid, CASE WHEN query LIKE 'autovacuum:%' THEN 'autovacuum worker' "
+                 "ELSE 'client backend' END, state, NULL, NULL "
+                 "FROM pg_stat_activity WHERE pid <> pg_backend_pid()")
+
+
+def activity_sql(release: Release) -> str:
+    """The sampler's query of pg_stat_activity for a server of ``release``."""
+    if release.backend_type:
+        return _ACTIVITY
+    return _ACTIVITY_96 if release.wait_events else _ACTIVITY_OLD
 
 
 @dataclass
@@ -45,6 +60,7 @@ class WaitResult:
     counts: Counter[WaitKey] = field(default_factory=Counter)
     autovacuum_pids: set[int] = field(default_factory=set)
     error: str | None = None
+    unavailable: str | None = None            # the release, when it has no wait events
 
     def top(self, n: int = 5) -> list[dict[str, object]]:
         """The ``n`` largest wait events (CPU included) over all backends, with shares."""
@@ -73,8 +89,12 @@ class WaitSampler:
     def start(self) -> None:
         self._conn = psycopg.connect(self.conninfo, autocommit=True, connect_timeout=15)
         self._conn.execute("SET application_name = 'teiten monitor'")
-        self._activity = _ACTIVITY if self._conn.info.server_version >= 100000 else _ACTIVITY_96
-        if _has_extension(self._conn, "pg_wait_sampling"):
+        release = Release.of_num(self._conn.info.server_version)
+        self._activity = activity_sql(release)
+        if not release.wait_events:
+            self.result.source = "none"
+            self.result.unavailable = release.name
+        elif _has_extension(self._conn, "pg_wait_sampling"):
             self.result.source = "pg_wait_sampling"
             self._profile_before = _wait_profile(self._conn)
         self._thread = threading.Thread(target=self._loop, name="teiten-waits", daemon=True)
@@ -91,7 +111,7 @@ class WaitSampler:
                     if btype == "autovacuum worker":
                         self.result.autovacuum_pids.add(pid)
                     if self.result.source != "pg_stat_activity":
-                        continue
+                        continue  # pg_wait_sampling counts them, or the server has none
                     if btype == "client backend" and state != "active":
                         continue  # an idle connection waits for its client: not load
                     if etype == "Activity":
@@ -164,32 +184,31 @@ def _rows(conn: psycopg.Connection, sql: str, key: tuple[str, ...]) -> Rows:
     return out
 
 
-def _wal(version: int) -> View:
-    if version >= 140000:
+def _wal(release: Release) -> View:
+    if "pg_stat_wal" in release.stat_views:
         return View("wal", "SELECT * FROM pg_stat_wal")
-    if version >= 100000:  # no pg_stat_wal: the bytes from the WAL position (not records, FPIs)
-        return View("wal", "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') AS wal_bytes")
-    return View("wal", "SELECT pg_xlog_location_diff(pg_current_xlog_location(), '0/0') AS wal_bytes")
+    # no pg_stat_wal: the bytes from the WAL position (not records, FPIs)
+    return View("wal", f"SELECT {release.wal_bytes_sql()} AS wal_bytes")
 
 
 def _views(conn: psycopg.Connection) -> list[View]:
-    version = conn.info.server_version
+    release = Release.of_num(conn.info.server_version)
     views = [
         View("database", "SELECT * FROM pg_stat_database WHERE datname = current_database()"),
         View("bgwriter", "SELECT * FROM pg_stat_bgwriter"),
         View("tables", "SELECT sum(autovacuum_count) AS autovacuum_count, sum(autoanalyze_count) "
                        "AS autoanalyze_count, sum(n_tup_upd) AS n_tup_upd, sum(n_tup_hot_upd) AS "
                        "n_tup_hot_upd FROM pg_stat_all_tables"),
-        _wal(version),
+        _wal(release),
     ]
-    if version >= 160000:
+    if "pg_stat_io" in release.stat_views:
         views.append(View("io", "SELECT * FROM pg_stat_io", ("backend_type", "object", "context")))
-    if version >= 170000:
+    if "pg_stat_checkpointer" in release.stat_views:
         views.append(View("checkpointer", "SELECT * FROM pg_stat_checkpointer"))
     if _has_extension(conn, "pg_stat_statements"):
         views.append(View(STATEMENTS, "SELECT * FROM pg_stat_statements WHERE dbid = (SELECT oid "
                                       "FROM pg_database WHERE datname = current_database())",
-                          ("userid", "queryid", "toplevel" if version >= 140000 else "dbid")))
+                          release.statements_key))
     return views
 
 
@@ -218,8 +237,11 @@ def _changed(row: dict[str, object], old: dict[str, object]) -> dict[str, Change
 
 
 def _busiest(rows: dict[str, dict[str, Changed]]) -> dict[str, dict[str, Changed]]:
-    """The statements that did the most in the window: the 20 of the most execution time."""
-    top = sorted(rows.items(), key=lambda kv: -_figure(kv[1].get("total_exec_time")))
+    """The statements that did the most in the window: the 20 of the most execution time
+    (total_exec_time, named total_time before 13: Release.statements_time)."""
+    def time_of(row: dict[str, Changed]) -> float:
+        return _figure(row.get("total_exec_time", row.get("total_time")))
+    top = sorted(rows.items(), key=lambda kv: -time_of(kv[1]))
     return dict(top[:20])
 
 

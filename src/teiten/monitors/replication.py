@@ -19,6 +19,7 @@ from decimal import Decimal
 
 import psycopg
 
+from teiten.installs.releases import Release
 from teiten.model.metrics import REPLICATION_LAG_BYTES_MAX, REPLICATION_REPLAY_LAG_MS_MAX
 from teiten.model.results import Evidence
 from teiten.monitors.base import Ended, Metric, MonitorKind, Sampling, Window
@@ -98,7 +99,7 @@ class LagMonitor:
         try:
             if self._conn is None or self._conn.closed:
                 self._conn = self._connect()
-            query = _QUERY if self._conn.info.server_version >= 100000 else _QUERY_9
+            query = _QUERY if Release.of_num(self._conn.info.server_version).wal_named else _QUERY_9
             rows = self._conn.execute(query).fetchall()
         except psycopg.Error as exc:
             message = f"replication sample at {at:g} s failed: {str(exc).strip().splitlines()[0]}"

@@ -15,6 +15,7 @@ from teiten import installs
 from teiten.host import client_account, cpus, paths, privileges, procs
 from teiten.installs import Install, Resolution
 from teiten.installs.model import version_key
+from teiten.installs.releases import PGBENCH_OPTIONS_SINCE, Release
 from teiten.model.errors import ProcessError, UserError
 from teiten.servers import kinds, pg_settings, profiles
 from teiten.servers.replication import basebackup_choice
@@ -130,7 +131,7 @@ def _check_standbys(loaded: LoadedStudy, index: int, server: ServerSpec, res: Re
     if not server.replicas or server.replication == "native":
         return
     where = ("servers", index, "replicas")
-    if _release(res.version) < (9, 6):
+    if not Release.of(res.version).streaming_standbys:
         raise loaded.error(where, f"servers[{index}].replicas: streaming standbys need PostgreSQL "
                            f"9.6 or later, not {res.version}; use replication: native")
     candidates = [(r, _release(r.version)[0]) for r in (res, client) if r.has("pg_basebackup")]
@@ -306,17 +307,13 @@ def _check_suites(loaded: LoadedStudy, workloads: list[Workload]) -> None:
                                    "give it initdb: {locale: C.UTF-8, encoding: UTF8}")
 
 
-# pgbench options of a study's workloads and the first pgbench that has them.
-_SINCE = {"max_tries": 15, "random_seed": 11}
-
-
 def _check_pgbench_options(loaded: LoadedStudy, workloads: list[Workload],
                            client: Resolution) -> None:
     """An option the study's pgbench does not have is refused here, not by every trial."""
-    major = _release(client.version)[0]
+    release = Release.of(client.version)
     for index, w in enumerate(workloads):
-        for option, since in _SINCE.items():
-            if w.pgbench_option(option) is not None and major < since:
+        for option, since in PGBENCH_OPTIONS_SINCE.items():
+            if w.pgbench_option(option) is not None and release < since:
                 raise loaded.error(("workloads", index, option),
                                    f"workloads[{index}].{option}: pgbench {since} or later has it, "
                                    f"and the study's pgbench is {client.describe()}; name a newer "

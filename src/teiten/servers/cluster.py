@@ -130,7 +130,7 @@ class Cluster:
         if waldir is not None:
             self.wal = waldir
             safefs.make_dir(waldir, mode=0o700)
-            args += ["--waldir" if self.install.major >= 10 else "--xlogdir", str(waldir)]
+            args += [self.install.release.initdb_waldir, str(waldir)]
         with ticker.phase("initdb"):
             self._run("initdb", args, timeout=300)
         safefs.append_text(self.data / "postgresql.conf",
@@ -148,7 +148,7 @@ class Cluster:
     def wal_dir(self) -> Path:
         """The WAL's place in the data directory (a link when it lives elsewhere): pg_wal,
         pg_xlog before 10."""
-        return self.data / ("pg_wal" if self.install.major >= 10 else "pg_xlog")
+        return self.data / self.install.release.wal_dir
 
     def snapshot_parts(self) -> list[Path]:
         """The directories that hold this cluster's files (data, outside WAL, tablespaces)."""

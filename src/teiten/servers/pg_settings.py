@@ -17,6 +17,11 @@ changed' (every version since 9.4) and nothing else that describe-config hides, 
 setting describe-config leaves out is tried with ALTER SYSTEM RESET in the throwaway cluster.
 ALTER SYSTEM also refuses data_directory and allow_alter_system (DISALLOW_IN_AUTO_FILE), which
 a configuration file can carry; describe-config lists them, so they are never tried.
+
+ALTER SYSTEM came in 9.4 (teiten.installs.releases). For a 9.3 install nothing is tried: of the
+settings describe-config leaves out, those guc.c flags DISALLOW_IN_FILE and pg_settings shows
+(the transaction's isolation, read-only and deferrable states, and config_file) are refused by
+name, as ALTER SYSTEM refuses them in every later release.
 """
 
 from __future__ import annotations
@@ -49,6 +54,10 @@ _QUERY = (f"COPY (SELECT '{_MARK}', name, context, vartype, unit, min_val, max_v
           "array_to_string(enumvals, ',') FROM pg_settings) TO STDOUT")
 _CANNOT = re.compile(r'ERROR:\s+parameter "([^"]+)" cannot be changed')
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# What a configuration file cannot carry in 9.3 of the settings pg_settings shows (guc.c's
+# GUC_DISALLOW_IN_FILE), for a release without ALTER SYSTEM to try them with.
+_NOT_IN_FILE_93 = frozenset({"transaction_isolation", "transaction_read_only",
+                             "transaction_deferrable", "config_file"})
 
 
 @dataclass(frozen=True)
@@ -152,10 +161,13 @@ def build(install: Install) -> Catalogue:
         # Names of the install's own pg_settings, checked to be plain words: PostgreSQL looks
         # settings up ignoring case, so the bare name is the setting.
         hidden = [name for name in rows if name.lower() not in shown and _PLAIN_NAME.fullmatch(name)]
-        said = _single_user(cluster, [f"ALTER SYSTEM RESET {name}" for name in hidden]).stderr
+        if install.release.alter_system:
+            said = _single_user(cluster, [f"ALTER SYSTEM RESET {name}" for name in hidden]).stderr
+            refused = {m.group(1).lower() for m in _CANNOT.finditer(said)}
+        else:
+            refused = {name.lower() for name in hidden} & _NOT_IN_FILE_93
     finally:
         paths.remove_owned(root)
-    refused = {m.group(1).lower() for m in _CANNOT.finditer(said)}
     settings = {name.lower(): Setting(name, *fields, in_file=name.lower() not in refused)
                 for name, fields in rows.items()}
     return Catalogue(install.version, settings)

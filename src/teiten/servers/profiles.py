@@ -3,7 +3,9 @@
 ``pgecons`` follows METHODS.md S1: no checkpoint and no autovacuum inside the measured
 window, checkpoints and lock waits logged, and shared_buffers large enough to hold the data.
 The 2021 report ran SF 2000 with 40GB of shared_buffers on a large server; here every
-memory figure is derived from this machine's RAM and the workload's size instead.
+memory figure is derived from this machine's RAM and the workload's size instead. What a
+setting is called follows the server's release (teiten.installs.releases): the WAL between
+checkpoints is max_wal_size from 9.5, checkpoint_segments before.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from teiten.installs.releases import Release
 
 MB = 1024 * 1024
 GB = 1024 * MB
@@ -55,14 +59,27 @@ def conf_value(value: object) -> str:
     return str(value)
 
 
-def merged(profile: str, study_settings: Mapping[str, object], sizing: Sizing) -> dict[str, str]:
-    """A server's settings: its profile's, with the study's own settings over them. Every kind
-    of server (local, ssh, docker) gets them from here, so environments compare like with like."""
-    return {**settings(profile, sizing), **{k: conf_value(v) for k, v in study_settings.items()}}
+def merged(profile: str, study_settings: Mapping[str, object], sizing: Sizing,
+           release: Release) -> dict[str, str]:
+    """A server's settings: its profile's for its ``release``, with the study's own settings
+    over them. Every kind of server (local, ssh, docker) gets them from here, so environments
+    compare like with like."""
+    return {**settings(profile, sizing, release),
+            **{k: conf_value(v) for k, v in study_settings.items()}}
 
 
-def settings(profile: str, sizing: Sizing) -> dict[str, str]:
-    """The profile's settings (values as postgresql.conf text)."""
+def with_needs(settings: Mapping[str, str], needs: Mapping[str, str],
+               study_settings: Mapping[str, object], release: Release) -> dict[str, str]:
+    """A server's ``settings`` with what a workload ``needs`` of it (a sweep of parallel
+    workers: max_worker_processes, max_parallel_workers), unless the study set it or the
+    server's ``release`` has no such setting (max_parallel_workers came in 10: 9.6's parallel
+    workers are bounded by max_worker_processes alone)."""
+    return {**settings, **{k: v for k, v in needs.items()
+                           if k not in study_settings and release.has_setting(k)}}
+
+
+def settings(profile: str, sizing: Sizing, release: Release) -> dict[str, str]:
+    """The profile's settings for a server of ``release`` (values as postgresql.conf text)."""
     logging = {
         "logging_collector": "on",
         "log_line_prefix": "%m [%p] %q%u@%d ",
@@ -77,7 +94,8 @@ def settings(profile: str, sizing: Sizing) -> dict[str, str]:
     work_mem = min(GB, max(4 * MB, sizing.ram_bytes // (4 * max_connections)))
     maintenance = min(20 * GB, max(64 * MB, sizing.ram_bytes // 16))
     # A whole number of 16 MB WAL segments: before 10 max_wal_size counts segments, and
-    # rounds any other value, so that every version gets the very same setting.
+    # rounds any other value, so that every version gets the very same setting (before 9.5,
+    # its translation to checkpoint_segments: Release.wal_volume).
     max_wal = min(160 * GB, max(GB, sizing.disk_free_bytes // 4)) // (16 * MB) * (16 * MB)
     return {
         "max_connections": str(max_connections),
@@ -87,7 +105,7 @@ def settings(profile: str, sizing: Sizing) -> dict[str, str]:
         # S1: no checkpoint during a run. The runner also issues CHECKPOINT right before
         # the measured window, so the next timed one is an hour away.
         "checkpoint_timeout": "60min",
-        "max_wal_size": _mb(max_wal),
+        **release.wal_volume(max_wal),
         "autovacuum": "off",
         **logging,
     }

@@ -11,6 +11,7 @@ from psycopg import sql
 
 from teiten.host import procs, ticker
 from teiten.installs import Install
+from teiten.installs.releases import Release
 from teiten.model.errors import ProcessError
 from teiten.servers.base import Cycle
 
@@ -129,18 +130,75 @@ def pg_config(install: Install) -> dict[str, str]:
     return out
 
 
+_USER_RELATIONS = ("FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                   "WHERE c.relpersistence <> 't' "
+                   "AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+                   "AND n.nspname NOT LIKE 'pg_toast%' ")
+
+
 def prewarm_all(conn: psycopg.Connection) -> int:
-    """Load every table and index of the database into shared_buffers (pg_prewarm).
+    """Load every table and index of the database into shared_buffers: with pg_prewarm where
+    the database has it, else by reading them (:func:`read_relations`).
 
     Returns the number of blocks read. METHODS S1 prewarms before every trial.
     """
-    row = conn.execute(
-        "SELECT coalesce(sum(pg_prewarm(c.oid)), 0) FROM pg_class c "
-        "JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE c.relkind IN ('r', 'i', 'm') AND c.relpersistence <> 't' "
-        "AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
-        "AND n.nspname NOT LIKE 'pg_toast%'").fetchone()
-    return int(row[0]) if row else 0
+    if has_prewarm(conn):
+        row = conn.execute("SELECT coalesce(sum(pg_prewarm(c.oid)), 0) " + _USER_RELATIONS
+                           + "AND c.relkind IN ('r', 'i', 'm')").fetchone()
+        return int(row[0]) if row else 0
+    names = [str(name) for (name,) in conn.execute(
+        "SELECT c.oid::regclass::text " + _USER_RELATIONS + "AND c.relkind IN ('r', 'm') ORDER BY 1")]
+    return read_relations(conn, names)
+
+
+def has_prewarm(conn: psycopg.Connection) -> bool:
+    """Whether pg_prewarm is made in the database ``conn`` is connected to (9.4 on, and a
+    build with contrib: :func:`make_extensions` makes it where it can)."""
+    return conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm'").fetchone() is not None
+
+
+def read_relations(conn: psycopg.Connection, tables: list[str]) -> int:
+    """Read each table of ``tables`` and its B-tree indexes into shared_buffers without
+    pg_prewarm (9.3 has none). Returns the number of blocks read.
+
+    A sequential scan of a table larger than a quarter of shared_buffers reads through a ring
+    of 256 kB and leaves little behind, so each table is read block by block instead: a TID
+    scan of the first item of every block reads the block through the buffer pool as any
+    query does. An index is read by a full scan in its order (one per B-tree; a GIN, GiST or
+    hash index is left to the first queries)."""
+    blocks = 0
+    for name in tables:
+        row = conn.execute("SELECT %s::regclass::text, pg_relation_size(%s::regclass) / "
+                           "current_setting('block_size')::int", (name, name)).fetchone()
+        assert row is not None
+        table = sql.SQL(row[0])  # the name as the server quotes it
+        if row[1]:
+            conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE ctid = ANY (ARRAY(SELECT "
+                                 "format('(%%s,1)', b)::tid FROM generate_series(0, %s) b))"
+                                 ).format(table), (int(row[1]) - 1,))
+            blocks += int(row[1])
+        blocks += _read_indexes(conn, row[0])
+    return blocks
+
+
+def _read_indexes(conn: psycopg.Connection, table: str) -> int:
+    """Read the B-tree indexes of ``table`` by full scans in their order (the planner told to
+    take no other path). Returns their blocks."""
+    indexes = conn.execute(
+        "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid, 1, true), "
+        "pg_relation_size(i.indexrelid) / current_setting('block_size')::int "
+        "FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam "
+        "WHERE i.indrelid = %s::regclass AND a.amname = 'btree' AND i.indexprs IS NULL "
+        "AND i.indpred IS NULL", (table,)).fetchall()
+    blocks = 0
+    for _index, first_column, size in indexes:
+        with conn.transaction():
+            for name in ("enable_seqscan", "enable_bitmapscan", "enable_sort"):
+                conn.execute("SELECT set_config(%s, 'off', true)", (name,))
+            conn.execute(sql.SQL("SELECT count(*) FROM (SELECT {col} FROM {table} ORDER BY {col}) s").format(
+                col=sql.Identifier(first_column.strip('"')), table=sql.SQL(table)))  # server-quoted
+        blocks += int(size)
+    return blocks
 
 
 def settle(conn: psycopg.Connection, cycle: Cycle, *, prewarm: bool) -> None:
@@ -163,10 +221,15 @@ def create_database(conn: psycopg.Connection, name: str, *, comment: str | None 
 
 
 def make_extensions(conn: psycopg.Connection, preloaded: str) -> None:
-    """In a workload's database: pg_prewarm, which every trial calls, and the monitoring
+    """In a workload's database: pg_prewarm, which every trial calls, where the server has it
+    (9.4 on, with contrib; else :func:`prewarm_all` reads the relations), and the monitoring
     extensions the settings preload (``preloaded``: shared_preload_libraries), made usable where
     the database monitor looks for them."""
-    conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+    if conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_prewarm'").fetchone():
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+    else:
+        log.info("no pg_prewarm on PostgreSQL %s: trials read the relations instead",
+                 Release.of_num(conn.info.server_version))
     for ext in ("pg_wait_sampling", "pg_stat_statements"):
         if ext in preloaded:
             conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(sql.Identifier(ext)))

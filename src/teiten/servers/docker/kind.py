@@ -28,7 +28,7 @@ class Docker(Kind):
     def build(self, request: Request) -> Server:
         spec, options = request.spec, _options(request.spec)
         return docker.DockerServer(spec.name, request.install, options.image, options.volume,
-                                   options.network, settings(spec, request.sizing),
+                                   options.network, settings(spec, request.sizing, request.install),
                                    request.client or request.install, request.run_dir,
                                    tuple(spec.initdb_options().args(request.install.major)))
 
@@ -97,10 +97,10 @@ class ContainerSeen:
 _CONTAINER = TypeAdapter(ContainerSeen)
 
 
-def settings(spec: ServerSpec, sizing: profiles.Sizing) -> dict[str, str]:
+def settings(spec: ServerSpec, sizing: profiles.Sizing, install: Install) -> dict[str, str]:
     """The same settings as a local cluster's, so that environments compare like with like;
     the server logs to stderr, where 'docker logs' reads it."""
-    found = profiles.merged(spec.profile, spec.settings, sizing)
+    found = profiles.merged(spec.profile, spec.settings, sizing, install.release)
     found.pop("logging_collector", None)
     return found
 

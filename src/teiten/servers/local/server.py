@@ -101,7 +101,7 @@ class LocalServer(Server):
         self.spec = spec
         self.install = install
         self.run_dir = run_dir
-        self.settings = profiles.merged(spec.profile, spec.settings, sizing)
+        self.settings = profiles.merged(spec.profile, spec.settings, sizing, install.release)
         shared_buffers, fits = profiles.shared_buffers_for(sizing)
         if spec.profile == "pgecons" and not fits:
             log.warning("%s: the data (about %d MB) does not fit in shared_buffers, which is "
@@ -278,8 +278,8 @@ class LocalServer(Server):
     def _settings_for(self, workload: DataSet) -> dict[str, str]:
         """The server's settings, with what a measured-statement workload needs unless the
         study set it (e.g. max_parallel_workers for a sweep of parallel workers)."""
-        needs = workload.server_settings()
-        return {**self.settings, **{k: v for k, v in needs.items() if k not in self.spec.settings}}
+        return profiles.with_needs(self.settings, workload.server_settings(), self.spec.settings,
+                                   self.install.release)
 
     def cold_restart(self) -> tuple[str, dict[str, object]]:
         """Restart the current trial's server with nothing of its data cached: shut down

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from teiten.host.remote import Ssh
 from teiten.installs.model import parse_version
+from teiten.installs.releases import Release
 from teiten.model.errors import ServerError
 from teiten.servers.replication import basebackup_choice
 from teiten.servers.scripts import script
@@ -40,6 +41,11 @@ class RemoteInstall:
     bindir: str
     version: str
     major: int
+
+    @property
+    def release(self) -> Release:
+        """Its major release, which says what its server has (teiten.installs.releases)."""
+        return Release.of(self.version)
 
     def binary(self, program: str) -> str:
         return f"{self.bindir}/{program}"

@@ -198,7 +198,9 @@ class SshServer(Server):
             disk_free = self.sizing.disk_free_bytes
         sizing = dataclasses.replace(self.sizing, ram_bytes=self.host.ram_bytes,
                                      disk_free_bytes=disk_free)
-        self.settings = profiles.merged(self.spec.profile, self.spec.settings, sizing)
+        assert self.install is not None
+        self.settings = profiles.merged(self.spec.profile, self.spec.settings, sizing,
+                                        self.install.release)
         shared_buffers, fits = profiles.shared_buffers_for(sizing)
         if self.spec.profile == "pgecons" and not fits:
             log.warning("%s: the data (about %d MB) does not fit in shared_buffers, which is "

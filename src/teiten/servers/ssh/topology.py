@@ -153,12 +153,12 @@ class SshTopologyServer(SshServer):
         server before 9.6, or a host without one."""
         install = self.install if on is self.on else self.installs[self.others.index(on)]
         assert install is not None
-        if install.major < 10 and not install.version.startswith("9.6"):
+        if not install.release.streaming_standbys:
             raise ServerError(f"{self._where()}: streaming standbys need PostgreSQL 9.6 or "
                               f"later, not {install.version}; use replication: native")
         found = find_basebackup(on.ssh, install)
         if found is None:
-            major = "9.6" if install.major < 10 else str(install.major)
+            major = install.release.name
             raise ServerError(
                 f"{on.where()}: standbys of PostgreSQL {install.version} are made with a "
                 f"pg_basebackup of 10 or later and of {major} or later, and the host has none "
