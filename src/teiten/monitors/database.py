@@ -192,7 +192,13 @@ def _wal(release: Release) -> View:
 
 
 def _views(conn: psycopg.Connection) -> list[View]:
-    release = Release.of_num(conn.info.server_version)
+    return views(Release.of_num(conn.info.server_version),
+                 statements=_has_extension(conn, "pg_stat_statements"))
+
+
+def views(release: Release, *, statements: bool) -> list[View]:
+    """The statistics views snapshotted on a server of ``release`` (``statements``: it has
+    pg_stat_statements)."""
     views = [
         View("database", "SELECT * FROM pg_stat_database WHERE datname = current_database()"),
         View("bgwriter", "SELECT * FROM pg_stat_bgwriter"),
@@ -205,7 +211,7 @@ def _views(conn: psycopg.Connection) -> list[View]:
         views.append(View("io", "SELECT * FROM pg_stat_io", ("backend_type", "object", "context")))
     if "pg_stat_checkpointer" in release.stat_views:
         views.append(View("checkpointer", "SELECT * FROM pg_stat_checkpointer"))
-    if _has_extension(conn, "pg_stat_statements"):
+    if statements:
         views.append(View(STATEMENTS, "SELECT * FROM pg_stat_statements WHERE dbid = (SELECT oid "
                                       "FROM pg_database WHERE datname = current_database())",
                           release.statements_key))

@@ -200,11 +200,8 @@ class Cluster:
         for _attempt in range(3):
             self.port = free_port()
             self._write_conf(RUNTIME_CONF, [
-                f"port = {self.port}",
-                f"unix_socket_directories = '{_quote(str(self.socket_dir))}'",
-                f"listen_addresses = '{self.tcp_host}'",
-                f"log_directory = '{_quote(str(log_dir))}'",
-                "log_filename = 'postgresql-%Y%m%d-%H%M%S.log'",
+                *(f"{name} = {value}" for name, value in
+                  runtime_settings(self.port, self.socket_dir, self.tcp_host, log_dir).items()),
                 *extra,
             ])
             done = self._run("pg_ctl", ["start", "-D", str(self.data), "-w", "-t", str(int(timeout)),
@@ -377,6 +374,14 @@ class Cluster:
         assert self.hook is not None
         procs.run([str(self.hook), action, str(self.data), str(dest)], timeout=3600,
                   what=f"snapshot hook {self.hook} {action}")
+
+
+def runtime_settings(port: int, socket_dir: Path, tcp_host: str, log_dir: Path) -> dict[str, str]:
+    """The settings of one start (teiten-runtime.conf), as postgresql.conf text: where it
+    listens and logs. unix_socket_directories is 9.3's name (unix_socket_directory before)."""
+    return {"port": str(port), "unix_socket_directories": f"'{_quote(str(socket_dir))}'",
+            "listen_addresses": f"'{tcp_host}'", "log_directory": f"'{_quote(str(log_dir))}'",
+            "log_filename": "'postgresql-%Y%m%d-%H%M%S.log'"}
 
 
 def _through_shell(*paths: Path) -> None:

@@ -225,7 +225,8 @@ def make_extensions(conn: psycopg.Connection, preloaded: str) -> None:
     (9.4 on, with contrib; else :func:`prewarm_all` reads the relations), and the monitoring
     extensions the settings preload (``preloaded``: shared_preload_libraries), made usable where
     the database monitor looks for them."""
-    if conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_prewarm'").fetchone():
+    if Release.of_num(conn.info.server_version).pg_prewarm and conn.execute(
+            "SELECT 1 FROM pg_available_extensions WHERE name = 'pg_prewarm'").fetchone():
         conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
     else:
         log.info("no pg_prewarm on PostgreSQL %s: trials read the relations instead",
