@@ -14,11 +14,14 @@ from pathlib import Path
 import pytest
 
 from teiten import studies
+from teiten.analysis.summary import without_waits
 from teiten.installs.releases import PGBENCH_OPTIONS_SINCE, Release
+from teiten.model.results import ServerRecord
 from teiten.monitors.database import activity_sql, views
 from teiten.servers import profiles
 from teiten.servers.cluster import runtime_settings
 from teiten.spec import load_file
+from teiten.words.i18n import notice_text
 from teiten.workloads import resolve
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "releases"
@@ -141,3 +144,17 @@ def test_release_of_every_way_a_version_is_written() -> None:
     assert Release.of("9.4").wal_volume(48 * 1024 * 1024) == {"checkpoint_segments": "1"}
     with pytest.raises(ValueError, match="not a PostgreSQL version"):
         Release.of("head")
+
+
+def test_the_report_says_which_servers_had_no_wait_events() -> None:
+    """A notice for each server before 9.6, read from what the server said of itself, in the
+    report's two languages."""
+    rows = [ServerRecord(name, i, "local", {}, {"version": version, "version_num": num})
+            for i, (name, version, num) in enumerate([("pg95", "9.5.25", 90525),
+                                                     ("pg96", "9.6.10", 90610), ("pg93", "9.3.25", 90325)])]
+    found = without_waits(rows)
+    assert [n.params["server"] for n in found] == ["pg95", "pg93"]
+    assert notice_text(found[0], "en") == (
+        "pg95 runs PostgreSQL 9.5.25, which has no wait events (they came in 9.6): no wait events "
+        "were sampled on it, and the report shows none for it.")
+    assert "9.5.25" in notice_text(found[0], "ja") and "待機イベント" in notice_text(found[0], "ja")

@@ -311,11 +311,11 @@ def suite_section(w: WorkloadRecord, trials: Sequence[TrialRecord],
                            suite=res)
 
 
-def _without_waits(study: StudyResults) -> list[Notice]:
+def without_waits(servers: Sequence[ServerRecord]) -> list[Notice]:
     """A notice for each server of a release without wait events (before 9.6), whose trials
     the database monitor sampled none of (teiten.monitors.database)."""
     out = []
-    for row in study.servers:
+    for row in servers:
         num = (row.description or {}).get("version_num")
         if isinstance(num, int) and not Release.of_num(num).wait_events:
             out.append(Notice("waits-unavailable", {"server": row.name,
@@ -339,7 +339,7 @@ def report_data(data: StudyData, options: ReportOptions) -> ReportData:
     notes_first += [Notice(key, dict(fields)) for row in study.servers
                     for key, fields in features.server_kind(row.kind, row.spec).notices(
                         row.name, row.description or {})]
-    notes_first += noise_notices(study) + tuning_notices(study.fingerprint) + _without_waits(study)
+    notes_first += noise_notices(study) + tuning_notices(study.fingerprint) + without_waits(study.servers)
     if options.exclude_rampup:
         trials, excluded = _without_rampup(trials, data.progress)
         notes_first.append(Notice("rampup-excluded", {"trials": excluded}))

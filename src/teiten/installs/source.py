@@ -32,6 +32,7 @@ from pathlib import Path
 from teiten.host import paths, privileges, procs
 from teiten.installs import ccache, discover, manifest, source_git, source_key, source_workspace
 from teiten.installs.model import Install
+from teiten.installs.releases import Release
 from teiten.installs.source_key import PRESETS, Preset
 from teiten.installs.source_workspace import Workspace, iso
 from teiten.model.errors import InstallError, UserError
@@ -218,7 +219,8 @@ def _build(src: Source, args: list[str], chosen: Preset, env: dict[str, str], *,
         source_workspace.take(staged, taken, f"PostgreSQL {version} built from {path}")
         staged = taken
         pg_config = source_workspace.PgConfig.of(staged, env)
-        checks = source_workspace.check_result(staged, chosen, pg_config, work.log_path)
+        checks = source_workspace.check_result(staged, chosen, pg_config, work.log_path,
+                                               Release.of(version))
         counted = ccache.counts(work.build / "ccache.log") if cache else None
         finished = time.time()
         meta = {

@@ -34,6 +34,7 @@ from typing import IO
 
 from teiten.host import paths, privileges, procs, safefs
 from teiten.installs import archives, source_git
+from teiten.installs.releases import Release
 from teiten.installs.source_git import Commit
 from teiten.installs.source_key import Preset
 from teiten.model.errors import InstallError, ProcessError, UserError
@@ -311,15 +312,17 @@ def _take_file(src: safefs.Dir, dst: safefs.Dir, name: str, mode: int) -> None:
 
 
 def check_result(staged: Path, preset: Preset, pg_config: PgConfig,
-                  log_path: Path) -> dict[str, object]:
-    """What teiten needs from the build, and that the preset took effect."""
+                  log_path: Path, release: Release) -> dict[str, object]:
+    """What teiten needs from the build, and that the preset took effect. pg_prewarm came in
+    9.4 (contrib): a build of 9.3 has none, and its trials read the relations instead."""
     missing = [p for p in ("postgres", "pg_ctl", "initdb", "pgbench", "psql")
                if not (staged / "bin" / p).is_file()]
-    if not any(staged.glob("lib/**/pg_prewarm.so")):
+    if release.pg_prewarm and not any(staged.glob("lib/**/pg_prewarm.so")):
         missing.append("pg_prewarm.so (contrib)")
     if missing:
         raise InstallError(f"the build lacks {', '.join(missing)}; see {log_path}")
-    checks: dict[str, object] = {"programs": "postgres, pg_ctl, initdb, pgbench, psql, pg_prewarm"}
+    checks: dict[str, object] = {"programs": "postgres, pg_ctl, initdb, pgbench, psql"
+                                 + (", pg_prewarm" if release.pg_prewarm else "")}
     for flag in preset.cppflags.split():
         if flag not in pg_config.cppflags.split():
             raise InstallError(f"pg_config --cppflags lacks {flag}: {pg_config.cppflags}")
