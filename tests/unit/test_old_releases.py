@@ -20,6 +20,7 @@ from teiten.model.results import ServerRecord
 from teiten.monitors.database import activity_sql, views
 from teiten.servers import profiles
 from teiten.servers.cluster import runtime_settings
+from teiten.servers.sql import housekeeping
 from teiten.spec import load_file
 from teiten.words.i18n import notice_text
 from teiten.workloads import resolve
@@ -158,3 +159,13 @@ def test_the_report_says_which_servers_had_no_wait_events() -> None:
         "pg95 runs PostgreSQL 9.5.25, which has no wait events (they came in 9.6): no wait events "
         "were sampled on it, and the report shows none for it.")
     assert "9.5.25" in notice_text(found[0], "ja") and "待機イベント" in notice_text(found[0], "ja")
+
+
+@pytest.mark.parametrize("version", OLD)
+def test_teitens_own_connections_set_only_what_an_old_release_has(version: str) -> None:
+    """Every connection of teiten's sets its timeouts off (-c in its options, PGOPTIONS of
+    pgbench -i); a server refuses a connection that names a setting it lacks."""
+    options = housekeeping(Release.of(version))
+    names = re.findall(r"-c (\w+)=", options)
+    assert names and set(names) <= set(known_settings(version)), options
+    assert "idle_in_transaction_session_timeout" in housekeeping(Release.of("9.6"))

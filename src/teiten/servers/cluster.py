@@ -28,7 +28,7 @@ from teiten.host.waiting import wait_until
 from teiten.installs import Install
 from teiten.model.errors import ProcessError, ServerError, UserError
 from teiten.servers import snapshot
-from teiten.servers.sql import HOUSEKEEPING
+from teiten.servers.sql import housekeeping
 from teiten.spec import InitdbOptions
 from teiten.spec.base import unsafe_char
 
@@ -287,7 +287,8 @@ class Cluster:
         host = self.tcp_host if tcp else self.host
         try:
             conn = psycopg.connect(host=host, port=self.port, user=SUPERUSER, dbname=dbname,
-                                   autocommit=True, connect_timeout=15, options=HOUSEKEEPING)
+                                   autocommit=True, connect_timeout=15,
+                                   options=housekeeping(self.install.release))
         except psycopg.Error as exc:
             raise ServerError(f"cannot connect to {dbname} on port {self.port}: {exc}") from exc
         with conn:

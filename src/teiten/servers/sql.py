@@ -21,7 +21,18 @@ log = logging.getLogger(__name__)
 # prewarming) run without the study's timeouts: a study's statement_timeout is for what it
 # measures, and a CHECKPOINT or a CREATE DATABASE on a busy machine can outlast it. Passed as
 # a connection's options, and as PGOPTIONS to pgbench -i.
-HOUSEKEEPING = "-c statement_timeout=0 -c lock_timeout=0 -c idle_in_transaction_session_timeout=0"
+_TIMEOUTS = ("statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout")
+
+
+def housekeeping(release: Release) -> str:
+    """The options of teiten's own connections to a server of ``release``: a server refuses a
+    connection that sets a setting it does not have (idle_in_transaction_session_timeout came
+    in 9.6)."""
+    return " ".join(f"-c {name}=0" for name in _TIMEOUTS if release.has_setting(name))
+
+
+# For a server whose release is known only once connected (external): the newest's.
+HOUSEKEEPING = housekeeping(Release(999999))
 
 # Settings a server reports as non-default that say nothing about the configuration.
 _NOISE = {"application_name", "client_encoding", "DateStyle", "TimeZone", "log_timezone",

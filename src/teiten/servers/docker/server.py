@@ -48,7 +48,7 @@ from teiten.servers import snapshot
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict
 from teiten.servers.cluster import free_port
 from teiten.servers.docker import image as docker_image
-from teiten.servers.sql import HOUSEKEEPING, create_database, describe, make_extensions, settle
+from teiten.servers.sql import create_database, describe, housekeeping, make_extensions, settle
 
 log = logging.getLogger(__name__)
 
@@ -253,7 +253,8 @@ class DockerServer(Server):
 
     def _conninfo(self, slot: _Slot, dbname: str = "postgres") -> str:
         return pg_conninfo.make_conninfo(host="127.0.0.1", port=slot.port, user=SUPERUSER,
-                                         dbname=dbname, options=HOUSEKEEPING)
+                                         dbname=dbname,
+                                         options=housekeeping(self.install.release))
 
     def _connect(self, slot: _Slot, dbname: str = "postgres") -> psycopg.Connection:
         try:
@@ -379,7 +380,8 @@ class DockerServer(Server):
         else:
             client_account.run([str(self.client.binary("pgbench")), *workload.init_args(), "-h",
                         "127.0.0.1", "-p", str(slot.port), "-U", SUPERUSER, workload.database],
-                       timeout=7200, what="pgbench -i", extra_env={"PGOPTIONS": HOUSEKEEPING})
+                       timeout=7200, what="pgbench -i",
+                       extra_env={"PGOPTIONS": housekeeping(self.install.release)})
         with self._connect(slot, workload.database) as conn:
             conn.execute("CHECKPOINT")
             if self.description is None:

@@ -32,9 +32,9 @@ from teiten.servers import profiles
 from teiten.servers.base import Cycle, DataSet, Endpoint, Server, TrialEnd, crash_verdict
 from teiten.servers.cluster import SUPERUSER, Cluster
 from teiten.servers.sql import (
-    HOUSEKEEPING,
     create_database,
     describe,
+    housekeeping,
     loading_said,
     make_extensions,
     settle,
@@ -203,7 +203,8 @@ class LocalServer(Server):
                 client_account.run([str(self.client.binary("pgbench")), *workload.init_args(), *in_space,
                                     "-h", cluster.host, "-p", str(cluster.port), "-U", SUPERUSER,
                                     workload.database], timeout=7200, what="pgbench -i",
-                                   extra_env={"PGOPTIONS": HOUSEKEEPING}, lines=ticker.progress)
+                                   extra_env={"PGOPTIONS": housekeeping(self.install.release)},
+                                   lines=ticker.progress)
         with cluster.connect(workload.database) as conn:
             conn.execute("CHECKPOINT")
             if self.description is None:
@@ -267,7 +268,8 @@ class LocalServer(Server):
                     sql.Identifier(workload.database), sql.Identifier(TABLESPACE)))
         assert cluster.port is not None
         conninfo = make_conninfo(host=cluster.host, port=cluster.port, user=SUPERUSER,
-                                 dbname=workload.database, options=HOUSEKEEPING)
+                                 dbname=workload.database,
+                                 options=housekeeping(self.install.release))
         jobs = len(self.cpus) if self.cpus else os.cpu_count() or 1
         with loading_said(conninfo):  # how far it is: its tables and their size so far
             took = workload.load_sql(conninfo, jobs=jobs)

@@ -43,7 +43,7 @@ from teiten.servers import profiles
 from teiten.servers.base import DataSet, Endpoint, Server, TrialEnd, crash_verdict
 from teiten.servers.cluster import RUNTIME_CONF, SETTINGS_CONF, SUPERUSER
 from teiten.servers.scripts import script
-from teiten.servers.sql import HOUSEKEEPING, Binaries, create_database, describe, make_extensions, settle
+from teiten.servers.sql import Binaries, create_database, describe, housekeeping, make_extensions, settle
 from teiten.servers.ssh.host import Host, HostFacts, RemoteInstall, cidr, find_install, marker, pg_config
 from teiten.servers.ssh.slot import Slot
 from teiten.spec import ServerSpec
@@ -169,7 +169,7 @@ class SshServer(Server):
             client_account.run([str(self.client.binary("pgbench")), *workload.init_args(),
                         "-h", address, "-p", str(port), "-U", SUPERUSER, workload.database],
                        timeout=7200, what="pgbench -i",
-                       extra_env={"PGPASSWORD": slot.password, "PGOPTIONS": HOUSEKEEPING})
+                       extra_env={"PGPASSWORD": slot.password, "PGOPTIONS": self._housekeeping()})
             with self._connect(slot, workload.database) as conn:
                 conn.execute("CHECKPOINT")
                 if self.description is None:
@@ -206,6 +206,11 @@ class SshServer(Server):
             log.warning("%s: the data (about %d MB) does not fit in shared_buffers, which is "
                         "capped at 40%% of the host's memory (%d MB)", self.name,
                         sizing.data_bytes >> 20, shared_buffers >> 20)
+
+    def _housekeeping(self) -> str:
+        """The options of teiten's own connections, for the host's install's release."""
+        assert self.install is not None
+        return housekeeping(self.install.release)
 
     def _auth_method(self) -> str:
         assert self.install is not None
@@ -321,7 +326,7 @@ class SshServer(Server):
         try:
             conn = psycopg.connect(host=address, port=port, user=SUPERUSER,
                                    password=slot.password, dbname=dbname, autocommit=True,
-                                   connect_timeout=15, options=HOUSEKEEPING)
+                                   connect_timeout=15, options=self._housekeeping())
         except psycopg.Error as exc:
             raise ServerError(f"cannot connect to {dbname} on {address} port "
                               f"{port} ({self._host(slot).where()}): {exc}") from exc
