@@ -24,6 +24,7 @@ from teiten.servers.sql import housekeeping
 from teiten.spec import load_file
 from teiten.words.i18n import notice_text
 from teiten.workloads import resolve
+from teiten.workloads.statements import suite
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "releases"
 OLD = ("9.3", "9.4", "9.5")
@@ -169,3 +170,11 @@ def test_teitens_own_connections_set_only_what_an_old_release_has(version: str) 
     names = re.findall(r"-c (\w+)=", options)
     assert names and set(names) <= set(known_settings(version)), options
     assert "idle_in_transaction_session_timeout" in housekeeping(Release.of("9.6"))
+
+
+def test_a_suite_says_the_release_its_sql_needs() -> None:
+    """accesslog's parallel query (max_parallel_workers_per_gather, a setting of 9.6) and iot's
+    BRIN indexes (9.5): their setup refuses an older server before any SQL runs."""
+    assert suite("accesslog").since == Release.of("9.6") and suite("iot").since == Release.of("9.5")
+    assert "max_parallel_workers_per_gather" not in known_settings("9.5")
+    assert "max_wal_size" in known_settings("9.5")  # and what 9.5 has, the file says

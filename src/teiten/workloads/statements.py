@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 import psycopg
 
 from teiten.drivers.sql import Session
+from teiten.installs.releases import Release
 from teiten.model.errors import ServerError, TeitenError, UserError
 from teiten.spec import LoadedStudy, SuiteSpec, WorkloadSpec
 from teiten.workloads.base import TrialOutcome, TrialRequest, Workload
@@ -69,6 +70,8 @@ class Suite(Generic[Opts, Var]):
     # Server settings the suite needs (the study's own settings win); {} for most.
     settings: Callable[[Opts], dict[str, str]] = lambda _opts: {}
     needs_utf8: bool = False  # refuse servers whose database is not UTF-8 with a UTF-8 ctype
+    # The first release whose SQL the suite needs (parallel query, jsonb, BRIN), else None.
+    since: Release | None = None
     # What the suite lacks here with these options, in one line (a Python package), or None.
     missing: Callable[[Opts], str | None] = lambda _opts: None
     # How the report words what the suite leaves beside its figures, in a language: one sentence
@@ -259,8 +262,12 @@ def setup(workload: Workload, conninfo: str, *, jobs: int) -> dict[str, float]:
     assert workload.suite is not None
     found = suite(workload.suite)
     try:
-        if found.needs_utf8:
-            with psycopg.connect(conninfo, autocommit=True, connect_timeout=15) as conn:
+        with psycopg.connect(conninfo, autocommit=True, connect_timeout=15) as conn:
+            release = Release.of_num(conn.info.server_version)
+            if found.since is not None and release < found.since:
+                raise UserError(f"the {found.name} workload needs PostgreSQL {found.since} or "
+                                f"later, not {release}; run it on a newer server")
+            if found.needs_utf8:
                 check_utf8(conn, found.name)
         return found.setup(conninfo, found.read(dict(workload.options)), jobs)
     except psycopg.Error as exc:

@@ -32,6 +32,7 @@ from datetime import date, timedelta
 import psycopg
 
 from teiten.drivers.sql import Session
+from teiten.installs.releases import Release
 from teiten.messages import tr
 from teiten.workloads.statements import Suite
 
@@ -166,5 +167,6 @@ SUITE = Suite(
     run=run,
     data_bytes=lambda o: 2 * int(o.rows_per_day) * int(o.days) * ROW_BYTES,
     settings=_settings,
+    since=Release(90600),  # parallel query
     chart=("aggregate", "workers"),
 )

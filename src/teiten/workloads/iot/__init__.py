@@ -26,6 +26,7 @@ import psycopg
 from psycopg import sql
 
 from teiten.drivers.sql import Session
+from teiten.installs.releases import Release
 from teiten.messages import tr
 from teiten.model.errors import UserError
 from teiten.workloads.statements import Suite
@@ -202,6 +203,7 @@ def data_bytes(options: Options) -> int:
 
 SUITE = Suite(
     name="iot",
+    since=Release(90500),  # jsonb (9.4) and BRIN indexes (9.5)
     description=tr("workload.about.iot"),
     options_model=Options,
     variant_model=Variant,
