@@ -92,13 +92,8 @@ class Release:
     @property
     def streaming_standbys(self) -> bool:
         """Standbys as teiten makes them (9.6): slots reserved at once by pg_basebackup, and
-        wal_level 'replica'."""
+        wal_level 'replica' (named 'hot_standby' before 9.6)."""
         return self.num >= 90600
-
-    @property
-    def replica_wal_level(self) -> str:
-        """The wal_level a streaming standby needs: 'replica' from 9.6, 'hot_standby' before."""
-        return "replica" if self.num >= 90600 else "hot_standby"
 
     # -- extensions, functions, views -------------------------------------------------------
 
@@ -158,9 +153,6 @@ class Release:
         """initdb's option for a WAL directory elsewhere: --waldir from 10, --xlogdir before."""
         return "--waldir" if self.num >= 100000 else "--xlogdir"
 
-
-# The oldest release whose features teiten's code knows (the 2014 report's oldest).
-OLDEST = Release(90300)
 
 # pgbench's options that a study's workload can give, and the first pgbench that has them.
 PGBENCH_OPTIONS_SINCE = {"max_tries": Release(150000), "random_seed": Release(110000)}
