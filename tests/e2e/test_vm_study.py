@@ -1,7 +1,9 @@
 """The vm kind end to end (issue 36 item 2; METHODS S5, 2014: the host against a guest, and two
 guests at once): the study's own PostgreSQL 17 in qemu guests teiten builds (cached) and boots,
 under qemu's emulation (``accelerator: tcg``), their vCPU threads pinned (read back from the
-host while the study runs), loaded alone and as tenants, reached through loopback port forwards;
+host while the study runs), loaded alone and as tenants, one reached through loopback port forwards
+of qemu's user-mode network, the other at its address on a tap network (issue 57, item 9: qemu
+in a network namespace of its own, opened on a bridge there; pgbench from here straight to it);
 and a guest under kvm, which on these machines does not boot (the console stops at SeaBIOS):
 an optional one is left out, a required one refuses the study before its first trial, each in
 one line naming the accelerator. Real mmdebstrap, qemu, sshd, PostgreSQL and pgbench; the
@@ -9,9 +11,11 @@ real CLI."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sqlite3
+import subprocess
 import time
 from contextlib import closing
 from typing import Any
@@ -31,8 +35,8 @@ STUDY = """\
 study: vm-e2e
 servers:
   - {{name: host, install: "17"}}
-  - {{name: vme1, install: "17", vm: {{memory: 1GB, accelerator: tcg, cpus: "{cpu0}"}}}}
-  - {{name: vme2, install: "17", vm: {{memory: 1GB, accelerator: tcg, cpus: "{cpu1}"}}}}
+  - {{name: vme1, install: "17", vm: {{memory: 1GB, accelerator: tcg, cpus: "{cpu0}", network: user}}}}
+  - {{name: vme2, install: "17", vm: {{memory: 1GB, accelerator: tcg, cpus: "{cpu1}"}}}}  # tap
   - {{name: vmkvm, install: "17", vm: {{memory: 1GB}}, optional: true}}
 tenants:
   - [vme1, vme2]
@@ -68,6 +72,7 @@ def finished() -> dict[str, Any]:
                     str(work / "report"))
     pinned: dict[str, list[tuple[str, set[int]]]] = {}
     qemus: dict[str, int] = {}
+    namespaces: dict[str, set[str]] = {}  # the network namespaces teiten made, by guest
     while run.poll() is None:  # read the vCPU threads' CPUs from here while the study runs
         for name, proc in _guests(run.pid).items():
             if not name.startswith("vme"):
@@ -76,10 +81,19 @@ def finished() -> dict[str, Any]:
                           if n.startswith("CPU ")]
             if with_vcpus:
                 pinned[name], qemus[name] = with_vcpus, proc.pid
+            with contextlib.suppress(OSError):
+                own = os.stat(f"/proc/{proc.pid}/ns/net").st_ino != os.stat("/proc/self/ns/net").st_ino
+                namespaces.setdefault(name, set()).update(_teitens(name) if own else ["(this one)"])
         time.sleep(0.5)
     out, err = run.communicate()
     return {"work": work, "returncode": run.returncode, "stdout": out, "stderr": err,
-            "pinned": pinned, "qemus": qemus, "cpus": cpus}
+            "pinned": pinned, "qemus": qemus, "cpus": cpus, "namespaces": namespaces}
+
+
+def _teitens(guest: str) -> list[str]:
+    """The network namespaces teiten made for guest ``guest``."""
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=15).stdout
+    return [line.split()[0] for line in listed.splitlines() if line.startswith(f"teiten-vm-{guest}-")]
 
 
 def test_the_guests_run_alone_and_as_tenants_and_leave_nothing(finished: dict[str, Any]) -> None:
@@ -95,6 +109,18 @@ def test_the_guests_run_alone_and_as_tenants_and_leave_nothing(finished: dict[st
     assert not any(psutil.pid_exists(pid) and "qemu" in psutil.Process(pid).name()
                    for pid in finished["qemus"].values())
     assert not list((TEST_HOME / "vm").glob("guest-vme*")), "the guests' directories are removed"
+
+
+def test_the_tap_guest_ran_in_a_namespace_of_its_own_which_is_gone(finished: dict[str, Any]) -> None:
+    assert finished["returncode"] == 0, finished["stderr"]
+    seen = finished["namespaces"]
+    assert seen["vme1"] == {"(this one)"}, seen  # user-mode: qemu in this machine's network
+    [namespace] = seen["vme2"]
+    assert namespace.startswith("teiten-vm-vme2-"), seen
+    assert namespace not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
+                                           timeout=15).stdout
+    assert "tei" + namespace.rsplit("-", 1)[1] not in subprocess.run(
+        ["ip", "-o", "link"], capture_output=True, text=True, timeout=15).stdout
 
 
 def test_a_guest_under_kvm_that_does_not_boot_is_left_out_in_one_line(finished: dict[str, Any]) -> None:
@@ -113,6 +139,12 @@ def test_the_report_names_the_kind_and_says_the_guests_were_emulated(finished: d
                 "not a measurement of a VM.") in md
         # Every figure of a guest is marked where it is printed (issue 54, item 7): the tables' columns.
         assert f"| {name} (emulated) |" in md or f" {name} (emulated) " in md
+    # Which network each guest used, and where the tap guest was (issue 57, item 9).
+    assert ("| Guest network | qemu user-mode network, reached through loopback port forwards (adds "
+            "to every round trip) |") in md
+    [tap] = [ln for ln in md.splitlines() if ln.startswith("| Guest network | tap device on a bridge")]
+    address = tap.split("the guest at ")[1].split()[0]
+    assert address.startswith(("10.213.", "172.29.213.", "192.168.213.")), tap
     tps = next((report / "tables").glob("*-tps.csv")).read_text().splitlines()
     assert tps[0].endswith(",emulated")
     # The guests alone and beside each other (tenants): every one of their figures marked.
@@ -122,6 +154,9 @@ def test_the_report_names_the_kind_and_says_the_guests_were_emulated(finished: d
             str(finished["work"] / "ja"), check=True)
     ja = (finished["work"] / "ja" / "report.md").read_text()
     assert "エミュレーションであり、VM の測定ではありません。" in ja
+    assert ("| ゲストのネットワーク | ネットワーク名前空間内のブリッジ上の tap デバイス（virtio-net）、"
+            f"ゲストのアドレスは {address} |") in ja
+    assert "| ゲストのネットワーク | qemu のユーザーモードネットワーク" in ja
     assert "vm（teiten が試験のインストールから作り、このマシンで起動する qemu ゲスト）" in ja
 
 

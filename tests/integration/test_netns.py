@@ -3,6 +3,7 @@ reached over a veth pair (METHODS S5: host network vs a virtual network)."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import socket
 import subprocess
@@ -180,3 +181,25 @@ def test_remove_stale_deletes_what_a_killed_run_left(tmp_path: Path) -> None:
         assert "tei" + found[0].rsplit("-", 1)[1] not in _ip("-o", "link")
     finally:
         other.close()
+
+
+def test_a_bridged_namespace_holds_a_tap_and_the_veth_peer_on_one_bridge() -> None:
+    """A VM guest's tap network (issue 57, item 9): the veth peer and a tap device are the
+    ports of one bridge inside, the namespace has no address of its own, the block is a /29
+    (the guest's address is the second), and closing it takes the bridge and the tap along."""
+    ns = netns.Namespace.create_bridged(f"tap-{os.getpid()}")
+    try:
+        links = _ip("-n", ns.name, "-o", "link")
+        assert ns.tap == "tap0" and "tap0" in links and "br0" in links
+        assert all("master br0" in line for line in links.splitlines()
+                   if line.split(":")[1].strip().split("@")[0] in ("tap0", ns.inner_if)), links
+        assert "inet " not in _ip("-n", ns.name, "-o", "-4", "addr", "show", "scope", "global")
+        assert f"{ns.host_address}/29" in _ip("-o", "addr", "show", ns.host_if)
+        assert ns.prefix == 29
+        assert ipaddress.ip_address(ns.address) == ipaddress.ip_address(ns.host_address) + 1
+    finally:
+        ns.close()
+    assert ns.name not in _ip("netns", "list") and ns.host_if not in _ip("-o", "link")
+    assert "tap0" not in _ip("-o", "link")  # the tap went with the namespace
+    assert not netns.remove(ns.name)  # gone: nothing to remove
+    assert not netns.remove("not-teitens")  # nor one teiten did not make

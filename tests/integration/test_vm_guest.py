@@ -3,8 +3,10 @@ kind): the Debian root file system mmdebstrap makes with PostgreSQL 17 from PyPI
 (cached: the first run of a machine builds it, minutes; later runs reuse it), booted under
 qemu's emulation (``tcg``), reached over ssh through a loopback port forward, a second port
 forwarded at run time, its vCPU thread pinned and read back from /proc, a second guest at once
-on a disk of its own and left as a killed teiten leaves it (the leftovers' cleanup stops it),
-and both gone: no qemu, no guest directory. (A guest under ``kvm``, which on these machines
+on a disk of its own, on a tap network (issue 57, item 9: its sshd reached at its own address,
+qemu inside a network namespace of its own), and left as a killed teiten leaves it (the
+leftovers' cleanup stops it and removes its namespace), and both gone: no qemu, no guest
+directory, no namespace. (A guest under ``kvm``, which on these machines
 stops at SeaBIOS, is tests/e2e/test_vm_study.py's, through the CLI.) Real mmdebstrap, qemu,
 sshd and ssh; nothing mocked.
 """
@@ -23,6 +25,7 @@ import psutil
 import pytest
 
 from teiten.host import paths
+from teiten.model.errors import ServerError
 from teiten.servers.vm import image as vm_image
 from teiten.servers.vm import qemu as vm_qemu
 
@@ -84,17 +87,33 @@ def test_guest_runs_the_install_over_ssh(guest: vm_qemu.Guest, pg17: Any) -> Non
     assert name == "CPU 0/TCG" and cpus == {cpu}, threads
     assert any(c != {cpu} for _n, c in threads.values())  # qemu's other threads are not pinned
 
-    other = vm_qemu.boot(image, name=f"two{os.getpid()}", accel="tcg", deadline=400)
+    other = vm_qemu.boot(image, name=f"two{os.getpid()}", accel="tcg", deadline=400, network="tap")
     try:  # two guests at once: each writes an overlay of its own
         guest.run(["touch", "only-in-the-first"])
         assert "only-in-the-first" not in other.run(["ls"]).stdout
+        # The second is on a tap network: qemu in a namespace of its own, sshd at the guest's address.
+        assert guest.network == "user" and guest.address is None and other.network == "tap"
+        assert other.namespace is not None and other.address == other.namespace.address
+        assert os.stat(f"/proc/{other.pid}/ns/net").st_ino == \
+            os.stat(f"/run/netns/{other.namespace.name}").st_ino != os.stat("/proc/self/ns/net").st_ino
+        with socket.create_connection((other.address, 22), timeout=30) as s:
+            s.settimeout(60)
+            assert s.recv(64).startswith(b"SSH-2.0-OpenSSH")
+        ssh_client = other.run(["sh", "-c", "echo $SSH_CONNECTION"]).stdout.split()
+        assert ssh_client[0] == other.namespace.host_address and ssh_client[2] == other.address
+        with pytest.raises(ServerError, match="tap network"):
+            other.forward(22)
+        namespace = other.namespace.name
         # The second as a killed teiten leaves it: its owner's pid is gone.
         gone = _dead_pid()
         marker = other.directory / paths.MARKER
         marker.write_text(json.dumps({**json.loads(marker.read_text()), "pid": gone}))
         notes = vm_qemu.clean_leftovers(only=other.name)
         assert any(f"of the leftover guest {other.directory.name}" in n for n in notes), notes
+        assert f"removed the leftover guest's network namespace {namespace}" in notes, notes
         assert not _mine(other.name) and not other.directory.exists() and _mine(guest.name)
+        assert namespace not in subprocess.run(["ip", "netns", "list"], capture_output=True,
+                                               text=True, timeout=15).stdout
     finally:
         other.stop()
     name, directory = guest.name, guest.directory

@@ -88,15 +88,17 @@ def _taken_networks() -> list[ipaddress.IPv4Network]:
     return [n for n in taken if isinstance(n, ipaddress.IPv4Network)]
 
 
-def pick_block(taken: list[ipaddress.IPv4Network], *, start: int = 0) -> ipaddress.IPv4Network:
-    """The first /30 of the pools, from block ``start`` on, that overlaps nothing taken."""
+def pick_block(taken: list[ipaddress.IPv4Network], *, start: int = 0,
+               prefix: int = 30) -> ipaddress.IPv4Network:
+    """The first block (a /30, or a ``prefix``) of the pools, from block ``start`` on, that
+    overlaps nothing taken."""
     for pool in (ipaddress.IPv4Network(p) for p in POOLS):
-        blocks = list(pool.subnets(new_prefix=30))
+        blocks = list(pool.subnets(new_prefix=prefix))
         first = start % len(blocks)
         for block in blocks[first:] + blocks[:first]:
             if not any(block.overlaps(net) for net in taken):
                 return block
-    raise ServerError(f"no free /30 in {', '.join(POOLS)}: every block clashes with an address "
+    raise ServerError(f"no free /{prefix} in {', '.join(POOLS)}: every block clashes with an address "
                       "or route here ('ip -o addr', 'ip route'); remove leftover teiten "
                       "namespaces with 'ip netns list' / 'ip netns del'")
 
@@ -126,12 +128,14 @@ def _locked() -> Iterator[None]:
 class Namespace:
     """A network namespace teiten created, with its veth pair and addresses."""
 
-    def __init__(self, name: str, host_if: str, host_address: str, address: str):
+    def __init__(self, name: str, host_if: str, host_address: str, address: str, prefix: int = 30):
         self.name = name
         self.host_if = host_if  # the veth end in the root namespace
         self.inner_if = host_if + "n"  # its peer, inside the namespace
         self.host_address = host_address  # the client side, in the root namespace
-        self.address = address  # the server side, inside the namespace
+        self.address = address  # the server side, inside the namespace (a bridged one: the guest's)
+        self.prefix = prefix  # the length of the block's network prefix
+        self.tap: str | None = None  # a bridged namespace's tap device (create_bridged)
         self.closed = False
 
     def __repr__(self) -> str:
@@ -141,22 +145,39 @@ class Namespace:
     def create(cls, tag: str) -> Namespace:
         """A new namespace ``teiten-<tag>-<id>`` joined to this one by a veth pair, both ends
         up with addresses of a free private /30, and ``lo`` up inside."""
+        return cls._make(tag, bridged=False)
+
+    @classmethod
+    def create_bridged(cls, tag: str) -> Namespace:
+        """A new namespace ``teiten-<tag>-<id>`` whose veth peer and a tap device (``tap0``,
+        for a qemu guest's NIC: qemu opens it inside the namespace) are the two ports of a
+        bridge (``br0``) there, all up. The block is a free private /29: the veth end here has
+        its first address, :attr:`address` (its second) is the guest's to take on its NIC; the
+        namespace has none of its own. The bridge and the tap go with the namespace."""
+        return cls._make(tag, bridged=True)
+
+    @classmethod
+    def _make(cls, tag: str, *, bridged: bool) -> Namespace:
         _require_root_and_tools()
         ident = secrets.token_hex(3)
         name, host_if = f"{PREFIX}{_clean(tag)}-{ident}", f"tei{ident}"
+        prefix = 29 if bridged else 30
         with _locked():
-            block = pick_block(_taken_networks(), start=int(ident, 16))
+            block = pick_block(_taken_networks(), start=int(ident, 16), prefix=prefix)
             hosts = list(block.hosts())
-            ns = cls(name, host_if, str(hosts[0]), str(hosts[1]))
+            ns = cls(name, host_if, str(hosts[0]), str(hosts[1]), prefix)
             try:
                 _ip("netns", "add", name, what=f"creating network namespace {name}")
                 _ip("link", "add", host_if, "type", "veth", "peer", "name", ns.inner_if,
                     "netns", name, what=f"creating the veth pair {host_if} of {name}")
-                _ip("addr", "add", f"{ns.host_address}/30", "dev", host_if,
+                _ip("addr", "add", f"{ns.host_address}/{prefix}", "dev", host_if,
                     what=f"giving {host_if} its address")
                 _ip("link", "set", host_if, "up", what=f"bringing {host_if} up")
-                _ip("-n", name, "addr", "add", f"{ns.address}/30", "dev", ns.inner_if,
-                    what=f"giving {ns.inner_if} in {name} its address")
+                if bridged:
+                    ns._bridge()
+                else:
+                    _ip("-n", name, "addr", "add", f"{ns.address}/{prefix}", "dev", ns.inner_if,
+                        what=f"giving {ns.inner_if} in {name} its address")
                 _ip("-n", name, "link", "set", ns.inner_if, "up",
                     what=f"bringing {ns.inner_if} in {name} up")
                 _ip("-n", name, "link", "set", "lo", "up", what=f"bringing lo in {name} up")
@@ -165,6 +186,18 @@ class Namespace:
                 raise
         log.info("created %r", ns)
         return ns
+
+    def _bridge(self) -> None:
+        """``br0`` in the namespace, with the veth peer and a new tap device as its ports."""
+        name, tap = self.name, "tap0"
+        _ip("-n", name, "link", "add", "br0", "type", "bridge", what=f"creating the bridge of {name}")
+        _ip("-n", name, "tuntap", "add", "dev", tap, "mode", "tap",
+            what=f"creating the tap device of {name} (it needs /dev/net/tun)")
+        for port in (self.inner_if, tap):
+            _ip("-n", name, "link", "set", port, "master", "br0", what=f"adding {port} to the bridge of {name}")
+        for device in ("br0", tap):
+            _ip("-n", name, "link", "set", device, "up", what=f"bringing {device} in {name} up")
+        self.tap = tap
 
     def wrap(self, argv: list[str], *, run_as: RunAs | None) -> list[str]:
         """``argv`` run inside the namespace as ``run_as``; the caller runs it as root.
@@ -197,6 +230,16 @@ class Namespace:
         _remove(self.name)
         self.closed = True
         log.info("removed network namespace %s", self.name)
+
+
+def remove(name: str) -> bool:
+    """Delete the namespace ``name`` that teiten made (its name begins with ``teiten-``) and
+    its veth pair, when it is there; whether it was."""
+    if not name.startswith(PREFIX) or os.geteuid() != 0 or shutil.which("ip") is None \
+            or name not in _listed():
+        return False
+    _remove(name)
+    return True
 
 
 def _remove(name: str) -> None:

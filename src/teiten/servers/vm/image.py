@@ -5,7 +5,8 @@ mmdebstrap as root: the minimal variant, openssh-server, Debian's kernel and ini
 Debian packages of the libraries the install's programs load (``ldd``, then ``dpkg -S``),
 an unprivileged account ``teiten`` and the install's files at the same absolute path as here.
 No systemd: the kernel starts ``/sbin/teiten-init``, which mounts what sshd needs, brings up
-the network of qemu's user-mode stack (10.0.2.15, gateway 10.0.2.2), runs ``sshd -D`` and
+the network (qemu's user-mode stack's 10.0.2.15, gateway 10.0.2.2, or the address and gateway
+the kernel's command line gives as ``teiten.ip=`` and ``teiten.gateway=``: a tap network), runs ``sshd -D`` and
 powers the guest off when sshd ends.
 
 The result lives in ``paths.home()/vm/<install>-<key>/`` (a directory only root can enter):
@@ -42,7 +43,7 @@ from teiten.servers import rootfs
 
 log = logging.getLogger(__name__)
 
-RECIPE = 3  # raise when what goes into an image changes: images of older recipes are rebuilt
+RECIPE = 4  # raise when what goes into an image changes: images of older recipes are rebuilt
 USER = "teiten"  # the guest's unprivileged account, reached over ssh
 DONE = "image.json"
 # Besides the libraries: sshd, the kernel (its initramfs comes with it), `ip` for the network,
@@ -76,9 +77,19 @@ mkdir -p /run/sshd /run/lock
 hostname teiten-guest
 modprobe virtio_net 2>/dev/null
 ip link set lo up
-ip addr add 10.0.2.15/24 dev eth0
+# The address: qemu's user-mode one, or teiten.ip= and teiten.gateway= of the kernel's command
+# line (a tap network's, servers/vm/tapnet.py).
+address=10.0.2.15/24
+gateway=10.0.2.2
+for word in $(cat /proc/cmdline); do
+  case "$word" in
+    teiten.ip=*) address="${word#teiten.ip=}" ;;
+    teiten.gateway=*) gateway="${word#teiten.gateway=}" ;;
+  esac
+done
+ip addr add "$address" dev eth0
 ip link set eth0 up
-ip route add default via 10.0.2.2
+ip route add default via "$gateway"
 echo "teiten-init: starting sshd"
 /usr/sbin/sshd -D -e
 echo "teiten-init: sshd ended ($?), powering off"

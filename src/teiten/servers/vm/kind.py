@@ -28,6 +28,8 @@ from teiten.spec import ServerSpec
 _PROGRAMS = {"qemu-system-x86_64": "qemu-system-x86", "qemu-img": "qemu-utils",
              "mmdebstrap": "mmdebstrap", "mkfs.ext4": "e2fsprogs", "ssh": "openssh-client",
              "ssh-keygen": "openssh-client"}
+_TAP_PROGRAMS = {"ip": "iproute2", "nsenter": "util-linux"}
+TUN = "/dev/net/tun"
 
 
 class Vm(Kind):
@@ -54,6 +56,17 @@ class Vm(Kind):
         if os.geteuid() != 0:
             return Problem("vm", f"server {spec.name}: teiten builds a VM guest's root file "
                            "system as root (mmdebstrap); run as root, or use another kind")
+        options = VmPlace.on(spec).vm
+        if options is not None and options.network == "tap":
+            missing = sorted({package for program, package in _TAP_PROGRAMS.items()
+                              if shutil.which(program) is None})
+            if missing:
+                return Problem("vm", f"server {spec.name}: a guest on a tap network needs "
+                               f"{', '.join(missing)}, which this machine lacks: apt-get install "
+                               f"{' '.join(missing)}, or give the guest network: user")
+            if not os.path.exists(TUN):
+                return Problem("vm", f"server {spec.name}: a guest on a tap network needs {TUN}, "
+                               "which this machine lacks (modprobe tun), or give the guest network: user")
         return None
 
     def image_to_build(self, spec: ServerSpec, install: Install | None) -> tuple[str, float] | None:
@@ -83,6 +96,16 @@ class Vm(Kind):
 
     def emulated(self, description: Mapping[str, object]) -> bool:
         return _guest(description).emulated
+
+    def facts(self, description: Mapping[str, object]) -> list[tuple[str, str, dict[str, str]]]:
+        """The guest's network, as the run brought it up (a store from before the choice:
+        qemu's user-mode network, the only one then)."""
+        host = _SEEN.validate_python(description).host
+        if host is None or host.vm is None:
+            return []
+        guest = host.vm
+        network = "tap" if guest.network == "tap" else "user"
+        return [("server.vm.network", f"server.vm.network.{network}", {"address": guest.address or "?"})]
 
     def cpus(self, spec: Mapping[str, object],
              description: Mapping[str, object]) -> tuple[str, dict[str, str]] | None:
@@ -117,6 +140,8 @@ class GuestSeen:
 
     emulated: bool = False
     pinned_cpus: str | None = None
+    network: str | None = None  # "tap" or "user" (before the choice: a sentence of user-mode's)
+    address: str | None = None  # the guest's on a tap network
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,14 @@
 """Boot one qemu guest of a :mod:`teiten.servers.vm.image` image, reach it over ssh, stop it.
 
-qemu runs with user-mode networking: the guest's sshd is forwarded to a free loopback port
-here, and :meth:`Guest.forward` forwards more guest ports at run time through qemu's human
-monitor on a unix socket (in the guest's own 0700 directory). Every guest boots from a qcow2
+The guest's network is one of two. ``user``: qemu's user-mode network; the guest's sshd is
+forwarded to a free loopback port here, and :meth:`Guest.forward` forwards more guest ports at
+run time through qemu's human monitor on a unix socket (in the guest's own 0700 directory);
+qemu copies every packet, which adds to each round trip. ``tap``: a tap device on a bridge in a
+network namespace teiten makes (teiten.host.netns.Namespace.create_bridged), which qemu, run
+inside it, opens for the guest's virtio-net NIC; the guest takes a fixed address of the
+namespace's /29 (given on the kernel's command line) and this machine reaches every port of it
+at that address over the veth pair. The namespace (its bridge and tap with it) goes when the
+guest stops, and with a killed teiten's leftovers. Every guest boots from a qcow2
 overlay of its own on the read-only image, so two guests at once share no writable disk.
 qemu names its threads (``-name ...,debug-threads=on``: "CPU 0/TCG", "CPU 1/KVM"), so each
 vCPU thread can be pinned to host CPUs and its affinity read back from /proc.
@@ -28,12 +34,13 @@ from pathlib import Path
 
 import psutil
 
-from teiten.host import cpus, paths, procs
+from teiten.host import cpus, netns, paths, procs
 from teiten.host.remote import quote_command
 from teiten.model.errors import ProcessError, ServerError, UserError
 from teiten.servers.vm.image import Image, vm_dir
 
 ACCELERATORS = ("kvm", "tcg")
+NETWORKS = ("user", "tap")
 HOST_ALIAS = "teiten-guest"  # the name the guest's host key is known by, whatever the port
 SSH_ATTEMPT = 20.0  # seconds one `ssh true` may take (an emulated guest is slow)
 _CPU = {"tcg": "max", "kvm": "host,-arch-capabilities"}  # plain `host` aborts under kvm_pvm
@@ -41,6 +48,7 @@ _VCPU = re.compile(r"^CPU (\d+)/(TCG|KVM)$")
 _BAD_STATUS = ("internal-error", "guest-panicked", "shutdown", "io-error")
 _CONTROL = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[A-Za-z])|[\x00-\x08\x0b-\x1f\x7f]")
 CONSOLE, MONITOR, SSH_CONFIG, DISK = "console.log", "monitor", "ssh_config", "disk.qcow2"
+NETNS = "netns"  # in a guest's directory: the name of its tap network's namespace
 
 
 @dataclass
@@ -55,6 +63,17 @@ class Guest:
     ssh_port: int
     forwards: dict[int, int] = field(default_factory=dict)  # guest port -> host port
     stopped: bool = False
+    namespace: netns.Namespace | None = None  # a tap network's (None: qemu's user-mode network)
+
+    @property
+    def network(self) -> str:
+        return "user" if self.namespace is None else "tap"
+
+    @property
+    def address(self) -> str | None:
+        """The guest's address on its tap network, which reaches every port of it; None under
+        user-mode networking (ports are forwarded to loopback: :meth:`forward`)."""
+        return None if self.namespace is None else self.namespace.address
 
     @property
     def pid(self) -> int:
@@ -107,6 +126,9 @@ class Guest:
 
     def forward(self, guest_port: int) -> int:
         """Forward a free loopback port here to ``guest_port`` of the guest; that port."""
+        if self.namespace is not None:
+            raise ServerError(f"guest {self.name} is on a tap network: reach its port {guest_port} "
+                              f"at {self.address}, not through a forward")
         if guest_port in self.forwards:
             return self.forwards[guest_port]
         for _attempt in range(5):  # another program may take the free port first
@@ -157,7 +179,11 @@ class Guest:
             procs.kill_group(self.process.proc)  # qemu's own group: what boot() started
         with contextlib.suppress(ProcessError):
             self.process.stop(timeout=5)
-        paths.remove_owned(self.directory)
+        try:
+            if self.namespace is not None:
+                self.namespace.close()
+        finally:
+            paths.remove_owned(self.directory)
 
 
 def _until_prompt(s: socket.socket) -> str:
@@ -212,24 +238,32 @@ def _target(name: str) -> str:
 
 
 def qemu_argv(image: Image, directory: Path, *, name: str, accel: str, ssh_port: int, cpus: int,
-              memory_mb: int) -> list[str]:
+              memory_mb: int, tap: netns.Namespace | None = None) -> list[str]:
+    """qemu's command line; with ``tap``, the guest's NIC is that bridged namespace's tap device
+    (qemu runs inside the namespace) and its address the namespace's :attr:`address`."""
+    append = "root=/dev/vda rw console=ttyS0 init=/sbin/teiten-init panic=-1 net.ifnames=0"
+    netdev = f"user,id=n0,hostfwd=tcp:127.0.0.1:{ssh_port}-:22"
+    if tap is not None:
+        append += f" teiten.ip={tap.address}/{tap.prefix} teiten.gateway={tap.host_address}"
+        netdev = f"tap,id=n0,ifname={tap.tap},script=no,downscript=no"
     return ["qemu-system-x86_64", "-name", f"{name},debug-threads=on",
             "-machine", "q35", "-accel", accel, "-cpu", _CPU[accel],
             "-smp", str(cpus), "-m", str(memory_mb), "-nographic", "-no-reboot",
             "-kernel", str(image.kernel), "-initrd", str(image.initrd),
-            "-append", "root=/dev/vda rw console=ttyS0 init=/sbin/teiten-init panic=-1 net.ifnames=0",
+            "-append", append,
             "-drive", f"file={directory / DISK},if=virtio,format=qcow2",
-            "-netdev", f"user,id=n0,hostfwd=tcp:127.0.0.1:{ssh_port}-:22",
+            "-netdev", netdev,
             "-device", "virtio-net-pci,netdev=n0",
             "-serial", f"file:{directory / CONSOLE}",
             "-monitor", f"unix:{directory / MONITOR},server=on,wait=off"]
 
 
-def _write_ssh_files(image: Image, directory: Path, *, name: str, ssh_port: int) -> None:
+def _write_ssh_files(image: Image, directory: Path, *, name: str, ssh_port: int,
+                     address: str = "127.0.0.1") -> None:
     # safe: the guest's own directory (root's, 0700)
     (directory / "known_hosts").write_text(f"{HOST_ALIAS} {image.host_key}\n")
     (directory / SSH_CONFIG).write_text(
-        f"Host {_target(name)}\n  HostName 127.0.0.1\n  Port {ssh_port}\n  User {image.user}\n"
+        f"Host {_target(name)}\n  HostName {address}\n  Port {ssh_port}\n  User {image.user}\n"
         f"  IdentityFile {image.key}\n  IdentitiesOnly yes\n  IdentityAgent none\n"
         f"  HostKeyAlias {HOST_ALIAS}\n  StrictHostKeyChecking yes\n"
         f"  UserKnownHostsFile {directory / 'known_hosts'}\n  GlobalKnownHostsFile /dev/null\n"
@@ -238,12 +272,16 @@ def _write_ssh_files(image: Image, directory: Path, *, name: str, ssh_port: int)
 
 def boot(image: Image, *, name: str, accel: str, cpus: int = 1, memory_mb: int = 1024,
          deadline: float = 300, pin: Sequence[Sequence[int]] | None = None,
-         kernel_within: float | None = None) -> Guest:
+         kernel_within: float | None = None, network: str = "user") -> Guest:
     """Start a guest of ``image`` and wait until its sshd answers (at most ``deadline`` s);
     with ``kernel_within``, the guest's kernel must have begun (its first line on the console)
-    within that many seconds, or the boot has failed."""
+    within that many seconds, or the boot has failed. ``network``: "user" (qemu's user-mode
+    network, loopback port forwards) or "tap" (a tap device on a bridge in a network namespace
+    of its own, the guest at a fixed address there)."""
     if accel not in ACCELERATORS:
         raise UserError(f"accelerator {accel!r} is not one of {', '.join(ACCELERATORS)}")
+    if network not in NETWORKS:
+        raise UserError(f"network {network!r} is not one of {', '.join(NETWORKS)}")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
         raise UserError(f"guest name {name!r}: use letters, digits, '.', '_' and '-'")
     for program in ("qemu-system-x86_64", "qemu-img", "ssh"):
@@ -257,18 +295,31 @@ def boot(image: Image, *, name: str, accel: str, cpus: int = 1, memory_mb: int =
         paths.remove_owned(directory)
         raise UserError(f"{directory}: too long a path for qemu's monitor socket; "
                         "give TEITEN_HOME a shorter one")
+    tap: netns.Namespace | None = None
     try:
         procs.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", str(image.disk),
                    str(directory / DISK)], timeout=60)
         port = free_port()
-        _write_ssh_files(image, directory, name=name, ssh_port=port)
+        if network == "tap":
+            tap = netns.Namespace.create_bridged(f"vm-{name}")
+            # safe: the guest's own directory (root's, 0700): read by clean_leftovers
+            (directory / NETNS).write_text(tap.name + "\n")
+            port = 22
+        _write_ssh_files(image, directory, name=name, ssh_port=port,
+                         address=tap.address if tap is not None else "127.0.0.1")
         argv = qemu_argv(image, directory, name=name, accel=accel, ssh_port=port, cpus=cpus,
-                         memory_mb=memory_mb)
+                         memory_mb=memory_mb, tap=tap)
+        if tap is not None:
+            argv = tap.wrap(argv, run_as=None)  # qemu opens the tap inside; nsenter execs it
         process = procs.spawn(argv, what=f"qemu of guest {name}")
         guest = Guest(name=name, accel=accel, image=image, directory=directory, process=process,
-                      ssh_port=port)
+                      ssh_port=port, namespace=tap)
     except BaseException:
-        paths.remove_owned(directory)
+        try:
+            if tap is not None:
+                tap.close()
+        finally:
+            paths.remove_owned(directory)
         raise
     try:
         if pin is not None:
@@ -352,6 +403,11 @@ def clean_leftovers(only: str | None = None) -> list[str]:
                     f"file:{directory / CONSOLE}" in argv:
                 procs.kill_tree(proc.pid)
                 notes.append(f"killed qemu {proc.pid} of the leftover guest {directory.name}")
+        with contextlib.suppress(OSError):
+            # safe: the guest's own directory (root's, 0700)
+            namespace = (directory / NETNS).read_text().strip()
+            if netns.remove(namespace):
+                notes.append(f"removed the leftover guest's network namespace {namespace}")
         if paths.remove_owned(directory):
             notes.append(f"removed the leftover guest directory {directory}")
     return notes

@@ -3,10 +3,12 @@ same cores and memory, and two guests at once): a :class:`~teiten.servers.ssh.ho
 teiten brings up itself. The guest is built from the study's own install
 (teiten.servers.vm.image: Debian from this machine's apt sources, the install at the same
 path inside), booted with its vCPU threads pinned to CPUs here (teiten.servers.vm.qemu), and
-reached over OpenSSH through a loopback port forward of qemu's user-mode network; what runs in
-it is an ssh server's (servers/ssh/server.py), unchanged. Each port of the guest a client needs is
+reached over OpenSSH; what runs in it is an ssh server's (servers/ssh/server.py), unchanged. Its
+network is the study's ``network``: ``tap`` (the default), a tap device on a bridge in a network
+namespace of its own, the guest at a fixed address that clients reach as they would another
+machine's; or ``user``, qemu's user-mode network, where each port of the guest a client needs is
 forwarded on loopback when it is first asked for (``address``): user-mode networking copies
-every packet through qemu, which adds to each round trip (``teiten probe`` measures it).
+every packet through qemu, which adds to each round trip (bench/vm_network.py measures both).
 
 Under ``accelerator: tcg`` the guest is emulated: a functional stand-in, never a measurement of
 a VM, and every description of it says so (``emulated``).
@@ -88,12 +90,14 @@ class VmHost(Host):
                 image, name=re.sub(r"[^A-Za-z0-9._-]", "-", self.name),
                 accel=self.options.accelerator, cpus=self.options.vcpus,
                 memory_mb=self.options.memory >> 20, deadline=self.options.boot_timeout,
-                pin=self.pinned)
+                pin=self.pinned, network=self.options.network)
             self._ssh = Ssh(self.guest.target, self.guest.ssh_config, label=self.name)
         return super().reach()
 
     def address(self, port: int) -> tuple[str, int]:
         assert self.guest is not None
+        if self.guest.address is not None:  # a tap network: every port at the guest's address
+            return self.guest.address, port
         return "127.0.0.1", self.guest.forward(port)
 
     def describe(self) -> dict[str, object]:
@@ -103,7 +107,8 @@ class VmHost(Host):
                        "emulated": self.options.accelerator == "tcg",
                        "vcpus": self.options.vcpus, "memory_bytes": self.options.memory,
                        "pinned_cpus": cpus.format_list(c for group in self.pinned for c in group),
-                       "network": "qemu user-mode, loopback port forwards"}
+                       "network": self.options.network,
+                       **({"address": self.guest.address} if self.guest and self.guest.address else {})}
         return found
 
     def pids(self) -> list[int]:

@@ -14,8 +14,9 @@ from teiten.spec.place import Place, PlaceModel
 
 
 class VmOptions(Model):
-    """A qemu guest of Debian with the study's install inside, reached over ssh through a
-    loopback port forward; its vCPU threads pinned to CPUs of this machine."""
+    """A qemu guest of Debian with the study's install inside, reached over ssh at its address on
+    a tap network (or through a loopback port forward of qemu's user-mode network); its vCPU
+    threads pinned to CPUs of this machine."""
 
     vcpus: Annotated[int, Field(ge=1, le=64)] = Field(1, description="the guest's virtual CPUs")
     memory: Bytes = Field(2 << 30, description="the guest's memory (e.g. 2GB)")
@@ -27,6 +28,11 @@ class VmOptions(Model):
         None, description="the CPUs of this machine that run the vCPUs, one per vCPU in order "
         "(e.g. 2-3); unset: one physical core each, the last ones first")
     boot_timeout: Seconds = Field(300, description="how long the guest may take to boot")
+    network: Literal["tap", "user"] = Field(
+        "tap", description="tap: a tap device on a bridge in a network namespace teiten makes, "
+        "the guest (virtio-net) at a fixed address that clients reach directly; user: qemu's "
+        "user-mode network, reached through loopback port forwards, which copies every packet "
+        "through qemu and adds to each round trip")
 
     @field_validator("cpus")
     @classmethod
@@ -41,9 +47,9 @@ class VmOptions(Model):
         return self
 
     def text(self) -> str:
-        """The guest as people read it: ``2 vCPUs, 2GB, kvm``."""
+        """The guest as people read it: ``2 vCPUs, 2GB, kvm, tap``."""
         return (f"{self.vcpus} vCPU{'s' if self.vcpus > 1 else ''}, {size_text(self.memory)}, "
-                f"{self.accelerator}")
+                f"{self.accelerator}, {self.network}")
 
 
 class VmPlace(PlaceModel):
@@ -54,4 +60,5 @@ class VmPlace(PlaceModel):
 
     vm: VmOptions | None = Field(
         None, description="run the study's own install in a qemu guest that teiten builds and "
-        "boots here (Debian, reached over ssh through a loopback port forward)")
+        "boots here (Debian, reached over ssh at its address on a tap network, or through a "
+        "loopback port forward of qemu's user-mode network)")
