@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from teiten.host import cpus
 from teiten.model.errors import ServerError
 from teiten.servers import rootfs
 from teiten.servers.vm import image as vm_image
@@ -68,3 +69,35 @@ def test_no_tmpfs_hides_an_install_under_tmp(tmp_path: Path) -> None:
     assert vm_image.recipe_of(under_tmp) == f"{vm_image.RECIPE}-kept-/tmp"
     assert vm_image.hidden_by_tmpfs([Path("/run/user/1000/teiten/installs/x/bin")]) == ["/run"]
     assert vm_image.hidden_by_tmpfs([Path("/tmpx/installs/bin")]) == []  # a name, not the directory
+
+
+def _topology(root: Path, nodes: dict[int, str]) -> Path:
+    """A made-up /sys/devices/system/node: one directory per node with its cpulist."""
+    for node, cpulist in nodes.items():
+        (root / f"node{node}").mkdir(parents=True)
+        (root / f"node{node}" / "cpulist").write_text(cpulist + "\n")
+    (root / "online").write_text("0\n")  # a file beside the nodes, as the kernel's has
+    return root
+
+
+def test_the_guests_memory_goes_to_the_node_of_its_pinned_cpus(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 57, item 9: where the machine has NUMA nodes, a guest whose vCPUs are pinned to the
+    CPUs of one node gets its memory bound to that node (this machine has one node: a made-up
+    topology of two, four CPUs each, and a second of one)."""
+    two = _topology(tmp_path / "two", {0: "0-3", 1: "4-7"})
+    assert cpus.numa_nodes(two) == {0: [0, 1, 2, 3], 1: [4, 5, 6, 7]}
+    assert cpus.memory_node([5, 6], two) == 1 and cpus.memory_node([0], two) == 0
+    assert cpus.memory_node([3, 4], two) is None  # across nodes: none is theirs
+    assert cpus.memory_node([8], two) is None  # not a CPU of any node
+    assert cpus.memory_node([0, 1], _topology(tmp_path / "one", {0: "0-7"})) is None  # nothing to choose
+    assert cpus.memory_node([0], tmp_path / "none") is None  # no nodes listed
+    monkeypatch.setattr(cpus, "NODES", two)  # the default root, as the guest's host reads it
+    assert cpus.memory_node([6, 7]) == 1
+    image = vm_image.Image(directory=tmp_path, host_key="", packages=(), install_dirs=(), seconds=0)
+    argv = vm_qemu.qemu_argv(image, tmp_path, name="g", accel="tcg", ssh_port=2222, cpus=2,
+                             memory_mb=1024, memory_node=1)
+    assert argv[argv.index("-machine") + 1] == "q35,memory-backend=mem0"
+    assert argv[argv.index("-object") + 1] == "memory-backend-ram,id=mem0,size=1024M,host-nodes=1,policy=bind"
+    plain = vm_qemu.qemu_argv(image, tmp_path, name="g", accel="tcg", ssh_port=2222, cpus=2, memory_mb=1024)
+    assert "-object" not in plain and plain[plain.index("-machine") + 1] == "q35"

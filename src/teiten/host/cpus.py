@@ -75,6 +75,37 @@ def _sibling_rank(cpu: int) -> tuple[int, int, int]:
     return (siblings.index(cpu) if cpu in siblings else 0, package, core)
 
 
+NODES = Path("/sys/devices/system/node")
+
+
+def numa_nodes(root: Path | None = None) -> dict[int, list[int]]:
+    """NUMA node -> its CPUs, as the kernel lists them under ``root`` (default :data:`NODES`;
+    empty where it lists none)."""
+    root = root or NODES
+    nodes = {}
+    try:
+        # safe: files of the kernel (/sys), or a test's made-up copy of them
+        found = sorted(root.glob("node[0-9]*"))
+        for node in found:
+            text = (node / "cpulist").read_text().strip()
+            nodes[int(node.name[4:])] = parse_list(text) if text else []
+    except (OSError, ValueError):
+        return {}
+    return nodes
+
+
+def memory_node(cpus: Iterable[int], root: Path | None = None) -> int | None:
+    """The NUMA node whose memory a process pinned to ``cpus`` should use: the one node that holds
+    every one of them, where the machine has more than one node; None where it has one (nothing
+    to choose) or the CPUs span nodes (no one node is theirs)."""
+    nodes = numa_nodes(root)
+    if len(nodes) < 2:
+        return None
+    wanted = set(cpus)
+    holding = [node for node, its in nodes.items() if wanted & set(its)]
+    return holding[0] if len(holding) == 1 and wanted <= set(nodes[holding[0]]) else None
+
+
 def choose(count: int, among: list[int] | None = None) -> list[int]:
     """``count`` CPUs out of ``among`` (default: :func:`available`), one per physical core
     first. Raises :class:`UserError` when there are not that many."""

@@ -64,6 +64,7 @@ class Guest:
     forwards: dict[int, int] = field(default_factory=dict)  # guest port -> host port
     stopped: bool = False
     namespace: netns.Namespace | None = None  # a tap network's (None: qemu's user-mode network)
+    memory_node: int | None = None  # the NUMA node its memory is bound to
 
     @property
     def network(self) -> str:
@@ -238,16 +239,24 @@ def _target(name: str) -> str:
 
 
 def qemu_argv(image: Image, directory: Path, *, name: str, accel: str, ssh_port: int, cpus: int,
-              memory_mb: int, tap: netns.Namespace | None = None) -> list[str]:
+              memory_mb: int, tap: netns.Namespace | None = None,
+              memory_node: int | None = None) -> list[str]:
     """qemu's command line; with ``tap``, the guest's NIC is that bridged namespace's tap device
-    (qemu runs inside the namespace) and its address the namespace's :attr:`address`."""
+    (qemu runs inside the namespace) and its address the namespace's :attr:`address`; with
+    ``memory_node``, the guest's memory is bound to that NUMA node of this machine (policy bind:
+    allocated there or not at all)."""
     append = "root=/dev/vda rw console=ttyS0 init=/sbin/teiten-init panic=-1 net.ifnames=0"
     netdev = f"user,id=n0,hostfwd=tcp:127.0.0.1:{ssh_port}-:22"
     if tap is not None:
         append += f" teiten.ip={tap.address}/{tap.prefix} teiten.gateway={tap.host_address}"
         netdev = f"tap,id=n0,ifname={tap.tap},script=no,downscript=no"
+    machine, memory = "q35", []
+    if memory_node is not None:
+        machine = "q35,memory-backend=mem0"
+        memory = ["-object", f"memory-backend-ram,id=mem0,size={memory_mb}M,"
+                  f"host-nodes={int(memory_node)},policy=bind"]
     return ["qemu-system-x86_64", "-name", f"{name},debug-threads=on",
-            "-machine", "q35", "-accel", accel, "-cpu", _CPU[accel],
+            "-machine", machine, *memory, "-accel", accel, "-cpu", _CPU[accel],
             "-smp", str(cpus), "-m", str(memory_mb), "-nographic", "-no-reboot",
             "-kernel", str(image.kernel), "-initrd", str(image.initrd),
             "-append", append,
@@ -272,12 +281,14 @@ def _write_ssh_files(image: Image, directory: Path, *, name: str, ssh_port: int,
 
 def boot(image: Image, *, name: str, accel: str, cpus: int = 1, memory_mb: int = 1024,
          deadline: float = 300, pin: Sequence[Sequence[int]] | None = None,
-         kernel_within: float | None = None, network: str = "user") -> Guest:
+         kernel_within: float | None = None, network: str = "user",
+         memory_node: int | None = None) -> Guest:
     """Start a guest of ``image`` and wait until its sshd answers (at most ``deadline`` s);
     with ``kernel_within``, the guest's kernel must have begun (its first line on the console)
     within that many seconds, or the boot has failed. ``network``: "user" (qemu's user-mode
     network, loopback port forwards) or "tap" (a tap device on a bridge in a network namespace
-    of its own, the guest at a fixed address there)."""
+    of its own, the guest at a fixed address there). ``memory_node``: the NUMA node of this
+    machine the guest's memory is bound to (None: the kernel's default policy)."""
     if accel not in ACCELERATORS:
         raise UserError(f"accelerator {accel!r} is not one of {', '.join(ACCELERATORS)}")
     if network not in NETWORKS:
@@ -308,12 +319,12 @@ def boot(image: Image, *, name: str, accel: str, cpus: int = 1, memory_mb: int =
         _write_ssh_files(image, directory, name=name, ssh_port=port,
                          address=tap.address if tap is not None else "127.0.0.1")
         argv = qemu_argv(image, directory, name=name, accel=accel, ssh_port=port, cpus=cpus,
-                         memory_mb=memory_mb, tap=tap)
+                         memory_mb=memory_mb, tap=tap, memory_node=memory_node)
         if tap is not None:
             argv = tap.wrap(argv, run_as=None)  # qemu opens the tap inside; nsenter execs it
         process = procs.spawn(argv, what=f"qemu of guest {name}")
         guest = Guest(name=name, accel=accel, image=image, directory=directory, process=process,
-                      ssh_port=port, namespace=tap)
+                      ssh_port=port, namespace=tap, memory_node=memory_node)
     except BaseException:
         try:
             if tap is not None:

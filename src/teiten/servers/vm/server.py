@@ -70,6 +70,8 @@ class VmHost(Host):
         self.image: Path | None = None  # the guest's image, once built
         self.pinned = ([[c] for c in cpus.parse_list(options.cpus)] if options.cpus
                        else [[c] for c in cpus.choose(options.vcpus)])
+        # The guest's memory on the NUMA node of its vCPUs' CPUs, where the machine has nodes.
+        self.memory_node = cpus.memory_node(c for group in self.pinned for c in group)
 
     def where(self) -> str:
         return f"VM guest {self.name} (-accel {self.options.accelerator})"
@@ -90,7 +92,7 @@ class VmHost(Host):
                 image, name=re.sub(r"[^A-Za-z0-9._-]", "-", self.name),
                 accel=self.options.accelerator, cpus=self.options.vcpus,
                 memory_mb=self.options.memory >> 20, deadline=self.options.boot_timeout,
-                pin=self.pinned, network=self.options.network)
+                pin=self.pinned, network=self.options.network, memory_node=self.memory_node)
             self._ssh = Ssh(self.guest.target, self.guest.ssh_config, label=self.name)
         return super().reach()
 
@@ -107,7 +109,7 @@ class VmHost(Host):
                        "emulated": self.options.accelerator == "tcg",
                        "vcpus": self.options.vcpus, "memory_bytes": self.options.memory,
                        "pinned_cpus": cpus.format_list(c for group in self.pinned for c in group),
-                       "network": self.options.network,
+                       "network": self.options.network, "memory_node": self.memory_node,
                        **({"address": self.guest.address} if self.guest and self.guest.address else {})}
         return found
 
