@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from teiten.host import cpus
+from teiten.host import cpus, netns
 from teiten.model.errors import ServerError
 from teiten.servers import rootfs
 from teiten.servers.vm import image as vm_image
@@ -101,3 +101,21 @@ def test_the_guests_memory_goes_to_the_node_of_its_pinned_cpus(tmp_path: Path,
     assert argv[argv.index("-object") + 1] == "memory-backend-ram,id=mem0,size=1024M,host-nodes=1,policy=bind"
     plain = vm_qemu.qemu_argv(image, tmp_path, name="g", accel="tcg", ssh_port=2222, cpus=2, memory_mb=1024)
     assert "-object" not in plain and plain[plain.index("-machine") + 1] == "q35"
+
+
+def test_a_guest_on_a_tap_network_takes_its_address_from_the_kernels_command_line(tmp_path: Path) -> None:
+    """Issue 57, item 9: qemu's NIC on the bridged namespace's tap, and the guest's address and
+    gateway on the kernel's command line, which the guest's init reads (user-mode's otherwise)."""
+    image = vm_image.Image(directory=tmp_path, host_key="", packages=(), install_dirs=(), seconds=0)
+    tap = netns.Namespace("teiten-vm-g-abcdef", "teiabcdef", "10.213.0.9", "10.213.0.10", 29)
+    tap.tap = "tap0"
+    argv = vm_qemu.qemu_argv(image, tmp_path, name="g", accel="tcg", ssh_port=22, cpus=1,
+                             memory_mb=512, tap=tap)
+    assert argv[argv.index("-netdev") + 1] == "tap,id=n0,ifname=tap0,script=no,downscript=no"
+    assert argv[argv.index("-append") + 1].endswith(" teiten.ip=10.213.0.10/29 teiten.gateway=10.213.0.9")
+    user = vm_qemu.qemu_argv(image, tmp_path, name="g", accel="tcg", ssh_port=2222, cpus=1, memory_mb=512)
+    assert user[user.index("-netdev") + 1] == "user,id=n0,hostfwd=tcp:127.0.0.1:2222-:22"
+    assert "teiten.ip=" not in user[user.index("-append") + 1]
+    init = vm_image.init_script([Path("/opt/pg/bin")])
+    assert 'teiten.ip=*) address="${word#teiten.ip=}"' in init and "address=10.0.2.15/24" in init
+    assert 'ip addr add "$address" dev eth0' in init and 'ip route add default via "$gateway"' in init
