@@ -18,13 +18,14 @@ Printed: each run, then per network the median of each figure and the ratio of t
 Under tcg the guest is emulated: the figures show what the user-mode network costs on top of
 an emulated guest, never how fast a VM is. Nothing is asserted.
 
-On the 2-CPU machine this was written on (no hardware KVM: tcg; the machine shared with other
-work, load average 8 to 14), 3 runs of 5 s (bench/results/vm_network-2026-12-07.txt): the
-SELECT 1 round trip had a median of 2.04 ms through user-mode and 2.19 ms on the tap
-(tap/user 1.07), select-only 227 and 245 TPS (1.08), with runs of one network ranging more
-widely (1.39 to 2.76 ms) than the two networks differ. Under emulation the guest's own CPU
-(about 2 ms a statement) hides what qemu's copying adds; the difference the tap removes is to
-be measured with -accel kvm, where a guest boots.
+On the 2-CPU machine this was written on (no hardware KVM: tcg), two runs
+(bench/results/vm_network-2026-12-07.txt). Quiet (load average about 1.3), 6 runs of 5 s: the
+SELECT 1 round trip had a median of 0.539 ms through user-mode and 0.522 ms on the tap
+(tap/user 0.968), select-only 1,041 and 1,047 TPS (1.005). Shared with other work (load
+average 8 to 10), 3 runs: 2.04 and 2.19 ms (1.07), 227 and 245 TPS (1.08), the runs of one
+network ranging more widely than the networks differ. Under emulation the guest's own CPU
+hides most of what qemu's copying adds (about 3% of a round trip here); what the tap removes
+from a VM's figures is to be measured with -accel kvm, where a guest boots.
 """
 
 from __future__ import annotations
