@@ -191,16 +191,29 @@ def test_bmf_and_openmetrics_carry_the_views_figures(tmp_path: Path) -> None:
         assert measures["throughput"] == {"value": r["value"], "lower_value": r["low"],
                                           "upper_value": r["high"]}
         if r["baseline"]:
-            assert measures["ratio"] == {"value": r["estimate_pct"], "lower_value": r["low_pct"],
-                                         "upper_value": r["high_pct"]}
+            assert measures["ratio_estimate"] == {"value": r["estimate_pct"], "lower_value": r["low_pct"],
+                                                  "upper_value": r["high_pct"]}
         else:
             assert set(measures) == {"throughput"}
     text = run_cli("results", "--store", str(store), "--format", "openmetrics", check=True).stdout
     families = {f.name: f for f in text_string_to_metric_families(text)}
-    assert {"teiten_tps", "teiten_tps_low", "teiten_ratio_estimate_pct", "teiten_verdict"} <= set(families)
+    # Every family says what it is (HELP) and in what unit (UNIT, the suffix of its name: the
+    # parser refuses any other); the verdict alone has no unit.
+    assert {n: f.unit for n, f in families.items()} == {
+        "teiten_tps": "tps", "teiten_low_tps": "tps", "teiten_high_tps": "tps",
+        "teiten_ratio_estimate_pct": "pct", "teiten_ratio_low_pct": "pct", "teiten_ratio_high_pct": "pct",
+        "teiten_ratio_of_medians_pct": "pct", "teiten_verdict": ""}
+    assert all(f.documentation for f in families.values())
+    assert [ln.split()[2] for ln in text.splitlines() if ln.startswith("# HELP")] == list(families)
+    for name, column in (("teiten_ratio_estimate_pct", "estimate_pct"),
+                         ("teiten_ratio_of_medians_pct", "ratio_pct"), ("teiten_low_tps", "low")):
+        assert {(s.labels["workload"], int(s.labels["clients"]), s.labels["server"]): s.value
+                for s in families[name].samples} == {
+            k: r[column] for k, r in rows.items() if r[column] is not None}
     for sample in families["teiten_tps"].samples:
         r = rows[(sample.labels["workload"], int(sample.labels["clients"]), sample.labels["server"])]
         assert sample.value == r["value"] and sample.labels["testbed"] == r["testbed"]
+        assert sample.labels["testbed_name"] == "test"  # the truth store's machine: its CPU model
         assert sample.labels["build"] == r["build"] and sample.timestamp.sec == 1795651320
     judged = {(s.labels["workload"], int(s.labels["clients"])): s.labels["verdict"]
               for s in families["teiten_verdict"].samples}

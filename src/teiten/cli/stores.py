@@ -13,6 +13,7 @@ from teiten.analysis.gather import study_data
 from teiten.analysis.inputs import ReportOptions
 from teiten.analysis.summary import report_data
 from teiten.features import FEATURES
+from teiten.host import fingerprint
 from teiten.model.errors import UserError
 from teiten.model.results import now
 from teiten.store import Store
@@ -97,10 +98,17 @@ def print_points(args: argparse.Namespace) -> int:
                                 f"summaries; 'teiten store summarize --store {store} --study-id "
                                 f"{study_id}' computes them")
         rows = kept.read(store, study_id)
+        testbeds = {sid: _testbed_name(store, sid) for sid in {r.study_id for r in rows}}
     finally:
         store.close()
     if args.format == "bmf":
         print(json.dumps(metric_formats.bmf(rows), indent=2, ensure_ascii=False))
     else:
-        sys.stdout.write(metric_formats.openmetrics(rows))
+        sys.stdout.write(metric_formats.openmetrics(rows, testbeds))
     return 0
+
+
+def _testbed_name(store: Store, study_id: int) -> str:
+    """The testbed of a study in words (OpenMetrics' testbed_name), from its fingerprint."""
+    row = store.study(study_id)
+    return fingerprint.testbed_name(row.machine, row.record.testbed)

@@ -158,6 +158,22 @@ def software_changes(a: Mapping[str, object], b: Mapping[str, object]) -> list[s
             if a.get(k) != b.get(k) and (k in SOFTWARE or (k in a and k in b))]
 
 
+def testbed_name(found: Mapping[str, object], name: str | None = None) -> str:
+    """The testbed in words, for a reader beside the stable :func:`testbed_key`: the user's
+    name for the machine, else its host name, CPU model and count, memory in GiB and, where it
+    is one, that it is a container or a virtual machine ("vm: Intel(R) Xeon(R) Processor, 2
+    CPUs, 24 GiB"). Only what the fingerprint recorded."""
+    if name:
+        return name
+    memory = found.get("memory_bytes")
+    parts = [str(found["cpu_model"]) if found.get("cpu_model") else None,
+             f"{found['cpu_logical']} CPUs" if found.get("cpu_logical") else None,
+             f"{round(memory / 2**30)} GiB" if isinstance(memory, int | float) else None,
+             str(found["virtualization"]) if found.get("virtualization") not in (None, "none") else None]
+    said = ", ".join(p for p in parts if p) or "unknown machine"
+    return f"{found['hostname']}: {said}" if found.get("hostname") else said
+
+
 def testbed_key(found: Mapping[str, object], name: str | None = None) -> str:
     """The testbed a study ran on (docs/DESIGN.md, "Results others read"): the user's name for
     the machine, else 12 hex digits of a SHA-256 over its identity fields (CPU model, logical

@@ -1,23 +1,41 @@
 """The rows of the view ``teiten_points`` in the formats of tools that track benchmarks:
 Bencher's Metric Format (BMF, JSON) and OpenMetrics text (Prometheus). Pure functions over the
 rows as :func:`teiten.store.points.read` gives them (docs/DESIGN.md, "Results others read").
+
+"How much faster" is one figure everywhere: the ratio estimate (the interval's own estimate, in
+percent, from which the verdict is read), the view's and the ratio CSV's ``estimate_pct``, BMF's
+measure ``ratio_estimate`` and OpenMetrics' ``teiten_ratio_estimate_pct``. The ratio of the
+medians stays in OpenMetrics under its own name, ``teiten_ratio_of_medians_pct``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from teiten.model.results import PointRow
 
 Row = PointRow
 
-# OpenMetrics: each family's value column in the view; a row without a value has no sample.
-FAMILIES = (("teiten_tps", "value"), ("teiten_tps_low", "low"), ("teiten_tps_high", "high"),
-            ("teiten_ratio_estimate_pct", "estimate_pct"), ("teiten_ratio_pct", "ratio_pct"),
-            ("teiten_ratio_low_pct", "low_pct"), ("teiten_ratio_high_pct", "high_pct"))
-# The labels of every sample: together they name one row of the view.
+# OpenMetrics: each family's value column in the view, its unit (the suffix of its name, as the
+# OpenMetrics specification asks) and its HELP text; a row without a value has no sample.
+FAMILIES = (
+    ("teiten_tps", "value", "tps", "Median TPS of the server at the point over the repetitions"),
+    ("teiten_low_tps", "low", "tps", "Low end of the median TPS's order-statistic interval"),
+    ("teiten_high_tps", "high", "tps", "High end of the median TPS's order-statistic interval"),
+    ("teiten_ratio_estimate_pct", "estimate_pct", "pct",
+     "Ratio estimate: the server's TPS against its baseline's in percent, the interval's own "
+     "estimate from which the verdict is read (over 100 is faster)"),
+    ("teiten_ratio_low_pct", "low_pct", "pct", "Low end of the ratio estimate's interval"),
+    ("teiten_ratio_high_pct", "high_pct", "pct", "High end of the ratio estimate's interval"),
+    ("teiten_ratio_of_medians_pct", "ratio_pct", "pct",
+     "Ratio of medians: the server's median TPS over its baseline's in percent (not judged)"))
+VERDICT = ("teiten_verdict", "",
+           "Verdict of a compared server at the point, as the label verdict (faster, slower, "
+           "no-difference, cannot-tell); always 1")
+# The labels of every sample: together they name one row of the view; testbed_name, beside the
+# stable testbed key, says which machine that is in words.
 LABELS = ("testbed", "study", "study_id", "workload", "clients", "server", "baseline", "build")
 EMULATED = " (emulated)"  # BMF: the name of an emulation's benchmark ends so; OpenMetrics: emulated="true"
 
@@ -25,13 +43,13 @@ EMULATED = " (emulated)"  # BMF: the name of an emulation's benchmark ends so; O
 def bmf(rows: Sequence[Row]) -> dict[str, dict[str, dict[str, float]]]:
     """Bencher Metric Format: a benchmark per server and point (``STUDY/WORKLOAD/clients=N/
     SERVER``) with the measure ``throughput`` (median TPS and its interval) and, for a server
-    compared with a baseline, ``ratio`` (the report's ratio in percent and its interval). The
-    figures of an emulated server (or of a ratio to one) are named ``... (emulated)``: never the
-    series of a measured one."""
+    compared with a baseline, ``ratio_estimate`` (the report's ratio estimate in percent and its
+    interval). The figures of an emulated server (or of a ratio to one) are named ``...
+    (emulated)``: never the series of a measured one."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for r in rows:
-        shown = r.estimate_pct if r.estimate_pct is not None else r.ratio_pct
-        figures = (("throughput", r.value, r.low, r.high), ("ratio", shown, r.low_pct, r.high_pct))
+        figures = (("throughput", r.value, r.low, r.high),
+                   ("ratio_estimate", r.estimate_pct, r.low_pct, r.high_pct))
         measures = {name: _metric(value, low, high) for name, value, low, high in figures
                     if value is not None}
         if measures:  # an emulation's figures are a benchmark of their own, named so
@@ -46,25 +64,36 @@ def _metric(value: float, low: float | None, high: float | None) -> dict[str, fl
     return found
 
 
-def openmetrics(rows: Sequence[Row]) -> str:
-    """OpenMetrics text: one gauge family per figure (TPS and its interval, the ratio and its
-    interval), a sample per row that has the figure, labelled with its testbed, study, point,
-    server, baseline and build (and ``emulated="true"`` where the figures are an emulation's),
-    stamped with the time its study finished; and the verdict of each compared server as
-    ``teiten_verdict{..., verdict="slower"} 1``."""
+def openmetrics(rows: Sequence[Row], testbeds: Mapping[int, str] | None = None) -> str:
+    """OpenMetrics text: one gauge family per figure (TPS and its interval, the ratio estimate
+    and its interval, the ratio of medians), each with its HELP and UNIT, a sample per row that
+    has the figure, labelled with its testbed (the stable key) and, where ``testbeds`` names
+    the study's machine, ``testbed_name``, its study, point, server, baseline and build (and
+    ``emulated="true"`` where the figures are an emulation's), stamped with the time its study
+    finished; and the verdict of each compared server as ``teiten_verdict{...,
+    verdict="slower"} 1``."""
+    names = testbeds or {}
     lines = []
-    for family, column in FAMILIES:
-        samples = [_sample(family, r, v) for r in rows if (v := getattr(r, column)) is not None]
+    for family, column, unit, help_text in FAMILIES:
+        samples = [_sample(family, r, v, names) for r in rows if (v := getattr(r, column)) is not None]
         if samples:
-            lines += [f"# TYPE {family} gauge", *samples]
-    verdicts = [_sample("teiten_verdict", r, 1, verdict=r.verdict) for r in rows if r.verdict]
+            lines += _head(family, unit, help_text) + samples
+    verdicts = [_sample("teiten_verdict", r, 1, names, verdict=r.verdict) for r in rows if r.verdict]
     if verdicts:
-        lines += ["# TYPE teiten_verdict gauge", *verdicts]
+        lines += _head(*VERDICT) + verdicts
     return "\n".join([*lines, "# EOF"]) + "\n"
 
 
-def _sample(family: str, row: Row, value: float, **more: str) -> str:
-    labels = {k: v for k in LABELS if (v := getattr(row, k)) is not None} | more
+def _head(family: str, unit: str, help_text: str) -> list[str]:
+    """A family's metadata: TYPE, UNIT (empty for a figure without one) and HELP."""
+    return [f"# TYPE {family} gauge", f"# UNIT {family} {unit}", f"# HELP {family} {_escaped(help_text)}"]
+
+
+def _sample(family: str, row: Row, value: float, names: Mapping[int, str], **more: str) -> str:
+    labels = {k: v for k in LABELS if (v := getattr(row, k)) is not None}
+    if (name := names.get(row.study_id)) is not None:  # beside the key it names
+        labels = {"testbed": labels.pop("testbed"), "testbed_name": name, **labels}
+    labels |= more
     if row.emulated:  # a sample of an emulation's figures (issue 54, item 7)
         labels["emulated"] = "true"
     text = ",".join(f'{k}="{_escaped(str(v))}"' for k, v in labels.items())
