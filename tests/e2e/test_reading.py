@@ -106,10 +106,11 @@ def test_a_ten_percent_faster_is_faster(tmp_path: Path) -> None:
     assert float(est) == pytest.approx(100 * _hodges_lehmann(_pairs(truth, "pgecons-read", 1)), abs=0.051)
     assert float(low) < 110 < float(high) and float(low) > 100
     diff = f"{float(est) - 100:.1f}"
-    assert (f"pgecons-read: pg18 against pg17: {diff}% faster at 1 client (ratio {est}%, {lv}% CI "
+    assert (f"pgecons-read: pg18 against pg17: {diff}% faster at 1 client (ratio to baseline {est}%, {lv}% CI "
             f"{low}–{high}%)") \
         in _answer(en)
-    assert f"pg18 is {diff}% faster than pg17 at 1 client: ratio {est}% ({lv}% CI {low}–{high}%)." in en.md
+    assert (f"pg18 is {diff}% faster than pg17 at 1 client: ratio to baseline {est}% ({lv}% CI "
+            f"{low}–{high}%).") in en.md
     assert _td(en, 1) == ("better sig marked", f"{est}% [{low}–{high}, {lv}%] ▲")
     assert (f"<title>pg18 · 1 client · {est}% [{low}–{high}, {lv}%] ▲ faster: the {lv}% interval "
             f"{low}–{high}% (signed-rank interval of the ratios within each block) lies wholly above 100%"

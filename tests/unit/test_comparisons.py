@@ -158,8 +158,9 @@ def test_a_verdict_is_worded_from_its_interval(tmp_path: Path) -> None:
     text = render_markdown(data, tmp_path).read_text(encoding="utf-8")
     # 8 blocks: the signed-rank interval reaches 99.2% (>= 98.75%, the level 4 comparisons need),
     # printed rounded down; the medians 99.2%. The ratio is the interval's own estimate.
-    assert "- r: b against a: 4.0% faster at 1 client (ratio 104.0%, 99.2% CI 103.7–104.3%); " in text
-    assert "b is 4.0% faster than a at 1 client: ratio 104.0% (99.2% CI 103.7–104.3%)." in text
+    assert ("- r: b against a: 4.0% faster at 1 client (ratio to baseline 104.0%, 99.2% CI "
+            "103.7–104.3%); ") in text
+    assert "b is 4.0% faster than a at 1 client: ratio to baseline 104.0% (99.2% CI 103.7–104.3%)." in text
     assert ("| 1 | 1051.2 \\[698.5–1602.1, 99.2%\\] | 1091.4 \\[728.8–1662.9, 99.2%\\] | "
             "104.0% \\[103.7–104.3, 99.2%\\] ▲ |") in text
     # The drift the blocks share makes every median's interval overlap the others: no peak.

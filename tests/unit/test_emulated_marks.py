@@ -32,12 +32,13 @@ GUEST = {"host": {"vm": {"accelerator": "tcg", "emulated": True, "vcpus": 1, "me
                          "network": "qemu user-mode, loopback port forwards"}}}
 
 SAID = {
-    "en": ["- pgecons-read: guest (emulated) against host: 66.7% slower at 1 client (ratio 33.3%, 97.6% "
-           "CI 33.3–33.4%); 66.7% slower at 2 clients (ratio 33.3%, 97.6% CI 33.3–33.4%).",
-           "- guest (emulated) is 66.7% slower than host at 1 client: ratio 33.3% (97.6% CI 33.3–33.4%).",
+    "en": ["- pgecons-read: guest (emulated) against host: 66.7% slower at 1 client (ratio to baseline 33.3%, "
+           "97.6% CI 33.3–33.4%); 66.7% slower at 2 clients (ratio to baseline 33.3%, 97.6% CI 33.3–33.4%).",
+           "- guest (emulated) is 66.7% slower than host at 1 client: ratio to baseline 33.3% "
+           "(97.6% CI 33.3–33.4%).",
            "| Clients | host | guest (emulated) | Ratio to baseline: "
            "guest (emulated) / host | Smallest detectable difference: guest (emulated) |",
-           "| Clients | host | guest (emulated) | Ratio to baseline: "
+           "| Clients | host | guest (emulated) | Latency ratio: "
            "guest (emulated) / host |",
            "| guest (emulated) | 17.7 | 2474.5 |",
            "| guest (emulated) | pgecons-read | 1 | 1 | ok | 2471.0 |"],

@@ -404,7 +404,7 @@ def test_every_finding_repeats_the_numbers_of_its_cell(lang: str) -> None:
     for href, text in dom.findings:
         assert href.startswith("#")
         cell = dom.ids[href[1:]]  # the link points at an existing cell
-        ratio = re.search(r"(?:ratio|基準比) (\d+\.\d)%", text)
+        ratio = re.search(r"(?:ratio to baseline|基準比) (\d+\.\d)%", text)
         if ratio:  # faster / slower
             interval = re.search(rf"(\d+\.\d){CI}(\d+\.\d)%", text)
             diff = re.search(r"(\d+\.\d)% (?:faster|slower|高速|低速)", text)
@@ -435,7 +435,8 @@ def test_finding_sentences(data: ReportData, dom: _Dom) -> None:
     texts = {text for _, text in dom.findings}
     # 6 repetitions a side, unpaired, 8 comparisons: the Hodges-Lehmann interval at 1 - 0.05/8
     # reaches 99.5%.
-    assert (f"pg18 is 10.0% faster than pg17 at 2 clients: ratio 110.0% (99.5% CI {low}{CI}{high}%).") in texts
+    assert (f"pg18 is 10.0% faster than pg17 at 2 clients: ratio to baseline 110.0% "
+            f"(99.5% CI {low}{CI}{high}%).") in texts
     same = ("pg18 vs pg17: no difference within ±5% at 1, 4 clients (every interval within 96.4–104.3%, "
             "99.5% CI).")
     assert same in texts
@@ -457,7 +458,7 @@ def test_findings_in_markdown(data: ReportData, tmp_path: Path) -> None:
     assert "### Findings" in text
     assert ("- pg18 vs pg17: no difference within ±5% at 1, 4 clients (every interval within 96.4–104.3%, "
             "99.5% CI).") in text
-    assert "- dev&lt;script&gt;&amp;\"x is 20.0% slower than pg17 at 1 client: ratio 80.0%" in text
+    assert "- dev&lt;script&gt;&amp;\"x is 20.0% slower than pg17 at 1 client: ratio to baseline 80.0%" in text
 
 
 # --- Japanese --------------------------------------------------------------------------
@@ -745,8 +746,8 @@ def test_the_report_opens_with_the_answer(data: ReportData, doc: str, tmp_path: 
     update = next(line for line in answer_lines(data) if line.startswith("pgecons-update: pg18"))
     assert read.startswith("pgecons-read: pg18 against pg17: cannot tell at 1, 4 clients: the "
                            "intervals span ")
-    assert update.startswith(f"pgecons-update: pg18 against pg17: 10.0% faster at 2 clients (ratio "
-                             f"110.0%, 99.5% CI {low}{CI}{high}%); ")
+    assert update.startswith(f"pgecons-update: pg18 against pg17: 10.0% faster at 2 clients (ratio to "
+                             f"baseline 110.0%, 99.5% CI {low}{CI}{high}%); ")
     assert "; no difference within ±5% at 1, 4 clients (every interval within " in update
     text = render_markdown(data, tmp_path).read_text(encoding="utf-8")
     assert text.index("## The answer") < text.index("## Warnings") < text.index("## Study") \

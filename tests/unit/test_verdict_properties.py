@@ -49,7 +49,7 @@ CELL = re.compile(r"(?P<value>—|\d+\.\d%)(?: \[(?P<low>\d+\.\d)–(?P<high>\d+
                   r" (?P<marker>[▲▼≈?])(?: (?P<failed>\(\d+ failed\)|（\d+ 件失敗）))?")
 CLIENTS_EN = re.compile(r"(?P<list>\d+(?:, \d+)*) (?P<noun>clients?)")
 FASTER_SLOWER = re.compile(r"(?P<diff>\d+\.\d)% (?P<word>faster|slower) at (?P<clients>.+?) "
-                           r"\(ratio (?P<ratio>\d+\.\d)%, (?P<conf>\d+(?:\.\d)?)% CI "
+                           r"\(ratio to baseline (?P<ratio>\d+\.\d)%, (?P<conf>\d+(?:\.\d)?)% CI "
                            r"(?P<low>\d+\.\d)–(?P<high>\d+\.\d)%\)")
 SAME = re.compile(r"no difference within ±(?P<margin>[\d.]+)% at (?P<clients>.+?) \(every interval within "
                   r"(?P<low>\d+\.\d)–(?P<high>\d+\.\d)%, (?P<conf>.+)% CI\)")

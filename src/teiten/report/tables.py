@@ -220,7 +220,7 @@ def latency_table(section: WorkloadSection, ctx: Context) -> Table:
     lang = ctx.lang
     base = baseline_series(section)
     rest = others(section)
-    group, ratio_group = tr("latency.group", lang), tr("ratio.group", lang)
+    group, ratio_group = tr("latency.group", lang), tr("latency.ratio.group", lang)
     name = ctx.named
     columns = [Column(name(s.server), group, _version_sub(s, base, lang)) for s in section.servers]
     columns += [Column(f"{name(s.server)} / {name(s.reference or base.server)}", ratio_group,
