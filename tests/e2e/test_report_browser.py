@@ -300,3 +300,48 @@ def test_the_ratio_chart_draws_the_margin_band_and_marks_clipped_intervals(tmp_p
             assert sorted(found) == expected, chart.name
             clipped += len(found)
     assert clipped >= 4, "the stores have intervals past the axis, above and below"
+
+
+# Run after the page's own script: for every ratio chart, the box Chromium drew the band's
+# label in, and those of the markers (shapes with a hover title) that it covers.
+COVERED = """<script>
+var found = [];
+document.querySelectorAll("svg").forEach(function (svg) {
+  var label = svg.querySelector("text.margin-label");
+  if (!label) { return; }
+  var a = label.getBoundingClientRect(), hits = [], markers = 0;
+  svg.querySelectorAll("g[fill] > rect, g[fill] > polygon, g[fill] > circle").forEach(function (m) {
+    if (!m.querySelector("title")) { return; }
+    markers += 1;
+    var b = m.getBoundingClientRect();
+    if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) {
+      hits.push(m.querySelector("title").textContent);
+    }
+  });
+  found.push({chart: svg.getAttribute("aria-label"), markers: markers, covered: hits,
+              width: a.width});
+});
+var out = document.createElement("pre");
+out.id = "covered";
+out.textContent = JSON.stringify(found);
+document.body.appendChild(out);
+</script>"""
+
+
+def test_the_band_label_covers_no_point_near_100(tmp_path: Path) -> None:
+    """Golden stores with a ratio at 100.0% (checksums) and one just above the band's top at
+    105.2% (versions, where the label used to sit over it), their reports in Chromium: the
+    band's label, as the browser lays it out, covers no marker of its chart."""
+    for name, near in (("checksums", "100.0%"), ("versions", "105.2%")):
+        out = _golden(name, tmp_path, "en")
+        page = out / "report.html"
+        assert near in page.read_text(encoding="utf-8")
+        probe = page.with_name("covered.html")
+        probe.write_text(page.read_text(encoding="utf-8").replace("</body>", COVERED + "</body>"),
+                         encoding="utf-8")
+        dom = _browser(probe, tmp_path / "profile", WINDOW, "--dump-dom").stdout
+        found = re.search(r'<pre id="covered">(.*?)</pre>', dom, re.DOTALL)
+        assert found, "the probe did not run"
+        charts = json.loads(html.unescape(found[1]))
+        assert charts and all(c["markers"] >= 2 and c["width"] > 50 for c in charts), charts
+        assert not [c for c in charts if c["covered"]], charts

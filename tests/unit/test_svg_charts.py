@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 
+from teiten.report import placing
 from teiten.report.bars import Segment, stacked_bars
-from teiten.report.svg import Line, line_chart
+from teiten.report.svg import Line, line_chart, text_width
 
 
 def _y_ticks(svg: str) -> list[float]:
@@ -60,3 +61,64 @@ def test_the_bars_of_compared_servers_keep_their_server_names() -> None:
     labels = re.findall(r'text-anchor="end">([^<]+)<title>', svg)
     assert len(labels) == 3 and len(set(labels)) == 3
     assert all(label.endswith(("/pg17", "/pg18")) for label in labels)
+
+
+def _boxes(svg: str) -> list[tuple[float, float, float, float]]:
+    """The boxes of the chart's markers (the shapes with a hover title)."""
+    out = []
+    for tag, attrs in re.findall(r"<(rect|polygon|circle) ((?:(?!class=)[^>])*)><title>", svg):
+        got = dict(re.findall(r'(\w+)="([^"]*)"', attrs))
+        if tag == "rect":
+            x, y, w, h = (float(got[k]) for k in ("x", "y", "width", "height"))
+            out.append((x, y, x + w, y + h))
+        elif tag == "circle":
+            cx, cy, r = (float(got[k]) for k in ("cx", "cy", "r"))
+            out.append((cx - r, cy - r, cx + r, cy + r))
+        else:
+            xs, ys = zip(*((float(a) for a in p.split(",")) for p in got["points"].split()), strict=True)
+            out.append((min(xs), min(ys), max(xs), max(ys)))
+    return out
+
+
+def _label_box(svg: str) -> tuple[float, float, float, float]:
+    found = re.search(r'<text class="margin-label" ([^>]*)>([^<]*)<', svg)
+    assert found, "the band has its label"
+    got = dict(re.findall(r'([\w-]+)="([^"]*)"', found[1]))
+    at = placing.Placed(float(got["x"]), float(got["y"]), got.get("text-anchor", "start"))
+    return placing.text_box(at, text_width(found[2], 10), 10)
+
+
+def test_the_band_label_covers_no_point_near_100() -> None:
+    """A point just above the band's top (105.6%) at the first client count, one at 100% and one
+    at 104% at the last: the band's label, which sat at the band's top left, over the first,
+    moves to where no marker is (and, here, no whisker either)."""
+    lines = [Line("a", [(1, 105.6), (8, 100.0)], whiskers=[(1, 101.0, 111.0), (8, 96.0, 104.0)]),
+             Line("b", [(1, 99.0), (8, 104.0)], whiskers=[(1, 97.0, 101.0), (8, 102.0, 106.0)])]
+    svg = line_chart("t", "clients", "%", lines, from_zero=False, y_unit="%",
+                     margin=(95.0, 105.0, "no difference: within ±5%"), reference=(100.0, "100% = a"))
+    markers = _boxes(svg)
+    assert len(markers) == 4
+    label = _label_box(svg)
+    assert not [m for m in markers if placing.overlaps(label, m)], (label, markers)
+    whiskers = [(float(x) - 4, min(float(a), float(b)), float(x) + 4, max(float(a), float(b)))
+                for x, a, b in re.findall(r'<path d="M([\d.]+) ([\d.]+) L[\d.]+ ([\d.]+)[^"]*" fill="none" '
+                                          r'stroke="[^"]+" stroke-width="1.5"', svg)]
+    assert len(whiskers) == 4 and not [w for w in whiskers if placing.overlaps(label, w)], (label, whiskers)
+    band = re.search(r'<rect class="margin" x="([^"]+)" y="([^"]+)"', svg)
+    assert band
+    before = placing.text_box(placing.Placed(float(band[1]) + 4, float(band[2]) - 4, "start"),
+                              text_width("no difference: within ±5%", 10), 10)
+    assert [m for m in markers if placing.overlaps(before, m)], "where it was, it covered the point"
+
+
+def test_a_label_goes_where_it_covers_least() -> None:
+    """Nowhere free: the place covering the fewest markers, then the fewest lines; on a free
+    row, the first free place."""
+    markers = [(0.0, 0.0, 100.0, 100.0)]
+    assert placing.place(20, 10, rows=[50], left=0, right=100, columns=[], markers=markers) == \
+        placing.Placed(4, 50, "start")
+    free = placing.place(20, 10, rows=[50, 150], left=0, right=100, columns=[10, 90], markers=markers)
+    assert free == placing.Placed(4, 150, "start")
+    lines = [(0.0, 140.0, 30.0, 160.0)]
+    assert placing.place(20, 10, rows=[50, 150], left=0, right=100, columns=[10, 90], markers=markers,
+                         lines=lines) == placing.Placed(96, 150, "end")

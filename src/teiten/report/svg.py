@@ -18,6 +18,8 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from teiten.report import placing
+
 Series = tuple[str, Sequence[tuple[float, float | None]]]
 
 # Okabe–Ito, reordered so the first series are the most distinct on white; yellow last.
@@ -197,8 +199,11 @@ def line_chart(
                    f'width="{coord(right - left)}" height="{coord(band_bottom - band_top)}" '
                    f'fill="{AXIS}" fill-opacity="0.14">'
                    f"<title>{esc(margin[2])}</title></rect>")
-        out.append(f'<text x="{coord(left + 4)}" y="{coord(band_top)}" dy="-4" font-size="10" '
-                   f'fill="{MUTED}">{esc(margin[2])}</text>')
+        label = _band_label(margin[2], band_top, band_bottom, lines, xpos, ypos, clipped, left=left,
+                         right=right, top=top, bottom=bottom, reference=reference)
+        out.append(f'<text class="margin-label" x="{coord(label.x)}" y="{coord(label.y)}" font-size="10" '
+                   + ("" if label.anchor == "start" else f'text-anchor="{label.anchor}" ')
+                   + f'fill="{MUTED}">{esc(margin[2])}</text>')
     if reference is not None:
         ry = coord(ypos(reference[0]))
         out.append(f'<line x1="{coord(left)}" y1="{ry}" x2="{coord(right)}" y2="{ry}" '
@@ -241,6 +246,30 @@ def line_chart(
         out.append("</g>")
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _band_label(text: str, band_top: float, band_bottom: float, lines: Sequence[Line],
+                xpos: Callable[[float], float], ypos: Callable[[float], float],
+                clipped: Callable[[float], float], *, left: float, right: float, top: float,
+                bottom: float, reference: tuple[float, str] | None) -> placing.Placed:
+    """Where the band's label goes: above the band, else below it, else just inside it, at
+    a place that covers no point (a point just above 100 + the margin sat under it), and
+    if it can, no whisker, no series' line and not the 100% line's label."""
+    rows = [y for y in (band_top - 4, band_bottom + 11, band_top + 11, band_bottom - 4)
+            if top + 8 <= y <= bottom - 2]
+    markers = placing.marker_boxes([(xpos(x) + line.dodge, ypos(y)) for line in lines
+                                    for x, y in line.points if y is not None])
+    others = placing.whisker_boxes([(xpos(x) + line.dodge, clipped(lo), clipped(hi))
+                                    for line in lines for x, lo, hi in line.whiskers])
+    for line in lines:
+        others += placing.path_boxes([(xpos(x) + line.dodge, None if y is None else ypos(y))
+                                      for x, y in line.points])
+    if reference is not None:
+        others.append(placing.text_box(placing.Placed(right - 4, ypos(reference[0]) - 5, "end"),
+                                       text_width(reference[1], 11), 11))
+    columns = [xpos(x) + line.dodge for line in lines for x, _ in line.points]
+    return placing.place(text_width(text, 10), 10, rows=rows or [band_top - 4], left=left, right=right,
+                         columns=columns, markers=markers, lines=others)
 
 
 def _index(line: Line, position: int) -> int:
