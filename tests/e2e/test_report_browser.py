@@ -345,3 +345,49 @@ def test_the_band_label_covers_no_point_near_100(tmp_path: Path) -> None:
         charts = json.loads(html.unescape(found[1]))
         assert charts and all(c["markers"] >= 2 and c["width"] > 50 for c in charts), charts
         assert not [c for c in charts if c["covered"]], charts
+
+
+def test_one_how_much_faster_in_the_answer_the_tables_the_csv_bmf_and_openmetrics(tmp_path: Path) -> None:
+    """One point of a golden store (tests/golden/readme: pg18 over a path 1 ms slower, at 1
+    client), where the ratio of the medians (10.2%) and the ratio estimate the verdict is read
+    from (10.0%) differ: the answer Chromium shows, the TPS table's cell, the ratio CSV's
+    estimate_pct, BMF's ratio_estimate and OpenMetrics' teiten_ratio_estimate_pct all give the
+    estimate; the ratio of the medians keeps its own name (ratio_pct,
+    teiten_ratio_of_medians_pct)."""
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    store = tmp_path / "answer.db"
+    shutil.copyfile(GOLDEN.parent / "readme" / "answer.db", store)
+    out = tmp_path / "report"
+    run_cli("report", "--store", str(store), "--out", str(out), "--lang", "en", check=True)
+    dom = _browser(out / "report.html", tmp_path / "profile", WINDOW, "--dump-dom").stdout
+    answer = re.search(r'<ul class="answer">(.*?)</ul>', dom, re.DOTALL)
+    assert answer, "the answer is on the page"
+    said = re.search(r"pg18-1ms against pg18: (\d+\.\d)% slower at 1 client \(ratio to baseline "
+                     r"(\d+\.\d)%", html.unescape(answer[1]))
+    assert said, answer[1]
+    shown = float(said[2])
+    assert float(said[1]) == round(100 - shown, 1)
+    cell = re.search(r'<td id="ratio--select_2d_only--pg18_2d_1ms--1"[^>]*>([\d.]+)%', dom)
+    assert cell and float(cell[1]) == shown, "the TPS table's ratio to baseline"
+    with (out / "tables" / "select-only-ratio.csv").open(newline="") as fh:
+        row = next(r for r in csv.DictReader(fh) if (r["server"], r["clients"]) == ("pg18-1ms", "1"))
+    assert float(row["estimate_pct"]) == shown
+    medians = float(row["ratio_pct"])
+    assert medians != shown, "the point tells the two figures apart"
+
+    # The run kept its point summaries (the view BMF and OpenMetrics read).
+    bmf = json.loads(run_cli("results", "--store", str(store), "--format", "bmf", check=True).stdout)
+    measures = bmf["readme-answer/select-only/clients=1/pg18-1ms"]
+    assert set(measures) == {"throughput", "ratio_estimate"}
+    assert round(measures["ratio_estimate"]["value"], 1) == shown
+    text = run_cli("results", "--store", str(store), "--format", "openmetrics", check=True).stdout
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+
+    def at_point(family: str) -> float:
+        (value,) = [s.value for s in families[family].samples
+                    if (s.labels["server"], s.labels["clients"]) == ("pg18-1ms", "1")]
+        return round(value, 1)
+
+    assert at_point("teiten_ratio_estimate_pct") == shown
+    assert at_point("teiten_ratio_of_medians_pct") == medians
