@@ -10,7 +10,8 @@ commit's report printed. (c) A real run keeps its rows when it finishes, with th
 named and a finished_at with its offset; a bad name, and another testbed on resume, are refused.
 (d) ``teiten results --format bmf`` validates against the JSON Schema of Bencher's format and
 ``--format openmetrics`` parses with prometheus_client's parser. (e) A study that ``teiten clean``
-finishes is summarized too. (f) A build recorded with its git commit is named by it.
+finishes is summarized too. (f) A build recorded with its git commit is named by it. (g) The
+latency percentiles of a workload that took them reach BMF and OpenMetrics as the report prints them.
 """
 
 from __future__ import annotations
@@ -263,3 +264,39 @@ def test_a_build_from_git_is_named_by_its_commit(tmp_path: Path) -> None:
     assert found == {("pg17", "17.7", None, None, None, None, None),
                      ("pg18", git["commit"], "src-18-ab12cd", git["commit"], git["subject"], 812,
                       "2026-11-20T09:15:00+09:00")}
+
+
+def test_bmf_and_openmetrics_carry_the_latency_percentiles_the_report_shows(tmp_path: Path) -> None:
+    """A golden store whose workload took latency percentiles (pgbench's transaction log):
+    summarized again, each point's p50 ... p99.9 in BMF (``latency_p50`` ... measures) and in
+    OpenMetrics (the summary ``teiten_latency_ms``, a sample per quantile) are what the
+    report's percentiles table prints; a point of a workload without them has none."""
+    store = tmp_path / "p.db"
+    shutil.copy(GOLDEN / "report-stores" / "percentiles.db", store)
+    run_cli("store", "summarize", "--store", str(store), "--study-id", "1", check=True)
+    tables = _report_tables(store, tmp_path / "report")
+    printed = _tables(tables, "percentiles")
+    assert len(printed) == 4 and len(_view(store)) == 4
+    names = ("p50", "p90", "p95", "p99", "p999")
+    bmf = json.loads(run_cli("results", "--store", str(store), "--format", "bmf", check=True).stdout)
+    jsonschema.validate(bmf, BMF_SCHEMA)
+    text = run_cli("results", "--store", str(store), "--format", "openmetrics", check=True).stdout
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    latency = families["teiten_latency_ms"]
+    assert (latency.type, latency.unit) == ("summary", "ms") and latency.documentation
+    quantiles = {(s.labels["workload"], int(s.labels["clients"]), s.labels["server"], s.labels["quantile"]):
+                 s.value for s in latency.samples}
+    assert len(quantiles) == 4 * len(names)
+    for (w, server, c), row in printed.items():
+        measures = bmf[f"quick-fixed-point-small/{w}/clients={c}/{server}"]
+        for name, q in zip(names, ("0.5", "0.9", "0.95", "0.99", "0.999"), strict=True):
+            shown = row[f"{name}_ms"]
+            assert round(measures[f"latency_{name}"]["value"], 3) == shown, (w, c, server, name)
+            assert round(quantiles[(w, c, server, q)], 3) == shown, (w, c, server, name)
+    # The truth store's workloads took none: no latency figure.
+    plain = build(tmp_path / "t.db", Truth(blocks=3, cv=0.02))
+    run_cli("store", "summarize", "--store", str(plain), check=True)
+    assert "latency" not in run_cli("results", "--store", str(plain), "--format", "openmetrics",
+                                    check=True).stdout
+    assert not any(k.startswith("latency") for m in json.loads(run_cli(
+        "results", "--store", str(plain), "--format", "bmf", check=True).stdout).values() for k in m)

@@ -415,14 +415,16 @@ def test_the_store_takes_its_steps_in_order_into_generic_tables() -> None:
 
 def test_the_view_has_the_columns_the_design_lists_in_their_order() -> None:
     """DESIGN.md, "Results others read": the table of the view `teiten_points`'s columns, in
-    order; store step 6 made it, step 8 appended `emulated`."""
+    order; store step 6 made it, step 8 appended `emulated`, step 9 the latency percentiles."""
     from teiten.store.schema import SCHEMA_VERSION
 
     table = _doc("DESIGN.md").split("| column | meaning |", 1)[1].split("\n\n", 1)[0]
     listed = [name for row in table.splitlines()[2:] for name in re.findall(r"`(\w+)`", row.split("|")[1])]
     assert len(listed) > 30
     assert _columns(_migrated(SCHEMA_VERSION), "teiten_points") == listed
-    assert _columns(_migrated(7), "teiten_points") == listed[:-1] and listed[-1] == "emulated"
+    percentiles = ["p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms"]
+    assert _columns(_migrated(8), "teiten_points") == listed[:-5] and listed[-5:] == percentiles
+    assert _columns(_migrated(7), "teiten_points") == listed[:-6] and listed[-6] == "emulated"
     assert "teiten_points" not in {r[0] for r in _migrated(5).execute("SELECT name FROM sqlite_master")}
 
 

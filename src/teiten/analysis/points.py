@@ -16,9 +16,12 @@ from datetime import UTC, datetime
 from typing import TypedDict
 
 from teiten.analysis import verdicts
-from teiten.analysis.model import Point, ReportData
+from teiten.analysis.model import Point, ReportData, WorkloadSection
 from teiten.host import fingerprint
 from teiten.model.results import PointSummary, ServerRecord, StudyResults
+from teiten.tables.percentiles import PercentileRow
+
+LATENCY_NAMES = ("p50", "p90", "p95", "p99", "p999")  # the percentiles a summary keeps
 
 
 def summaries(report: ReportData, study: StudyResults) -> list[PointSummary]:
@@ -37,6 +40,7 @@ def summaries(report: ReportData, study: StudyResults) -> list[PointSummary]:
         if sec.suite is not None:
             continue
         by_name = {s.server: {p.clients: p for p in s.points} for s in sec.servers}
+        latencies = _percentiles(sec)
         for series in sec.servers:
             baseline = None if series.server == sec.baseline else series.reference or sec.baseline
             build = _build(records.get(series.server))
@@ -53,8 +57,19 @@ def summaries(report: ReportData, study: StudyResults) -> list[PointSummary]:
                     baseline_tps_median=ref.tps_median if ref else None,
                     **(_judged(p) if baseline is not None else _unjudged()),
                     version=versions.get(series.server), **build, finished_at=finished,
-                    emulated=int(bool({series.server, baseline} & emulated))))
+                    emulated=int(bool({series.server, baseline} & emulated)),
+                    **latencies.get((series.server, p.clients), {})))
     return out
+
+
+def _percentiles(sec: WorkloadSection) -> dict[tuple[str, int], dict[str, float | None]]:
+    """Each server's and client count's latency percentiles (``p50_ms`` ... ``p999_ms``, the
+    medians over the repetitions) where the workload measured them, as the report's
+    percentiles table prints them (teiten.tables.percentiles); empty where it did not."""
+    found = sec.figures("percentiles")
+    rows: tuple[PercentileRow, ...] = found if isinstance(found, tuple) else ()
+    return {(r.server, r.clients): {f"{name}_ms": r.medians.get(name) for name in LATENCY_NAMES}
+            for r in rows if isinstance(r, PercentileRow)}
 
 
 def _pct(value: float | None) -> float | None:

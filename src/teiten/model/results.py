@@ -353,6 +353,13 @@ class PointSummary:
     committed_at: str | None
     finished_at: str
     emulated: int | None = None  # 1: an emulation's figures (the server's or its baseline's)
+    # the medians over the repetitions of its latency percentiles (ms), where its workload
+    # measured them (the report's percentiles table); None elsewhere
+    p50_ms: float | None = None
+    p90_ms: float | None = None
+    p95_ms: float | None = None
+    p99_ms: float | None = None
+    p999_ms: float | None = None
 
     def row(self) -> tuple[object, ...]:
         """Its values in the order of the table's columns."""
@@ -405,3 +412,8 @@ class PointRow:
     git_position: int | None = None
     committed_at: str | None = None
     emulated: int | None = None  # 1: an emulation's figures; None in a summary kept before
+    p50_ms: float | None = None  # latency percentiles (ms) where measured; None elsewhere and before
+    p90_ms: float | None = None
+    p95_ms: float | None = None
+    p99_ms: float | None = None
+    p999_ms: float | None = None

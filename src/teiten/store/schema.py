@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from teiten.store.pg import Connection
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 _V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -313,6 +313,20 @@ def _to_v8(conn: Connection) -> None:
     _execute_all(conn, _V8)
 
 
+# 9: a point's latency percentiles where its workload measured them (issue 56, item 4): the
+# medians over the repetitions of each trial's p50 ... p99.9 in ms, as the report's percentiles
+# table prints them, so that BMF and OpenMetrics carry them; NULL where none were measured and
+# in the summaries kept before. The view of step 8 with those columns last.
+PERCENTILES = ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms")
+_V9 = "".join(f"ALTER TABLE point_summaries ADD COLUMN {c} REAL;\n" for c in PERCENTILES) + \
+    "DROP VIEW teiten_points;\n" + _V8[_V8.index("CREATE VIEW teiten_points"):].replace(
+    "committed_at, emulated\nFROM", "committed_at, emulated, " + ", ".join(PERCENTILES) + "\nFROM")
+
+
+def _to_v9(conn: Connection) -> None:
+    _execute_all(conn, _V9)
+
+
 def for_postgres(script: str) -> str:
     """A step's SQL in PostgreSQL's types: SQLite's integers and reals are 64-bit, so BIGINT and
     DOUBLE PRECISION (PostgreSQL's REAL has 24 bits of mantissa), and the study's id an
@@ -342,4 +356,4 @@ def _to_v1(conn: Connection) -> None:
 
 # MIGRATIONS[n] turns a store of version n - 1 into version n.
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
-    1: _to_v1, 2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5, 6: _to_v6, 7: _to_v7, 8: _to_v8}
+    1: _to_v1, 2: _to_v2, 3: _to_v3, 4: _to_v4, 5: _to_v5, 6: _to_v6, 7: _to_v7, 8: _to_v8, 9: _to_v9}

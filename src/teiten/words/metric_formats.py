@@ -34,6 +34,15 @@ FAMILIES = (
 VERDICT = ("teiten_verdict", "",
            "Verdict of a compared server at the point, as the label verdict (faster, slower, "
            "no-difference, cannot-tell); always 1")
+# Latency percentiles where the workload measured them: each column of the view, its quantile
+# (OpenMetrics' summary teiten_latency_ms) and its measure in BMF (the median over the
+# repetitions, in ms).
+QUANTILES = (("p50_ms", "0.5", "latency_p50"), ("p90_ms", "0.9", "latency_p90"),
+             ("p95_ms", "0.95", "latency_p95"), ("p99_ms", "0.99", "latency_p99"),
+             ("p999_ms", "0.999", "latency_p999"))
+LATENCY = ("teiten_latency_ms", "ms",
+           "Latency percentiles of the server at the point (the label quantile), each the median "
+           "over the repetitions of a trial's percentile, where the workload measured them")
 # The labels of every sample: together they name one row of the view; testbed_name, beside the
 # stable testbed key, says which machine that is in words.
 LABELS = ("testbed", "study", "study_id", "workload", "clients", "server", "baseline", "build")
@@ -44,14 +53,17 @@ def bmf(rows: Sequence[Row]) -> dict[str, dict[str, dict[str, float]]]:
     """Bencher Metric Format: a benchmark per server and point (``STUDY/WORKLOAD/clients=N/
     SERVER``) with the measure ``throughput`` (median TPS and its interval) and, for a server
     compared with a baseline, ``ratio_estimate`` (the report's ratio estimate in percent and its
-    interval). The figures of an emulated server (or of a ratio to one) are named ``...
-    (emulated)``: never the series of a measured one."""
+    interval); where the workload measured latency percentiles, ``latency_p50`` ...
+    ``latency_p999`` (ms, the medians over the repetitions). The figures of an emulated server
+    (or of a ratio to one) are named ``... (emulated)``: never the series of a measured one."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for r in rows:
         figures = (("throughput", r.value, r.low, r.high),
                    ("ratio_estimate", r.estimate_pct, r.low_pct, r.high_pct))
         measures = {name: _metric(value, low, high) for name, value, low, high in figures
                     if value is not None}
+        measures |= {name: _metric(value, None, None) for column, _, name in QUANTILES
+                     if (value := getattr(r, column)) is not None}
         if measures:  # an emulation's figures are a benchmark of their own, named so
             out[f"{r.benchmark}/{r.server}" + (EMULATED if r.emulated else "")] = measures
     return out
@@ -66,7 +78,9 @@ def _metric(value: float, low: float | None, high: float | None) -> dict[str, fl
 
 def openmetrics(rows: Sequence[Row], testbeds: Mapping[int, str] | None = None) -> str:
     """OpenMetrics text: one gauge family per figure (TPS and its interval, the ratio estimate
-    and its interval, the ratio of medians), each with its HELP and UNIT, a sample per row that
+    and its interval, the ratio of medians) and, where the workload measured them, the summary
+    ``teiten_latency_ms`` of the latency percentiles (a sample per ``quantile``), each family
+    with its HELP and UNIT, a sample per row that
     has the figure, labelled with its testbed (the stable key) and, where ``testbeds`` names
     the study's machine, ``testbed_name``, its study, point, server, baseline and build (and
     ``emulated="true"`` where the figures are an emulation's), stamped with the time its study
@@ -78,15 +92,19 @@ def openmetrics(rows: Sequence[Row], testbeds: Mapping[int, str] | None = None) 
         samples = [_sample(family, r, v, names) for r in rows if (v := getattr(r, column)) is not None]
         if samples:
             lines += _head(family, unit, help_text) + samples
+    latency = [_sample(LATENCY[0], r, v, names, quantile=q) for r in rows for column, q, _ in QUANTILES
+               if (v := getattr(r, column)) is not None]
+    if latency:
+        lines += _head(*LATENCY, kind="summary") + latency
     verdicts = [_sample("teiten_verdict", r, 1, names, verdict=r.verdict) for r in rows if r.verdict]
     if verdicts:
         lines += _head(*VERDICT) + verdicts
     return "\n".join([*lines, "# EOF"]) + "\n"
 
 
-def _head(family: str, unit: str, help_text: str) -> list[str]:
+def _head(family: str, unit: str, help_text: str, kind: str = "gauge") -> list[str]:
     """A family's metadata: TYPE, UNIT (empty for a figure without one) and HELP."""
-    return [f"# TYPE {family} gauge", f"# UNIT {family} {unit}", f"# HELP {family} {_escaped(help_text)}"]
+    return [f"# TYPE {family} {kind}", f"# UNIT {family} {unit}", f"# HELP {family} {_escaped(help_text)}"]
 
 
 def _sample(family: str, row: Row, value: float, names: Mapping[int, str], **more: str) -> str:
