@@ -302,13 +302,13 @@ def test_the_ratio_chart_draws_the_margin_band_and_marks_clipped_intervals(tmp_p
     assert clipped >= 4, "the stores have intervals past the axis, above and below"
 
 
-# Run after the page's own script: for every ratio chart, the box Chromium drew the band's
-# label in, and those of the markers (shapes with a hover title) that it covers.
+# Run after the page's own script: for every ratio chart and each of its labels (the band's,
+# the 100% line's), the box Chromium drew it in, and the markers (shapes with a hover title)
+# that it covers.
 COVERED = """<script>
 var found = [];
-document.querySelectorAll("svg").forEach(function (svg) {
-  var label = svg.querySelector("text.margin-label");
-  if (!label) { return; }
+document.querySelectorAll("svg text.margin-label, svg text.reference-label").forEach(function (label) {
+  var svg = label.closest("svg");
   var a = label.getBoundingClientRect(), hits = [], markers = 0;
   svg.querySelectorAll("g[fill] > rect, g[fill] > polygon, g[fill] > circle").forEach(function (m) {
     if (!m.querySelector("title")) { return; }
@@ -318,8 +318,8 @@ document.querySelectorAll("svg").forEach(function (svg) {
       hits.push(m.querySelector("title").textContent);
     }
   });
-  found.push({chart: svg.getAttribute("aria-label"), markers: markers, covered: hits,
-              width: a.width});
+  found.push({chart: svg.getAttribute("aria-label"), label: label.getAttribute("class"),
+              markers: markers, covered: hits, width: a.width});
 });
 var out = document.createElement("pre");
 out.id = "covered";
@@ -331,7 +331,8 @@ document.body.appendChild(out);
 def test_the_band_label_covers_no_point_near_100(tmp_path: Path) -> None:
     """Golden stores with a ratio at 100.0% (checksums) and one just above the band's top at
     105.2% (versions, where the label used to sit over it), their reports in Chromium: the
-    band's label, as the browser lays it out, covers no marker of its chart."""
+    band's label, as the browser lays it out, covers no marker of its chart, nor does the 100%
+    line's (which sat over the point at 100.0%)."""
     for name, near in (("checksums", "100.0%"), ("versions", "105.2%")):
         out = _golden(name, tmp_path, "en")
         page = out / "report.html"
@@ -343,7 +344,8 @@ def test_the_band_label_covers_no_point_near_100(tmp_path: Path) -> None:
         found = re.search(r'<pre id="covered">(.*?)</pre>', dom, re.DOTALL)
         assert found, "the probe did not run"
         charts = json.loads(html.unescape(found[1]))
-        assert charts and all(c["markers"] >= 2 and c["width"] > 50 for c in charts), charts
+        assert {c["label"] for c in charts} == {"margin-label", "reference-label"}, charts
+        assert all(c["markers"] >= 2 and c["width"] > 50 for c in charts), charts
         assert not [c for c in charts if c["covered"]], charts
 
 

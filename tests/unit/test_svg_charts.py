@@ -91,7 +91,8 @@ def _label_box(svg: str) -> tuple[float, float, float, float]:
 def test_the_band_label_covers_no_point_near_100() -> None:
     """A point just above the band's top (105.6%) at the first client count, one at 100% and one
     at 104% at the last: the band's label, which sat at the band's top left, over the first,
-    moves to where no marker is (and, here, no whisker either)."""
+    moves to where no marker is (and, here, no whisker either); the 100% line's label leaves
+    the point at 100%."""
     lines = [Line("a", [(1, 105.6), (8, 100.0)], whiskers=[(1, 101.0, 111.0), (8, 96.0, 104.0)]),
              Line("b", [(1, 99.0), (8, 104.0)], whiskers=[(1, 97.0, 101.0), (8, 102.0, 106.0)])]
     svg = line_chart("t", "clients", "%", lines, from_zero=False, y_unit="%",
@@ -109,6 +110,11 @@ def test_the_band_label_covers_no_point_near_100() -> None:
     before = placing.text_box(placing.Placed(float(band[1]) + 4, float(band[2]) - 4, "start"),
                               text_width("no difference: within ±5%", 10), 10)
     assert [m for m in markers if placing.overlaps(before, m)], "where it was, it covered the point"
+    # The 100% line's label leaves its right end, where the point at 100% is.
+    ref = re.search(r'<text class="reference-label" x="([^"]+)" y="([^"]+)" text-anchor="(\w+)"', svg)
+    assert ref and ref[3] != "end", "moved off the right end"
+    box = placing.text_box(placing.Placed(float(ref[1]), float(ref[2]), ref[3]), text_width("100% = a", 11), 11)
+    assert not [m for m in markers if placing.overlaps(box, m)], (box, markers)
 
 
 def test_a_label_goes_where_it_covers_least() -> None:

@@ -57,15 +57,16 @@ def overlaps(a: Box, b: Box) -> bool:
 
 
 def place(width: float, size: float, *, rows: Sequence[float], left: float, right: float,
-          columns: Sequence[float], markers: Sequence[Box], lines: Sequence[Box] = ()) -> Placed:
+          columns: Sequence[float], markers: Sequence[Box], lines: Sequence[Box] = (),
+          prefer_right: bool = False) -> Placed:
     """The first place for a label ``width`` pixels wide that covers no marker, else the one
     covering the fewest markers and then the fewest ``lines`` (whiskers, other labels): on
     each baseline of ``rows`` in turn, at the plot's left edge, its right edge, then centred
     between neighbouring ``columns`` (the x of the points, where whiskers run). A label never
-    runs past ``left`` or ``right``."""
+    runs past ``left`` or ``right``. ``prefer_right`` tries the right edge before the left."""
     xs = sorted(set(columns))
     gaps = sorted(((b - a, (a + b) / 2) for a, b in zip(xs, xs[1:], strict=False)), reverse=True)
-    spots = [Placed(left + 4, 0, "start"), Placed(right - 4, 0, "end")]
+    spots = [Placed(left + 4, 0, "start"), Placed(right - 4, 0, "end")][::-1 if prefer_right else 1]
     spots += [Placed(mid, 0, "middle") for _, mid in gaps
               if left + 4 <= mid - width / 2 and mid + width / 2 <= right - 4]
     best: tuple[tuple[int, int, int], Placed] | None = None
@@ -77,6 +78,19 @@ def place(width: float, size: float, *, rows: Sequence[float], left: float, righ
             return at
         if best is None or cost < best[0]:
             best = (cost, at)
-    if best is None:  # no row given: where the label always was
-        return Placed(left + 4, 0, "start")
+    if best is None:  # no row given
+        return spots[0]
     return best[1]
+
+
+def band_label(width: float, band_top: float, band_bottom: float, *, top: float, bottom: float,
+               left: float, right: float, columns: Sequence[float], markers: Sequence[Box],
+               lines: Sequence[Box]) -> Placed:
+    """Where the label of the band of "no difference" goes: above the band, else below it,
+    else just inside it, at a place that covers no point (a point just above 100 + the
+    margin sat under it) and, if it can, none of ``lines`` (whiskers, the series' lines, the
+    100% line's label)."""
+    rows = [y for y in (band_top - 4, band_bottom + 11, band_top + 11, band_bottom - 4)
+            if top + 8 <= y <= bottom - 2]
+    return place(width, 10, rows=rows or [band_top - 4], left=left, right=right, columns=columns,
+                 markers=markers, lines=lines)

@@ -193,23 +193,35 @@ def line_chart(
             f'<text x="{coord((left + right) / 2)}" y="{coord((top + bottom) / 2)}" '
             f'text-anchor="middle" fill="{MUTED}">{esc(no_data)}</text>'
         )
+    # The 100% line's label: at its right end, unless a point sits there (then wherever none is).
+    ref_at = None if reference is None else placing.place(
+        text_width(reference[1], 11), 11, rows=[ypos(reference[0]) - 5, ypos(reference[0]) + 14],
+        left=left, right=right, columns=_columns(lines, xpos), markers=_markers(lines, xpos, ypos),
+        prefer_right=True)
     if margin is not None:
         band_top, band_bottom = clipped(margin[1]), clipped(margin[0])
         out.append(f'<rect class="margin" x="{coord(left)}" y="{coord(band_top)}" '
                    f'width="{coord(right - left)}" height="{coord(band_bottom - band_top)}" '
                    f'fill="{AXIS}" fill-opacity="0.14">'
                    f"<title>{esc(margin[2])}</title></rect>")
-        label = _band_label(margin[2], band_top, band_bottom, lines, xpos, ypos, clipped, left=left,
-                         right=right, top=top, bottom=bottom, reference=reference)
+        avoid = [] if ref_at is None or reference is None else [
+            placing.text_box(ref_at, text_width(reference[1], 11), 11)]
+        label = placing.band_label(
+            text_width(margin[2], 10), band_top, band_bottom, top=top, bottom=bottom, left=left, right=right,
+            columns=_columns(lines, xpos), markers=_markers(lines, xpos, ypos), lines=avoid + [
+                box for line in lines for box in (*placing.whisker_boxes(
+                    [(xpos(x) + line.dodge, clipped(lo), clipped(hi)) for x, lo, hi in line.whiskers]),
+                    *placing.path_boxes([(xpos(x) + line.dodge, None if y is None else ypos(y))
+                                         for x, y in line.points]))])
         out.append(f'<text class="margin-label" x="{coord(label.x)}" y="{coord(label.y)}" font-size="10" '
                    + ("" if label.anchor == "start" else f'text-anchor="{label.anchor}" ')
                    + f'fill="{MUTED}">{esc(margin[2])}</text>')
-    if reference is not None:
+    if reference is not None and ref_at is not None:
         ry = coord(ypos(reference[0]))
         out.append(f'<line x1="{coord(left)}" y1="{ry}" x2="{coord(right)}" y2="{ry}" '
                    f'stroke="{TEXT}" stroke-width="1.2" stroke-dasharray="6 4"/>')
-        out.append(f'<text x="{coord(right - 4)}" y="{ry}" dy="-5" text-anchor="end" font-size="11" '
-                   f'fill="{MUTED}">{esc(reference[1])}</text>')
+        out.append(f'<text class="reference-label" x="{coord(ref_at.x)}" y="{coord(ref_at.y)}" '
+                   f'text-anchor="{ref_at.anchor}" font-size="11" fill="{MUTED}">{esc(reference[1])}</text>')
 
     # Bands under everything, then whiskers and lines, markers on top so every marker
     # stays hoverable.
@@ -248,28 +260,14 @@ def line_chart(
     return "\n".join(out)
 
 
-def _band_label(text: str, band_top: float, band_bottom: float, lines: Sequence[Line],
-                xpos: Callable[[float], float], ypos: Callable[[float], float],
-                clipped: Callable[[float], float], *, left: float, right: float, top: float,
-                bottom: float, reference: tuple[float, str] | None) -> placing.Placed:
-    """Where the band's label goes: above the band, else below it, else just inside it, at
-    a place that covers no point (a point just above 100 + the margin sat under it), and
-    if it can, no whisker, no series' line and not the 100% line's label."""
-    rows = [y for y in (band_top - 4, band_bottom + 11, band_top + 11, band_bottom - 4)
-            if top + 8 <= y <= bottom - 2]
-    markers = placing.marker_boxes([(xpos(x) + line.dodge, ypos(y)) for line in lines
-                                    for x, y in line.points if y is not None])
-    others = placing.whisker_boxes([(xpos(x) + line.dodge, clipped(lo), clipped(hi))
-                                    for line in lines for x, lo, hi in line.whiskers])
-    for line in lines:
-        others += placing.path_boxes([(xpos(x) + line.dodge, None if y is None else ypos(y))
-                                      for x, y in line.points])
-    if reference is not None:
-        others.append(placing.text_box(placing.Placed(right - 4, ypos(reference[0]) - 5, "end"),
-                                       text_width(reference[1], 11), 11))
-    columns = [xpos(x) + line.dodge for line in lines for x, _ in line.points]
-    return placing.place(text_width(text, 10), 10, rows=rows or [band_top - 4], left=left, right=right,
-                         columns=columns, markers=markers, lines=others)
+def _markers(lines: Sequence[Line], xpos: Callable[[float], float],
+             ypos: Callable[[float], float]) -> list[placing.Box]:
+    return placing.marker_boxes([(xpos(x) + line.dodge, ypos(y)) for line in lines
+                                 for x, y in line.points if y is not None])
+
+
+def _columns(lines: Sequence[Line], xpos: Callable[[float], float]) -> list[float]:
+    return [xpos(x) + line.dodge for line in lines for x, _ in line.points]
 
 
 def _index(line: Line, position: int) -> int:
