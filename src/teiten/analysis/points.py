@@ -5,7 +5,9 @@ The figures are the report's own (:func:`teiten.analysis.summary.report_data`, w
 runs on the same study): the server's median TPS and its interval, and for a server compared
 with another (its baseline, or a tenant's reference) the ratio of the medians, the interval's
 own estimate, the interval at the level the report's family needs, and the verdict read from
-it. So a summary says what ``teiten report`` and ``teiten gate`` print for that point. Points
+it; and what the registered tables add to a point's summary (the latency percentiles, where
+the workload measured them: teiten.analysis.tables.point_figures). So a summary says what
+``teiten report`` and ``teiten gate`` print for that point. Points
 of measured-statement workloads have no TPS and no summary, as the gate judges none.
 """
 
@@ -15,13 +17,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TypedDict
 
-from teiten.analysis import verdicts
-from teiten.analysis.model import Point, ReportData, WorkloadSection
+from teiten.analysis import tables, verdicts
+from teiten.analysis.model import Point, ReportData
 from teiten.host import fingerprint
 from teiten.model.results import PointSummary, ServerRecord, StudyResults
-from teiten.tables.percentiles import PercentileRow
-
-LATENCY_NAMES = ("p50", "p90", "p95", "p99", "p999")  # the percentiles a summary keeps
 
 
 def summaries(report: ReportData, study: StudyResults) -> list[PointSummary]:
@@ -40,7 +39,7 @@ def summaries(report: ReportData, study: StudyResults) -> list[PointSummary]:
         if sec.suite is not None:
             continue
         by_name = {s.server: {p.clients: p for p in s.points} for s in sec.servers}
-        latencies = _percentiles(sec)
+        latencies = tables.point_figures(sec)  # latency percentiles, where measured
         for series in sec.servers:
             baseline = None if series.server == sec.baseline else series.reference or sec.baseline
             build = _build(records.get(series.server))
@@ -60,16 +59,6 @@ def summaries(report: ReportData, study: StudyResults) -> list[PointSummary]:
                     emulated=int(bool({series.server, baseline} & emulated)),
                     **latencies.get((series.server, p.clients), {})))
     return out
-
-
-def _percentiles(sec: WorkloadSection) -> dict[tuple[str, int], dict[str, float | None]]:
-    """Each server's and client count's latency percentiles (``p50_ms`` ... ``p999_ms``, the
-    medians over the repetitions) where the workload measured them, as the report's
-    percentiles table prints them (teiten.tables.percentiles); empty where it did not."""
-    found = sec.figures("percentiles")
-    rows: tuple[PercentileRow, ...] = found if isinstance(found, tuple) else ()
-    return {(r.server, r.clients): {f"{name}_ms": r.medians.get(name) for name in LATENCY_NAMES}
-            for r in rows if isinstance(r, PercentileRow)}
 
 
 def _pct(value: float | None) -> float | None:

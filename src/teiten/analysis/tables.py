@@ -11,7 +11,10 @@ returns its figures for one workload's section, or None where the section has no
 from there. A table whose figures need stored data that no other part reads gives
 ``gathered(store, study)`` too: that data by trial id, which :func:`gathered` reads when a
 report gathers its study (``StudyData.gathered``, by the table's key; by trial id, so that a
-compare report renames and merges it as it does the trials).
+compare report renames and merges it as it does the trials). A table whose figures belong in
+each point's summary (the store's ``point_summaries``, which BMF and OpenMetrics read) gives
+``point_figures(figures)``: by server and client count, the summary's columns it fills, which
+:func:`point_figures` gathers.
 """
 
 from __future__ import annotations
@@ -79,3 +82,16 @@ def figures(given: SectionInputs) -> tuple[tuple[str, object], ...]:
     nothing to show there."""
     return tuple((key, found) for key, module in registered()
                  if (found := module.figures(given)) is not None)
+
+
+def point_figures(section: WorkloadSection) -> dict[tuple[str, int], dict[str, float | None]]:
+    """What the registered tables add to each point's summary of ``section`` (the columns of
+    ``point_summaries`` they fill), by server and client count: each table's
+    ``point_figures`` of the figures it made there."""
+    out: dict[tuple[str, int], dict[str, float | None]] = {}
+    for key, module in registered():
+        found = section.figures(key)
+        if found is not None and hasattr(module, "point_figures"):
+            for at, values in module.point_figures(found).items():
+                out.setdefault(at, {}).update(values)
+    return out

@@ -95,3 +95,13 @@ def figures(given: SectionInputs) -> tuple[PercentileRow, ...] | None:
     return percentile_rows(given.workload, given.trials, given.data.latencies,
                            servers=[s.name for s in given.servers], baseline=given.section.baseline,
                            block_of=given.block_of, margin_pct=given.margin_pct) or None
+
+
+SUMMARY_NAMES = ("p50", "p90", "p95", "p99", "p999")  # the percentiles a point's summary keeps
+
+
+def point_figures(rows: tuple[PercentileRow, ...]) -> dict[tuple[str, int], dict[str, float | None]]:
+    """Each server's and client count's ``p50_ms`` ... ``p999_ms`` for its point's summary (the
+    store's point_summaries): the medians over the repetitions the table prints."""
+    return {(r.server, r.clients): {f"{name}_ms": r.medians.get(name) for name in SUMMARY_NAMES}
+            for r in rows}
