@@ -6,9 +6,10 @@ forwarded at run time, its vCPU thread pinned and read back from /proc, a second
 on a disk of its own, on a tap network (issue 57, item 9: its sshd reached at its own address,
 qemu inside a network namespace of its own), and left as a killed teiten leaves it (the
 leftovers' cleanup stops it and removes its namespace), and both gone: no qemu, no guest
-directory, no namespace. (A guest under ``kvm``, which on these machines
-stops at SeaBIOS, is tests/e2e/test_vm_study.py's, through the CLI.) Real mmdebstrap, qemu,
-sshd and ssh; nothing mocked.
+directory, no namespace; and a guest's WAL on a virtual disk of its own (issue 57, item 9:
+``initdb.waldir``), through the ssh server, saved and restored with the data. (A guest under
+``kvm``, which on these machines stops at SeaBIOS, is tests/e2e/test_vm_study.py's, through the
+CLI.) Real mmdebstrap, qemu, sshd, ssh, PostgreSQL and pgbench; nothing mocked.
 """
 
 from __future__ import annotations
@@ -19,21 +20,33 @@ import shutil
 import socket
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psutil
+import psycopg
 import pytest
 
+from teiten.drivers import load
 from teiten.host import paths
 from teiten.model.errors import ServerError
+from teiten.servers import kinds
+from teiten.servers.base import Target
+from teiten.servers.kind import Request
+from teiten.servers.profiles import Sizing
+from teiten.servers.ssh.server import SshServer
 from teiten.servers.vm import image as vm_image
 from teiten.servers.vm import qemu as vm_qemu
+from teiten.servers.vm.server import VmHost
+from teiten.spec import ServerSpec
+from teiten.workloads import BUILTINS, Workload
 
 NEEDED = ("mmdebstrap", "qemu-system-x86_64", "qemu-img", "mkfs.ext4", "ssh", "ssh-keygen")
 WHY_NOT = next((f"{p} is not installed (apt-get install mmdebstrap qemu-system-x86 qemu-utils)"
                 for p in NEEDED if shutil.which(p) is None), None) \
     or (None if os.geteuid() == 0 else "building a guest needs root")
 pytestmark = [pytest.mark.slow, pytest.mark.requires(WHY_NOT)]
+SIZING = Sizing(ram_bytes=1 << 30, disk_free_bytes=20 << 30, max_clients=2, data_bytes=30 << 20)
 
 
 @pytest.fixture(scope="module")
@@ -124,3 +137,56 @@ def test_guest_runs_the_install_over_ssh(guest: vm_qemu.Guest, pg17: Any) -> Non
     name, directory = guest.name, guest.directory
     guest.stop()
     assert not _mine(name) and not directory.exists()
+
+
+def test_a_guests_wal_is_on_a_virtual_disk_of_its_own_and_comes_back_with_a_restore(
+        pg17: Any, teiten_home: Path, tmp_path: Path) -> None:  # noqa: ANN401
+    """Issue 57, item 9: ``initdb.waldir`` gives the guest a second virtio disk (its raw file in
+    that directory here), mounted in the guest; the cluster's pg_wal is a link to it, a trial
+    writes WAL there, and the restore before the next trial brings the WAL directory back with
+    the data directory (the cluster starts on it). The disk's file goes with the guest."""
+    run_dir = paths.make_owned(teiten_home / "clusters" / f"vmwal-{os.getpid()}", "a test's run directory")
+    spec = ServerSpec(name="vmwal", install="17", initdb={"waldir": str(tmp_path)},
+                      vm={"memory": "1GB", "accelerator": "tcg", "wal_disk": "1GB"})
+    server = kinds.build(Request(spec, pg17, run_dir, SIZING, client=pg17))
+    assert isinstance(server, SshServer) and isinstance(server.on, VmHost)
+    b = BUILTINS["tpcb-like"]
+    w = Workload("tpcb-like", b.scripts, 1, b.fillfactor, b.modifies_data, b.description)
+    try:
+        server.prepare(w)
+        guest = server.on.guest
+        assert guest is not None and guest.wal_disk is not None
+        [folder] = tmp_path.iterdir()  # the disk's file, in a marked folder of its own
+        assert guest.wal_disk == folder / vm_qemu.WAL_DISK and guest.wal_disk.stat().st_size == 1 << 30
+        slot = server.slots[w.key]
+        assert slot.wal is not None and slot.wal.startswith(vm_qemu.WAL_MOUNT + "/")
+        assert guest.run(["readlink", f"{slot.data}/pg_wal"]).stdout.strip() == slot.wal
+        mounted = guest.run(["findmnt", "-n", "-o", "SOURCE,FSTYPE", "--target", slot.wal]).stdout.split()
+        assert mounted == ["/dev/vdb", "ext4"], mounted
+        saved = guest.run(["ls", f"{slot.snapshot}/wal"]).stdout.split()
+        assert any(len(name) == 24 for name in saved), saved  # its segments, saved with the data
+
+        endpoint = server.begin_trial(w, "t1", prewarm=False)
+        assert server.devices() == {"data": "vda", "wal": "vdb"}
+        ran = load.run(pg17, [load.Client("here", ssh=None, pgbench=None)], [Target("", endpoint)], w,
+                       sessions=1, threads=1, duration_s=1)
+        assert ran.parts[0].run.returncode == 0 and ran.parts[0].run.output.transactions > 0
+        with psycopg.connect(endpoint.conninfo(), connect_timeout=30) as conn:
+            conn.execute("SELECT pg_switch_wal()")  # a segment the snapshot does not have
+        assert server.end_trial().crashed is None
+        written = guest.run(["ls", slot.wal]).stdout.split()
+        assert set(written) != set(saved), written
+
+        endpoint = server.begin_trial(w, "t2", prewarm=False)  # restored: the WAL with the data
+        assert len(slot.restore_s) == 1
+        assert guest.run(["ls", slot.wal]).stdout.split() == saved
+        assert guest.run(["readlink", f"{slot.data}/pg_wal"]).stdout.strip() == slot.wal
+        with psycopg.connect(endpoint.conninfo(), connect_timeout=30) as conn:
+            row = conn.execute("SELECT count(*) FROM pgbench_history").fetchone()
+        assert row == (0,)  # the data as loaded: the trial's writes are gone with their WAL
+        assert server.end_trial().crashed is None
+        assert server.describe()["host"]["vm"]["wal_disk"] is True  # type: ignore[index]
+    finally:
+        server.close()
+        paths.remove_owned(run_dir)
+    assert server.on.pids() == [] and list(tmp_path.iterdir()) == []

@@ -346,15 +346,16 @@ def _check_scripts(loaded: LoadedStudy, workloads: list[Workload], drivers: list
 
 
 def _check_directories(loaded: LoadedStudy) -> None:
-    """The directories a local server puts its cluster, WAL or tablespace in: each must be an
-    existing directory that teiten can make its own subdirectory in (tried with one that is
-    removed at once), so that no trial fails later for it."""
+    """The directories a local server puts its cluster, WAL or tablespace in (a VM guest's: the
+    file of its WAL disk): each must be an existing directory that teiten can make its own
+    subdirectory in (tried with one that is removed at once), so that no trial fails later for it."""
     for i, server in loaded.study.server_matrix():
-        if not kinds.of(server).runs_here:
+        kind = kinds.of(server)
+        if not kind.runs_here and not kind.waldir_here:
             continue
         for loc, given in ((("directory",), server.directory), (("initdb", "waldir"), server.initdb.waldir),
                            (("tablespace",), server.tablespace)):
-            if not given:
+            if not given or not kind.runs_here and loc != ("initdb", "waldir"):
                 continue
             where = ("servers", i, *loc)
             label = f"servers[{i}].{'.'.join(loc)}"

@@ -54,6 +54,7 @@ class Kind:
     field: str | None = None  # the study file's key that puts a server there (None: the default)
     runs_here: bool = False  # the server's own binaries run on this machine
     install_here: bool = False  # its 'install' names PostgreSQL on this machine
+    waldir_here: bool = False  # its 'initdb.waldir' is a directory on this machine (a VM's WAL disk)
     controlled: bool = True  # teiten makes, restarts and configures it
     loads_by_sql: bool = False  # app and measured-statement workloads can run on it
     origin: str | None = None  # where its PostgreSQL came from, when its description says nothing

@@ -103,6 +103,11 @@ class Host:
             self.facts = facts
         return self.facts
 
+    def wal_base(self) -> str | None:
+        """A directory of the host on a volume of the WAL's own, where the server puts each
+        cluster's WAL (initdb --waldir), or None: the WAL in the data directory."""
+        return None
+
     def address(self, port: int) -> tuple[str, int]:
         """Where this machine reaches the host's TCP ``port``: the host's address as this
         machine reaches it, and the same port."""

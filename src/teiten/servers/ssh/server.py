@@ -18,7 +18,9 @@ parameter, and is never written to a file or a command line (except, while it ru
 pool_passwd of a Pgpool-II in front of the nodes: servers/ssh/pgpool.py).
 
 What teiten learns of the host and the install it finds there: servers/ssh/host.py; the state
-of each cluster on the host: servers/ssh/slot.py.
+of each cluster on the host: servers/ssh/slot.py. A host with a volume for the WAL
+(``Host.wal_base``: a VM guest's WAL disk) gets each cluster's WAL there (initdb --waldir), and
+the WAL directory's contents are saved and restored with the data directory's.
 """
 
 from __future__ import annotations
@@ -53,6 +55,12 @@ log = logging.getLogger(__name__)
 _PORTS = (20000, 60999)  # where a port is picked at random on the host (no way to ask it)
 _PORT_TROUBLE = ("could not bind", "Address already in use", "could not create lock file")
 _START_TRIES = 5
+# $1: the data directory, $2: the snapshot, $3: the WAL directory elsewhere ("" for none). cp -a
+# copies the data directory's pg_wal as the link it is: the WAL's contents are copied on their own.
+_SAVE = ('set -e; rm -rf -- "$2"; mkdir "$2"; cp -a -- "$1" "$2/data"; '
+         'if [ -n "$3" ]; then cp -a -- "$3" "$2/wal"; fi')
+_RESTORE = ('set -e; rm -rf -- "$1"; cp -a -- "$2/data" "$1"; '
+            'if [ -n "$3" ]; then rm -rf -- "$3"; cp -a -- "$2/wal" "$3"; fi')
 
 
 def _quote(value: str) -> str:
@@ -180,10 +188,10 @@ class SshServer(Server):
         self.slots[workload.key] = slot
 
     def _save(self, slot: Slot) -> None:
-        """Keep a stopped copy of every node of the loaded cluster, to restore before trials."""
+        """Keep a stopped copy of every node of the loaded cluster (its WAL directory's contents
+        with it), to restore before trials."""
         for node in slot.nodes:
-            self._host(node).ssh.shell('set -e; rm -rf -- "$2"; mkdir "$2"; cp -a -- "$1" "$2/data"',
-                                       node.data, node.snapshot, timeout=3600,
+            self._host(node).ssh.shell(_SAVE, node.data, node.snapshot, node.wal or "", timeout=3600,
                                        what="saving the snapshot")
 
     def _size(self, base: str) -> None:
@@ -222,6 +230,12 @@ class SshServer(Server):
         method = self._auth_method()
         args = ["-D", slot.data, "-U", SUPERUSER, "-A", method, "--pwfile=/dev/stdin", "-N",
                 *self.spec.initdb_options().args(self.install.major)]
+        wal_base = self.on.wal_base()
+        if wal_base is not None:  # on the host's WAL volume, a directory per cluster
+            slot.wal = f"{wal_base}/{self.run_dir.name}/{slot.root.rsplit('/', 1)[-1]}/pg_wal"
+            self.ssh.run(["mkdir", "-p", "-m", "0700", slot.wal.rsplit("/", 1)[0]], timeout=30,
+                         what="creating the WAL directory")
+            args += [self.install.release.initdb_waldir, slot.wal]
         # The password goes on stdin: never in a file, never on a command line (ps shows those).
         self._pg("initdb", *args, timeout=300, input=slot.password + "\n")
         self.ssh.write_text(f"{slot.data}/postgresql.conf", append=True, text=(
@@ -348,9 +362,8 @@ class SshServer(Server):
             started = time.monotonic()
             with cycle.phase("restore"):
                 for node in slot.nodes:
-                    self._host(node).ssh.shell('set -e; rm -rf -- "$2"; cp -a -- "$1/data" "$2"',
-                                               node.snapshot, node.data, timeout=3600,
-                                               what="restoring the snapshot")
+                    self._host(node).ssh.shell(_RESTORE, node.data, node.snapshot, node.wal or "",
+                                               timeout=3600, what="restoring the snapshot")
             slot.restore_s.append(time.monotonic() - started)
             cycle.start.restored("full copy", crashed=slot.broken)
             slot.dirty = slot.broken = False
@@ -409,16 +422,21 @@ class SshServer(Server):
         return self._monitor
 
     def devices(self) -> dict[str, str]:
-        """The host's block device of the data directory, as /proc/diskstats names it."""
+        """The host's block devices of the data and WAL directories, as /proc/diskstats names them."""
         slot = self.current
         if slot is None:
             return {}
         if slot.device is None:
-            done = self.ssh.shell('d=$(df -P "$1" | awk \'NR==2 {print $1}\'); '
-                                  'case "$d" in /dev/*) readlink -f "$d";; esac', slot.data,
-                                  timeout=30, check=False, what="df")
-            slot.device = done.stdout.strip().rsplit("/", 1)[-1]
-        return {"data": slot.device, "wal": slot.device} if slot.device else {}
+            slot.device = self._device(slot.data)
+            slot.wal_device = self._device(slot.wal) if slot.wal else slot.device
+        found = {"data": slot.device, "wal": slot.wal_device}
+        return {k: v for k, v in found.items() if v}
+
+    def _device(self, path: str) -> str:
+        done = self.ssh.shell('d=$(df -P "$1" | awk \'NR==2 {print $1}\'); '
+                              'case "$d" in /dev/*) readlink -f "$d";; esac', path,
+                              timeout=30, check=False, what="df")
+        return done.stdout.strip().rsplit("/", 1)[-1]
 
     def server_pids(self) -> list[int]:
         return self.on.pids()

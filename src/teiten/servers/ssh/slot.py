@@ -25,6 +25,8 @@ class Slot:
     restore_s: list[float] = field(default_factory=list)
     trials: int = 0  # begun since the data was loaded
     device: str | None = None
+    wal: str | None = None  # its WAL directory when not in the data directory (initdb --waldir)
+    wal_device: str | None = None
     socket_dir: str | None = None  # only for standbys' replication connections (mode 0700)
     standbys: list[Slot] = field(default_factory=list)
     on: Host | None = field(default=None, repr=False)  # its host when not the server's own

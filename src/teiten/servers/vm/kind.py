@@ -9,6 +9,7 @@ import os
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from pydantic import TypeAdapter
 
@@ -36,11 +37,13 @@ class Vm(Kind):
     name = "vm"
     field = "vm"
     install_here = True  # its 'install' is PostgreSQL on this machine, copied into the guest
+    waldir_here = True  # its 'initdb.waldir' holds the file of the guest's WAL disk
 
     def build(self, request: Request) -> Server:
         spec, options = request.spec, VmPlace.on(request.spec).vm
         assert options is not None
-        host = vm.VmHost(spec.name, options, request.install)
+        waldir = Path(spec.initdb.waldir).expanduser().absolute() if spec.initdb.waldir else None
+        host = vm.VmHost(spec.name, options, request.install, wal_dir=waldir)
         client = request.client or request.install  # whose pgbench loads it and drives it
         if spec.replicas:  # a primary and its standbys in the one guest, as on an ssh host
             return SshTopologyServer(spec, host, client, request.run_dir, request.sizing,
@@ -99,13 +102,17 @@ class Vm(Kind):
 
     def facts(self, description: Mapping[str, object]) -> list[tuple[str, str, dict[str, str]]]:
         """The guest's network, as the run brought it up (a store from before the choice:
-        qemu's user-mode network, the only one then)."""
+        qemu's user-mode network, the only one then), and where its WAL was (a store from
+        before the WAL disk: not said)."""
         host = _SEEN.validate_python(description).host
         if host is None or host.vm is None:
             return []
         guest = host.vm
         network = "tap" if guest.network == "tap" else "user"
-        return [("server.vm.network", f"server.vm.network.{network}", {"address": guest.address or "?"})]
+        found = [("server.vm.network", f"server.vm.network.{network}", {"address": guest.address or "?"})]
+        if guest.wal_disk is not None:
+            found.append(("server.vm.wal", f"server.vm.wal.{'disk' if guest.wal_disk else 'data'}", {}))
+        return found
 
     def cpus(self, spec: Mapping[str, object],
              description: Mapping[str, object]) -> tuple[str, dict[str, str]] | None:
@@ -142,6 +149,7 @@ class GuestSeen:
     pinned_cpus: str | None = None
     network: str | None = None  # "tap" or "user" (before the choice: a sentence of user-mode's)
     address: str | None = None  # the guest's on a tap network
+    wal_disk: bool | None = None  # its WAL on a virtual disk of its own (None: a store from before)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,12 @@ namespace's /29 (given on the kernel's command line) and this machine reaches ev
 at that address over the veth pair. The namespace (its bridge and tap with it) goes when the
 guest stops, and with a killed teiten's leftovers. Every guest boots from a qcow2
 overlay of its own on the read-only image, so two guests at once share no writable disk.
+A guest with a WAL disk (``wal_dir``: the 2014 guest's WAL on a volume of its own) has a second
+virtio disk, ``/dev/vdb``: a raw file in a marked directory of its own below ``wal_dir`` here,
+formatted ext4 on this machine (no root in the guest needed); the kernel's command line starts
+the guest's init through ``sh -c``, which first mounts it at :data:`WAL_MOUNT` for the guest's
+account (the image stays as it is). The file goes when the guest stops, and with a killed
+teiten's leftovers.
 qemu names its threads (``-name ...,debug-threads=on``: "CPU 0/TCG", "CPU 1/KVM"), so each
 vCPU thread can be pinned to host CPUs and its affinity read back from /proc.
 
@@ -49,6 +55,8 @@ _BAD_STATUS = ("internal-error", "guest-panicked", "shutdown", "io-error")
 _CONTROL = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[A-Za-z])|[\x00-\x08\x0b-\x1f\x7f]")
 CONSOLE, MONITOR, SSH_CONFIG, DISK = "console.log", "monitor", "ssh_config", "disk.qcow2"
 NETNS = "netns"  # in a guest's directory: the name of its tap network's namespace
+WAL_MOUNT = "/var/lib/teiten-wal"  # where a guest mounts its WAL disk (/dev/vdb)
+WAL_DISK, WAL_NOTE = "wal.raw", "wal"  # the WAL disk's file; in a guest's directory: its folder
 
 
 @dataclass
@@ -65,6 +73,7 @@ class Guest:
     stopped: bool = False
     namespace: netns.Namespace | None = None  # a tap network's (None: qemu's user-mode network)
     memory_node: int | None = None  # the NUMA node its memory is bound to
+    wal_disk: Path | None = None  # the raw file of its WAL disk (/dev/vdb, at WAL_MOUNT)
 
     @property
     def network(self) -> str:
@@ -184,7 +193,11 @@ class Guest:
             if self.namespace is not None:
                 self.namespace.close()
         finally:
-            paths.remove_owned(self.directory)
+            try:
+                if self.wal_disk is not None:
+                    paths.remove_owned(self.wal_disk.parent)
+            finally:
+                paths.remove_owned(self.directory)
 
 
 def _until_prompt(s: socket.socket) -> str:
@@ -238,18 +251,44 @@ def _target(name: str) -> str:
     return f"{HOST_ALIAS}-{name}"
 
 
+def wal_init(user: str) -> str:
+    """The end of the kernel's command line that mounts the WAL disk before the guest's init:
+    ``init=/bin/sh`` and, after ``--``, its arguments (the kernel hands them to the initramfs,
+    which hands them to init). The script has no '=', no glob and no word the initramfs reads
+    (ro, rw, debug, break...): it sees every word of the command line. A disk that does not
+    mount leaves the directory unmounted, which the server finds (``mountpoint``)."""
+    script = (f"mkdir -p {WAL_MOUNT}; mount -t ext4 /dev/vdb {WAL_MOUNT} && chown {user} {WAL_MOUNT}; "
+              "exec /sbin/teiten-init")
+    assert not set(script) & set('="*?[') and user.isidentifier()
+    return f'init=/bin/sh -- -c "{script}"'
+
+
+def make_wal_disk(path: Path, size: int) -> None:
+    """A raw disk of ``size`` bytes at ``path`` (sparse), formatted ext4 here: no root and no
+    loop device needed (mkfs writes the file)."""
+    with open(path, "xb") as disk:  # safe: a new file in a directory of teiten's own (0700)
+        disk.truncate(size)
+    procs.run(["mkfs.ext4", "-F", "-q", "-L", "teiten-wal", str(path)], timeout=120, what="mkfs.ext4")
+
+
 def qemu_argv(image: Image, directory: Path, *, name: str, accel: str, ssh_port: int, cpus: int,
               memory_mb: int, tap: netns.Namespace | None = None,
-              memory_node: int | None = None) -> list[str]:
+              memory_node: int | None = None, wal_disk: Path | None = None) -> list[str]:
     """qemu's command line; with ``tap``, the guest's NIC is that bridged namespace's tap device
     (qemu runs inside the namespace) and its address the namespace's :attr:`address`; with
     ``memory_node``, the guest's memory is bound to that NUMA node of this machine (policy bind:
-    allocated there or not at all)."""
-    append = "root=/dev/vda rw console=ttyS0 init=/sbin/teiten-init panic=-1 net.ifnames=0"
+    allocated there or not at all); with ``wal_disk``, that raw file is the guest's second
+    virtio disk, mounted at :data:`WAL_MOUNT` before its init (:func:`wal_init`)."""
+    init = wal_init(image.user) if wal_disk is not None else "init=/sbin/teiten-init"
+    append = "root=/dev/vda rw console=ttyS0 panic=-1 net.ifnames=0"
     netdev = f"user,id=n0,hostfwd=tcp:127.0.0.1:{ssh_port}-:22"
     if tap is not None:
         append += f" teiten.ip={tap.address}/{tap.prefix} teiten.gateway={tap.host_address}"
         netdev = f"tap,id=n0,ifname={tap.tap},script=no,downscript=no"
+    append += f" {init}"  # last: what follows its "--" is init's
+    drives = ["-drive", f"file={directory / DISK},if=virtio,format=qcow2"]
+    if wal_disk is not None:
+        drives += ["-drive", f"file={wal_disk},if=virtio,format=raw"]
     machine, memory = "q35", []
     if memory_node is not None:
         machine = "q35,memory-backend=mem0"
@@ -260,7 +299,7 @@ def qemu_argv(image: Image, directory: Path, *, name: str, accel: str, ssh_port:
             "-smp", str(cpus), "-m", str(memory_mb), "-nographic", "-no-reboot",
             "-kernel", str(image.kernel), "-initrd", str(image.initrd),
             "-append", append,
-            "-drive", f"file={directory / DISK},if=virtio,format=qcow2",
+            *drives,
             "-netdev", netdev,
             "-device", "virtio-net-pci,netdev=n0",
             "-serial", f"file:{directory / CONSOLE}",
@@ -282,13 +321,15 @@ def _write_ssh_files(image: Image, directory: Path, *, name: str, ssh_port: int,
 def boot(image: Image, *, name: str, accel: str, cpus: int = 1, memory_mb: int = 1024,
          deadline: float = 300, pin: Sequence[Sequence[int]] | None = None,
          kernel_within: float | None = None, network: str = "user",
-         memory_node: int | None = None) -> Guest:
+         memory_node: int | None = None, wal_dir: Path | None = None,
+         wal_bytes: int = 4 << 30) -> Guest:
     """Start a guest of ``image`` and wait until its sshd answers (at most ``deadline`` s);
     with ``kernel_within``, the guest's kernel must have begun (its first line on the console)
     within that many seconds, or the boot has failed. ``network``: "user" (qemu's user-mode
     network, loopback port forwards) or "tap" (a tap device on a bridge in a network namespace
     of its own, the guest at a fixed address there). ``memory_node``: the NUMA node of this
-    machine the guest's memory is bound to (None: the kernel's default policy)."""
+    machine the guest's memory is bound to (None: the kernel's default policy). ``wal_dir``: a
+    directory here that holds the guest's WAL disk of ``wal_bytes`` (None: no WAL disk)."""
     if accel not in ACCELERATORS:
         raise UserError(f"accelerator {accel!r} is not one of {', '.join(ACCELERATORS)}")
     if network not in NETWORKS:
@@ -307,7 +348,15 @@ def boot(image: Image, *, name: str, accel: str, cpus: int = 1, memory_mb: int =
         raise UserError(f"{directory}: too long a path for qemu's monitor socket; "
                         "give TEITEN_HOME a shorter one")
     tap: netns.Namespace | None = None
+    wal_disk: Path | None = None
     try:
+        if wal_dir is not None:
+            # safe: a marked directory of teiten's own (0700), new, below the study's waldir
+            folder = paths.make_owned(wal_dir.expanduser().absolute() / f"teiten-{directory.name}",
+                                      f"WAL disk of qemu guest {name}", mode=0o700)
+            (directory / WAL_NOTE).write_text(f"{folder}\n")  # read by clean_leftovers
+            wal_disk = folder / WAL_DISK
+            make_wal_disk(wal_disk, wal_bytes)
         procs.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", str(image.disk),
                    str(directory / DISK)], timeout=60)
         port = free_port()
@@ -319,17 +368,19 @@ def boot(image: Image, *, name: str, accel: str, cpus: int = 1, memory_mb: int =
         _write_ssh_files(image, directory, name=name, ssh_port=port,
                          address=tap.address if tap is not None else "127.0.0.1")
         argv = qemu_argv(image, directory, name=name, accel=accel, ssh_port=port, cpus=cpus,
-                         memory_mb=memory_mb, tap=tap, memory_node=memory_node)
+                         memory_mb=memory_mb, tap=tap, memory_node=memory_node, wal_disk=wal_disk)
         if tap is not None:
             argv = tap.wrap(argv, run_as=None)  # qemu opens the tap inside; nsenter execs it
         process = procs.spawn(argv, what=f"qemu of guest {name}")
         guest = Guest(name=name, accel=accel, image=image, directory=directory, process=process,
-                      ssh_port=port, namespace=tap, memory_node=memory_node)
+                      ssh_port=port, namespace=tap, memory_node=memory_node, wal_disk=wal_disk)
     except BaseException:
         try:
             if tap is not None:
                 tap.close()
         finally:
+            if wal_disk is not None:
+                paths.remove_owned(wal_disk.parent)
             paths.remove_owned(directory)
         raise
     try:
@@ -337,6 +388,9 @@ def boot(image: Image, *, name: str, accel: str, cpus: int = 1, memory_mb: int =
             _wait_for_vcpus(guest, cpus)
             guest.pin(pin)
         _wait_for_ssh(guest, deadline, kernel_within)
+        if wal_disk is not None and guest.run(["mountpoint", "-q", WAL_MOUNT], check=False).returncode:
+            raise ServerError(f"guest {name} did not mount its WAL disk at {WAL_MOUNT}: the "
+                              f"console's last line: {last_line(guest.console)}")
     except BaseException:
         guest.stop(grace=2)
         raise
@@ -419,6 +473,12 @@ def clean_leftovers(only: str | None = None) -> list[str]:
             namespace = (directory / NETNS).read_text().strip()
             if netns.remove(namespace):
                 notes.append(f"removed the leftover guest's network namespace {namespace}")
+        with contextlib.suppress(OSError):
+            # safe: the guest's own directory (root's, 0700); the folder it names is removed
+            # only when it carries teiten's marker
+            folder = Path((directory / WAL_NOTE).read_text().strip())
+            if paths.remove_owned(folder):
+                notes.append(f"removed the leftover guest's WAL disk {folder / WAL_DISK}")
         if paths.remove_owned(directory):
             notes.append(f"removed the leftover guest directory {directory}")
     return notes

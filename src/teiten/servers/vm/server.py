@@ -9,6 +9,9 @@ namespace of its own, the guest at a fixed address that clients reach as they wo
 machine's; or ``user``, qemu's user-mode network, where each port of the guest a client needs is
 forwarded on loopback when it is first asked for (``address``): user-mode networking copies
 every packet through qemu, which adds to each round trip (bench/vm_network.py measures both).
+With the study's ``initdb.waldir``, the guest has a second virtual disk for the WAL, as the 2014
+guest had its WAL on a volume of its own: its file in that directory here, mounted in the guest
+(teiten.servers.vm.qemu), where the ssh server puts each cluster's WAL (:meth:`VmHost.wal_base`).
 
 Under ``accelerator: tcg`` the guest is emulated: a functional stand-in, never a measurement of
 a VM, and every description of it says so (``emulated``).
@@ -61,13 +64,14 @@ def _probe(directory: Path, accel: str) -> str | None:
 class VmHost(Host):
     """The qemu guest of the study's server ``name``, booted when it is first reached."""
 
-    def __init__(self, name: str, options: VmOptions, install: Install):
+    def __init__(self, name: str, options: VmOptions, install: Install, *, wal_dir: Path | None = None):
         super().__init__(name, None)
         self.options = options
         self.install = install
         self.origin = install.origin  # the study's own install, in the guest
         self.guest: vm_qemu.Guest | None = None
         self.image: Path | None = None  # the guest's image, once built
+        self.wal_dir = wal_dir  # where the file of the guest's WAL disk goes here (None: no disk)
         self.pinned = ([[c] for c in cpus.parse_list(options.cpus)] if options.cpus
                        else [[c] for c in cpus.choose(options.vcpus)])
         # The guest's memory on the NUMA node of its vCPUs' CPUs, where the machine has nodes.
@@ -92,9 +96,13 @@ class VmHost(Host):
                 image, name=re.sub(r"[^A-Za-z0-9._-]", "-", self.name),
                 accel=self.options.accelerator, cpus=self.options.vcpus,
                 memory_mb=self.options.memory >> 20, deadline=self.options.boot_timeout,
-                pin=self.pinned, network=self.options.network, memory_node=self.memory_node)
+                pin=self.pinned, network=self.options.network, memory_node=self.memory_node,
+                wal_dir=self.wal_dir, wal_bytes=self.options.wal_disk)
             self._ssh = Ssh(self.guest.target, self.guest.ssh_config, label=self.name)
         return super().reach()
+
+    def wal_base(self) -> str | None:
+        return vm_qemu.WAL_MOUNT if self.wal_dir is not None else None
 
     def address(self, port: int) -> tuple[str, int]:
         assert self.guest is not None
@@ -110,6 +118,7 @@ class VmHost(Host):
                        "vcpus": self.options.vcpus, "memory_bytes": self.options.memory,
                        "pinned_cpus": cpus.format_list(c for group in self.pinned for c in group),
                        "network": self.options.network, "memory_node": self.memory_node,
+                       "wal_disk": self.wal_dir is not None,
                        **({"address": self.guest.address} if self.guest and self.guest.address else {})}
         return found
 

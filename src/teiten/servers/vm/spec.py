@@ -34,6 +34,10 @@ class VmOptions(Model):
         "user-mode network, reached through loopback port forwards, which copies every packet "
         "through qemu and adds to each round trip")
 
+    wal_disk: Bytes = Field(
+        4 << 30, description="the size of the guest's WAL disk, its second virtual disk, which "
+        "it has when the server sets 'initdb.waldir' (that directory here holds its file, sparse)")
+
     @field_validator("cpus")
     @classmethod
     def _cpu_list(cls, value: str | None) -> str | None:
@@ -56,9 +60,18 @@ class VmPlace(PlaceModel):
     """A server in a qemu guest on this machine."""
 
     PLACE: ClassVar[Place] = Place("vm", ("cores", "cpus", "tablespace", "directory", "pgpool",
-                                          "snapshot_hook", "limits", "delay", "initdb.waldir"))
+                                          "snapshot_hook", "limits", "delay"))
 
     vm: VmOptions | None = Field(
         None, description="run the study's own install in a qemu guest that teiten builds and "
         "boots here (Debian, reached over ssh at its address on a tap network, or through a "
         "loopback port forward of qemu's user-mode network)")
+
+    @model_validator(mode="after")
+    def _wal_disk_of_one_node(self) -> VmPlace:
+        # ServerSpec's own keys: VmPlace is one of its bases.
+        initdb, replicas, pgpool = (getattr(self, k, None) for k in ("initdb", "replicas", "pgpool"))
+        if self.vm is not None and getattr(initdb, "waldir", None) and (replicas or pgpool):
+            raise ValueError("'initdb.waldir' gives a VM guest's one cluster a WAL disk, and this "
+                             "server has several nodes (replicas or pgpool): give one of them")
+        return self
