@@ -1,19 +1,25 @@
 """The small parts of the VM guest machinery that need no qemu: what the console's last line
 is, the kernel's CPU lists, this machine's Debian sources, and the libraries and packages of an
-install (real ldd and dpkg on this machine's files). The guest itself: tests/integration/test_vm_guest.py."""
+install (real ldd and dpkg on this machine's files), a WAL disk's drive, kernel command line
+and file (real mkfs.ext4). The guest itself: tests/integration/test_vm_guest.py."""
 
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from teiten.host import cpus, netns
 from teiten.model.errors import ServerError
 from teiten.servers import rootfs
 from teiten.servers.vm import image as vm_image
+from teiten.servers.vm import kind as vm_kind
 from teiten.servers.vm import qemu as vm_qemu
+from teiten.servers.vm.spec import VmPlace
+from teiten.spec import ServerSpec
 
 LIBC = Path("/lib/x86_64-linux-gnu/libc.so.6")
 
@@ -112,10 +118,58 @@ def test_a_guest_on_a_tap_network_takes_its_address_from_the_kernels_command_lin
     argv = vm_qemu.qemu_argv(image, tmp_path, name="g", accel="tcg", ssh_port=22, cpus=1,
                              memory_mb=512, tap=tap)
     assert argv[argv.index("-netdev") + 1] == "tap,id=n0,ifname=tap0,script=no,downscript=no"
-    assert argv[argv.index("-append") + 1].endswith(" teiten.ip=10.213.0.10/29 teiten.gateway=10.213.0.9")
+    assert " teiten.ip=10.213.0.10/29 teiten.gateway=10.213.0.9 " in argv[argv.index("-append") + 1]
+    assert argv[argv.index("-append") + 1].endswith(" init=/sbin/teiten-init")
     user = vm_qemu.qemu_argv(image, tmp_path, name="g", accel="tcg", ssh_port=2222, cpus=1, memory_mb=512)
     assert user[user.index("-netdev") + 1] == "user,id=n0,hostfwd=tcp:127.0.0.1:2222-:22"
     assert "teiten.ip=" not in user[user.index("-append") + 1]
     init = vm_image.init_script([Path("/opt/pg/bin")])
     assert 'teiten.ip=*) address="${word#teiten.ip=}"' in init and "address=10.0.2.15/24" in init
     assert 'ip addr add "$address" dev eth0' in init and 'ip route add default via "$gateway"' in init
+
+
+def test_a_guest_with_a_wal_disk_has_a_second_virtio_drive_mounted_before_its_init(tmp_path: Path) -> None:
+    """Issue 57, item 9: ``initdb.waldir`` gives the guest a raw second disk (vdb), formatted ext4
+    here by mkfs on the file; the kernel's command line ends with ``init=/bin/sh -- -c "..."``,
+    which mounts it for the guest's account and then runs the image's own init."""
+    image = vm_image.Image(directory=tmp_path, host_key="", packages=(), install_dirs=(), seconds=0)
+    disk = tmp_path / "wal.raw"
+    argv = vm_qemu.qemu_argv(image, tmp_path, name="g", accel="tcg", ssh_port=2222, cpus=1,
+                             memory_mb=512, wal_disk=disk)
+    drives = [argv[i + 1] for i, a in enumerate(argv) if a == "-drive"]
+    assert drives == [f"file={tmp_path / vm_qemu.DISK},if=virtio,format=qcow2",
+                      f"file={disk},if=virtio,format=raw"]
+    append = argv[argv.index("-append") + 1]
+    kernel, init = append.split(" -- ")  # the kernel's words, then init's arguments
+    assert kernel.endswith(" init=/bin/sh") and "teiten-init" not in kernel
+    assert init == ('-c "mkdir -p /var/lib/teiten-wal; mount -t ext4 /dev/vdb /var/lib/teiten-wal '
+                    '&& chown teiten /var/lib/teiten-wal; exec /sbin/teiten-init"')
+    # The initramfs reads every word of the command line: none of the script's is one of its own.
+    initramfs_words = {"ro", "rw", "debug", "break", "noresume", "fastboot", "forcefsck", "fsckfix"}
+    assert not initramfs_words & set(init.split())
+    plain = vm_qemu.qemu_argv(image, tmp_path, name="g", accel="tcg", ssh_port=2222, cpus=1, memory_mb=512)
+    assert plain.count("-drive") == 1 and " -- " not in plain[plain.index("-append") + 1]
+
+    vm_qemu.make_wal_disk(disk, 64 << 20)  # real mkfs.ext4 on a sparse file: no root, no loop device
+    assert disk.stat().st_size == 64 << 20 and disk.stat().st_blocks * 512 < 64 << 20
+    label = subprocess.run(["blkid", "-o", "export", str(disk)], capture_output=True, text=True, timeout=30)
+    assert "TYPE=ext4" in label.stdout and "LABEL=teiten-wal" in label.stdout, label
+    with pytest.raises(FileExistsError):
+        vm_qemu.make_wal_disk(disk, 64 << 20)  # never over a file that is there
+
+
+def test_initdb_waldir_goes_with_a_guest_of_one_node_and_not_with_an_ssh_host() -> None:
+    """A VM guest's ``initdb.waldir`` is a directory here (its WAL disk's file), and the guest's
+    report says where its WAL was; a guest with standbys, and an ssh host, refuse it in one line."""
+    spec = ServerSpec(name="g", install="17", initdb={"waldir": "/srv/wal"}, vm={"wal_disk": "2GB"})
+    assert VmPlace.on(spec).vm is not None and VmPlace.on(spec).vm.wal_disk == 2 << 30  # type: ignore[union-attr]
+    with pytest.raises(ValidationError, match="a WAL disk, and this server has several nodes"):
+        ServerSpec(name="g", install="17", initdb={"waldir": "/srv/wal"}, vm={}, replicas=1)
+    with pytest.raises(ValidationError, match="'initdb.waldir' cannot be combined with 'ssh'"):
+        ServerSpec(name="g", install="17", initdb={"waldir": "/srv/wal"}, ssh="db1")
+    seen = {"host": {"vm": {"network": "tap", "address": "10.213.0.10", "wal_disk": True}}}
+    assert ("server.vm.wal", "server.vm.wal.disk", {}) in vm_kind.KIND.facts(seen)
+    seen["host"]["vm"]["wal_disk"] = False
+    assert ("server.vm.wal", "server.vm.wal.data", {}) in vm_kind.KIND.facts(seen)
+    del seen["host"]["vm"]["wal_disk"]  # a store from before the WAL disk: not said
+    assert [key for key, _text, _values in vm_kind.KIND.facts(seen)] == ["server.vm.network"]
