@@ -3,7 +3,8 @@ guests at once): the study's own PostgreSQL 17 in qemu guests teiten builds (cac
 under qemu's emulation (``accelerator: tcg``), their vCPU threads pinned (read back from the
 host while the study runs), loaded alone and as tenants, one reached through loopback port forwards
 of qemu's user-mode network, the other at its address on a tap network (issue 57, item 9: qemu
-in a network namespace of its own, opened on a bridge there; pgbench from here straight to it);
+in a network namespace of its own, opened on a bridge there; pgbench from here straight to it;
+its WAL on a virtual disk of its own, whose file is in the study's ``initdb.waldir`` here);
 and a guest under kvm, which on these machines does not boot (the console stops at SeaBIOS):
 an optional one is left out, a required one refuses the study before its first trial, each in
 one line naming the accelerator. Real mmdebstrap, qemu, sshd, PostgreSQL and pgbench; the
@@ -36,7 +37,8 @@ study: vm-e2e
 servers:
   - {{name: host, install: "17"}}
   - {{name: vme1, install: "17", vm: {{memory: 1GB, accelerator: tcg, cpus: "{cpu0}", network: user}}}}
-  - {{name: vme2, install: "17", vm: {{memory: 1GB, accelerator: tcg, cpus: "{cpu1}"}}}}  # tap
+  - {{name: vme2, install: "17", vm: {{memory: 1GB, accelerator: tcg, cpus: "{cpu1}", wal_disk: 1GB}},
+      initdb: {{waldir: "{wal}"}}}}  # tap, its WAL on a disk of its own
   - {{name: vmkvm, install: "17", vm: {{memory: 1GB}}, optional: true}}
 tenants:
   - [vme1, vme2]
@@ -67,7 +69,8 @@ def finished() -> dict[str, Any]:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     cpus = sorted(os.sched_getaffinity(0))
-    (work / "s.yaml").write_text(STUDY.format(cpu0=cpus[0], cpu1=cpus[-1]))
+    (work / "wal").mkdir()
+    (work / "s.yaml").write_text(STUDY.format(cpu0=cpus[0], cpu1=cpus[-1], wal=work / "wal"))
     run = start_cli("run", str(work / "s.yaml"), "--store", str(work / "r.db"), "--report",
                     str(work / "report"))
     pinned: dict[str, list[tuple[str, set[int]]]] = {}
@@ -109,6 +112,7 @@ def test_the_guests_run_alone_and_as_tenants_and_leave_nothing(finished: dict[st
     assert not any(psutil.pid_exists(pid) and "qemu" in psutil.Process(pid).name()
                    for pid in finished["qemus"].values())
     assert not list((TEST_HOME / "vm").glob("guest-vme*")), "the guests' directories are removed"
+    assert not list((finished["work"] / "wal").iterdir()), "the WAL disk's file is removed"
 
 
 def test_the_tap_guest_ran_in_a_namespace_of_its_own_which_is_gone(finished: dict[str, Any]) -> None:
@@ -146,6 +150,9 @@ def test_the_report_names_the_kind_and_says_the_guests_were_emulated(finished: d
     [tap] = {ln for ln in md.splitlines() if ln.startswith("| Guest network | tap device on a bridge")}
     address = tap.split("the guest at ")[1].split()[0]
     assert address.startswith(("10.213.", "172.29.213.", "192.168.213.")), tap
+    # Where each guest's WAL was: vme2's on a virtual disk of its own (initdb.waldir), vme1's not.
+    assert "| Guest WAL | own virtual disk (vdb, virtio), its file in initdb.waldir on this machine |" in md
+    assert "| Guest WAL | in the data directory, on the guest's one disk (vda) |" in md
     tps = next((report / "tables").glob("*-tps.csv")).read_text().splitlines()
     assert tps[0].endswith(",emulated")
     # The guests alone and beside each other (tenants): every one of their figures marked.
@@ -158,6 +165,8 @@ def test_the_report_names_the_kind_and_says_the_guests_were_emulated(finished: d
     assert ("| ゲストのネットワーク | ネットワーク名前空間内のブリッジ上の tap デバイス（virtio-net）、"
             f"ゲストのアドレスは {address} |") in ja
     assert "| ゲストのネットワーク | qemu のユーザーモードネットワーク" in ja
+    assert ("| ゲストの WAL | 専用の仮想ディスク（vdb、virtio）、そのファイルはこのマシンの "
+            "initdb.waldir に置く |") in ja
     assert "vm（teiten が試験のインストールから作り、このマシンで起動する qemu ゲスト）" in ja
 
 
