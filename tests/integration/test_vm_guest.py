@@ -76,7 +76,7 @@ def guest(image: vm_image.Image) -> Iterator[vm_qemu.Guest]:
     booted.stop()
 
 
-def test_guest_runs_the_install_over_ssh(guest: vm_qemu.Guest, pg17: Any) -> None:
+def test_guest_runs_the_install_over_ssh(guest: vm_qemu.Guest, pg17: Any, tmp_path: Path) -> None:
     image = guest.image
     assert image.key.stat().st_mode & 0o777 == 0o600 and image.disk.stat().st_mode & 0o222 == 0
     label = image.directory.name.rsplit("-", 1)[0]  # "pypi-17.11"
@@ -105,7 +105,8 @@ def test_guest_runs_the_install_over_ssh(guest: vm_qemu.Guest, pg17: Any) -> Non
         policies = [line.split()[1] for line in maps]
     assert "bind:0" in policies, sorted(set(policies))
 
-    other = vm_qemu.boot(image, name=f"two{os.getpid()}", accel="tcg", deadline=400, network="tap")
+    other = vm_qemu.boot(image, name=f"two{os.getpid()}", accel="tcg", deadline=400, network="tap",
+                         wal_dir=tmp_path, wal_bytes=256 << 20)  # and a WAL disk, which a kill leaves
     try:  # two guests at once: each writes an overlay of its own
         guest.run(["touch", "only-in-the-first"])
         assert "only-in-the-first" not in other.run(["ls"]).stdout
@@ -122,6 +123,7 @@ def test_guest_runs_the_install_over_ssh(guest: vm_qemu.Guest, pg17: Any) -> Non
         with pytest.raises(ServerError, match="tap network"):
             other.forward(22)
         namespace = other.namespace.name
+        assert other.run(["findmnt", "-n", "-o", "SOURCE", vm_qemu.WAL_MOUNT]).stdout.strip() == "/dev/vdb"
         # The second as a killed teiten leaves it: its owner's pid is gone.
         gone = _dead_pid()
         marker = other.directory / paths.MARKER
@@ -129,6 +131,8 @@ def test_guest_runs_the_install_over_ssh(guest: vm_qemu.Guest, pg17: Any) -> Non
         notes = vm_qemu.clean_leftovers(only=other.name)
         assert any(f"of the leftover guest {other.directory.name}" in n for n in notes), notes
         assert f"removed the leftover guest's network namespace {namespace}" in notes, notes
+        assert other.wal_disk is not None and not other.wal_disk.parent.exists()
+        assert f"removed the leftover guest's WAL disk {other.wal_disk}" in notes, notes
         assert not _mine(other.name) and not other.directory.exists() and _mine(guest.name)
         assert namespace not in subprocess.run(["ip", "netns", "list"], capture_output=True,
                                                text=True, timeout=15).stdout

@@ -195,13 +195,16 @@ class SshServer(Server):
                                        what="saving the snapshot")
 
     def _size(self, base: str) -> None:
-        """The profile's settings for the host's memory and the free space of its disk."""
+        """The profile's settings for the host's memory and the free space of its disk (the
+        less free of the data's and the WAL's, when the WAL has a volume of its own)."""
         if self.settings:
             return
         assert self.host is not None
-        free = self.ssh.run(["df", "-Pk", base], timeout=30, what="df").stdout.splitlines()
+        wal = self.on.wal_base()
+        free = self.ssh.run(["df", "-Pk", base, *([wal] if wal else [])], timeout=30,
+                            what="df").stdout.splitlines()
         try:
-            disk_free = int(free[-1].split()[3]) * 1024
+            disk_free = min(int(line.split()[3]) * 1024 for line in free[1:])
         except (IndexError, ValueError):
             disk_free = self.sizing.disk_free_bytes
         sizing = dataclasses.replace(self.sizing, ram_bytes=self.host.ram_bytes,
