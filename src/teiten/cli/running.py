@@ -51,7 +51,7 @@ def run_and_finish(loaded: spec.LoadedStudy, source: str, args: argparse.Namespa
                       wait=runlock.WAIT_LIMIT_S if args.wait else None,
                       beside_others=args.beside_others,
                       say=functools.partial(print, file=sys.stderr, flush=True)):
-        Store.check(address)  # an unusable store is refused before any download
+        Store.check(address, (source, loaded.text))  # an unusable store: refused before any download
         with ticker.phase("getting the installs"):
             checked = materialise(checked)  # downloads into the install cache, if anything is missing
         for name, why in checked.omitted:  # stderr: stdout's last line is the report's path

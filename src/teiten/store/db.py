@@ -87,16 +87,15 @@ class Store:
         return store
 
     @classmethod
-    def check(cls, where: Path | str | StoreAddress) -> None:
+    def check(cls, where: Path | str | StoreAddress, texts: tuple[str, ...] = ()) -> None:
         """Refuse, before anything is made or downloaded, a store that a run could not write
-        into: reachable, ours or empty, of a schema this teiten knows. Creates nothing."""
+        into: reachable, ours or empty, of a schema this teiten knows, of an encoding that holds
+        ``texts`` (the study's). Creates nothing."""
         address = StoreAddress.parse(where)
         if address.is_postgres:
-            store = cls(address, pg.connect(address))
-            try:
+            with contextlib.closing(cls(address, pg.connect(address))) as store:
                 store._refuse_newer(store._version())
-            finally:
-                store.close()
+                store.conn.executemany("SELECT ?::text", [(t,) for t in texts])  # in its encoding
         elif address.path is not None:
             access.check_path(address.path, create=True)
             if address.path.exists():
